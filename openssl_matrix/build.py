@@ -1,0 +1,285 @@
+"""Build: sources → build contexts → images, one per variant, never rebuilt when unchanged.
+
+Images are tagged ``openssl-matrix/<variant>:<digest>`` where the digest covers the
+rendered Dockerfile, every file of the build context, the base image id and the
+toolchain image id. An image whose tag exists is up to date. Each build leaves a
+record (log, Configure line, ``openssl version -a``, ENDBR32 count) in
+``results/_builds/<variant>/<digest>/``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from . import log
+from .backend import Backend, RunLimits
+from .errors import BuildError, DockerUnavailable, FatalError, SourceError
+from .model import Matrix, Variant
+from .render import Rendered, render, tarball_name, toolchain_tag
+from .results import ResultsTree, write_json
+from .sources import fetch_source_info
+
+WORK = ".work"
+BUILDINFO_DIR = "/opt/openssl/share/openssl-matrix"
+
+
+@dataclass
+class Planned:
+    """A variant ready to build: rendered, with its context and image tag decided."""
+
+    variant: Variant
+    rendered: Rendered
+    context: Path
+    digest: str
+    tag: str
+    tarball_sha256: str
+    source_origin: str
+    base_image_id: str
+    toolchain_id: str
+
+
+@dataclass
+class BuildOutcome:
+    variant: str
+    status: str  # built | up-to-date | failed
+    tag: str | None = None
+    seconds: float = 0.0
+    error: str | None = None
+    log_path: str | None = None
+    record: dict[str, Any] = field(default_factory=dict)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class Builder:
+    def __init__(self, matrix: Matrix, backend: Backend, tree: ResultsTree, *,
+                 workdir: Path | None = None) -> None:
+        self.matrix = matrix
+        self.backend = backend
+        self.tree = tree
+        self.workdir = workdir or matrix.path.parent / WORK
+
+    # -- base and toolchain images -------------------------------------------
+    def base_image_id(self, image: str) -> str:
+        found = self.backend.image_id(image)
+        if found is None:
+            suite = image.split(":", 1)[1] if image.startswith("debian:") else "<suite>"
+            raise DockerUnavailable(
+                f"base image {image} is not present in the Docker engine",
+                hint=("pull it (`docker pull " + image + "`) or, without a registry, make it "
+                      f"from Debian's mirror: `debootstrap --variant=minbase {suite} /tmp/rootfs "
+                      f"http://deb.debian.org/debian && tar -C /tmp/rootfs -c . | docker import "
+                      f"- {image}` (`bash .ci/setup` does this for the default matrix)"),
+            )
+        return found
+
+    def ensure_toolchain(self, base_image: str) -> str:
+        """Build (once, with network for apt) the toolchain image for ``base_image``."""
+        base_id = self.base_image_id(base_image)
+        tag = toolchain_tag(base_image)
+        existing = self.backend.image_id(tag)
+        if existing and self.backend.image_labels(tag).get("openssl-matrix.base-id") == base_id:
+            return existing
+        context = self.workdir / "toolchain" / tag.split(":", 1)[1]
+        context.mkdir(parents=True, exist_ok=True)
+        from .render import toolchain_dockerfile
+
+        (context / "Dockerfile").write_text(toolchain_dockerfile(base_image), encoding="utf-8")
+        log_path = self.tree.root / "_builds" / "_toolchain" / f"{tag.split(':', 1)[1]}.log"
+        with log.step(f"toolchain image for {base_image} (apt-get, needs network)"):
+            return self.backend.build(context, tag, log_path=log_path, network=None,
+                                      labels={"openssl-matrix.base-id": base_id,
+                                              "openssl-matrix.base-image": base_image})
+
+    # -- planning -------------------------------------------------------------
+    def plan(self, variants: list[Variant], *, toolchains: dict[str, str]) -> list[Planned]:
+        plans = []
+        fetched: dict[str, Any] = {}
+        for v in variants:
+            spec = v.version
+            if spec.version not in fetched:
+                fetched[spec.version] = fetch_source_info(
+                    spec.version, spec.sha256, spec.urls,
+                    local_dirs=self.matrix.sources_dirs,
+                    lock_file=self.matrix.path.with_suffix(".lock"),
+                )
+            src = fetched[spec.version]
+            rendered = render(v)
+            context = self.workdir / "contexts" / v.id
+            files = dict(rendered.context_files)
+            files[tarball_name(v)] = Path(src.path)
+            file_hashes = {name: (src.sha256 if name == tarball_name(v) else _sha256(path))
+                           for name, path in files.items()}
+            base_id = self.base_image_id(v.base_image)
+            tc_id = toolchains[v.base_image]
+            digest = rendered.digest({**file_hashes, "<base>": base_id, "<toolchain>": tc_id})
+            plans.append(Planned(
+                variant=v, rendered=rendered, context=context, digest=digest,
+                tag=f"openssl-matrix/{v.id}:{digest[:12]}", tarball_sha256=src.sha256,
+                source_origin=str(src.origin), base_image_id=base_id, toolchain_id=tc_id,
+            ))
+            _write_context(context, rendered, files)
+        return plans
+
+    # -- building -------------------------------------------------------------
+    def build(self, variants: list[Variant], *, jobs: int = 1, force: bool = False,
+              ) -> list[BuildOutcome]:
+        toolchains: dict[str, str] = {}
+        for base in sorted({v.base_image for v in variants}):
+            toolchains[base] = self.ensure_toolchain(base)
+        outcomes: list[BuildOutcome] = []
+        plans: list[Planned] = []
+        for v in variants:
+            try:
+                plans.extend(self.plan([v], toolchains=toolchains))
+            except SourceError as exc:
+                log.error(f"{v.id}: {exc}")
+                outcomes.append(BuildOutcome(v.id, "failed", error=str(exc)))
+        todo: list[Planned] = []
+        for p in plans:
+            if not force and self.backend.image_id(p.tag) and \
+                    self.tree.build_record(p.variant.id, p.digest):
+                log.info(f"  {p.variant.id}: up to date ({p.tag})")
+                outcomes.append(BuildOutcome(p.variant.id, "up-to-date", tag=p.tag))
+            else:
+                todo.append(p)
+        if todo:
+            make_jobs = max(1, (os.cpu_count() or 1) // max(1, jobs))
+            total = len(todo)
+            log.info(f"building {total} variant(s), {jobs} at a time, make -j{make_jobs}")
+            with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+                futures = [pool.submit(self._build_one, p, make_jobs, i + 1, total)
+                           for i, p in enumerate(todo)]
+                for fut in futures:
+                    outcomes.append(fut.result())
+        order = {v.id: i for i, v in enumerate(variants)}
+        outcomes.sort(key=lambda o: order.get(o.variant, 0))
+        return outcomes
+
+    def _build_one(self, p: Planned, make_jobs: int, index: int, total: int) -> BuildOutcome:
+        v = p.variant
+        bdir = self.tree.build_dir(v.id, p.digest)
+        log_path = bdir / "build.log"
+        jobs = make_jobs if p.rendered.recipe.parallel_make else 1
+        t0 = time.monotonic()
+        started = _now()
+        log.info(f"▸ [{index}/{total}] {v.id}: building {p.tag} (log: {log_path})")
+        try:
+            image_id = self.backend.build(
+                p.context, p.tag, log_path=log_path, network="none",
+                labels={"openssl-matrix.variant": v.id, "openssl-matrix.digest": p.digest,
+                        "openssl-matrix.tarball-sha256": p.tarball_sha256},
+                buildargs={"MAKE_JOBS": str(jobs)},
+            )
+            info = self._buildinfo(p.tag)
+        except DockerUnavailable:
+            raise
+        except FatalError as exc:
+            secs = time.monotonic() - t0
+            log.error(f"[{index}/{total}] {v.id}: build failed ✕ after {secs:.0f}s — {exc}")
+            return BuildOutcome(v.id, "failed", tag=p.tag, seconds=secs, error=exc.message,
+                                log_path=str(log_path))
+        secs = time.monotonic() - t0
+        record = {
+            "variant": v.describe(),
+            "tag": p.tag,
+            "image_id": image_id,
+            "digest": p.digest,
+            "tarball_sha256": p.tarball_sha256,
+            "source_origin": p.source_origin,
+            "base_image": v.base_image,
+            "base_image_id": p.base_image_id,
+            "toolchain_image_id": p.toolchain_id,
+            "configure_line": p.rendered.recipe.configure_line,
+            "make_jobs": jobs,
+            "started": started,
+            "ended": _now(),
+            "seconds": round(secs, 1),
+            "matrix_digest": self.matrix.digest,
+            **info,
+        }
+        write_json(bdir / "build.json", record)
+        write_json(bdir.parent / "latest.json", {"digest": p.digest, "tag": p.tag})
+        (bdir / "Dockerfile").write_text(p.rendered.dockerfile, encoding="utf-8")
+        log.info(f"  [{index}/{total}] {v.id}: built ✓ in {secs:.0f}s — "
+                 f"{info.get('openssl_version', '?')}, endbr32={info.get('endbr32')}")
+        return BuildOutcome(v.id, "built", tag=p.tag, seconds=secs, log_path=str(log_path),
+                            record=record)
+
+    def _buildinfo(self, tag: str) -> dict[str, Any]:
+        """Read what buildinfo.sh recorded inside the image."""
+        res = self.backend.run(
+            tag, ["/bin/sh", "-c", f"cd {BUILDINFO_DIR} && for f in *.txt; do "
+                  "echo \"==> $f\"; cat \"$f\"; done"],
+            limits=RunLimits(timeout=120),
+        )
+        if res.exit_code != 0:
+            raise BuildError(f"{tag}: the built image cannot report its build info "
+                             f"(exit {res.exit_code}): {res.stderr.strip()[:300]}")
+        files: dict[str, str] = {}
+        current = None
+        for line in res.stdout.splitlines():
+            if line.startswith("==> "):
+                current = line[4:].strip()
+                files[current] = ""
+            elif current:
+                files[current] += line + "\n"
+        version_a = files.get("version.txt", "").strip()
+        first = version_a.splitlines()[0] if version_a else ""
+        if not first.startswith("OpenSSL"):
+            raise BuildError(f"{tag}: `openssl version -a` in the image failed: {first[:200]}",
+                             hint="the binary may not run on this CPU (see build.log)")
+
+        def count(name: str) -> int | None:
+            text = files.get(name, "").strip()
+            return int(text) if text.isdigit() else None
+
+        return {
+            "openssl_version": first,
+            "openssl_version_a": version_a,
+            "configure_line_in_image": files.get("configure.txt", "").strip(),
+            "endbr32": count("endbr32.txt"),
+            "endbr64": count("endbr64.txt"),
+        }
+
+
+def _write_context(context: Path, rendered: Rendered, files: dict[str, Path]) -> None:
+    """Lay out the build context: Dockerfile plus the files it COPYs (hard-linked)."""
+    context.mkdir(parents=True, exist_ok=True)
+    wanted = {"Dockerfile", *files}
+    for old in context.iterdir():
+        if old.name not in wanted:
+            if old.is_dir():
+                shutil.rmtree(old)
+            else:
+                old.unlink()
+    (context / "Dockerfile").write_text(rendered.dockerfile, encoding="utf-8")
+    for name, src in files.items():
+        dest = context / name
+        if dest.exists() and dest.stat().st_size == src.stat().st_size and \
+                dest.stat().st_ino == src.stat().st_ino:
+            continue
+        if dest.exists():
+            dest.unlink()
+        try:
+            os.link(src, dest)
+        except OSError:
+            shutil.copy2(src, dest)

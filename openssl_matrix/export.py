@@ -1,0 +1,53 @@
+"""Export: every figure in the results tree as flat records (CSV or JSON lines)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from .results import ResultsTree, read_json
+
+FIELDS = ("cpu", "variant", "version", "suite", "run", "mask", "ia32cap", "algorithm", "label",
+          "evp", "block_size", "bytes_per_s", "ops_per_s", "operation", "status", "detail",
+          "forced", "run_status", "started", "image_id", "tarball_sha256")
+
+
+def records(tree: ResultsTree) -> Iterator[dict[str, Any]]:
+    for ref in tree.runs():
+        meta = ref.meta
+        figures = read_json(ref.path / "figures.json")
+        if not isinstance(figures, list):
+            continue
+        variant = meta.get("variant") or {}
+        common = {
+            "cpu": ref.cpu,
+            "variant": ref.variant,
+            "version": variant.get("version"),
+            "suite": ref.suite,
+            "run": ref.run,
+            "forced": bool(meta.get("forced")),
+            "run_status": meta.get("status"),
+            "started": meta.get("started"),
+            "image_id": meta.get("image_id"),
+            "tarball_sha256": meta.get("tarball_sha256"),
+        }
+        for fig in figures:
+            row = {k: None for k in FIELDS}
+            row.update(common)
+            row.update({k: v for k, v in fig.items() if k in FIELDS})
+            yield row
+
+
+def render(tree: ResultsTree, fmt: str) -> str:
+    rows = list(records(tree))
+    if fmt == "jsonl":
+        return "".join(json.dumps(r, sort_keys=False) + "\n" for r in rows)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(FIELDS), lineterminator="\n")
+    writer.writeheader()
+    for r in rows:
+        writer.writerow({k: ("" if v is None else v) for k, v in r.items()})
+    return buf.getvalue()
