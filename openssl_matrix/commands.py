@@ -1,0 +1,222 @@
+"""What each ``invoke matrix <command>`` does, as plain functions returning an exit code."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import log
+from .backend import DockerBackend
+from .errors import BenchError, BuildError, UsageError
+from .model import Matrix, load_matrix
+from .render import render as render_variant
+from .results import ResultsTree, atomic_write
+from .sources import default_urls
+
+
+def _matrix(path: str) -> Matrix:
+    return load_matrix(path or "matrix.yaml", default_urls=default_urls)
+
+
+def _tree(results: str) -> ResultsTree:
+    return ResultsTree(Path(results or "results"))
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=5, cwd=Path(__file__).resolve().parent.parent)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def cmd_list(*, target: str, matrix: str, results: str, json: bool) -> int:  # noqa: A002
+    m = _matrix(matrix)
+    tree = _tree(results)
+    rows = []
+    for v in m.variants:
+        info = v.describe()
+        latest = tree.root / "_builds" / v.id / "latest.json"
+        info["image"] = None
+        if latest.exists():
+            from .results import read_json
+
+            rec = read_json(latest)
+            if isinstance(rec, dict):
+                info["image"] = rec.get("tag")
+        rows.append(info)
+    if json:
+        import json as _json
+
+        print(_json.dumps(rows, indent=2))
+        return 0
+    width = max(len(r["id"]) for r in rows)
+    print(f"{'variant':<{width}}  {'version':<8} {'asm':<6} {'arch':<6} {'march':<12} image")
+    for r in rows:
+        print(f"{r['id']:<{width}}  {r['version']:<8} {'asm' if r['asm'] else 'no-asm':<6} "
+              f"{r['arch']:<6} {r['march'] or 'default':<12} {r['image'] or '(not built)'}")
+    print(f"\n{len(rows)} variant(s) from {m.path}; suites: "
+          + ", ".join(s.name + (" (default)" if s.name == m.default_suite else "")
+                      for s in m.suites))
+    return 0
+
+
+def cmd_render(*, target: str, matrix: str, results: str, only: str, output: str) -> int:
+    m = _matrix(matrix)
+    out = Path(output or "dockerfiles/rendered")
+    for v in m.select(only):
+        r = render_variant(v)
+        path = out / f"{v.id}.Dockerfile"
+        atomic_write(path, r.dockerfile)
+        print(path)
+    return 0
+
+
+def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | None,
+              force: bool) -> int:
+    from .build import Builder
+
+    m = _matrix(matrix)
+    variants = m.select(only)
+    backend = DockerBackend()
+    builder = Builder(m, backend, _tree(results))
+    outcomes = builder.build(variants, jobs=int(jobs or 1), force=force)
+    print("\nbuild summary")
+    width = max(len(o.variant) for o in outcomes)
+    for o in outcomes:
+        mark = {"built": "✓ built", "up-to-date": "✓ up to date", "failed": "✕ FAILED"}[o.status]
+        extra = f"{o.seconds:.0f}s" if o.status == "built" else ""
+        endbr = o.record.get("endbr32") if o.record else None
+        print(f"  {o.variant:<{width}}  {mark:<14} {extra:>6}  {o.tag or ''}"
+              + (f"  endbr32={endbr}" if endbr is not None else ""))
+        if o.status == "failed":
+            print(f"      {(o.error or '').splitlines()[0]}")
+            if o.log_path:
+                print(f"      log: {o.log_path}")
+    failed = [o for o in outcomes if o.status == "failed"]
+    if failed:
+        raise BuildError(f"{len(failed)} of {len(outcomes)} variant(s) failed to build",
+                         hint="the other variants were built; see the logs above")
+    return 0
+
+
+def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, suite: str,
+              force: bool, wait: bool) -> int:
+    from .bench import Bencher
+
+    if not cpu:
+        raise UsageError("`invoke matrix bench` needs --cpu=PROFILE",
+                         hint="--cpu=auto measures this host; named profiles are in the "
+                         "matrix's 'profiles'")
+    m = _matrix(matrix)
+    variants = m.select(only)
+    the_suite = m.suite(suite or None)
+    if cpu != "auto":
+        m.profile(cpu)
+    tree = _tree(results)
+    backend = DockerBackend()
+    tree.lock(wait=wait)
+    try:
+        bencher = Bencher(m, backend, tree, engine=backend.engine_info(),
+                          git_commit=_git_commit())
+        outcomes = bencher.bench(variants, the_suite, cpu, force=force)
+    finally:
+        tree.unlock()
+    _print_bench_summary(outcomes, the_suite.bytes or 8192)
+    bad = [o for o in outcomes if o.status != "complete"]
+    if bad:
+        raise BenchError(f"{len(bad)} of {len(outcomes)} cell(s) did not complete",
+                         hint="see the warnings above and the raw output in each run folder")
+    return 0
+
+
+def _print_bench_summary(outcomes: list[Any], block: int) -> None:
+    print(f"\nbench summary (MB/s at {block} bytes; status other than ok is shown)")
+    for o in outcomes:
+        print(f"  {o.variant}: {o.status}" + (f" — {o.run_dir}" if o.run_dir else ""))
+        if o.error:
+            print(f"      {o.error.splitlines()[0]}")
+        cells: dict[str, dict[str, str]] = {}
+        for f in o.figures:
+            if f.get("block_size") != block:
+                continue
+            value = f.get("bytes_per_s")
+            text = f"{value / 1e6:,.1f}" if isinstance(value, (int, float)) else "—"
+            if f.get("status") != "ok":
+                text += f" [{f.get('status')}]"
+            cells.setdefault(str(f.get("mask")), {})[str(f.get("algorithm"))] = text
+        for mask, algs in cells.items():
+            print(f"      {mask:<12} " + "  ".join(f"{a} {t}" for a, t in algs.items()))
+        for w in o.warnings:
+            print(f"      warning: {w}")
+
+
+def cmd_export(*, target: str, matrix: str, results: str, format: str,  # noqa: A002
+               output: str) -> int:
+    from .export import render
+
+    fmt = format or "csv"
+    if fmt not in ("csv", "jsonl"):
+        raise UsageError(f"--format {fmt!r} is not one of csv, jsonl")
+    text = render(_tree(results), fmt)
+    if output:
+        atomic_write(Path(output), text)
+        log.info(f"wrote {output}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_parse(*, target: str, matrix: str, results: str, json: bool) -> int:  # noqa: A002
+    from .parsing import figure_records, parse_report
+
+    try:
+        text = Path(target).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise UsageError(f"cannot read {target}: {exc.strerror}") from None
+    runs = parse_report(text)
+    out: list[dict[str, Any]] = []
+    for i, run in enumerate(runs, 1):
+        header = {k: getattr(run.header, k) for k in run.header.__dataclass_fields__}
+        out.append({"run": i, "header": header, "warnings": list(run.warnings),
+                    "records": figure_records(run)})
+    if json:
+        import json as _json
+
+        print(_json.dumps(out, indent=2))
+        return 0
+    for r in out:
+        print(f"run {r['run']}: {r['header'].get('version_line') or '(no version header)'}")
+        for rec in r["records"]:
+            value = rec.get("bytes_per_s") if rec.get("bytes_per_s") is not None \
+                else rec.get("ops_per_s")
+            print(f"  {rec['algorithm']:<20} {rec.get('block_size') or rec.get('operation')!s:<8}"
+                  f" {value!s:>16}  {rec['status']}")
+        for w in r["warnings"]:
+            print(f"  warning: {w}")
+    return 0
+
+
+def cmd_pin(*, target: str, matrix: str, results: str, file: str) -> int:
+    from .sources import pin_source
+
+    if not file:
+        raise UsageError("`invoke matrix pin VERSION` needs --file PATH (a tarball you trust)")
+    lock = Path(matrix or "matrix.yaml").with_suffix(".lock")
+    digest = pin_source(target, Path(file), lock)
+    print(f"pinned openssl {target}: sha256 {digest} (recorded in {lock})")
+    return 0
+
+
+HANDLERS = {
+    "list": cmd_list,
+    "render": cmd_render,
+    "build": cmd_build,
+    "bench": cmd_bench,
+    "export": cmd_export,
+    "parse": cmd_parse,
+    "pin": cmd_pin,
+}
