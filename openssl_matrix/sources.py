@@ -11,6 +11,19 @@ reported and the next one is tried.
 Where each file came from is recorded beside it (``openssl-<v>.tar.gz.origin.json``),
 so a cache hit still tells the caller which URL, local file or pin it was first
 obtained from, and whether its OpenSSL signature was checked.
+
+Signatures: when ``gpg`` is installed, ``<url>.asc`` (or ``<file>.asc`` beside a local
+file) is verified against the user's gpg keyring, or the keyring file named by
+``$OPENSSL_MATRIX_GPG_KEYRING``. A missing signature or key is recorded as "not checked"
+and is not an error: the sha256 is what decides.
+
+The lock file written by :func:`pin_source` (YAML, or JSON if its name ends in .json)::
+
+    sources:
+      1.0.1e:
+        sha256: f74f15e8...
+        pinned_from: /home/me/Downloads/openssl-1.0.1e.tar.gz
+        pinned_at: '2026-11-30T03:40:00+00:00'
 """
 
 from __future__ import annotations
@@ -539,7 +552,7 @@ def _prepare_dir(directory: Path) -> None:
 
 def _size_speed(size: int, seconds: float) -> str:
     mib = size / (1 << 20)
-    return f"{mib:.1f} MiB in {seconds:.1f}s ({mib / max(seconds, 1e-3):.1f} MiB/s)"
+    return f"{mib:.1f} MiB in {seconds:.2f}s ({mib / max(seconds, 1e-3):.1f} MiB/s)"
 
 
 # --------------------------------------------------------------------------- pins
@@ -727,9 +740,15 @@ def fetch_source(
 
 
 def _expected_sha256(version: str, sha256: str | None, lock_file: Path | None) -> str:
-    if sha256 is not None:
-        return _normalise_sha256(sha256, f"sha256 for OpenSSL {version}")
     pinned = read_pins(Path(lock_file)).get(version) if lock_file is not None else None
+    if sha256 is not None:
+        given = _normalise_sha256(sha256, f"sha256 for OpenSSL {version}")
+        if pinned is not None and pinned != given:
+            warn(
+                f"OpenSSL {version}: the matrix gives sha256 {given} but {lock_file} pins "
+                f"{pinned}; using the matrix's"
+            )
+        return given
     if pinned is not None:
         return pinned
     where = f"in {lock_file}" if lock_file is not None else "(no lock file given)"
@@ -867,7 +886,7 @@ def _all_failed(
     where = (
         "into one of " + ", ".join(str(d) for d in local_dirs)
         if local_dirs
-        else f"into a local sources dir, or straight into {directory}"
+        else f"into a local sources dir (matrix.yaml's sources_dirs) or straight into {directory}"
     )
     return SourceError(
         "\n".join(lines),

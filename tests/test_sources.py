@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -281,6 +282,45 @@ def test_host_that_refused_is_skipped_for_the_rest_of_the_run(cache: Path) -> No
     assert "skipped" in str(caught.value).splitlines()[2]
 
 
+@pytest.fixture
+def blackhole() -> Iterator[int]:
+    """A loopback port that never completes a connection (its backlog is full).
+
+    It stands in for a mirror behind a firewall that drops packets.
+    """
+    with socket.socket() as listener, socket.socket() as filler:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = int(listener.getsockname()[1])
+        filler.connect(("127.0.0.1", port))  # takes the one slot; later SYNs are dropped
+        yield port
+
+
+def test_unreachable_host_costs_one_timeout_however_many_addresses(
+    blackhole: int, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = socket.getaddrinfo
+
+    def three_addresses(host: str, port: int, *args: object, **kwargs: object) -> list[Any]:
+        return list(real("127.0.0.1", port, type=socket.SOCK_STREAM)) * 3
+
+    monkeypatch.setattr(socket, "getaddrinfo", three_addresses)
+    urls = [
+        f"http://127.0.0.1:{blackhole}/old/openssl-1.2.3.tar.gz",
+        f"http://127.0.0.1:{blackhole}/other/openssl-1.2.3.tar.gz",
+    ]
+
+    start = time.monotonic()
+    with pytest.raises(SourceError) as caught:
+        fetch_source(VERSION, SHA, urls, cache_dir=cache, timeout=0.5)
+    elapsed = time.monotonic() - start
+
+    assert elapsed < 1.2  # one shared timeout, not one per address or per URL
+    lines = str(caught.value).splitlines()
+    assert "timeout after 0.5s" in lines[1]
+    assert "skipped" in lines[2] and "already failed in this run" in lines[2]
+
+
 def test_dns_lookup_is_bounded_by_the_timeout(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     never = threading.Event()
 
@@ -425,6 +465,21 @@ def test_unknown_sha256_with_a_lock_file_lacking_the_version(tmp_path: Path, cac
 
     with pytest.raises(SourceError, match=re.escape(f"invoke matrix pin {VERSION} --file PATH")):
         fetch_source(VERSION, None, [], cache_dir=cache, lock_file=lock)
+
+
+def test_matrix_sha256_wins_over_a_different_pin(
+    tmp_path: Path, cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lock = tmp_path / "matrix.lock"
+    lock.write_text(f"sources:\n  '{VERSION}': {{sha256: {OTHER_SHA}}}\n")
+    (cache / "sources").mkdir(parents=True)
+    (cache / "sources" / "openssl-1.2.3.tar.gz").write_bytes(BODY)
+
+    got = fetch_source_info(VERSION, SHA, [], cache_dir=cache, lock_file=lock)
+
+    assert got.sha256 == SHA
+    err = capsys.readouterr().err
+    assert OTHER_SHA in err and str(lock) in err
 
 
 def test_malformed_sha256_is_refused(cache: Path) -> None:
