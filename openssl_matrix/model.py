@@ -31,6 +31,7 @@ SAFE_TOKEN = re.compile(r"^[A-Za-z0-9_.,:=+/~@%-]+$")
 NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 VERSION = re.compile(r"^\d+\.\d+\.\d+[a-z]{0,2}(-[a-z0-9]+)?$")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
+PATTERN = re.compile(r"^[A-Za-z0-9_.,:=+/~@%*?!\[\]-]+$")
 
 ARCHES = ("x86_64", "i386")
 ASM_VALUES = ("asm", "no-asm")
@@ -480,8 +481,11 @@ def _rules(ctx: _Ctx, value: Any, keypath: str, by_version: Mapping[str, Version
         for key, val in rule.items():
             if key == "configure":
                 clean[key] = list(ctx.tokens(val, f"{kp}.configure"))
-            else:
+            elif is_include:
                 clean[key] = ctx.token(val, f"{kp}.{key}")
+            else:
+                clean[key] = ctx.string(val, f"{kp}.{key}", pattern=PATTERN,
+                                        what="fnmatch pattern")
         if is_include:
             if "version" not in clean:
                 raise ctx.fail(kp, "an include rule needs a 'version'")

@@ -1,0 +1,85 @@
+"""A fake container backend for unit tests: the one seam where Docker may be faked.
+
+It keeps images in a dict and answers ``run`` from a responder function, so the
+build and bench logic can be tested without a Docker engine. Integration tests
+(marked ``docker``) use the real ``DockerBackend``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from openssl_matrix.backend import RunLimits, RunResult
+
+Responder = Callable[[str, Sequence[str], Mapping[str, str]], tuple[int, str, str]]
+
+CPUINFO_EPYC = """processor\t: 0
+vendor_id\t: AuthenticAMD
+model name\t: AMD EPYC 7B13
+cpu MHz\t\t: 2450.000
+flags\t\t: fpu sse2 pclmulqdq aes avx avx2 sha_ni
+processor\t: 1
+vendor_id\t: AuthenticAMD
+model name\t: AMD EPYC 7B13
+flags\t\t: fpu sse2 pclmulqdq aes avx avx2 sha_ni
+==> uname
+Linux 6.1.0 x86_64
+==> loadavg
+0.10 0.20 0.30 1/100 123
+==> governor
+unknown
+==> boost
+unknown
+"""
+
+
+class FakeBackend:
+    def __init__(self, responder: Responder | None = None) -> None:
+        self.images: dict[str, str] = {"debian:bookworm": "sha256:base"}
+        self.labels: dict[str, dict[str, str]] = {}
+        self.builds: list[str] = []
+        self.runs: list[tuple[str, tuple[str, ...], dict[str, str]]] = []
+        self.responder = responder
+
+    def engine_info(self) -> dict[str, Any]:
+        return {"endpoint": "fake", "server_version": "0-fake", "kernel": "fake"}
+
+    def image_id(self, tag: str) -> str | None:
+        return self.images.get(tag)
+
+    def image_labels(self, tag: str) -> dict[str, str]:
+        return dict(self.labels.get(tag, {}))
+
+    def build(self, context: Path, tag: str, *, log_path: Path, network: str | None,
+              labels: Mapping[str, str], buildargs: Mapping[str, str] | None = None) -> str:
+        self.builds.append(tag)
+        dockerfile = (context / "Dockerfile").read_text()
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        log_path.write_text(f"fake build of {tag}\n")
+        image_id = "sha256:" + hashlib.sha256(dockerfile.encode()).hexdigest()
+        self.images[tag] = image_id
+        self.labels[tag] = dict(labels)
+        return image_id
+
+    def run(self, image: str, command: Sequence[str], *, env: Mapping[str, str] | None = None,
+            limits: RunLimits | None = None) -> RunResult:
+        env = dict(env or {})
+        self.runs.append((image, tuple(command), env))
+        if command[:2] == ["/bin/sh", "-c"] and "cpuinfo" in command[2]:
+            code, out, err = 0, CPUINFO_EPYC, ""
+        elif command[:2] == ["/bin/sh", "-c"] and "openssl-matrix" in command[2]:
+            out = ("==> configure.txt\nperl ./Configure linux-x86_64\n==> endbr32.txt\n0\n"
+                   "==> endbr64.txt\n12\n==> version.txt\nOpenSSL 1.1.1w  11 Sep 2023\n")
+            code, err = 0, ""
+        elif list(command[:3]) == ["openssl", "version", "-a"]:
+            code, out, err = 0, "OpenSSL 1.1.1w  11 Sep 2023\nbuilt on: fake\n", ""
+        elif self.responder is not None:
+            code, out, err = self.responder(image, command, env)
+        else:
+            code, out, err = 1, "", "no responder"
+        return RunResult(command=tuple(command), env=env, stdout=out, stderr=err,
+                         exit_code=code, started="2026-01-01T00:00:00+00:00",
+                         ended="2026-01-01T00:00:01+00:00", seconds=1.0)

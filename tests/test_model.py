@@ -1,0 +1,125 @@
+"""Matrix loading: expansion into variants, and errors that name file and key path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from openssl_matrix.errors import ConfigError
+from openssl_matrix.model import load_matrix, variant_id
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def write(tmp_path: Path, data: object) -> Path:
+    p = tmp_path / "m.yaml"
+    p.write_text(yaml.safe_dump(data) if not isinstance(data, str) else data)
+    return p
+
+
+def base() -> dict[str, object]:
+    return {
+        "versions": {"1.1.1w": {"sha256": "a" * 64}},
+        "suites": {"s": {"algorithms": ["aes-128-cbc"]}},
+    }
+
+
+def test_default_matrix_expands_to_readable_ids() -> None:
+    m = load_matrix(ROOT / "matrix.yaml")
+    ids = [v.id for v in m.variants]
+    assert ids == ["1.1.1w-asm-x86_64", "1.1.1w-no-asm-x86_64",
+                   "3.0.20-asm-x86_64", "3.0.20-no-asm-x86_64"]
+    blog = m.suite("blog")
+    assert blog.algorithms == ("aes-256-cbc", "idea-cbc", "md5", "sha1", "sha256", "sha512")
+    assert [mk.ia32cap for mk in blog.masks] == [None, "~0x200000200000000"]
+
+
+def test_variant_id_with_march_and_options() -> None:
+    assert variant_id("1.0.1e", "no-asm", "i386", "c3-2") == "1.0.1e-no-asm-i386-march-c3-2"
+    assert variant_id("1.0.1e", "asm", "x86_64", "default", ("no-ssl2",)) == \
+        "1.0.1e-asm-x86_64-no-ssl2"
+
+
+def test_select_patterns(tmp_path: Path) -> None:
+    m = load_matrix(ROOT / "matrix.yaml")
+    assert [v.id for v in m.select("*-no-asm-*")] == ["1.1.1w-no-asm-x86_64",
+                                                       "3.0.20-no-asm-x86_64"]
+    assert len(m.select("1.1.1w-*,3.0.20-asm-*")) == 3
+    with pytest.raises(ConfigError, match="matches no variant"):
+        m.select("0.9.8*")
+
+
+def test_unknown_key_suggests_the_right_one(tmp_path: Path) -> None:
+    data = base()
+    data["version"] = data.pop("versions")
+    with pytest.raises(ConfigError) as exc:
+        load_matrix(write(tmp_path, data))
+    text = str(exc.value)
+    assert "m.yaml: version: unknown key" in text
+    assert "perhaps you meant 'versions'?" in text
+
+
+def test_nested_key_path(tmp_path: Path) -> None:
+    data = base()
+    data["versions"] = {"1.1.1w": {"sha256": "xyz"}}
+    with pytest.raises(ConfigError, match=r"m.yaml: versions.1.1.1w.sha256: 'xyz' is not a valid"):
+        load_matrix(write(tmp_path, data))
+
+
+def test_shell_metacharacters_refused(tmp_path: Path) -> None:
+    data = base()
+    data["versions"] = {"1.1.1w": {"sha256": "a" * 64, "configure": ["no-asm; rm -rf /"]}}
+    with pytest.raises(ConfigError, match=r"versions.1.1.1w.configure\[0\].*not allowed"):
+        load_matrix(write(tmp_path, data))
+
+
+def test_bad_ia32cap(tmp_path: Path) -> None:
+    data = base()
+    data["suites"] = {"s": {"algorithms": ["md5"], "masks": [{"name": "x", "ia32cap": "zz"}]}}
+    with pytest.raises(ConfigError, match=r"suites.s.masks\[0\].ia32cap"):
+        load_matrix(write(tmp_path, data))
+
+
+def test_exclude_that_matches_nothing(tmp_path: Path) -> None:
+    data = base()
+    data["exclude"] = [{"version": "0.9.8*"}]
+    with pytest.raises(ConfigError, match=r"exclude\[0\]: rule .* matches no variant"):
+        load_matrix(write(tmp_path, data))
+
+
+def test_include_adds_a_variant_and_duplicates_are_refused(tmp_path: Path) -> None:
+    data = base()
+    data["include"] = [{"version": "1.1.1w", "march": "native"}]
+    m = load_matrix(write(tmp_path, data))
+    assert [v.id for v in m.variants] == ["1.1.1w-asm-x86_64", "1.1.1w-asm-x86_64-march-native"]
+    data["include"] = [{"version": "1.1.1w"}]
+    with pytest.raises(ConfigError, match="same variant id"):
+        load_matrix(write(tmp_path, data))
+
+
+def test_yaml_syntax_error_has_a_line(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"YAML syntax error \(line 3"):
+        load_matrix(write(tmp_path, "versions:\n  - [unclosed\n"))
+
+
+def test_missing_file() -> None:
+    with pytest.raises(ConfigError, match="no such matrix file"):
+        load_matrix("/nonexistent/matrix.yaml")
+
+
+def test_auto_profile_is_reserved(tmp_path: Path) -> None:
+    data = base()
+    data["profiles"] = {"auto": {}}
+    with pytest.raises(ConfigError, match="built in"):
+        load_matrix(write(tmp_path, data))
+
+
+def test_digest_ignores_comments_and_order(tmp_path: Path) -> None:
+    a = write(tmp_path, base())
+    da = load_matrix(a).digest
+    text = "# comment\n" + yaml.safe_dump(dict(reversed(list(base().items()))))
+    b = tmp_path / "b.yaml"
+    b.write_text(text)
+    assert load_matrix(b).digest == da
