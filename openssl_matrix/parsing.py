@@ -1,0 +1,1266 @@
+"""Pure parser for the output of ``openssl speed`` (OpenSSL 0.9.8 to 3.x).
+
+Nothing here runs a process or touches the disk: every function takes text and returns
+frozen dataclasses. Two entry points:
+
+* :func:`parse_speed` reads one invocation as the bench runs it (stdout, stderr), in the
+  human format or with ``-mr``;
+* :func:`parse_report` reads a pasted report (mailing-list post, blog page) that may hold
+  several runs, mail quoting, prose between tables, and copies whose line breaks were lost.
+
+Formats understood (checked against apps/speed.c of 1.0.2, 1.1.1w, 3.0.20, 3.5.7 and 3.6.3
+and against real outputs, see tests/fixtures/speed/README.md):
+
+* headers: ``OpenSSL 1.0.1e 11 Feb 2013`` (0.9.8-1.1.1) or ``version: 3.0.2`` (3.x),
+  ``built on:``, ``platform:``, ``options:``, ``compiler:``, ``available timing options:``,
+  ``timing function used:``, ``CPUINFO:`` and the ``You have chosen to measure elapsed
+  time`` notice;
+* symmetric tables: a ``type 16 bytes 64 bytes ...`` header with any number of columns
+  (5 up to 1.0.2, 6 from 1.1.0, 1 with ``-bytes``, the AEAD and multi-block sizes), rows
+  with a name that may contain spaces (``aes-128 cbc``, ``rc5-32/12 cbc``) followed by one
+  figure per column. speed.c prints a figure above 10000 bytes/s as ``%.2fk`` (thousands)
+  and anything else as plain bytes/s (``0.00``, ``9876.54``); both are read;
+* public-key tables: rsa (2 or, from 3.2, 4 operations), dsa, ecdsa, ecdh, EdDSA, SM2,
+  ffdh and the 3.2+ KEM and signature tables, with ``inf``/``nan`` where speed.c divided
+  by zero;
+* ``-mr``: ``+H``, ``+F`` (bytes/s), ``+F2``..``+F10``. Up to 1.1.0 ``+F2``..``+F4`` hold
+  seconds per operation and ``+F5`` (seconds, ops/s); from 1.1.1 they hold operations per
+  second (``+F5`` becomes ops/s, seconds). ``+F2`` has four values from 3.2. The ecdsa and
+  ecdh records carry only an index and a bit count: the curve comes from speed.c's curve
+  table, and the bit count must agree with it or the figure is refused;
+* progress lines, human (``Doing aes-128-cbc for 3s on 16 size blocks: 5 aes-128-cbc's in
+  3.00s``, 3.6's ``... ops for ...``, the public-key forms) and ``-mr`` (``+DT``/``+DTP``
+  followed by ``+R``, ``+R1``..``+R20``).
+
+Algorithm ids (``Figure.algorithm``) are lower case and dash separated:
+
+* symmetric: the printed name lower-cased with blanks turned into dashes, ``name(x)``
+  written ``name-x``, and the few legacy names that differ from their EVP name mapped to
+  it: ``aes-128 cbc`` -> ``aes-128-cbc``, ``idea cbc`` -> ``idea-cbc``, ``hmac(md5)`` ->
+  ``hmac-md5``, ``des cbc`` -> ``des-cbc``, ``des ede3``/``des-ede3`` -> ``des-ede3-cbc``,
+  ``blowfish cbc``/``blowfish`` -> ``bf-cbc``, ``cast cbc``/``cast-cbc`` -> ``cast5-cbc``,
+  ``rc5-32/12 cbc`` -> ``rc5-cbc``, ``rmd160`` -> ``ripemd160``; ``evp`` stays ``evp``
+  (``-multi`` prints the EVP row under that name);
+* public key: ``rsa-2048``, ``dsa-1024``, ``ffdh-2048``, ``ecdsa-<curve>``,
+  ``ecdh-<curve>`` with NIST curves shortened (``nistp256`` -> ``p256``, ``nistk163`` ->
+  ``k163``, ``nistb571`` -> ``b571``) and others lower-cased (``secp160r1``,
+  ``brainpoolp256r1``, ``x25519``, ``x448``); EdDSA rows are ``ed25519``/``ed448``, SM2
+  rows ``sm2``; rows of 3.2+'s generic tables get a prefix because they may name the same
+  key types as the classic tables through other code paths: ``kem-ml-kem-768``,
+  ``sig-ml-dsa-65``, ``kem-rsa2048``.
+
+``Figure.operation`` is None for symmetric rows, else one of sign, verify, encrypt,
+decrypt, op (ecdh, ffdh), keygen, encaps, decaps.
+
+``Figure.status`` is ``ok`` or a reason code; a non-ok figure must not be averaged in:
+
+* ``zero`` - speed.c printed 0 (the algorithm is not in this build, or nothing ran);
+  value None;
+* ``infinite`` - speed.c printed ``inf``/``nan`` (a time of 0); value None;
+* ``unparsable`` - a token that is not a number, or a row whose column count does not
+  match its header; value None;
+* ``unknown-unit`` - a ``-mr`` public-key record whose unit (seconds per op before 1.1.1,
+  ops per second after) cannot be decided because the version is unknown; value None;
+* ``unidentified`` - a ``-mr`` record whose algorithm cannot be named (index and bit count
+  disagree with every known curve table, a 3.2+ KEM/signature index without the ``+DTP``
+  progress that names it); value None;
+* ``suspect-time-basis`` - the value is as printed, but the progress lines show the
+  measured time far below the requested time (user CPU time while the work ran
+  elsewhere: /dev/crypto, AF_ALG, a busy host); the run also carries a warning;
+* ``imprecise`` - the value is as printed but every printed form of it is rounded by more
+  than 1 % (``-mr`` seconds per op of fast operations before 1.1.1, ``0.2`` ops/s).
+
+A number in a figure always comes from the text: it is the printed value scaled by the
+printed unit (``k`` = 1000) or, for public-key rows that print both seconds per operation
+and operations per second, whichever printed form is the more precise (1 / seconds when
+the rate column shows ``0.2`` but the seconds column ``4.436667s``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from decimal import Decimal, InvalidOperation
+
+from openssl_matrix.errors import ParseError
+
+__all__ = [
+    "STATUS_IMPRECISE",
+    "STATUS_INFINITE",
+    "STATUS_OK",
+    "STATUS_SUSPECT_TIME_BASIS",
+    "STATUS_UNIDENTIFIED",
+    "STATUS_UNKNOWN_UNIT",
+    "STATUS_UNPARSABLE",
+    "STATUS_ZERO",
+    "SUSPECT_TIME_RATIO",
+    "Figure",
+    "Progress",
+    "SpeedHeader",
+    "SpeedRun",
+    "canonical_algorithm",
+    "figure_records",
+    "parse_report",
+    "parse_speed",
+    "version_tuple",
+]
+
+STATUS_OK = "ok"
+STATUS_ZERO = "zero"
+STATUS_INFINITE = "infinite"
+STATUS_UNPARSABLE = "unparsable"
+STATUS_UNKNOWN_UNIT = "unknown-unit"
+STATUS_UNIDENTIFIED = "unidentified"
+STATUS_SUSPECT_TIME_BASIS = "suspect-time-basis"
+STATUS_IMPRECISE = "imprecise"
+
+#: A progress line whose reported seconds are below this share of the requested seconds
+#: marks its figures ``suspect-time-basis``. On a busy 2-core host a CPU-bound run still
+#: gets 40-80 % of the wall time as user time; work done by the kernel or a device gives
+#: 2-15 % (the FreeBSD /dev/crypto report: 0.05 s of 3 s; AF_ALG: 0.11-0.46 s of 3 s).
+SUSPECT_TIME_RATIO = 0.25
+
+#: Largest relative rounding error of a printed figure that is still ``ok``.
+IMPRECISE_RATIO = 0.01
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One number from a speed table: one algorithm, one block size or one operation."""
+
+    algorithm: str
+    label: str
+    evp: bool | None
+    block_size: int | None
+    bytes_per_s: float | None
+    ops_per_s: float | None
+    operation: str | None
+    status: str
+    detail: str = ""
+    bits: int | None = None
+    """Key size in bits for public-key rows, as printed."""
+    seconds_per_op: float | None = None
+    """Seconds per operation as printed (public key), when it was printed."""
+    raw: str = ""
+    """The printed token(s) the value was read from, for re-parsing and audit."""
+
+
+@dataclass(frozen=True)
+class SpeedHeader:
+    """The build description speed prints before its tables (not with ``-mr``)."""
+
+    version_line: str | None = None
+    version: str | None = None
+    built_on: str | None = None
+    platform: str | None = None
+    options: str | None = None
+    compiler: str | None = None
+    timing_options: str | None = None
+    timing_function: str | None = None
+    cpuinfo: str | None = None
+    elapsed: bool | None = None
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One measurement announced on stderr: what ran, for how long, how many times."""
+
+    label: str
+    seconds_requested: float | None
+    block_size: int | None
+    count: int
+    seconds_reported: float
+    operation: str | None = None
+    """For public-key runs: sign, verify, encrypt, decrypt, op, keygen, encaps, decaps."""
+    bits: int | None = None
+    family: str | None = None
+    """For public-key runs: rsa, dsa, ecdsa, ecdh, eddsa, sm2, ffdh, kem, sig."""
+
+    @property
+    def time_ratio(self) -> float | None:
+        """Reported over requested seconds (None when speed ran a fixed count)."""
+        if not self.seconds_requested:
+            return None
+        return self.seconds_reported / self.seconds_requested
+
+
+@dataclass(frozen=True)
+class SpeedRun:
+    """Everything one ``openssl speed`` invocation printed, parsed."""
+
+    header: SpeedHeader
+    figures: tuple[Figure, ...]
+    progress: tuple[Progress, ...]
+    warnings: tuple[str, ...]
+    machine_readable: bool
+
+    def figure(
+        self, algorithm: str, block_size: int | None = None, operation: str | None = None
+    ) -> Figure | None:
+        """The first figure with this algorithm id and block size or operation."""
+        for fig in self.figures:
+            if (
+                fig.algorithm == algorithm
+                and (block_size is None or fig.block_size == block_size)
+                and (operation is None or fig.operation == operation)
+            ):
+                return fig
+        return None
+
+
+# --------------------------------------------------------------------------------------
+# Names
+
+
+_SYMMETRIC_ALIASES = {
+    "des-ede3": "des-ede3-cbc",
+    "blowfish-cbc": "bf-cbc",
+    "blowfish": "bf-cbc",
+    "cast-cbc": "cast5-cbc",
+    "rc5-32/12-cbc": "rc5-cbc",
+    "rmd160": "ripemd160",
+}
+
+#: Names of speed.c's legacy (low-level) table that contain no blank: on 1.x the EVP row
+#: of a digest or rc4 prints the same name, so these alone cannot tell the path.
+_AMBIGUOUS_LEGACY_NAMES = frozenset(
+    {
+        "md2", "mdc2", "md4", "md5", "hmac(md5)", "sha1", "rmd160", "rc4", "sha256",
+        "sha512", "whirlpool", "ghash", "rand",
+    }
+)  # fmt: skip
+
+#: Index of the EVP row in speed.c's names[] table (``+F:<index>:``), where known from the
+#: source: 1.0.0 to 1.1.1 (checked in 1.0.2 and 1.1.1w).
+_EVP_ROW_INDEX = 22
+
+
+def canonical_algorithm(label: str) -> str:
+    """The algorithm id of a symmetric row name (see the module docstring)."""
+    name = label.strip().lower()
+    name = re.sub(r"^([\w.-]+)\((.+)\)$", r"\1-\2", name)
+    name = re.sub(r"\s+", "-", name)
+    return _SYMMETRIC_ALIASES.get(name, name)
+
+
+def _canonical_curve(name: str) -> str:
+    low = name.lower()
+    match = re.fullmatch(r"nist([pkb]\d+)", low)
+    return match.group(1) if match else low
+
+
+#: speed.c's curve table (1.1.1 to 3.6): name and bits by index, used by ``+F4``/``+F5``.
+_CURVES_111 = (
+    ("secp160r1", 160), ("nistp192", 192), ("nistp224", 224), ("nistp256", 256),
+    ("nistp384", 384), ("nistp521", 521),
+    ("nistk163", 163), ("nistk233", 233), ("nistk283", 283), ("nistk409", 409),
+    ("nistk571", 571), ("nistb163", 163), ("nistb233", 233), ("nistb283", 283),
+    ("nistb409", 409), ("nistb571", 571),
+    ("brainpoolP256r1", 256), ("brainpoolP256t1", 256), ("brainpoolP384r1", 384),
+    ("brainpoolP384t1", 384), ("brainpoolP512r1", 512), ("brainpoolP512t1", 512),
+    ("X25519", 253), ("X448", 448),
+)  # fmt: skip
+#: The same table built with ``no-ec2m``: the binary curves are compiled out.
+_CURVES_111_NO_EC2M = _CURVES_111[:6] + _CURVES_111[16:]
+#: 0.9.8 to 1.0.2: sixteen curves, no brainpool; 1.1.0 appends X25519 for ecdh.
+_CURVES_102 = _CURVES_111[:16]
+_CURVES_110 = (*_CURVES_102, ("X25519", 253))
+
+
+def _curve_tables(version: tuple[int, int, int] | None) -> list[tuple[tuple[str, int], ...]]:
+    if version is None:
+        return [_CURVES_111, _CURVES_111_NO_EC2M, _CURVES_110]
+    if version >= (1, 1, 1):
+        return [_CURVES_111, _CURVES_111_NO_EC2M]
+    if version >= (1, 1, 0):
+        return [_CURVES_110]
+    return [_CURVES_102]
+
+
+def _curve_by_index(index: int, bits: int, version: tuple[int, int, int] | None) -> str | None:
+    names = set()
+    for table in _curve_tables(version):
+        if index < len(table) and table[index][1] == bits:
+            names.add(table[index][0])
+    return names.pop() if len(names) == 1 else None
+
+
+def version_tuple(version: str | None) -> tuple[int, int, int] | None:
+    """``"1.1.1w"`` -> ``(1, 1, 1)``; ``"3.0.2"`` -> ``(3, 0, 2)``; None if not a version."""
+    if not version:
+        return None
+    match = re.match(r"\s*(?:OpenSSL\s+)?(\d+)\.(\d+)\.(\d+)", version)
+    if not match:
+        return None
+    return int(match.group(1)), int(match.group(2)), int(match.group(3))
+
+
+# --------------------------------------------------------------------------------------
+# Regular expressions
+
+_NUM = r"(?:\d+(?:\.\d+)?|inf|-?nan)"
+_SYM_VALUE_RE = re.compile(r"(?:\d+\.\d+|inf|-?nan)k?", re.IGNORECASE)
+_SYM_HEADER_RE = re.compile(r"^\s*type\s+((?:\d+\s+bytes\s*)+)$")
+_VERSION_LINE_RE = re.compile(
+    r"^\s*(OpenSSL\s+(\d+\.\d+\.\d+[a-z]*(?:[-+][\w.+-]*)?)\s+"
+    r"(?:\d{1,2}\s+[A-Z][a-z]{2}\s+\d{4}|xx\s+XXX\s+xxxx)\b.*?)\s*$"
+)
+_VERSION3_LINE_RE = re.compile(r"^\s*(version:\s*(\d+\.\d+\.\d+\S*))\s*$")
+_HEADER_FIELD_RES = (
+    ("built_on", re.compile(r"^\s*built on:\s*(.*?)\s*$")),
+    ("platform", re.compile(r"^\s*platform:\s*(.*?)\s*$")),
+    ("options", re.compile(r"^\s*options:\s*(.*?)\s*$")),
+    ("compiler", re.compile(r"^\s*compiler:\s*(.*?)\s*$")),
+    ("timing_options", re.compile(r"^\s*available timing options:\s*(.*?)\s*$")),
+    ("timing_function", re.compile(r"^\s*timing function used:\s*(.*?)\s*$")),
+    ("cpuinfo", re.compile(r"^\s*CPUINFO:\s*(.*?)\s*$")),
+)
+_ELAPSED_RE = re.compile(r"You have chosen to measure elapsed time")
+_NUMBERS_NOTE_RE = re.compile(r"^\s*The 'numbers' are in 1000s of bytes per second")
+
+_PK_HEADERS = {
+    ("sign", "verify", "sign/s", "verify/s"): "sign-verify",
+    ("op", "op/s"): "op",
+    (
+        "sign", "verify", "encrypt", "decrypt", "sign/s", "verify/s", "encr./s", "decr./s",
+    ): "rsa4",
+    ("keygen", "encaps", "decaps", "keygens/s", "encaps/s", "decaps/s"): "kem",
+    ("keygen", "signs", "verify", "keygens/s", "sign/s", "verify/s"): "sig",
+}  # fmt: skip
+_PK_RSA_DSA_RE = re.compile(r"^\s*(?P<fam>rsa|dsa)\s+(?P<bits>\d+)\s+bits?\s+(?P<vals>.*)$")
+_PK_CURVE_RE = re.compile(
+    r"^\s*(?P<bits>\d+)\s+bits?\s+(?P<fam>ecdsa|ecdh|EdDSA|SM2)\s+\((?P<curve>[^)\s]+)\)"
+    r"\s+(?P<vals>.*)$"
+)
+_PK_FFDH_RE = re.compile(r"^\s*(?P<bits>\d+)\s+bits?\s+(?P<fam>ffdh)\s+(?P<vals>.*)$")
+_PK_GENERIC_RE = re.compile(r"^\s*(?P<name>\S+)\s+(?P<vals>(?:\S+s\s+){3}(?:\S+\s+){2}\S+)\s*$")
+
+_FAMILY_OPERATIONS = {
+    "rsa": ("sign", "verify"),
+    "rsa4": ("sign", "verify", "encrypt", "decrypt"),
+    "dsa": ("sign", "verify"),
+    "ecdsa": ("sign", "verify"),
+    "eddsa": ("sign", "verify"),
+    "sm2": ("sign", "verify"),
+    "ecdh": ("op",),
+    "ffdh": ("op",),
+    "kem": ("keygen", "encaps", "decaps"),
+    "sig": ("keygen", "sign", "verify"),
+}
+
+_MR_H_RE = re.compile(r"^\s*\+H((?::\d+)+)\s*$")
+_MR_F_RE = re.compile(r"^\s*\+F:(?P<idx>\d+):(?P<name>[^:]+)(?P<vals>(?::\S*)*)\s*$")
+_MR_FN_RE = re.compile(r"^\s*\+F(?P<kind>\d+):(?P<rest>\S*)\s*$")
+_MR_DT_RE = re.compile(r"^\s*\+D[TN]:(?P<label>[^:]+):(?P<secs>\d+):(?P<size>\d+)\s*$")
+_MR_DTP_RE = re.compile(r"^\s*\+D[TN]P:(?P<rest>\S.*?)\s*$")
+_MR_R_RE = re.compile(r"^\s*\+R(?P<kind>\d*):(?P<rest>\S.*?)\s*$")
+
+_PROGRESS_SYM_RE = re.compile(
+    r"Doing (?P<label>\S.*?) (?:ops )?for (?P<secs>\d+)s on (?P<size>\d+) size blocks: "
+    r"(?P<count>\d+) (?P<label2>\S.*?)(?:'s| ops) in (?P<time>\d+(?:\.\d+)?)s"
+)
+_PROGRESS_SYM_COUNT_RE = re.compile(
+    r"Doing (?P<label>\S.*?) (?P<n>\d+) times on (?P<size>\d+) size blocks: "
+    r"(?P<count>\d+) (?P<label2>\S.*?)'s in (?P<time>\d+(?:\.\d+)?)s"
+)
+_PROGRESS_PK_RE = re.compile(
+    r"Doing (?P<bits>\d+) bits? (?P<what>.*?)(?:'s| ops) for (?P<secs>\d+)s: "
+    r"(?P<count>\d+) (?P<result>.*?) in (?P<time>\d+(?:\.\d+)?)s"
+)
+_PROGRESS_KS_RE = re.compile(
+    r"Doing (?P<name>\S+) (?P<op>keygen|encaps|decaps|signs|verify) ops for (?P<secs>\d+)s: "
+    r"(?P<count>\d+) (?P=name) (?P<kind>KEM|signature) \S+ ops in (?P<time>\d+(?:\.\d+)?)s"
+)
+
+
+# --------------------------------------------------------------------------------------
+# Numbers
+
+
+def _decimals(token: str) -> int:
+    return len(token.split(".", 1)[1]) if "." in token else 0
+
+
+def _number(token: str) -> float | None:
+    """A printed number (``inf``/``nan`` included) or None when the token is not one."""
+    try:
+        return float(token)
+    except ValueError:
+        return None
+
+
+def _sym_value(token: str, *, thousands_suffix: bool) -> tuple[float | None, str, str]:
+    """Bytes per second of one symmetric cell, with its status and detail."""
+    text = token.strip()
+    scale = Decimal(1)
+    if thousands_suffix and text.lower().endswith("k"):
+        text = text[:-1]
+        scale = Decimal(1000)
+    if text.lower() in ("inf", "nan", "-nan"):
+        return None, STATUS_INFINITE, f"printed {token!r}: speed measured a time of 0"
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return None, STATUS_UNPARSABLE, f"not a number: {token!r}"
+    if not value.is_finite():
+        return None, STATUS_UNPARSABLE, f"not a number: {token!r}"
+    if value == 0:
+        return (
+            None,
+            STATUS_ZERO,
+            (
+                f"printed {token!r}: nothing was measured (algorithm not in this build, "
+                "or it failed)"
+            ),
+        )
+    return float(value * scale), STATUS_OK, ""
+
+
+def _rate_from_tokens(
+    rate_token: str | None, seconds_token: str | None
+) -> tuple[float | None, float | None, str, str]:
+    """Ops per second from a printed rate and/or a printed seconds-per-op.
+
+    Returns (ops_per_s, seconds_per_op, status, detail); picks the printed form with the
+    smaller relative rounding error.
+    """
+    rate = _number(rate_token) if rate_token is not None else None
+    sec_text = (
+        seconds_token[:-1] if seconds_token and seconds_token.endswith("s") else seconds_token
+    )
+    seconds = _number(sec_text) if sec_text is not None else None
+    if (rate_token is not None and rate is None) or (sec_text is not None and seconds is None):
+        return (
+            None,
+            None,
+            STATUS_UNPARSABLE,
+            (f"not a number: {rate_token if rate is None else seconds_token!r}"),
+        )
+    candidates: list[tuple[float, float, str]] = []
+    if rate is not None and math.isfinite(rate) and rate > 0 and rate_token is not None:
+        candidates.append((0.5 * 10 ** -_decimals(rate_token) / rate, rate, "rate"))
+    if seconds is not None and math.isfinite(seconds) and seconds > 0 and sec_text is not None:
+        candidates.append((0.5 * 10 ** -_decimals(sec_text) / seconds, 1.0 / seconds, "seconds"))
+    seconds_out = seconds if seconds is not None and math.isfinite(seconds) else None
+    printed = " / ".join(t for t in (seconds_token, rate_token) if t is not None)
+    if not candidates:
+        if (rate is not None and rate == 0) or (seconds is not None and math.isinf(seconds)):
+            return None, seconds_out, STATUS_ZERO, (f"printed {printed}: no operation completed")
+        return (
+            None,
+            seconds_out,
+            STATUS_INFINITE,
+            (f"printed {printed}: speed measured a time of 0"),
+        )
+    error, value, source = min(candidates)
+    if error > IMPRECISE_RATIO:
+        return (
+            value,
+            seconds_out,
+            STATUS_IMPRECISE,
+            (f"printed {printed}: rounded by up to {error:.0%}"),
+        )
+    detail = (
+        ""
+        if source == "rate" or rate is None
+        else (f"ops/s from the seconds column ({seconds_token}); the rate column says {rate_token}")
+    )
+    return value, seconds_out, STATUS_OK, detail
+
+
+# --------------------------------------------------------------------------------------
+# The line parser
+
+
+@dataclass
+class _PkRow:
+    family: str
+    bits: int | None
+    algorithm: str
+    label: str
+    key: tuple[str, int | None]
+
+
+@dataclass
+class _Builder:
+    version_hint: str | None
+    evp_hint: bool | None
+    header: dict[str, object] = field(default_factory=dict)
+    figures: list[Figure] = field(default_factory=list)
+    pk_keys: list[tuple[str, int | None, str] | None] = field(default_factory=list)
+    mr_indexes: list[int | None] = field(default_factory=list)
+    progress: list[Progress] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    machine_readable: bool = False
+    saw_progress_stream: bool = False
+    sym_sizes: list[int] | None = None
+    pk_table: str | None = None
+    mr_sizes: list[int] | None = None
+    mr_pending: tuple[str, float | None, int | None, int | None, str | None, str | None] | None = (
+        None
+    )
+    kem_names: list[str] = field(default_factory=list)
+    sig_names: list[str] = field(default_factory=list)
+    mr_kem_rows: list[tuple[int, list[str], str]] = field(default_factory=list)
+    multi: bool = False
+
+    # -- helpers -----------------------------------------------------------------------
+
+    @property
+    def version(self) -> tuple[int, int, int] | None:
+        text = self.header.get("version")
+        found = version_tuple(text if isinstance(text, str) else None)
+        return found or version_tuple(self.version_hint)
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def add(
+        self,
+        fig: Figure,
+        pk_key: tuple[str, int | None, str] | None = None,
+        mr_index: int | None = None,
+    ) -> None:
+        self.figures.append(fig)
+        self.pk_keys.append(pk_key)
+        self.mr_indexes.append(mr_index)
+
+    # -- lines -------------------------------------------------------------------------
+
+    def feed(self, line: str) -> None:
+        stripped = line.strip()
+        if not stripped:
+            return
+        if stripped.startswith("Got: ") or stripped.startswith("Forked child"):
+            # -multi: the parent echoes each child's -mr records; its own table follows.
+            self.multi = True
+            return
+        if _ELAPSED_RE.search(stripped):
+            self.header["elapsed"] = True
+            self.saw_progress_stream = True
+        if stripped.startswith("Doing "):
+            self.saw_progress_stream = True
+            self._human_progress(stripped)
+            return
+        if stripped.startswith("+"):
+            self._machine_line(stripped)
+            return
+        if self._header_line(stripped):
+            return
+        match = _SYM_HEADER_RE.match(stripped)
+        if match:
+            self.sym_sizes = [int(n) for n in re.findall(r"\d+", match.group(1))]
+            self.pk_table = None
+            return
+        columns = tuple(stripped.split())
+        if columns in _PK_HEADERS:
+            self.pk_table = _PK_HEADERS[columns]
+            self.sym_sizes = None
+            return
+        if self._pk_row(stripped):
+            return
+        if self.sym_sizes is not None and self._sym_row(stripped):
+            return
+        # Anything else ends a symmetric table (prose, error messages).
+        self.sym_sizes = None
+
+    def _header_line(self, line: str) -> bool:
+        match = _VERSION_LINE_RE.match(line) or _VERSION3_LINE_RE.match(line)
+        if match:
+            self.header["version_line"] = match.group(1)
+            self.header["version"] = match.group(2)
+            return True
+        for name, regex in _HEADER_FIELD_RES:
+            match = regex.match(line)
+            if match:
+                self.header[name] = match.group(1)
+                return True
+        return bool(_NUMBERS_NOTE_RE.match(line))
+
+    # -- symmetric rows ----------------------------------------------------------------
+
+    def _sym_row(self, line: str) -> bool:
+        sizes = self.sym_sizes
+        assert sizes is not None
+        tokens = line.split()
+        values: list[str] = []
+        while tokens and _SYM_VALUE_RE.fullmatch(tokens[-1]):
+            values.insert(0, tokens.pop())
+        if not tokens or not values:
+            return False
+        label = " ".join(tokens)
+        if len(values) != len(sizes):
+            self.warn(
+                f"row {label!r} has {len(values)} figures under a header of {len(sizes)} "
+                "block sizes; its figures are marked unparsable"
+            )
+            for size in sizes:
+                self.add(self._sym_figure(label, size, None, human=True))
+            return True
+        for size, token in zip(sizes, values, strict=True):
+            self.add(self._sym_figure(label, size, token, human=True))
+        return True
+
+    def _sym_figure(
+        self, label: str, size: int, token: str | None, *, human: bool, index: int | None = None
+    ) -> Figure:
+        if token is None:
+            value, status, detail = None, STATUS_UNPARSABLE, "column count does not match"
+        else:
+            value, status, detail = _sym_value(token, thousands_suffix=human)
+        return Figure(
+            algorithm=canonical_algorithm(label),
+            label=label,
+            evp=self._evp_for(label, index),
+            block_size=size,
+            bytes_per_s=value,
+            ops_per_s=value / size if value is not None and size else None,
+            operation=None,
+            status=status,
+            detail=detail,
+            raw=token or "",
+        )
+
+    def _evp_for(self, label: str, index: int | None) -> bool | None:
+        version = self.version
+        if version is not None and version >= (3, 0, 0):
+            return True
+        name = label.strip()
+        if name.lower() == "evp":
+            return True
+        if " " in name:
+            return False
+        if name.lower() not in _AMBIGUOUS_LEGACY_NAMES:
+            return True
+        if index is not None and version is not None and (1, 0, 0) <= version < (3, 0, 0):
+            return index == _EVP_ROW_INDEX
+        if self.evp_hint is False:
+            return False
+        return None  # decided once the whole table is known, see _settle_evp
+
+    # -- public-key rows ---------------------------------------------------------------
+
+    def _pk_row(self, line: str) -> bool:
+        match = _PK_RSA_DSA_RE.match(line) or _PK_FFDH_RE.match(line)
+        curve = None
+        if match is None:
+            match = _PK_CURVE_RE.match(line)
+            if match is not None:
+                curve = match.group("curve")
+        if match is not None:
+            family = match.group("fam").lower()
+            bits = int(match.group("bits"))
+            label = line[: match.start("vals")].strip()
+            if family in ("ecdsa", "ecdh"):
+                assert curve is not None
+                algorithm = f"{family}-{_canonical_curve(curve)}"
+            elif family == "eddsa" or family == "sm2":
+                assert curve is not None
+                algorithm = "sm2" if family == "sm2" else curve.lower()
+            else:
+                algorithm = f"{family}-{bits}"
+            self._pk_values(family, bits, algorithm, label, match.group("vals").split())
+            return True
+        if self.pk_table in ("kem", "sig"):
+            match = _PK_GENERIC_RE.match(line)
+            if match is not None:
+                name = match.group("name")
+                family = self.pk_table
+                self._pk_values(
+                    family, None, f"{family}-{name.lower()}", name, match.group("vals").split()
+                )
+                return True
+        return False
+
+    def _pk_values(
+        self, family: str, bits: int | None, algorithm: str, label: str, tokens: list[str]
+    ) -> None:
+        count = len(tokens) // 2
+        ops_key = "rsa4" if family == "rsa" and count == 4 else family
+        operations = _FAMILY_OPERATIONS.get(ops_key, ())
+        seconds = tokens[:count]
+        rates = tokens[count:]
+        ok_shape = (
+            len(tokens) % 2 == 0
+            and count == len(operations)
+            and all(tok.endswith("s") for tok in seconds)
+        )
+        if not ok_shape:
+            self.warn(f"public-key row {label!r} does not have the expected columns")
+            for operation in operations or ("op",):
+                self.add(
+                    self._pk_figure(
+                        family, bits, algorithm, label, operation,
+                        None, None, STATUS_UNPARSABLE, "columns do not match", " ".join(tokens),
+                    ),
+                    (family, bits, operation),
+                )  # fmt: skip
+            return
+        for operation, sec_token, rate_token in zip(operations, seconds, rates, strict=True):
+            ops, sec, status, detail = _rate_from_tokens(rate_token, sec_token)
+            self.add(
+                self._pk_figure(
+                    family, bits, algorithm, label, operation, ops, sec, status, detail,
+                    f"{sec_token} {rate_token}",
+                ),
+                (family, bits, operation),
+            )  # fmt: skip
+
+    def _pk_figure(
+        self,
+        family: str,
+        bits: int | None,
+        algorithm: str,
+        label: str,
+        operation: str,
+        ops: float | None,
+        seconds: float | None,
+        status: str,
+        detail: str,
+        raw: str,
+    ) -> Figure:
+        return Figure(
+            algorithm=algorithm,
+            label=label,
+            evp=self._pk_evp(family),
+            block_size=None,
+            bytes_per_s=None,
+            ops_per_s=ops,
+            operation=operation,
+            status=status,
+            detail=detail,
+            bits=bits,
+            seconds_per_op=seconds,
+            raw=raw,
+        )
+
+    def _pk_evp(self, family: str) -> bool | None:
+        version = self.version
+        if version is None:
+            return None
+        if version >= (3, 0, 0):
+            return True
+        if family in ("rsa", "dsa", "ecdsa"):
+            return False  # RSA_sign, DSA_sign, ECDSA_sign up to 1.1.1
+        if family == "ecdh":
+            if version >= (1, 1, 1):
+                return True  # EVP_PKEY_derive
+            if version < (1, 1, 0):
+                return False  # ECDH_compute_key
+            return None
+        if family == "eddsa":
+            return True  # EVP_DigestSign, 1.1.1
+        return None
+
+    # -- progress ------------------------------------------------------------------------
+
+    def _human_progress(self, line: str) -> None:
+        for match in _PROGRESS_SYM_RE.finditer(line):
+            self.progress.append(
+                Progress(
+                    label=match.group("label"),
+                    seconds_requested=float(match.group("secs")),
+                    block_size=int(match.group("size")),
+                    count=int(match.group("count")),
+                    seconds_reported=float(match.group("time")),
+                )
+            )
+        for match in _PROGRESS_SYM_COUNT_RE.finditer(line):
+            self.progress.append(
+                Progress(
+                    label=match.group("label"),
+                    seconds_requested=None,
+                    block_size=int(match.group("size")),
+                    count=int(match.group("count")),
+                    seconds_reported=float(match.group("time")),
+                )
+            )
+        for match in _PROGRESS_PK_RE.finditer(line):
+            family, operation = _pk_progress_kind(match.group("what"))
+            self.progress.append(
+                Progress(
+                    label=f"{match.group('bits')} bits {match.group('what').strip()}",
+                    seconds_requested=float(match.group("secs")),
+                    block_size=None,
+                    count=int(match.group("count")),
+                    seconds_reported=float(match.group("time")),
+                    operation=operation,
+                    bits=int(match.group("bits")),
+                    family=family,
+                )
+            )
+        for match in _PROGRESS_KS_RE.finditer(line):
+            family = "kem" if match.group("kind") == "KEM" else "sig"
+            op = match.group("op")
+            self.progress.append(
+                Progress(
+                    label=f"{match.group('name')} {op}",
+                    seconds_requested=float(match.group("secs")),
+                    block_size=None,
+                    count=int(match.group("count")),
+                    seconds_reported=float(match.group("time")),
+                    operation="sign" if op == "signs" else op,
+                    family=family,
+                )
+            )
+
+    # -- -mr -------------------------------------------------------------------------------
+
+    def _machine_line(self, line: str) -> None:
+        match = _MR_H_RE.match(line)
+        if match:
+            self.machine_readable = True
+            self.mr_sizes = [int(n) for n in match.group(1).split(":")[1:]]
+            return
+        match = _MR_F_RE.match(line)
+        if match:
+            self.machine_readable = True
+            self._mr_symmetric(int(match.group("idx")), match.group("name"), match.group("vals"))
+            return
+        match = _MR_FN_RE.match(line)
+        if match:
+            self.machine_readable = True
+            self._mr_public_key(int(match.group("kind")), match.group("rest").split(":"), line)
+            return
+        match = _MR_DT_RE.match(line)
+        if match:
+            self.saw_progress_stream = True
+            self.mr_pending = (
+                match.group("label"),
+                float(match.group("secs")) if line.lstrip().startswith("+DT") else None,
+                int(match.group("size")),
+                None,
+                None,
+                None,
+            )
+            return
+        match = _MR_DTP_RE.match(line)
+        if match:
+            self.saw_progress_stream = True
+            self._mr_dtp(match.group("rest").split(":"), line)
+            return
+        match = _MR_R_RE.match(line)
+        if match:
+            self._mr_result(match.group("kind"), match.group("rest").split(":"))
+            return
+
+    def _mr_symmetric(self, index: int, name: str, values: str) -> None:
+        tokens = values.split(":")[1:]
+        sizes = self.mr_sizes
+        if sizes is None:
+            self.warn(f"+F record for {name!r} before any +H header; sizes unknown")
+            sizes = []
+        if len(tokens) != len(sizes):
+            self.warn(
+                f"+F record for {name!r} has {len(tokens)} figures for {len(sizes)} sizes; "
+                "its figures are marked unparsable"
+            )
+            for size in sizes:
+                self.add(self._sym_figure(name, size, None, human=False, index=index), None, index)
+            return
+        for size, token in zip(sizes, tokens, strict=True):
+            self.add(self._sym_figure(name, size, token, human=False, index=index), None, index)
+
+    def _mr_public_key(self, kind: int, parts: list[str], line: str) -> None:
+        label = line.strip()
+        version = self.version
+        rates_era: bool | None
+        if kind >= 6:
+            rates_era = True  # +F6 (EdDSA) and later exist only from 1.1.1
+        elif version is None:
+            rates_era = None
+        else:
+            rates_era = version >= (1, 1, 1)
+        try:
+            index = int(parts[0])
+        except (ValueError, IndexError):
+            self.warn(f"cannot read -mr record {label!r}")
+            return
+        family: str
+        bits: int | None = None
+        algorithm: str | None
+        values: list[str]
+        if kind in (2, 3, 8):
+            family = {2: "rsa", 3: "dsa", 8: "ffdh"}[kind]
+            bits = _int_or_none(parts[1]) if len(parts) > 1 else None
+            algorithm = f"{family}-{bits}" if bits is not None else None
+            values = parts[2:]
+        elif kind in (4, 5):
+            family = "ecdsa" if kind == 4 else "ecdh"
+            bits = _int_or_none(parts[1]) if len(parts) > 1 else None
+            curve = _curve_by_index(index, bits, version) if bits is not None else None
+            algorithm = f"{family}-{_canonical_curve(curve)}" if curve else None
+            values = parts[2:]
+        elif kind in (6, 7):
+            family = "eddsa" if kind == 6 else "sm2"
+            bits = _int_or_none(parts[1]) if len(parts) > 1 else None
+            name = parts[2] if len(parts) > 2 else ""
+            algorithm = ("sm2" if kind == 7 else name.lower()) if name else None
+            values = parts[3:]
+        elif kind in (9, 10):
+            family = "kem" if kind == 9 else "sig"
+            values = parts[1:]
+            algorithm = None  # named later from the +DTP progress, see _settle_mr_names
+        else:
+            self.warn(f"unknown -mr record {label!r}")
+            return
+        ops_key = "rsa4" if family == "rsa" and len(values) == 4 else family
+        operations = _FAMILY_OPERATIONS[ops_key]
+        pending_name = f"{family}-#{index}"
+        if len(values) < len(operations):
+            self.warn(f"-mr record {label!r} has too few values")
+            for operation in operations:
+                self.add(
+                    self._pk_figure(
+                        family, bits, algorithm or pending_name, label, operation,
+                        None, None, STATUS_UNPARSABLE, "too few values", line.strip(),
+                    ),
+                    (family, bits, operation), index,
+                )  # fmt: skip
+            return
+        results: list[tuple[float | None, float | None, str, str]]
+        if len(operations) == 1:
+            # +F5/+F8: two values, seconds and rate in the order of the era.
+            first, second = values[0], values[1] if len(values) > 1 else None
+            if rates_era is None:
+                results = [(None, None, STATUS_UNKNOWN_UNIT, "")]
+            elif rates_era:
+                results = [_rate_from_tokens(first, second + "s" if second else None)]
+            else:
+                results = [_rate_from_tokens(second, first + "s")]
+        elif rates_era is None:
+            results = [(None, None, STATUS_UNKNOWN_UNIT, "")] * len(operations)
+        elif rates_era:
+            results = [_rate_from_tokens(v, None) for v in values[: len(operations)]]
+        else:
+            results = [_rate_from_tokens(None, v + "s") for v in values[: len(operations)]]
+        for operation, (ops, sec, status, detail) in zip(operations, results, strict=True):
+            if status == STATUS_UNKNOWN_UNIT:
+                detail = (
+                    "-mr public-key values are seconds per operation before 1.1.1 and "
+                    "operations per second after; pass version= to decide"
+                )
+                self.warn(
+                    "-mr public-key records without a known version: their figures are "
+                    "unknown-unit (pass version=)"
+                )
+            if algorithm is None and kind in (4, 5):
+                ops, status = None, STATUS_UNIDENTIFIED
+                detail = (
+                    f"index {index} with {bits} bits matches no curve table of "
+                    f"{'this version' if version else 'any known version'}"
+                )
+            self.add(
+                self._pk_figure(
+                    family, bits, algorithm or pending_name, label, operation,
+                    ops, sec, status, detail, ":".join(values),
+                ),
+                (family, bits, operation), index,
+            )  # fmt: skip
+
+    def _mr_dtp(self, parts: list[str], line: str) -> None:
+        # +DTP:<bits>:<op>:<alg>:<secs> (all) or +DTP:<name>:<op>:<secs> (3.2+ KEM/sig)
+        if len(parts) >= 4 and parts[0].isdigit():
+            bits = int(parts[0])
+            family, operation = _pk_progress_kind(f"{parts[1]} {parts[2]}")
+            self.mr_pending = (
+                f"{bits} bits {parts[1]} {parts[2]}".replace("  ", " "),
+                _float_or_none(parts[3]),
+                None,
+                bits,
+                family,
+                operation,
+            )
+        elif len(parts) >= 3:
+            name, op = parts[0], parts[1]
+            self.mr_pending = (
+                name,
+                _float_or_none(parts[2]),
+                None,
+                None,
+                None,
+                "sign" if op == "signs" else op,
+            )
+        else:
+            self.warn(f"cannot read -mr progress {line.strip()!r}")
+
+    def _mr_result(self, kind: str, parts: list[str]) -> None:
+        pending, self.mr_pending = self.mr_pending, None
+        if pending is None or not parts:
+            return
+        label, secs, size, bits, family, operation = pending
+        count = _int_or_none(parts[0])
+        reported = _float_or_none(parts[-1])
+        if count is None or reported is None:
+            return
+        if family is None and operation is not None:
+            # 3.2+ KEM (+R15..+R17) and signature (+R18..+R20) runs, named by +DTP.
+            number = _int_or_none(kind) or 0
+            family = "kem" if 15 <= number <= 17 else "sig"
+            names = self.kem_names if family == "kem" else self.sig_names
+            if label not in names:
+                names.append(label)
+        self.progress.append(
+            Progress(
+                label=label,
+                seconds_requested=secs,
+                block_size=size,
+                count=count,
+                seconds_reported=reported,
+                operation=operation,
+                bits=bits,
+                family=family,
+            )
+        )
+
+    # -- end ----------------------------------------------------------------------------
+
+    def finish(self) -> SpeedRun:
+        self._settle_mr_names()
+        self._settle_evp()
+        self._check_time_basis()
+        header = self._header()
+        if self.multi:
+            self.warn(
+                "-multi output: the per-child 'Got:' records were skipped; the table is "
+                "the parent's sum over children"
+            )
+        version_hint = version_tuple(self.version_hint)
+        printed = version_tuple(header.version)
+        if version_hint and printed and version_hint != printed:
+            self.warn(
+                f"version {self.version_hint!r} was given but the output says "
+                f"{header.version!r}; the output's version was used"
+            )
+        return SpeedRun(
+            header=header,
+            figures=tuple(self.figures),
+            progress=tuple(self.progress),
+            warnings=tuple(self.warnings),
+            machine_readable=self.machine_readable,
+        )
+
+    def _header(self) -> SpeedHeader:
+        values = dict(self.header)
+        if "elapsed" not in values and self.saw_progress_stream and not self.machine_readable:
+            values["elapsed"] = False
+        if "version" not in values and self.version_hint:
+            values["version"] = self.version_hint
+        return SpeedHeader(**values)  # type: ignore[arg-type]
+
+    def _settle_mr_names(self) -> None:
+        counters = {"kem": 0, "sig": 0}
+        seen: dict[tuple[str, int | None], str] = {}
+        for i, fig in enumerate(self.figures):
+            if "-#" not in fig.algorithm:
+                continue
+            family = fig.algorithm.split("-#", 1)[0]
+            index = self.mr_indexes[i]
+            if family not in counters:
+                continue
+            key = (family, index)
+            if key not in seen:
+                names = self.kem_names if family == "kem" else self.sig_names
+                position = counters[family]
+                counters[family] += 1
+                seen[key] = names[position] if position < len(names) else ""
+            name = seen[key]
+            if name:
+                self.figures[i] = replace(fig, algorithm=f"{family}-{name.lower()}", label=name)
+            else:
+                self.figures[i] = replace(
+                    fig,
+                    bytes_per_s=None,
+                    ops_per_s=None,
+                    status=STATUS_UNIDENTIFIED,
+                    detail=(
+                        f"+F{9 if family == 'kem' else 10} index {index} has no name; the "
+                        "names come from the +DTP lines on stderr"
+                    ),
+                )
+
+    def _settle_evp(self) -> None:
+        """Decide the EVP-ness of 1.x rows whose name is the same on both paths."""
+        undecided = {f.label for f in self.figures if f.block_size is not None and f.evp is None}
+        if not undecided:
+            return
+        if self.evp_hint and len(undecided) == 1:
+            has_other_evp = any(
+                f.evp is True and f.block_size is not None and f.label.lower() != "evp"
+                for f in self.figures
+            )
+            if not has_other_evp:
+                (label,) = undecided
+                self.figures = [
+                    replace(f, evp=True) if f.label == label and f.block_size else f
+                    for f in self.figures
+                ]
+
+    def _check_time_basis(self) -> None:
+        suspects = [
+            p
+            for p in self.progress
+            if p.time_ratio is not None and p.time_ratio < SUSPECT_TIME_RATIO
+        ]
+        if not suspects:
+            return
+        pk_queues: dict[tuple[str, int | None, str], list[Progress]] = {}
+        for p in self.progress:
+            if p.family is not None and p.operation is not None:
+                pk_queues.setdefault((p.family, p.bits, p.operation), []).append(p)
+        pk_seen: dict[tuple[str, int | None, str], int] = {}
+        marked = 0
+        for i, fig in enumerate(self.figures):
+            culprit: Progress | None = None
+            if fig.block_size is not None:
+                culprit = _matching_sym_progress(fig, suspects)
+            else:
+                key = self.pk_keys[i]
+                if key is not None:
+                    family, bits, operation = key
+                    lookup = (family, None if family in ("kem", "sig") else bits, operation)
+                    position = pk_seen.get(lookup, 0)
+                    pk_seen[lookup] = position + 1
+                    queue = pk_queues.get(lookup, [])
+                    if position < len(queue) and queue[position] in suspects:
+                        culprit = queue[position]
+            if culprit is None or fig.status not in (STATUS_OK, STATUS_IMPRECISE):
+                continue
+            marked += 1
+            self.figures[i] = replace(
+                fig,
+                status=STATUS_SUSPECT_TIME_BASIS,
+                detail=(
+                    f"measured {culprit.seconds_reported:g}s for a {culprit.seconds_requested:g}s "
+                    "run: user CPU time while the work ran outside the process?"
+                ),
+            )
+        labels = sorted({p.label for p in suspects})
+        worst = min(p.time_ratio or 0.0 for p in suspects)
+        self.warn(
+            f"time basis: {len(suspects)} measurement(s) of {', '.join(labels)} report as "
+            f"little as {worst:.0%} of the requested time (user CPU time while the work ran "
+            f"elsewhere, e.g. /dev/crypto or AF_ALG); {marked} figure(s) marked "
+            f"{STATUS_SUSPECT_TIME_BASIS}. Re-run with -elapsed."
+        )
+
+
+def _matching_sym_progress(fig: Figure, suspects: Iterable[Progress]) -> Progress | None:
+    for p in suspects:
+        if (
+            p.block_size == fig.block_size
+            and p.family is None
+            and (p.label == fig.label or canonical_algorithm(p.label) == fig.algorithm)
+        ):
+            return p
+    return None
+
+
+def _pk_progress_kind(what: str) -> tuple[str | None, str | None]:
+    """(family, operation) of a public-key progress description."""
+    words = what.lower().split()
+    if "rsa" in words:
+        for candidate in ("encrypt", "decrypt"):
+            if candidate in words:
+                return "rsa", candidate
+        if "sign" in words or "private" in words:
+            return "rsa", "sign"
+        return "rsa", "verify"
+    for family in ("ecdsa", "dsa", "ecdh", "ffdh"):
+        if family in words:
+            if family in ("ecdh", "ffdh"):
+                return family, "op"
+            return family, "verify" if "verify" in words else "sign"
+    operation = "verify" if "verify" in words else "sign"
+    if any(w.startswith("ed25519") or w.startswith("ed448") for w in words):
+        return "eddsa", operation
+    if any("sm2" in w for w in words):
+        return "sm2", operation
+    return None, None
+
+
+def _int_or_none(text: str) -> int | None:
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def _float_or_none(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _split_lines(text: str) -> list[str]:
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+# --------------------------------------------------------------------------------------
+# Public API
+
+
+def parse_speed(
+    stdout: str, stderr: str = "", *, version: str | None = None, evp: bool | None = None
+) -> SpeedRun:
+    """One invocation of ``openssl speed`` (human or ``-mr``; -mr progress goes to stderr).
+
+    ``version`` (from ``openssl version``, e.g. "1.1.1w") decides the -mr unit flip and the
+    EVP-ness (3.x: always EVP) when the output does not print it; ``evp`` tells whether
+    -evp was passed (digests print the same name on both paths in 1.x).
+
+    Raises ParseError when neither stream looks like speed output at all.
+    """
+    builder = _Builder(version_hint=version, evp_hint=evp)
+    for line in _split_lines(stderr):
+        builder.feed(line)
+    # Progress printed on stderr must not end a table that starts on stdout.
+    builder.sym_sizes = None
+    builder.pk_table = None
+    for line in _split_lines(stdout):
+        builder.feed(line)
+    run = builder.finish()
+    if not run.figures and not run.progress and run.header.version_line is None:
+        excerpt = (stdout.strip() or stderr.strip())[:200]
+        raise ParseError(
+            "this is not `openssl speed` output: no table, no progress line, no header",
+            hint=f"the text starts with {excerpt!r}" if excerpt else "both streams are empty",
+        )
+    if not run.figures:
+        return replace(run, warnings=(*run.warnings, "no figures: the run printed no table"))
+    return run
+
+
+def figure_records(run: SpeedRun) -> list[dict[str, object]]:
+    """Flat JSON-able dicts, one per figure (all Figure fields, NaN never appears)."""
+    return [asdict(fig) for fig in run.figures]
+
+
+def parse_report(text: str, *, keep_duplicates: bool = False) -> list[SpeedRun]:
+    """A pasted report: every speed run in it, in order.
+
+    Handles mail quoting ("> "), wrapped lines, prose between tables, several runs (split
+    at each header, progress block or table header), and copies whose line breaks were
+    lost. A run that repeats an earlier one exactly (a quoted copy in a reply) is dropped
+    unless ``keep_duplicates``. A table printed without its own header (the author pasted
+    the header once) inherits the header of the run above, with a warning.
+    """
+    return _parse_report(text, keep_duplicates=keep_duplicates)
+
+
+def _parse_lines(
+    lines: Sequence[str], *, version: str | None = None, evp: bool | None = None
+) -> SpeedRun:
+    """Parse already split lines (stdout and stderr interleaved) into one run."""
+    builder = _Builder(version_hint=version, evp_hint=evp)
+    for line in lines:
+        builder.feed(line)
+    return builder.finish()
+
+
+def _parse_report(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
+    raise NotImplementedError
