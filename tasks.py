@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from invoke import Context, task
+from invoke.context import Context
+from invoke.tasks import task
 
 from openssl_matrix.cli import MatrixTask, dispatch
 from openssl_matrix.commands import HANDLERS
@@ -46,7 +47,7 @@ def matrix(
     output: str = "",
     file: str = "",
 ) -> None:
-    """Build and benchmark the OpenSSL matrix: `invoke matrix build`, `invoke matrix bench --cpu=auto`."""
+    """Build and benchmark the OpenSSL matrix (`invoke matrix build`, `bench --cpu=auto`)."""
     flags = {
         "matrix": matrix, "results": results, "only": only, "jobs": jobs, "force": force,
         "cpu": cpu, "suite": suite, "wait": wait, "json": json, "format": format,

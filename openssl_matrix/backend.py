@@ -8,6 +8,7 @@ with the same methods (see ``tests/fakes.py``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -203,10 +204,9 @@ class DockerBackend:
             raise self._guard(f"running {' '.join(command)}", exc) from None
         finally:
             if container is not None and not os.environ.get(KEEP_ENV):
-                try:
+                with contextlib.suppress(docker.errors.DockerException,
+                                         requests.exceptions.RequestException):
                     container.remove(force=True)
-                except (docker.errors.DockerException, requests.exceptions.RequestException):
-                    pass
         return RunResult(command=tuple(command), env=env, stdout=stdout, stderr=stderr,
                          exit_code=code, started=started, ended=ended, seconds=seconds)
 

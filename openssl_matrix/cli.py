@@ -13,9 +13,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from invoke import Task
+from invoke.tasks import Task
 from invoke.exceptions import Exit
-from invoke.parser import Argument
+from invoke.parser.argument import Argument
 
 from .errors import FatalError, UsageError
 
@@ -39,7 +39,7 @@ class _TargetArgument(Argument):
         super().__init__(**kwargs)
         self.command_arg = command_arg
 
-    @property  # type: ignore[override]
+    @property
     def value(self) -> Any:
         if self._value is not None:
             return self._value
@@ -53,7 +53,7 @@ class _TargetArgument(Argument):
         self.set_value(arg, cast=True)
 
 
-class MatrixTask(Task):  # type: ignore[misc]
+class MatrixTask(Task[Any]):
     """An invoke task whose second positional argument is optional."""
 
     def get_arguments(self, ignore_unknown_help: bool | None = None) -> list[Argument]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
-def cmd_list(*, target: str, matrix: str, results: str, json: bool) -> int:  # noqa: A002
+def cmd_list(*, target: str, matrix: str, results: str, json: bool) -> int:
     m = _matrix(matrix)
     tree = _tree(results)
     rows = []
@@ -154,7 +155,7 @@ def _print_bench_summary(outcomes: list[Any], block: int) -> None:
             print(f"      warning: {w}")
 
 
-def cmd_export(*, target: str, matrix: str, results: str, format: str,  # noqa: A002
+def cmd_export(*, target: str, matrix: str, results: str, format: str,
                output: str) -> int:
     from .export import render
 
@@ -170,7 +171,7 @@ def cmd_export(*, target: str, matrix: str, results: str, format: str,  # noqa: 
     return 0
 
 
-def cmd_parse(*, target: str, matrix: str, results: str, json: bool) -> int:  # noqa: A002
+def cmd_parse(*, target: str, matrix: str, results: str, json: bool) -> int:
     from .parsing import figure_records, parse_report
 
     try:
@@ -211,7 +212,7 @@ def cmd_pin(*, target: str, matrix: str, results: str, file: str) -> int:
     return 0
 
 
-HANDLERS = {
+HANDLERS: dict[str, Callable[..., int]] = {
     "list": cmd_list,
     "render": cmd_render,
     "build": cmd_build,

@@ -35,7 +35,7 @@ def records(tree: ResultsTree) -> Iterator[dict[str, Any]]:
             "tarball_sha256": meta.get("tarball_sha256"),
         }
         for fig in figures:
-            row = {k: None for k in FIELDS}
+            row: dict[str, Any] = dict.fromkeys(FIELDS)
             row.update(common)
             row.update({k: v for k, v in fig.items() if k in FIELDS})
             yield row

@@ -7,6 +7,7 @@ in ``results/_builds/<variant>/<digest>/`` (profile names cannot start with ``_`
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import json
@@ -34,10 +35,8 @@ def atomic_write(path: Path, data: str | bytes) -> None:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise
 
 

@@ -67,14 +67,15 @@ class FakeBackend:
     def run(self, image: str, command: Sequence[str], *, env: Mapping[str, str] | None = None,
             limits: RunLimits | None = None) -> RunResult:
         env = dict(env or {})
-        self.runs.append((image, tuple(command), env))
-        if command[:2] == ["/bin/sh", "-c"] and "cpuinfo" in command[2]:
+        command = tuple(command)
+        self.runs.append((image, command, env))
+        if command[:2] == ("/bin/sh", "-c") and "cpuinfo" in command[2]:
             code, out, err = 0, CPUINFO_EPYC, ""
-        elif command[:2] == ["/bin/sh", "-c"] and "openssl-matrix" in command[2]:
+        elif command[:2] == ("/bin/sh", "-c") and "openssl-matrix" in command[2]:
             out = ("==> configure.txt\nperl ./Configure linux-x86_64\n==> endbr32.txt\n0\n"
                    "==> endbr64.txt\n12\n==> version.txt\nOpenSSL 1.1.1w  11 Sep 2023\n")
             code, err = 0, ""
-        elif list(command[:3]) == ["openssl", "version", "-a"]:
+        elif command[:3] == ("openssl", "version", "-a"):
             code, out, err = 0, "OpenSSL 1.1.1w  11 Sep 2023\nbuilt on: fake\n", ""
         elif self.responder is not None:
             code, out, err = self.responder(image, command, env)
