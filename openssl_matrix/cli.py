@@ -13,9 +13,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from invoke.tasks import Task
 from invoke.exceptions import Exit
 from invoke.parser.argument import Argument
+from invoke.tasks import Task
 
 from .errors import FatalError, UsageError
 
