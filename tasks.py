@@ -13,20 +13,24 @@ from openssl_matrix.commands import HANDLERS
     klass=MatrixTask,
     positional=["command", "target"],
     help={
-        "command": "list | render | build | bench | export | parse | pin",
-        "target": "FILE for `parse`, VERSION for `pin`",
+        "command": "list | render | build | bench | export | parse | pin | report | reproduce",
+        "target": "FILE for `parse`, VERSION for `pin`, REPORT (a reports/ id or a spec "
+        "file) for `reproduce`",
         "matrix": "matrix file to use (default: matrix.yaml)",
         "results": "results tree folder (default: results)",
         "only": "variants to use: fnmatch pattern(s) over variant ids, comma separated",
         "jobs": "build: how many variants to build at once (default 1)",
         "force": "build: rebuild even if up to date; bench: run on a CPU the profile "
-        "does not describe (results are marked forced)",
-        "cpu": "bench: CPU profile name from the matrix, or 'auto' for this host",
+        "does not describe (results are marked forced); reproduce: measure again even "
+        "when finished runs exist",
+        "cpu": "bench/reproduce: CPU profile name from the matrix, or 'auto' for this host",
         "suite": "bench: suite name (default: the matrix's default_suite)",
         "wait": "bench: wait for another bench on the same results tree instead of failing",
-        "json": "list/parse: print JSON",
+        "json": "list/parse/reproduce: print JSON",
         "format": "export: csv (default) or jsonl",
-        "output": "export/render: write to this file/folder instead of stdout/default",
+        "output": "export/render/report: write to this file/folder instead of "
+        "stdout/default (report: <results>/_report)",
+        "block_size": "report: block size of the method tables and charts (default 8192)",
         "file": "pin: path of a tarball you trust",
     },
 )
@@ -46,11 +50,12 @@ def matrix(
     format: str = "",
     output: str = "",
     file: str = "",
+    block_size: int = 0,
 ) -> None:
     """Build and benchmark the OpenSSL matrix (`invoke matrix build`, `bench --cpu=auto`)."""
     flags = {
         "matrix": matrix, "results": results, "only": only, "jobs": jobs, "force": force,
         "cpu": cpu, "suite": suite, "wait": wait, "json": json, "format": format,
-        "output": output, "file": file,
+        "output": output, "file": file, "block_size": block_size,
     }
     dispatch(command, target, flags, HANDLERS)

@@ -29,6 +29,8 @@ COMMANDS: dict[str, tuple[str | None, set[str]]] = {
     "export": (None, {"format", "output"}),
     "parse": ("FILE", {"json"}),
     "pin": ("VERSION", {"file"}),
+    "report": (None, {"output", "block_size"}),
+    "reproduce": ("REPORT", {"cpu", "force", "wait", "json"}),
 }
 
 

@@ -212,6 +212,48 @@ def cmd_pin(*, target: str, matrix: str, results: str, file: str) -> int:
     return 0
 
 
+def _reports_dir() -> Path:
+    """reports/ of the current folder, else the one shipped beside the package."""
+    here = Path("reports")
+    if here.is_dir():
+        return here
+    return Path(__file__).resolve().parent.parent / "reports"
+
+
+def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bool,
+                  wait: bool, json: bool) -> int:
+    from .reportspec import find_spec, load_spec
+    from .reproduce import Environment, as_json, render_text, reproduce
+
+    spec = load_spec(find_spec(target, _reports_dir()))
+    env = Environment.from_matrix(Path(matrix or "matrix.yaml"))
+    profile = cpu or "auto"
+    if profile != "auto":
+        _matrix(matrix).profile(profile)
+    backend = DockerBackend()
+    rep = reproduce(spec, env, backend, _tree(results), cpu_profile=profile, force=force,
+                    wait=wait, engine=backend.engine_info(), git_commit=_git_commit())
+    if json:
+        import json as _json
+
+        print(_json.dumps(as_json(rep), indent=2, default=str))
+    else:
+        print(render_text(rep), end="")
+    log.info(f"written to {rep.out_dir} (verdicts.json, side-by-side.txt)")
+    return 0
+
+
+def cmd_report(*, target: str, matrix: str, results: str, output: str,
+               block_size: int) -> int:
+    from .report import build_report
+
+    tree = _tree(results)
+    out = Path(output) if output else tree.root / "_report"
+    summary = build_report(tree, out, block_size=int(block_size or 8192))
+    print(summary.text(), end="")
+    return 0
+
+
 HANDLERS: dict[str, Callable[..., int]] = {
     "list": cmd_list,
     "render": cmd_render,
@@ -220,4 +262,6 @@ HANDLERS: dict[str, Callable[..., int]] = {
     "export": cmd_export,
     "parse": cmd_parse,
     "pin": cmd_pin,
+    "report": cmd_report,
+    "reproduce": cmd_reproduce,
 }

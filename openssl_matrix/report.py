@@ -1,0 +1,711 @@
+"""Report: the results tree as method tables, per-block-size tables, CSV/JSON, charts, HTML.
+
+The method table has the shape of the seed blog's: one table per (CPU, OpenSSL version,
+arch), rows are methods (no-asm, asm with CPU extensions masked off, asm with the CPU's
+extensions, engines), columns are algorithms at one block size. A cell is the median of
+every ``ok`` figure of that method and algorithm over all runs in the tree; figures with
+any other status (zero, suspect-time-basis ...) are counted but never averaged in.
+
+``build_report`` writes one folder that opens from disk without a server:
+
+* ``index.html`` - the tables and charts; every cell links to the raw ``openssl speed``
+  output it came from, every run to its ``meta.json``;
+* ``data/cells.csv``, ``data/method-table-<bytes>.csv``, ``data/report.json``;
+* ``charts/*.png`` - grouped bars per method table, throughput over block size;
+* ``runs/<cpu>/<variant>/<suite>/<run>/`` - copies of each run's meta.json, figures.json
+  and raw output, so the folder stays traceable when moved;
+* ``reproductions/`` - the latest verdicts of each ``invoke matrix reproduce``.
+
+The folder is built beside the target and swapped in at the end: a failed report never
+leaves a half-written one.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import re
+import shutil
+import statistics
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .errors import ResultsError
+from .results import ResultsTree, read_json
+
+REPRO_DIR = "_reproduce"
+
+#: OPENSSL_ia32cap bits this report can name: (word, bit) -> feature.
+CAP_BITS: dict[tuple[int, int], str] = {
+    (0, 57): "AES-NI", (0, 33): "PCLMULQDQ", (0, 41): "SSSE3", (0, 60): "AVX",
+    (0, 62): "RDRAND", (0, 51): "SSE4.2", (0, 25): "SSE", (0, 26): "SSE2",
+    (1, 5): "AVX2", (1, 29): "SHA ext.", (1, 3): "BMI1", (1, 8): "BMI2", (1, 19): "ADX",
+    (1, 16): "AVX512F",
+}
+
+
+# ----------------------------------------------------------------------------------
+# reading the tree
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One figure of one run, with what the report needs to place it."""
+
+    cpu: str
+    variant: str
+    version: str
+    asm: bool
+    arch: str
+    march: str | None
+    configure: tuple[str, ...]
+    suite: str
+    run: str
+    run_path: Path
+    invocation: str
+    mask: str
+    ia32cap: str | None
+    engine: str | None
+    evp: bool
+    algorithm: str
+    block_size: int
+    bytes_per_s: float | None
+    status: str
+    forced: bool
+    host_flags: tuple[str, ...]
+
+
+def observations(tree: ResultsTree) -> list[Observation]:
+    """Every symmetric (bytes per second) figure in the tree."""
+    out: list[Observation] = []
+    for ref in tree.runs():
+        meta = ref.meta
+        if meta.get("status") not in ("complete", "partial"):
+            continue
+        figures = read_json(ref.path / "figures.json")
+        if not isinstance(figures, list):
+            continue
+        variant = meta.get("variant") or {}
+        host = meta.get("host") or {}
+        commands = {str(i.get("name")): list(i.get("command") or [])
+                    for i in meta.get("invocations") or [] if isinstance(i, dict)}
+        suite = meta.get("suite") or {}
+        for fig in figures:
+            if not isinstance(fig, dict) or fig.get("operation") is not None:
+                continue
+            block = fig.get("block_size")
+            if not isinstance(block, int):
+                continue
+            invocation = str(fig.get("invocation") or "")
+            command = commands.get(invocation, [])
+            engine = None
+            if "-engine" in command:
+                idx = command.index("-engine")
+                engine = command[idx + 1] if idx + 1 < len(command) else "?"
+            value = fig.get("bytes_per_s")
+            evp = fig.get("evp")
+            out.append(Observation(
+                cpu=ref.cpu, variant=ref.variant, version=str(variant.get("version") or "?"),
+                asm=bool(variant.get("asm", True)), arch=str(variant.get("arch") or "?"),
+                march=variant.get("march"), configure=tuple(variant.get("configure") or ()),
+                suite=ref.suite, run=ref.run, run_path=ref.path, invocation=invocation,
+                mask=str(fig.get("mask") or "default"), ia32cap=fig.get("ia32cap"),
+                engine=engine,
+                evp=bool(suite.get("evp", True)) if evp is None else bool(evp),
+                algorithm=str(fig.get("algorithm")), block_size=block,
+                bytes_per_s=float(value) if isinstance(value, (int, float)) else None,
+                status=str(fig.get("status") or "?"), forced=bool(meta.get("forced")),
+                host_flags=tuple(host.get("cpu_flags") or ()),
+            ))
+    return out
+
+
+# ----------------------------------------------------------------------------------
+# methods
+
+
+def describe_mask(ia32cap: str) -> str:
+    """``~0x200000200000000`` -> ``AES-NI & PCLMULQDQ off``."""
+    words = ia32cap.split(":")
+    names: list[str] = []
+    plain: list[str] = []
+    for w, text in enumerate(words[:2]):
+        if not text:
+            continue
+        if not text.startswith("~"):
+            plain.append(text)
+            continue
+        try:
+            value = int(text[1:], 16)
+        except ValueError:
+            return f"OPENSSL_ia32cap={ia32cap}"
+        known = [(pos, name) for pos, name in CAP_BITS.items() if pos[0] == w]
+        names += [name for (_, bit), name in known if value >> bit & 1]
+        names += [f"bit {bit}" + (" (word 2)" if w else "") for bit in range(64)
+                  if value >> bit & 1 and (w, bit) not in CAP_BITS]
+    if plain:
+        return f"OPENSSL_ia32cap={ia32cap}"
+    return (" & ".join(names) + " off") if names else f"OPENSSL_ia32cap={ia32cap}"
+
+
+def extensions_label(flags: Sequence[str]) -> str:
+    have = [name for flag, name in (("aes", "AES-NI"), ("sha_ni", "SHA ext.")) if flag in flags]
+    return " & ".join(have)
+
+
+def method_of(obs: Observation) -> tuple[int, str]:
+    """(sort order, label) of the method an observation measures."""
+    path = "" if obs.evp else " (no -evp)"
+    if obs.engine:
+        return 5, f"engine {obs.engine}{path}"
+    if not obs.asm:
+        if obs.ia32cap:
+            return 1, f"no-asm, {describe_mask(obs.ia32cap)}{path}"
+        return 0, f"no-asm{path}"
+    if obs.ia32cap:
+        return 2, f"asm, {describe_mask(obs.ia32cap)}{path}"
+    if not obs.evp:
+        return 3, "asm (no -evp)"
+    ext = extensions_label(obs.host_flags)
+    return 4, f"asm + {ext}" if ext else "asm"
+
+
+@dataclass(frozen=True)
+class GroupKey:
+    cpu: str
+    version: str
+    arch: str
+    march: str | None
+    configure: tuple[str, ...]
+
+    @property
+    def title(self) -> str:
+        extra = "".join([f" · -march={self.march}" if self.march else "",
+                         f" · {' '.join(self.configure)}" if self.configure else ""])
+        return f"{self.cpu} · OpenSSL {self.version} · {self.arch}{extra}"
+
+    @property
+    def slug(self) -> str:
+        text = "-".join([self.cpu, self.version, self.arch, self.march or "",
+                         *self.configure])
+        return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")
+
+
+@dataclass
+class Cell:
+    """Every observation of one method and algorithm at one block size."""
+
+    observations: list[Observation] = field(default_factory=list)
+
+    @property
+    def ok_values(self) -> list[float]:
+        return [o.bytes_per_s for o in self.observations
+                if o.status == "ok" and o.bytes_per_s is not None]
+
+    @property
+    def median(self) -> float | None:
+        vals = self.ok_values
+        return statistics.median(vals) if vals else None
+
+    @property
+    def other_statuses(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for o in self.observations:
+            if o.status != "ok":
+                out[o.status] = out.get(o.status, 0) + 1
+        return out
+
+
+@dataclass
+class Group:
+    key: GroupKey
+    methods: dict[str, int] = field(default_factory=dict)  # label -> order
+    algorithms: list[str] = field(default_factory=list)
+    blocks: set[int] = field(default_factory=set)
+    cells: dict[tuple[str, str, int], Cell] = field(default_factory=dict)
+
+    def method_rows(self) -> list[str]:
+        return sorted(self.methods, key=lambda m: (self.methods[m], m))
+
+    def cell(self, method: str, algorithm: str, block: int) -> Cell | None:
+        return self.cells.get((method, algorithm, block))
+
+
+def group_observations(obs: Iterable[Observation]) -> list[Group]:
+    groups: dict[GroupKey, Group] = {}
+    for o in obs:
+        key = GroupKey(o.cpu, o.version, o.arch, o.march, o.configure)
+        g = groups.setdefault(key, Group(key))
+        order, label = method_of(o)
+        g.methods[label] = order
+        if o.algorithm not in g.algorithms:
+            g.algorithms.append(o.algorithm)
+        g.blocks.add(o.block_size)
+        g.cells.setdefault((label, o.algorithm, o.block_size), Cell()).observations.append(o)
+    return [groups[k] for k in sorted(groups, key=lambda k: (k.cpu, _version_key(k.version),
+                                                             k.arch, k.march or "",
+                                                             k.configure))]
+
+
+def _version_key(version: str) -> tuple[Any, ...]:
+    parts = re.findall(r"\d+|[a-z]+", version)
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts)
+
+
+# ----------------------------------------------------------------------------------
+# output
+
+
+def k(value: float | None) -> str:
+    """Bytes/s in openssl speed's unit (1000s of bytes per second): ``1,086,559.57k``."""
+    return "—" if value is None else f"{value / 1000:,.2f}k"
+
+
+@dataclass
+class ReportSummary:
+    out_dir: Path
+    groups: list[Group]
+    block_size: int
+    charts: list[Path]
+    observations: int
+    reproductions: int
+
+    def text(self) -> str:
+        lines = []
+        for g in self.groups:
+            lines.append(f"{g.key.title} — {self.block_size} bytes, median 1000s of bytes/s")
+            algs = g.algorithms
+            width = max([len(m) for m in g.method_rows()] + [6])
+            lines.append("  " + f"{'method':<{width}}  " + "  ".join(f"{a:>16}" for a in algs))
+            for m in g.method_rows():
+                row = []
+                for a in algs:
+                    c = g.cell(m, a, self.block_size)
+                    row.append(f"{k(c.median if c else None):>16}")
+                lines.append("  " + f"{m:<{width}}  " + "  ".join(row))
+            lines.append("")
+        lines.append(f"{self.observations} figure(s) in {len(self.groups)} table(s), "
+                     f"{len(self.charts)} chart(s), {self.reproductions} reproduction(s)")
+        lines.append(f"report: {self.out_dir / 'index.html'}")
+        return "\n".join(lines) + "\n"
+
+
+def _rel_run(o: Observation) -> str:
+    return f"runs/{o.cpu}/{o.variant}/{o.suite}/{o.run}"
+
+
+def cells_rows(groups: Sequence[Group]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for g in groups:
+        for (method, alg, block), cell in sorted(g.cells.items(), key=lambda kv: (
+                g.methods[kv[0][0]], kv[0][0], g.algorithms.index(kv[0][1]), kv[0][2])):
+            vals = cell.ok_values
+            first = cell.observations[0]
+            rows.append({
+                "cpu": g.key.cpu, "version": g.key.version, "arch": g.key.arch,
+                "march": g.key.march, "configure": " ".join(g.key.configure),
+                "method": method, "algorithm": alg, "block_size": block,
+                "evp": first.evp, "mask": first.mask, "ia32cap": first.ia32cap,
+                "engine": first.engine,
+                "median_bytes_per_s": statistics.median(vals) if vals else None,
+                "min_bytes_per_s": min(vals) if vals else None,
+                "max_bytes_per_s": max(vals) if vals else None,
+                "n": len(vals),
+                "not_ok": json.dumps(cell.other_statuses) if cell.other_statuses else "",
+                "forced": any(o.forced for o in cell.observations),
+                "variants": " ".join(sorted({o.variant for o in cell.observations})),
+                "runs": " ".join(sorted({f"{_rel_run(o)}" for o in cell.observations})),
+            })
+    return rows
+
+
+def _csv(rows: Sequence[Mapping[str, Any]], fields: Sequence[str]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(fields), lineterminator="\n",
+                            extrasaction="ignore")
+    writer.writeheader()
+    for r in rows:
+        writer.writerow({f: ("" if r.get(f) is None else r.get(f)) for f in fields})
+    return buf.getvalue()
+
+
+CELL_FIELDS = ("cpu", "version", "arch", "march", "configure", "method", "algorithm",
+               "block_size", "evp", "mask", "ia32cap", "engine", "median_bytes_per_s",
+               "min_bytes_per_s", "max_bytes_per_s", "n", "not_ok", "forced", "variants",
+               "runs")
+
+
+def method_table_rows(groups: Sequence[Group], block: int) -> list[dict[str, Any]]:
+    rows = []
+    for g in groups:
+        for m in g.method_rows():
+            row: dict[str, Any] = {"cpu": g.key.cpu, "version": g.key.version,
+                                   "arch": g.key.arch, "method": m}
+            for a in g.algorithms:
+                c = g.cell(m, a, block)
+                row[a] = c.median if c else None
+            rows.append(row)
+    return rows
+
+
+# -- charts -----------------------------------------------------------------------
+
+
+def _figure() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(9, 4.8), dpi=100, layout="constrained")
+
+
+def method_chart(g: Group, block: int, path: Path) -> bool:
+    rows = [m for m in g.method_rows()
+            if any((c := g.cell(m, a, block)) and c.median for a in g.algorithms)]
+    algs = [a for a in g.algorithms
+            if any((c := g.cell(m, a, block)) and c.median for m in rows)]
+    if not rows or not algs:
+        return False
+    fig = _figure()
+    ax = fig.subplots()
+    width = 0.8 / len(rows)
+    for i, m in enumerate(rows):
+        xs, ys = [], []
+        for j, a in enumerate(algs):
+            c = g.cell(m, a, block)
+            if c and c.median:
+                xs.append(j - 0.4 + width * (i + 0.5))
+                ys.append(c.median / 1e6)
+        ax.bar(xs, ys, width=width, label=m)
+    ax.set_xticks(range(len(algs)), algs)
+    ax.set_yscale("log")
+    ax.set_ylabel("MB/s (median, log scale)")
+    ax.set_title(f"{g.key.title}\n{block}-byte blocks", fontsize=10)
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", which="both", alpha=0.3)
+    fig.savefig(path)
+    return True
+
+
+def size_chart(g: Group, algorithm: str, path: Path) -> bool:
+    blocks = sorted(b for b in g.blocks
+                    if any((c := g.cell(m, algorithm, b)) and c.median for m in g.methods))
+    if len(blocks) < 2:
+        return False
+    fig = _figure()
+    ax = fig.subplots()
+    for m in g.method_rows():
+        pts = [(b, c.median / 1e6) for b in blocks
+               if (c := g.cell(m, algorithm, b)) and c.median]
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=m)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(blocks, [str(b) for b in blocks])
+    ax.set_xlabel("block size (bytes)")
+    ax.set_ylabel("MB/s (median)")
+    ax.set_title(f"{algorithm} — {g.key.title}", fontsize=10)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.savefig(path)
+    return True
+
+
+# -- reproductions ---------------------------------------------------------------
+
+
+def latest_reproductions(tree: ResultsTree) -> list[tuple[str, Path, dict[str, Any]]]:
+    """(spec id, folder, verdicts) of the newest reproduction of each spec."""
+    base = tree.root / REPRO_DIR
+    out: list[tuple[str, Path, dict[str, Any]]] = []
+    if not base.is_dir():
+        return out
+    for spec_dir in sorted(p for p in base.iterdir() if p.is_dir() and
+                           not p.name.startswith(".")):
+        runs = sorted((p for p in spec_dir.iterdir() if p.name.isdigit() and
+                       (p / "verdicts.json").is_file()), key=lambda p: int(p.name))
+        if not runs:
+            continue
+        data = read_json(runs[-1] / "verdicts.json")
+        if isinstance(data, dict):
+            out.append((spec_dir.name, runs[-1], data))
+    return out
+
+
+# -- html ------------------------------------------------------------------------
+
+CSS = """
+body{font-family:system-ui,sans-serif;margin:1.5em;color:#222;max-width:1400px}
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}
+h3{font-size:1.05em;margin-top:1.5em}
+table{border-collapse:collapse;margin:.5em 0 1em 0;font-size:.9em}
+th,td{border:1px solid #ccc;padding:.25em .5em;vertical-align:top}
+th{background:#f3f3f3;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.prov{font-size:.75em;color:#666}.prov a{color:#36c}
+.bad{color:#b00}.muted{color:#777}figure{margin:1em 0}figcaption{font-size:.85em;color:#555}
+img{max-width:100%;border:1px solid #ddd}
+.verdict-reproduced{color:#070;font-weight:600}
+.verdict-not-reproduced{color:#b00;font-weight:600}
+.verdict-not-testable-here{color:#777;font-weight:600}
+nav a{margin-right:1em}
+"""
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _prov(cell: Cell) -> str:
+    links = []
+    for i, o in enumerate(sorted(cell.observations, key=lambda o: (o.variant, o.suite, o.run)),
+                          1):
+        raw = f"{_rel_run(o)}/raw/{o.invocation}.stdout"
+        meta = f"{_rel_run(o)}/meta.json"
+        mark = "" if o.status == "ok" else f" [{o.status}]"
+        value = k(o.bytes_per_s)
+        links.append(f'<a href="{_e(raw)}" title="{_e(o.variant)} {_e(o.suite)} run '
+                     f'{_e(o.run)}: {_e(value)}{_e(mark)}">{i}</a>'
+                     f'<a href="{_e(meta)}" title="meta.json of run {_e(o.run)}">m</a>'
+                     + (f'<span class="bad">{_e(mark)}</span>' if mark else ""))
+    return '<div class="prov">' + " ".join(links) + "</div>"
+
+
+def _cell_html(cell: Cell | None) -> str:
+    if cell is None:
+        return '<td class="num muted">—</td>'
+    med = cell.median
+    n = len(cell.ok_values)
+    spread = ""
+    if n > 1:
+        vals = cell.ok_values
+        spread = f' title="n={n}, min {_e(k(min(vals)))}, max {_e(k(max(vals)))}"'
+    text = _e(k(med)) if med is not None else '<span class="bad">no ok figure</span>'
+    return f'<td class="num"{spread}>{text}{_prov(cell)}</td>'
+
+
+def render_html(groups: Sequence[Group], block: int, charts: Mapping[str, list[str]],
+                runs: Sequence[dict[str, Any]], repros: Sequence[dict[str, Any]],
+                generated: str, tree_root: Path) -> str:
+    parts: list[str] = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        "<title>openssl-matrix report</title>", f"<style>{CSS}</style></head><body>",
+        "<h1>openssl-matrix report</h1>",
+        f'<p class="muted">Results tree {_e(tree_root)}; generated {_e(generated)}. '
+        "Figures are medians of every <em>ok</em> figure over all runs, in openssl "
+        "speed's unit (1000s of bytes per second). Under each figure: one link per run to "
+        "its raw <code>openssl speed</code> output, and <em>m</em> to the run's "
+        "metadata. Data: <a href=\"data/cells.csv\">cells.csv</a>, "
+        f"<a href=\"data/method-table-{block}.csv\">method-table-{block}.csv</a>, "
+        "<a href=\"data/report.json\">report.json</a>.</p>",
+        '<nav><a href="#methods">Method tables</a><a href="#sizes">By block size</a>'
+        '<a href="#repro">Reproductions</a><a href="#runs">Runs</a></nav>',
+        f'<h2 id="methods">Method tables ({block}-byte blocks)</h2>',
+    ]
+    if not groups:
+        parts.append("<p>No bench results in this tree yet: run <code>invoke matrix bench "
+                     "--cpu=auto</code> first.</p>")
+    for g in groups:
+        parts.append(f'<h3 id="{_e(g.key.slug)}">{_e(g.key.title)}</h3>')
+        parts.append("<table><tr><th>Method</th>"
+                     + "".join(f"<th>{_e(a)}</th>" for a in g.algorithms) + "</tr>")
+        for m in g.method_rows():
+            parts.append(f"<tr><th>{_e(m)}</th>"
+                         + "".join(_cell_html(g.cell(m, a, block)) for a in g.algorithms)
+                         + "</tr>")
+        parts.append("</table>")
+        for src in charts.get(f"methods:{g.key.slug}", []):
+            parts.append(f'<figure><img src="{_e(src)}" alt="grouped bars: {_e(g.key.title)} '
+                         f'at {block} bytes"><figcaption>Medians of the table above; the '
+                         "runs behind each bar are linked in its cell.</figcaption></figure>")
+    parts.append('<h2 id="sizes">Throughput by block size</h2>')
+    for g in groups:
+        blocks = sorted(g.blocks)
+        parts.append(f"<h3>{_e(g.key.title)}</h3>")
+        parts.append("<table><tr><th>Method</th><th>Algorithm</th>"
+                     + "".join(f"<th>{b} bytes</th>" for b in blocks) + "</tr>")
+        for m in g.method_rows():
+            for a in g.algorithms:
+                if not any(g.cell(m, a, b) for b in blocks):
+                    continue
+                parts.append(f"<tr><th>{_e(m)}</th><th>{_e(a)}</th>"
+                             + "".join(_cell_html(g.cell(m, a, b)) for b in blocks) + "</tr>")
+        parts.append("</table>")
+        for src in charts.get(f"sizes:{g.key.slug}", []):
+            parts.append(f'<figure><img src="{_e(src)}" alt="throughput over block size">'
+                         "<figcaption>Medians from the table above.</figcaption></figure>")
+    parts.append('<h2 id="repro">Reproductions of published reports</h2>')
+    if not repros:
+        parts.append("<p>None yet: <code>invoke matrix reproduce REPORT</code>.</p>")
+    for r in repros:
+        spec = r["data"].get("spec") or {}
+        origin = spec.get("source") or {}
+        parts.append(f"<h3>{_e(spec.get('id'))}: {_e(spec.get('title'))}</h3>")
+        parts.append(f'<p class="muted">{_e(", ".join(str(x) for x in origin.values() if x))}; '
+                     f'reproduced {_e(r["data"].get("ended"))}. '
+                     f'<a href="{_e(r["text"])}">side-by-side</a> · '
+                     f'<a href="{_e(r["json"])}">verdicts.json</a></p>')
+        parts.append("<table><tr><th>Claim</th><th>Verdict</th><th>Block</th>"
+                     "<th>Reference</th><th>Ours</th><th>Reason / note</th></tr>")
+        for c in r["data"].get("claims") or []:
+            verdict = str(c.get("verdict"))
+            css = "verdict-" + verdict.replace(" ", "-")
+            blocks = c.get("blocks") or [{}]
+            note = c.get("reason") or c.get("stand_in") or ""
+            for i, b in enumerate(blocks):
+                ref = b.get("reference_ratio")
+                ours = b.get("our_ratio")
+                parts.append(
+                    "<tr>" + (f'<td rowspan="{len(blocks)}"><b>{_e(c.get("id"))}</b><br>'
+                              f'{_e(c.get("says"))}</td><td rowspan="{len(blocks)}" '
+                              f'class="{css}">{_e(verdict)}</td>' if i == 0 else "")
+                    + f'<td class="num">{_e(b.get("block_size", "—"))}</td>'
+                    + f'<td class="num">{"—" if ref is None else f"{ref:.2f}×"}</td>'
+                    + f'<td class="num">{"—" if ours is None else f"{ours:.2f}×"}</td>'
+                    + (f'<td rowspan="{len(blocks)}">{_e(note)}</td>' if i == 0 else "")
+                    + "</tr>")
+        parts.append("</table>")
+    parts.append('<h2 id="runs">Runs</h2><table><tr><th>Run</th><th>Status</th>'
+                 "<th>Started</th><th>CPU</th><th>Image</th><th>Tarball sha256</th>"
+                 "<th>Files</th></tr>")
+    for run in runs:
+        files = " ".join(f'<a href="{_e(run["path"])}/{_e(f)}">{_e(f.split("/")[-1])}</a>'
+                         for f in run["files"])
+        parts.append(f"<tr><td>{_e(run['id'])}</td><td>{_e(run['status'])}"
+                     + (' <span class="bad">forced</span>' if run["forced"] else "")
+                     + f"</td><td>{_e(run['started'])}</td><td>{_e(run['cpu_model'])}</td>"
+                     f"<td><code>{_e(str(run['image_id'])[:19])}</code></td>"
+                     f"<td><code>{_e(str(run['tarball_sha256'])[:16])}</code></td>"
+                     f'<td class="prov">{files}</td></tr>')
+    parts.append("</table></body></html>")
+    return "\n".join(parts) + "\n"
+
+
+# -- the whole report ------------------------------------------------------------
+
+
+def _copy_run(src: Path, dest: Path) -> list[str]:
+    """Copy a run's meta, figures and raw output; return the copied names (relative)."""
+    copied: list[str] = []
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("meta.json", "figures.json"):
+        if (src / name).is_file():
+            shutil.copy2(src / name, dest / name)
+            copied.append(name)
+    raw = src / "raw"
+    if raw.is_dir():
+        (dest / "raw").mkdir(exist_ok=True)
+        for f in sorted(raw.iterdir()):
+            if f.is_file():
+                shutil.copy2(f, dest / "raw" / f.name)
+                copied.append(f"raw/{f.name}")
+    return copied
+
+
+def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192) -> ReportSummary:
+    """Write the report folder ``out`` from the results tree (replacing an older report)."""
+    if not tree.root.is_dir():
+        raise ResultsError(f"{tree.root}: no results tree here",
+                           hint="run `invoke matrix bench --cpu=auto` first, or pass "
+                           "--results DIR")
+    obs = observations(tree)
+    groups = group_observations(obs)
+    out = out.resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        summary = _write(tree, tmp, groups, obs, block_size)
+        old = out.with_name(f".{out.name}.old")
+        if old.exists():
+            shutil.rmtree(old)
+        if out.exists():
+            out.rename(old)
+        tmp.rename(out)
+        if old.exists():
+            shutil.rmtree(old)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    summary.out_dir = out
+    return summary
+
+
+def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observation],
+           block: int) -> ReportSummary:
+    (out / "data").mkdir()
+    (out / "charts").mkdir()
+    # runs: copy their files so every link works from the folder alone
+    runs: list[dict[str, Any]] = []
+    seen: set[Path] = set()
+    for o in obs:
+        if o.run_path in seen:
+            continue
+        seen.add(o.run_path)
+        rel = _rel_run(o)
+        files = _copy_run(o.run_path, out / rel)
+        meta = read_json(o.run_path / "meta.json") or {}
+        runs.append({"id": f"{o.cpu}/{o.variant}/{o.suite}/{o.run}", "path": rel,
+                     "files": files, "status": meta.get("status"),
+                     "forced": bool(meta.get("forced")), "started": meta.get("started"),
+                     "cpu_model": (meta.get("host") or {}).get("cpu_model"),
+                     "image_id": meta.get("image_id"),
+                     "tarball_sha256": meta.get("tarball_sha256"),
+                     "source": str(o.run_path)})
+    # data
+    rows = cells_rows(groups)
+    (out / "data" / "cells.csv").write_text(_csv(rows, CELL_FIELDS), encoding="utf-8")
+    algs = list(dict.fromkeys(a for g in groups for a in g.algorithms))
+    mt = method_table_rows(groups, block)
+    (out / "data" / f"method-table-{block}.csv").write_text(
+        _csv(mt, ["cpu", "version", "arch", "method", *algs]), encoding="utf-8")
+    # charts
+    charts: dict[str, list[str]] = {}
+    paths: list[Path] = []
+    for g in groups:
+        p = out / "charts" / f"{g.key.slug}-methods-{block}.png"
+        if method_chart(g, block, p):
+            charts.setdefault(f"methods:{g.key.slug}", []).append(f"charts/{p.name}")
+            paths.append(p)
+        for a in g.algorithms:
+            p = out / "charts" / f"{g.key.slug}-{a}-by-size.png"
+            if size_chart(g, a, p):
+                charts.setdefault(f"sizes:{g.key.slug}", []).append(f"charts/{p.name}")
+                paths.append(p)
+    # reproductions
+    repros: list[dict[str, Any]] = []
+    for spec_id, folder, data in latest_reproductions(tree):
+        dest = out / "reproductions" / f"{spec_id}-{folder.name}"
+        dest.mkdir(parents=True)
+        for name in ("side-by-side.txt", "verdicts.json", "spec.yaml"):
+            if (folder / name).is_file():
+                shutil.copy2(folder / name, dest / name)
+        repros.append({"id": spec_id, "data": data,
+                       "text": f"reproductions/{dest.name}/side-by-side.txt",
+                       "json": f"reproductions/{dest.name}/verdicts.json"})
+    generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    report = {
+        "generated": generated, "results_tree": str(tree.root.resolve()), "block_size": block,
+        "method_tables": [{
+            "title": g.key.title, "cpu": g.key.cpu, "version": g.key.version,
+            "arch": g.key.arch, "methods": g.method_rows(), "algorithms": g.algorithms,
+            "block_size": block,
+            "cells": {m: {a: (c.median if (c := g.cell(m, a, block)) else None)
+                          for a in g.algorithms} for m in g.method_rows()},
+        } for g in groups],
+        "cells": rows,
+        "charts": [f"charts/{p.name}" for p in paths],
+        "runs": runs,
+        "reproductions": [{"id": r["id"], "summary": r["data"].get("summary"),
+                           "side_by_side": r["text"]} for r in repros],
+    }
+    (out / "data" / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n",
+                                              encoding="utf-8")
+    (out / "index.html").write_text(
+        render_html(groups, block, charts, runs, repros, generated, tree.root.resolve()),
+        encoding="utf-8")
+    return ReportSummary(out, groups, block, paths, len(obs), len(repros))

@@ -1,0 +1,626 @@
+"""Report specs: a published benchmark report transcribed as ``reports/<id>.yaml``.
+
+A spec says where the report came from, the machines it ran on, the OpenSSL versions and
+builds it used, the ``openssl speed`` measurements it printed (with its figures), and the
+claims it made, as ratios or orderings between two measurements. ``reproduce.py`` turns
+a spec into builds and bench runs here and gives each claim a verdict.
+
+Loading validates everything and reports errors the way ``model.py`` does: the file, the
+key path and, for unknown keys, a suggestion. The format reference for people who
+transcribe reports is ``docs/reports.md``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import ConfigError
+from .model import ARCHES, NAME, SHA256, VERSION, _choices_hint, _Ctx
+
+SPEC_SCHEMA = 1
+
+#: Block sizes ``openssl speed`` uses without ``-bytes`` (16384 from 1.1.0).
+STANDARD_BLOCKS = (16, 64, 256, 1024, 8192, 16384)
+
+#: What a measurement may need from the machine it runs on; see ``reproduce.requirements``.
+REQUIREMENTS = ("aes-ni", "sha-ext", "pclmulqdq", "avx", "avx2", "padlock", "af_alg",
+                "dev-crypto")
+
+#: Engines whose use implies a requirement.
+ENGINE_NEEDS = {"afalg": "af_alg", "padlock": "padlock", "cryptodev": "dev-crypto",
+                "devcrypto": "dev-crypto"}
+
+EXPECTATIONS = ("faster", "slower", "same", "ratio")
+
+#: Default tolerances per expectation (relative). ``faster``: ours >= 1 + t;
+#: ``slower``: ours <= 1 / (1 + t); ``same``: |ours - 1| <= t; ``ratio``: |ours/target - 1| <= t.
+DEFAULT_TOLERANCE = {"faster": 0.05, "slower": 0.05, "same": 0.10, "ratio": 0.25}
+
+SOURCE_KINDS = ("mailing-list", "blog", "forum", "site", "paper", "other")
+
+TOP_KEYS = ("schema", "id", "title", "source", "machines", "versions", "builds",
+            "measurements", "claims", "measure", "notes")
+SOURCE_KEYS = ("kind", "where", "url", "author", "date", "seed", "notes")
+MACHINE_KEYS = ("cpu", "clock_ghz", "flags", "arch", "os", "compiler", "notes")
+VERSION_KEYS = ("as_reported", "sha256", "urls", "release", "stand_in", "stand_in_why")
+BUILD_KEYS = ("version", "asm", "arch", "configure", "as_reported")
+MEASUREMENT_KEYS = ("machine", "build", "command", "algorithm", "algorithms", "block_size",
+                    "evp", "ia32cap", "engine", "decrypt", "elapsed", "needs", "reference",
+                    "notes")
+CLAIM_KEYS = ("id", "says", "where", "compare", "expect", "ratio", "tolerance", "block_sizes",
+              "stand_in", "notes")
+MEASURE_KEYS = ("seconds", "repeat")
+
+_CAP = re.compile(r"^~?(0x[0-9a-fA-F]+)?(:~?0x[0-9a-fA-F]+)?$")
+_FIGURE = re.compile(r"^\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*(k|B/s)?\s*$")
+
+
+# ----------------------------------------------------------------------------------
+# dataclasses
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    """Where a report was published."""
+
+    kind: str
+    where: str
+    url: str | None
+    author: str | None
+    date: str | None
+    seed: str | None
+    notes: str
+
+
+@dataclass(frozen=True)
+class Machine:
+    """A machine the report ran on, as the report describes it."""
+
+    name: str
+    cpu: str
+    clock_ghz: float | None
+    flags: tuple[str, ...]
+    arch: str
+    os: str | None
+    compiler: str | None
+    notes: str
+
+
+@dataclass(frozen=True)
+class VersionRef:
+    """An OpenSSL version the report used, and what may stand in for it here."""
+
+    name: str
+    as_reported: str | None
+    sha256: str | None
+    urls: tuple[str, ...]
+    release: bool
+    stand_in: str | None
+    stand_in_why: str | None
+
+
+@dataclass(frozen=True)
+class BuildSpec:
+    """One way the report built OpenSSL."""
+
+    name: str
+    version: str
+    asm: bool
+    arch: str
+    configure: tuple[str, ...]
+    as_reported: str | None
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One ``openssl speed`` figure set of the report: what ran, and what it printed.
+
+    ``reference`` maps block size to bytes per second as the report printed it (already
+    scaled: a printed ``305049.90k`` is stored as 305049900.0). A table row written with
+    ``algorithms:`` becomes one measurement per algorithm, named ``<row>.<algorithm>``.
+    """
+
+    name: str
+    machine: str
+    build: str
+    command: str | None
+    algorithm: str
+    evp: bool
+    ia32cap: str | None
+    engine: str | None
+    decrypt: bool
+    elapsed: bool | None
+    needs: tuple[str, ...]
+    reference: Mapping[int, float]
+    notes: str
+    table: str | None = None  # the row name when it came from an ``algorithms:`` row
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A statement of the report, as a ratio or ordering of two measurements."""
+
+    id: str
+    says: str
+    where: str | None
+    numerator: str
+    denominator: str
+    expect: str
+    ratio: float | None
+    tolerance: float
+    block_sizes: tuple[int, ...] | None  # None: every size both sides have
+    stand_in: bool
+    notes: str
+
+
+@dataclass(frozen=True)
+class MeasureSettings:
+    """How measurements are taken here (not how the report took them)."""
+
+    seconds: int
+    repeat: int
+
+
+@dataclass(frozen=True)
+class ReportSpec:
+    path: Path
+    id: str
+    title: str
+    source: SourceInfo
+    machines: Mapping[str, Machine]
+    versions: Mapping[str, VersionRef]
+    builds: Mapping[str, BuildSpec]
+    measurements: Mapping[str, Measurement]
+    claims: tuple[Claim, ...]
+    measure: MeasureSettings
+    notes: str
+    raw: Mapping[str, Any] = field(repr=False, compare=False)
+
+    @property
+    def digest(self) -> str:
+        canon = json.dumps(self.raw, sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(canon.encode()).hexdigest()
+
+    def measurement_needs(self, m: Measurement) -> tuple[str, ...]:
+        """Declared needs plus those implied by the engine and the build's arch."""
+        needs = list(m.needs)
+        if m.engine and m.engine in ENGINE_NEEDS and ENGINE_NEEDS[m.engine] not in needs:
+            needs.append(ENGINE_NEEDS[m.engine])
+        return tuple(needs)
+
+    def reference_ratio(self, claim: Claim, block: int) -> float | None:
+        num = self.measurements[claim.numerator].reference.get(block)
+        den = self.measurements[claim.denominator].reference.get(block)
+        if num is None or den is None or den <= 0:
+            return None
+        return num / den
+
+    def claim_blocks(self, claim: Claim) -> tuple[int, ...]:
+        """Block sizes a claim is judged at: its own list, else those both sides printed."""
+        if claim.block_sizes is not None:
+            return claim.block_sizes
+        a = self.measurements[claim.numerator].reference
+        b = self.measurements[claim.denominator].reference
+        both = sorted(set(a) & set(b))
+        return tuple(both) if both else (8192,)
+
+
+# ----------------------------------------------------------------------------------
+# loading
+
+
+def load_spec(path: str | Path) -> ReportSpec:
+    """Read and validate a report spec; raise ConfigError naming file and key path."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: no such report spec",
+                          hint="give a path, or the id of a spec in reports/ "
+                          "(`invoke matrix reproduce ivy-bridge-aesni-blog`)") from None
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{p}: is not UTF-8 text") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"{p}: YAML syntax error{where}: {problem}") from None
+    return build_spec(data, p)
+
+
+def find_spec(name: str, reports_dir: Path) -> Path:
+    """A spec given as a path, or as an id looked up in ``reports_dir``."""
+    direct = Path(name)
+    if direct.suffix in (".yaml", ".yml") or "/" in name:
+        return direct
+    candidate = reports_dir / f"{name}.yaml"
+    if candidate.is_file():
+        return candidate
+    known = sorted(q.stem for q in reports_dir.glob("*.yaml")) if reports_dir.is_dir() else []
+    raise ConfigError(f"no report spec {name!r} in {reports_dir}",
+                      hint=_choices_hint(name, known) if known else
+                      f"{reports_dir} holds no *.yaml specs; give a path to one")
+
+
+def build_spec(data: Any, path: Path) -> ReportSpec:
+    ctx = _Ctx(path)
+    top = ctx.mapping(data, "")
+    if not top:
+        raise ctx.fail("", "the report spec is empty", hint="see docs/reports.md for the format")
+    ctx.keys(top, TOP_KEYS, "")
+    schema = top.get("schema", SPEC_SCHEMA)
+    if schema != SPEC_SCHEMA:
+        raise ctx.fail("schema", f"unsupported schema {schema!r}; this tool reads schema 1")
+    spec_id = ctx.string(top.get("id", path.stem), "id", pattern=NAME,
+                         what="id (lower-case letters, digits, '-', '.', '_')")
+    if "id" in top and spec_id != path.stem:
+        raise ctx.fail("id", f"{spec_id!r} differs from the file name {path.name!r}",
+                       hint=f"rename the file to {spec_id}.yaml or drop the 'id' key")
+    title = ctx.string(_required(ctx, top, "title", ""), "title")
+    source = _source(ctx, _required(ctx, top, "source", ""))
+    machines = _machines(ctx, _required(ctx, top, "machines", ""))
+    versions = _versions(ctx, _required(ctx, top, "versions", ""))
+    builds = _builds(ctx, _required(ctx, top, "builds", ""), versions)
+    measurements = _measurements(ctx, _required(ctx, top, "measurements", ""), machines,
+                                 builds)
+    claims = _claims(ctx, _required(ctx, top, "claims", ""), measurements)
+    measure = _measure(ctx, top.get("measure"))
+    return ReportSpec(path=path, id=spec_id, title=title, source=source, machines=machines,
+                      versions=versions, builds=builds, measurements=measurements,
+                      claims=claims, measure=measure,
+                      notes=_text(ctx, top.get("notes"), "notes"), raw=top)
+
+
+def _required(ctx: _Ctx, mapping: Mapping[str, Any], key: str, keypath: str) -> Any:
+    if key not in mapping or mapping[key] is None:
+        where = f"{keypath}.{key}" if keypath else key
+        raise ctx.fail(where, "is required", hint="see docs/reports.md for what goes here")
+    return mapping[key]
+
+
+def _text(ctx: _Ctx, value: Any, keypath: str) -> str:
+    if value is None:
+        return ""
+    return ctx.string(value, keypath).strip()
+
+
+def _opt_text(ctx: _Ctx, value: Any, keypath: str) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, (_dt.date, _dt.datetime)):
+        return value.isoformat()
+    return ctx.string(value, keypath).strip()
+
+
+def _source(ctx: _Ctx, value: Any) -> SourceInfo:
+    s = ctx.mapping(value, "source")
+    ctx.keys(s, SOURCE_KEYS, "source")
+    kind = ctx.string(_required(ctx, s, "kind", "source"), "source.kind")
+    if kind not in SOURCE_KINDS:
+        raise ctx.fail("source.kind", f"{kind!r} is not one of {', '.join(SOURCE_KINDS)}",
+                       hint=_choices_hint(kind, SOURCE_KINDS))
+    url = _opt_text(ctx, s.get("url"), "source.url")
+    if url is not None and not re.match(r"^(https?|ftp|news|mailto):\S+$", url):
+        raise ctx.fail("source.url", f"{url!r} is not a URL")
+    date = _opt_text(ctx, s.get("date"), "source.date")
+    if date is not None and not re.match(r"^\d{4}(-\d{2}(-\d{2})?)?$", date):
+        raise ctx.fail("source.date", f"{date!r} is not a date such as 2013-08-27, 2013-08 "
+                       "or 2013")
+    return SourceInfo(kind=kind, where=ctx.string(_required(ctx, s, "where", "source"),
+                                                   "source.where"),
+                      url=url, author=_opt_text(ctx, s.get("author"), "source.author"),
+                      date=date, seed=_opt_text(ctx, s.get("seed"), "source.seed"),
+                      notes=_text(ctx, s.get("notes"), "source.notes"))
+
+
+def _named(ctx: _Ctx, value: Any, keypath: str) -> dict[str, Any]:
+    entries = ctx.mapping(value, keypath)
+    if not entries:
+        raise ctx.fail(keypath, "declare at least one entry")
+    for name in entries:
+        if not NAME.match(name):
+            raise ctx.fail(f"{keypath}.{name}", f"{name!r}: names are lower-case letters, "
+                           "digits, '-', '.', '_'")
+    return entries
+
+
+def _machines(ctx: _Ctx, value: Any) -> dict[str, Machine]:
+    out: dict[str, Machine] = {}
+    for name, body in _named(ctx, value, "machines").items():
+        kp = f"machines.{name}"
+        m = ctx.mapping(body, kp)
+        ctx.keys(m, MACHINE_KEYS, kp)
+        arch = ctx.string(m.get("arch", "x86_64"), f"{kp}.arch")
+        if arch not in ARCHES:
+            raise ctx.fail(f"{kp}.arch", f"{arch!r} is not one of {', '.join(ARCHES)}",
+                           hint=_choices_hint(arch, ARCHES))
+        out[name] = Machine(
+            name=name, cpu=ctx.string(_required(ctx, m, "cpu", kp), f"{kp}.cpu"),
+            clock_ghz=ctx.number(m.get("clock_ghz"), f"{kp}.clock_ghz"),
+            flags=ctx.tokens(m.get("flags"), f"{kp}.flags"), arch=arch,
+            os=_opt_text(ctx, m.get("os"), f"{kp}.os"),
+            compiler=_opt_text(ctx, m.get("compiler"), f"{kp}.compiler"),
+            notes=_text(ctx, m.get("notes"), f"{kp}.notes"))
+    return out
+
+
+def _versions(ctx: _Ctx, value: Any) -> dict[str, VersionRef]:
+    entries = ctx.mapping(value, "versions")
+    if not entries:
+        raise ctx.fail("versions", "declare at least one version")
+    out: dict[str, VersionRef] = {}
+    for name, body in entries.items():
+        kp = f"versions.{name}"
+        if not VERSION.match(name):
+            raise ctx.fail(kp, f"{name!r} is not an OpenSSL version such as 1.0.1e or 3.0.2",
+                           hint="a development snapshot is written like 1.1.0-dev with "
+                           "'release: false'")
+        v = ctx.mapping(body, kp)
+        ctx.keys(v, VERSION_KEYS, kp)
+        sha = v.get("sha256")
+        if sha is not None:
+            sha = ctx.string(sha, f"{kp}.sha256", pattern=SHA256,
+                             what="sha256 (64 lower-case hex digits)")
+        urls = ctx.strings(v.get("urls"), f"{kp}.urls")
+        for i, u in enumerate(urls):
+            if not re.match(r"^(https?|file)://\S+$", u):
+                raise ctx.fail(f"{kp}.urls[{i}]", f"{u!r} is not an http(s):// or file:// URL")
+        stand_in = v.get("stand_in")
+        if stand_in is not None:
+            stand_in = ctx.string(stand_in, f"{kp}.stand_in", pattern=VERSION,
+                                  what="OpenSSL version")
+            if stand_in == name:
+                raise ctx.fail(f"{kp}.stand_in", "a version cannot stand in for itself")
+        why = _opt_text(ctx, v.get("stand_in_why"), f"{kp}.stand_in_why")
+        if stand_in is not None and not why:
+            raise ctx.fail(f"{kp}.stand_in_why", f"say why {stand_in} may stand in for {name}",
+                           hint="a stand-in is only honest when the reason is written down")
+        release = ctx.boolean(v.get("release", True), f"{kp}.release")
+        out[name] = VersionRef(name=name, as_reported=_opt_text(ctx, v.get("as_reported"),
+                                                                 f"{kp}.as_reported"),
+                               sha256=sha, urls=urls, release=release, stand_in=stand_in,
+                               stand_in_why=why)
+    return out
+
+
+def _builds(ctx: _Ctx, value: Any, versions: Mapping[str, VersionRef]) -> dict[str, BuildSpec]:
+    out: dict[str, BuildSpec] = {}
+    for name, body in _named(ctx, value, "builds").items():
+        kp = f"builds.{name}"
+        b = ctx.mapping(body, kp)
+        ctx.keys(b, BUILD_KEYS, kp)
+        version = ctx.string(_required(ctx, b, "version", kp), f"{kp}.version")
+        if version not in versions:
+            raise ctx.fail(f"{kp}.version", f"{version!r} is not declared under 'versions'",
+                           hint=_choices_hint(version, list(versions)))
+        arch = ctx.string(b.get("arch", "x86_64"), f"{kp}.arch")
+        if arch not in ARCHES:
+            raise ctx.fail(f"{kp}.arch", f"{arch!r} is not one of {', '.join(ARCHES)}",
+                           hint=_choices_hint(arch, ARCHES))
+        configure = ctx.tokens(b.get("configure"), f"{kp}.configure")
+        if "no-asm" in configure:
+            raise ctx.fail(f"{kp}.configure", "write 'asm: false' instead of no-asm here")
+        out[name] = BuildSpec(name=name, version=version,
+                              asm=ctx.boolean(b.get("asm", True), f"{kp}.asm"), arch=arch,
+                              configure=configure,
+                              as_reported=_opt_text(ctx, b.get("as_reported"),
+                                                    f"{kp}.as_reported"))
+    return out
+
+
+def parse_figure(ctx: _Ctx, value: Any, keypath: str) -> float:
+    """A reference figure: a number in 1000s of bytes/s, or text as printed (``1,234.5k``)."""
+    if isinstance(value, bool):
+        raise ctx.fail(keypath, f"expected a figure, got {value!r}")
+    if isinstance(value, (int, float)):
+        if value < 0:
+            raise ctx.fail(keypath, f"a figure cannot be negative ({value!r})")
+        return float(value) * 1000.0
+    if isinstance(value, str):
+        m = _FIGURE.match(value)
+        if m:
+            number = float(m.group(1).replace(",", ""))
+            return number if m.group(2) == "B/s" else number * 1000.0
+    raise ctx.fail(keypath, f"{value!r} is not a figure",
+                   hint="write it as printed, e.g. 305049.90k or '1,086,559.57k' "
+                   "(1000s of bytes per second), or '9876.54 B/s'")
+
+
+def _measurements(ctx: _Ctx, value: Any, machines: Mapping[str, Machine],
+                  builds: Mapping[str, BuildSpec]) -> dict[str, Measurement]:
+    out: dict[str, Measurement] = {}
+    for name, body in _named(ctx, value, "measurements").items():
+        kp = f"measurements.{name}"
+        m = ctx.mapping(body, kp)
+        ctx.keys(m, MEASUREMENT_KEYS, kp)
+        if "machine" in m:
+            machine = ctx.string(m["machine"], f"{kp}.machine")
+        elif len(machines) == 1:
+            machine = next(iter(machines))
+        else:
+            raise ctx.fail(f"{kp}.machine", "is required when the spec has several machines",
+                           hint="one of: " + ", ".join(machines))
+        if machine not in machines:
+            raise ctx.fail(f"{kp}.machine", f"{machine!r} is not declared under 'machines'",
+                           hint=_choices_hint(machine, list(machines)))
+        build = ctx.string(_required(ctx, m, "build", kp), f"{kp}.build")
+        if build not in builds:
+            raise ctx.fail(f"{kp}.build", f"{build!r} is not declared under 'builds'",
+                           hint=_choices_hint(build, list(builds)))
+        cap = m.get("ia32cap")
+        if cap is not None:
+            cap = ctx.token(cap, f"{kp}.ia32cap")
+            if not _CAP.match(cap) or cap in ("", "~"):
+                raise ctx.fail(f"{kp}.ia32cap", f"{cap!r} is not an OPENSSL_ia32cap value "
+                               "such as ~0x200000000000000 or :~0x20000000")
+        engine = m.get("engine")
+        if engine is not None:
+            engine = ctx.token(engine, f"{kp}.engine")
+        needs = ctx.tokens(m.get("needs"), f"{kp}.needs")
+        for i, need in enumerate(needs):
+            if need not in REQUIREMENTS:
+                raise ctx.fail(f"{kp}.needs[{i}]", f"{need!r} is not a known requirement "
+                               f"({', '.join(REQUIREMENTS)})",
+                               hint=_choices_hint(need, REQUIREMENTS))
+        elapsed = m.get("elapsed")
+        proto = Measurement(
+            name=name, machine=machine, build=build,
+            command=_opt_text(ctx, m.get("command"), f"{kp}.command"), algorithm="",
+            evp=ctx.boolean(m.get("evp", True), f"{kp}.evp"), ia32cap=cap, engine=engine,
+            decrypt=ctx.boolean(m.get("decrypt", False), f"{kp}.decrypt"),
+            elapsed=None if elapsed is None else ctx.boolean(elapsed, f"{kp}.elapsed"),
+            needs=needs, reference={}, notes=_text(ctx, m.get("notes"), f"{kp}.notes"))
+        if "algorithms" in m:
+            for key in ("algorithm", "reference"):
+                if key in m:
+                    raise ctx.fail(f"{kp}.{key}", "a table row ('algorithms:') gives its "
+                                   "figures per algorithm; drop this key",
+                                   hint="use either algorithm + reference, or algorithms + "
+                                   "block_size")
+            block = _block(ctx, m.get("block_size", 8192), f"{kp}.block_size")
+            algs = m["algorithms"]
+            row: dict[str, Any]
+            if isinstance(algs, list):
+                row = dict.fromkeys((ctx.token(a, f"{kp}.algorithms[{i}]")
+                                     for i, a in enumerate(algs)))
+            else:
+                row = ctx.mapping(algs, f"{kp}.algorithms")
+            if not row:
+                raise ctx.fail(f"{kp}.algorithms", "list at least one algorithm")
+            for alg, fig in row.items():
+                alg = ctx.token(alg, f"{kp}.algorithms.{alg}")
+                ref = {} if fig is None else \
+                    {block: parse_figure(ctx, fig, f"{kp}.algorithms.{alg}")}
+                full = f"{name}.{alg}"
+                if full in out:
+                    raise ctx.fail(f"{kp}.algorithms.{alg}", f"{full!r} is declared twice")
+                out[full] = replace(proto, name=full, algorithm=alg, reference=ref,
+                                    table=name)
+            continue
+        if "block_size" in m:
+            raise ctx.fail(f"{kp}.block_size", "only used with 'algorithms:' (a table row); "
+                           "'reference' gives figures per block size")
+        algorithm = ctx.token(_required(ctx, m, "algorithm", kp), f"{kp}.algorithm")
+        ref_raw = _sizes_mapping(ctx, m.get("reference"), f"{kp}.reference")
+        reference: dict[int, float] = {}
+        for key, fig in ref_raw.items():
+            size = _block(ctx, key, f"{kp}.reference")
+            reference[size] = parse_figure(ctx, fig, f"{kp}.reference.{key}")
+        if name in out:
+            raise ctx.fail(kp, f"{name!r} is declared twice (once by a table row)")
+        out[name] = replace(proto, algorithm=algorithm, reference=reference)
+    return out
+
+
+def _sizes_mapping(ctx: _Ctx, value: Any, keypath: str) -> dict[Any, Any]:
+    """A mapping keyed by block size (YAML reads the keys as numbers)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ctx.fail(keypath, "expected a mapping of block size to figure, e.g. "
+                       "{16: 305049.90k, 8192: 333987.84k}")
+    return value
+
+
+def _block(ctx: _Ctx, key: Any, keypath: str) -> int:
+    text = str(key)
+    if isinstance(key, bool) or not text.isdigit() or int(text) <= 0:
+        raise ctx.fail(keypath if keypath.endswith("block_size") else f"{keypath}.{text}",
+                       f"{text!r} is not a block size in bytes",
+                       hint="keys are block sizes: 16, 64, 256, 1024, 8192, 16384")
+    return int(text)
+
+
+def _claims(ctx: _Ctx, value: Any, measurements: Mapping[str, Measurement]
+            ) -> tuple[Claim, ...]:
+    if not isinstance(value, list) or not value:
+        raise ctx.fail("claims", "expected a non-empty list of claims")
+    out: list[Claim] = []
+    seen: set[str] = set()
+    for i, body in enumerate(value):
+        kp = f"claims[{i}]"
+        c = ctx.mapping(body, kp)
+        ctx.keys(c, CLAIM_KEYS, kp)
+        cid = ctx.string(_required(ctx, c, "id", kp), f"{kp}.id", pattern=NAME,
+                         what="claim id (lower-case letters, digits, '-', '.', '_')")
+        kp = f"claims[{i}] ({cid})"
+        if cid in seen:
+            raise ctx.fail(f"{kp}.id", f"claim id {cid!r} is used twice")
+        seen.add(cid)
+        compare = c.get("compare")
+        if not isinstance(compare, list) or len(compare) != 2:
+            raise ctx.fail(f"{kp}.compare", "expected [numerator, denominator]: two "
+                           "measurement names")
+        names = [ctx.string(x, f"{kp}.compare[{j}]") for j, x in enumerate(compare)]
+        for j, n in enumerate(names):
+            if n not in measurements:
+                raise ctx.fail(f"{kp}.compare[{j}]", f"{n!r} is not declared under "
+                               "'measurements'", hint=_choices_hint(n, list(measurements)))
+        if names[0] == names[1]:
+            raise ctx.fail(f"{kp}.compare", "compares a measurement with itself")
+        expect = ctx.string(_required(ctx, c, "expect", kp), f"{kp}.expect")
+        if expect not in EXPECTATIONS:
+            raise ctx.fail(f"{kp}.expect", f"{expect!r} is not one of "
+                           f"{', '.join(EXPECTATIONS)}", hint=_choices_hint(expect, EXPECTATIONS))
+        ratio = ctx.number(c.get("ratio"), f"{kp}.ratio")
+        if ratio is not None and expect != "ratio":
+            raise ctx.fail(f"{kp}.ratio", f"only used with 'expect: ratio' (this claim "
+                           f"expects {expect!r})")
+        tol_raw = c.get("tolerance")
+        tolerance = DEFAULT_TOLERANCE[expect] if tol_raw is None else \
+            ctx.number(tol_raw, f"{kp}.tolerance")
+        assert tolerance is not None
+        if tolerance >= 1:
+            raise ctx.fail(f"{kp}.tolerance", f"{tolerance} is a relative tolerance and must "
+                           "be below 1 (0.25 means ±25 %)")
+        blocks_raw = c.get("block_sizes", [8192])
+        blocks: tuple[int, ...] | None
+        if blocks_raw == "all":
+            blocks = None
+        elif isinstance(blocks_raw, list) and blocks_raw:
+            blocks = tuple(_block(ctx, b, f"{kp}.block_sizes") for b in blocks_raw)
+        else:
+            raise ctx.fail(f"{kp}.block_sizes", "expected a list of block sizes, or 'all'")
+        num, den = (measurements[n] for n in names)
+        if blocks is None and not (set(num.reference) & set(den.reference)):
+            raise ctx.fail(f"{kp}.block_sizes", "'all' needs reference figures on both sides",
+                           hint="list the block sizes instead, e.g. [8192]")
+        if expect == "ratio" and ratio is None:
+            sizes = blocks or tuple(sorted(set(num.reference) & set(den.reference)))
+            if any(b not in num.reference or b not in den.reference for b in sizes):
+                raise ctx.fail(f"{kp}.ratio", "give the ratio the report claims, or reference "
+                               "figures for both measurements at every block size judged")
+        out.append(Claim(
+            id=cid, says=ctx.string(_required(ctx, c, "says", kp), f"{kp}.says").strip(),
+            where=_opt_text(ctx, c.get("where"), f"{kp}.where"), numerator=names[0],
+            denominator=names[1], expect=expect, ratio=ratio, tolerance=tolerance,
+            block_sizes=blocks, stand_in=ctx.boolean(c.get("stand_in", True),
+                                                     f"{kp}.stand_in"),
+            notes=_text(ctx, c.get("notes"), f"{kp}.notes")))
+    return tuple(out)
+
+
+def _measure(ctx: _Ctx, value: Any) -> MeasureSettings:
+    m = ctx.mapping(value, "measure")
+    ctx.keys(m, MEASURE_KEYS, "measure")
+    seconds = ctx.posint(m.get("seconds", 1), "measure.seconds")
+    repeat = ctx.posint(m.get("repeat", 3), "measure.repeat")
+    assert seconds is not None and repeat is not None
+    if repeat > 50:
+        raise ctx.fail("measure.repeat", f"{repeat} repetitions is more than this tool runs "
+                       "(at most 50)")
+    return MeasureSettings(seconds=seconds, repeat=repeat)
+
