@@ -159,18 +159,22 @@ class Bencher:
     def bench(self, variants: list[Variant], suite: Suite, profile_name: str, *,
               force: bool = False) -> list[CellOutcome]:
         images: dict[str, tuple[str, dict[str, Any]]] = {}
-        outcomes: list[CellOutcome] = []
+        missing: dict[str, BuildError] = {}
         for v in variants:
             try:
                 images[v.id] = self.image_for(v)
             except BuildError as exc:
-                log.error(f"{v.id}: {exc}")
-                outcomes.append(CellOutcome(v.id, "failed", error=str(exc)))
+                missing[v.id] = exc
+        # The CPU check comes first, so a wrong --cpu is refused even before anything
+        # is built; it reads /proc/cpuinfo through the engine (right for remote ones).
+        probe = next(iter(images.values()))[0] if images else variants[0].base_image
+        cpu_name, cpu, extra, mismatch = self.resolve_cpu(profile_name, probe, force=force)
+        outcomes: list[CellOutcome] = []
+        for vid, exc in missing.items():
+            log.error(f"{vid}: {exc}")
+            outcomes.append(CellOutcome(vid, "failed", error=str(exc)))
         if not images:
             return outcomes
-        first_image = next(iter(images.values()))[0]
-        cpu_name, cpu, extra, mismatch = self.resolve_cpu(profile_name, first_image,
-                                                          force=force)
         if mismatch:
             log.warn(f"--force: profile {profile_name} does not match this host "
                      f"({'; '.join(mismatch)}); results are marked forced")
