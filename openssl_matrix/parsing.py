@@ -358,16 +358,17 @@ _MR_DTP_RE = re.compile(r"^\s*\+D[TN]P:(?P<rest>\S.*?)\s*$")
 _MR_R_RE = re.compile(r"^\s*\+R(?P<kind>\d*):(?P<rest>\S.*?)\s*$")
 
 _PROGRESS_SYM_RE = re.compile(
-    r"Doing (?P<label>\S.*?) (?:ops )?for (?P<secs>\d+)s on (?P<size>\d+) size blocks: "
-    r"(?P<count>\d+) (?P<label2>\S.*?)(?:'s| ops) in (?P<time>\d+(?:\.\d+)?)s"
+    r"Doing (?P<label>[^\s:][^:]{0,80}?) (?:ops )?for (?P<secs>\d+)s on (?P<size>\d+) size "
+    r"blocks: (?P<count>\d+) (?P<label2>[^\s:][^:]{0,80}?)(?:'s| ops) in "
+    r"(?P<time>\d+(?:\.\d+)?)s"
 )
 _PROGRESS_SYM_COUNT_RE = re.compile(
-    r"Doing (?P<label>\S.*?) (?P<n>\d+) times on (?P<size>\d+) size blocks: "
-    r"(?P<count>\d+) (?P<label2>\S.*?)'s in (?P<time>\d+(?:\.\d+)?)s"
+    r"Doing (?P<label>[^\s:][^:]{0,80}?) (?P<n>\d+) times on (?P<size>\d+) size blocks: "
+    r"(?P<count>\d+) (?P<label2>[^\s:][^:]{0,80}?)'s in (?P<time>\d+(?:\.\d+)?)s"
 )
 _PROGRESS_PK_RE = re.compile(
-    r"Doing (?P<bits>\d+) bits? (?P<what>.*?)(?:'s| ops) for (?P<secs>\d+)s: "
-    r"(?P<count>\d+) (?P<result>.*?) in (?P<time>\d+(?:\.\d+)?)s"
+    r"Doing (?P<bits>\d+) bits? (?P<what>[^:]{0,60}?)(?:'s| ops) for (?P<secs>\d+)s: "
+    r"(?P<count>\d+) (?P<result>[^:]{0,80}?) in (?P<time>\d+(?:\.\d+)?)s"
 )
 _PROGRESS_KS_RE = re.compile(
     r"Doing (?P<name>\S+) (?P<op>keygen|encaps|decaps|signs|verify) ops for (?P<secs>\d+)s: "
@@ -454,20 +455,15 @@ def _rate_from_tokens(
             STATUS_INFINITE,
             (f"printed {printed}: speed measured a time of 0"),
         )
-    error, value, source = min(candidates)
+    error, value, _source = min(candidates)
     if error > IMPRECISE_RATIO:
         return (
             value,
             seconds_out,
             STATUS_IMPRECISE,
-            (f"printed {printed}: rounded by up to {error:.0%}"),
+            f"printed {printed}: rounded by up to {error:.0%}",
         )
-    detail = (
-        ""
-        if source == "rate" or rate is None
-        else (f"ops/s from the seconds column ({seconds_token}); the rate column says {rate_token}")
-    )
-    return value, seconds_out, STATUS_OK, detail
+    return value, seconds_out, STATUS_OK, ""
 
 
 # --------------------------------------------------------------------------------------
@@ -487,6 +483,8 @@ class _PkRow:
 class _Builder:
     version_hint: str | None
     evp_hint: bool | None
+    evp_names: frozenset[str] | None = None
+    """Algorithms named after -evp on the command lines seen (reports only)."""
     header: dict[str, object] = field(default_factory=dict)
     figures: list[Figure] = field(default_factory=list)
     pk_keys: list[tuple[str, int | None, str] | None] = field(default_factory=list)
@@ -637,6 +635,8 @@ class _Builder:
             return True
         if index is not None and version is not None and (1, 0, 0) <= version < (3, 0, 0):
             return index == _EVP_ROW_INDEX
+        if self.evp_names is not None:
+            return canonical_algorithm(name) in {canonical_algorithm(n) for n in self.evp_names}
         if self.evp_hint is False:
             return False
         return None  # decided once the whole table is known, see _settle_evp
@@ -1253,14 +1253,372 @@ def parse_report(text: str, *, keep_duplicates: bool = False) -> list[SpeedRun]:
 
 
 def _parse_lines(
-    lines: Sequence[str], *, version: str | None = None, evp: bool | None = None
+    lines: Sequence[str],
+    *,
+    version: str | None = None,
+    evp: bool | None = None,
+    evp_names: frozenset[str] | None = None,
 ) -> SpeedRun:
     """Parse already split lines (stdout and stderr interleaved) into one run."""
-    builder = _Builder(version_hint=version, evp_hint=evp)
+    builder = _Builder(version_hint=version, evp_hint=evp, evp_names=evp_names)
     for line in lines:
         builder.feed(line)
     return builder.finish()
 
 
+# --------------------------------------------------------------------------------------
+# Reports: rebuild the lines of a pasted text, then split it into runs
+#
+# A report is read as a stream of blank-separated tokens, so that lost line breaks, mail
+# wrapping and quoting do not matter. The lexer below recognises speed's own structures
+# (headers, progress sentences, tables, -mr records, command lines) in that stream and
+# emits one logical line per structure; everything else is prose and is dropped.
+
+_R_NUM = r"(?:\d+\.\d+k?|infk?|-?nank?)"
+_R_NUM_TOKEN = re.compile(_R_NUM)
+_R_PK_VALUE = re.compile(r"(?:\d+(?:\.\d+)?|inf|-?nan)")
+_R_PK_SECONDS = re.compile(r"(?:\d+(?:\.\d+)?|inf|-?nan)s")
+_R_VERSION = (
+    r"OpenSSL \d+\.\d+\.\d+[a-z]*(?:[-+][\w.+-]*)? "
+    r"(?:\d{1,2} [A-Z][a-z]{2} \d{4}|xx XXX xxxx)(?: \([^()]{0,80}\))?"
+)
+_R_FIELDS = (
+    "built on:", "platform:", "options:", "compiler:", "OPENSSLDIR:", "ENGINESDIR:",
+    "MODULESDIR:", "Seeding source:", "available timing options:", "timing function used:",
+    "CPUINFO:",
+)  # fmt: skip
+_R_PK_HEADER_TEXTS = {" ".join(cols): kind for cols, kind in _PK_HEADERS.items()}
+_R_ANCHOR = re.compile(
+    "|".join(
+        [
+            _R_VERSION,
+            r"version: \d",
+            *(re.escape(f) for f in _R_FIELDS),
+            r"The 'numbers' are",
+            r"type \d+ bytes",
+            r"Doing ",
+            r"You have chosen",
+            r"\+(?:H|F\d*|DTP?|DNP?|R\d*):",
+            r"\$ ",
+            *(re.escape(t) for t in _R_PK_HEADER_TEXTS),
+        ]
+    )
+)
+_R_MR = re.compile(
+    r"\+(?:(?:DT|DN):[^:\s]+(?: [^:\s]+){0,2}:\d+:\d+"
+    r"|R:\d+:[^:\s]+(?: [^:\s]+){0,2}:\d+(?:\.\d+)?"
+    r"|F:\d+:[^:\s]+(?: [^:\s]+){0,2}(?::[^:\s]+)+"
+    r"|(?:H|F\d+|DTP|DNP|R\d+):\S*)"
+)
+_R_PROGRESS = (_PROGRESS_SYM_RE, _PROGRESS_SYM_COUNT_RE, _PROGRESS_PK_RE, _PROGRESS_KS_RE)
+_R_ELAPSED = re.compile(r"You have chosen to measure elapsed time instead of user CPU time\.?")
+_R_NUMBERS = re.compile(r"The 'numbers' are in 1000s of bytes per second processed\.?")
+_R_SYM_HEADER = re.compile(r"type(?: \d+ bytes)+")
+#: A token that cannot be part of a command line: a capitalised word ("This") or one that
+#: ends a sentence ("set.", "...", "gives:").
+_R_PROSE_WORD = re.compile(r"[A-Z][a-z]|[a-z][.,;!?]$|\.\.\.$|[a-z]:$")
+_R_EVP_ARG = re.compile(r"(?:^| )-evp (\S+)")
+_R_PROMPT = re.compile(r"^(?:\$|%|#|\S*[>$#%]|\(\S*\)|\[\S*\])$")
+
+
+@dataclass
+class _Item:
+    kind: str
+    text: str
+
+
+class _Lexer:
+    def __init__(self, text: str) -> None:
+        tokens = [t for t in text.split() if not re.fullmatch(r">+", t)]
+        self.tokens = tokens
+        self.joined = " ".join(tokens)
+        self.offsets: list[int] = []
+        position = 0
+        for token in tokens:
+            self.offsets.append(position)
+            position += len(token) + 1
+        self.index_at = {offset: i for i, offset in enumerate(self.offsets)}
+        self.items: list[_Item] = []
+        self.prose: list[str] = []
+        self.sym_columns = 0
+        self.pk_kind: str | None = None
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _end_index(self, end: int) -> int | None:
+        """Token index following a match ending at character ``end``, if on a boundary."""
+        if end >= len(self.joined):
+            return len(self.tokens)
+        if self.joined[end] != " ":
+            return None
+        return self.index_at.get(end + 1)
+
+    def _match(self, regex: re.Pattern[str], i: int) -> tuple[str, int] | None:
+        match = regex.match(self.joined, self.offsets[i])
+        if match is None:
+            return None
+        nxt = self._end_index(match.end())
+        return (match.group(0), nxt) if nxt is not None else None
+
+    def _until_anchor(self, start: int) -> int:
+        """Index of the first token from ``start`` on that begins a known structure."""
+        for j in range(start, len(self.tokens)):
+            if _R_ANCHOR.match(self.joined, self.offsets[j]) or self._is_command(j):
+                return j
+        return len(self.tokens)
+
+    def _is_command(self, i: int) -> bool:
+        token = self.tokens[i]
+        if not token.endswith("openssl") or i + 1 >= len(self.tokens):
+            return False
+        if not re.fullmatch(r"speed[)\]:.,]*", self.tokens[i + 1]):
+            return False
+        if "/" in token:
+            return True
+        j = i - 1
+        while j >= 0 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=\S*", self.tokens[j]):
+            j -= 1  # environment assignments before the command
+        return j < 0 or bool(_R_PROMPT.match(self.tokens[j]))
+
+    def emit(self, kind: str, text: str) -> None:
+        if self.prose:
+            self.items.append(_Item("prose", " ".join(self.prose)))
+            self.prose = []
+        self.items.append(_Item(kind, text))
+
+    # -- main loop -----------------------------------------------------------------------
+
+    def run(self) -> list[_Item]:
+        i = 0
+        while i < len(self.tokens):
+            nxt = self._step(i)
+            if nxt is None:
+                if self.sym_columns:
+                    self._note_broken_table(i)
+                self.sym_columns = 0
+                self.pk_kind = None
+                self.prose.append(self.tokens[i])
+                i += 1
+            else:
+                i = nxt
+        self.emit("end", "")
+        return self.items[:-1]
+
+    def _note_broken_table(self, i: int) -> None:
+        window = self.tokens[i : i + self.sym_columns + 4]
+        if sum(1 for t in window if _R_NUM_TOKEN.fullmatch(t)) >= 2:
+            self.emit("broken", " ".join(window))
+
+    def _step(self, i: int) -> int | None:
+        token = self.tokens[i]
+        if token.startswith("+"):
+            found = self._match(_R_MR, i)
+            if found:
+                self.emit("mr", found[0])
+                return found[1]
+        if token == "Doing":
+            for regex in _R_PROGRESS:
+                found = self._match(regex, i)
+                if found:
+                    self.emit("progress", found[0])
+                    return found[1]
+        if token == "You":
+            found = self._match(_R_ELAPSED, i)
+            if found:
+                self.emit("elapsed", found[0])
+                return found[1]
+        if token == "OpenSSL":
+            found = self._match(re.compile(_R_VERSION), i)
+            if found:
+                self.emit("version", found[0])
+                return found[1]
+        if token == "version:":
+            found = self._match(re.compile(r"version: \d+\.\d+\.\d+\S*"), i)
+            if found:
+                self.emit("version", found[0])
+                return found[1]
+        for name in _R_FIELDS:
+            if self.joined.startswith(name, self.offsets[i]):
+                # the value runs to the next structure; "options:bn(64,64)" glues it on
+                end = self._until_anchor(i + len(name.split()))
+                self.emit("field", " ".join(self.tokens[i:end]))
+                return end
+        if token == "The":
+            found = self._match(_R_NUMBERS, i)
+            if found:
+                self.emit("numbers", found[0])
+                return found[1]
+        if token == "type":
+            found = self._match(_R_SYM_HEADER, i)
+            if found:
+                self.emit("symheader", found[0])
+                self.sym_columns = found[0].count("bytes")
+                self.pk_kind = None
+                return found[1]
+        if self.sym_columns:
+            nxt = self._sym_row(i)
+            if nxt is not None:
+                return nxt
+        for text, kind in _R_PK_HEADER_TEXTS.items():
+            if self.joined.startswith(text, self.offsets[i]):
+                nxt = self._end_index(self.offsets[i] + len(text))
+                if nxt is not None:
+                    self.emit("pkheader", text)
+                    self.sym_columns = 0
+                    self.pk_kind = kind
+                    return nxt
+        nxt = self._pk_row(i)
+        if nxt is not None:
+            return nxt
+        if self._is_command(i):
+            end = i + 2 if self.tokens[i + 1] != "speed" else self._until_anchor(i + 2)
+            for j in range(i + 2, end):
+                if _R_PROSE_WORD.search(self.tokens[j]):
+                    end = j  # the command line ended without a line break: prose follows
+                    break
+            self.emit("command", " ".join(self.tokens[i:end]))
+            return end
+        return None
+
+    def _sym_row(self, i: int) -> int | None:
+        columns = self.sym_columns
+        for label_words in range(1, 5):
+            start = i + label_words
+            stop = start + columns
+            if stop > len(self.tokens):
+                return None
+            label = self.tokens[i:start]
+            if any(_R_NUM_TOKEN.fullmatch(t) for t in label):
+                return None
+            values = self.tokens[start:stop]
+            if all(_R_NUM_TOKEN.fullmatch(t) for t in values) and not (
+                stop < len(self.tokens) and _R_NUM_TOKEN.fullmatch(self.tokens[stop])
+            ):
+                self.emit("symrow", " ".join(self.tokens[i:stop]))
+                return stop
+        return None
+
+    def _pk_row(self, i: int) -> int | None:
+        t = self.tokens
+        n = len(t)
+        start: int | None = None
+        if t[i] in ("rsa", "dsa") and i + 2 < n and t[i + 1].isdigit():
+            if re.fullmatch(r"bits?", t[i + 2]):
+                start = i + 3
+        elif t[i].isdigit() and i + 2 < n and re.fullmatch(r"bits?", t[i + 1]):
+            if t[i + 2] == "ffdh":
+                start = i + 3
+            elif (
+                t[i + 2] in ("ecdsa", "ecdh", "EdDSA", "SM2")
+                and i + 3 < n
+                and re.fullmatch(r"\([^()\s]+\)", t[i + 3])
+            ):
+                start = i + 4
+        elif self.pk_kind in ("kem", "sig") and i + 1 < n and _R_PK_SECONDS.fullmatch(t[i + 1]):
+            start = i + 1
+        if start is None:
+            return None
+        seconds = 0
+        while start + seconds < n and _R_PK_SECONDS.fullmatch(t[start + seconds]):
+            seconds += 1
+        stop = start + 2 * seconds
+        if seconds == 0 or stop > n:
+            return None
+        if not all(_R_PK_VALUE.fullmatch(v) for v in t[start + seconds : stop]):
+            return None
+        self.emit("pkrow", " ".join(t[i:stop]))
+        self.sym_columns = 0
+        return stop
+
+
+@dataclass
+class _Segment:
+    items: list[_Item] = field(default_factory=list)
+    has_results: bool = False
+    has_version: bool = False
+    has_table_header: bool = False
+    commands: list[str] = field(default_factory=list)
+    broken: list[str] = field(default_factory=list)
+
+
+def _segments(items: Sequence[_Item]) -> list[_Segment]:
+    segments: list[_Segment] = []
+    current = _Segment()
+    for item in items:
+        kind = item.kind
+        if kind == "prose":
+            if current.commands and not current.has_results and len(item.text.split()) > 12:
+                current.commands.clear()  # a command quoted in prose, not the run's own
+            continue
+        starts_run = (
+            (current.has_results and kind in ("command", "progress", "elapsed", "version"))
+            or (kind == "version" and current.has_version and current.has_results)
+            or (kind == "symheader" and current.has_table_header)
+            or (kind == "mr" and item.text.startswith("+H") and current.has_results)
+        )
+        if starts_run:
+            segments.append(current)
+            current = _Segment()
+        elif kind == "version" and current.has_version:
+            # A version line with no table after it was not a speed header (an `openssl
+            # version` in the prose): forget it, keep the commands and progress read since.
+            current.items = [it for it in current.items if it.kind not in ("version", "field")]
+        if kind == "command":
+            current.commands.append(item.text)
+            continue
+        if kind == "broken":
+            current.broken.append(item.text)
+            continue
+        current.items.append(item)
+        if kind in ("symrow", "pkrow") or (kind == "mr" and item.text.startswith("+F")):
+            current.has_results = True
+        elif kind == "version":
+            current.has_version = True
+        elif kind == "symheader":
+            current.has_table_header = True
+    segments.append(current)
+    return [s for s in segments if s.has_results]
+
+
 def _parse_report(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
-    raise NotImplementedError
+    runs: list[SpeedRun] = []
+    previous: SpeedRun | None = None
+    for segment in _segments(_Lexer(text).run()):
+        evp: bool | None = None
+        evp_names: frozenset[str] | None = None
+        if segment.commands:
+            named = [m.group(1) for c in segment.commands for m in _R_EVP_ARG.finditer(c)]
+            evp = bool(named)
+            evp_names = frozenset(named)
+        lines = [item.text for item in segment.items]
+        run = _parse_lines(lines, evp=evp, evp_names=evp_names)
+        extra = [f"table text that could not be read: {b!r}" for b in segment.broken]
+        if (
+            run.header.version is None
+            and previous is not None
+            and previous.header.version is not None
+            and not run.machine_readable
+            and not previous.machine_readable
+        ):
+            # The author printed the build header once above several tables of one build.
+            inherited = replace(previous.header, elapsed=run.header.elapsed)
+            run = _parse_lines(lines, version=inherited.version, evp=evp, evp_names=evp_names)
+            run = replace(run, header=replace(inherited, elapsed=run.header.elapsed))
+            extra.append(
+                f"no header printed with this table: header of the run above "
+                f"({inherited.version_line}) assumed"
+            )
+        if extra:
+            run = replace(run, warnings=(*run.warnings, *extra))
+        previous = run
+        if not keep_duplicates and any(
+            r.header == run.header and r.figures == run.figures for r in runs
+        ):
+            continue  # a quoted copy of a run already read
+        runs.append(run)
+    if not runs:
+        raise ParseError(
+            "no `openssl speed` table found in this report",
+            hint="a table starts with 'type 16 bytes ...', 'sign verify ...' or '+H:'",
+        )
+    return runs
