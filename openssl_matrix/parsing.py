@@ -503,6 +503,7 @@ class _Builder:
     sig_names: list[str] = field(default_factory=list)
     mr_kem_rows: list[tuple[int, list[str], str]] = field(default_factory=list)
     multi: bool = False
+    multi_sizes: list[int] | None = None
 
     # -- helpers -----------------------------------------------------------------------
 
@@ -533,8 +534,12 @@ class _Builder:
         if not stripped:
             return
         if stripped.startswith("Got: ") or stripped.startswith("Forked child"):
-            # -multi: the parent echoes each child's -mr records; its own table follows.
+            # -multi: the parent echoes each child's -mr records; its own table follows,
+            # without a "type" header in 3.x, so the children's +H gives the sizes.
             self.multi = True
+            match = _MR_H_RE.match(stripped[5:].split(" from ")[0])
+            if match and self.sym_sizes is None:
+                self.multi_sizes = [int(n) for n in match.group(1).split(":")[1:]]
             return
         if _ELAPSED_RE.search(stripped):
             self.header["elapsed"] = True
@@ -560,6 +565,9 @@ class _Builder:
             return
         if self._pk_row(stripped):
             return
+        if self.sym_sizes is None and self.multi_sizes is not None:
+            self.sym_sizes = self.multi_sizes
+            self.multi_sizes = None
         if self.sym_sizes is not None and self._sym_row(stripped):
             return
         # Anything else ends a symmetric table (prose, error messages).
@@ -910,6 +918,8 @@ class _Builder:
         ops_key = "rsa4" if family == "rsa" and len(values) == 4 else family
         operations = _FAMILY_OPERATIONS[ops_key]
         pending_name = f"{family}-#{index}"
+        if rates_era is None and values:
+            rates_era = self._unit_from_progress(family, bits, operations[0], values[0])
         if len(values) < len(operations):
             self.warn(f"-mr record {label!r} has too few values")
             for operation in operations:
@@ -961,6 +971,35 @@ class _Builder:
                 (family, bits, operation), index,
             )  # fmt: skip
 
+    def _unit_from_progress(
+        self, family: str, bits: int | None, operation: str, token: str
+    ) -> bool | None:
+        """Whether a -mr value is a rate, judged against its progress line (count / time).
+
+        Used only when the version is unknown. The -mr stderr of the same run says how
+        many operations ran in how many seconds; the printed value is either that rate
+        or its inverse, and the two differ by orders of magnitude except near 1 op/s.
+        """
+        value = _float_or_none(token)
+        if value is None or not math.isfinite(value) or value <= 0:
+            return None
+        for p in self.progress:
+            if (p.family, p.bits, p.operation) != (family, bits, operation):
+                continue
+            if p.count <= 0 or p.seconds_reported <= 0:
+                continue
+            rate = p.count / p.seconds_reported
+            as_rate = abs(math.log(value / rate))
+            as_seconds = abs(math.log(1 / value / rate))
+            if min(as_rate, as_seconds) > math.log(1.5) or abs(as_rate - as_seconds) < 1:
+                return None  # neither reading matches, or both do (about 1 op/s)
+            self.warn(
+                "-mr public-key unit taken from the progress lines (no version given): "
+                + ("operations per second" if as_rate < as_seconds else "seconds per operation")
+            )
+            return as_rate < as_seconds
+        return None
+
     def _mr_dtp(self, parts: list[str], line: str) -> None:
         # +DTP:<bits>:<op>:<alg>:<secs> (all) or +DTP:<name>:<op>:<secs> (3.2+ KEM/sig)
         if len(parts) >= 4 and parts[0].isdigit():
@@ -977,7 +1016,7 @@ class _Builder:
         elif len(parts) >= 3:
             name, op = parts[0], parts[1]
             self.mr_pending = (
-                name,
+                f"{name} {op}",
                 _float_or_none(parts[2]),
                 None,
                 None,
@@ -1001,8 +1040,9 @@ class _Builder:
             number = _int_or_none(kind) or 0
             family = "kem" if 15 <= number <= 17 else "sig"
             names = self.kem_names if family == "kem" else self.sig_names
-            if label not in names:
-                names.append(label)
+            name = label.rsplit(" ", 1)[0]
+            if name not in names:
+                names.append(name)
         self.progress.append(
             Progress(
                 label=label,
@@ -1045,7 +1085,9 @@ class _Builder:
 
     def _header(self) -> SpeedHeader:
         values = dict(self.header)
-        if "elapsed" not in values and self.saw_progress_stream and not self.machine_readable:
+        if self.multi:
+            values["elapsed"] = True  # do_multi() sets usertime = 0 in every child
+        elif "elapsed" not in values and self.saw_progress_stream and not self.machine_readable:
             values["elapsed"] = False
         if "version" not in values and self.version_hint:
             values["version"] = self.version_hint

@@ -152,11 +152,19 @@ def test_3_0_machine_readable_curves_by_index() -> None:
 
 
 def test_3_0_mr_without_version_is_still_rates_for_late_records() -> None:
-    run = load("real-3.0.20/mr-usertime-pk")  # no version given
+    stdout = (FIXTURES / "real-3.0.20/mr-usertime-pk.stdout").read_text()
+    run = parse_speed(stdout)  # no version, no stderr
     assert one(run, "sm2", op="sign").status == STATUS_OK  # +F7 exists only from 3.0
     rsa = one(run, "rsa-1024", op="sign")
     assert (rsa.status, rsa.ops_per_s) == ("unknown-unit", None)
     assert any("version" in w for w in run.warnings)
+
+
+def test_mr_unit_from_progress_when_version_unknown() -> None:
+    run = load("real-3.0.20/mr-usertime-pk")  # stderr has +R1:<count>:1024:<secs>
+    rsa = one(run, "rsa-1024", op="sign")
+    assert (rsa.status, rsa.ops_per_s) == (STATUS_OK, 12230.30303)
+    assert any("unit taken from the progress lines" in w for w in run.warnings)
 
 
 # --- 1.1.1w ---------------------------------------------------------------------------
