@@ -1224,6 +1224,14 @@ def _pk_progress_kind(what: str) -> tuple[str | None, str | None]:
     return None, None
 
 
+def _version_token(version: str | None) -> str | None:
+    """``"OpenSSL 1.1.1w  11 Sep 2023"`` -> ``"1.1.1w"``; other text is kept as given."""
+    if version is None:
+        return None
+    match = re.match(r"\s*OpenSSL\s+(\d+\.\d+\.\d+\S*)", version)
+    return match.group(1) if match else version.strip()
+
+
 def _int_or_none(text: str) -> int | None:
     try:
         return int(text)
@@ -1257,7 +1265,7 @@ def parse_speed(
 
     Raises ParseError when neither stream looks like speed output at all.
     """
-    builder = _Builder(version_hint=version, evp_hint=evp)
+    builder = _Builder(version_hint=_version_token(version), evp_hint=evp)
     for line in _split_lines(stderr):
         builder.feed(line)
     # Progress printed on stderr must not end a table that starts on stdout.
@@ -1347,10 +1355,12 @@ _R_ANCHOR = re.compile(
     )
 )
 _R_MR = re.compile(
-    r"\+(?:(?:DT|DN):[^:\s]+(?: [^:\s]+){0,2}:\d+:\d+"
+    r"\+(?:D[TN]:[^:\s]+(?: [^:\s]+){0,2}:\d+:\d+"
+    r"|D[TN]P:\d+:[^:\s]*:[^:\s]+(?: [^:\s]+){0,2}:\d+"
+    r"|D[TN]P:[^:\s]+:[^:\s]+:\d+"
     r"|R:\d+:[^:\s]+(?: [^:\s]+){0,2}:\d+(?:\.\d+)?"
     r"|F:\d+:[^:\s]+(?: [^:\s]+){0,2}(?::[^:\s]+)+"
-    r"|(?:H|F\d+|DTP|DNP|R\d+):\S*)"
+    r"|(?:H|F\d+|R\d+):\S*)"
 )
 _R_PROGRESS = (_PROGRESS_SYM_RE, _PROGRESS_SYM_COUNT_RE, _PROGRESS_PK_RE, _PROGRESS_KS_RE)
 _R_ELAPSED = re.compile(r"You have chosen to measure elapsed time instead of user CPU time\.?")
@@ -1363,6 +1373,9 @@ _R_EVP_ARG = re.compile(r"(?:^| )-evp (\S+)")
 _R_PROMPT = re.compile(r"^(?:\$|%|#|\S*[>$#%]|\(\S*\)|\[\S*\])$")
 
 
+_QUOTE_PREFIX_RE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
+
+
 @dataclass
 class _Item:
     kind: str
@@ -1371,7 +1384,8 @@ class _Item:
 
 class _Lexer:
     def __init__(self, text: str) -> None:
-        tokens = [t for t in text.split() if not re.fullmatch(r">+", t)]
+        unquoted = _QUOTE_PREFIX_RE.sub("", text)  # "> " and ">>" at line starts
+        tokens = [t for t in unquoted.split() if not re.fullmatch(r">+", t)]  # inline ones
         self.tokens = tokens
         self.joined = " ".join(tokens)
         self.offsets: list[int] = []
@@ -1586,8 +1600,12 @@ class _Segment:
 def _segments(items: Sequence[_Item]) -> list[_Segment]:
     segments: list[_Segment] = []
     current = _Segment()
+    last = ""
     for item in items:
-        kind = item.kind
+        kind, before, last = item.kind, last, item.kind
+        if kind == "field" and before not in ("version", "field"):
+            last = "prose"
+            continue  # "options:" or "compiler:" in prose, not under a speed header
         if kind == "prose":
             if current.commands and not current.has_results and len(item.text.split()) > 12:
                 current.commands.clear()  # a command quoted in prose, not the run's own
@@ -1622,6 +1640,12 @@ def _segments(items: Sequence[_Item]) -> list[_Segment]:
     return [s for s in segments if s.has_results]
 
 
+def _is_progress_item(item: _Item) -> bool:
+    return item.kind in ("progress", "elapsed") or (
+        item.kind == "mr" and item.text.startswith(("+DT", "+DN", "+R"))
+    )
+
+
 def _parse_report(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
     runs: list[SpeedRun] = []
     previous: SpeedRun | None = None
@@ -1632,7 +1656,9 @@ def _parse_report(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
             named = [m.group(1) for c in segment.commands for m in _R_EVP_ARG.finditer(c)]
             evp = bool(named)
             evp_names = frozenset(named)
-        lines = [item.text for item in segment.items]
+        # progress first, as parse_speed reads stderr first: -mr units may depend on it
+        progress = [i.text for i in segment.items if _is_progress_item(i)]
+        lines = progress + [i.text for i in segment.items if not _is_progress_item(i)]
         run = _parse_lines(lines, evp=evp, evp_names=evp_names)
         extra = [f"table text that could not be read: {b!r}" for b in segment.broken]
         if (

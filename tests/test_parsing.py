@@ -275,3 +275,36 @@ def test_figure_records_are_json() -> None:
     assert not any(
         isinstance(v, float) and not math.isfinite(v) for r in records for v in r.values()
     )
+
+
+def test_public_key_time_basis_and_degenerate_rows() -> None:
+    stderr = (
+        "Doing 2048 bits private rsa's for 10s: 400 2048 bits private RSA's in 0.50s\n"
+        "Doing 2048 bits public rsa's for 10s: 90000 2048 bits public RSA's in 9.90s\n"
+        "Doing 256 bits  ecdh's for 10s: 0 256-bits ECDH ops in 10.00s\n"
+    )
+    stdout = (
+        "version: 3.0.20\n"
+        "                  sign    verify    sign/s verify/s\n"
+        "rsa 2048 bits 0.001250s 0.000110s    800.0   9090.9\n"
+        "                              op      op/s\n"
+        " 256 bits ecdh (nistp256)      infs      0.0\n"
+        "                              sign    verify    sign/s verify/s\n"
+        " 253 bits EdDSA (Ed25519)   0.0000s   0.0000s      inf      inf\n"
+    )
+    run = parse_speed(stdout, stderr)
+    sign = one(run, "rsa-2048", op="sign")
+    assert (sign.status, sign.ops_per_s) == ("suspect-time-basis", 800.0)
+    assert one(run, "rsa-2048", op="verify").status == STATUS_OK
+    ecdh = one(run, "ecdh-p256")
+    assert (ecdh.status, ecdh.ops_per_s) == ("zero", None)
+    ed = one(run, "ed25519", op="sign")
+    assert (ed.status, ed.ops_per_s) == ("infinite", None)
+    assert any("time basis" in w for w in run.warnings)
+
+
+def test_version_hint_may_be_the_openssl_version_line() -> None:
+    stdout = (FIXTURES / "real-1.1.1w/mr-evp-elapsed.stdout").read_text()
+    run = parse_speed(stdout, version="OpenSSL 1.1.1w  11 Sep 2023")
+    assert run.header.version == "1.1.1w"
+    assert one(run, "rsa-2048", op="sign").ops_per_s == 1015.0

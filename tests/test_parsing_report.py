@@ -241,3 +241,28 @@ def test_rendered_rsa_table_parses_back(rows: list[tuple[int, int, int]]) -> Non
                 candidates.append(1 / printed_seconds)
             assert fig.ops_per_s in candidates
             assert re.fullmatch(r"\S+s \S+", fig.raw)
+
+
+def test_machine_readable_report_with_stdout_pasted_before_stderr() -> None:
+    stdout = read("real-3.6.3/mr-evp-kem-sig-elapsed.stdout")
+    stderr = read("real-3.6.3/mr-evp-kem-sig-elapsed.stderr")
+    expected = parse_speed(stdout, stderr)  # no version: units from the +R progress
+    (run,) = parse_report("results:\n" + flatten(stdout) + "\nand stderr said\n" + stderr)
+    assert run.machine_readable
+    assert run.figures == expected.figures
+    assert {f.status for f in run.figures} == {STATUS_OK}
+
+
+def test_quote_markers_glued_to_the_text() -> None:
+    pasted, expected = as_pasted("seeds/001-1.0.1e-aesni.txt", None)
+    quoted = "\n".join(">" + line for line in pasted.splitlines())
+    (run,) = parse_report(">> earlier text\n" + quoted)
+    same_figures(run, expected)
+
+
+def test_header_words_in_prose_are_not_headers() -> None:
+    pasted, expected = as_pasted("seeds/001-1.0.1e-aesni.txt", None)
+    report = pasted + "\nThe build options: no-asm, compiler: clang, nothing else.\n"
+    (run,) = parse_report(report)
+    assert run.header.options == expected.header.options
+    assert run.header.compiler == expected.header.compiler
