@@ -8,8 +8,8 @@ frozen dataclasses. Two entry points:
 * :func:`parse_report` reads a pasted report (mailing-list post, blog page) that may hold
   several runs, mail quoting, prose between tables, and copies whose line breaks were lost.
 
-Formats understood (checked against apps/speed.c of 1.0.2, 1.1.1w, 3.0.20, 3.5.7 and 3.6.3
-and against real outputs, see tests/fixtures/speed/README.md):
+Formats understood (read from apps/speed.c of 1.0.2, 1.1.0, 1.1.1w, 3.0.20, 3.5.7 and 3.6.3,
+and checked against real outputs, see tests/fixtures/speed/README.md):
 
 * headers: ``OpenSSL 1.0.1e 11 Feb 2013`` (0.9.8-1.1.1) or ``version: 3.0.2`` (3.x),
   ``built on:``, ``platform:``, ``options:``, ``compiler:``, ``available timing options:``,
@@ -29,8 +29,8 @@ and against real outputs, see tests/fixtures/speed/README.md):
   ecdh records carry only an index and a bit count: the curve comes from speed.c's curve
   table, and the bit count must agree with it or the figure is refused;
 * progress lines, human (``Doing aes-128-cbc for 3s on 16 size blocks: 5 aes-128-cbc's in
-  3.00s``, 3.6's ``... ops for ...``, the public-key forms) and ``-mr`` (``+DT``/``+DTP``
-  followed by ``+R``, ``+R1``..``+R20``).
+  3.00s``, the ``... ops for ...`` wording of 3.5+, the public-key forms) and ``-mr``
+  (``+DT``/``+DTP`` followed by ``+R``, ``+R1``..``+R20``).
 
 Algorithm ids (``Figure.algorithm``) are lower case and dash separated:
 
@@ -300,7 +300,6 @@ def version_tuple(version: str | None) -> tuple[int, int, int] | None:
 # --------------------------------------------------------------------------------------
 # Regular expressions
 
-_NUM = r"(?:\d+(?:\.\d+)?|inf|-?nan)"
 _SYM_VALUE_RE = re.compile(r"(?:\d+\.\d+|inf|-?nan)k?", re.IGNORECASE)
 _SYM_HEADER_RE = re.compile(r"^\s*type\s+((?:\d+\s+bytes\s*)+)$")
 _VERSION_LINE_RE = re.compile(
@@ -471,15 +470,6 @@ def _rate_from_tokens(
 
 
 @dataclass
-class _PkRow:
-    family: str
-    bits: int | None
-    algorithm: str
-    label: str
-    key: tuple[str, int | None]
-
-
-@dataclass
 class _Builder:
     version_hint: str | None
     evp_hint: bool | None
@@ -501,7 +491,6 @@ class _Builder:
     )
     kem_names: list[str] = field(default_factory=list)
     sig_names: list[str] = field(default_factory=list)
-    mr_kem_rows: list[tuple[int, list[str], str]] = field(default_factory=list)
     multi: bool = False
     multi_sizes: list[int] | None = None
 
@@ -838,6 +827,7 @@ class _Builder:
             self.saw_progress_stream = True
             self.mr_pending = (
                 match.group("label"),
+                # +DT:<alg>:<seconds>:<size>; +DN (no SIGALRM) gives a count instead
                 float(match.group("secs")) if line.lstrip().startswith("+DT") else None,
                 int(match.group("size")),
                 None,
