@@ -1115,21 +1115,32 @@ class _Builder:
                 )
 
     def _settle_evp(self) -> None:
-        """Decide the EVP-ness of 1.x rows whose name is the same on both paths."""
+        """Decide the EVP-ness of 1.x rows whose name is the same on both paths.
+
+        Up to 1.1.1 speed has a single EVP row (names[D_EVP], the one -evp algorithm). So
+        when the version is known to be 1.x and another row already is that EVP row, the
+        undecided rows are legacy; when -evp was passed and exactly one row is undecided
+        and no other row is EVP, that row is the EVP one.
+        """
         undecided = {f.label for f in self.figures if f.block_size is not None and f.evp is None}
         if not undecided:
             return
-        if self.evp_hint and len(undecided) == 1:
-            has_other_evp = any(
-                f.evp is True and f.block_size is not None and f.label.lower() != "evp"
+        evp_rows = {f.label for f in self.figures if f.evp is True and f.block_size is not None}
+        has_evp_row = bool(evp_rows)
+        version = self.version
+        decided: dict[str, bool] = {}
+        # (several EVP rows: tables of several runs pasted as one; the rule does not hold)
+        if len(evp_rows) == 1 and version is not None and version < (3, 0, 0) and not self.multi:
+            decided = dict.fromkeys(undecided, False)
+        elif self.evp_hint and len(undecided) == 1 and not has_evp_row:
+            decided = dict.fromkeys(undecided, True)
+        if decided:
+            self.figures = [
+                replace(f, evp=decided[f.label])
+                if f.block_size is not None and f.evp is None and f.label in decided
+                else f
                 for f in self.figures
-            )
-            if not has_other_evp:
-                (label,) = undecided
-                self.figures = [
-                    replace(f, evp=True) if f.label == label and f.block_size else f
-                    for f in self.figures
-                ]
+            ]
 
     def _check_time_basis(self) -> None:
         suspects = [

@@ -181,8 +181,8 @@ def test_1_1_1_human_legacy_and_evp_rows() -> None:
     evp = one(run, "aes-128-cbc", size=16, label="aes-128-cbc")
     assert (legacy.evp, legacy.bytes_per_s) == (False, 208570350.0)
     assert (evp.evp, evp.bytes_per_s) == (True, 523607840.0)
-    # sha256 prints the same name on both paths: without evp= it cannot be told
-    assert one(run, "sha256", size=16).evp is None
+    # sha256 prints the same name on both paths, but 1.x has one EVP row: aes-128-cbc
+    assert one(run, "sha256", size=16).evp is False
     assert one(run, "rsa-2048", op="sign").evp is False  # RSA_sign
     assert one(run, "ecdh-p256").evp is True  # EVP_PKEY_derive from 1.1.1
     assert one(run, "ecdsa-p256", op="sign").ops_per_s == 23723.8
@@ -308,3 +308,10 @@ def test_version_hint_may_be_the_openssl_version_line() -> None:
     run = parse_speed(stdout, version="OpenSSL 1.1.1w  11 Sep 2023")
     assert run.header.version == "1.1.1w"
     assert one(run, "rsa-2048", op="sign").ops_per_s == 1015.0
+
+
+def test_1_x_digest_row_alone_needs_the_evp_hint() -> None:
+    stdout = "OpenSSL 1.1.1w  11 Sep 2023\ntype 16 bytes\nsha256 123.45k\n"
+    assert parse_speed(stdout).figures[0].evp is None
+    assert parse_speed(stdout, evp=True).figures[0].evp is True
+    assert parse_speed(stdout, evp=False).figures[0].evp is False
