@@ -17,7 +17,14 @@ from typing import Any
 
 from . import log
 from .backend import Backend, RunLimits, RunResult
-from .errors import BenchError, BuildError, DockerUnavailable, FatalError, ProfileMismatch
+from .errors import (
+    BenchError,
+    BuildError,
+    DockerUnavailable,
+    FatalError,
+    ParseError,
+    ProfileMismatch,
+)
 from .hostinfo import CpuInfo, parse_cpuinfo, profile_mismatches
 from .model import Mask, Matrix, Suite, Variant
 from .parsing import figure_records, parse_speed
@@ -170,9 +177,9 @@ class Bencher:
         probe = next(iter(images.values()))[0] if images else variants[0].base_image
         cpu_name, cpu, extra, mismatch = self.resolve_cpu(profile_name, probe, force=force)
         outcomes: list[CellOutcome] = []
-        for vid, exc in missing.items():
-            log.error(f"{vid}: {exc}")
-            outcomes.append(CellOutcome(vid, "failed", error=str(exc)))
+        for vid, err in missing.items():
+            log.error(f"{vid}: {err}")
+            outcomes.append(CellOutcome(vid, "failed", error=str(err)))
         if not images:
             return outcomes
         if mismatch:
@@ -259,13 +266,19 @@ class Bencher:
                 log.warn(f"  {v.id}: {msg}")
                 entry["status"] = "failed"
             else:
-                parsed = parse_speed(res.stdout, res.stderr, version=version, evp=suite.evp)
-                recs = figure_records(parsed)
+                try:
+                    parsed = parse_speed(res.stdout, res.stderr, version=version,
+                                         evp=suite.evp)
+                except ParseError as perr:
+                    parsed = None
+                    warnings.append(f"{inv.name}: output not understood: {perr.message}")
+                recs = figure_records(parsed) if parsed is not None else []
                 for rec in recs:
                     rec.update({"mask": inv.mask.name, "ia32cap": inv.mask.ia32cap,
                                 "invocation": inv.name})
                 figures.extend(recs)
-                warnings.extend(f"{inv.name}: {w}" for w in parsed.warnings)
+                if parsed is not None:
+                    warnings.extend(f"{inv.name}: {w}" for w in parsed.warnings)
                 entry["status"] = "ok" if recs else "no-figures"
                 entry["figures"] = len(recs)
                 if not recs:

@@ -21,7 +21,7 @@ from openssl_matrix.parsing import (
 )
 
 FIXTURES = Path(__file__).parent / "fixtures" / "speed"
-SEED_DIR = Path("/work/shared/seeds")
+SEED_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "seeds"
 
 # Line-structured outputs: (stdout, stderr) as speed printed them.
 STRUCTURED = [
