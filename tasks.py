@@ -13,9 +13,10 @@ from openssl_matrix.commands import HANDLERS
     klass=MatrixTask,
     positional=["command", "target"],
     help={
-        "command": "list | render | build | bench | export | parse | pin | report | reproduce",
-        "target": "FILE for `parse`, VERSION for `pin`, REPORT (a reports/ id or a spec "
-        "file) for `reproduce`",
+        "command": "list | render | build | bench | export | parse | import | pin | report | "
+        "reproduce",
+        "target": "FILE for `parse` and `import`, VERSION for `pin`, REPORT (a reports/ id "
+        "or a spec file) for `reproduce`",
         "matrix": "matrix file to use (default: matrix.yaml)",
         "results": "results tree folder (default: results)",
         "only": "variants to use: fnmatch pattern(s) over variant ids, comma separated",
@@ -32,6 +33,7 @@ from openssl_matrix.commands import HANDLERS
         "stdout/default (report: <results>/_report)",
         "block_size": "report: block size of the method tables and charts (default 8192)",
         "file": "pin: path of a tarball you trust",
+        "as_": "import: name for the imported report (results go under results/ref-NAME)",
     },
 )
 def matrix(
@@ -50,12 +52,13 @@ def matrix(
     format: str = "",
     output: str = "",
     file: str = "",
+    as_: str = "",
     block_size: int = 0,
 ) -> None:
     """Build and benchmark the OpenSSL matrix (`invoke matrix build`, `bench --cpu=auto`)."""
     flags = {
         "matrix": matrix, "results": results, "only": only, "jobs": jobs, "force": force,
         "cpu": cpu, "suite": suite, "wait": wait, "json": json, "format": format,
-        "output": output, "file": file, "block_size": block_size,
+        "output": output, "file": file, "as_": as_, "block_size": block_size,
     }
     dispatch(command, target, flags, HANDLERS)
