@@ -79,6 +79,8 @@ class Observation:
     status: str
     forced: bool
     host_flags: tuple[str, ...]
+    raw_file: str = ""  # the raw output this figure was read from, relative to the run
+    published: bool = False  # imported from a published report (`invoke matrix import`)
 
 
 def observations(tree: ResultsTree) -> list[Observation]:
@@ -96,6 +98,7 @@ def observations(tree: ResultsTree) -> list[Observation]:
         commands = {str(i.get("name")): list(i.get("command") or [])
                     for i in meta.get("invocations") or [] if isinstance(i, dict)}
         suite = meta.get("suite") or {}
+        published = meta.get("kind") == "reference"
         for fig in figures:
             if not isinstance(fig, dict) or fig.get("operation") is not None:
                 continue
@@ -122,6 +125,8 @@ def observations(tree: ResultsTree) -> list[Observation]:
                 bytes_per_s=float(value) if isinstance(value, (int, float)) else None,
                 status=str(fig.get("status") or "?"), forced=bool(meta.get("forced")),
                 host_flags=tuple(host.get("cpu_flags") or ()),
+                raw_file="raw/report.txt" if published else f"raw/{invocation}.stdout",
+                published=published,
             ))
     return out
 
@@ -162,6 +167,8 @@ def extensions_label(flags: Sequence[str]) -> str:
 def method_of(obs: Observation) -> tuple[int, str]:
     """(sort order, label) of the method an observation measures."""
     path = "" if obs.evp else " (no -evp)"
+    if obs.published:
+        return 6, f"as published{path}"
     if obs.engine:
         return 5, f"engine {obs.engine}{path}"
     if not obs.asm:
@@ -465,7 +472,7 @@ def _prov(cell: Cell) -> str:
     links = []
     for i, o in enumerate(sorted(cell.observations, key=lambda o: (o.variant, o.suite, o.run)),
                           1):
-        raw = f"{_rel_run(o)}/raw/{o.invocation}.stdout"
+        raw = f"{_rel_run(o)}/{o.raw_file}"
         meta = f"{_rel_run(o)}/meta.json"
         mark = "" if o.status == "ok" else f" [{o.status}]"
         value = k(o.bytes_per_s)

@@ -58,7 +58,7 @@ MEASUREMENT_KEYS = ("machine", "build", "command", "algorithm", "algorithms", "b
                     "notes")
 CLAIM_KEYS = ("id", "says", "where", "compare", "expect", "ratio", "tolerance", "block_sizes",
               "stand_in", "notes")
-MEASURE_KEYS = ("seconds", "repeat")
+MEASURE_KEYS = ("seconds", "repeat", "rows")
 
 _CAP = re.compile(r"^~?(0x[0-9a-fA-F]+)?(:~?0x[0-9a-fA-F]+)?$")
 _FIGURE = re.compile(r"^\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*(k|B/s)?\s*$")
@@ -164,10 +164,15 @@ class Claim:
 
 @dataclass(frozen=True)
 class MeasureSettings:
-    """How measurements are taken here (not how the report took them)."""
+    """How measurements are taken here (not how the report took them).
+
+    Only measurements a claim compares are measured, plus those named in ``rows`` (a
+    measurement, or a table row: every measurement of that ``algorithms:`` row).
+    """
 
     seconds: int
     repeat: int
+    rows: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -196,6 +201,13 @@ class ReportSpec:
         if m.engine and m.engine in ENGINE_NEEDS and ENGINE_NEEDS[m.engine] not in needs:
             needs.append(ENGINE_NEEDS[m.engine])
         return tuple(needs)
+
+    def wanted(self) -> set[str]:
+        """Measurements to take here: those claims compare, and ``measure.rows``."""
+        out = {n for c in self.claims for n in (c.numerator, c.denominator)}
+        for row in self.measure.rows:
+            out.update(n for n, m in self.measurements.items() if n == row or m.table == row)
+        return out
 
     def reference_ratio(self, claim: Claim, block: int) -> float | None:
         num = self.measurements[claim.numerator].reference.get(block)
@@ -277,7 +289,7 @@ def build_spec(data: Any, path: Path) -> ReportSpec:
     measurements = _measurements(ctx, _required(ctx, top, "measurements", ""), machines,
                                  builds)
     claims = _claims(ctx, _required(ctx, top, "claims", ""), measurements)
-    measure = _measure(ctx, top.get("measure"))
+    measure = _measure(ctx, top.get("measure"), measurements)
     return ReportSpec(path=path, id=spec_id, title=title, source=source, machines=machines,
                       versions=versions, builds=builds, measurements=measurements,
                       claims=claims, measure=measure,
@@ -497,9 +509,10 @@ def _measurements(ctx: _Ctx, value: Any, machines: Mapping[str, Machine],
                 row = dict.fromkeys((ctx.token(a, f"{kp}.algorithms[{i}]")
                                      for i, a in enumerate(algs)))
             else:
-                if isinstance(algs, dict) and any(not isinstance(a, str) for a in algs):
-                    raise ctx.fail(f"{kp}.algorithms", "an algorithm name is a number: a "
-                                   "figure with thousands separators was split at a comma",
+                if isinstance(algs, dict) and any(_split_figure(a) for a in algs):
+                    raise ctx.fail(f"{kp}.algorithms", "an algorithm name looks like part of "
+                                   "a figure: a figure with thousands separators was split "
+                                   "at a comma in a {flow: mapping}",
                                    hint="quote such figures: {aes-256-cbc: '1,086,559.57k'}")
                 row = ctx.mapping(algs, f"{kp}.algorithms")
             if not row:
@@ -529,6 +542,11 @@ def _measurements(ctx: _Ctx, value: Any, machines: Mapping[str, Machine],
     return out
 
 
+def _split_figure(key: Any) -> bool:
+    """A mapping key that is really the tail of a figure split at a comma by YAML."""
+    return not isinstance(key, str) or bool(re.match(r"^\d{3}(\.\d+)?(k|B/s)?$", key))
+
+
 def _sizes_mapping(ctx: _Ctx, value: Any, keypath: str) -> dict[Any, Any]:
     """A mapping keyed by block size (YAML reads the keys as numbers)."""
     if value is None:
@@ -536,6 +554,11 @@ def _sizes_mapping(ctx: _Ctx, value: Any, keypath: str) -> dict[Any, Any]:
     if not isinstance(value, dict):
         raise ctx.fail(keypath, "expected a mapping of block size to figure, e.g. "
                        "{16: 305049.90k, 8192: 333987.84k}")
+    for key in value:
+        if isinstance(key, str) and _split_figure(key):
+            raise ctx.fail(keypath, f"{key!r} is not a block size: a figure with thousands "
+                           "separators was split at a comma in a {flow: mapping}",
+                           hint="quote such figures: {8192: '1,086,559.57k'}")
     return value
 
 
@@ -617,14 +640,21 @@ def _claims(ctx: _Ctx, value: Any, measurements: Mapping[str, Measurement]
     return tuple(out)
 
 
-def _measure(ctx: _Ctx, value: Any) -> MeasureSettings:
+def _measure(ctx: _Ctx, value: Any, measurements: Mapping[str, Measurement]
+             ) -> MeasureSettings:
     m = ctx.mapping(value, "measure")
     ctx.keys(m, MEASURE_KEYS, "measure")
+    rows = ctx.strings(m.get("rows"), "measure.rows")
+    names = set(measurements) | {x.table for x in measurements.values() if x.table}
+    for i, row in enumerate(rows):
+        if row not in names:
+            raise ctx.fail(f"measure.rows[{i}]", f"{row!r} is neither a measurement nor a "
+                           "table row", hint=_choices_hint(row, sorted(names)))
     seconds = ctx.posint(m.get("seconds", 1), "measure.seconds")
     repeat = ctx.posint(m.get("repeat", 3), "measure.repeat")
     assert seconds is not None and repeat is not None
     if repeat > 50:
         raise ctx.fail("measure.repeat", f"{repeat} repetitions is more than this tool runs "
                        "(at most 50)")
-    return MeasureSettings(seconds=seconds, repeat=repeat)
+    return MeasureSettings(seconds=seconds, repeat=repeat, rows=rows)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import socket
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -62,6 +62,7 @@ class Environment:
     profiles: Mapping[str, Any]
     sources_dirs: tuple[Path, ...]
     lock_file: Path | None
+    mirrors: Callable[[str], list[str]] = default_urls
 
     @classmethod
     def from_matrix(cls, path: Path | None) -> Environment:
@@ -105,7 +106,7 @@ def _urls_for(version: str, ref: VersionRef | None, env: Environment) -> tuple[s
     entry = env.versions.get(version)
     if isinstance(entry, dict):
         urls += [str(u) for u in entry.get("urls") or []]
-    urls += default_urls(version)
+    urls += env.mirrors(version)
     return tuple(dict.fromkeys(urls))
 
 
@@ -258,6 +259,7 @@ class Planned:
     mask: str | None = None
     blocks: tuple[int, ...] = ()
     problem: str | None = None
+    skipped: bool = False  # no claim compares it and measure.rows does not name it
 
 
 @dataclass
@@ -301,9 +303,13 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
     planned: dict[str, Planned] = {}
     cells: dict[str, dict[str, Any]] = {}
     grouped: dict[tuple[str, bool, str | None, bool], list[str]] = {}
+    wanted = spec.wanted()
     for name, m in spec.measurements.items():
         p = Planned(name, blocks=blocks[name])
         planned[name] = p
+        if name not in wanted:
+            p.skipped = True
+            continue
         build = spec.builds[m.build]
         rv = resolved[build.version]
         if rv.release is None:
@@ -520,6 +526,20 @@ class BlockJudgement:
     ours_range: tuple[float, float] | None = None
     pairs: int = 0
 
+    @property
+    def stable(self) -> bool | None:
+        """False when our slowest and fastest pair would give different verdicts."""
+        if self.passed is None or self.ours_range is None or self.pairs < 2:
+            return None
+        return self.passed == self._passes(self.ours_range[0]) == \
+            self._passes(self.ours_range[1])
+
+    expect: str = "ratio"
+    tolerance: float = 0.25
+
+    def _passes(self, value: float) -> bool:
+        return passes(self.expect, value, self.target, self.tolerance)
+
 
 @dataclass
 class ClaimResult:
@@ -529,6 +549,11 @@ class ClaimResult:
     blocks: list[BlockJudgement] = field(default_factory=list)
     versions: dict[str, str] = field(default_factory=dict)  # measurement -> release used
     stand_in_note: str | None = None
+
+    @property
+    def unstable(self) -> list[int]:
+        """Block sizes where our own spread straddles the expectation."""
+        return [b.block for b in self.blocks if b.stable is False]
 
 
 def passes(expect: str, value: float, target: float, tolerance: float) -> bool:
@@ -586,7 +611,8 @@ def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, Planned],
             block, ref, value, target,
             None if value is None else passes(claim.expect, value, target, claim.tolerance),
             None if ref is None else passes(claim.expect, ref, target, claim.tolerance),
-            (min(ratios), max(ratios)) if ratios else None, len(ratios)))
+            (min(ratios), max(ratios)) if ratios else None, len(ratios), claim.expect,
+            claim.tolerance))
     missing = [b.block for b in result.blocks if b.ours is None]
     if missing:
         detail = []
@@ -780,7 +806,8 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
             "build": m.build, "algorithm": m.algorithm, "evp": m.evp, "ia32cap": m.ia32cap,
             "engine": m.engine, "decrypt": m.decrypt, "command_as_reported": m.command,
             "machine": machine.name, "version_built": p.version, "stand_in": p.stand_in,
-            "variant": p.variant, "suite": p.suite, "mask": p.mask, "not_measured": p.problem,
+            "variant": p.variant, "suite": p.suite, "mask": p.mask,
+            "not_measured": "no claim compares it" if p.skipped else p.problem,
             "runs": o.runs, "image_id": o.image_id, "statuses": o.statuses,
             "figures": [{
                 "block_size": b,
@@ -806,9 +833,11 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
             "compare": [r.claim.numerator, r.claim.denominator], "expect": r.claim.expect,
             "tolerance": r.claim.tolerance, "verdict": r.verdict, "reason": r.reason,
             "stand_in": r.stand_in_note, "versions_built": r.versions,
+            "unstable_at": r.unstable,
             "blocks": [{"block_size": b.block, "reference_ratio": b.reference,
                         "our_ratio": b.ours, "our_ratio_range": b.ours_range,
                         "pairs": b.pairs, "target": b.target, "passed": b.passed,
+                        "stable": b.stable,
                         "reference_meets_claim": b.reference_passes} for b in r.blocks],
         } for r in rep.results],
         "measurements": measurements,
@@ -857,6 +886,10 @@ def render_text(rep: Reproduction) -> str:
             lines.append(f"      reason: {r.reason}")
         if r.stand_in_note:
             lines.append(f"      stand-in: {r.stand_in_note}")
+        if r.unstable:
+            lines.append(f"      unsure: at {', '.join(map(str, r.unstable))} bytes our runs "
+                         "fall on both sides of the expectation (a busy machine?); measure "
+                         "again on a quiet one, or raise measure.repeat")
         if r.blocks:
             lines.append(f"      {'block':>6}  {'reference':>9}  {'ours':>8}  "
                          f"{'expected':<14} {'our runs':<18}")
@@ -878,7 +911,10 @@ def render_text(rep: Reproduction) -> str:
         built = f"{p.variant}" + (" (stand-in)" if p.stand_in else "") if p.variant else \
             "not measured"
         lines.append(f"  {name}: {what} · {m.build} → {built}")
-        if p.problem:
+        if p.skipped:
+            lines.append("      not measured: no claim compares it (name it in measure.rows "
+                         "to measure it)")
+        elif p.problem:
             lines.append(f"      not measured: {p.problem}")
         for size in sorted(set(m.reference) | set(o.blocks)):
             ref = m.reference.get(size)

@@ -1,0 +1,253 @@
+"""Reproduce against the fake backend: versions, requirements, verdicts, files, reuse.
+
+The speed outputs the fake returns are in the real ``-mr`` format of 1.1.1w (see
+tests/fixtures/speed/real-1.1.1w/mr-evp-elapsed.stdout); their numbers are made up for
+the logic under test and never reach a results tree outside tmp_path.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pytest
+
+from openssl_matrix.hostinfo import parse_cpuinfo
+from openssl_matrix.reportspec import load_spec
+from openssl_matrix.reproduce import (
+    NOT_REPRODUCED,
+    NOT_TESTABLE,
+    REPRODUCED,
+    Environment,
+    HostFacts,
+    Ours,
+    as_json,
+    mask_name,
+    paired_ratios,
+    render_text,
+    reproduce,
+    requirement_problem,
+)
+from openssl_matrix.results import ResultsTree
+
+from .conftest import make_tarball
+from .fakes import CPUINFO_EPYC, FakeBackend
+
+# bytes/s the fake openssl prints at every block size
+EVP_AES = 1_400_000_000.0
+EVP_AES_MASKED = 350_000_000.0
+LEGACY_AES = 300_000_000.0
+SHA256 = 500_000_000.0
+SIZES = (16, 64, 256, 1024, 8192, 16384)
+
+
+def fake_speed(image: str, command: Sequence[str], env: Mapping[str, str],
+               ) -> tuple[int, str, str]:
+    assert command[:4] == ("openssl", "speed", "-elapsed", "-mr"), command
+    args = list(command[4:])
+    sizes: tuple[int, ...] = SIZES
+    if "-bytes" in args:
+        i = args.index("-bytes")
+        sizes = (int(args[i + 1]),)
+        del args[i:i + 2]
+    if "-seconds" in args:
+        i = args.index("-seconds")
+        del args[i:i + 2]
+    evp = "-evp" in args
+    algs = [a for a in args if not a.startswith("-")]
+    masked = "OPENSSL_ia32cap" in env
+    out = ["+H:" + ":".join(map(str, sizes))]
+    for alg in algs:
+        if alg.startswith("aes"):
+            value = (EVP_AES_MASKED if masked else EVP_AES) if evp else LEGACY_AES
+            label = alg if evp else alg.replace("-cbc", " cbc")
+        else:
+            value, label = SHA256, alg
+        out.append(f"+F:22:{label}:" + ":".join(f"{value:.2f}" for _ in sizes))
+    err = "".join(f"+DT:{a}:1:{s}\n+R:1000:{a}:1.000000\n" for a in algs for s in sizes)
+    return 0, "\n".join(out) + "\n", err
+
+
+SPEC = """
+schema: 1
+title: A made-up report for the tests
+source: {{kind: blog, where: nowhere, date: 2020}}
+machines:
+  m: {{cpu: Made-up CPU, clock_ghz: 2.0, flags: [aes]}}
+versions:
+  1.1.1w:
+    sha256: {sha}
+    urls: [file://{src}/openssl-1.1.1w.tar.gz]
+  1.0.1e:
+    stand_in: 1.1.1w
+    stand_in_why: the same EVP and low-level paths
+  0.9.8s: {{}}
+builds:
+  new: {{version: 1.1.1w}}
+  old: {{version: 1.0.1e}}
+  ancient: {{version: 0.9.8s}}
+measurements:
+  evp-on: {{build: old, algorithm: aes-128-cbc, reference: {{8192: 200000.00k}}}}
+  evp-off: {{build: old, algorithm: aes-128-cbc, ia32cap: "~0x200000200000000",
+             reference: {{8192: 100000.00k}}}}
+  legacy-on: {{build: old, algorithm: aes-128-cbc, evp: false}}
+  legacy-off: {{build: old, algorithm: aes-128-cbc, evp: false, ia32cap: "~0x200000200000000"}}
+  sha-new: {{build: new, algorithm: sha256}}
+  padlock: {{build: new, algorithm: aes-128-cbc, needs: [padlock]}}
+  ancient-aes: {{build: ancient, algorithm: aes-128-cbc}}
+  unused: {{build: new, algorithm: md5}}
+claims:
+  - {{id: about-twice, says: about 2x, compare: [evp-on, evp-off], expect: ratio}}
+  - {{id: faster, says: faster, compare: [evp-on, evp-off], expect: faster}}
+  - {{id: legacy-same, says: no difference, compare: [legacy-on, legacy-off], expect: same}}
+  - {{id: exact-only, says: about 1.0.1e itself, compare: [evp-on, evp-off], expect: faster,
+      stand_in: false}}
+  - {{id: needs-padlock, says: padlock, compare: [padlock, sha-new], expect: faster}}
+  - {{id: no-source, says: old one, compare: [ancient-aes, sha-new], expect: slower}}
+measure: {{seconds: 1, repeat: 2}}
+"""
+
+
+@pytest.fixture
+def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+          ) -> tuple[Path, Environment, FakeBackend, ResultsTree]:
+    monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
+    src = tmp_path / "src"
+    src.mkdir()
+    sha = make_tarball(src / "openssl-1.1.1w.tar.gz", "1.1.1w")
+    spec = tmp_path / "made-up.yaml"
+    spec.write_text(SPEC.format(sha=sha, src=src))
+    env = Environment(None, {}, {}, {}, (), None, mirrors=lambda v: [])
+    return spec, env, FakeBackend(fake_speed), ResultsTree(tmp_path / "results")
+
+
+def test_verdicts_for_each_kind_of_claim(setup: tuple[Path, Environment, FakeBackend,
+                                                      ResultsTree]) -> None:
+    spec_path, env, backend, tree = setup
+    spec = load_spec(spec_path)
+    rep = reproduce(spec, env, backend, tree)
+    verdicts = {r.claim.id: r for r in rep.results}
+    # 1400/350 = 4.0 against the report's 2.0 ±25 %: measured, and not reproduced
+    assert verdicts["about-twice"].verdict == NOT_REPRODUCED
+    assert verdicts["about-twice"].blocks[0].ours == pytest.approx(4.0)
+    assert verdicts["about-twice"].blocks[0].reference == pytest.approx(2.0)
+    assert verdicts["faster"].verdict == REPRODUCED
+    assert verdicts["faster"].stand_in_note == "1.1.1w stands in for 1.0.1e"
+    assert verdicts["legacy-same"].verdict == REPRODUCED
+    assert verdicts["legacy-same"].blocks[0].ours == pytest.approx(1.0)
+    assert verdicts["exact-only"].verdict == NOT_TESTABLE
+    assert "accepts no stand-in" in (verdicts["exact-only"].reason or "")
+    assert verdicts["needs-padlock"].verdict == NOT_TESTABLE
+    assert "needs VIA PadLock" in (verdicts["needs-padlock"].reason or "")
+    assert verdicts["no-source"].verdict == NOT_TESTABLE
+    assert "no sha256 is known for OpenSSL 0.9.8s" in (verdicts["no-source"].reason or "")
+    assert "invoke matrix pin 0.9.8s --file PATH" in (verdicts["no-source"].reason or "")
+    # the version resolution says why the stand-in was used
+    assert rep.resolved["1.0.1e"].release == "1.1.1w" and rep.resolved["1.0.1e"].stand_in
+    assert rep.resolved["0.9.8s"].release is None
+    # 1.1.1w-asm serves both builds (one itself, one as stand-in): per repetition one EVP
+    # suite (aes-128-cbc and sha256, native and masked: 4 invocations) and one legacy suite
+    # (both masks: 2 invocations)
+    speed_runs = [r for r in backend.runs if r[1][:2] == ("openssl", "speed")]
+    assert len(speed_runs) == 2 * (4 + 2)
+    # only one block size was needed, so -bytes 8192 was used
+    assert all("-bytes" in r[1] and "8192" in r[1] for r in speed_runs)
+    assert rep.planned["unused"].skipped
+
+
+def test_reproduction_is_written_and_runs_are_reused(
+        setup: tuple[Path, Environment, FakeBackend, ResultsTree]) -> None:
+    spec_path, env, backend, tree = setup
+    spec = load_spec(spec_path)
+    first = reproduce(spec, env, backend, tree)
+    assert first.out_dir == tree.root / "_reproduce" / "made-up" / "0001"
+    data = json.loads((first.out_dir / "verdicts.json").read_text())
+    assert data["summary"] == {REPRODUCED: 2, NOT_REPRODUCED: 1, NOT_TESTABLE: 3}
+    claim = next(c for c in data["claims"] if c["id"] == "about-twice")
+    assert claim["blocks"][0]["pairs"] == 2 and claim["blocks"][0]["stable"] is True
+    m = data["measurements"]["evp-on"]
+    assert m["variant"] == "1.1.1w-asm-x86_64" and m["stand_in"] is True
+    assert len(m["runs"]) == 2
+    fig = next(f for f in m["figures"] if f["block_size"] == 8192)
+    assert fig["ours_median_bytes_per_s"] == EVP_AES
+    assert fig["reference_cycles_per_byte"] == pytest.approx(2.0e9 / 200_000_000)
+    assert fig["ours_cycles_per_byte"] == pytest.approx(2.45e9 / EVP_AES)
+    text = (first.out_dir / "side-by-side.txt").read_text()
+    assert "✕ [not reproduced] about-twice" in text
+    assert "1.0.1e: stand-in 1.1.1w" in text
+    assert (first.out_dir / "spec.yaml").read_text() == spec_path.read_text()
+
+    runs_before = len(backend.runs)
+    second = reproduce(spec, env, backend, tree)
+    assert second.out_dir is not None and second.out_dir.name == "0002"
+    speed = [r for r in backend.runs[runs_before:] if r[1][:2] == ("openssl", "speed")]
+    assert speed == [], "finished runs of the same suites on the same image are reused"
+    assert as_json(second)["summary"] == data["summary"]
+
+    third = reproduce(spec, env, backend, tree, force=True)
+    speed = [r for r in backend.runs[runs_before:] if r[1][:2] == ("openssl", "speed")]
+    assert len(speed) == 2 * 6, "--force measures every suite again"
+    assert len(third.ours["evp-on"].runs) == 4
+
+
+def test_requirements_say_what_is_missing() -> None:
+    cpu = parse_cpuinfo(CPUINFO_EPYC.split("==> uname")[0])
+    facts = HostFacts(cpu, {"uname": "Linux 6.1.0 x86_64"},
+                      (False, "socket(AF_ALG) failed: Address family not supported"),
+                      (False, "this host has no /dev/crypto"))
+    assert requirement_problem("aes-ni", facts) is None
+    assert requirement_problem("sha-ext", facts) is None
+    padlock = requirement_problem("padlock", facts)
+    assert padlock is not None and "VIA PadLock" in padlock and "AMD EPYC 7B13" in padlock
+    af_alg = requirement_problem("af_alg", facts)
+    assert af_alg is not None and "the kernel lacks it" in af_alg
+    assert "Linux 6.1.0" in af_alg
+    dev = requirement_problem("dev-crypto", facts)
+    assert dev == "needs /dev/crypto (cryptodev); this host has no /dev/crypto"
+    no_aes = HostFacts(cpu.__class__(cpu.vendor, cpu.model, ("sse2",), cpu.mhz, 2),
+                       {}, (True, ""), (True, ""))
+    assert "has no 'aes' flag" in (requirement_problem("aes-ni", no_aes) or "")
+    assert requirement_problem("af_alg", no_aes) is None
+
+
+def test_paired_ratios_prefer_figures_taken_together() -> None:
+    a = Ours(per_run=[("r1", {8192: 10.0}), ("r2", {8192: 30.0})])
+    b = Ours(per_run=[("r1", {8192: 5.0}), ("r2", {8192: 10.0})])
+    assert paired_ratios(a, b, 8192) == [2.0, 3.0]
+    c = Ours(per_run=[("x1", {8192: 5.0}), ("x2", {8192: 15.0})])
+    assert paired_ratios(a, c, 8192) == [2.0, 2.0]  # different suites: run by run
+
+
+def test_mask_names_are_valid_and_distinct() -> None:
+    names = {mask_name(None), mask_name("~0x200000200000000"), mask_name("0x200000200000000"),
+             mask_name(":~0x20000000"), mask_name("~0x200000000000000:~0x20000000")}
+    assert len(names) == 5
+    assert mask_name(None) == "native"
+    assert mask_name("~0x200000200000000") == "cap-not-0x200000200000000"
+
+
+def test_side_by_side_for_a_seed_spec_without_docker(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing of the VIA/Ryzen blog is measurable without sources: every claim says why."""
+    monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "empty-cache"))
+    from openssl_matrix.reproduce import Reproduction, judge, plan, resolve_versions
+
+    spec = load_spec(Path(__file__).resolve().parent.parent / "reports" /
+                     "via-luke-ryzen-blog.yaml")
+    env = Environment(None, {}, {}, {}, (), tmp_path / "none.lock", mirrors=lambda v: [])
+    resolved = resolve_versions(spec, env)
+    assert resolved["1.1.0l"].release is None
+    assert "not obtainable here" in (resolved["1.1.0l"].problem or "")
+    cpu = parse_cpuinfo(CPUINFO_EPYC.split("==> uname")[0])
+    facts = HostFacts(cpu, {}, (False, "no AF_ALG"), (False, "no /dev/crypto"))
+    planned, groups, cells = plan(spec, resolved, facts)
+    assert not groups and not cells
+    ours = {n: Ours() for n in spec.measurements}
+    results = [judge(spec, c, planned, ours, resolved) for c in spec.claims]
+    assert {r.verdict for r in results} == {NOT_TESTABLE}
+    rep = Reproduction(spec, resolved, planned, ours, results, {"cpu_model": cpu.model},
+                       [], "start", "end")
+    text = render_text(rep)
+    assert "Summary: 0 reproduced, 0 not reproduced, 11 not testable here" in text
+    assert "put openssl-1.1.0l.tar.gz" in text
