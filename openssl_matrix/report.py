@@ -370,7 +370,7 @@ def _figure() -> Any:
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    return Figure(figsize=(9, 4.8), dpi=100, layout="constrained")
+    return Figure(figsize=(11, 4.8), dpi=100, layout="constrained")
 
 
 def method_chart(g: Group, block: int, path: Path) -> bool:
@@ -395,7 +395,7 @@ def method_chart(g: Group, block: int, path: Path) -> bool:
     ax.set_yscale("log")
     ax.set_ylabel("MB/s (median, log scale)")
     ax.set_title(f"{g.key.title}\n{block}-byte blocks", fontsize=10)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(axis="y", which="both", alpha=0.3)
     fig.savefig(path)
     return True
@@ -418,7 +418,7 @@ def size_chart(g: Group, algorithm: str, path: Path) -> bool:
     ax.set_xlabel("block size (bytes)")
     ax.set_ylabel("MB/s (median)")
     ax.set_title(f"{algorithm} — {g.key.title}", fontsize=10)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(alpha=0.3)
     fig.savefig(path)
     return True

@@ -137,6 +137,7 @@ def _obtain(version: str, ref: VersionRef | None, env: Environment,
 
 def _attempts(exc: SourceError) -> str:
     """The places a failed fetch tried, one short reason each."""
+    import re
     import urllib.parse
 
     parts: list[str] = []
@@ -146,6 +147,9 @@ def _attempts(exc: SourceError) -> str:
             continue
         where, _, why = line[2:].partition(": ")
         host = urllib.parse.urlparse(where).netloc or where
+        earlier = re.search(r"already failed in this run \((.*)\)$", why)
+        if earlier:
+            why = earlier.group(1)
         why = why.split(" (")[0]
         parts.append(f"{host}: {why}")
     return "; ".join(parts) or exc.message.splitlines()[0]
@@ -259,7 +263,7 @@ class Planned:
     mask: str | None = None
     blocks: tuple[int, ...] = ()
     problem: str | None = None
-    skipped: bool = False  # no claim compares it and measure.rows does not name it
+    skipped: str | None = None  # why it is not measured although it could be
 
 
 @dataclass
@@ -308,7 +312,8 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
         p = Planned(name, blocks=blocks[name])
         planned[name] = p
         if name not in wanted:
-            p.skipped = True
+            p.skipped = ("no claim compares it (name it in measure.rows to measure it "
+                         "anyway)")
             continue
         build = spec.builds[m.build]
         rv = resolved[build.version]
@@ -316,6 +321,12 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
             p.problem = rv.problem
             continue
         p.version, p.stand_in = rv.release, rv.stand_in
+        users = [c for c in spec.claims if name in (c.numerator, c.denominator)]
+        if rv.stand_in and users and not any(c.stand_in for c in users) and \
+                not any(name == r or m.table == r for r in spec.measure.rows):
+            p.skipped = (f"the claims that compare it are about {build.version} itself and "
+                         f"refuse the stand-in {rv.release}")
+            continue
         problems = [x for x in (requirement_problem(n, facts)
                                 for n in spec.measurement_needs(m)) if x]
         if m.engine and not suite_supports("engine"):
@@ -581,7 +592,7 @@ def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, Planned],
           ours: Mapping[str, Ours], resolved: Mapping[str, ResolvedVersion]) -> ClaimResult:
     sides = (claim.numerator, claim.denominator)
     result = ClaimResult(claim, NOT_TESTABLE)
-    problems: list[str] = []
+    problems: dict[str, list[str]] = {}  # reason -> the measurements it stops
     notes: list[str] = []
     for name in sides:
         p = planned[name]
@@ -590,16 +601,18 @@ def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, Planned],
         if p.version:
             result.versions[name] = p.version
         if p.problem:
-            problems.append(f"{name}: {p.problem}")
+            problems.setdefault(p.problem, []).append(name)
         elif p.stand_in and not claim.stand_in:
-            problems.append(f"{name}: this claim is about {version} itself and accepts no "
-                            f"stand-in ({rv.problem})")
+            problems.setdefault(f"this claim is about {version} itself and accepts no "
+                                f"stand-in ({rv.problem})", []).append(name)
         elif p.stand_in:
             note = f"{p.version} stands in for {version}"
             if note not in notes:
                 notes.append(note)
     if problems:
-        result.reason = "; ".join(dict.fromkeys(problems))
+        result.reason = "; ".join(text if len(problems) == 1 and len(names) == len(sides)
+                                  else f"{', '.join(names)}: {text}"
+                                  for text, names in problems.items())
         return result
     result.stand_in_note = "; ".join(notes) or None
     for block in spec.claim_blocks(claim):
@@ -807,7 +820,7 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
             "engine": m.engine, "decrypt": m.decrypt, "command_as_reported": m.command,
             "machine": machine.name, "version_built": p.version, "stand_in": p.stand_in,
             "variant": p.variant, "suite": p.suite, "mask": p.mask,
-            "not_measured": "no claim compares it" if p.skipped else p.problem,
+            "not_measured": p.skipped or p.problem,
             "runs": o.runs, "image_id": o.image_id, "statuses": o.statuses,
             "figures": [{
                 "block_size": b,
@@ -912,8 +925,7 @@ def render_text(rep: Reproduction) -> str:
             "not measured"
         lines.append(f"  {name}: {what} · {m.build} → {built}")
         if p.skipped:
-            lines.append("      not measured: no claim compares it (name it in measure.rows "
-                         "to measure it)")
+            lines.append(f"      not measured: {p.skipped}")
         elif p.problem:
             lines.append(f"      not measured: {p.problem}")
         for size in sorted(set(m.reference) | set(o.blocks)):

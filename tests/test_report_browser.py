@@ -67,7 +67,7 @@ def test_html_report_opens_from_disk_with_tables_and_charts(fake_matrix: Path,
                                        "asm + AES-NI & SHA ext."]
     assert len(facts["images"]) == 6
     for img in facts["images"]:
-        assert img["complete"] and img["width"] == 900 and img["height"] == 480, img
+        assert img["complete"] and img["width"] == 1100 and img["height"] == 480, img
         assert img["shown"] > 0, img
     assert facts["links"] > 20
 
