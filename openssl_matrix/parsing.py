@@ -498,6 +498,7 @@ class _Builder:
     sym_sizes: list[int] | None = None
     pk_table: str | None = None
     mr_sizes: list[int] | None = None
+    multi_sizes: list[int] | None = None
     mr_pending: tuple[str, float | None, int | None, int | None, str | None, str | None] | None = (
         None
     )
@@ -537,6 +538,11 @@ class _Builder:
         if stripped.startswith("Got: ") or stripped.startswith("Forked child"):
             # -multi: the parent echoes each child's -mr records; its own table follows.
             self.multi = True
+            # With -mr the parent prints its +F sums without a +H of its own (1.1.1w,
+            # 3.0.20): the children's +H gives the sizes.
+            child_h = _MR_H_RE.match(stripped[len("Got: "):].split(" from ")[0])
+            if child_h and self.mr_sizes is None:
+                self.multi_sizes = [int(n) for n in child_h.group(1).split(":")[1:]]
             return
         if _ELAPSED_RE.search(stripped):
             self.header["elapsed"] = True
@@ -849,7 +855,7 @@ class _Builder:
 
     def _mr_symmetric(self, index: int, name: str, values: str) -> None:
         tokens = values.split(":")[1:]
-        sizes = self.mr_sizes
+        sizes = self.mr_sizes if self.mr_sizes is not None else self.multi_sizes
         if sizes is None:
             self.warn(f"+F record for {name!r} before any +H header; sizes unknown")
             sizes = []
