@@ -257,16 +257,19 @@ def _invocations_for(v: tuple[int, int, int, str], suite: Suite, mask: Mask,
 def interleaved(variants: Sequence[Variant], rounds: int) -> list[tuple[int, Variant]]:
     """The order of a repeated bench: round by round, every variant once per round.
 
-    Runs of one variant are never back to back (unless it is alone), and each round
-    starts one variant later than the previous one, so no variant always runs first
-    (after an idle machine) or last.
+    Runs of one variant are never back to back (unless it is alone), and where that
+    allows, each round starts one variant later than the previous one, so no variant
+    always runs first (after an idle spell) or last.
     """
     order: list[tuple[int, Variant]] = []
     n = len(variants)
     for r in range(rounds):
         shift = r % n if n else 0
-        for v in [*variants[shift:], *variants[:shift]]:
-            order.append((r + 1, v))
+        this = [*variants[shift:], *variants[:shift]]
+        if n > 1 and order and this[0] == order[-1][1]:
+            shift = (shift + 1) % n
+            this = [*variants[shift:], *variants[:shift]]
+        order.extend((r + 1, v) for v in this)
     return order
 
 
@@ -573,7 +576,7 @@ class Bencher:
         found: list[Finding] = []
         if inv.engine is not None:
             found += engine_findings(inv.name, inv.engine, engine_checks.get(inv.engine),
-                                     speed_stderr)
+                                     speed_stderr, path=inv.path, version=version)
         found += time_basis_findings(inv.name, times, elapsed)
         legacy, legacy_notes = legacy_path_findings(
             inv.name, version, inv.path, [str(r.get("algorithm")) for r in recs])

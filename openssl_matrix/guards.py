@@ -173,8 +173,14 @@ def read_engine_check(engine: str, exit_code: int, stdout: str, stderr: str) -> 
 
 
 def engine_findings(invocation: str, engine: str, check: EngineCheck | None,
-                    speed_stderr: str) -> list[Finding]:
+                    speed_stderr: str, *, path: str = "evp", version: str = "",
+                    ) -> list[Finding]:
     """Was ``-engine ENGINE`` in use while ``invocation`` measured?"""
+    if path == "legacy" and _vt(version) < (3, 0, 0):
+        return [Finding(ENGINE_NOT_ENGAGED,
+                        f"-engine {engine} without -evp: engines replace EVP ciphers and "
+                        "digests, the low-level functions speed calls here never reach it",
+                        invocation)]
     m = re.search(rf'invalid engine "{re.escape(engine)}"', speed_stderr, re.IGNORECASE)
     if m:
         why = _error_summary(speed_stderr)
