@@ -19,7 +19,14 @@ from typing import Any
 
 from . import guards, log
 from .backend import Backend, RunLimits, RunResult
-from .errors import BenchError, BuildError, DockerUnavailable, FatalError, ProfileMismatch
+from .errors import (
+    BenchError,
+    BuildError,
+    DockerUnavailable,
+    FatalError,
+    ParseError,
+    ProfileMismatch,
+)
 from .guards import (
     EngineCheck,
     Finding,
@@ -169,9 +176,9 @@ def speed_invocations(version: str, suite: Suite) -> tuple[list[Invocation], lis
     if multi is not None and not has_option("-multi", version):
         notes.append(f"-multi is not in {version} ({_since('-multi')}); one process was run")
         multi = None
-    # With -multi the parent prints its -mr sums without a header of its own; the parser
-    # takes the sizes from the children's records, so -mr stays on.
-    base = ["openssl", "speed", "-elapsed", "-mr"]
+    # With -multi and -mr the parent prints its sums without a +H of its own; its human
+    # table is read instead (the parser takes the sizes from the children's +H records).
+    base = ["openssl", "speed", "-elapsed"] + ([] if multi else ["-mr"])
     for opt, value in (("-seconds", suite.seconds), ("-bytes", suite.bytes)):
         if value is None:
             continue
@@ -354,18 +361,22 @@ class Bencher:
     def bench(self, variants: list[Variant], suite: Suite, profile_name: str, *,
               force: bool = False, repeat: int | None = None) -> list[CellOutcome]:
         images: dict[str, tuple[str, dict[str, Any]]] = {}
-        outcomes: list[CellOutcome] = []
+        missing: dict[str, BuildError] = {}
         for v in variants:
             try:
                 images[v.id] = self.image_for(v)
             except BuildError as exc:
-                log.error(f"{v.id}: {exc}")
-                outcomes.append(CellOutcome(v.id, "failed", error=str(exc)))
+                missing[v.id] = exc
+        # The CPU check comes first, so a wrong --cpu is refused even before anything
+        # is built; it reads /proc/cpuinfo through the engine (right for remote ones).
+        probe = next(iter(images.values()))[0] if images else variants[0].base_image
+        cpu_name, cpu, extra, mismatch = self.resolve_cpu(profile_name, probe, force=force)
+        outcomes: list[CellOutcome] = []
+        for vid, err in missing.items():
+            log.error(f"{vid}: {err}")
+            outcomes.append(CellOutcome(vid, "failed", error=str(err)))
         if not images:
             return outcomes
-        first_image = next(iter(images.values()))[0]
-        cpu_name, cpu, extra, mismatch = self.resolve_cpu(profile_name, first_image,
-                                                          force=force)
         if mismatch:
             log.warn(f"--force: profile {profile_name} does not match this host "
                      f"({'; '.join(mismatch)}); results are marked forced")
@@ -563,8 +574,8 @@ class Bencher:
         try:
             parsed = parse_speed(stdout, speed_stderr, version=version,
                                  evp=inv.path == "evp")
-        except FatalError as exc:
-            return [], None, [], [f"unreadable output: {exc}"]
+        except ParseError as perr:
+            return [], None, [], [f"output not understood: {perr.message}"]
         recs = figure_records(parsed)
         for rec in recs:
             if rec.get("algorithm") == "evp" and len(inv.algorithms) == 1:
