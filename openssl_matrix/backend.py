@@ -50,6 +50,8 @@ class RunLimits:
     memory: str = "1g"
     pids: int = 256
     cpuset: str | None = None
+    cpus: float | None = None
+    """CPU quota in CPUs (Docker's --cpus); None: no quota."""
     read_only: bool = True
     devices: tuple[str, ...] = ()
     timeout: float = 3600.0
@@ -207,6 +209,7 @@ class DockerBackend:
                 image, list(command), environment=env, network_mode=lim.network,
                 cap_drop=["ALL"], security_opt=["no-new-privileges"], read_only=lim.read_only,
                 mem_limit=lim.memory, pids_limit=lim.pids, cpuset_cpus=lim.cpuset,
+                nano_cpus=int(lim.cpus * 1e9) if lim.cpus else None,
                 tmpfs={"/tmp": "rw,size=64m"}, devices=list(lim.devices) or None,
                 privileged=False, detach=True,
             )
