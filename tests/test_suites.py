@@ -144,3 +144,13 @@ def test_interleaved_rounds_never_repeat_a_variant_back_to_back() -> None:
     two = [v for _, v in interleaved(["a", "b"], 3)]  # type: ignore[list-item]
     assert two == ["a", "b", "a", "b", "a", "b"]
     assert [v for _, v in interleaved(["a"], 2)] == ["a", "a"]  # type: ignore[list-item]
+
+
+def test_documented_lab_profiles_load(tmp_path: Path) -> None:
+    text = (ROOT / "docs" / "matrix.md").read_text()
+    block = next(b.split("```", 1)[0] for b in text.split("```yaml\n")[1:]
+                 if b.startswith("profiles:"))
+    profiles = yaml.safe_load(block)["profiles"]
+    m = load_matrix(matrix_with(tmp_path, {"algorithms": ["md5"]}, profiles))
+    assert m.profile("ryzen").docker_host == "ssh://bench@ryzen.lab"
+    assert m.profile("xeon-e3-1220").march == "sandybridge"
