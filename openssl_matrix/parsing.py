@@ -57,8 +57,9 @@ decrypt, op (ecdh, ffdh), keygen, encaps, decaps.
 * ``zero`` - speed.c printed 0 (the algorithm is not in this build, or nothing ran);
   value None;
 * ``infinite`` - speed.c printed ``inf``/``nan`` (a time of 0); value None;
-* ``unparsable`` - a token that is not a number, or a row whose column count does not
-  match its header; value None;
+* ``unparsable`` - a token that is not a number, a negative figure (3.0.0-alpha3's wrap
+  ciphers printed ``-124.63``), or a row whose column count does not match its header;
+  value None;
 * ``unknown-unit`` - a ``-mr`` public-key record whose unit (seconds per op before 1.1.1,
   ops per second after) cannot be decided because the version is unknown; value None;
 * ``unidentified`` - a ``-mr`` record whose algorithm cannot be named (index and bit count
@@ -300,7 +301,7 @@ def version_tuple(version: str | None) -> tuple[int, int, int] | None:
 # --------------------------------------------------------------------------------------
 # Regular expressions
 
-_SYM_VALUE_RE = re.compile(r"(?:\d+\.\d+|inf|-?nan)k?", re.IGNORECASE)
+_SYM_VALUE_RE = re.compile(r"(?:-?\d+\.\d+|inf|-?nan)k?", re.IGNORECASE)
 _SYM_HEADER_RE = re.compile(r"^\s*type\s+((?:\d+\s+bytes\s*)+)$")
 _VERSION_LINE_RE = re.compile(
     r"^\s*(OpenSSL\s+(\d+\.\d+\.\d+[a-z]*(?:[-+][\w.+-]*)?)\s+"
@@ -406,6 +407,8 @@ def _sym_value(token: str, *, thousands_suffix: bool) -> tuple[float | None, str
         return None, STATUS_UNPARSABLE, f"not a number: {token!r}"
     if not value.is_finite():
         return None, STATUS_UNPARSABLE, f"not a number: {token!r}"
+    if value < 0:
+        return None, STATUS_UNPARSABLE, f"printed {token!r}: a negative rate is no measurement"
     if value == 0:
         return (
             None,
@@ -893,9 +896,11 @@ class _Builder:
             algorithm = f"{family}-{_canonical_curve(curve)}" if curve else None
             values = parts[2:]
         elif kind in (6, 7):
-            family = "eddsa" if kind == 6 else "sm2"
             bits = _int_or_none(parts[1]) if len(parts) > 1 else None
             name = parts[2] if len(parts) > 2 else ""
+            if name.lower() == "curvesm2":
+                kind = 7  # Tongsuo's 1.1.1 printed SM2 under EdDSA's +F6
+            family = "eddsa" if kind == 6 else "sm2"
             algorithm = ("sm2" if kind == 7 else name.lower()) if name else None
             values = parts[3:]
         elif kind in (9, 10):
@@ -1325,7 +1330,7 @@ def _parse_lines(
 # (headers, progress sentences, tables, -mr records, command lines) in that stream and
 # emits one logical line per structure; everything else is prose and is dropped.
 
-_R_NUM = r"(?:\d+\.\d+k?|infk?|-?nank?)"
+_R_NUM = r"(?:-?\d+\.\d+k?|infk?|-?nank?)"
 _R_NUM_TOKEN = re.compile(_R_NUM)
 _R_PK_VALUE = re.compile(r"(?:\d+(?:\.\d+)?|inf|-?nan)")
 _R_PK_SECONDS = re.compile(r"(?:\d+(?:\.\d+)?|inf|-?nan)s")
