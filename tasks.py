@@ -13,8 +13,8 @@ from openssl_matrix.commands import HANDLERS
     klass=MatrixTask,
     positional=["command", "target"],
     help={
-        "command": "list | render | build | bench | export | parse | import | pin | report | "
-        "reproduce",
+        "command": "list | render | build | bench | profiles | export | parse | import | pin | "
+        "report | reproduce",
         "target": "FILE for `parse` and `import`, VERSION for `pin`, REPORT (a reports/ id "
         "or a spec file) for `reproduce`",
         "matrix": "matrix file to use (default: matrix.yaml)",
@@ -24,7 +24,10 @@ from openssl_matrix.commands import HANDLERS
         "force": "build: rebuild even if up to date; bench: run on a CPU the profile "
         "does not describe (results are marked forced); reproduce: measure again even "
         "when finished runs exist",
-        "cpu": "bench/reproduce: CPU profile name from the matrix, or 'auto' for this host",
+        "cpu": "bench/reproduce: CPU profile name from the matrix, or 'auto' for this host; "
+        "build/bench: a profile with docker_host uses that machine's Docker engine",
+        "repeat": "bench: runs per variant, interleaved across variants (default: the "
+        "suite's repeat); median, spread and noisy figures are reported",
         "suite": "bench: suite name (default: the matrix's default_suite)",
         "wait": "bench: wait for another bench on the same results tree instead of failing",
         "json": "list/parse/reproduce: print JSON",
@@ -48,6 +51,7 @@ def matrix(
     cpu: str = "",
     suite: str = "",
     wait: bool = False,
+    repeat: int = 0,
     json: bool = False,
     format: str = "",
     output: str = "",
@@ -58,7 +62,8 @@ def matrix(
     """Build and benchmark the OpenSSL matrix (`invoke matrix build`, `bench --cpu=auto`)."""
     flags = {
         "matrix": matrix, "results": results, "only": only, "jobs": jobs, "force": force,
-        "cpu": cpu, "suite": suite, "wait": wait, "json": json, "format": format,
-        "output": output, "file": file, "as_": as_, "block_size": block_size,
+        "cpu": cpu, "suite": suite, "wait": wait, "repeat": repeat, "json": json,
+        "format": format, "output": output, "file": file, "as_": as_,
+        "block_size": block_size,
     }
     dispatch(command, target, flags, HANDLERS)

@@ -24,8 +24,9 @@ COMMON = {"matrix", "results"}
 COMMANDS: dict[str, tuple[str | None, set[str]]] = {
     "list": (None, {"json"}),
     "render": (None, {"only", "output"}),
-    "build": (None, {"only", "jobs", "force"}),
-    "bench": (None, {"cpu", "only", "suite", "force", "wait"}),
+    "build": (None, {"only", "jobs", "force", "cpu"}),
+    "bench": (None, {"cpu", "only", "suite", "force", "wait", "repeat"}),
+    "profiles": (None, {"json"}),
     "export": (None, {"format", "output"}),
     "parse": ("FILE", {"json"}),
     "pin": ("VERSION", {"file"}),

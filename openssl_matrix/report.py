@@ -41,6 +41,12 @@ from .results import ResultsTree, read_json
 
 REPRO_DIR = "_reproduce"
 
+#: Statuses whose figure goes into a median: the parser's ok and imprecise, and guard
+#: labels that keep a good value (the low-level path, a noisy spread, a busy host). Other
+#: statuses (engine not engaged, mask not applied or overreaching, unreadable output) are
+#: counted and shown, never averaged in.
+USABLE_STATUSES = ("ok", "imprecise", "legacy-path", "noisy", "time-basis")
+
 #: OPENSSL_ia32cap bits this report can name: (word, bit) -> feature.
 CAP_BITS: dict[tuple[int, int], str] = {
     (0, 57): "AES-NI", (0, 33): "PCLMULQDQ", (0, 41): "SSSE3", (0, 60): "AVX",
@@ -81,6 +87,11 @@ class Observation:
     host_flags: tuple[str, ...]
     raw_file: str = ""  # the raw output this figure was read from, relative to the run
     published: bool = False  # imported from a published report (`invoke matrix import`)
+    decrypt: bool = False
+
+    @property
+    def usable(self) -> bool:
+        return self.status in USABLE_STATUSES and self.bytes_per_s is not None
 
 
 def observations(tree: ResultsTree) -> list[Observation]:
@@ -107,12 +118,14 @@ def observations(tree: ResultsTree) -> list[Observation]:
                 continue
             invocation = str(fig.get("invocation") or "")
             command = commands.get(invocation, [])
-            engine = None
-            if "-engine" in command:
+            engine = fig.get("engine")
+            if engine is None and "-engine" in command:
                 idx = command.index("-engine")
                 engine = command[idx + 1] if idx + 1 < len(command) else "?"
             value = fig.get("bytes_per_s")
             evp = fig.get("evp")
+            if fig.get("path") in ("evp", "legacy"):
+                evp = fig.get("path") == "evp"
             out.append(Observation(
                 cpu=ref.cpu, variant=ref.variant, version=str(variant.get("version") or "?"),
                 asm=bool(variant.get("asm", True)), arch=str(variant.get("arch") or "?"),
@@ -126,7 +139,7 @@ def observations(tree: ResultsTree) -> list[Observation]:
                 status=str(fig.get("status") or "?"), forced=bool(meta.get("forced")),
                 host_flags=tuple(host.get("cpu_flags") or ()),
                 raw_file="raw/report.txt" if published else f"raw/{invocation}.stdout",
-                published=published,
+                published=published, decrypt=fig.get("direction") == "decrypt",
             ))
     return out
 
@@ -166,7 +179,7 @@ def extensions_label(flags: Sequence[str]) -> str:
 
 def method_of(obs: Observation) -> tuple[int, str]:
     """(sort order, label) of the method an observation measures."""
-    path = "" if obs.evp else " (no -evp)"
+    path = ("" if obs.evp else " (no -evp)") + (" decrypt" if obs.decrypt else "")
     if obs.published:
         return 6, f"as published{path}"
     if obs.engine:
@@ -178,9 +191,9 @@ def method_of(obs: Observation) -> tuple[int, str]:
     if obs.ia32cap:
         return 2, f"asm, {describe_mask(obs.ia32cap)}{path}"
     if not obs.evp:
-        return 3, "asm (no -evp)"
+        return 3, "asm" + path
     ext = extensions_label(obs.host_flags)
-    return 4, f"asm + {ext}" if ext else "asm"
+    return 4, (f"asm + {ext}" if ext else "asm") + path
 
 
 @dataclass(frozen=True)
@@ -212,8 +225,9 @@ class Cell:
 
     @property
     def ok_values(self) -> list[float]:
+        """Values that go into the median (see ``USABLE_STATUSES``)."""
         return [o.bytes_per_s for o in self.observations
-                if o.status == "ok" and o.bytes_per_s is not None]
+                if o.status in USABLE_STATUSES and o.bytes_per_s is not None]
 
     @property
     def median(self) -> float | None:
@@ -222,6 +236,7 @@ class Cell:
 
     @property
     def other_statuses(self) -> dict[str, int]:
+        """Statuses other than ok, used or not (shown beside the figure)."""
         out: dict[str, int] = {}
         for o in self.observations:
             if o.status != "ok":
@@ -479,7 +494,8 @@ def _prov(cell: Cell) -> str:
         links.append(f'<a href="{_e(raw)}" title="{_e(o.variant)} {_e(o.suite)} run '
                      f'{_e(o.run)}: {_e(value)}{_e(mark)}">{i}</a>'
                      f'<a href="{_e(meta)}" title="meta.json of run {_e(o.run)}">m</a>'
-                     + (f'<span class="bad">{_e(mark)}</span>' if mark else ""))
+                     + (f'<span class="{"muted" if o.usable else "bad"}">{_e(mark)}</span>'
+                        if mark else ""))
     return '<div class="prov">' + " ".join(links) + "</div>"
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from .errors import ConfigError
+from .hostinfo import IA32CAP_BITS
 from .model import ARCHES, NAME, SHA256, VERSION, _choices_hint, _Ctx
 
 SPEC_SCHEMA = 1
@@ -54,8 +55,8 @@ MACHINE_KEYS = ("cpu", "clock_ghz", "flags", "arch", "os", "compiler", "notes")
 VERSION_KEYS = ("as_reported", "sha256", "urls", "release", "stand_in", "stand_in_why")
 BUILD_KEYS = ("version", "asm", "arch", "configure", "as_reported")
 MEASUREMENT_KEYS = ("machine", "build", "command", "algorithm", "algorithms", "block_size",
-                    "evp", "ia32cap", "engine", "decrypt", "elapsed", "needs", "reference",
-                    "notes")
+                    "evp", "disable", "ia32cap", "engine", "decrypt", "elapsed", "needs",
+                    "reference", "notes")
 CLAIM_KEYS = ("id", "says", "where", "compare", "expect", "ratio", "tolerance", "block_sizes",
               "stand_in", "notes")
 MEASURE_KEYS = ("seconds", "repeat", "rows")
@@ -143,6 +144,11 @@ class Measurement:
     reference: Mapping[int, float]
     notes: str
     table: str | None = None  # the row name when it came from an ``algorithms:`` row
+    disable: tuple[str, ...] = ()  # capabilities masked off, in each version's syntax
+
+    @property
+    def masked(self) -> bool:
+        return bool(self.ia32cap or self.disable)
 
 
 @dataclass(frozen=True)
@@ -478,6 +484,15 @@ def _measurements(ctx: _Ctx, value: Any, machines: Mapping[str, Machine],
             if not _CAP.match(cap) or cap in ("", "~"):
                 raise ctx.fail(f"{kp}.ia32cap", f"{cap!r} is not an OPENSSL_ia32cap value "
                                "such as ~0x200000000000000 or :~0x20000000")
+        disable = ctx.tokens(m.get("disable"), f"{kp}.disable")
+        for j, cap_name in enumerate(disable):
+            if cap_name not in IA32CAP_BITS:
+                raise ctx.fail(f"{kp}.disable[{j}]", f"{cap_name!r} is not a capability this "
+                               f"tool can mask ({', '.join(IA32CAP_BITS)})",
+                               hint=_choices_hint(cap_name, list(IA32CAP_BITS)))
+        if disable and cap is not None:
+            raise ctx.fail(kp, "give either 'disable' (capability names) or 'ia32cap' (a "
+                           "literal value), not both")
         engine = m.get("engine")
         if engine is not None:
             engine = ctx.token(engine, f"{kp}.engine")
@@ -494,7 +509,8 @@ def _measurements(ctx: _Ctx, value: Any, machines: Mapping[str, Machine],
             evp=ctx.boolean(m.get("evp", True), f"{kp}.evp"), ia32cap=cap, engine=engine,
             decrypt=ctx.boolean(m.get("decrypt", False), f"{kp}.decrypt"),
             elapsed=None if elapsed is None else ctx.boolean(elapsed, f"{kp}.elapsed"),
-            needs=needs, reference={}, notes=_text(ctx, m.get("notes"), f"{kp}.notes"))
+            needs=needs, reference={}, notes=_text(ctx, m.get("notes"), f"{kp}.notes"),
+            disable=disable)
         if "algorithms" in m:
             for key in ("algorithm", "reference"):
                 if key in m:

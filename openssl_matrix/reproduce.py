@@ -151,7 +151,7 @@ def _attempts(exc: SourceError) -> str:
         if earlier:
             why = earlier.group(1)
         why = why.split(" (")[0]
-        parts.append(f"{host}: {why}")
+        parts.append(f"{host}: {why}" if why else where)
     return "; ".join(parts) or exc.message.splitlines()[0]
 
 
@@ -286,11 +286,31 @@ def needed_blocks(spec: ReportSpec) -> dict[str, tuple[int, ...]]:
     return {k: tuple(sorted(v)) for k, v in out.items()}
 
 
-def mask_name(ia32cap: str | None) -> str:
+def mask_name(ia32cap: str | None, disable: Sequence[str] = ()) -> str:
+    if disable:
+        return "off-" + "-".join(disable)
     if ia32cap is None:
         return "native"
     text = ia32cap.lower().replace("~", "not-").replace(":", "-w2-")
     return "cap-" + "".join(ch if ch.isalnum() else "-" for ch in text).strip("-")
+
+
+def mask_definition(m: Measurement) -> dict[str, Any]:
+    """The suite mask that reproduces a measurement's masking."""
+    name = mask_name(m.ia32cap, m.disable)
+    if m.disable:
+        return {"name": name, "disable": list(m.disable)}
+    if m.ia32cap is not None:
+        return {"name": name, "ia32cap": m.ia32cap}
+    return {"name": name}
+
+
+#: Figure statuses whose value measures what a reproduction asks for: the parser's ok and
+#: imprecise, and guard labels that keep a good value (the low-level path, a spread that
+#: crossed the noise threshold, a process that waited for the CPU on a busy host). Every
+#: other status (an engine that did not engage, a mask that did not apply or did more,
+#: a figure the parser could not read) keeps the figure out of the ratios.
+USABLE_STATUSES = ("ok", "imprecise", "legacy-path", "noisy", "time-basis")
 
 
 def suite_supports(key: str) -> bool:
@@ -343,24 +363,24 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
         cells[vid] = {"version": rv.release, "asm": "asm" if build.asm else "no-asm",
                       "arch": build.arch, "configure": list(build.configure)}
         p.variant = vid
-        p.mask = mask_name(m.ia32cap)
+        p.mask = mask_name(m.ia32cap, m.disable)
         grouped.setdefault((vid, m.evp, m.engine, m.decrypt), []).append(name)
     groups: dict[str, SuiteGroup] = {}
     for (vid, evp, engine, decrypt), names in grouped.items():
         algorithms: list[str] = []
-        masks: dict[str, str | None] = {}
+        masks: dict[str, dict[str, Any]] = {}
         sizes: set[int] = set()
         for n in names:
             m = spec.measurements[n]
             if m.algorithm not in algorithms:
                 algorithms.append(m.algorithm)
-            masks[mask_name(m.ia32cap)] = m.ia32cap
+            mdef = mask_definition(m)
+            masks[mdef["name"]] = mdef
             sizes.update(planned[n].blocks)
         definition: dict[str, Any] = {
             "description": f"reproduce {spec.id}: " + ", ".join(names),
             "algorithms": algorithms, "evp": evp, "seconds": spec.measure.seconds,
-            "masks": [{"name": k} if v is None else {"name": k, "ia32cap": v}
-                      for k, v in sorted(masks.items(), key=lambda kv: kv[1] is not None)],
+            "masks": sorted(masks.values(), key=lambda d: (d["name"] != "native", d["name"])),
         }
         if len(sizes) == 1:
             definition["bytes"] = next(iter(sizes))
@@ -503,11 +523,14 @@ def collect(measurement: Measurement, planned: Planned, runs: Sequence[Path]) ->
                 continue
             if fig.get("operation") is not None:
                 continue
+            if fig.get("direction", "encrypt") != ("decrypt" if measurement.decrypt
+                                                   else "encrypt"):
+                continue
             status = str(fig.get("status"))
             ours.statuses[status] = ours.statuses.get(status, 0) + 1
             value = fig.get("bytes_per_s")
             block = fig.get("block_size")
-            if status != "ok" or not isinstance(value, (int, float)) or \
+            if status not in USABLE_STATUSES or not isinstance(value, (int, float)) or \
                     not isinstance(block, int):
                 continue
             values[block] = float(value)
@@ -560,6 +583,7 @@ class ClaimResult:
     blocks: list[BlockJudgement] = field(default_factory=list)
     versions: dict[str, str] = field(default_factory=dict)  # measurement -> release used
     stand_in_note: str | None = None
+    labels: dict[str, int] = field(default_factory=dict)  # figure statuses other than ok
 
     @property
     def unstable(self) -> list[int]:
@@ -615,6 +639,10 @@ def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, Planned],
                                   for text, names in problems.items())
         return result
     result.stand_in_note = "; ".join(notes) or None
+    for name in sides:
+        for status, n in ours[name].statuses.items():
+            if status != "ok":
+                result.labels[status] = result.labels.get(status, 0) + n
     for block in spec.claim_blocks(claim):
         ref = spec.reference_ratio(claim, block)
         target = claim.ratio if claim.ratio is not None else (ref if ref is not None else 1.0)
@@ -817,6 +845,7 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
         blocks = sorted(set(m.reference) | set(o.blocks))
         measurements[name] = {
             "build": m.build, "algorithm": m.algorithm, "evp": m.evp, "ia32cap": m.ia32cap,
+            "disable": list(m.disable),
             "engine": m.engine, "decrypt": m.decrypt, "command_as_reported": m.command,
             "machine": machine.name, "version_built": p.version, "stand_in": p.stand_in,
             "variant": p.variant, "suite": p.suite, "mask": p.mask,
@@ -846,7 +875,7 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
             "compare": [r.claim.numerator, r.claim.denominator], "expect": r.claim.expect,
             "tolerance": r.claim.tolerance, "verdict": r.verdict, "reason": r.reason,
             "stand_in": r.stand_in_note, "versions_built": r.versions,
-            "unstable_at": r.unstable,
+            "unstable_at": r.unstable, "figure_labels": r.labels,
             "blocks": [{"block_size": b.block, "reference_ratio": b.reference,
                         "our_ratio": b.ours, "our_ratio_range": b.ours_range,
                         "pairs": b.pairs, "target": b.target, "passed": b.passed,
@@ -899,6 +928,16 @@ def render_text(rep: Reproduction) -> str:
             lines.append(f"      reason: {r.reason}")
         if r.stand_in_note:
             lines.append(f"      stand-in: {r.stand_in_note}")
+        if r.labels:
+            used = {k: v for k, v in r.labels.items() if k in USABLE_STATUSES}
+            left = {k: v for k, v in r.labels.items() if k not in USABLE_STATUSES}
+            if used:
+                lines.append("      figures used carry guard labels: "
+                             + ", ".join(f"{k} ×{v}" for k, v in used.items())
+                             + " (values kept; see the warnings in each run's meta.json)")
+            if left:
+                lines.append("      figures left out: "
+                             + ", ".join(f"{k} ×{v}" for k, v in left.items()))
         if r.unstable:
             lines.append(f"      unsure: at {', '.join(map(str, r.unstable))} bytes our runs "
                          "fall on both sides of the expectation (a busy machine?); measure "
@@ -920,6 +959,7 @@ def render_text(rep: Reproduction) -> str:
         machine = spec.machines[m.machine]
         what = f"{m.algorithm}{' -evp' if m.evp else ''}" + \
             (f" ia32cap={m.ia32cap}" if m.ia32cap else "") + \
+            (f" with {'+'.join(m.disable)} off" if m.disable else "") + \
             (f" -engine {m.engine}" if m.engine else "") + (" -decrypt" if m.decrypt else "")
         built = f"{p.variant}" + (" (stand-in)" if p.stand_in else "") if p.variant else \
             "not measured"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from openssl_matrix.bench import unwrap_speed
 from openssl_matrix.hostinfo import parse_cpuinfo
 from openssl_matrix.reportspec import load_spec
 from openssl_matrix.reproduce import (
@@ -42,8 +43,13 @@ SHA256 = 500_000_000.0
 SIZES = (16, 64, 256, 1024, 8192, 16384)
 
 
+def is_speed(command: Sequence[str]) -> bool:
+    return unwrap_speed(command)[:2] == ("openssl", "speed")
+
+
 def fake_speed(image: str, command: Sequence[str], env: Mapping[str, str],
                ) -> tuple[int, str, str]:
+    command = unwrap_speed(command)
     assert command[:4] == ("openssl", "speed", "-elapsed", "-mr"), command
     args = list(command[4:])
     sizes: tuple[int, ...] = SIZES
@@ -89,10 +95,11 @@ builds:
   ancient: {{version: 0.9.8s}}
 measurements:
   evp-on: {{build: old, algorithm: aes-128-cbc, reference: {{8192: 200000.00k}}}}
-  evp-off: {{build: old, algorithm: aes-128-cbc, ia32cap: "~0x200000200000000",
+  evp-off: {{build: old, algorithm: aes-128-cbc, disable: [aesni, pclmulqdq],
              reference: {{8192: 100000.00k}}}}
+  evp-off-one-word: {{build: new, algorithm: aes-128-cbc, ia32cap: "~0x200000200000000"}}
   legacy-on: {{build: old, algorithm: aes-128-cbc, evp: false}}
-  legacy-off: {{build: old, algorithm: aes-128-cbc, evp: false, ia32cap: "~0x200000200000000"}}
+  legacy-off: {{build: old, algorithm: aes-128-cbc, evp: false, disable: [aesni, pclmulqdq]}}
   sha-new: {{build: new, algorithm: sha256}}
   padlock: {{build: new, algorithm: aes-128-cbc, needs: [padlock]}}
   ancient-aes: {{build: ancient, algorithm: aes-128-cbc}}
@@ -105,6 +112,7 @@ claims:
       stand_in: false}}
   - {{id: needs-padlock, says: padlock, compare: [padlock, sha-new], expect: faster}}
   - {{id: no-source, says: old one, compare: [ancient-aes, sha-new], expect: slower}}
+  - {{id: one-word-mask, says: masked, compare: [evp-on, evp-off-one-word], expect: faster}}
 measure: {{seconds: 1, repeat: 2}}
 """
 
@@ -143,16 +151,26 @@ def test_verdicts_for_each_kind_of_claim(setup: tuple[Path, Environment, FakeBac
     assert verdicts["no-source"].verdict == NOT_TESTABLE
     assert "no sha256 is known for OpenSSL 0.9.8s" in (verdicts["no-source"].reason or "")
     assert "invoke matrix pin 0.9.8s --file PATH" in (verdicts["no-source"].reason or "")
+    # a one-word mask on 1.1.1w clears the second capability word too: the guard labels
+    # those figures mask-overreach, and they stay out of the ratios
+    overreach = verdicts["one-word-mask"]
+    assert overreach.verdict == NOT_TESTABLE and "mask-overreach" in (overreach.reason or "")
+    assert overreach.labels.get("mask-overreach") == 2
+    # the low-level path's figures carry the legacy-path label and are used
+    assert verdicts["legacy-same"].labels.get("legacy-path", 0) >= 4
     # the version resolution says why the stand-in was used
     assert rep.resolved["1.0.1e"].release == "1.1.1w" and rep.resolved["1.0.1e"].stand_in
     assert rep.resolved["0.9.8s"].release is None
     # 1.1.1w-asm serves both builds (one itself, one as stand-in): per repetition one EVP
-    # suite (aes-128-cbc and sha256, native and masked: 4 invocations) and one legacy suite
-    # (both masks: 2 invocations)
-    speed_runs = [r for r in backend.runs if r[1][:2] == ("openssl", "speed")]
-    assert len(speed_runs) == 2 * (4 + 2)
+    # suite (aes-128-cbc and sha256 under three masks: 6 invocations) and one legacy suite
+    # (two masks: 2 invocations)
+    speed_runs = [unwrap_speed(r[1]) for r in backend.runs if is_speed(r[1])]
+    assert len(speed_runs) == 2 * (6 + 2)
+    masked = [r for r in backend.runs if is_speed(r[1]) and r[2]]
+    assert {r[2]["OPENSSL_ia32cap"] for r in masked} == {"~0x200000200000000:~0x0",
+                                                         "~0x200000200000000"}
     # only one block size was needed, so -bytes 8192 was used
-    assert all("-bytes" in r[1] and "8192" in r[1] for r in speed_runs)
+    assert all("-bytes" in r and "8192" in r for r in speed_runs)
     assert rep.planned["unused"].skipped
 
 
@@ -163,7 +181,7 @@ def test_reproduction_is_written_and_runs_are_reused(
     first = reproduce(spec, env, backend, tree)
     assert first.out_dir == tree.root / "_reproduce" / "made-up" / "0001"
     data = json.loads((first.out_dir / "verdicts.json").read_text())
-    assert data["summary"] == {REPRODUCED: 2, NOT_REPRODUCED: 1, NOT_TESTABLE: 3}
+    assert data["summary"] == {REPRODUCED: 2, NOT_REPRODUCED: 1, NOT_TESTABLE: 4}
     claim = next(c for c in data["claims"] if c["id"] == "about-twice")
     assert claim["blocks"][0]["pairs"] == 2 and claim["blocks"][0]["stable"] is True
     m = data["measurements"]["evp-on"]
@@ -181,13 +199,13 @@ def test_reproduction_is_written_and_runs_are_reused(
     runs_before = len(backend.runs)
     second = reproduce(spec, env, backend, tree)
     assert second.out_dir is not None and second.out_dir.name == "0002"
-    speed = [r for r in backend.runs[runs_before:] if r[1][:2] == ("openssl", "speed")]
+    speed = [r for r in backend.runs[runs_before:] if is_speed(r[1])]
     assert speed == [], "finished runs of the same suites on the same image are reused"
     assert as_json(second)["summary"] == data["summary"]
 
     third = reproduce(spec, env, backend, tree, force=True)
-    speed = [r for r in backend.runs[runs_before:] if r[1][:2] == ("openssl", "speed")]
-    assert len(speed) == 2 * 6, "--force measures every suite again"
+    speed = [r for r in backend.runs[runs_before:] if is_speed(r[1])]
+    assert len(speed) == 2 * 8, "--force measures every suite again"
     assert len(third.ours["evp-on"].runs) == 4
 
 
@@ -225,6 +243,7 @@ def test_mask_names_are_valid_and_distinct() -> None:
     assert len(names) == 5
     assert mask_name(None) == "native"
     assert mask_name("~0x200000200000000") == "cap-not-0x200000200000000"
+    assert mask_name(None, ("aesni", "pclmulqdq")) == "off-aesni-pclmulqdq"
 
 
 def test_side_by_side_for_a_seed_spec_without_docker(tmp_path: Path,
