@@ -18,6 +18,8 @@ side-by-side.txt and a copy of the spec); nothing there is ever overwritten.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import socket
 import statistics
@@ -33,10 +35,11 @@ from . import log
 from .backend import Backend
 from .bench import Bencher, cpu_via_container
 from .build import Builder
-from .errors import FatalError, SourceError
+from .errors import DockerUnavailable, FatalError, SourceError
 from .hostinfo import CpuInfo
 from .model import SUITE_KEYS, Matrix, Variant, load_matrix, variant_id
 from .parsing import canonical_algorithm
+from .report import REPRO_DIR, USABLE_STATUSES
 from .reportspec import Claim, Measurement, ReportSpec, VersionRef
 from .results import ResultsTree, atomic_write, read_json, write_json
 from .sources import KNOWN_SHA256, default_urls, fetch_source_info, read_pins
@@ -45,7 +48,6 @@ REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
 NOT_TESTABLE = "not testable here"
 
-REPRO_DIR = "_reproduce"
 
 
 # ----------------------------------------------------------------------------------
@@ -305,12 +307,7 @@ def mask_definition(m: Measurement) -> dict[str, Any]:
     return {"name": name}
 
 
-#: Figure statuses whose value measures what a reproduction asks for: the parser's ok and
-#: imprecise, and guard labels that keep a good value (the low-level path, a spread that
-#: crossed the noise threshold, a process that waited for the CPU on a busy host). Every
-#: other status (an engine that did not engage, a mask that did not apply or did more,
-#: a figure the parser could not read) keeps the figure out of the ratios.
-USABLE_STATUSES = ("ok", "imprecise", "legacy-path", "noisy", "time-basis")
+
 
 
 def suite_supports(key: str) -> bool:
@@ -388,9 +385,6 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
             definition["engine"] = engine
         if decrypt:
             definition["decrypt"] = True
-        import hashlib
-        import json
-
         digest = hashlib.sha256(json.dumps({k: v for k, v in definition.items()
                                             if k != "description"}, sort_keys=True)
                                 .encode()).hexdigest()[:10]
@@ -421,13 +415,10 @@ def generated_matrix(spec: ReportSpec, env: Environment,
     include = [{"version": c["version"], "asm": c["asm"], "arch": c["arch"],
                 "configure": list(c["configure"])} for c in cells.values() if c["configure"]]
     suites = {g.name: g.definition for g in groups.values()}
-    if not suites:
-        suites = {"none": {"description": "nothing to measure here",
-                           "algorithms": ["sha256"]}}
     doc: dict[str, Any] = {
         "schema": 1,
         "defaults": dict(env.defaults),
-        "versions": versions or {"1.1.1w": {"sha256": KNOWN_SHA256["1.1.1w"]}},
+        "versions": versions,
         "axes": {"asm": asm_axis, "arch": arch_axis},
         "suites": suites,
         "default_suite": next(iter(suites)),
@@ -713,6 +704,12 @@ def reproduce(spec: ReportSpec, env: Environment, backend: Backend, tree: Result
         elif rv.stand_in:
             log.warn(f"{rv.name}: using stand-in {rv.release}: {rv.problem}")
     base_image = str(env.defaults.get("base_image") or "debian:bookworm")
+    if backend.image_id(base_image) is None:
+        raise DockerUnavailable(
+            f"base image {base_image} is not present in the Docker engine: reproduce reads "
+            "the CPU through it and builds on it",
+            hint="`bash .ci/setup` makes debian:bookworm from Debian's mirror; or `docker "
+            f"pull {base_image}` where a registry is reachable")
     facts = host_facts(backend, base_image)
     planned, groups, cells = plan(spec, resolved, facts)
     root = tree.root / REPRO_DIR / spec.id

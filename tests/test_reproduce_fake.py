@@ -270,3 +270,15 @@ def test_side_by_side_for_a_seed_spec_without_docker(tmp_path: Path,
     text = render_text(rep)
     assert "Summary: 0 reproduced, 0 not reproduced, 11 not testable here" in text
     assert "put openssl-1.1.0l.tar.gz" in text
+
+
+def test_missing_base_image_is_a_clear_error(
+        setup: tuple[Path, Environment, FakeBackend, ResultsTree]) -> None:
+    from openssl_matrix.errors import DockerUnavailable
+
+    spec_path, env, backend, tree = setup
+    del backend.images["debian:bookworm"]
+    with pytest.raises(DockerUnavailable) as err:
+        reproduce(load_spec(spec_path), env, backend, tree)
+    assert "debian:bookworm is not present" in str(err.value)
+    assert ".ci/setup" in str(err.value)
