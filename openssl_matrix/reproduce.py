@@ -948,6 +948,7 @@ def render_text(rep: Reproduction) -> str:
                     if b.ours_range and b.pairs > 1 else (f"{b.pairs}" if b.pairs else "")
                 lines.append(f"      {b.block:>6}  {_x(b.reference):>9}  {_x(b.ours):>8}  "
                              f"{expectation_text(c, b.target):<14} {rng:<18} {mark}")
+    lines += table_grids(rep)
     lines += ["", "Measurements (1000s of bytes/s, median of our runs; c/B = cycles per byte "
               "where both clocks are known)"]
     for name, m in spec.measurements.items():
@@ -987,6 +988,42 @@ def render_text(rep: Reproduction) -> str:
     for w in rep.warnings:
         lines.append(f"  warning: {w}")
     return "\n".join(lines) + "\n"
+
+
+def table_grids(rep: Reproduction) -> list[str]:
+    """The report's table rows (``algorithms:``) side by side: reference → ours."""
+    spec = rep.spec
+    rows: dict[str, list[Measurement]] = {}
+    for m in spec.measurements.values():
+        if m.table:
+            rows.setdefault(m.table, []).append(m)
+    if not rows:
+        return []
+    by_machine: dict[str, list[str]] = {}
+    for row, ms in rows.items():
+        by_machine.setdefault(ms[0].machine, []).append(row)
+    out: list[str] = []
+    for machine, names in by_machine.items():
+        algs = list(dict.fromkeys(m.algorithm for n in names for m in rows[n]))
+        block = next(iter(rows[names[0]][0].reference), 8192)
+        width = max(len(n) for n in names)
+        out += ["", f"Table rows for {spec.machines[machine].cpu} at {block} bytes "
+                "(1000s of bytes/s, reference → ours; — not measured here)",
+                "  " + " " * width + "  " + "  ".join(f"{a:>27}" for a in algs)]
+        for n in names:
+            cells = []
+            for a in algs:
+                cell = spec.measurements.get(f"{n}.{a}")
+                if cell is None:
+                    cells.append(f"{'':>27}")
+                    continue
+                ref = cell.reference.get(block)
+                ours = rep.ours[cell.name].median(block)
+                ref_text = "—" if ref is None else f"{ref / 1000:,.0f}"
+                ours_text = "—" if ours is None else f"{ours / 1000:,.0f}"
+                cells.append(f"{ref_text + ' → ' + ours_text:>27}")
+            out.append(f"  {n:<{width}}  " + "  ".join(cells))
+    return out
 
 
 def write_reproduction(rep: Reproduction, root: Path) -> Path:

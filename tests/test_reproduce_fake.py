@@ -270,6 +270,10 @@ def test_side_by_side_for_a_seed_spec_without_docker(tmp_path: Path,
     text = render_text(rep)
     assert "Summary: 0 reproduced, 0 not reproduced, 11 not testable here" in text
     assert "put openssl-1.1.0l.tar.gz" in text
+    # the blog's method table, row by row: reference → ours (nothing measured here)
+    assert "Table rows for AMD Ryzen 5 3600 (Zen 2) at 8192 bytes" in text
+    row = next(line for line in text.splitlines() if line.strip().startswith("r110-evp "))
+    assert "1,086,560 → —" in row and "1,027,296 → —" in row
 
 
 def test_missing_base_image_is_a_clear_error(
