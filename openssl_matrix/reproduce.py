@@ -748,7 +748,15 @@ def _build_and_bench(spec: ReportSpec, m: Matrix, backend: Backend, tree: Result
                      force: bool, wait: bool, engine: Mapping[str, Any] | None,
                      git_commit: str | None, warnings: list[str],
                      ours: dict[str, Ours]) -> None:
-    variants = {v.id: v for v in m.select(",".join(cells))}
+    variants = {key: find_variant(m, cell) for key, cell in cells.items()}
+    for key, v in variants.items():  # the matrix's own ids from here on
+        for p in planned.values():
+            if p.variant == key:
+                p.variant = v.id
+        for g in groups.values():
+            if g.variant == key:
+                g.variant = v.id
+    variants = {v.id: v for v in variants.values()}
     usable: dict[str, Variant] = {}
     for vid, v in variants.items():
         if backend.image_id(v.base_image) is None:
@@ -806,6 +814,20 @@ def _build_and_bench(spec: ReportSpec, m: Matrix, backend: Backend, tree: Result
                              images[g.variant][1].get("image_id"), g.definition)
         for name in g.measurements:
             ours[name] = collect(spec.measurements[name], planned[name], runs)
+
+
+def find_variant(m: Matrix, cell: Mapping[str, Any]) -> Variant:
+    """The variant of the generated matrix that builds ``cell`` (matched by what it is,
+    not by its id, so the matrix may name variants as it likes)."""
+    extra = tuple(cell["configure"])
+    found = [v for v in m.variants
+             if v.version.version == cell["version"] and v.asm == (cell["asm"] == "asm")
+             and v.arch == cell["arch"] and v.march is None
+             and (not extra or v.configure[-len(extra):] == extra)]
+    if not found:
+        raise FatalError(f"{m.path}: no variant builds {cell}: this is a bug in reproduce",
+                         hint="please report it with the spec you ran")
+    return min(found, key=lambda v: len(v.configure))
 
 
 def _fail_variant(planned: Mapping[str, Planned], vid: str, reason: str) -> None:
