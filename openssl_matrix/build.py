@@ -23,6 +23,7 @@ from . import log
 from .backend import Backend, RunLimits
 from .errors import BuildError, DockerUnavailable, FatalError, SourceError
 from .model import Matrix, Variant
+from .patches import endbr32_warning
 from .render import Rendered, render, tarball_name, toolchain_tag
 from .results import ResultsTree, write_json
 from .sources import fetch_source_info
@@ -155,10 +156,12 @@ class Builder:
                 outcomes.append(BuildOutcome(v.id, "failed", error=str(exc)))
         todo: list[Planned] = []
         for p in plans:
-            if not force and self.backend.image_id(p.tag) and \
-                    self.tree.build_record(p.variant.id, p.digest):
+            existing = None if force or not self.backend.image_id(p.tag) else \
+                self.tree.build_record(p.variant.id, p.digest)
+            if existing:
                 log.info(f"  {p.variant.id}: up to date ({p.tag})")
-                outcomes.append(BuildOutcome(p.variant.id, "up-to-date", tag=p.tag))
+                outcomes.append(BuildOutcome(p.variant.id, "up-to-date", tag=p.tag,
+                                             record=existing))
             else:
                 todo.append(p)
         if todo:
@@ -198,6 +201,7 @@ class Builder:
             return BuildOutcome(v.id, "failed", tag=p.tag, seconds=secs, error=exc.message,
                                 log_path=str(log_path))
         secs = time.monotonic() - t0
+        info["endbr32_warning"] = endbr32_warning(v.id, v.sigill_cpus, info.get("endbr32"))
         record = {
             "variant": v.describe(),
             "tag": p.tag,
@@ -221,6 +225,8 @@ class Builder:
         (bdir / "Dockerfile").write_text(p.rendered.dockerfile, encoding="utf-8")
         log.info(f"  [{index}/{total}] {v.id}: built ✓ in {secs:.0f}s — "
                  f"{info.get('openssl_version', '?')}, endbr32={info.get('endbr32')}")
+        if info["endbr32_warning"]:
+            log.warn(info["endbr32_warning"])
         return BuildOutcome(v.id, "built", tag=p.tag, seconds=secs, log_path=str(log_path),
                             record=record)
 
@@ -258,6 +264,8 @@ class Builder:
             "configure_line_in_image": files.get("configure.txt", "").strip(),
             "endbr32": count("endbr32.txt"),
             "endbr64": count("endbr64.txt"),
+            "patches_in_image": files.get("patches.txt", "").split(),
+            "engine_modules": files.get("engine-modules.txt", "").split(),
         }
 
 

@@ -11,7 +11,8 @@ from typing import Any
 from . import log
 from .backend import DockerBackend
 from .errors import BenchError, BuildError, UsageError
-from .model import Matrix, load_matrix
+from .model import Matrix, Variant, load_matrix
+from .patches import endbr32_warning
 from .render import render as render_variant
 from .results import ResultsTree, atomic_write
 from .sources import default_urls
@@ -37,17 +38,22 @@ def _git_commit() -> str | None:
 def cmd_list(*, target: str, matrix: str, results: str, json: bool) -> int:
     m = _matrix(matrix)
     tree = _tree(results)
-    rows = []
-    for v in m.variants:
-        info = v.describe()
-        latest = tree.root / "_builds" / v.id / "latest.json"
-        info["image"] = None
-        if latest.exists():
-            from .results import read_json
+    from .results import read_json
 
-            rec = read_json(latest)
-            if isinstance(rec, dict):
-                info["image"] = rec.get("tag")
+    rows = []
+    for v in m.all_variants or m.variants:
+        info = v.describe()
+        info["image"] = None
+        info["endbr32"] = None
+        info["endbr32_warning"] = None
+        latest = read_json(tree.root / "_builds" / v.id / "latest.json") \
+            if (tree.root / "_builds" / v.id / "latest.json").exists() else None
+        if isinstance(latest, dict):
+            info["image"] = latest.get("tag")
+            record = tree.build_record(v.id, str(latest.get("digest")))
+            if record:
+                info["endbr32"] = record.get("endbr32")
+                info["endbr32_warning"] = _endbr32_warning(v, record)
         rows.append(info)
     if json:
         import json as _json
@@ -55,11 +61,23 @@ def cmd_list(*, target: str, matrix: str, results: str, json: bool) -> int:
         print(_json.dumps(rows, indent=2))
         return 0
     width = max(len(r["id"]) for r in rows)
-    print(f"{'variant':<{width}}  {'version':<8} {'asm':<6} {'arch':<6} {'march':<12} image")
+    print(f"{'variant':<{width}}  {'version':<8} {'asm':<6} {'arch':<6} {'march':<10} "
+          f"{'build':<8} {'patches':<14} image")
     for r in rows:
+        patches = ",".join(p["name"] for p in r["patches"]) or "-"
+        endbr = f"  endbr32={r['endbr32']}" if r["endbr32"] is not None else ""
         print(f"{r['id']:<{width}}  {r['version']:<8} {'asm' if r['asm'] else 'no-asm':<6} "
-              f"{r['arch']:<6} {r['march'] or 'default':<12} {r['image'] or '(not built)'}")
-    print(f"\n{len(rows)} variant(s) from {m.path}; suites: "
+              f"{r['arch']:<6} {r['march'] or 'default':<10} "
+              f"{'default' if r['default'] else 'opt-in':<8} {patches:<14} "
+              f"{r['image'] or '(not built)'}{endbr}")
+        if r["endbr32_warning"]:
+            print(f"    ⚠ {r['endbr32_warning']}")
+        elif r["sigill_cpus"] and r["endbr32"] is None:
+            print(f"    meant for {', '.join(r['sigill_cpus'])} (no ENDBR32 allowed): the count "
+                  "is checked when it is built")
+    n_default = sum(1 for r in rows if r["default"])
+    print(f"\n{len(rows)} variant(s) from {m.path}, {n_default} built by default "
+          "(opt-in ones with --only PATTERN); suites: "
           + ", ".join(s.name + (" (default)" if s.name == m.default_suite else "")
                       for s in m.suites))
     return 0
@@ -76,6 +94,16 @@ def cmd_render(*, target: str, matrix: str, results: str, only: str, output: str
     return 0
 
 
+def _endbr32_warning(variant: Variant | None, record: dict[str, Any] | None) -> str | None:
+    """"will die with SIGILL" for a variant meant for a CPU without ENDBR32 whose built
+    libcrypto has some (from its build record)."""
+    if variant is None or not record:
+        return None
+    count = record.get("endbr32")
+    return endbr32_warning(variant.id, variant.sigill_cpus,
+                           count if isinstance(count, int) else None)
+
+
 def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | None,
               force: bool) -> int:
     from .build import Builder
@@ -85,6 +113,7 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
     backend = DockerBackend()
     builder = Builder(m, backend, _tree(results))
     outcomes = builder.build(variants, jobs=int(jobs or 1), force=force)
+    by_id = {v.id: v for v in variants}
     print("\nbuild summary")
     width = max(len(o.variant) for o in outcomes)
     for o in outcomes:
@@ -93,6 +122,9 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
         endbr = o.record.get("endbr32") if o.record else None
         print(f"  {o.variant:<{width}}  {mark:<14} {extra:>6}  {o.tag or ''}"
               + (f"  endbr32={endbr}" if endbr is not None else ""))
+        warning = _endbr32_warning(by_id.get(o.variant), o.record)
+        if warning:
+            print(f"      ⚠ {warning}")
         if o.status == "failed":
             print(f"      {(o.error or '').splitlines()[0]}")
             if o.log_path:
