@@ -17,7 +17,8 @@ from openssl_matrix.commands import HANDLERS
         "target": "FILE for `parse`, VERSION for `pin`",
         "matrix": "matrix file to use (default: matrix.yaml)",
         "results": "results tree folder (default: results)",
-        "only": "variants to use: fnmatch pattern(s) over variant ids, comma separated",
+        "only": "variants to use: fnmatch pattern(s) over variant ids, comma separated; "
+        "reaches the opt-in variants too (list --only '*' shows them all)",
         "jobs": "build: how many variants to build at once (default 1)",
         "force": "build: rebuild even if up to date; bench: run on a CPU the profile "
         "does not describe (results are marked forced)",

@@ -17,7 +17,14 @@ from typing import Any
 
 from . import log
 from .backend import Backend, RunLimits, RunResult
-from .errors import BenchError, BuildError, DockerUnavailable, FatalError, ProfileMismatch
+from .errors import (
+    BenchError,
+    BuildError,
+    DockerUnavailable,
+    FatalError,
+    ParseError,
+    ProfileMismatch,
+)
 from .hostinfo import CpuInfo, parse_cpuinfo, profile_mismatches
 from .model import Mask, Matrix, Suite, Variant
 from .parsing import figure_records, parse_speed
@@ -159,18 +166,22 @@ class Bencher:
     def bench(self, variants: list[Variant], suite: Suite, profile_name: str, *,
               force: bool = False) -> list[CellOutcome]:
         images: dict[str, tuple[str, dict[str, Any]]] = {}
-        outcomes: list[CellOutcome] = []
+        missing: dict[str, BuildError] = {}
         for v in variants:
             try:
                 images[v.id] = self.image_for(v)
             except BuildError as exc:
-                log.error(f"{v.id}: {exc}")
-                outcomes.append(CellOutcome(v.id, "failed", error=str(exc)))
+                missing[v.id] = exc
+        # The CPU check comes first, so a wrong --cpu is refused even before anything
+        # is built; it reads /proc/cpuinfo through the engine (right for remote ones).
+        probe = next(iter(images.values()))[0] if images else variants[0].base_image
+        cpu_name, cpu, extra, mismatch = self.resolve_cpu(profile_name, probe, force=force)
+        outcomes: list[CellOutcome] = []
+        for vid, err in missing.items():
+            log.error(f"{vid}: {err}")
+            outcomes.append(CellOutcome(vid, "failed", error=str(err)))
         if not images:
             return outcomes
-        first_image = next(iter(images.values()))[0]
-        cpu_name, cpu, extra, mismatch = self.resolve_cpu(profile_name, first_image,
-                                                          force=force)
         if mismatch:
             log.warn(f"--force: profile {profile_name} does not match this host "
                      f"({'; '.join(mismatch)}); results are marked forced")
@@ -214,6 +225,7 @@ class Bencher:
             "image_tag": tag,
             "image_id": record.get("image_id"),
             "build": {k: record.get(k) for k in ("digest", "configure_line", "endbr32",
+                                                 "endbr32_warning", "patches_in_image",
                                                  "tarball_sha256", "source_origin",
                                                  "base_image", "base_image_id")},
             "tarball_sha256": record.get("tarball_sha256"),
@@ -255,13 +267,19 @@ class Bencher:
                 log.warn(f"  {v.id}: {msg}")
                 entry["status"] = "failed"
             else:
-                parsed = parse_speed(res.stdout, res.stderr, version=version, evp=suite.evp)
-                recs = figure_records(parsed)
+                try:
+                    parsed = parse_speed(res.stdout, res.stderr, version=version,
+                                         evp=suite.evp)
+                except ParseError as perr:
+                    parsed = None
+                    warnings.append(f"{inv.name}: output not understood: {perr.message}")
+                recs = figure_records(parsed) if parsed is not None else []
                 for rec in recs:
                     rec.update({"mask": inv.mask.name, "ia32cap": inv.mask.ia32cap,
                                 "invocation": inv.name})
                 figures.extend(recs)
-                warnings.extend(f"{inv.name}: {w}" for w in parsed.warnings)
+                if parsed is not None:
+                    warnings.extend(f"{inv.name}: {w}" for w in parsed.warnings)
                 entry["status"] = "ok" if recs else "no-figures"
                 entry["figures"] = len(recs)
                 if not recs:

@@ -25,7 +25,7 @@ from .errors import BuildError, DockerUnavailable, FatalError, SourceError
 from .model import Matrix, Variant
 from .patches import endbr32_warning
 from .render import Rendered, render, tarball_name, toolchain_tag
-from .results import ResultsTree, write_json
+from .results import ResultsTree, atomic_write, write_json
 from .sources import fetch_source_info
 
 WORK = ".work"
@@ -156,14 +156,17 @@ class Builder:
                 outcomes.append(BuildOutcome(v.id, "failed", error=str(exc)))
         todo: list[Planned] = []
         for p in plans:
-            existing = None if force or not self.backend.image_id(p.tag) else \
-                self.tree.build_record(p.variant.id, p.digest)
-            if existing:
-                log.info(f"  {p.variant.id}: up to date ({p.tag})")
-                outcomes.append(BuildOutcome(p.variant.id, "up-to-date", tag=p.tag,
-                                             record=existing))
-            else:
+            image_id = None if force else self.backend.image_id(p.tag)
+            if image_id is None:
                 todo.append(p)
+                continue
+            record = self.tree.build_record(p.variant.id, p.digest)
+            if record is None:
+                # The image exists (built for another results tree): record it here too.
+                record = self._record(p, image_id, self._buildinfo(p.tag), started=None,
+                                      seconds=None, make_jobs=None)
+            log.info(f"  {p.variant.id}: up to date ({p.tag})")
+            outcomes.append(BuildOutcome(p.variant.id, "up-to-date", tag=p.tag, record=record))
         if todo:
             make_jobs = max(1, (os.cpu_count() or 1) // max(1, jobs))
             total = len(todo)
@@ -201,7 +204,18 @@ class Builder:
             return BuildOutcome(v.id, "failed", tag=p.tag, seconds=secs, error=exc.message,
                                 log_path=str(log_path))
         secs = time.monotonic() - t0
-        info["endbr32_warning"] = endbr32_warning(v.id, v.sigill_cpus, info.get("endbr32"))
+        record = self._record(p, image_id, info, started=started, seconds=secs,
+                              make_jobs=jobs)
+        log.info(f"  [{index}/{total}] {v.id}: built ✓ in {secs:.0f}s — "
+                 f"{info.get('openssl_version', '?')}, endbr32={info.get('endbr32')}")
+        return BuildOutcome(v.id, "built", tag=p.tag, seconds=secs, log_path=str(log_path),
+                            record=record)
+
+    def _record(self, p: Planned, image_id: str, info: dict[str, Any], *, started: str | None,
+                seconds: float | None, make_jobs: int | None) -> dict[str, Any]:
+        """Write the build record (and the variant's latest.json) into the results tree."""
+        v = p.variant
+        bdir = self.tree.build_dir(v.id, p.digest)
         record = {
             "variant": v.describe(),
             "tag": p.tag,
@@ -213,22 +227,20 @@ class Builder:
             "base_image_id": p.base_image_id,
             "toolchain_image_id": p.toolchain_id,
             "configure_line": p.rendered.recipe.configure_line,
-            "make_jobs": jobs,
+            "make_jobs": make_jobs,
             "started": started,
-            "ended": _now(),
-            "seconds": round(secs, 1),
+            "ended": _now() if started else None,
+            "seconds": None if seconds is None else round(seconds, 1),
             "matrix_digest": self.matrix.digest,
             **info,
+            "endbr32_warning": endbr32_warning(v.id, v.sigill_cpus, info.get("endbr32")),
         }
+        if record["endbr32_warning"]:
+            log.warn(str(record["endbr32_warning"]))
         write_json(bdir / "build.json", record)
         write_json(bdir.parent / "latest.json", {"digest": p.digest, "tag": p.tag})
-        (bdir / "Dockerfile").write_text(p.rendered.dockerfile, encoding="utf-8")
-        log.info(f"  [{index}/{total}] {v.id}: built ✓ in {secs:.0f}s — "
-                 f"{info.get('openssl_version', '?')}, endbr32={info.get('endbr32')}")
-        if info["endbr32_warning"]:
-            log.warn(info["endbr32_warning"])
-        return BuildOutcome(v.id, "built", tag=p.tag, seconds=secs, log_path=str(log_path),
-                            record=record)
+        atomic_write(bdir / "Dockerfile", p.rendered.dockerfile)
+        return record
 
     def _buildinfo(self, tag: str) -> dict[str, Any]:
         """Read what buildinfo.sh recorded inside the image."""

@@ -22,7 +22,7 @@ from .errors import FatalError, UsageError
 # subcommand -> (needs a TARGET?, flags it accepts)
 COMMON = {"matrix", "results"}
 COMMANDS: dict[str, tuple[str | None, set[str]]] = {
-    "list": (None, {"json"}),
+    "list": (None, {"json", "only"}),
     "render": (None, {"only", "output"}),
     "build": (None, {"only", "jobs", "force"}),
     "bench": (None, {"cpu", "only", "suite", "force", "wait"}),

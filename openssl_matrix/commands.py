@@ -35,13 +35,15 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
-def cmd_list(*, target: str, matrix: str, results: str, json: bool) -> int:
+def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = "") -> int:
+    """The default selection, or with --only the matching variants, opt-in ones included
+    (``--only '*'`` lists everything the matrix declares)."""
     m = _matrix(matrix)
     tree = _tree(results)
     from .results import read_json
 
     rows = []
-    for v in m.all_variants or m.variants:
+    for v in m.select(only or None):
         info = v.describe()
         info["image"] = None
         info["endbr32"] = None
@@ -76,8 +78,10 @@ def cmd_list(*, target: str, matrix: str, results: str, json: bool) -> int:
             print(f"    meant for {', '.join(r['sigill_cpus'])} (no ENDBR32 allowed): the count "
                   "is checked when it is built")
     n_default = sum(1 for r in rows if r["default"])
+    hidden = len(m.all_variants) - len(rows)
+    more = f"; {hidden} more not shown: `invoke matrix list --only '*'`" if hidden > 0 else ""
     print(f"\n{len(rows)} variant(s) from {m.path}, {n_default} built by default "
-          "(opt-in ones with --only PATTERN); suites: "
+          f"(opt-in ones are built with --only PATTERN){more}; suites: "
           + ", ".join(s.name + (" (default)" if s.name == m.default_suite else "")
                       for s in m.suites))
     return 0

@@ -176,3 +176,15 @@ def test_speed_invocations_per_version() -> None:
     inv, notes = speed_invocations("1.0.1e", m.suite("aes8k"))
     assert "-seconds" not in inv[0].command and "-bytes" not in inv[0].command
     assert any("-bytes is not in 1.0.1e" in n for n in notes)
+
+
+def test_wrong_profile_is_refused_before_anything_is_built(fake_matrix: Path,
+                                                           tmp_path: Path) -> None:
+    m = load_matrix(fake_matrix, default_urls=default_urls)
+    backend = FakeBackend(speed_responder)
+    bencher = Bencher(m, backend, ResultsTree(tmp_path / "r"), engine={}, git_commit=None)
+    with pytest.raises(ProfileMismatch, match="model is 'AMD EPYC 7B13'"):
+        bencher.bench(list(m.variants), m.suite("quick"), "ryzen")
+    out = bencher.bench(list(m.variants), m.suite("quick"), "auto")
+    assert {o.status for o in out} == {"failed"}
+    assert "invoke matrix build --only" in str(out[0].error)
