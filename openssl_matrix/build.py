@@ -21,6 +21,7 @@ from typing import Any
 
 from . import log
 from .backend import Backend, RunLimits
+from .eras import base_image_hint
 from .errors import BuildError, DockerUnavailable, FatalError, SourceError
 from .model import Matrix, Variant
 from .patches import endbr32_warning
@@ -82,13 +83,9 @@ class Builder:
     def base_image_id(self, image: str) -> str:
         found = self.backend.image_id(image)
         if found is None:
-            suite = image.split(":", 1)[1] if image.startswith("debian:") else "<suite>"
             raise DockerUnavailable(
                 f"base image {image} is not present in the Docker engine",
-                hint=("pull it (`docker pull " + image + "`) or, without a registry, make it "
-                      f"from Debian's mirror: `debootstrap --variant=minbase {suite} /tmp/rootfs "
-                      f"http://deb.debian.org/debian && tar -C /tmp/rootfs -c . | docker import "
-                      f"- {image}` (`bash .ci/setup` does this for the default matrix)"),
+                hint=base_image_hint(image),
             )
         return found
 

@@ -119,3 +119,18 @@ def march_problem(march: str, arch: str) -> str | None:
         return (f"-march={march} is an x86-64 level: gcc refuses it for 32-bit code; "
                 "use arch x86_64")
     return None
+
+
+def base_image_hint(image: str) -> str:
+    """What to do when a base image is missing from the Docker engine."""
+    if image.startswith("debian/eol:"):
+        return (f"it is the era default for old series and comes from Docker Hub: `docker pull "
+                f"{image}`; without a registry, build on an image you have instead: set "
+                "base_image: debian:bookworm for the version (or in defaults) in the matrix; "
+                "the compat patches in patches/ build the old series there")
+    arch, _, rest = image.partition("/") if image.startswith("i386/") else ("amd64", "", image)
+    suite = rest.split(":", 1)[1] if rest.startswith("debian:") and ":" in rest else "<suite>"
+    return (f"pull it (`docker pull {image}`) or, without a registry, make it from Debian's "
+            f"mirror: `debootstrap --variant=minbase --arch={arch} {suite} /tmp/rootfs "
+            f"http://deb.debian.org/debian && tar -C /tmp/rootfs -c . | docker import - {image}`"
+            " (`bash .ci/setup` does this for debian:bookworm and i386/debian:bookworm)")
