@@ -17,8 +17,9 @@ from openssl_matrix.commands import HANDLERS
         "target": "FILE for `parse`, VERSION for `pin`",
         "matrix": "matrix file to use (default: matrix.yaml)",
         "results": "results tree folder (default: results)",
-        "only": "variants to use: fnmatch pattern(s) over variant ids, comma separated; "
-        "reaches the opt-in variants too (list --only '*' shows them all)",
+        "only": "variants to use: fnmatch pattern(s) over variant ids, comma separated; a "
+        "pattern matching no default variant picks opt-in ones (e.g. --only '1.0.1e-*')",
+        "all": "list/render/build: every variant the matrix declares, opt-in ones too",
         "jobs": "build: how many variants to build at once (default 1)",
         "force": "build: rebuild even if up to date; bench: run on a CPU the profile "
         "does not describe (results are marked forced)",
@@ -47,11 +48,12 @@ def matrix(
     format: str = "",
     output: str = "",
     file: str = "",
+    all: bool = False,
 ) -> None:
     """Build and benchmark the OpenSSL matrix (`invoke matrix build`, `bench --cpu=auto`)."""
     flags = {
         "matrix": matrix, "results": results, "only": only, "jobs": jobs, "force": force,
         "cpu": cpu, "suite": suite, "wait": wait, "json": json, "format": format,
-        "output": output, "file": file,
+        "output": output, "file": file, "all": all,
     }
     dispatch(command, target, flags, HANDLERS)

@@ -22,9 +22,9 @@ from .errors import FatalError, UsageError
 # subcommand -> (needs a TARGET?, flags it accepts)
 COMMON = {"matrix", "results"}
 COMMANDS: dict[str, tuple[str | None, set[str]]] = {
-    "list": (None, {"json", "only"}),
-    "render": (None, {"only", "output"}),
-    "build": (None, {"only", "jobs", "force"}),
+    "list": (None, {"json", "only", "all"}),
+    "render": (None, {"only", "output", "all"}),
+    "build": (None, {"only", "jobs", "force", "all"}),
     "bench": (None, {"cpu", "only", "suite", "force", "wait"}),
     "export": (None, {"format", "output"}),
     "parse": ("FILE", {"json"}),

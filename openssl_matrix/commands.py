@@ -35,15 +35,15 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
-def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = "") -> int:
-    """The default selection, or with --only the matching variants, opt-in ones included
-    (``--only '*'`` lists everything the matrix declares)."""
+def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = "",
+             all: bool = False) -> int:
+    """The default selection; --all adds the opt-in variants; --only filters."""
     m = _matrix(matrix)
     tree = _tree(results)
     from .results import read_json
 
     rows = []
-    for v in m.select(only or None):
+    for v in m.select(only or None, every=all):
         info = v.describe()
         info["image"] = None
         info["endbr32"] = None
@@ -79,7 +79,7 @@ def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = 
                   "is checked when it is built")
     n_default = sum(1 for r in rows if r["default"])
     hidden = len(m.all_variants) - len(rows)
-    more = f"; {hidden} more not shown: `invoke matrix list --only '*'`" if hidden > 0 else ""
+    more = f"; {hidden} more not shown: `invoke matrix list --all`" if hidden > 0 else ""
     print(f"\n{len(rows)} variant(s) from {m.path}, {n_default} built by default "
           f"(opt-in ones are built with --only PATTERN){more}; suites: "
           + ", ".join(s.name + (" (default)" if s.name == m.default_suite else "")
@@ -87,10 +87,11 @@ def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = 
     return 0
 
 
-def cmd_render(*, target: str, matrix: str, results: str, only: str, output: str) -> int:
+def cmd_render(*, target: str, matrix: str, results: str, only: str, output: str,
+               all: bool = False) -> int:
     m = _matrix(matrix)
     out = Path(output or "dockerfiles/rendered")
-    for v in m.select(only):
+    for v in m.select(only or None, every=all):
         r = render_variant(v)
         path = out / f"{v.id}.Dockerfile"
         atomic_write(path, r.dockerfile)
@@ -109,11 +110,11 @@ def _endbr32_warning(variant: Variant | None, record: dict[str, Any] | None) -> 
 
 
 def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | None,
-              force: bool) -> int:
+              force: bool, all: bool = False) -> int:
     from .build import Builder
 
     m = _matrix(matrix)
-    variants = m.select(only)
+    variants = m.select(only or None, every=all)
     backend = DockerBackend()
     builder = Builder(m, backend, _tree(results))
     outcomes = builder.build(variants, jobs=int(jobs or 1), force=force)

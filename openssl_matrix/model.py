@@ -184,21 +184,31 @@ class Matrix:
             hint=_choices_hint(name, ["auto", *(p.name for p in self.profiles)]),
         )
 
-    def select(self, only: str | None) -> list[Variant]:
+    def select(self, only: str | None, *, every: bool = False) -> list[Variant]:
         """Variants whose id matches the fnmatch pattern(s) ``only`` (comma separated).
 
-        Without ``only``: the default selection. Patterns also reach the opt-in variants
-        (those ``default_variants`` leaves out), which is how they are built.
+        Without ``only``: the default selection (all declared variants with ``every``).
+        A pattern picks from the default selection when it matches some of it, else from
+        the opt-in variants (those ``default_variants`` leaves out): ``1.1.1w-*`` means the
+        default 1.1.1w variants, ``1.0.1e-*`` or ``*-i386*`` opt-in ones. With ``every``
+        each pattern matches among all declared variants.
         """
+        everything = list(self.all_variants or self.variants)
         if not only:
-            return list(self.variants)
+            return everything if every else list(self.variants)
         patterns = [p.strip() for p in only.split(",") if p.strip()]
-        chosen = [v for v in (self.all_variants or self.variants)
-                  if any(fnmatch.fnmatchcase(v.id, p) for p in patterns)]
+        wanted: set[str] = set()
+        for pat in patterns:
+            hits = [v.id for v in (everything if every else self.variants)
+                    if fnmatch.fnmatchcase(v.id, pat)]
+            if not hits and not every:
+                hits = [v.id for v in everything if fnmatch.fnmatchcase(v.id, pat)]
+            wanted.update(hits)
+        chosen = [v for v in everything if v.id in wanted]
         if not chosen:
             raise ConfigError(
                 f"--only {only!r} matches no variant of {self.path}",
-                hint="`invoke matrix list` shows the variant ids; patterns are fnmatch "
+                hint="`invoke matrix list --all` shows every variant id; patterns are fnmatch "
                 "style, e.g. --only '1.1.1w-*' or --only '*-no-asm-*'",
             )
         return chosen

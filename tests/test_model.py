@@ -44,11 +44,9 @@ def test_variant_id_with_march_and_options() -> None:
 
 def test_select_patterns(tmp_path: Path) -> None:
     m = load_matrix(ROOT / "matrix.yaml")
-    assert [v.id for v in m.select("*-no-asm-*")][:2] == ["0.9.8n-no-asm-x86_64",
-                                                           "0.9.8s-no-asm-x86_64"]
-    assert [v.id for v in m.select("1.1.1w-no-asm-*,3.0.20-no-asm-*")] == [
-        "1.1.1w-no-asm-x86_64", "3.0.20-no-asm-x86_64"]
-    assert len(m.select("1.1.1w-*-x86_64,3.0.20-asm-x86_64")) == 3
+    assert [v.id for v in m.select("*-no-asm-*")] == ["1.1.1w-no-asm-x86_64",
+                                                       "3.0.20-no-asm-x86_64"]
+    assert len(m.select("1.1.1w-*,3.0.20-asm-*")) == 3
     with pytest.raises(ConfigError, match="matches no variant"):
         m.select("2.0.*")
 
