@@ -13,8 +13,8 @@ from openssl_matrix.commands import HANDLERS
     klass=MatrixTask,
     positional=["command", "target"],
     help={
-        "command": "list | render | build | bench | export | parse | pin",
-        "target": "FILE for `parse`, VERSION for `pin`",
+        "command": "list | render | build | bench | export | parse | import | pin",
+        "target": "FILE for `parse` and `import`, VERSION for `pin`",
         "matrix": "matrix file to use (default: matrix.yaml)",
         "results": "results tree folder (default: results)",
         "only": "variants to use: fnmatch pattern(s) over variant ids, comma separated; a "
@@ -30,6 +30,7 @@ from openssl_matrix.commands import HANDLERS
         "format": "export: csv (default) or jsonl",
         "output": "export/render: write to this file/folder instead of stdout/default",
         "file": "pin: path of a tarball you trust",
+        "as_": "import: name for the imported report (results go under results/ref-NAME)",
     },
 )
 def matrix(
@@ -48,12 +49,13 @@ def matrix(
     format: str = "",
     output: str = "",
     file: str = "",
+    as_: str = "",
     all: bool = False,
 ) -> None:
     """Build and benchmark the OpenSSL matrix (`invoke matrix build`, `bench --cpu=auto`)."""
     flags = {
         "matrix": matrix, "results": results, "only": only, "jobs": jobs, "force": force,
         "cpu": cpu, "suite": suite, "wait": wait, "json": json, "format": format,
-        "output": output, "file": file, "all": all,
+        "output": output, "file": file, "as_": as_, "all": all,
     }
     dispatch(command, target, flags, HANDLERS)

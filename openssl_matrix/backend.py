@@ -21,9 +21,11 @@ import docker
 import docker.errors
 import requests.exceptions
 
+from . import log as _log
 from .errors import BuildError, DockerUnavailable
 
 KEEP_ENV = "OPENSSL_MATRIX_KEEP_CONTAINERS"
+PROGRESS_EVERY = 30.0  # seconds between "still building" notes
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,9 @@ class DockerBackend:
                 network_mode=network, labels=dict(labels), pull=False,
                 buildargs=dict(buildargs or {}),
             )
+            t0 = time.monotonic()
+            next_note = t0 + PROGRESS_EVERY
+            step = ""
             with log_path.open("w", encoding="utf-8") as log:
                 for chunk in stream:
                     if "stream" in chunk:
@@ -154,6 +159,13 @@ class DockerBackend:
                         log.flush()
                         last.extend(text.splitlines())
                         del last[:-40]
+                        if text.startswith("Step "):
+                            step = text.strip()
+                    now = time.monotonic()
+                    if now >= next_note:
+                        next_note = now + PROGRESS_EVERY
+                        _log.info(f"    … {tag}: {step[:90] or 'starting'} "
+                                  f"({int(now - t0) // 60}m{int(now - t0) % 60:02d}s)")
                     if "aux" in chunk and "ID" in chunk["aux"]:
                         image_id = str(chunk["aux"]["ID"])
                     if "error" in chunk:

@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str | None, set[str]]] = {
     "export": (None, {"format", "output"}),
     "parse": ("FILE", {"json"}),
     "pin": ("VERSION", {"file"}),
+    "import": ("FILE", {"as_"}),
 }
 
 
@@ -68,6 +69,10 @@ class MatrixTask(Task[Any]):
         return out
 
 
+def _flag(name: str) -> str:
+    return "--" + name.strip("_").replace("_", "-")
+
+
 def dispatch(command: str, target: str, flags: dict[str, Any],
              handlers: dict[str, Callable[..., int]]) -> None:
     """Check the command line, run the handler, turn FatalError into an exit."""
@@ -90,8 +95,8 @@ def dispatch(command: str, target: str, flags: dict[str, Any],
         if stray:
             raise UsageError(
                 f"`invoke matrix {command}` does not take "
-                + ", ".join("--" + s.replace("_", "-") for s in stray),
-                hint="it takes: " + ", ".join("--" + s for s in sorted(allowed | COMMON)),
+                + ", ".join(_flag(s) for s in stray),
+                hint="it takes: " + ", ".join(_flag(s) for s in sorted(allowed | COMMON)),
             )
         code = handlers[command](target=target, **{k: flags[k] for k in allowed | COMMON})
     except FatalError as exc:

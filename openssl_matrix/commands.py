@@ -238,6 +238,54 @@ def cmd_parse(*, target: str, matrix: str, results: str, json: bool) -> int:
     return 0
 
 
+def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
+    """Store a published report's figures in the results tree as reference results."""
+    import hashlib
+    import re
+    from datetime import datetime, timezone
+
+    from .parsing import figure_records, parse_report
+    from .results import write_json
+
+    if not as_ or not re.match(r"^[a-z0-9][a-z0-9._-]*$", as_):
+        raise UsageError("`invoke matrix import FILE` needs --as NAME (lower-case letters, "
+                         "digits, '.', '_', '-')", hint="e.g. --as ivy-bridge-blog-2013")
+    try:
+        raw = Path(target).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {target}: {exc.strerror}") from None
+    text = raw.decode("utf-8", errors="replace")
+    runs = parse_report(text)
+    if not runs:
+        raise UsageError(f"{target}: no `openssl speed` output found in it")
+    tree = _tree(results)
+    cpu = f"ref-{as_}"
+    tree.lock()
+    try:
+        for i, run in enumerate(runs, 1):
+            version = run.header.version or "unknown"
+            run_dir = tree.new_run_dir(cpu, version, "import")
+            atomic_write(run_dir / "raw" / "report.txt", text)
+            records = figure_records(run)
+            write_json(run_dir / "figures.json", records)
+            write_json(run_dir / "meta.json", {
+                "status": "complete",
+                "kind": "reference",
+                "source_file": str(Path(target).resolve()),
+                "source_sha256": hashlib.sha256(raw).hexdigest(),
+                "imported": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "run_in_report": i,
+                "header": {k: getattr(run.header, k) for k in run.header.__dataclass_fields__},
+                "warnings": list(run.warnings),
+                "variant": {"version": run.header.version},
+            })
+            print(f"{run_dir}: {len(records)} figure(s) from run {i} "
+                  f"({run.header.version_line or 'no version header'})")
+    finally:
+        tree.unlock()
+    return 0
+
+
 def cmd_pin(*, target: str, matrix: str, results: str, file: str) -> int:
     from .sources import pin_source
 
@@ -257,4 +305,5 @@ HANDLERS: dict[str, Callable[..., int]] = {
     "export": cmd_export,
     "parse": cmd_parse,
     "pin": cmd_pin,
+    "import": cmd_import,
 }

@@ -739,9 +739,9 @@ def _load_profiles(ctx: _Ctx, value: Any) -> tuple[Profile, ...]:
         kp = f"profiles.{name}"
         if name == "auto":
             raise ctx.fail(kp, "'auto' is built in (this host) and cannot be redefined")
-        if not NAME.match(name) or name.startswith("host-"):
+        if not NAME.match(name) or name.startswith(("host-", "ref-")):
             raise ctx.fail(kp, f"{name!r}: profile names are lower-case letters, digits, '-', "
-                           "'.', '_' and may not start with 'host-'")
+                           "'.', '_' and may not start with 'host-' or 'ref-'")
         entry = ctx.mapping(body, kp)
         ctx.keys(entry, PROFILE_KEYS, kp)
         march = entry.get("march")
