@@ -79,7 +79,8 @@ def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = 
                   "is checked when it is built")
     n_default = sum(1 for r in rows if r["default"])
     hidden = len(m.all_variants) - len(rows)
-    more = f"; {hidden} more not shown: `invoke matrix list --all`" if hidden > 0 else ""
+    more = f"; {hidden} more not shown: `invoke matrix list --all`" \
+        if hidden > 0 and not all else ""
     print(f"\n{len(rows)} variant(s) from {m.path}, {n_default} built by default "
           f"(opt-in ones are built with --only PATTERN){more}; suites: "
           + ", ".join(s.name + (" (default)" if s.name == m.default_suite else "")
