@@ -63,14 +63,15 @@ def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = 
         print(_json.dumps(rows, indent=2))
         return 0
     width = max(len(r["id"]) for r in rows)
+    pwidth = max(7, *(len(",".join(p["name"] for p in r["patches"])) for r in rows))
     print(f"{'variant':<{width}}  {'version':<8} {'asm':<6} {'arch':<6} {'march':<10} "
-          f"{'build':<8} {'patches':<14} image")
+          f"{'build':<8} {'patches':<{pwidth}} image")
     for r in rows:
         patches = ",".join(p["name"] for p in r["patches"]) or "-"
         endbr = f"  endbr32={r['endbr32']}" if r["endbr32"] is not None else ""
         print(f"{r['id']:<{width}}  {r['version']:<8} {'asm' if r['asm'] else 'no-asm':<6} "
               f"{r['arch']:<6} {r['march'] or 'default':<10} "
-              f"{'default' if r['default'] else 'opt-in':<8} {patches:<14} "
+              f"{'default' if r['default'] else 'opt-in':<8} {patches:<{pwidth}} "
               f"{r['image'] or '(not built)'}{endbr}")
         if r["endbr32_warning"]:
             print(f"    ⚠ {r['endbr32_warning']}")
