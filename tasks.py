@@ -13,7 +13,7 @@ from openssl_matrix.commands import HANDLERS
     klass=MatrixTask,
     positional=["command", "target"],
     help={
-        "command": "list | render | build | bench | export | parse | import | pin",
+        "command": "list | render | build | bench | profiles | export | parse | import | pin",
         "target": "FILE for `parse` and `import`, VERSION for `pin`",
         "matrix": "matrix file to use (default: matrix.yaml)",
         "results": "results tree folder (default: results)",
@@ -23,7 +23,10 @@ from openssl_matrix.commands import HANDLERS
         "jobs": "build: how many variants to build at once (default 1)",
         "force": "build: rebuild even if up to date; bench: run on a CPU the profile "
         "does not describe (results are marked forced)",
-        "cpu": "bench: CPU profile name from the matrix, or 'auto' for this host",
+        "cpu": "bench: CPU profile name from the matrix, or 'auto' for this host; "
+        "build/bench: a profile with docker_host uses that machine's Docker engine",
+        "repeat": "bench: runs per variant, interleaved across variants (default: the "
+        "suite's repeat); median, spread and noisy figures are reported",
         "suite": "bench: suite name (default: the matrix's default_suite)",
         "wait": "bench: wait for another bench on the same results tree instead of failing",
         "json": "list/parse: print JSON",
@@ -45,6 +48,7 @@ def matrix(
     cpu: str = "",
     suite: str = "",
     wait: bool = False,
+    repeat: int = 0,
     json: bool = False,
     format: str = "",
     output: str = "",
@@ -55,7 +59,7 @@ def matrix(
     """Build and benchmark the OpenSSL matrix (`invoke matrix build`, `bench --cpu=auto`)."""
     flags = {
         "matrix": matrix, "results": results, "only": only, "jobs": jobs, "force": force,
-        "cpu": cpu, "suite": suite, "wait": wait, "json": json, "format": format,
-        "output": output, "file": file, "as_": as_, "all": all,
+        "cpu": cpu, "suite": suite, "wait": wait, "repeat": repeat, "json": json,
+        "format": format, "output": output, "file": file, "as_": as_, "all": all,
     }
     dispatch(command, target, flags, HANDLERS)

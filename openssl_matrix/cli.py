@@ -24,8 +24,9 @@ COMMON = {"matrix", "results"}
 COMMANDS: dict[str, tuple[str | None, set[str]]] = {
     "list": (None, {"json", "only", "all"}),
     "render": (None, {"only", "output", "all"}),
-    "build": (None, {"only", "jobs", "force", "all"}),
-    "bench": (None, {"cpu", "only", "suite", "force", "wait"}),
+    "build": (None, {"only", "jobs", "force", "cpu", "all"}),
+    "bench": (None, {"cpu", "only", "suite", "force", "wait", "repeat"}),
+    "profiles": (None, {"json"}),
     "export": (None, {"format", "output"}),
     "parse": ("FILE", {"json"}),
     "pin": ("VERSION", {"file"}),

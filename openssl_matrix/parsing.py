@@ -57,8 +57,9 @@ decrypt, op (ecdh, ffdh), keygen, encaps, decaps.
 * ``zero`` - speed.c printed 0 (the algorithm is not in this build, or nothing ran);
   value None;
 * ``infinite`` - speed.c printed ``inf``/``nan`` (a time of 0); value None;
-* ``unparsable`` - a token that is not a number, or a row whose column count does not
-  match its header; value None;
+* ``unparsable`` - a token that is not a number, a negative figure (3.0.0-alpha3's wrap
+  ciphers printed ``-124.63``), or a row whose column count does not match its header;
+  value None;
 * ``unknown-unit`` - a ``-mr`` public-key record whose unit (seconds per op before 1.1.1,
   ops per second after) cannot be decided because the version is unknown; value None;
 * ``unidentified`` - a ``-mr`` record whose algorithm cannot be named (index and bit count
@@ -300,7 +301,7 @@ def version_tuple(version: str | None) -> tuple[int, int, int] | None:
 # --------------------------------------------------------------------------------------
 # Regular expressions
 
-_SYM_VALUE_RE = re.compile(r"(?:\d+\.\d+|inf|-?nan)k?", re.IGNORECASE)
+_SYM_VALUE_RE = re.compile(r"(?:-?\d+\.\d+|inf|-?nan)k?", re.IGNORECASE)
 _SYM_HEADER_RE = re.compile(r"^\s*type\s+((?:\d+\s+bytes\s*)+)$")
 _VERSION_LINE_RE = re.compile(
     r"^\s*(OpenSSL\s+(\d+\.\d+\.\d+[a-z]*(?:[-+][\w.+-]*)?)\s+"
@@ -406,6 +407,8 @@ def _sym_value(token: str, *, thousands_suffix: bool) -> tuple[float | None, str
         return None, STATUS_UNPARSABLE, f"not a number: {token!r}"
     if not value.is_finite():
         return None, STATUS_UNPARSABLE, f"not a number: {token!r}"
+    if value < 0:
+        return None, STATUS_UNPARSABLE, f"printed {token!r}: a negative rate is no measurement"
     if value == 0:
         return (
             None,
@@ -893,9 +896,11 @@ class _Builder:
             algorithm = f"{family}-{_canonical_curve(curve)}" if curve else None
             values = parts[2:]
         elif kind in (6, 7):
-            family = "eddsa" if kind == 6 else "sm2"
             bits = _int_or_none(parts[1]) if len(parts) > 1 else None
             name = parts[2] if len(parts) > 2 else ""
+            if name.lower() == "curvesm2":
+                kind = 7  # Tongsuo's 1.1.1 printed SM2 under EdDSA's +F6
+            family = "eddsa" if kind == 6 else "sm2"
             algorithm = ("sm2" if kind == 7 else name.lower()) if name else None
             values = parts[3:]
         elif kind in (9, 10):
@@ -1299,6 +1304,12 @@ def parse_report(text: str, *, keep_duplicates: bool = False) -> list[SpeedRun]:
     lost. A run that repeats an earlier one exactly (a quoted copy in a reply) is dropped
     unless ``keep_duplicates``. A table printed without its own header (the author pasted
     the header once) inherits the header of the run above, with a warning.
+
+    Short label lines between a table's rows ("openssl-3.0", "openssl speed -evp rc4:")
+    do not end the table; a row that measures again what the run already holds (the same
+    name, and key size, after such words or a header of its own) starts a new run. With
+    ``-multi`` the children's ``Got: ...`` records are skipped, as in :func:`parse_speed`:
+    the parent's table (3.x prints it without a ``type`` header) is the result.
     """
     return _parse_report(text, keep_duplicates=keep_duplicates)
 
@@ -1325,7 +1336,7 @@ def _parse_lines(
 # (headers, progress sentences, tables, -mr records, command lines) in that stream and
 # emits one logical line per structure; everything else is prose and is dropped.
 
-_R_NUM = r"(?:\d+\.\d+k?|infk?|-?nank?)"
+_R_NUM = r"(?:-?\d+\.\d+k?|infk?|-?nank?)"
 _R_NUM_TOKEN = re.compile(_R_NUM)
 _R_PK_VALUE = re.compile(r"(?:\d+(?:\.\d+)?|inf|-?nan)")
 _R_PK_SECONDS = re.compile(r"(?:\d+(?:\.\d+)?|inf|-?nan)s")
@@ -1374,6 +1385,16 @@ _R_EVP_ARG = re.compile(r"(?:^| )-evp (\S+)")
 _R_PROMPT = re.compile(r"^(?:\$|%|#|\S*[>$#%]|\(\S*\)|\[\S*\])$")
 
 
+#: -multi: ``Got: +F:22:evp:1.00:... from 0`` and ``Forked child 0``.
+_R_MULTI = re.compile(r"Got: \+(?:H|F\d*|R\d*):\S* from \d+")
+_R_FORKED = re.compile(r"Forked child \d+")
+#: A word that ends a sentence or a label line cannot be (the start of) a row name.
+_R_LABEL_END = re.compile(r"[:.,;!?]$")
+#: The second word of speed's two-word names (the legacy table of 0.9.8 to 1.1.1).
+_R_LABEL_MODE = re.compile(r"cbc|ige|ede3|cfb|ofb|ecb|ctr")
+#: How many words of prose may sit between a table's header (or rows) and its next row.
+_R_LABEL_LINE_WORDS = 12
+
 _QUOTE_PREFIX_RE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
 
 
@@ -1386,7 +1407,15 @@ class _Item:
 class _Lexer:
     def __init__(self, text: str) -> None:
         unquoted = _QUOTE_PREFIX_RE.sub("", text)  # "> " and ">>" at line starts
-        tokens = [t for t in unquoted.split() if not re.fullmatch(r">+", t)]  # inline ones
+        tokens: list[str] = []
+        #: Where the text kept its line breaks: does a token end its line? A table row
+        #: ends one (wrapped or not); a flattened copy tells nothing, all are True.
+        self.line_end: list[bool] = []
+        lined = unquoted.count("\n") > 2
+        for line in unquoted.splitlines() if lined else [unquoted]:
+            words = [t for t in line.split() if not re.fullmatch(r">+", t)]  # inline ones
+            tokens += words
+            self.line_end += [not lined or n == len(words) - 1 for n in range(len(words))]
         self.tokens = tokens
         self.joined = " ".join(tokens)
         self.offsets: list[int] = []
@@ -1399,6 +1428,9 @@ class _Lexer:
         self.prose: list[str] = []
         self.sym_columns = 0
         self.pk_kind: str | None = None
+        self.multi_columns = 0
+        """Sizes announced by a -multi child's ``Got: +H:...``: 3.x's parent prints its
+        table without a ``type`` header."""
 
     # -- helpers -----------------------------------------------------------------------
 
@@ -1422,6 +1454,8 @@ class _Lexer:
         for j in range(start, len(self.tokens)):
             if _R_ANCHOR.match(self.joined, self.offsets[j]) or self._is_command(j):
                 return j
+            if self.multi_columns and self._sym_row_end(j, self.multi_columns) is not None:
+                return j  # the -multi parent's row, right after its header fields
         return len(self.tokens)
 
     def _is_command(self, i: int) -> bool:
@@ -1450,16 +1484,32 @@ class _Lexer:
         while i < len(self.tokens):
             nxt = self._step(i)
             if nxt is None:
-                if self.sym_columns:
-                    self._note_broken_table(i)
-                self.sym_columns = 0
-                self.pk_kind = None
+                if not self._table_resumes(i):
+                    if self.sym_columns:
+                        self._note_broken_table(i)
+                    self.sym_columns = 0
+                    self.pk_kind = None
                 self.prose.append(self.tokens[i])
                 i += 1
             else:
                 i = nxt
         self.emit("end", "")
         return self.items[:-1]
+
+    def _table_resumes(self, i: int) -> bool:
+        """Whether the prose at ``i`` is a short line between a table's rows.
+
+        Authors label groups of rows ("openssl speed -evp rc4:", "openssl-3.0") under the
+        header they pasted once; a row of the table must follow within a few words.
+        """
+        if self.sym_columns < 2 and self.pk_kind is None:
+            return False  # a one-column (-bytes) table would read "about 3.5" as a row
+        for j in range(i + 1, min(i + 1 + _R_LABEL_LINE_WORDS, len(self.tokens))):
+            if self.sym_columns and self._sym_row_end(j, self.sym_columns) is not None:
+                return True
+            if self.pk_kind is not None and self._pk_row_end(j) is not None:
+                return True
+        return False
 
     def _note_broken_table(self, i: int) -> None:
         window = self.tokens[i : i + self.sym_columns + 4]
@@ -1468,6 +1518,20 @@ class _Lexer:
 
     def _step(self, i: int) -> int | None:
         token = self.tokens[i]
+        if token == "Got:" and i + 1 < len(self.tokens) and self.tokens[i + 1].startswith("+"):
+            found = self._match(_R_MULTI, i)
+            if found:
+                # a child's -mr record echoed by the -multi parent: not a result of its own
+                self.emit("multi", found[0])
+                header = _MR_H_RE.match(found[0][5:].split(" from ")[0])
+                if header:
+                    self.multi_columns = len(header.group(1).split(":")) - 1
+                return found[1]
+        if token == "Forked":
+            found = self._match(_R_FORKED, i)
+            if found:
+                self.emit("multi", found[0])
+                return found[1]
         if token.startswith("+"):
             found = self._match(_R_MR, i)
             if found:
@@ -1510,11 +1574,17 @@ class _Lexer:
             if found:
                 self.emit("symheader", found[0])
                 self.sym_columns = found[0].count("bytes")
+                self.multi_columns = 0
                 self.pk_kind = None
                 return found[1]
         if self.sym_columns:
             nxt = self._sym_row(i)
             if nxt is not None:
+                return nxt
+        elif self.multi_columns:
+            nxt = self._sym_row_end(i, self.multi_columns)
+            if nxt is not None:
+                self.emit("symrow", " ".join(self.tokens[i:nxt]))
                 return nxt
         for text, kind in _R_PK_HEADER_TEXTS.items():
             if self.joined.startswith(text, self.offsets[i]):
@@ -1538,24 +1608,45 @@ class _Lexer:
         return None
 
     def _sym_row(self, i: int) -> int | None:
-        columns = self.sym_columns
-        for label_words in range(1, 5):
+        stop = self._sym_row_end(i, self.sym_columns)
+        if stop is not None:
+            self.emit("symrow", " ".join(self.tokens[i:stop]))
+        return stop
+
+    def _sym_row_end(self, i: int, columns: int) -> int | None:
+        """End of a row of ``columns`` figures whose name starts at ``i``, if one does.
+
+        speed's names are one word, or a cipher and its mode (``aes-128 cbc``, ``des
+        ede3``, ``rc5-32/12 cbc``): a word before them ("openssl-3.0", "rc4:") is not
+        part of the name.
+        """
+        first = self.tokens[i]
+        if _R_NUM_TOKEN.fullmatch(first) or _R_LABEL_END.search(first):
+            return None
+        for label_words in (1, 2):
             start = i + label_words
             stop = start + columns
             if stop > len(self.tokens):
                 return None
-            label = self.tokens[i:start]
-            if any(_R_NUM_TOKEN.fullmatch(t) for t in label):
+            if label_words == 2 and not _R_LABEL_MODE.fullmatch(self.tokens[i + 1]):
                 return None
             values = self.tokens[start:stop]
             if all(_R_NUM_TOKEN.fullmatch(t) for t in values) and not (
                 stop < len(self.tokens) and _R_NUM_TOKEN.fullmatch(self.tokens[stop])
             ):
-                self.emit("symrow", " ".join(self.tokens[i:stop]))
-                return stop
+                # speed ends the line after the last figure: "about 3.50 on my box" is prose
+                return stop if self.line_end[stop - 1] else None
         return None
 
     def _pk_row(self, i: int) -> int | None:
+        stop = self._pk_row_end(i)
+        if stop is None:
+            return None
+        self.emit("pkrow", " ".join(self.tokens[i:stop]))
+        self.sym_columns = 0
+        return stop
+
+    def _pk_row_end(self, i: int) -> int | None:
         t = self.tokens
         n = len(t)
         start: int | None = None
@@ -1583,8 +1674,6 @@ class _Lexer:
             return None
         if not all(_R_PK_VALUE.fullmatch(v) for v in t[start + seconds : stop]):
             return None
-        self.emit("pkrow", " ".join(t[i:stop]))
-        self.sym_columns = 0
         return stop
 
 
@@ -1598,28 +1687,63 @@ class _Segment:
     broken: list[str] = field(default_factory=list)
 
 
+def _row_key(item: _Item, pk_header: str) -> str:
+    """What a table row measures: its name, or (public key) its table, name and key size.
+
+    3.2+ names ``rsa2048`` in both the KEM and the signature table of one run.
+    """
+    words = item.text.split()
+    if item.kind == "symrow":
+        return " ".join(w for w in words if not _R_NUM_TOKEN.fullmatch(w))
+    name = [
+        w
+        for w in words
+        if not _R_PK_SECONDS.fullmatch(w) and not (_R_PK_VALUE.fullmatch(w) and "." in w)
+    ]
+    return " ".join([pk_header, "|", *name])
+
+
 def _segments(items: Sequence[_Item]) -> list[_Segment]:
     segments: list[_Segment] = []
     current = _Segment()
     last = ""
+    rows_seen: set[str] = set()
+    prose_since_row = False
+    pk_header = ""
     for item in items:
         kind, before, last = item.kind, last, item.kind
+        if kind == "pkheader":
+            pk_header = item.text
         if kind == "field" and before not in ("version", "field"):
             last = "prose"
             continue  # "options:" or "compiler:" in prose, not under a speed header
         if kind == "prose":
             if current.commands and not current.has_results and len(item.text.split()) > 12:
                 current.commands.clear()  # a command quoted in prose, not the run's own
+            prose_since_row = True
             continue
+        repeated_row = (
+            kind in ("symrow", "pkrow")
+            and _row_key(item, pk_header) in rows_seen
+            and (prose_since_row or before == "pkheader")
+        )  # the same row again after words or a header of its own: another measurement
         starts_run = (
             (current.has_results and kind in ("command", "progress", "elapsed", "version"))
+            or (current.has_results and kind == "multi")
             or (kind == "version" and current.has_version and current.has_results)
             or (kind == "symheader" and current.has_table_header)
             or (kind == "mr" and item.text.startswith("+H") and current.has_results)
+            or repeated_row
         )
         if starts_run:
             segments.append(current)
             current = _Segment()
+            rows_seen = set()
+            if repeated_row:
+                header = _table_header(segments[-1], move=before in ("symheader", "pkheader"))
+                if header is not None:
+                    current.items.append(header)
+                    current.has_table_header = header.kind == "symheader"
         elif kind == "version" and current.has_version:
             # A version line with no table after it was not a speed header (an `openssl
             # version` in the prose): forget it, keep the commands and progress read since.
@@ -1631,6 +1755,9 @@ def _segments(items: Sequence[_Item]) -> list[_Segment]:
             current.broken.append(item.text)
             continue
         current.items.append(item)
+        if kind in ("symrow", "pkrow"):
+            rows_seen.add(_row_key(item, pk_header))
+            prose_since_row = False
         if kind in ("symrow", "pkrow") or (kind == "mr" and item.text.startswith("+F")):
             current.has_results = True
         elif kind == "version":
@@ -1639,6 +1766,17 @@ def _segments(items: Sequence[_Item]) -> list[_Segment]:
             current.has_table_header = True
     segments.append(current)
     return [s for s in segments if s.has_results]
+
+
+def _table_header(segment: _Segment, *, move: bool) -> _Item | None:
+    """The last table header of a segment, for the rows of the next one.
+
+    ``move``: the header ended the segment (it was printed for the rows that follow).
+    """
+    for index in range(len(segment.items) - 1, -1, -1):
+        if segment.items[index].kind in ("symheader", "pkheader"):
+            return segment.items.pop(index) if move else segment.items[index]
+    return None
 
 
 def _is_progress_item(item: _Item) -> bool:

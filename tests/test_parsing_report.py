@@ -266,3 +266,25 @@ def test_header_words_in_prose_are_not_headers() -> None:
     (run,) = parse_report(report)
     assert run.header.options == expected.header.options
     assert run.header.compiler == expected.header.compiler
+
+
+def test_multi_pasted_reads_the_parents_table_not_the_children() -> None:
+    """Real 3.0.20 -multi 2 pasted: the Got: records are each child's; the table is the sum."""
+    stdout = read("real-3.0.20/multi2-evp.stdout")
+    (run,) = parse_report(stdout)
+    assert run.figures == parse_speed(stdout).figures
+    first = run.figure("aes-128-cbc", block_size=16)
+    assert first is not None and first.bytes_per_s == 1079231890.0  # the sum, 1079231.89k
+    (flat,) = parse_report(flatten(stdout))
+    assert flat.figures == run.figures
+
+
+def test_label_line_between_rows_keeps_the_table_but_not_for_one_column() -> None:
+    text = (
+        "type 16 bytes 64 bytes\nmd5 1.00k 2.00k\nopenssl-3.0\nmd5 3.00k 4.00k\n"
+        "type 1024 bytes\nsha256 5.00k\nabout 3.50 on the other box\n"
+    )
+    first, second, third = parse_report(text)
+    assert [f.bytes_per_s for f in first.figures] == [1000.0, 2000.0]
+    assert [f.bytes_per_s for f in second.figures] == [3000.0, 4000.0]
+    assert [(f.algorithm, f.bytes_per_s) for f in third.figures] == [("sha256", 5000.0)]
