@@ -105,3 +105,33 @@ def test_endbr32_without_and_with_the_patch(backend: DockerBackend, tmp_path: Pa
                                           "/opt/openssl/lib/libcrypto.so.3"],
                        limits=RunLimits(timeout=60))
     assert arch.stdout.strip() == "01", "libcrypto is a 32-bit ELF (EI_CLASS 1)"
+
+
+def test_a_patch_that_does_not_apply_fails_with_a_message(backend: DockerBackend,
+                                                           tmp_path: Path) -> None:
+    """Real `patch --fuzz=0` on the real 3.0.20 tree, in the source stage (seconds)."""
+    mine = tmp_path / "mypatches"
+    mine.mkdir()
+    (mine / "stale.patch").write_text(
+        "--- a/crypto/perlasm/x86asm.pl\n+++ b/crypto/perlasm/x86asm.pl\n"
+        "@@ -1,3 +1,3 @@\n-#! /usr/bin/perl -w\n+#! /usr/bin/env perl -w\n"
+        " # a context line that is not in the file\n # nor this one\n")
+    (mine / "stale.yaml").write_text(yaml.safe_dump({
+        "why": "a test: a diff written for another tree", "versions": ["3.0.*"]}))
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_text(yaml.safe_dump({
+        "defaults": {"base_image": "debian:bookworm"},
+        "versions": {"3.0.20": {"sha256": KNOWN_SHA256["3.0.20"]}},
+        "include": [{"version": "3.0.20", "patches": ["stale"]}],
+        "default_variants": ["*-patch-stale"],
+        "patches_dirs": ["mypatches"],
+        "suites": {"s": {"algorithms": ["aes-128-cbc"]}},
+    }))
+    m = load_matrix(matrix, default_urls=default_urls)
+    builder = Builder(m, backend, ResultsTree(tmp_path / "results"), workdir=tmp_path / "work")
+    (outcome,) = builder.build(list(m.variants))
+    assert outcome.status == "failed"
+    assert outcome.error is not None
+    assert ("openssl-matrix: patch stale (" in outcome.error and
+            "does not apply to OpenSSL 3.0.20 (variant 3.0.20-asm-x86_64-patch-stale): drop "
+            "stale from the patches of this variant in the matrix" in outcome.error), outcome.error

@@ -280,3 +280,12 @@ def test_missing_era_image_says_how_to_build_without_a_registry(tmp_path: Path) 
         builder.build(list(m.variants))
     assert "base image debian/eol:wheezy is not present" in str(exc.value)
     assert "set base_image: debian:bookworm for the version" in str(exc.value)
+
+
+def test_project_compat_patch_for_0_9_8_on_i386(tmp_path: Path) -> None:
+    m = load_matrix(write(tmp_path, {"defaults": {"base_image": "debian:bookworm"},
+                                     "versions": {"0.9.8y": {}, "1.0.1e": {}},
+                                     "axes": {"arch": ["x86_64", "i386"]}}))
+    got = {v.id: [p.name for p in v.patches] for v in m.all_variants}
+    assert got == {"0.9.8y-asm-x86_64": [], "0.9.8y-asm-i386": ["perl-inc-dot-0.9.8"],
+                   "1.0.1e-asm-x86_64": [], "1.0.1e-asm-i386": []}
