@@ -22,8 +22,10 @@ from openssl_matrix.commands import HANDLERS
         "force": "build: rebuild even if up to date; bench: run on a CPU the profile "
         "does not describe (results are marked forced)",
         "cpu": "bench: CPU profile name from the matrix, or 'auto' for this host",
-        "suite": "bench: suite name (default: the matrix's default_suite)",
+        "suite": "bench: suite name(s), comma separated (default: the matrix's default_suite)",
         "wait": "bench: wait for another bench on the same results tree instead of failing",
+        "fresh": "bench: start a new session instead of resuming an interrupted one "
+        "(cells it finished are measured again)",
         "json": "list/parse: print JSON",
         "format": "export: csv (default) or jsonl",
         "output": "export/render: write to this file/folder instead of stdout/default",
@@ -42,6 +44,7 @@ def matrix(
     cpu: str = "",
     suite: str = "",
     wait: bool = False,
+    fresh: bool = False,
     json: bool = False,
     format: str = "",
     output: str = "",
@@ -50,7 +53,7 @@ def matrix(
     """Build and benchmark the OpenSSL matrix (`invoke matrix build`, `bench --cpu=auto`)."""
     flags = {
         "matrix": matrix, "results": results, "only": only, "jobs": jobs, "force": force,
-        "cpu": cpu, "suite": suite, "wait": wait, "json": json, "format": format,
+        "cpu": cpu, "suite": suite, "wait": wait, "fresh": fresh, "json": json, "format": format,
         "output": output, "file": file,
     }
     dispatch(command, target, flags, HANDLERS)

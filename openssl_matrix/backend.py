@@ -21,9 +21,13 @@ import docker
 import docker.errors
 import requests.exceptions
 
-from .errors import BuildError, DockerUnavailable
+from .errors import BenchError, BuildError, DockerUnavailable
 
 KEEP_ENV = "OPENSSL_MATRIX_KEEP_CONTAINERS"
+#: Exit code given to a container run killed for exceeding its time limit (as timeout(1)).
+TIMEOUT_EXIT = 124
+#: An unprivileged user (nobody) for every container run: openssl speed needs no root.
+NOBODY = "65534:65534"
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,13 @@ class RunResult:
 
 @dataclass(frozen=True)
 class RunLimits:
-    """Isolation for a bench container: no network, no capabilities, read-only root."""
+    """Isolation for a container run: no network, no capabilities, no privilege gain,
+    read-only root, memory and pid limits, an unprivileged user. Never privileged.
+
+    ``devices`` (host paths such as ``/dev/crypto``) are passed only when given: a
+    suite asks for them and the bench checks the host has them. ``labels`` mark the
+    container so that one left behind by a killed process can be found and removed.
+    """
 
     network: str = "none"
     memory: str = "1g"
@@ -51,6 +61,8 @@ class RunLimits:
     read_only: bool = True
     devices: tuple[str, ...] = ()
     timeout: float = 3600.0
+    user: str | None = NOBODY
+    labels: tuple[tuple[str, str], ...] = ()
 
 
 class Backend(Protocol):
@@ -67,6 +79,8 @@ class Backend(Protocol):
 
     def run(self, image: str, command: Sequence[str], *, env: Mapping[str, str] | None = None,
             limits: RunLimits | None = None) -> RunResult: ...
+
+    def remove_containers(self, labels: Mapping[str, str]) -> list[str]: ...
 
 
 def _now() -> str:
@@ -131,6 +145,8 @@ class DockerBackend:
             labels = self.client.images.get(tag).labels or {}
         except docker.errors.ImageNotFound:
             return {}
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise self._guard(f"looking up image {tag}", exc) from None
         return {str(k): str(v) for k, v in labels.items()}
 
     def build(self, context: Path, tag: str, *, log_path: Path, network: str | None,
@@ -173,35 +189,55 @@ class DockerBackend:
 
     def run(self, image: str, command: Sequence[str], *, env: Mapping[str, str] | None = None,
             limits: RunLimits | None = None) -> RunResult:
-        """Run ``command`` (exec form, no shell) in a fresh hardened container."""
+        """Run ``command`` (exec form, no shell) in a fresh hardened container.
+
+        A run that outlives ``limits.timeout`` is killed and comes back with exit code
+        124 and a note on stderr. The container is removed afterwards (set
+        $OPENSSL_MATRIX_KEEP_CONTAINERS to keep it for debugging).
+        """
         lim = limits or RunLimits()
         env = dict(env or {})
         container = None
         started = _now()
         t0 = time.monotonic()
+        what = " ".join(command)
         try:
             container = self.client.containers.create(
                 image, list(command), environment=env, network_mode=lim.network,
                 cap_drop=["ALL"], security_opt=["no-new-privileges"], read_only=lim.read_only,
-                mem_limit=lim.memory, pids_limit=lim.pids, cpuset_cpus=lim.cpuset,
-                tmpfs={"/tmp": "rw,size=64m"}, devices=list(lim.devices) or None,
-                privileged=False, detach=True,
+                mem_limit=lim.memory, memswap_limit=lim.memory, pids_limit=lim.pids,
+                cpuset_cpus=lim.cpuset, user=lim.user,
+                tmpfs={"/tmp": "rw,nosuid,nodev,size=64m"}, devices=list(lim.devices) or None,
+                privileged=False, detach=True, labels=dict(lim.labels),
             )
             container.start()
-            status = container.wait(timeout=lim.timeout)
+            timed_out = False
+            try:
+                status = container.wait(timeout=lim.timeout)
+            except requests.exceptions.ReadTimeout:
+                # Either the command hangs or the engine does: kill the container; if the
+                # engine answers that, it was the command.
+                container.kill()
+                status = container.wait(timeout=60)
+                timed_out = True
             seconds = time.monotonic() - t0
             ended = _now()
             stdout = container.logs(stdout=True, stderr=False).decode("utf-8", "replace")
             stderr = container.logs(stdout=False, stderr=True).decode("utf-8", "replace")
             code = int(status.get("StatusCode", -1))
-        except requests.exceptions.ReadTimeout:
-            raise self._guard(f"waiting for {' '.join(command)} (timeout {lim.timeout}s)",
-                              TimeoutError("container did not finish")) from None
+            if timed_out:
+                code = TIMEOUT_EXIT
+                stderr += f"\nopenssl-matrix: killed after the time limit of {lim.timeout:g}s\n"
         except docker.errors.ImageNotFound:
             raise BuildError(f"image {image} is not built",
                              hint="run `invoke matrix build` first") from None
+        except docker.errors.APIError as exc:
+            if _engine_gone(exc):
+                raise self._guard(f"running {what}", exc) from None
+            raise BenchError(f"the Docker engine refused to run `{what}` in {image}: "
+                             f"{_short(exc)}") from None
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-            raise self._guard(f"running {' '.join(command)}", exc) from None
+            raise self._guard(f"running {what}", exc) from None
         finally:
             if container is not None and not os.environ.get(KEEP_ENV):
                 with contextlib.suppress(docker.errors.DockerException,
@@ -209,6 +245,29 @@ class DockerBackend:
                     container.remove(force=True)
         return RunResult(command=tuple(command), env=env, stdout=stdout, stderr=stderr,
                          exit_code=code, started=started, ended=ended, seconds=seconds)
+
+    def remove_containers(self, labels: Mapping[str, str]) -> list[str]:
+        """Remove (killing if needed) every container carrying all of ``labels``.
+
+        Used to clear containers a killed bench left running, before a resumed bench
+        measures: an orphan ``openssl speed`` would compete for the CPU.
+        """
+        filters = {"label": [f"{k}={v}" for k, v in labels.items()]}
+        removed: list[str] = []
+        try:
+            for container in self.client.containers.list(all=True, filters=filters):
+                with contextlib.suppress(docker.errors.NotFound):
+                    container.remove(force=True)
+                    removed.append(str(container.short_id))
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise self._guard("removing containers left by an interrupted run", exc) from None
+        return removed
+
+
+def _engine_gone(exc: docker.errors.APIError) -> bool:
+    """An API error that means the engine is going away rather than refusing the request."""
+    text = str(exc).lower()
+    return "shutting down" in text or "connection refused" in text
 
 
 def _short(exc: BaseException) -> str:

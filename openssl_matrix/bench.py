@@ -5,23 +5,37 @@ holding, for every ``openssl speed`` invocation, the exact command, environment,
 stdout and stderr (``raw/``), the parsed figures (``figures.json``) and the run's
 provenance (``meta.json``). Containers run with no network, no capabilities, a
 read-only root and memory/pid limits.
+
+A bench is a session of cells (one variant × one suite). The outer loop keeps a run
+journal (see ``results.Journal``) and tags every run folder with the session id, so a
+bench killed at any point and run again goes on where it stopped: finished cells are
+kept and not measured again, a half-written run folder is marked ``interrupted`` and
+its cell measured anew, and a failing cell never stops the others.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import platform
 import time
+import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from . import log
 from .backend import Backend, RunLimits, RunResult
 from .errors import BenchError, BuildError, DockerUnavailable, FatalError, ProfileMismatch
 from .hostinfo import CpuInfo, parse_cpuinfo, profile_mismatches
-from .model import Mask, Matrix, Suite, Variant
+from .model import Mask, Matrix, Suite, Variant, as_jsonable
 from .parsing import figure_records, parse_speed
-from .results import ResultsTree, atomic_write, read_json, write_json
+from .results import FINISHED, Journal, ResultsTree, RunRef, atomic_write, read_json, write_json
+
+#: Label on every bench container: the results tree it writes for (see remove_containers).
+TREE_LABEL = "openssl-matrix.tree"
 
 # Ciphers and digests that OpenSSL 3.x moved to the legacy provider.
 LEGACY_PROVIDER_ALGS = ("idea", "des-", "des3", "desx", "rc2", "rc4", "rc5", "bf-", "blowfish",
@@ -47,6 +61,7 @@ class CellOutcome:
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
     figures: list[dict[str, Any]] = field(default_factory=list)
+    reused: bool = False  # finished earlier in this (resumed) session, not measured again
 
 
 def _now() -> str:
@@ -129,6 +144,7 @@ class Bencher:
         self.tree = tree
         self.engine = engine
         self.git_commit = git_commit
+        self.session: str | None = None  # the run journal's id, written into each meta.json
 
     def image_for(self, variant: Variant) -> tuple[str, dict[str, Any]]:
         """The built image of a variant and its build record."""
@@ -157,7 +173,12 @@ class Bencher:
         return profile.name, cpu, extra, reasons
 
     def bench(self, variants: list[Variant], suite: Suite, profile_name: str, *,
-              force: bool = False) -> list[CellOutcome]:
+              force: bool = False, fresh: bool = False) -> list[CellOutcome]:
+        """Run ``suite`` on every variant; resume the open session of the same command.
+
+        Call it holding the results tree's lock. ``fresh`` starts a new session even if
+        an interrupted one is open (its finished cells are then measured again).
+        """
         images: dict[str, tuple[str, dict[str, Any]]] = {}
         outcomes: list[CellOutcome] = []
         for v in variants:
@@ -176,28 +197,140 @@ class Bencher:
                      f"({'; '.join(mismatch)}); results are marked forced")
         log.info(f"CPU: {cpu.model} ({cpu.vendor}); results under "
                  f"{self.tree.root / cpu_name}")
+        journal = self._open_session(variants, suite, cpu_name, profile_name, fresh=fresh)
         total = len(images)
-        for i, v in enumerate(v for v in variants if v.id in images):
-            tag, record = images[v.id]
-            try:
-                outcomes.append(self._bench_one(v, tag, record, suite, cpu_name, cpu, extra,
-                                                profile_name, mismatch, i + 1, total))
-            except DockerUnavailable:
-                raise
-            except FatalError as exc:
-                log.error(f"{v.id}: {exc}")
-                outcomes.append(CellOutcome(v.id, "failed", error=str(exc)))
+        try:
+            for i, v in enumerate(v for v in variants if v.id in images):
+                tag, record = images[v.id]
+                outcomes.append(self._cell(journal, v, tag, suite, cpu_name, functools.partial(
+                    self._bench_one, v, tag, record, suite, cpu_name, cpu, extra,
+                    profile_name, mismatch, i + 1, total)))
+        except (DockerUnavailable, KeyboardInterrupt):
+            kept = sum(o.status in FINISHED for o in outcomes)
+            log.error(f"bench stopped: {kept} of {len(variants)} cell(s) of this session are "
+                      f"finished and kept (journal {journal.path}); rerun the same command "
+                      "to measure the rest")
+            raise
+        self._close_session(journal, outcomes, len(variants))
         return outcomes
+
+    # -- the session: journal, resume, isolation of failures -------------------
+    def _open_session(self, variants: list[Variant], suite: Suite, cpu_name: str,
+                      profile_name: str, *, fresh: bool) -> Journal:
+        for path in self.tree.recover():
+            log.warn(f"{path}: left half-written by an interrupted bench; marked "
+                     "'interrupted' (raw output kept, not counted)")
+        orphans = self.backend.remove_containers({TREE_LABEL: self._tree_id()})
+        if orphans:
+            log.warn(f"removed {len(orphans)} container(s) an interrupted bench left running "
+                     f"({', '.join(orphans)})")
+        journal = self.tree.journal("bench", {
+            "cpu": cpu_name, "profile": profile_name, "suite": as_jsonable(suite),
+            "variants": sorted(v.id for v in variants),
+        }, fresh=fresh)
+        self.session = journal.id
+        if journal.resumed:
+            log.info(f"resuming the interrupted bench session {journal.id} (started "
+                     f"{journal.data.get('started')}): cells it finished are kept and not "
+                     "measured again (--fresh measures everything again)")
+        return journal
+
+    def _close_session(self, journal: Journal, outcomes: list[CellOutcome],
+                       cells: int) -> None:
+        unfinished = [o.variant for o in outcomes if o.status not in FINISHED]
+        if not unfinished and len(outcomes) == cells:
+            journal.close("finished")
+        else:
+            log.warn(f"{len(unfinished)} cell(s) did not finish ({', '.join(unfinished)}): "
+                     "rerunning the same command measures only those (--fresh starts over)")
+
+    def _tree_id(self) -> str:
+        return str(self.tree.root.resolve())
+
+    def _limits(self, timeout: float, suite: Suite | None = None) -> RunLimits:
+        """Container limits for this tree; devices only when the suite asks and the host
+        has them (see :meth:`_device_notes`)."""
+        devices = tuple(d for d in (suite.devices if suite else ()) if self._host_has(d))
+        return RunLimits(timeout=timeout, devices=devices,
+                         labels=((TREE_LABEL, self._tree_id()),
+                                 ("openssl-matrix.pid", str(os.getpid()))))
+
+    def _host_has(self, device: str) -> bool:
+        endpoint = str(self.engine.get("endpoint") or "local")
+        if endpoint == "local" or endpoint.startswith("unix://"):
+            return Path(device).exists()
+        return True  # a remote engine: Docker itself says if the device is missing
+
+    def _device_notes(self, suite: Suite) -> list[str]:
+        return [f"the suite asks for {d}, which this host does not have: it was not passed "
+                "to the container (figures come from the software path)"
+                for d in suite.devices if not self._host_has(d)]
+
+    def finished_runs(self, session: str, cpu_name: str, variant: str, suite: str,
+                      tag: str) -> list[RunRef]:
+        """Run folders of a cell that ``session`` finished with image ``tag``."""
+        base = self.tree.suite_dir(cpu_name, variant, suite)
+        if not base.is_dir():
+            return []
+        found = []
+        for run in sorted(p for p in base.iterdir() if p.is_dir() and p.name.isdigit()):
+            ref = RunRef(cpu_name, variant, suite, run.name, run)
+            meta = ref.meta
+            if meta.get("session") == session and meta.get("status") in FINISHED and \
+                    meta.get("image_tag") == tag:
+                found.append(ref)
+        return found
+
+    def _cell(self, journal: Journal, v: Variant, tag: str, suite: Suite, cpu_name: str,
+              run: Callable[[], CellOutcome]) -> CellOutcome:
+        """Run one cell unless this session finished it; a failure fails only this cell."""
+        done = self.finished_runs(journal.id, cpu_name, v.id, suite.name, tag)
+        if done:
+            ref = done[0]
+            log.info(f"  {v.id}: finished earlier in this session ({ref.path}): kept, "
+                     "not measured again")
+            if journal.cell(v.id) is None or journal.cells[v.id].get("status") not in FINISHED:
+                journal.record(v.id, str(ref.meta.get("status")), image=tag,
+                               run_dir=str(ref.path.relative_to(self.tree.root)))
+            return _outcome_from(v.id, ref)
+        journal.record(v.id, "running", image=tag)
+        try:
+            outcome = run()
+        except (FatalError, KeyboardInterrupt) as exc:
+            left = self.tree.recover(cpu_name, v.id, suite.name,
+                                     reason=f"stopped: {type(exc).__name__}: {exc}")
+            if isinstance(exc, (DockerUnavailable, KeyboardInterrupt)):
+                journal.record(v.id, "interrupted", image=tag, error=str(exc))
+                raise
+            log.error(f"{v.id}: {exc}")
+            outcome = CellOutcome(v.id, "failed", run_dir=str(left[0]) if left else None,
+                                  error=str(exc))
+        except Exception as exc:  # a bug: keep its traceback, let the other cells go on
+            left = self.tree.recover(cpu_name, v.id, suite.name,
+                                     reason=f"internal error: {type(exc).__name__}: {exc}")
+            log_path = left[0] / "error.log" if left else \
+                journal.path.parent / f"{journal.id}-{v.id}-error.log"
+            atomic_write(log_path, traceback.format_exc())
+            log.error(f"{v.id}: internal error ({type(exc).__name__}: {exc}); traceback in "
+                      f"{log_path}; the other cells go on")
+            outcome = CellOutcome(v.id, "failed", run_dir=str(left[0]) if left else None,
+                                  error=f"internal error {type(exc).__name__}: {exc} "
+                                  f"(traceback: {log_path})")
+        journal.record(v.id, outcome.status, image=tag,
+                       run_dir=str(Path(outcome.run_dir).relative_to(self.tree.root))
+                       if outcome.run_dir else None, error=outcome.error)
+        return outcome
 
     def _bench_one(self, v: Variant, tag: str, record: dict[str, Any], suite: Suite,
                    cpu_name: str, cpu: CpuInfo, extra: dict[str, str], profile_name: str,
                    mismatch: list[str], index: int, total: int) -> CellOutcome:
         version_res = self.backend.run(tag, ["openssl", "version", "-a"],
-                                       limits=RunLimits(timeout=60))
+                                       limits=self._limits(60))
         version_line = version_res.stdout.splitlines()[0] if version_res.stdout else ""
         version = version_line.split()[1] if version_line.startswith("OpenSSL ") else \
             v.version.version
         invocations, notes = speed_invocations(v.version.version, suite)
+        notes += self._device_notes(suite)
         run_dir = self.tree.new_run_dir(cpu_name, v.id, suite.name)
         started = _now()
         meta: dict[str, Any] = {
@@ -229,6 +362,7 @@ class Bencher:
             "matrix_digest": self.matrix.digest,
             "git_commit": self.git_commit,
             "started": started,
+            "session": self.session,
             "notes": notes,
             "invocations": [],
         }
@@ -241,7 +375,7 @@ class Bencher:
         for n, inv in enumerate(invocations, 1):
             t0 = time.monotonic()
             res = self.backend.run(tag, list(inv.command), env=inv.env,
-                                   limits=RunLimits(timeout=3600))
+                                   limits=self._limits(3600, suite))
             self._save_raw(run_dir, inv, res)
             entry: dict[str, Any] = {"name": inv.name, "command": list(inv.command),
                                      "env": inv.env, "exit_code": res.exit_code,
@@ -287,3 +421,15 @@ class Bencher:
         raw = run_dir / "raw"
         atomic_write(raw / f"{inv.name}.stdout", res.stdout)
         atomic_write(raw / f"{inv.name}.stderr", res.stderr)
+
+
+def _outcome_from(variant: str, ref: RunRef) -> CellOutcome:
+    """The outcome of a cell finished earlier, read back from its run folder."""
+    meta = ref.meta
+    figures = read_json(ref.path / "figures.json")
+    status = str(meta.get("status"))
+    return CellOutcome(variant, status, run_dir=str(ref.path),
+                       warnings=list(meta.get("warnings") or []),
+                       figures=figures if isinstance(figures, list) else [],
+                       error=None if status == "complete" else f"see {ref.path}/raw",
+                       reused=True)

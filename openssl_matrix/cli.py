@@ -25,7 +25,7 @@ COMMANDS: dict[str, tuple[str | None, set[str]]] = {
     "list": (None, {"json"}),
     "render": (None, {"only", "output"}),
     "build": (None, {"only", "jobs", "force"}),
-    "bench": (None, {"cpu", "only", "suite", "force", "wait"}),
+    "bench": (None, {"cpu", "only", "suite", "force", "wait", "fresh"}),
     "export": (None, {"format", "output"}),
     "parse": ("FILE", {"json"}),
     "pin": ("VERSION", {"file"}),

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import subprocess
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from . import log
 from .backend import DockerBackend
-from .errors import BenchError, BuildError, UsageError
+from .errors import (
+    BenchError,
+    BuildError,
+    DockerUnavailable,
+    FatalError,
+    ProfileMismatch,
+    UsageError,
+)
 from .model import Matrix, load_matrix
 from .render import render as render_variant
 from .results import ResultsTree, atomic_write
@@ -32,6 +43,24 @@ def _git_commit() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """Let SIGTERM (a `kill`, a stopping CI job) clean up like Ctrl-C does: containers
+    removed, the run folder marked interrupted, the journal saved."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def cmd_list(*, target: str, matrix: str, results: str, json: bool) -> int:
@@ -84,7 +113,8 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
     variants = m.select(only)
     backend = DockerBackend()
     builder = Builder(m, backend, _tree(results))
-    outcomes = builder.build(variants, jobs=int(jobs or 1), force=force)
+    with _terminate_as_interrupt():
+        outcomes = builder.build(variants, jobs=int(jobs or 1), force=force)
     print("\nbuild summary")
     width = max(len(o.variant) for o in outcomes)
     for o in outcomes:
@@ -105,8 +135,8 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
 
 
 def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, suite: str,
-              force: bool, wait: bool) -> int:
-    from .bench import Bencher
+              force: bool, wait: bool, fresh: bool = False) -> int:
+    from .bench import Bencher, CellOutcome
 
     if not cpu:
         raise UsageError("`invoke matrix bench` needs --cpu=PROFILE",
@@ -114,30 +144,60 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
                          "matrix's 'profiles'")
     m = _matrix(matrix)
     variants = m.select(only)
-    the_suite = m.suite(suite or None)
+    names = [n.strip() for n in (suite or "").split(",") if n.strip()] or [""]
+    suites = [m.suite(n or None) for n in names]
     if cpu != "auto":
         m.profile(cpu)
     tree = _tree(results)
     backend = DockerBackend()
     tree.lock(wait=wait)
+    per_suite: list[tuple[str, list[CellOutcome], str | None]] = []
     try:
-        bencher = Bencher(m, backend, tree, engine=backend.engine_info(),
-                          git_commit=_git_commit())
-        outcomes = bencher.bench(variants, the_suite, cpu, force=force)
+        with _terminate_as_interrupt():
+            bencher = Bencher(m, backend, tree, engine=backend.engine_info(),
+                              git_commit=_git_commit())
+            for the_suite in suites:
+                try:
+                    outcomes = bencher.bench(variants, the_suite, cpu, force=force, fresh=fresh)
+                except (DockerUnavailable, ProfileMismatch):
+                    raise
+                except FatalError as exc:  # one failing suite never stops the others
+                    log.error(f"suite {the_suite.name}: {exc}")
+                    per_suite.append((the_suite.name, [], str(exc)))
+                    continue
+                per_suite.append((the_suite.name, outcomes, None))
     finally:
         tree.unlock()
-    _print_bench_summary(outcomes, the_suite.bytes or 8192)
-    bad = [o for o in outcomes if o.status != "complete"]
-    if bad:
-        raise BenchError(f"{len(bad)} of {len(outcomes)} cell(s) did not complete",
-                         hint="see the warnings above and the raw output in each run folder")
+    failures: list[str] = []
+    for name, outcomes, error in per_suite:
+        the_suite = m.suite(name)
+        if len(suites) > 1:
+            print(f"\n== suite {name}")
+        _print_bench_summary(outcomes, the_suite.bytes or 8192)
+        if error:
+            failures.append(f"suite {name}: {error.splitlines()[0]}")
+        for o in outcomes:
+            if o.status != "complete":
+                where = f"{o.run_dir}/raw" if o.run_dir else "(no run folder)"
+                failures.append(f"{name} · {o.variant}: {o.status} — "
+                                f"{(o.error or '').splitlines()[0] if o.error else ''} "
+                                f"[{where}]")
+    if failures:
+        print("\nfailures (raw output and logs in the folders named):")
+        for f in failures:
+            print(f"  ✕ {f}")
+        raise BenchError(f"{len(failures)} cell(s) or suite(s) did not complete",
+                         hint="the others finished and are kept; fix the cause and rerun the "
+                         "same command: only what did not finish is measured again")
     return 0
 
 
 def _print_bench_summary(outcomes: list[Any], block: int) -> None:
     print(f"\nbench summary (MB/s at {block} bytes; status other than ok is shown)")
     for o in outcomes:
-        print(f"  {o.variant}: {o.status}" + (f" — {o.run_dir}" if o.run_dir else ""))
+        print(f"  {o.variant}: {o.status}" + (f" — {o.run_dir}" if o.run_dir else "")
+              + (" (finished earlier in this session, not measured again)"
+                 if getattr(o, "reused", False) else ""))
         if o.error:
             print(f"      {o.error.splitlines()[0]}")
         cells: dict[str, dict[str, str]] = {}

@@ -78,6 +78,8 @@ class Suite:
     seconds: int | None
     bytes: int | None
     masks: tuple[Mask, ...]
+    #: Host devices (e.g. /dev/crypto) the bench container gets, when the host has them.
+    devices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -288,7 +290,8 @@ VERSION_KEYS = ("sha256", "urls", "configure", "base_image")
 AXIS_KEYS = ("asm", "arch", "march")
 RULE_KEYS = ("version", "asm", "arch", "march", "configure")
 PROFILE_KEYS = ("description", "vendor", "model", "flags", "clock_ghz", "march")
-SUITE_KEYS = ("description", "algorithms", "evp", "seconds", "bytes", "masks")
+SUITE_KEYS = ("description", "algorithms", "evp", "seconds", "bytes", "masks", "devices")
+DEVICE = re.compile(r"^/dev/[A-Za-z0-9_][A-Za-z0-9_./-]*$")
 MASK_KEYS = ("name", "ia32cap")
 
 
@@ -586,8 +589,19 @@ def _load_suites(ctx: _Ctx, value: Any) -> tuple[Suite, ...]:
             seconds=ctx.posint(entry.get("seconds"), f"{kp}.seconds"),
             bytes=ctx.posint(entry.get("bytes"), f"{kp}.bytes"),
             masks=tuple(masks),
+            devices=_devices(ctx, entry.get("devices"), f"{kp}.devices"),
         ))
     return tuple(out)
+
+
+def _devices(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...]:
+    devices = ctx.tokens(value, keypath)
+    for i, dev in enumerate(devices):
+        if not DEVICE.match(dev) or ".." in dev.split("/"):
+            raise ctx.fail(f"{keypath}[{i}]", f"{dev!r} is not a device path under /dev",
+                           hint="e.g. devices: [/dev/crypto]; the bench container gets it "
+                           "only if this host has it")
+    return devices
 
 
 def as_jsonable(obj: Any) -> Any:
