@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -92,20 +93,26 @@ class DockerBackend:
 
     def __init__(self, base_url: str | None = None) -> None:
         self.base_url = base_url
+        client = None
         try:
+            _probe_unix_socket(base_url or os.environ.get("DOCKER_HOST")
+                               or "unix:///var/run/docker.sock")
             if base_url:
-                self.client = docker.DockerClient(base_url=base_url, timeout=120)
+                client = docker.DockerClient(base_url=base_url, timeout=120)
             else:
-                self.client = docker.from_env(timeout=120)
-            self.client.ping()
+                client = docker.from_env(timeout=120)
+            client.ping()
         except (docker.errors.DockerException, requests.exceptions.RequestException,
                 OSError) as exc:
+            if client is not None:
+                client.close()
             where = base_url or os.environ.get("DOCKER_HOST") or "the local socket"
             raise DockerUnavailable(
                 f"cannot reach the Docker engine at {where}: {_short(exc)}",
                 hint="start it (e.g. `dockerd &`, or `bash .ci/setup` on a fresh machine) "
                 "and check `docker info`",
             ) from None
+        self.client = client
 
     def _guard(self, what: str, exc: BaseException) -> DockerUnavailable:
         return DockerUnavailable(
@@ -262,6 +269,17 @@ class DockerBackend:
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
             raise self._guard("removing containers left by an interrupted run", exc) from None
         return removed
+
+
+def _probe_unix_socket(url: str) -> None:
+    """Connect to a unix:// endpoint once (and close it): the SDK leaks the socket of a
+    failed connect, and this gives a plainer reason (no such file, refused)."""
+    if not url.startswith("unix://"):
+        return
+    path = url[len("unix://"):]
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(10)
+        sock.connect(path)
 
 
 def _engine_gone(exc: docker.errors.APIError) -> bool:

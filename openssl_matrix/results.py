@@ -37,8 +37,6 @@ IMPORTS = "_imported"
 JOURNALS = "_journal"
 #: meta.json statuses of a run that finished (its figures count).
 FINISHED = ("complete", "partial")
-#: Temp files of an atomic write older than this are leftovers of a killed process.
-STALE_TMP_SECONDS = 60.0
 
 
 def _now() -> str:
@@ -238,11 +236,11 @@ class ResultsTree:
 
 
 def _remove_stale_tmp(folder: Path) -> None:
-    now = time.time()
+    """Temp files of atomic writes in a run folder: leftovers of a killed process (the
+    caller holds the lock, so no live process is writing there)."""
     for tmp in folder.rglob(".*.tmp"):
         with contextlib.suppress(OSError):
-            if now - tmp.stat().st_mtime > STALE_TMP_SECONDS:
-                tmp.unlink()
+            tmp.unlink()
 
 
 @dataclass
