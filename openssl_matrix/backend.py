@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import docker
 import docker.errors
 import requests.exceptions
+import urllib3.exceptions
 
 from .errors import BenchError, BuildError, DockerUnavailable
 
@@ -221,7 +222,9 @@ class DockerBackend:
             timed_out = False
             try:
                 status = container.wait(timeout=lim.timeout)
-            except requests.exceptions.ReadTimeout:
+            except requests.exceptions.RequestException as exc:
+                if not _read_timeout(exc):
+                    raise
                 # Either the command hangs or the engine does: kill the container; if the
                 # engine answers that, it was the command.
                 container.kill()
@@ -280,6 +283,14 @@ def _probe_unix_socket(url: str) -> None:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(10)
         sock.connect(path)
+
+
+def _read_timeout(exc: requests.exceptions.RequestException) -> bool:
+    """requests reports a read timeout on a unix socket as a ConnectionError."""
+    if isinstance(exc, requests.exceptions.ReadTimeout):
+        return True
+    reason = exc.args[0] if exc.args else None
+    return isinstance(reason, urllib3.exceptions.ReadTimeoutError)
 
 
 def _engine_gone(exc: docker.errors.APIError) -> bool:

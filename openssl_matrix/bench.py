@@ -145,6 +145,7 @@ class Bencher:
         self.engine = engine
         self.git_commit = git_commit
         self.session: str | None = None  # the run journal's id, written into each meta.json
+        self.finished_sessions: list[Journal] = []  # kept open by bench(keep_open=True)
 
     def image_for(self, variant: Variant) -> tuple[str, dict[str, Any]]:
         """The built image of a variant and its build record."""
@@ -173,11 +174,15 @@ class Bencher:
         return profile.name, cpu, extra, reasons
 
     def bench(self, variants: list[Variant], suite: Suite, profile_name: str, *,
-              force: bool = False, fresh: bool = False) -> list[CellOutcome]:
+              force: bool = False, fresh: bool = False, keep_open: bool = False,
+              ) -> list[CellOutcome]:
         """Run ``suite`` on every variant; resume the open session of the same command.
 
         Call it holding the results tree's lock. ``fresh`` starts a new session even if
         an interrupted one is open (its finished cells are then measured again).
+        ``keep_open`` leaves a finished session open for :meth:`close_sessions` (a command
+        running several suites closes them together, so an interruption in the second
+        suite does not make a rerun measure the first again).
         """
         images: dict[str, tuple[str, dict[str, Any]]] = {}
         outcomes: list[CellOutcome] = []
@@ -211,7 +216,7 @@ class Bencher:
                       f"finished and kept (journal {journal.path}); rerun the same command "
                       "to measure the rest")
             raise
-        self._close_session(journal, outcomes, len(variants))
+        self._close_session(journal, outcomes, len(variants), keep_open=keep_open)
         return outcomes
 
     # -- the session: journal, resume, isolation of failures -------------------
@@ -236,13 +241,22 @@ class Bencher:
         return journal
 
     def _close_session(self, journal: Journal, outcomes: list[CellOutcome],
-                       cells: int) -> None:
+                       cells: int, *, keep_open: bool) -> None:
         unfinished = [o.variant for o in outcomes if o.status not in FINISHED]
         if not unfinished and len(outcomes) == cells:
-            journal.close("finished")
+            if keep_open:
+                self.finished_sessions.append(journal)
+            else:
+                journal.close("finished")
         else:
             log.warn(f"{len(unfinished)} cell(s) did not finish ({', '.join(unfinished)}): "
                      "rerunning the same command measures only those (--fresh starts over)")
+
+    def close_sessions(self) -> None:
+        """Close the finished sessions ``bench(keep_open=True)`` left open."""
+        for journal in self.finished_sessions:
+            journal.close("finished")
+        self.finished_sessions.clear()
 
     def _tree_id(self) -> str:
         return str(self.tree.root.resolve())

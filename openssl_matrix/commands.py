@@ -137,6 +137,7 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
 def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, suite: str,
               force: bool, wait: bool, fresh: bool = False) -> int:
     from .bench import Bencher, CellOutcome
+    from .results import FINISHED
 
     if not cpu:
         raise UsageError("`invoke matrix bench` needs --cpu=PROFILE",
@@ -158,7 +159,8 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
                               git_commit=_git_commit())
             for the_suite in suites:
                 try:
-                    outcomes = bencher.bench(variants, the_suite, cpu, force=force, fresh=fresh)
+                    outcomes = bencher.bench(variants, the_suite, cpu, force=force, fresh=fresh,
+                                             keep_open=len(suites) > 1)
                 except (DockerUnavailable, ProfileMismatch):
                     raise
                 except FatalError as exc:  # one failing suite never stops the others
@@ -166,6 +168,9 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
                     per_suite.append((the_suite.name, [], str(exc)))
                     continue
                 per_suite.append((the_suite.name, outcomes, None))
+            if all(error is None and all(o.status in FINISHED for o in outs)
+                   for _, outs, error in per_suite):
+                bencher.close_sessions()
     finally:
         tree.unlock()
     failures: list[str] = []

@@ -519,3 +519,45 @@ def test_run_limits_default_to_isolation() -> None:
     assert (lim.network, lim.read_only, lim.devices, lim.user) == ("none", True, (),
                                                                    "65534:65534")
     assert lim.memory and lim.pids > 0
+
+
+def test_an_interrupted_multi_suite_bench_resumes_without_redoing_the_first_suite(
+        fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    fake_matrix.write_text(fake_matrix.read_text().replace("profiles:", """  second:
+    algorithms: [aes-128-cbc]
+    seconds: 1
+    bytes: 8192
+profiles:"""))
+    _m, state, tree = setup_tree(fake_matrix, tmp_path)
+    interrupt = [True]
+    backends: list[FakeBackend] = []
+
+    def responder(image: str, command: Sequence[str], env: Mapping[str, str],
+                  ) -> tuple[int, str, str]:
+        if interrupt[0] and "3.0.20" in image and "OPENSSL_ia32cap" not in env and \
+                len([b for b in backends[-1].runs if b[1][:2] == ("openssl", "speed")]) > 4:
+            raise KeyboardInterrupt  # Ctrl-C in the second suite
+        return speed_responder(image, command, env)
+
+    def make() -> FakeBackend:
+        backends.append(PersistentFake(state, responder))
+        return backends[-1]
+
+    monkeypatch.setattr(commands, "DockerBackend", make)
+    flags = {"matrix": str(fake_matrix), "results": str(tree), "cpu": "auto", "only": ASM,
+             "suite": "quick,second", "force": False, "wait": False, "fresh": False}
+    with pytest.raises(Exit) as exc:
+        dispatch("bench", "", flags, commands.HANDLERS)
+    assert exc.value.code == 130
+    assert "rerun the same command to go on" in capsys.readouterr().err
+    interrupt[0] = False
+    dispatch("bench", "", flags, commands.HANDLERS)
+    measured = [(img.split("/")[1].split(":")[0], cmd[-1]) for img, cmd, _ in backends[-1].runs
+                if cmd[:2] == ("openssl", "speed")]
+    assert measured == [("3.0.20-asm-x86_64", "aes-128-cbc")], \
+        "only the cell the interrupt stopped is measured again"
+    statuses = {(r.suite, r.variant): r.meta["status"] for r in ResultsTree(tree).runs()
+                if r.meta["status"] == "complete"}
+    assert len(statuses) == 4
+    assert not list((tree / "_journal").glob("bench-*.json")), "both sessions closed"
