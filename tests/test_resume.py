@@ -561,3 +561,33 @@ profiles:"""))
                 if r.meta["status"] == "complete"}
     assert len(statuses) == 4
     assert not list((tree / "_journal").glob("bench-*.json")), "both sessions closed"
+
+
+def test_builds_have_no_network_and_an_engine_lost_mid_build_keeps_finished_variants(
+        fake_matrix: Path, tmp_path: Path) -> None:
+    m = load_matrix(fake_matrix, default_urls=default_urls)
+    state = tmp_path / "engine.json"
+    tree = ResultsTree(tmp_path / "results")
+    backend = PersistentFake(state)
+    networks: dict[str, str | None] = {}
+    real_build = backend.build
+
+    def build(context: Path, tag: str, **kwargs: Any) -> str:
+        networks[tag.split(":")[0]] = kwargs["network"]
+        if "3.0.20" in tag:
+            raise DockerUnavailable("the Docker engine stopped answering while building")
+        return real_build(context, tag, **kwargs)
+
+    backend.build = build  # type: ignore[method-assign]
+    with pytest.raises(DockerUnavailable):
+        Builder(m, backend, tree, workdir=tmp_path / "w").build(m.select(ASM))
+    assert networks == {"openssl-matrix/toolchain": None,  # apt needs the network once
+                        "openssl-matrix/1.1.1w-asm-x86_64": "none",
+                        "openssl-matrix/3.0.20-asm-x86_64": "none"}
+    assert (tmp_path / "results/_builds/1.1.1w-asm-x86_64/latest.json").exists()
+    assert not (tmp_path / "results/_builds/3.0.20-asm-x86_64/latest.json").exists()
+    again = PersistentFake(state)
+    out = Builder(m, again, tree, workdir=tmp_path / "w").build(m.select(ASM))
+    assert [(o.variant, o.status) for o in out] == [("1.1.1w-asm-x86_64", "up-to-date"),
+                                                    ("3.0.20-asm-x86_64", "built")]
+    assert [t.split(":")[0] for t in again.builds] == ["openssl-matrix/3.0.20-asm-x86_64"]
