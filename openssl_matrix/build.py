@@ -185,22 +185,28 @@ class Builder:
                 outcomes.append(BuildOutcome(v.id, "failed", error=str(exc)))
         todo: list[Planned] = []
         for p in plans:
-            if force or not self.backend.image_id(p.tag):
+            image_id = None if force else self.backend.image_id(p.tag)
+            if image_id is None:
                 todo.append(p)
-            elif self.tree.build_record(p.variant.id, p.digest):
-                self._point_latest(p)
-                log.info(f"  {p.variant.id}: up to date ({p.tag})")
-                outcomes.append(BuildOutcome(p.variant.id, "up-to-date", tag=p.tag))
-            elif self.backend.image_labels(p.tag).get("openssl-matrix.digest") == p.digest:
-                # Built, but the record was never written here (killed in between, or
-                # built for another results tree): record it instead of building again.
-                adopted = self._build_one(p, 1, 0, 0, adopt=True)
-                if adopted.status == "failed":
+                continue
+            record = self.tree.build_record(p.variant.id, p.digest)
+            if record is None:
+                # The image exists but this tree has no record of it (built for another
+                # results tree, or killed between the build and the record): record it.
+                try:
+                    record = self._record(p, image_id, self._buildinfo(p.tag), started=None,
+                                          seconds=None, make_jobs=None)
+                except DockerUnavailable:
+                    raise
+                except FatalError as exc:
+                    log.warn(f"{p.variant.id}: the image {p.tag} cannot report its build "
+                             f"info ({exc.message}); building it again")
                     todo.append(p)
-                else:
-                    outcomes.append(adopted)
+                    continue
             else:
-                todo.append(p)
+                self._point_latest(p)
+            log.info(f"  {p.variant.id}: up to date ({p.tag})")
+            outcomes.append(BuildOutcome(p.variant.id, "up-to-date", tag=p.tag, record=record))
         for o in outcomes:
             journal.record(o.variant, o.status, tag=o.tag, error=o.error, log=o.log_path)
         if todo:
@@ -268,28 +274,21 @@ class Builder:
                 current.get("tag") != p.tag:
             write_json(latest, {"digest": p.digest, "tag": p.tag})
 
-    def _build_one(self, p: Planned, make_jobs: int, index: int, total: int, *,
-                   adopt: bool = False) -> BuildOutcome:
-        """Build one variant and write its record; with ``adopt``, write the record of an
-        image the engine already has under this inputs digest (no build)."""
+    def _build_one(self, p: Planned, make_jobs: int, index: int, total: int) -> BuildOutcome:
         v = p.variant
         bdir = self.tree.build_dir(v.id, p.digest)
         log_path = bdir / "build.log"
         jobs = make_jobs if p.rendered.recipe.parallel_make else 1
         t0 = time.monotonic()
         started = _now()
-        if not adopt:
-            log.info(f"▸ [{index}/{total}] {v.id}: building {p.tag} (log: {log_path})")
+        log.info(f"▸ [{index}/{total}] {v.id}: building {p.tag} (log: {log_path})")
         try:
-            if adopt:
-                image_id = self.backend.image_id(p.tag) or ""
-            else:
-                image_id = self.backend.build(
-                    p.context, p.tag, log_path=log_path, network="none",
-                    labels={"openssl-matrix.variant": v.id, "openssl-matrix.digest": p.digest,
-                            "openssl-matrix.tarball-sha256": p.tarball_sha256},
-                    buildargs={"MAKE_JOBS": str(jobs)},
-                )
+            image_id = self.backend.build(
+                p.context, p.tag, log_path=log_path, network="none",
+                labels={"openssl-matrix.variant": v.id, "openssl-matrix.digest": p.digest,
+                        "openssl-matrix.tarball-sha256": p.tarball_sha256},
+                buildargs={"MAKE_JOBS": str(jobs)},
+            )
             info = self._buildinfo(p.tag)
         except DockerUnavailable:
             raise
@@ -299,6 +298,18 @@ class Builder:
             return BuildOutcome(v.id, "failed", tag=p.tag, seconds=secs, error=exc.message,
                                 log_path=str(log_path))
         secs = time.monotonic() - t0
+        record = self._record(p, image_id, info, started=started, seconds=secs,
+                              make_jobs=jobs)
+        log.info(f"  [{index}/{total}] {v.id}: built ✓ in {secs:.0f}s — "
+                 f"{info.get('openssl_version', '?')}, endbr32={info.get('endbr32')}")
+        return BuildOutcome(v.id, "built", tag=p.tag, seconds=secs, log_path=str(log_path),
+                            record=record)
+
+    def _record(self, p: Planned, image_id: str, info: dict[str, Any], *, started: str | None,
+                seconds: float | None, make_jobs: int | None) -> dict[str, Any]:
+        """Write the build record (and the variant's latest.json) into the results tree."""
+        v = p.variant
+        bdir = self.tree.build_dir(v.id, p.digest)
         record = {
             "variant": v.describe(),
             "tag": p.tag,
@@ -310,31 +321,19 @@ class Builder:
             "base_image_id": p.base_image_id,
             "toolchain_image_id": p.toolchain_id,
             "configure_line": p.rendered.recipe.configure_line,
-            "make_jobs": jobs,
+            "make_jobs": make_jobs,
             "started": started,
-            "ended": _now(),
-            "seconds": round(secs, 1),
+            "ended": _now() if started else None,
+            "seconds": None if seconds is None else round(seconds, 1),
             "matrix_digest": self.matrix.digest,
             **info,
         }
-        if adopt:
-            record.update(make_jobs=None, seconds=None, adopted=(
-                "the engine already had this image (same inputs digest, built by an earlier "
-                "run or another results tree); this record was written from the image"))
-            atomic_write(bdir / "Dockerfile", p.rendered.dockerfile)
-            write_json(bdir / "build.json", record)
-            self._point_latest(p)
-            log.info(f"  {v.id}: up to date ({p.tag}, image already built; record written)")
-            return BuildOutcome(v.id, "up-to-date", tag=p.tag, record=record)
-        # The record marks the variant finished, so it is written last but one; latest.json
-        # is repaired by the next run if a kill comes between the two.
+        # The record marks the variant finished, so it is written after the Dockerfile;
+        # latest.json is repaired by the next run if a kill comes before it is written.
         atomic_write(bdir / "Dockerfile", p.rendered.dockerfile)
         write_json(bdir / "build.json", record)
         self._point_latest(p)
-        log.info(f"  [{index}/{total}] {v.id}: built ✓ in {secs:.0f}s — "
-                 f"{info.get('openssl_version', '?')}, endbr32={info.get('endbr32')}")
-        return BuildOutcome(v.id, "built", tag=p.tag, seconds=secs, log_path=str(log_path),
-                            record=record)
+        return record
 
     def _buildinfo(self, tag: str) -> dict[str, Any]:
         """Read what buildinfo.sh recorded inside the image."""

@@ -33,7 +33,7 @@ def test_default_matrix_expands_to_readable_ids() -> None:
                    "3.0.20-asm-x86_64", "3.0.20-no-asm-x86_64"]
     blog = m.suite("blog")
     assert blog.algorithms == ("aes-256-cbc", "idea-cbc", "md5", "sha1", "sha256", "sha512")
-    assert [mk.ia32cap for mk in blog.masks] == [None, "~0x200000200000000"]
+    assert [mk.ia32cap for mk in blog.masks] == [None, "~0x200000200000000:~0x0"]
 
 
 def test_variant_id_with_march_and_options() -> None:
@@ -123,3 +123,14 @@ def test_digest_ignores_comments_and_order(tmp_path: Path) -> None:
     b = tmp_path / "b.yaml"
     b.write_text(text)
     assert load_matrix(b).digest == da
+
+
+def test_the_documented_example_expands_as_documented(tmp_path: Path) -> None:
+    text = (ROOT / "docs" / "matrix.md").read_text()
+    example = text.split("```yaml\n", 1)[1].split("```", 1)[0]
+    m = load_matrix(write(tmp_path, example))
+    assert [v.id for v in m.variants] == [
+        "1.1.1w-asm-x86_64", "1.1.1w-asm-x86_64-march-native", "1.1.1w-no-asm-x86_64",
+        "1.1.1w-no-asm-x86_64-march-native", "1.0.1e-asm-x86_64", "1.0.1e-no-asm-x86_64",
+        "1.1.1w-asm-x86_64-march-x86-64-v3"]
+    assert m.select("1.0.1e-asm-*")[0].configure == ("no-ssl2",)

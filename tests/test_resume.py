@@ -22,7 +22,7 @@ from invoke.exceptions import Exit
 
 from openssl_matrix import commands
 from openssl_matrix.backend import RunLimits, RunResult
-from openssl_matrix.bench import TREE_LABEL, Bencher
+from openssl_matrix.bench import TREE_LABEL, Bencher, unwrap_speed
 from openssl_matrix.build import Builder
 from openssl_matrix.cli import dispatch
 from openssl_matrix.errors import BenchError, ConfigError, DockerUnavailable, ResultsError
@@ -175,7 +175,7 @@ def test_bench_killed_at_every_point_resumes_without_redoing_finished_cells(
         out, backend = bench_once(m, state, tree)
         assert [o.status for o in out] == ["complete", "complete"], f"kill point {n}"
         measured = {img.split("/")[1].split(":")[0] for img, cmd, _ in backend.runs
-                    if cmd[:2] == ("openssl", "speed")}
+                    if unwrap_speed(cmd)[:2] == ("openssl", "speed")}
         assert not measured & finished_before, \
             f"kill point {n}: cells finished before the kill were measured again"
         assert measured | finished_before == set(variants), f"kill point {n}"
@@ -277,8 +277,8 @@ def test_fresh_starts_over_and_a_finished_session_measures_again(
     backend.runs.clear()
     out = bencher.bench(m.select(ASM), m.suite("quick"), "auto")
     assert [(o.status, o.reused) for o in out] == [("complete", True), ("complete", False)]
-    assert {img.split(":")[0] for img, cmd, _ in backend.runs if cmd[1] == "speed"} == \
-        {"openssl-matrix/3.0.20-asm-x86_64"}
+    speed = {img.split(":")[0] for img, cmd, _ in backend.runs if unwrap_speed(cmd)[1] == "speed"}
+    assert speed == {"openssl-matrix/3.0.20-asm-x86_64"}
     # the session is finished: the same command now measures again (a new repetition)
     out = bencher.bench(m.select(ASM), m.suite("quick"), "auto")
     assert [(o.status, o.reused) for o in out] == [("complete", False)] * 2
@@ -397,7 +397,7 @@ def test_lock_refuses_a_second_bench_through_the_cli_and_wait_queues(
         assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
         flags = {"matrix": str(fake_matrix), "results": str(tree), "cpu": "auto",
                  "only": "1.1.1w-asm-*", "suite": "quick", "force": False, "wait": False,
-                 "fresh": False}
+                 "fresh": False, "repeat": 0}
         with pytest.raises(Exit) as exc:
             dispatch("bench", "", flags, commands.HANDLERS)
         assert exc.value.code == ResultsError.exit_code
@@ -424,7 +424,7 @@ def test_failures_are_listed_with_their_folders_and_exit_non_zero(
     monkeypatch.setattr(commands, "DockerBackend", lambda: PersistentFake(state, responder))
     flags = {"matrix": str(fake_matrix), "results": str(tree), "cpu": "auto",
              "only": ASM, "suite": "quick", "force": False, "wait": False,
-             "fresh": False}
+             "fresh": False, "repeat": 0}
     with pytest.raises(Exit) as exc:
         dispatch("bench", "", flags, commands.HANDLERS)
     assert exc.value.code == BenchError.exit_code
@@ -454,7 +454,7 @@ profiles:""")
     monkeypatch.setattr(commands, "DockerBackend", lambda: PersistentFake(state, responder))
     flags = {"matrix": str(fake_matrix), "results": str(tree), "cpu": "auto",
              "only": "1.1.1w-asm-*", "suite": "second,quick", "force": False, "wait": False,
-             "fresh": False}
+             "fresh": False, "repeat": 0}
     with pytest.raises(Exit) as exc:
         dispatch("bench", "", flags, commands.HANDLERS)
     assert exc.value.code == BenchError.exit_code
@@ -482,7 +482,7 @@ profiles:""")
                       git_commit=None)
     out = bencher.bench(m.select("1.1.1w-asm-*"), m.suite("dev"), "auto")
     speed = [lim for (_, cmd, _), lim in zip(backend.runs, backend.limits, strict=True)
-             if cmd[:2] == ("openssl", "speed")]
+             if unwrap_speed(cmd)[:2] == ("openssl", "speed")]
     assert [lim.devices for lim in speed] == [("/dev/null",)]
     meta = json.loads((Path(str(out[0].run_dir)) / "meta.json").read_text())
     assert any("/dev/openssl-matrix-absent" in n and "not passed" in n for n in meta["notes"])
@@ -491,7 +491,7 @@ profiles:""")
     bencher.bench(m.select("1.1.1w-asm-*"), m.suite("quick"), "auto")
     assert all(lim.devices == () for lim in backend.limits), "no suite device, no device"
     for (_, cmd, _), lim in zip(backend.runs, backend.limits, strict=True):
-        if cmd[0] != "openssl":
+        if unwrap_speed(cmd)[0] != "openssl":
             continue
         assert lim.network == "none" and lim.read_only and lim.user == "65534:65534"
         assert dict(lim.labels)[TREE_LABEL] == str(tree.resolve())
@@ -502,9 +502,9 @@ def test_docker_unreachable_is_a_clear_error(tmp_path: Path, fake_matrix: Path,
                                              monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
-    for command, flags in (("build", {"jobs": 0, "force": False}),
+    for command, flags in (("build", {"jobs": 0, "force": False, "cpu": ""}),
                            ("bench", {"cpu": "auto", "suite": "", "force": False,
-                                      "wait": False, "fresh": False})):
+                                      "wait": False, "fresh": False, "repeat": 0})):
         with pytest.raises(Exit) as exc:
             dispatch(command, "", {"matrix": str(fake_matrix), "results": str(tmp_path / "r"),
                                    "only": "", **flags}, commands.HANDLERS)
@@ -535,8 +535,9 @@ profiles:"""))
 
     def responder(image: str, command: Sequence[str], env: Mapping[str, str],
                   ) -> tuple[int, str, str]:
+        speed_runs = [b for b in backends[-1].runs if unwrap_speed(b[1])[1] == "speed"]
         if interrupt[0] and "3.0.20" in image and "OPENSSL_ia32cap" not in env and \
-                len([b for b in backends[-1].runs if b[1][:2] == ("openssl", "speed")]) > 4:
+                len(speed_runs) > 4:
             raise KeyboardInterrupt  # Ctrl-C in the second suite
         return speed_responder(image, command, env)
 
@@ -546,7 +547,8 @@ profiles:"""))
 
     monkeypatch.setattr(commands, "DockerBackend", make)
     flags = {"matrix": str(fake_matrix), "results": str(tree), "cpu": "auto", "only": ASM,
-             "suite": "quick,second", "force": False, "wait": False, "fresh": False}
+             "suite": "quick,second", "force": False, "wait": False, "fresh": False,
+             "repeat": 0}
     with pytest.raises(Exit) as exc:
         dispatch("bench", "", flags, commands.HANDLERS)
     assert exc.value.code == 130
@@ -554,7 +556,7 @@ profiles:"""))
     interrupt[0] = False
     dispatch("bench", "", flags, commands.HANDLERS)
     measured = [(img.split("/")[1].split(":")[0], cmd[-1]) for img, cmd, _ in backends[-1].runs
-                if cmd[:2] == ("openssl", "speed")]
+                if unwrap_speed(cmd)[:2] == ("openssl", "speed")]
     assert measured == [("3.0.20-asm-x86_64", "aes-128-cbc")], \
         "only the cell the interrupt stopped is measured again"
     statuses = {(r.suite, r.variant): r.meta["status"] for r in ResultsTree(tree).runs()

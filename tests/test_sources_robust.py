@@ -155,7 +155,7 @@ def test_a_corrupted_cached_tarball_fails_only_its_variants_at_build(
     backend = FakeBackend()
     monkeypatch.setattr(commands, "DockerBackend", lambda: backend)
     flags = {"matrix": str(fake_matrix), "results": str(tmp_path / "results"), "only": "",
-             "jobs": 0, "force": False}
+             "jobs": 0, "force": False, "cpu": ""}
     dispatch("build", "", flags, commands.HANDLERS)
     cached = tmp_path / "cache" / "sources" / "openssl-3.0.20.tar.gz"
     good = cached.read_bytes()
