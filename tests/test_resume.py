@@ -593,3 +593,44 @@ def test_builds_have_no_network_and_an_engine_lost_mid_build_keeps_finished_vari
     assert [(o.variant, o.status) for o in out] == [("1.1.1w-asm-x86_64", "up-to-date"),
                                                     ("3.0.20-asm-x86_64", "built")]
     assert [t.split(":")[0] for t in again.builds] == ["openssl-matrix/3.0.20-asm-x86_64"]
+
+
+def test_an_interrupted_repeated_bench_resumes_round_by_round(
+        fake_matrix: Path, tmp_path: Path) -> None:
+    m, state, tree = setup_tree(fake_matrix, tmp_path)
+    backend = PersistentFake(state)
+    calls = [0]
+
+    def responder(image: str, command: Sequence[str], env: Mapping[str, str],
+                  ) -> tuple[int, str, str]:
+        calls[0] += 1
+        if calls[0] == 6:  # round 2, first variant, second mask
+            raise KeyboardInterrupt
+        return speed_responder(image, command, env)
+
+    backend.responder = responder
+    results = ResultsTree(tree)
+    with pytest.raises(KeyboardInterrupt):
+        Bencher(m, backend, results, engine={}, git_commit=None).bench(
+            m.select(ASM), m.suite("quick"), "auto", repeat=3)
+    out, again = bench_once_repeat(m, state, tree, 3)
+    assert [(o.variant, o.round, o.reused) for o in out] == [
+        ("1.1.1w-asm-x86_64", 1, True), ("3.0.20-asm-x86_64", 1, True),
+        ("1.1.1w-asm-x86_64", 2, False), ("3.0.20-asm-x86_64", 2, False),
+        ("1.1.1w-asm-x86_64", 3, False), ("3.0.20-asm-x86_64", 3, False)]
+    assert len([c for _, c, _ in again.runs if unwrap_speed(c)[1] == "speed"]) == 4 * 2
+    for variant, refs in cell_runs(tree).items():
+        done = [r.meta for r in refs if r.meta["status"] == "complete"]
+        assert sorted(d["round"] for d in done) == [1, 2, 3], variant
+        assert len({d["series"]["id"] for d in done}) == 1, "one series across the resume"
+        series = list((tree / "host-amd-epyc-7b13" / variant / "quick").glob("series-*.json"))
+        assert len(series) == 1
+        assert len(json.loads(series[0].read_text())["runs"]) == 3
+
+
+def bench_once_repeat(m: Matrix, state: Path, tree: Path, repeat: int,
+                      ) -> tuple[list[Any], FakeBackend]:
+    backend = PersistentFake(state)
+    out = Bencher(m, backend, ResultsTree(tree), engine={}, git_commit=None).bench(
+        m.select(ASM), m.suite("quick"), "auto", repeat=repeat)
+    return out, backend
