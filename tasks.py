@@ -27,8 +27,10 @@ from openssl_matrix.commands import HANDLERS
         "build/bench: a profile with docker_host uses that machine's Docker engine",
         "repeat": "bench: runs per variant, interleaved across variants (default: the "
         "suite's repeat); median, spread and noisy figures are reported",
-        "suite": "bench: suite name (default: the matrix's default_suite)",
+        "suite": "bench: suite name(s), comma separated (default: the matrix's default_suite)",
         "wait": "bench: wait for another bench on the same results tree instead of failing",
+        "fresh": "bench: start a new session instead of resuming an interrupted one "
+        "(cells it finished are measured again)",
         "json": "list/parse: print JSON",
         "format": "export: csv (default) or jsonl",
         "output": "export/render: write to this file/folder instead of stdout/default",
@@ -48,6 +50,7 @@ def matrix(
     cpu: str = "",
     suite: str = "",
     wait: bool = False,
+    fresh: bool = False,
     repeat: int = 0,
     json: bool = False,
     format: str = "",
@@ -59,7 +62,8 @@ def matrix(
     """Build and benchmark the OpenSSL matrix (`invoke matrix build`, `bench --cpu=auto`)."""
     flags = {
         "matrix": matrix, "results": results, "only": only, "jobs": jobs, "force": force,
-        "cpu": cpu, "suite": suite, "wait": wait, "repeat": repeat, "json": json,
-        "format": format, "output": output, "file": file, "as_": as_, "all": all,
+        "cpu": cpu, "suite": suite, "wait": wait, "fresh": fresh, "repeat": repeat,
+        "json": json, "format": format, "output": output, "file": file, "as_": as_,
+        "all": all,
     }
     dispatch(command, target, flags, HANDLERS)

@@ -25,7 +25,7 @@ COMMANDS: dict[str, tuple[str | None, set[str]]] = {
     "list": (None, {"json", "only", "all"}),
     "render": (None, {"only", "output", "all"}),
     "build": (None, {"only", "jobs", "force", "cpu", "all"}),
-    "bench": (None, {"cpu", "only", "suite", "force", "wait", "repeat"}),
+    "bench": (None, {"cpu", "only", "suite", "force", "wait", "repeat", "fresh"}),
     "profiles": (None, {"json"}),
     "export": (None, {"format", "output"}),
     "parse": ("FILE", {"json"}),
@@ -99,7 +99,8 @@ def dispatch(command: str, target: str, flags: dict[str, Any],
                 + ", ".join(_flag(s) for s in stray),
                 hint="it takes: " + ", ".join(_flag(s) for s in sorted(allowed | COMMON)),
             )
-        code = handlers[command](target=target, **{k: flags[k] for k in allowed | COMMON})
+        code = handlers[command](target=target,
+                                 **{k: flags[k] for k in allowed | COMMON if k in flags})
     except FatalError as exc:
         from . import log
 

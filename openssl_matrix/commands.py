@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import subprocess
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from . import log
 from .backend import DockerBackend
-from .errors import BenchError, BuildError, UsageError
+from .errors import (
+    BenchError,
+    BuildError,
+    DockerUnavailable,
+    FatalError,
+    ProfileMismatch,
+    UsageError,
+)
 from .model import Matrix, Variant, load_matrix
 from .patches import endbr32_warning
 from .render import render as render_variant
@@ -33,6 +44,24 @@ def _git_commit() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """Let SIGTERM (a `kill`, a stopping CI job) clean up like Ctrl-C does: containers
+    removed, the run folder marked interrupted, the journal saved."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = "",
@@ -128,7 +157,8 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
     variants = m.select(only or None, every=all)
     backend = _backend_for(m, cpu)
     builder = Builder(m, backend, _tree(results))
-    outcomes = builder.build(variants, jobs=int(jobs or 1), force=force)
+    with _terminate_as_interrupt():
+        outcomes = builder.build(variants, jobs=int(jobs or 1), force=force)
     by_id = {v.id: v for v in variants}
     print("\nbuild summary")
     width = max(len(o.variant) for o in outcomes)
@@ -153,8 +183,9 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
 
 
 def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, suite: str,
-              force: bool, wait: bool, repeat: int | None) -> int:
-    from .bench import Bencher
+              force: bool, wait: bool, repeat: int | None, fresh: bool = False) -> int:
+    from .bench import Bencher, CellOutcome
+    from .results import FINISHED
 
     if not cpu:
         raise UsageError("`invoke matrix bench` needs --cpu=PROFILE",
@@ -162,24 +193,57 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
                          "matrix's 'profiles'")
     m = _matrix(matrix)
     variants = m.select(only)
-    the_suite = m.suite(suite or None)
+    names = [n.strip() for n in (suite or "").split(",") if n.strip()] or [""]
+    suites = [m.suite(n or None) for n in names]
     if repeat is not None and int(repeat) < 0:
         raise UsageError(f"--repeat {repeat}: give a positive number of runs")
     tree = _tree(results)
     backend = _backend_for(m, cpu)
     tree.lock(wait=wait)
+    per_suite: list[tuple[str, list[CellOutcome], str | None]] = []
     try:
-        bencher = Bencher(m, backend, tree, engine=backend.engine_info(),
-                          git_commit=_git_commit())
-        outcomes = bencher.bench(variants, the_suite, cpu, force=force,
-                                 repeat=int(repeat) if repeat else None)
+        with _terminate_as_interrupt():
+            bencher = Bencher(m, backend, tree, engine=backend.engine_info(),
+                              git_commit=_git_commit())
+            for the_suite in suites:
+                try:
+                    outcomes = bencher.bench(variants, the_suite, cpu, force=force,
+                                             repeat=int(repeat) if repeat else None,
+                                             fresh=fresh, keep_open=len(suites) > 1)
+                except (DockerUnavailable, ProfileMismatch):
+                    raise
+                except FatalError as exc:  # one failing suite never stops the others
+                    log.error(f"suite {the_suite.name}: {exc}")
+                    per_suite.append((the_suite.name, [], str(exc)))
+                    continue
+                per_suite.append((the_suite.name, outcomes, None))
+            if all(error is None and all(o.status in FINISHED for o in outs)
+                   for _, outs, error in per_suite):
+                bencher.close_sessions()
     finally:
         tree.unlock()
-    _print_bench_summary(outcomes, the_suite.bytes or 8192, the_suite.noise_threshold)
-    bad = [o for o in outcomes if o.status != "complete"]
-    if bad:
-        raise BenchError(f"{len(bad)} of {len(outcomes)} cell(s) did not complete",
-                         hint="see the warnings above and the raw output in each run folder")
+    failures: list[str] = []
+    for name, outcomes, error in per_suite:
+        the_suite = m.suite(name)
+        if len(suites) > 1:
+            print(f"\n== suite {name}")
+        _print_bench_summary(outcomes, the_suite.bytes or 8192, the_suite.noise_threshold)
+        if error:
+            failures.append(f"suite {name}: {error.splitlines()[0]}")
+        for o in outcomes:
+            if o.status != "complete":
+                where = f"{o.run_dir}/raw" if o.run_dir else "(no run folder)"
+                rnd = f" round {o.round}" if o.round > 1 else ""
+                failures.append(f"{name} · {o.variant}{rnd}: {o.status} — "
+                                f"{(o.error or '').splitlines()[0] if o.error else ''} "
+                                f"[{where}]")
+    if failures:
+        print("\nfailures (raw output and logs in the folders named):")
+        for f in failures:
+            print(f"  ✕ {f}")
+        raise BenchError(f"{len(failures)} cell(s) or suite(s) did not complete",
+                         hint="the others finished and are kept; fix the cause and rerun the "
+                         "same command: only what did not finish is measured again")
     return 0
 
 
@@ -195,7 +259,9 @@ def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05) -
     rounds = max((o.round for o in outcomes), default=1)
     for o in outcomes:
         print(f"  {o.variant}" + (f" round {o.round}" if rounds > 1 else "")
-              + f": {o.status}" + (f" — {o.run_dir}" if o.run_dir else ""))
+              + f": {o.status}" + (f" — {o.run_dir}" if o.run_dir else "")
+              + (" (finished earlier in this session, not measured again)"
+                 if getattr(o, "reused", False) else ""))
         if o.error:
             print(f"      {o.error.splitlines()[0]}")
         if rounds > 1:

@@ -110,6 +110,8 @@ class Suite:
     repeat: int = 1
     noise_threshold: float = 0.05
     """Coefficient of variation above which a repeated figure is marked noisy."""
+    devices: tuple[str, ...] = ()
+    """Host devices (e.g. /dev/crypto) the bench container gets, when the host has them."""
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -125,6 +127,7 @@ class Suite:
             "providers": None if self.providers is None else list(self.providers),
             "multi": self.multi, "seconds": self.seconds, "bytes": self.bytes,
             "repeat": self.repeat, "noise_threshold": self.noise_threshold,
+            "devices": list(self.devices),
             "masks": [{"name": m.name, "ia32cap": m.ia32cap, "disable": list(m.disable)}
                       for m in self.masks],
         }
@@ -385,7 +388,8 @@ RULE_KEYS = ("version", "asm", "arch", "march", "configure")
 PROFILE_KEYS = ("description", "vendor", "model", "flags", "lacks", "clock_ghz", "march",
                 "cpuset", "docker_host")
 SUITE_KEYS = ("description", "algorithms", "evp", "decrypt", "engine", "provider", "multi",
-              "seconds", "bytes", "masks", "repeat", "noise_threshold")
+              "seconds", "bytes", "masks", "repeat", "noise_threshold", "devices")
+DEVICE = re.compile(r"^/dev/[A-Za-z0-9_][A-Za-z0-9_./-]*$")
 MASK_KEYS = ("name", "ia32cap", "disable")
 CPUSET = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 DOCKER_HOST = re.compile(r"^((unix|tcp|ssh|http|https)://\S+|context:[A-Za-z0-9][\w.-]*)$")
@@ -406,13 +410,74 @@ def load_matrix(path: str | Path, *, default_urls: Callable[[str], list[str]] | 
     except UnicodeDecodeError:
         raise ConfigError(f"{p}: is not UTF-8 text") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass
+    except _DuplicateKey as exc:
+        where = f"{p}: {exc.keypath}" if exc.keypath else str(p)
+        raise ConfigError(f"{where}: duplicate key {exc.key!r} (line {exc.line}; "
+                          f"first at line {exc.first_line})",
+                          hint="YAML would silently keep only the last one: merge the two "
+                          "entries or rename one") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
         raise ConfigError(f"{p}: YAML syntax error{where}: {problem}") from None
     return build_matrix(data, ctx, default_urls=default_urls)
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, keypath: str, key: str, line: int, first_line: int) -> None:
+        super().__init__(key)
+        self.keypath, self.key, self.line, self.first_line = keypath, key, line, first_line
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """safe_load that refuses a mapping with the same key twice (two ``1.1.1w:`` entries
+    under ``versions``, two ``suites:`` sections), which PyYAML would silently merge."""
+
+    _root_node: yaml.Node | None = None
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        self._root_node = node
+        return super().construct_document(node)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                hash(key)
+            except TypeError:
+                continue  # an unhashable key: PyYAML reports it itself
+            if key in seen:
+                raise _DuplicateKey(_keypath_of(self, node), str(key),
+                                    key_node.start_mark.line + 1, seen[key])
+            seen[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
+
+
+def _keypath_of(loader: _StrictLoader, node: yaml.Node) -> str:
+    """The key path of a mapping node, found by walking the document from its root."""
+    root = loader._root_node
+    if root is None:
+        return ""
+
+    def walk(current: yaml.Node, path: str) -> str | None:
+        if current is node:
+            return path
+        if isinstance(current, yaml.MappingNode):
+            for k, v in current.value:
+                found = walk(v, _join(path, str(getattr(k, "value", "?"))))
+                if found is not None:
+                    return found
+        elif isinstance(current, yaml.SequenceNode):
+            for i, v in enumerate(current.value):
+                found = walk(v, f"{path}[{i}]")
+                if found is not None:
+                    return found
+        return None
+
+    return walk(root, "") or ""
 
 
 def build_matrix(data: Any, ctx: _Ctx, *,
@@ -868,8 +933,19 @@ def _load_suites(ctx: _Ctx, value: Any) -> tuple[Suite, ...]:
             multi=multi,
             repeat=repeat or 1,
             noise_threshold=noise,
+            devices=_devices(ctx, entry.get("devices"), f"{kp}.devices"),
         ))
     return tuple(out)
+
+
+def _devices(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...]:
+    devices = ctx.tokens(value, keypath)
+    for i, dev in enumerate(devices):
+        if not DEVICE.match(dev) or ".." in dev.split("/"):
+            raise ctx.fail(f"{keypath}[{i}]", f"{dev!r} is not a device path under /dev",
+                           hint="e.g. devices: [/dev/crypto]; the bench container gets it "
+                           "only if this host has it")
+    return devices
 
 
 def _load_masks(ctx: _Ctx, value: Any, keypath: str) -> tuple[Mask, ...]:
