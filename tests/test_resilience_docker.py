@@ -175,7 +175,11 @@ def test_bench_sigkilled_mid_run_resumes_and_completes_the_tree(
 
 
 class SecondEngine:
-    """A dockerd of our own (own socket, data root, exec root, no bridge, no iptables)."""
+    """A dockerd of our own (own socket, data root, exec root, bridge; no iptables).
+
+    It gets a bridge of its own: with ``--bridge none`` dockerd deletes the host's
+    docker0, which the main engine's containers (and its builds) need.
+    """
 
     def __init__(self) -> None:
         name = f"om-i7-{os.getpid()}"
@@ -183,13 +187,18 @@ class SecondEngine:
         self.exec_root, self.pidfile = f"/run/{name}", f"/run/{name}.pid"
         self.log = Path(f"/tmp/{name}-dockerd.log")
         self.url = f"unix://{self.sock}"
+        self.bridge = f"omi7br{os.getpid() % 10000}"
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
+        if subprocess.run(["ip", "link", "show", self.bridge], capture_output=True).returncode:
+            subprocess.run(["ip", "link", "add", self.bridge, "type", "bridge"], check=True)
+            subprocess.run(["ip", "addr", "add", "172.31.253.1/24", "dev", self.bridge],
+                           check=True)
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(
                 ["dockerd", "--host", self.url, "--data-root", self.data, "--exec-root",
-                 self.exec_root, "--pidfile", self.pidfile, "--bridge", "none",
+                 self.exec_root, "--pidfile", self.pidfile, "-b", self.bridge,
                  "--iptables=false", "--ip-masq=false"],
                 stdout=log, stderr=log, start_new_session=True)
         wait_for(lambda: self.answers() or self.proc is None or self.proc.poll() is not None,
@@ -221,6 +230,7 @@ class SecondEngine:
         subprocess.run(["umount", "-R", self.data], capture_output=True)
         shutil.rmtree(self.data, ignore_errors=True)
         shutil.rmtree(self.exec_root, ignore_errors=True)
+        subprocess.run(["ip", "link", "delete", self.bridge], capture_output=True)
 
 
 @pytest.fixture(scope="module")
