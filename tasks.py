@@ -22,7 +22,8 @@ from openssl_matrix.commands import HANDLERS
         "all": "list/render/build: every variant the matrix declares, opt-in ones too",
         "jobs": "build: how many variants to build at once (default 1)",
         "force": "build: rebuild even if up to date; bench: run on a CPU the profile "
-        "does not describe (results are marked forced)",
+        "does not describe (results are marked forced); pin: accept a tarball whose hash "
+        "differs from the official release's",
         "cpu": "bench: CPU profile name from the matrix, or 'auto' for this host; "
         "build/bench: a profile with docker_host uses that machine's Docker engine",
         "repeat": "bench: runs per variant, interleaved across variants (default: the "

@@ -29,7 +29,7 @@ COMMANDS: dict[str, tuple[str | None, set[str]]] = {
     "profiles": (None, {"json"}),
     "export": (None, {"format", "output"}),
     "parse": ("FILE", {"json"}),
-    "pin": ("VERSION", {"file"}),
+    "pin": ("VERSION", {"file", "force"}),
     "import": ("FILE", {"as_"}),
 }
 

@@ -435,13 +435,13 @@ def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
     return 0
 
 
-def cmd_pin(*, target: str, matrix: str, results: str, file: str) -> int:
+def cmd_pin(*, target: str, matrix: str, results: str, file: str, force: bool) -> int:
     from .sources import pin_source
 
     if not file:
         raise UsageError("`invoke matrix pin VERSION` needs --file PATH (a tarball you trust)")
     lock = Path(matrix or "matrix.yaml").with_suffix(".lock")
-    digest = pin_source(target, Path(file), lock)
+    digest = pin_source(target, Path(file), lock, force=force)
     print(f"pinned openssl {target}: sha256 {digest} (recorded in {lock})")
     return 0
 
