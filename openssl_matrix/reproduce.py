@@ -49,7 +49,6 @@ NOT_REPRODUCED = "not reproduced"
 NOT_TESTABLE = "not testable here"
 
 
-
 # ----------------------------------------------------------------------------------
 # where the user's matrix fits in
 
@@ -305,9 +304,6 @@ def mask_definition(m: Measurement) -> dict[str, Any]:
     if m.ia32cap is not None:
         return {"name": name, "ia32cap": m.ia32cap}
     return {"name": name}
-
-
-
 
 
 def suite_supports(key: str) -> bool:
