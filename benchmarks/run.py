@@ -41,6 +41,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -250,6 +251,43 @@ def stage_steps(steps: Sequence[LogStep], stage: str) -> list[LogStep]:
     return out
 
 
+def is_mark(line: str) -> bool:
+    """A build log line that starts a step or says the build is over."""
+    text = line.strip()
+    return bool(_STEP.match(text)) or text.startswith("Successfully tagged")
+
+
+def step_durations(marks: Sequence[tuple[float, str]], end: float) -> list[dict[str, Any]]:
+    """Seconds per build step from timestamped log lines ('Step n/N : ...', and any
+    other mark such as the start of the command or 'Successfully tagged'): each lasts
+    until the next one; the last one until ``end``."""
+    out: list[dict[str, Any]] = []
+    for i, (t, line) in enumerate(marks):
+        nxt = marks[i + 1][0] if i + 1 < len(marks) else end
+        m = _STEP.match(line.strip())
+        out.append({"step": int(m.group(1)) if m else None,
+                    "instruction": (m.group(3) if m else line)[:120],
+                    "seconds": round(nxt - t, 3)})
+    return out
+
+
+STEP_GROUPS = (("before the build", "(command started)"), ("after the build",
+                "Successfully tagged"), ("Configure", "Configure"), ("make", "make -j"),
+               ("make install_sw", "install_sw"), ("buildinfo", "buildinfo"),
+               ("labels", "LABEL "))
+
+
+def group_steps(durations: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Step durations summed into the groups of STEP_GROUPS (first match wins), the rest
+    under 'other steps'."""
+    out: dict[str, float] = {}
+    for d in durations:
+        name = next((g for g, needle in STEP_GROUPS if needle in str(d["instruction"])),
+                    "other steps")
+        out[name] = out.get(name, 0.0) + float(d["seconds"])
+    return out
+
+
 def shared_stage_savings(variants: Sequence[Variant], toolchain_s: float,
                          source_s: Mapping[str, float]) -> dict[str, float]:
     """Seconds the shared toolchain and unpacked-source layers save over building them
@@ -415,6 +453,70 @@ class TimedBackend(DockerBackend):
 
 
 Completed = subprocess.CompletedProcess[str]
+
+
+class StepTail:
+    """Timestamps the ``Step n/N`` lines of build logs appearing under a folder (the
+    tool writes its log while it builds), in a thread."""
+
+    def __init__(self, folder: Path, pattern: str) -> None:
+        self.folder, self.pattern = folder, pattern
+        self.marks: list[tuple[float, str]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> StepTail:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        fh = None
+        buf = ""
+        while not self._stop.is_set() or fh is not None:
+            if fh is None:
+                found = sorted(self.folder.glob(self.pattern))
+                if found:
+                    fh = found[0].open(encoding="utf-8", errors="replace")
+                elif self._stop.is_set():
+                    return
+                else:
+                    time.sleep(0.05)
+                    continue
+            chunk = fh.read()
+            if chunk:
+                now = time.monotonic()
+                buf += chunk
+                *lines, buf = buf.split("\n")
+                self.marks += [(now, ln.strip()) for ln in lines if is_mark(ln)]
+            elif self._stop.is_set():
+                fh.close()
+                return
+            else:
+                time.sleep(0.05)
+
+
+def timed_build(args: Sequence[str], timeout: float = 3600) -> tuple[float, str,
+                                                                    list[tuple[float, str]]]:
+    """Run a ``docker build`` command line: (seconds, output, timestamped Step lines)."""
+    t0 = time.monotonic()
+    proc = subprocess.Popen(list(args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, cwd=ROOT)
+    marks: list[tuple[float, str]] = []
+    lines: list[str] = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        lines.append(line)
+        if is_mark(line):
+            marks.append((time.monotonic(), line.strip()))
+    code = proc.wait(timeout=timeout)
+    secs = time.monotonic() - t0
+    if code != 0:
+        raise BenchmarkError(f"`{' '.join(args)}` exited {code}:\n{''.join(lines)[-2000:]}")
+    return secs, "".join(lines), marks
 
 
 def run_cmd(args: Sequence[str], *, env: Mapping[str, str] | None = None,
@@ -714,16 +816,21 @@ def section_cold(ctx: Context) -> None:
     samples: dict[str, list[float]] = {"tool": [], "plain": []}
     logs: list[dict[str, Any]] = []
     plain_logs: list[dict[str, Any]] = []
+    step_times: dict[str, list[list[dict[str, Any]]]] = {"tool": [], "plain": []}
     for i in range(pairs):
         for side in (("tool", "plain") if i % 2 == 0 else ("plain", "tool")):
             nonce = f"{ctx.nonce}{i}{side[0]}"
             if side == "tool":
                 mpath = ctx.out / f"cold-{nonce}.yaml"
                 mpath.write_text(cold_matrix_yaml(spec.version, str(spec.sha256), nonce))
-                secs, _ = invoke("build", f"--matrix={mpath}", f"--results={tree.root}",
-                                   f"--only=*frandom-seed-{nonce}")
                 m = load_matrix(mpath, default_urls=default_urls)
                 v = m.select(f"*frandom-seed-{nonce}")[0]
+                with StepTail(tree.root / "_builds" / v.id, "*/build.log") as tail:
+                    tail.marks.append((time.monotonic(), "(command started)"))
+                    secs, _ = invoke("build", f"--matrix={mpath}", f"--results={tree.root}",
+                                     f"--only=*frandom-seed-{nonce}")
+                    t_end = time.monotonic()
+                step_times["tool"].append(step_durations(tail.marks, t_end))
                 latest = json.loads((tree.root / "_builds" / v.id / "latest.json").read_text())
                 log_path = tree.root / "_builds" / v.id / str(latest["digest"])[:16] / \
                     "build.log"
@@ -740,10 +847,13 @@ def section_cold(ctx: Context) -> None:
                     tc_tag, tarball_name(v), r.configure, make_jobs, r.install))
                 shutil.copy2(src.path, context / tarball_name(v))
                 tag = f"openssl-matrix-bench/plain:{nonce}"
-                secs, out = run_cmd(["docker", "build", "--network", "none", "-t", tag,
-                                     str(context)])
                 ctx.images_made.append(tag)
-                steps = build_log_steps(out.stdout)
+                t_start = time.monotonic()
+                secs, output, marks = timed_build(["docker", "build", "--network", "none",
+                                                   "-t", tag, str(context)])
+                marks.insert(0, (t_start, "(command started)"))
+                step_times["plain"].append(step_durations(marks, time.monotonic()))
+                steps = build_log_steps(output)
                 plain_logs.append({"tag": tag, "steps": [dataclasses.asdict(s) for s in steps]})
             samples[side].append(secs)
             ctx.say(f"  cold build {side} #{i + 1}: {secs:.1f} s")
@@ -760,52 +870,85 @@ def section_cold(ctx: Context) -> None:
         f"{median(samples['plain']):.1f} s; unpack step cached in both: "
         f"{'yes' if cached_ok and plain_cached else 'NO'})", "<= 1.05x",
         "met" if ratio <= 1.05 else "MISSED", load.text()))
+    groups = {side: [group_steps(d) for d in runs] for side, runs in step_times.items()}
+    names = [g for g, _ in STEP_GROUPS] + ["other steps"]
+    parts = []
+    for g in names:
+        t = [x.get(g, 0.0) for x in groups["tool"]]
+        p = [x.get(g, 0.0) for x in groups["plain"]]
+        if t and p and (median(t) >= 0.05 or median(p) >= 0.05):
+            parts.append(f"{g} {median(t):.1f}/{median(p):.1f}")
+    ctx.rows.append(Row(
+        "3b", "where the time goes, tool/plain seconds (medians; steps timed from the logs)",
+        "; ".join(parts), "", "", ""))
+    ctx.data["cold"] = {"samples": samples, "ratio_of_medians": ratio, "tool_logs": logs,
+                        "step_groups": groups,
+                        "plain_logs": plain_logs, "step_seconds": step_times,
+                        "load_before": dataclasses.asdict(load)}
     # What the shared stages cost when they are not shared.
-    costs = shared_stage_costs(ctx, base, src.path)
-    noop_variants = ctx.data.get("noop", {}).get("variants")
     matrix_variants: list[Variant] = list(ctx.matrix.variants)
-    if noop_variants:
-        m = load_matrix(ctx.out / "noop-matrix.yaml", default_urls=default_urls)
-        matrix_variants = list(m.variants)
-    saved = shared_stage_savings(matrix_variants, costs["toolchain_s"],
-                                 {v.version.version: costs["source_s"]
-                                  for v in matrix_variants})
+    if ctx.data.get("noop", {}).get("variants") and (ctx.out / "noop-matrix.yaml").exists():
+        matrix_variants = list(load_matrix(ctx.out / "noop-matrix.yaml",
+                                           default_urls=default_urls).variants)
+    versions = {v.version.version: v for v in matrix_variants}
+    source_s = {ver: unpack_stage_seconds(ctx, v) for ver, v in versions.items()}
+    toolchain_s, why = toolchain_seconds(ctx, base.base_image)
+    saved = shared_stage_savings(matrix_variants, toolchain_s or 0.0, source_s)
+    unpack = ", ".join(f"{ver} {x:.1f} s" for ver, x in source_s.items())
+    tc_text = f"toolchain image {toolchain_s:.0f} s" if toolchain_s is not None else \
+        f"toolchain image not measured ({why})"
     ctx.rows.append(Row(
         "3a", f"shared layers: toolchain image built once per base image, unpacked source "
         f"once per version (the tool's cold builds above: toolchain and unpack steps "
         f"{'all from the cache' if cached_ok else 'NOT all from the cache'})",
-        f"toolchain {costs['toolchain_s']:.0f} s, unpack {costs['source_s']:.1f} s when "
-        f"not shared; for the {len(matrix_variants)}-variant matrix they save "
-        f"{saved['total_s'] / 60:.1f} min", "once per base / version",
-        "met" if cached_ok else "MISSED", ""))
-    ctx.data["cold"] = {"samples": samples, "ratio_of_medians": ratio, "tool_logs": logs,
-                        "plain_logs": plain_logs,
-                        "stage_costs": costs, "savings": saved,
-                        "load_before": dataclasses.asdict(load)}
+        f"uncached: {tc_text}, unpack {unpack}; for the {len(matrix_variants)}-variant matrix "
+        f"sharing saves {saved['total_s'] / 60:.1f} min"
+        + ("" if toolchain_s is not None else " (unpack only)"),
+        "once per base / version", "met" if cached_ok else "MISSED", ""))
+    ctx.data["cold"].update({"unpack_s": source_s, "toolchain_s": toolchain_s,
+                             "toolchain_not_measured": why, "savings": saved,
+                             "savings_matrix": [v.id for v in matrix_variants]})
 
 
-def shared_stage_costs(ctx: Context, base: Variant, tarball: Path) -> dict[str, float]:
-    """Build the toolchain image and the unpack stage without the cache, once each."""
-    nonce = ctx.nonce
-    tc_ctx = ctx.out / "work" / f"toolchain-{nonce}"
-    tc_ctx.mkdir(parents=True, exist_ok=True)
-    (tc_ctx / "Dockerfile").write_text(toolchain_dockerfile(base.base_image))
-    tc_tag = f"openssl-matrix-bench/toolchain-cold:{nonce}"
-    tc_s, _ = run_cmd(["docker", "build", "--no-cache", "-t", tc_tag, str(tc_ctx)])
-    ctx.images_made.append(tc_tag)
-    src_ctx = ctx.out / "work" / f"source-{nonce}"
+def unpack_stage_seconds(ctx: Context, v: Variant) -> float:
+    """Build a variant's unpacked-source stage without the cache (no network needed)."""
+    spec = v.version
+    src = fetch_source_info(spec.version, spec.sha256, spec.urls,
+                            lock_file=ctx.matrix.path.with_suffix(".lock"))
+    src_ctx = ctx.out / "work" / f"source-{ctx.nonce}-{spec.version}"
     src_ctx.mkdir(parents=True, exist_ok=True)
-    rendered = render(base)
+    rendered = render(v)
     (src_ctx / "Dockerfile").write_text(rendered.dockerfile)
     for name, path in rendered.context_files.items():
         shutil.copy2(path, src_ctx / name)
-    shutil.copy2(tarball, src_ctx / tarball_name(base))
-    src_tag = f"openssl-matrix-bench/source-cold:{nonce}"
-    src_s, _ = run_cmd(["docker", "build", "--no-cache", "--network", "none", "--target",
-                        "source", "-t", src_tag, str(src_ctx)])
-    ctx.images_made.append(src_tag)
-    ctx.say(f"  uncached toolchain image {tc_s:.1f} s, uncached unpack stage {src_s:.1f} s")
-    return {"toolchain_s": tc_s, "source_s": src_s}
+    shutil.copy2(src.path, src_ctx / tarball_name(v))
+    tag = f"openssl-matrix-bench/source-cold:{ctx.nonce}-{spec.version}"
+    secs, _ = run_cmd(["docker", "build", "--no-cache", "--network", "none", "--target",
+                       "source", "-t", tag, str(src_ctx)], timeout=600)
+    ctx.images_made.append(tag)
+    ctx.say(f"  uncached unpack stage of {spec.version}: {secs:.1f} s")
+    return secs
+
+
+def toolchain_seconds(ctx: Context, base_image: str) -> tuple[float | None, str]:
+    """Build the toolchain image without the cache: apt-get from Debian's mirror, so the
+    figure depends on the network. (None, reason) when it cannot be built here."""
+    tc_ctx = ctx.out / "work" / f"toolchain-{ctx.nonce}"
+    tc_ctx.mkdir(parents=True, exist_ok=True)
+    (tc_ctx / "Dockerfile").write_text(toolchain_dockerfile(base_image))
+    tag = f"openssl-matrix-bench/toolchain-cold:{ctx.nonce}"
+    try:
+        secs, _ = run_cmd(["docker", "build", "--no-cache", "-t", tag, str(tc_ctx)],
+                          timeout=900)
+    except subprocess.TimeoutExpired:
+        return None, "apt-get did not finish within 15 minutes"
+    except BenchmarkError as exc:
+        lines = [ln for ln in str(exc).splitlines() if ln.strip()]
+        return None, "docker build failed: " + (lines[-1][:160] if lines else "?")
+    finally:
+        ctx.images_made.append(tag)
+    ctx.say(f"  uncached toolchain image: {secs:.1f} s")
+    return secs, ""
 
 
 # -- 4. bench overhead --------------------------------------------------------------

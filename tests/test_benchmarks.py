@@ -8,6 +8,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import ModuleType
 
@@ -236,3 +237,36 @@ def test_quick_benchmark_runs_for_real(tmp_path: Path) -> None:
     over = data["overhead"]
     assert over["container_s"] > 0, "a container cannot start in no time"
     assert len(over["host_speed_s"]) == 2 and all(s >= 1.0 for s in over["host_speed_s"])
+
+
+def test_step_durations_and_groups() -> None:
+    marks = [(0.0, "(command started)"),
+             (1.0, "Step 1/6 : FROM openssl-matrix/toolchain:x AS source"),
+             (1.5, 'Step 2/6 : RUN ["perl", "./Configure", "linux-x86_64"]'),
+             (4.0, 'Step 3/6 : RUN ["/bin/sh", "-c", "make -j\\"${MAKE_JOBS}\\""]'),
+             (64.0, 'Step 4/6 : RUN ["make", "install_sw"]'),
+             (70.0, "Step 5/6 : LABEL a=b"),
+             (70.5, "Step 6/6 : LABEL c=d"),
+             (71.0, "Successfully tagged x:y")]
+    d = run.step_durations(marks, end=72.5)
+    assert [x["step"] for x in d] == [None, 1, 2, 3, 4, 5, 6, None]
+    assert [x["seconds"] for x in d] == [1.0, 0.5, 2.5, 60.0, 6.0, 0.5, 0.5, 1.5]
+    g = run.group_steps(d)
+    assert g == {"before the build": 1.0, "other steps": 0.5, "Configure": 2.5, "make": 60.0,
+                 "make install_sw": 6.0, "labels": 1.0, "after the build": 1.5}
+    assert run.is_mark("Successfully tagged a:b\n") and run.is_mark(" Step 3/9 : WORKDIR /x")
+    assert not run.is_mark(" ---> Using cache")
+
+
+def test_step_tail_timestamps_a_growing_log(tmp_path: Path) -> None:
+    log = tmp_path / "v" / "abc" / "build.log"
+    with run.StepTail(tmp_path / "v", "*/build.log") as tail:
+        log.parent.mkdir(parents=True)
+        with log.open("w") as fh:
+            fh.write("Step 1/2 : FROM x\n ---> 123\n")
+            fh.flush()
+            time.sleep(0.3)
+            fh.write("Step 2/2 : RUN make\nlots of output\nSuccessfully tagged x:y\n")
+    assert [m[1] for m in tail.marks] == ["Step 1/2 : FROM x", "Step 2/2 : RUN make",
+                                          "Successfully tagged x:y"]
+    assert tail.marks[1][0] - tail.marks[0][0] >= 0.2
