@@ -13,21 +13,25 @@ from openssl_matrix.commands import HANDLERS
     klass=MatrixTask,
     positional=["command", "target"],
     help={
-        "command": "list | render | build | bench | export | parse | pin",
-        "target": "FILE for `parse`, VERSION for `pin`",
+        "command": "list | render | build | bench | profiles | export | parse | import | pin",
+        "target": "FILE for `parse` and `import`, VERSION for `pin`",
         "matrix": "matrix file to use (default: matrix.yaml)",
         "results": "results tree folder (default: results)",
         "only": "variants to use: fnmatch pattern(s) over variant ids, comma separated",
         "jobs": "build: how many variants to build at once (default 1)",
         "force": "build: rebuild even if up to date; bench: run on a CPU the profile "
         "does not describe (results are marked forced)",
-        "cpu": "bench: CPU profile name from the matrix, or 'auto' for this host",
+        "cpu": "bench: CPU profile name from the matrix, or 'auto' for this host; "
+        "build/bench: a profile with docker_host uses that machine's Docker engine",
+        "repeat": "bench: runs per variant, interleaved across variants (default: the "
+        "suite's repeat); median, spread and noisy figures are reported",
         "suite": "bench: suite name (default: the matrix's default_suite)",
         "wait": "bench: wait for another bench on the same results tree instead of failing",
         "json": "list/parse: print JSON",
         "format": "export: csv (default) or jsonl",
         "output": "export/render: write to this file/folder instead of stdout/default",
         "file": "pin: path of a tarball you trust",
+        "as_": "import: name for the imported report (results go under results/ref-NAME)",
     },
 )
 def matrix(
@@ -42,15 +46,17 @@ def matrix(
     cpu: str = "",
     suite: str = "",
     wait: bool = False,
+    repeat: int = 0,
     json: bool = False,
     format: str = "",
     output: str = "",
     file: str = "",
+    as_: str = "",
 ) -> None:
     """Build and benchmark the OpenSSL matrix (`invoke matrix build`, `bench --cpu=auto`)."""
     flags = {
         "matrix": matrix, "results": results, "only": only, "jobs": jobs, "force": force,
-        "cpu": cpu, "suite": suite, "wait": wait, "json": json, "format": format,
-        "output": output, "file": file,
+        "cpu": cpu, "suite": suite, "wait": wait, "repeat": repeat, "json": json,
+        "format": format, "output": output, "file": file, "as_": as_,
     }
     dispatch(command, target, flags, HANDLERS)

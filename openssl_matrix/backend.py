@@ -21,9 +21,11 @@ import docker
 import docker.errors
 import requests.exceptions
 
+from . import log as _log
 from .errors import BuildError, DockerUnavailable
 
 KEEP_ENV = "OPENSSL_MATRIX_KEEP_CONTAINERS"
+PROGRESS_EVERY = 30.0  # seconds between "still building" notes
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,8 @@ class RunLimits:
     memory: str = "1g"
     pids: int = 256
     cpuset: str | None = None
+    cpus: float | None = None
+    """CPU quota in CPUs (Docker's --cpus); None: no quota."""
     read_only: bool = True
     devices: tuple[str, ...] = ()
     timeout: float = 3600.0
@@ -77,20 +81,28 @@ class DockerBackend:
     """A Docker engine reached through the SDK (local socket, tcp:// or ssh://)."""
 
     def __init__(self, base_url: str | None = None) -> None:
+        self.spec = base_url
+        base_url = resolve_docker_host(base_url) if base_url else None
         self.base_url = base_url
         try:
             if base_url:
-                self.client = docker.DockerClient(base_url=base_url, timeout=120)
+                self.client = docker.DockerClient(
+                    base_url=base_url, timeout=120,
+                    use_ssh_client=base_url.startswith("ssh://"))
             else:
                 self.client = docker.from_env(timeout=120)
             self.client.ping()
         except (docker.errors.DockerException, requests.exceptions.RequestException,
                 OSError) as exc:
             where = base_url or os.environ.get("DOCKER_HOST") or "the local socket"
+            if self.spec and self.spec != base_url:
+                where += f" ({self.spec})"
             raise DockerUnavailable(
                 f"cannot reach the Docker engine at {where}: {_short(exc)}",
-                hint="start it (e.g. `dockerd &`, or `bash .ci/setup` on a fresh machine) "
-                "and check `docker info`",
+                hint=(f"check `docker -H {base_url} info` (for ssh:// the ssh client must "
+                      "log in without a password prompt)" if base_url else
+                      "start it (e.g. `dockerd &`, or `bash .ci/setup` on a fresh machine) "
+                      "and check `docker info`"),
             ) from None
 
     def _guard(self, what: str, exc: BaseException) -> DockerUnavailable:
@@ -107,7 +119,10 @@ class DockerBackend:
             raise self._guard("describing the engine", exc) from None
         return {
             "endpoint": self.base_url or os.environ.get("DOCKER_HOST") or "local",
+            "endpoint_spec": self.spec,
+            "id": info.get("ID"),
             "name": info.get("Name"),
+            "root_dir": info.get("DockerRootDir"),
             "server_version": version.get("Version"),
             "api_version": version.get("ApiVersion"),
             "os": info.get("OperatingSystem"),
@@ -146,6 +161,9 @@ class DockerBackend:
                 network_mode=network, labels=dict(labels), pull=False,
                 buildargs=dict(buildargs or {}),
             )
+            t0 = time.monotonic()
+            next_note = t0 + PROGRESS_EVERY
+            step = ""
             with log_path.open("w", encoding="utf-8") as log:
                 for chunk in stream:
                     if "stream" in chunk:
@@ -154,6 +172,13 @@ class DockerBackend:
                         log.flush()
                         last.extend(text.splitlines())
                         del last[:-40]
+                        if text.startswith("Step "):
+                            step = text.strip()
+                    now = time.monotonic()
+                    if now >= next_note:
+                        next_note = now + PROGRESS_EVERY
+                        _log.info(f"    … {tag}: {step[:90] or 'starting'} "
+                                  f"({int(now - t0) // 60}m{int(now - t0) % 60:02d}s)")
                     if "aux" in chunk and "ID" in chunk["aux"]:
                         image_id = str(chunk["aux"]["ID"])
                     if "error" in chunk:
@@ -184,6 +209,7 @@ class DockerBackend:
                 image, list(command), environment=env, network_mode=lim.network,
                 cap_drop=["ALL"], security_opt=["no-new-privileges"], read_only=lim.read_only,
                 mem_limit=lim.memory, pids_limit=lim.pids, cpuset_cpus=lim.cpuset,
+                nano_cpus=int(lim.cpus * 1e9) if lim.cpus else None,
                 tmpfs={"/tmp": "rw,size=64m"}, devices=list(lim.devices) or None,
                 privileged=False, detach=True,
             )
@@ -209,6 +235,26 @@ class DockerBackend:
                     container.remove(force=True)
         return RunResult(command=tuple(command), env=env, stdout=stdout, stderr=stderr,
                          exit_code=code, started=started, ended=ended, seconds=seconds)
+
+
+def resolve_docker_host(spec: str) -> str:
+    """A profile's ``docker_host`` as a base URL: ``context:NAME`` is looked up."""
+    if not spec.startswith("context:"):
+        return spec
+    name = spec.split(":", 1)[1]
+    from docker.context import ContextAPI
+
+    try:
+        ctx = ContextAPI.get_context(name)
+    except docker.errors.DockerException as exc:
+        raise DockerUnavailable(f"docker context {name!r} cannot be read: {_short(exc)}",
+                                hint="`docker context ls` lists the contexts") from None
+    host = getattr(ctx, "Host", None) if ctx is not None else None
+    if not host:
+        raise DockerUnavailable(f"there is no docker context named {name!r}",
+                                hint="`docker context ls` lists the contexts; "
+                                "`docker context create NAME --docker host=...` adds one")
+    return str(host)
 
 
 def _short(exc: BaseException) -> str:

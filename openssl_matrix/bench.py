@@ -11,21 +11,92 @@ from __future__ import annotations
 
 import platform
 import time
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
-from . import log
+from . import guards, log
 from .backend import Backend, RunLimits, RunResult
-from .errors import BenchError, BuildError, DockerUnavailable, FatalError, ProfileMismatch
-from .hostinfo import CpuInfo, parse_cpuinfo, profile_mismatches
-from .model import Mask, Matrix, Suite, Variant
+from .errors import (
+    BenchError,
+    BuildError,
+    DockerUnavailable,
+    FatalError,
+    ParseError,
+    ProfileMismatch,
+)
+from .guards import (
+    EngineCheck,
+    Finding,
+    apply_findings,
+    cpu_compat_problems,
+    engine_findings,
+    engine_vs_builtin_findings,
+    legacy_path_findings,
+    mask_effect_findings,
+    mask_names_off,
+    mask_syntax_findings,
+    mask_vector_findings,
+    measured_cpu_sets,
+    profile_cpu_sets,
+    read_engine_check,
+    split_times,
+    spread,
+    time_basis_findings,
+)
+from .hostinfo import (
+    SYSTEM_SCRIPT,
+    CpuInfo,
+    SystemState,
+    clock_hz,
+    parse_cpuinfo_line,
+    parse_system_state,
+    profile_mismatches,
+    render_ia32cap,
+)
+from .model import Mask, Matrix, Profile, Suite, Variant
 from .parsing import figure_records, parse_speed
 from .results import ResultsTree, atomic_write, read_json, write_json
 
 # Ciphers and digests that OpenSSL 3.x moved to the legacy provider.
 LEGACY_PROVIDER_ALGS = ("idea", "des-", "des3", "desx", "rc2", "rc4", "rc5", "bf-", "blowfish",
                         "cast", "seed", "md4", "mdc2", "whirlpool", "rmd160", "ripemd")
+
+#: ``openssl speed`` options: (first version that has it, first version without it).
+#: From OPENSSL-FACTS.md (apps/speed.c of each series); engines are gone in 4.0.
+SPEED_OPTIONS: dict[str, tuple[tuple[int, int, int], tuple[int, int, int] | None]] = {
+    "-elapsed": ((0, 9, 8), None), "-evp": ((0, 9, 8), None), "-decrypt": ((0, 9, 8), None),
+    "-engine": ((0, 9, 8), (4, 0, 0)), "-multi": ((0, 9, 8), None), "-mr": ((0, 9, 8), None),
+    "-mb": ((1, 0, 2), None), "-misalign": ((1, 0, 2), None),
+    "-async_jobs": ((1, 1, 0), None),
+    "-seconds": ((1, 1, 1), None), "-bytes": ((1, 1, 1), None), "-primes": ((1, 1, 1), None),
+    "-aead": ((1, 1, 1), None),
+    "-hmac": ((3, 0, 0), None), "-cmac": ((3, 0, 0), None), "-provider": ((3, 0, 0), None),
+    "-provider-path": ((3, 0, 0), None), "-propquery": ((3, 0, 0), None),
+    "-config": ((3, 1, 0), None), "-mlock": ((3, 1, 0), None),
+    "-kem-algorithms": ((3, 2, 0), None), "-signature-algorithms": ((3, 2, 0), None),
+    "-testmode": ((3, 4, 0), None),
+}
+
+#: The wrapper every speed invocation runs in: the shell's ``times`` after speed gives
+#: the user and system CPU seconds of speed and its children (the time-basis guard).
+SPEED_WRAPPER = 'openssl "$@"; rc=$?; echo +CPUTIMES >&2; times >&2; exit $rc'
+WRAPPER_NAME = "openssl-speed"
+
+
+def has_option(option: str, version: str) -> bool:
+    """Whether ``openssl speed`` of ``version`` has ``option``."""
+    first, gone = SPEED_OPTIONS[option]
+    v = version_tuple(version)[:3]
+    return v >= first and (gone is None or v < gone)
+
+
+def _since(option: str) -> str:
+    first, gone = SPEED_OPTIONS[option]
+    text = "from " + ".".join(map(str, first))
+    return text + (f", gone in {'.'.join(map(str, gone))}" if gone else "")
 
 
 @dataclass(frozen=True)
@@ -37,6 +108,26 @@ class Invocation:
     algorithm: str
     command: tuple[str, ...]
     env: dict[str, str]
+    engine: str | None = None
+    path: str = "evp"
+    direction: str = "encrypt"
+    ia32cap: str | None = None
+    """OPENSSL_ia32cap as given to this version (None: unmasked)."""
+    multi: int | None = None
+    algorithms: tuple[str, ...] = ()
+
+    @property
+    def exec_command(self) -> list[str]:
+        """What the container runs: ``command`` inside the CPU-times wrapper."""
+        return ["/bin/sh", "-c", SPEED_WRAPPER, WRAPPER_NAME, *self.command[1:]]
+
+
+def unwrap_speed(command: Sequence[str]) -> tuple[str, ...]:
+    """The ``openssl ...`` command inside ``Invocation.exec_command`` (else as given)."""
+    cmd = tuple(command)
+    if cmd[:3] == ("/bin/sh", "-c", SPEED_WRAPPER) and len(cmd) > 3 and cmd[3] == WRAPPER_NAME:
+        return ("openssl", *cmd[4:])
+    return cmd
 
 
 @dataclass
@@ -47,6 +138,8 @@ class CellOutcome:
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
     figures: list[dict[str, Any]] = field(default_factory=list)
+    round: int = 1
+    findings: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _now() -> str:
@@ -62,63 +155,155 @@ def version_tuple(version: str) -> tuple[int, int, int, str]:
     return int(parts[0]), int(parts[1]), int(digits or 0), letters
 
 
+def mask_value(mask: Mask, version: str) -> tuple[str | None, list[str]]:
+    """OPENSSL_ia32cap for ``mask`` on ``version`` (None: unmasked or not expressible)."""
+    if mask.disable:
+        return render_ia32cap(mask.disable, version)
+    return mask.ia32cap, []
+
+
 def speed_invocations(version: str, suite: Suite) -> tuple[list[Invocation], list[str]]:
     """The ``openssl speed`` commands a suite needs on a given OpenSSL version.
 
-    Options a version does not have are left out and reported in the notes.
+    One invocation per mask x engine x path x direction x algorithm (the low-level path
+    runs all algorithms in one invocation). Options a version does not have are left out
+    and reported in the notes, as are settings that cannot apply (``-decrypt`` on the
+    low-level path, a mask the version cannot express).
     """
     notes: list[str] = []
     v = version_tuple(version)
-    base = ["openssl", "speed", "-elapsed", "-mr"]
-    if suite.seconds is not None:
-        if v[:3] >= (1, 1, 1):
-            base += ["-seconds", str(suite.seconds)]
+    multi = suite.multi
+    if multi is not None and not has_option("-multi", version):
+        notes.append(f"-multi is not in {version} ({_since('-multi')}); one process was run")
+        multi = None
+    # With -multi and -mr the parent prints its sums without a +H of its own; its human
+    # table is read instead (the parser takes the sizes from the children's +H records).
+    base = ["openssl", "speed", "-elapsed"] + ([] if multi else ["-mr"])
+    for opt, value in (("-seconds", suite.seconds), ("-bytes", suite.bytes)):
+        if value is None:
+            continue
+        if has_option(opt, version):
+            base += [opt, str(value)]
         else:
-            notes.append(f"-seconds is not in {version} (from 1.1.1); speed's default "
-                         "3 s per size was used")
-    if suite.bytes is not None:
-        if v[:3] >= (1, 1, 1):
-            base += ["-bytes", str(suite.bytes)]
-        else:
-            notes.append(f"-bytes is not in {version} (from 1.1.1); every block size was run")
+            notes.append(f"{opt} is not in {version} ({_since(opt)}); "
+                         + ("speed's default 3 s per size was used" if opt == "-seconds"
+                            else "every block size was run"))
+    if multi is not None:
+        base += ["-multi", str(multi)]
+    if suite.providers is not None and not has_option("-provider", version):
+        notes.append(f"-provider is not in {version} ({_since('-provider')}); the suite's "
+                     "providers were not passed")
     out: list[Invocation] = []
+    noted: set[str] = set()
+
+    def note_once(text: str) -> None:
+        if text not in noted:
+            noted.add(text)
+            notes.append(text)
+
     for mask in suite.masks:
-        env = {} if mask.ia32cap is None else {"OPENSSL_ia32cap": mask.ia32cap}
-        groups: list[tuple[str, list[str]]]
-        if suite.evp:
-            groups = [(alg, ["-evp", alg]) for alg in suite.algorithms]
-        else:
-            groups = [("+".join(suite.algorithms), list(suite.algorithms))]
-        for name, args in groups:
-            provider: list[str] = []
-            if v[0] >= 3 and any(a.startswith(LEGACY_PROVIDER_ALGS) for a in args):
-                provider = ["-provider", "legacy", "-provider", "default"]
-            out.append(Invocation(name=f"{mask.name}--{name}", mask=mask, algorithm=name,
-                                  command=tuple(base + provider + args), env=env))
+        ia32cap, mask_notes = mask_value(mask, version)
+        for n in mask_notes:
+            note_once(f"mask {mask.name}: {n}")
+        if ia32cap is None and (mask.disable or mask.ia32cap):
+            continue
+        env = {} if ia32cap is None else {"OPENSSL_ia32cap": ia32cap}
+        for engine in suite.engines:
+            if engine is not None and not has_option("-engine", version):
+                note_once(f"-engine is not in {version} ({_since('-engine')}); the {engine} "
+                          "engine was not measured")
+                continue
+            for path in suite.paths:
+                for direction in suite.directions:
+                    if direction == "decrypt" and path == "legacy":
+                        note_once("-decrypt applies to EVP ciphers only: the low-level path "
+                                  "was measured encrypting")
+                        continue
+                    out.extend(_invocations_for(v, suite, mask, ia32cap, env, engine, path,
+                                                direction, multi, base))
     return out, notes
+
+
+def _invocations_for(v: tuple[int, int, int, str], suite: Suite, mask: Mask,
+                     ia32cap: str | None, env: dict[str, str], engine: str | None, path: str,
+                     direction: str, multi: int | None, base: list[str]) -> list[Invocation]:
+    groups: list[tuple[str, list[str], tuple[str, ...]]]
+    if path == "evp":
+        groups = [(alg, ["-evp", alg], (alg,)) for alg in suite.algorithms]
+    else:
+        groups = [("+".join(suite.algorithms), list(suite.algorithms), suite.algorithms)]
+    out = []
+    for alg_name, args, algs in groups:
+        opts: list[str] = []
+        if engine is not None:
+            opts += ["-engine", engine]
+        if v[0] >= 3:
+            if suite.providers is not None:
+                for p in suite.providers:
+                    opts += ["-provider", p]
+            elif any(a.startswith(LEGACY_PROVIDER_ALGS) for a in algs):
+                opts += ["-provider", "legacy", "-provider", "default"]
+        if direction == "decrypt":
+            opts.append("-decrypt")
+        parts = [mask.name]
+        if engine is not None:
+            parts.append(engine)
+        if path == "legacy" and suite.evp:
+            parts.append("legacy")
+        if direction == "decrypt":
+            parts.append("decrypt")
+        parts.append(alg_name)
+        out.append(Invocation(
+            name="--".join(parts), mask=mask, algorithm=alg_name,
+            command=tuple(base + opts + args), env=dict(env), engine=engine, path=path,
+            direction=direction, ia32cap=ia32cap, multi=multi, algorithms=algs,
+        ))
+    return out
+
+
+def interleaved(variants: Sequence[Variant], rounds: int) -> list[tuple[int, Variant]]:
+    """The order of a repeated bench: round by round, every variant once per round.
+
+    Runs of one variant are never back to back (unless it is alone), and where that
+    allows, each round starts one variant later than the previous one, so no variant
+    always runs first (after an idle spell) or last.
+    """
+    order: list[tuple[int, Variant]] = []
+    n = len(variants)
+    for r in range(rounds):
+        shift = r % n if n else 0
+        this = [*variants[shift:], *variants[:shift]]
+        if n > 1 and order and this[0] == order[-1][1]:
+            shift = (shift + 1) % n
+            this = [*variants[shift:], *variants[:shift]]
+        order.extend((r + 1, v) for v in this)
+    return order
 
 
 def cpu_via_container(backend: Backend, image: str) -> tuple[CpuInfo, dict[str, str]]:
     """CPU and kernel as the engine's host sees them (right for remote engines too)."""
-    script = ("cat /proc/cpuinfo; echo '==> uname'; uname -srm; echo '==> loadavg'; "
-              "cat /proc/loadavg; echo '==> governor'; "
-              "cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null || "
-              "echo unknown; echo '==> boost'; "
-              "cat /sys/devices/system/cpu/cpufreq/boost 2>/dev/null || "
-              "cat /sys/devices/system/cpu/intel_pstate/no_turbo 2>/dev/null || echo unknown")
-    res = backend.run(image, ["/bin/sh", "-c", script], limits=RunLimits(timeout=60))
+    cpu, state = system_state(backend, image)
+    return cpu, state.extra
+
+
+def system_state(backend: Backend, image: str) -> tuple[CpuInfo, SystemState]:
+    """CPU, load, frequency governor and boost, read in a container on the engine's host."""
+    res = backend.run(image, ["/bin/sh", "-c", SYSTEM_SCRIPT], limits=RunLimits(timeout=60))
     if res.exit_code != 0:
         raise BenchError(f"cannot read /proc/cpuinfo in {image}: {res.stderr.strip()[:200]}")
-    cpuinfo, _, rest = res.stdout.partition("==> uname")
-    extra: dict[str, str] = {}
-    key = "uname"
-    for line in rest.splitlines():
-        if line.startswith("==> "):
-            key = line[4:].strip()
-            continue
-        if line.strip():
-            extra[key] = (extra.get(key, "") + " " + line.strip()).strip()
-    return parse_cpuinfo(cpuinfo), extra
+    return parse_system_state(res.stdout)
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What every run of one bench shares: where results go and what CPU they are for."""
+
+    cpu_name: str
+    cpu: CpuInfo
+    extra: dict[str, str]
+    profile_name: str
+    profile: Profile | None
+    mismatch: list[str]
 
 
 class Bencher:
@@ -131,14 +316,31 @@ class Bencher:
         self.git_commit = git_commit
 
     def image_for(self, variant: Variant) -> tuple[str, dict[str, Any]]:
-        """The built image of a variant and its build record."""
-        latest = read_json(self.tree.root / "_builds" / variant.id / "latest.json")
+        """The built image of a variant and its build record.
+
+        ``latest.json`` names the newest build; when that image is not on this engine (a
+        profile's remote engine built its own), the newest recorded build whose image is
+        here is used.
+        """
+        builds = self.tree.root / "_builds" / variant.id
+        latest = read_json(builds / "latest.json")
         if isinstance(latest, dict):
             record = self.tree.build_record(variant.id, str(latest["digest"]))
             if record and self.backend.image_id(str(latest["tag"])):
                 return str(latest["tag"]), record
-        raise BuildError(f"{variant.id} is not built (or its image was removed)",
-                         hint=f"run `invoke matrix build --only {variant.id}` first")
+        candidates: list[dict[str, Any]] = []
+        if builds.is_dir():
+            for path in builds.glob("*/build.json"):
+                rec = read_json(path)
+                if isinstance(rec, dict) and rec.get("tag"):
+                    candidates.append(rec)
+        for rec in sorted(candidates, key=lambda r: str(r.get("ended", "")), reverse=True):
+            if self.backend.image_id(str(rec["tag"])):
+                return str(rec["tag"]), rec
+        where = self.engine.get("endpoint", "this engine")
+        raise BuildError(f"{variant.id} is not built on {where} (or its image was removed)",
+                         hint=f"run `invoke matrix build --only {variant.id}` first (with "
+                         "--cpu=PROFILE to build on a profile's Docker engine)")
 
     def resolve_cpu(self, profile_name: str, image: str, *, force: bool,
                     ) -> tuple[str, CpuInfo, dict[str, str], list[str]]:
@@ -157,47 +359,89 @@ class Bencher:
         return profile.name, cpu, extra, reasons
 
     def bench(self, variants: list[Variant], suite: Suite, profile_name: str, *,
-              force: bool = False) -> list[CellOutcome]:
+              force: bool = False, repeat: int | None = None) -> list[CellOutcome]:
         images: dict[str, tuple[str, dict[str, Any]]] = {}
-        outcomes: list[CellOutcome] = []
+        missing: dict[str, BuildError] = {}
         for v in variants:
             try:
                 images[v.id] = self.image_for(v)
             except BuildError as exc:
-                log.error(f"{v.id}: {exc}")
-                outcomes.append(CellOutcome(v.id, "failed", error=str(exc)))
+                missing[v.id] = exc
+        # The CPU check comes first, so a wrong --cpu is refused even before anything
+        # is built; it reads /proc/cpuinfo through the engine (right for remote ones).
+        probe = next(iter(images.values()))[0] if images else variants[0].base_image
+        cpu_name, cpu, extra, mismatch = self.resolve_cpu(profile_name, probe, force=force)
+        outcomes: list[CellOutcome] = []
+        for vid, err in missing.items():
+            log.error(f"{vid}: {err}")
+            outcomes.append(CellOutcome(vid, "failed", error=str(err)))
         if not images:
             return outcomes
-        first_image = next(iter(images.values()))[0]
-        cpu_name, cpu, extra, mismatch = self.resolve_cpu(profile_name, first_image,
-                                                          force=force)
         if mismatch:
             log.warn(f"--force: profile {profile_name} does not match this host "
                      f"({'; '.join(mismatch)}); results are marked forced")
         log.info(f"CPU: {cpu.model} ({cpu.vendor}); results under "
                  f"{self.tree.root / cpu_name}")
-        total = len(images)
-        for i, v in enumerate(v for v in variants if v.id in images):
+        ready = [v for v in variants if v.id in images]
+        rounds = repeat or suite.repeat
+        order = interleaved(ready, rounds)
+        series: dict[str, Any] | None = None
+        if rounds > 1:
+            series = {"id": datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ"),
+                      "rounds": rounds, "order": [f"{r}:{v.id}" for r, v in order]}
+            log.info(f"{rounds} rounds, interleaved: "
+                     + " → ".join(f"{v.id}#{r}" for r, v in order))
+        run_outcomes: list[CellOutcome] = []
+        for i, (round_no, v) in enumerate(order):
             tag, record = images[v.id]
             try:
-                outcomes.append(self._bench_one(v, tag, record, suite, cpu_name, cpu, extra,
-                                                profile_name, mismatch, i + 1, total))
+                outcome = self._bench_one(v, tag, record, suite, cpu_name, cpu, extra,
+                                          profile_name, mismatch, i + 1, len(order),
+                                          round_no=round_no, series=series)
             except DockerUnavailable:
                 raise
             except FatalError as exc:
                 log.error(f"{v.id}: {exc}")
-                outcomes.append(CellOutcome(v.id, "failed", error=str(exc)))
+                outcome = CellOutcome(v.id, "failed", error=str(exc), round=round_no)
+            run_outcomes.append(outcome)
+        outcomes.extend(run_outcomes)
+        if series is not None:
+            self._file_series(series, suite, cpu_name, run_outcomes)
         return outcomes
+
+    def _file_series(self, series: dict[str, Any], suite: Suite, cpu_name: str,
+                     outcomes: list[CellOutcome]) -> None:
+        """Write each variant's median/spread over the rounds beside its runs."""
+        for variant in dict.fromkeys(o.variant for o in outcomes):
+            mine = [o for o in outcomes if o.variant == variant]
+            rows = summarize_series(mine, suite.noise_threshold)
+            path = self.tree.suite_dir(cpu_name, variant, suite.name) / \
+                f"series-{series['id']}.json"
+            write_json(path, {**series, "variant": variant, "suite": suite.name,
+                              "noise_threshold": suite.noise_threshold,
+                              "runs": [o.run_dir for o in mine],
+                              "statuses": [o.status for o in mine], "figures": rows})
+            noisy = [r for r in rows if r["noisy"]]
+            if noisy:
+                log.warn(f"{variant}: {len(noisy)} figure(s) spread more than "
+                         f"{suite.noise_threshold:.0%} over {series['rounds']} runs (noisy): "
+                         + ", ".join(f"{r['invocation']} {r['block_size'] or r['operation']}"
+                                     f" cv {r['cv']:.1%}" for r in noisy[:4]))
 
     def _bench_one(self, v: Variant, tag: str, record: dict[str, Any], suite: Suite,
                    cpu_name: str, cpu: CpuInfo, extra: dict[str, str], profile_name: str,
-                   mismatch: list[str], index: int, total: int) -> CellOutcome:
+                   mismatch: list[str], index: int, total: int, *, round_no: int = 1,
+                   series: dict[str, Any] | None = None) -> CellOutcome:
+        profile = None if profile_name == "auto" else self.matrix.profile(profile_name)
+        pin = profile.cpuset if profile is not None else None
+        run_cpu, state = system_state(self.backend, tag)
         version_res = self.backend.run(tag, ["openssl", "version", "-a"],
                                        limits=RunLimits(timeout=60))
         version_line = version_res.stdout.splitlines()[0] if version_res.stdout else ""
         version = version_line.split()[1] if version_line.startswith("OpenSSL ") else \
             v.version.version
         invocations, notes = speed_invocations(v.version.version, suite)
+        clock, clock_source = clock_hz(profile, run_cpu, forced=bool(mismatch))
         run_dir = self.tree.new_run_dir(cpu_name, v.id, suite.name)
         started = _now()
         meta: dict[str, Any] = {
@@ -206,24 +450,28 @@ class Bencher:
             "cpu_dir": cpu_name,
             "forced": bool(mismatch),
             "profile_mismatch": mismatch,
+            "profile": profile.describe() if profile is not None else None,
             "variant": v.describe(),
-            "suite": {"name": suite.name, "description": suite.description,
-                      "algorithms": list(suite.algorithms), "evp": suite.evp,
-                      "seconds": suite.seconds, "bytes": suite.bytes,
-                      "masks": [{"name": m.name, "ia32cap": m.ia32cap} for m in suite.masks]},
+            "suite": suite.describe(),
             "image_tag": tag,
             "image_id": record.get("image_id"),
             "build": {k: record.get(k) for k in ("digest", "configure_line", "endbr32",
-                                                 "tarball_sha256", "source_origin",
-                                                 "base_image", "base_image_id")},
+                                                 "endbr64", "tarball_sha256",
+                                                 "source_origin", "base_image",
+                                                 "base_image_id")},
             "tarball_sha256": record.get("tarball_sha256"),
             "openssl_version_a": version_res.stdout,
             "host": {"cpu_model": cpu.model, "cpu_vendor": cpu.vendor,
-                     "cpu_flags": list(cpu.flags), "cpu_mhz": cpu.mhz,
+                     "cpu_flags": list(cpu.flags), "cpu_mhz": run_cpu.mhz,
                      "logical_cpus": cpu.logical_cpus, "kernel": extra.get("uname"),
-                     "loadavg_before": extra.get("loadavg"),
-                     "governor": extra.get("governor"), "boost": extra.get("boost"),
+                     "loadavg_before": state.loadavg,
+                     "governor": state.governor, "boost": state.boost,
                      "client_machine": platform.node()},
+            "pinning": {"cpuset": pin, "source": f"profile {profile_name}" if pin else None},
+            "clock_hz": clock,
+            "clock_source": clock_source,
+            "round": round_no,
+            "series": series,
             "docker": self.engine,
             "matrix_path": str(self.matrix.path),
             "matrix_digest": self.matrix.digest,
@@ -233,35 +481,52 @@ class Bencher:
             "invocations": [],
         }
         write_json(run_dir / "meta.json", meta)
-        log.info(f"▸ [{index}/{total}] {v.id} · suite {suite.name} · "
-                 f"{len(invocations)} speed run(s) → {run_dir}")
-        figures: list[dict[str, Any]] = []
+        log.info(f"▸ [{index}/{total}] {v.id} · suite {suite.name}"
+                 + (f" · round {round_no}" if series else "")
+                 + f" · {len(invocations)} speed run(s) → {run_dir}")
+        findings: list[Finding] = []
         warnings: list[str] = list(notes)
+        findings.extend(self._cpu_findings(v, record, run_cpu, profile, mismatch))
+        engine_checks = self._check_engines(tag, suite, run_dir)
+        meta["engine_checks"] = {k: asdict(c) for k, c in engine_checks.items()}
+        vectors = self._capability_vectors(tag, version, invocations, run_dir)
+        meta["capability_vectors"] = {k: (None if w is None else [hex(w[0]), hex(w[1])])
+                                      for k, w in vectors.items()}
+        figures: list[dict[str, Any]] = []
+        by_invocation: dict[str, list[dict[str, Any]]] = {}
         failed = 0
         for n, inv in enumerate(invocations, 1):
             t0 = time.monotonic()
-            res = self.backend.run(tag, list(inv.command), env=inv.env,
-                                   limits=RunLimits(timeout=3600))
+            res = self.backend.run(tag, inv.exec_command, env=inv.env,
+                                   limits=RunLimits(timeout=3600, cpuset=pin))
             self._save_raw(run_dir, inv, res)
+            speed_stderr, times = split_times(res.stderr)
             entry: dict[str, Any] = {"name": inv.name, "command": list(inv.command),
-                                     "env": inv.env, "exit_code": res.exit_code,
+                                     "exec": inv.exec_command, "env": inv.env,
+                                     "engine": inv.engine, "path": inv.path,
+                                     "direction": inv.direction, "multi": inv.multi,
+                                     "exit_code": res.exit_code,
                                      "started": res.started, "ended": res.ended,
-                                     "seconds": round(res.seconds, 3)}
+                                     "seconds": round(res.seconds, 3),
+                                     "cpu_times": None if times is None else asdict(times)}
             if res.exit_code != 0:
                 failed += 1
-                msg = (f"{inv.name}: `{' '.join(inv.command)}` exited {res.exit_code}: "
-                       f"{res.stderr.strip().splitlines()[-1] if res.stderr.strip() else ''}")
+                last = speed_stderr.strip().splitlines()[-1] if speed_stderr.strip() else ""
+                msg = f"{inv.name}: `{' '.join(inv.command)}` exited {res.exit_code}: {last}"
+                if res.exit_code == 132 or "Illegal instruction" in res.stderr:
+                    msg += " (SIGILL: the binary uses an instruction this CPU lacks)"
                 warnings.append(msg)
                 log.warn(f"  {v.id}: {msg}")
                 entry["status"] = "failed"
             else:
-                parsed = parse_speed(res.stdout, res.stderr, version=version, evp=suite.evp)
-                recs = figure_records(parsed)
-                for rec in recs:
-                    rec.update({"mask": inv.mask.name, "ia32cap": inv.mask.ia32cap,
-                                "invocation": inv.name})
+                recs, elapsed, inv_findings, parse_warnings = self._parse_one(
+                    inv, res.stdout, speed_stderr, version, times, engine_checks, vectors,
+                    run_cpu)
+                entry["elapsed_measured"] = elapsed
                 figures.extend(recs)
-                warnings.extend(f"{inv.name}: {w}" for w in parsed.warnings)
+                by_invocation[inv.name] = recs
+                findings.extend(inv_findings)
+                warnings.extend(f"{inv.name}: {w}" for w in parse_warnings)
                 entry["status"] = "ok" if recs else "no-figures"
                 entry["figures"] = len(recs)
                 if not recs:
@@ -270,20 +535,180 @@ class Bencher:
             meta["invocations"].append(entry)
             log.info(f"    [{n}/{len(invocations)}] {inv.name}: {entry['status']} "
                      f"({time.monotonic() - t0:.1f}s)")
+        findings.extend(cross_findings(invocations, by_invocation, version, run_cpu.flags,
+                                       bool(vectors)))
+        apply_findings(figures, findings)
+        for rec in figures:
+            rec["clock_hz"] = clock
+            rec["cycles_per_byte"] = guards.cycles(rec.get("bytes_per_s"), clock,
+                                                   rec.get("multi") or 1)
+            rec["cycles_per_op"] = guards.cycles(
+                rec.get("ops_per_s") if rec.get("block_size") is None else None,
+                clock, rec.get("multi") or 1)
+            rec.setdefault("guards", [])
+        for f in findings:
+            text = f"{f.code}: " + (f"{f.invocation}: " if f.invocation else "") + f.message
+            if text not in warnings:
+                warnings.append(text)
+                log.warn(f"  {v.id}: {text}")
         write_json(run_dir / "figures.json", figures)
         meta["ended"] = _now()
         meta["warnings"] = warnings
+        meta["findings"] = [f.as_dict() for f in findings]
         status = "complete" if failed == 0 else ("failed" if failed == len(invocations)
                                                  else "partial")
         meta["status"] = status
         write_json(run_dir / "meta.json", meta)
         return CellOutcome(v.id, status, run_dir=str(run_dir), warnings=warnings,
-                           figures=figures,
+                           figures=figures, round=round_no,
+                           findings=[f.as_dict() for f in findings],
                            error=None if status == "complete" else f"{failed} invocation(s) "
                            f"failed; see {run_dir}/raw")
+
+    # -- per-run checks -----------------------------------------------------------------
+
+    def _parse_one(self, inv: Invocation, stdout: str, speed_stderr: str, version: str,
+                   times: guards.CpuTimes | None, engine_checks: dict[str, EngineCheck],
+                   vectors: dict[str, tuple[int, int] | None], cpu: CpuInfo,
+                   ) -> tuple[list[dict[str, Any]], float | None, list[Finding], list[str]]:
+        try:
+            parsed = parse_speed(stdout, speed_stderr, version=version,
+                                 evp=inv.path == "evp")
+        except ParseError as perr:
+            return [], None, [], [f"output not understood: {perr.message}"]
+        recs = figure_records(parsed)
+        for rec in recs:
+            if rec.get("algorithm") == "evp" and len(inv.algorithms) == 1:
+                rec["algorithm"] = inv.algorithms[0]  # -multi labels the EVP row "evp"
+            rec.update({"mask": inv.mask.name, "ia32cap": inv.ia32cap,
+                        "invocation": inv.name, "engine": inv.engine, "path": inv.path,
+                        "direction": inv.direction, "multi": inv.multi})
+        elapsed = sum(p.seconds_reported for p in parsed.progress) or None
+        found: list[Finding] = []
+        if inv.engine is not None:
+            found += engine_findings(inv.name, inv.engine, engine_checks.get(inv.engine),
+                                     speed_stderr, path=inv.path, version=version)
+        found += time_basis_findings(inv.name, times, elapsed)
+        legacy, legacy_notes = legacy_path_findings(
+            inv.name, version, inv.path, [str(r.get("algorithm")) for r in recs])
+        found += legacy
+        if inv.ia32cap is not None:
+            if vectors.get("") is not None and vectors.get(inv.mask.name) is not None:
+                found += mask_vector_findings(inv.name, inv.mask.name, inv.ia32cap,
+                                              vectors.get(""), vectors.get(inv.mask.name))
+            else:  # not observable (before 3.0): what the version's parser does with it
+                found += mask_syntax_findings(inv.name, inv.mask.name, inv.ia32cap, version,
+                                              cpu.flags)
+        return recs, elapsed, found, [*parsed.warnings, *legacy_notes]
+
+    def _cpu_findings(self, v: Variant, record: dict[str, Any], cpu: CpuInfo,
+                      profile: Profile | None, mismatch: list[str]) -> list[Finding]:
+        """Can this binary run on the CPU its results are filed under?"""
+        endbr32 = record.get("endbr32")
+        endbr = endbr32 if isinstance(endbr32, int) else None
+        has, lacks = measured_cpu_sets(cpu.flags)
+        out = [Finding(guards.CANNOT_RUN, f"on this host ({cpu.model}): {p}")
+               for p in cpu_compat_problems(arch=v.arch, march=v.march, endbr32=endbr,
+                                            has=has, lacks=lacks)]
+        if profile is not None and mismatch:
+            has, lacks = profile_cpu_sets(profile.flags, profile.lacks, profile.march)
+            out += [Finding(guards.CANNOT_RUN,
+                            f"on the {profile.name} CPU ({profile.description}): {p}; these "
+                            "figures were measured elsewhere and could not be measured there")
+                    for p in cpu_compat_problems(arch=v.arch, march=v.march, endbr32=endbr,
+                                                 has=has, lacks=lacks)]
+        return out
+
+    def _check_engines(self, tag: str, suite: Suite, run_dir: Path,
+                       ) -> dict[str, EngineCheck]:
+        checks: dict[str, EngineCheck] = {}
+        for engine in suite.engines:
+            if engine is None:
+                continue
+            res = self.backend.run(tag, ["openssl", "engine", "-t", "-c", engine],
+                                   limits=RunLimits(timeout=60))
+            atomic_write(run_dir / "raw" / f"engine-check--{engine}.stdout", res.stdout)
+            atomic_write(run_dir / "raw" / f"engine-check--{engine}.stderr", res.stderr)
+            checks[engine] = read_engine_check(engine, res.exit_code, res.stdout, res.stderr)
+            log.info(f"    engine {engine}: {checks[engine].detail}")
+        return checks
+
+    def _capability_vectors(self, tag: str, version: str, invocations: list[Invocation],
+                            run_dir: Path) -> dict[str, tuple[int, int] | None]:
+        """3.x: the effective OPENSSL_ia32cap without a mask ("") and under each mask."""
+        if version_tuple(version)[0] < 3:
+            return {}
+        masks = {inv.mask.name: inv.ia32cap for inv in invocations if inv.ia32cap}
+        if not masks:
+            return {}
+        out: dict[str, tuple[int, int] | None] = {}
+        for name, value in [("", None), *masks.items()]:
+            env = {} if value is None else {"OPENSSL_ia32cap": value}
+            res = self.backend.run(tag, ["openssl", "version", "-c"], env=env,
+                                   limits=RunLimits(timeout=60))
+            label = name or "unmasked"
+            atomic_write(run_dir / "raw" / f"cpuinfo--{label}.stdout", res.stdout)
+            out[name] = parse_cpuinfo_line(res.stdout) if res.exit_code == 0 else None
+        return out
 
     @staticmethod
     def _save_raw(run_dir: Any, inv: Invocation, res: RunResult) -> None:
         raw = run_dir / "raw"
         atomic_write(raw / f"{inv.name}.stdout", res.stdout)
         atomic_write(raw / f"{inv.name}.stderr", res.stderr)
+
+
+def cross_findings(invocations: list[Invocation],
+                   by_invocation: dict[str, list[dict[str, Any]]], version: str,
+                   cpu_flags: Sequence[str], have_vectors: bool) -> list[Finding]:
+    """Guards that compare invocations: engine vs built-in code, masked vs unmasked."""
+    found: list[Finding] = []
+    index = {(i.mask.name, i.engine, i.path, i.direction, i.algorithm): i for i in invocations}
+    natives = {i.mask.name for i in invocations if i.ia32cap is None}
+    for inv in invocations:
+        recs = by_invocation.get(inv.name)
+        if not recs:
+            continue
+        if inv.engine is not None:
+            builtin = index.get((inv.mask.name, None, inv.path, inv.direction, inv.algorithm))
+            if builtin is not None and by_invocation.get(builtin.name):
+                found += engine_vs_builtin_findings(inv.name, inv.engine, recs,
+                                                    by_invocation[builtin.name])
+        if inv.ia32cap is not None and not have_vectors:
+            off = mask_names_off(inv.ia32cap, inv.mask.disable)
+            for native in natives:
+                ref = index.get((native, inv.engine, inv.path, inv.direction, inv.algorithm))
+                if ref is not None and by_invocation.get(ref.name):
+                    found += mask_effect_findings(inv.name, inv.mask.name, off, recs,
+                                                  by_invocation[ref.name], cpu_flags)
+                    break
+    return found
+
+
+def summarize_series(outcomes: Sequence[CellOutcome], threshold: float,
+                     ) -> list[dict[str, Any]]:
+    """Median, min, max and coefficient of variation of each figure over repeated runs."""
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for o in outcomes:
+        for f in o.figures:
+            key = (f.get("invocation"), f.get("algorithm"), f.get("block_size"),
+                   f.get("operation"))
+            groups.setdefault(key, []).append(f)
+    rows: list[dict[str, Any]] = []
+    for (invocation, algorithm, block, operation), figs in groups.items():
+        unit = "bytes_per_s" if block is not None else "ops_per_s"
+        values = [f[unit] for f in figs if isinstance(f.get(unit), (int, float))]
+        s = spread(values, threshold)
+        cycles_key = "cycles_per_byte" if block is not None else "cycles_per_op"
+        cyc = [f[cycles_key] for f in figs if isinstance(f.get(cycles_key), (int, float))]
+        cs = spread(cyc, threshold)
+        rows.append({
+            "invocation": invocation, "algorithm": algorithm, "block_size": block,
+            "operation": operation, "unit": unit, "samples": values,
+            "n": s.n if s else 0, "median": s.median if s else None,
+            "min": s.min if s else None, "max": s.max if s else None,
+            "cv": s.cv if s else None, "noisy": bool(s and s.noisy),
+            "median_cycles": cs.median if cs else None,
+            "statuses": sorted({str(f.get("status")) for f in figs}),
+        })
+    return rows

@@ -24,11 +24,13 @@ COMMON = {"matrix", "results"}
 COMMANDS: dict[str, tuple[str | None, set[str]]] = {
     "list": (None, {"json"}),
     "render": (None, {"only", "output"}),
-    "build": (None, {"only", "jobs", "force"}),
-    "bench": (None, {"cpu", "only", "suite", "force", "wait"}),
+    "build": (None, {"only", "jobs", "force", "cpu"}),
+    "bench": (None, {"cpu", "only", "suite", "force", "wait", "repeat"}),
+    "profiles": (None, {"json"}),
     "export": (None, {"format", "output"}),
     "parse": ("FILE", {"json"}),
     "pin": ("VERSION", {"file"}),
+    "import": ("FILE", {"as_"}),
 }
 
 
@@ -68,6 +70,10 @@ class MatrixTask(Task[Any]):
         return out
 
 
+def _flag(name: str) -> str:
+    return "--" + name.strip("_").replace("_", "-")
+
+
 def dispatch(command: str, target: str, flags: dict[str, Any],
              handlers: dict[str, Callable[..., int]]) -> None:
     """Check the command line, run the handler, turn FatalError into an exit."""
@@ -90,8 +96,8 @@ def dispatch(command: str, target: str, flags: dict[str, Any],
         if stray:
             raise UsageError(
                 f"`invoke matrix {command}` does not take "
-                + ", ".join("--" + s.replace("_", "-") for s in stray),
-                hint="it takes: " + ", ".join("--" + s for s in sorted(allowed | COMMON)),
+                + ", ".join(_flag(s) for s in stray),
+                hint="it takes: " + ", ".join(_flag(s) for s in sorted(allowed | COMMON)),
             )
         code = handlers[command](target=target, **{k: flags[k] for k in allowed | COMMON})
     except FatalError as exc:

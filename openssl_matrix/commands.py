@@ -76,13 +76,22 @@ def cmd_render(*, target: str, matrix: str, results: str, only: str, output: str
     return 0
 
 
+def _backend_for(m: Matrix, cpu: str) -> DockerBackend:
+    """The Docker engine of a CPU profile (its docker_host), else the local one."""
+    profile = m.profile(cpu) if cpu and cpu != "auto" else None
+    if profile is not None and profile.docker_host:
+        log.info(f"profile {profile.name}: Docker engine {profile.docker_host}")
+        return DockerBackend(base_url=profile.docker_host)
+    return DockerBackend()
+
+
 def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | None,
-              force: bool) -> int:
+              force: bool, cpu: str) -> int:
     from .build import Builder
 
     m = _matrix(matrix)
     variants = m.select(only)
-    backend = DockerBackend()
+    backend = _backend_for(m, cpu)
     builder = Builder(m, backend, _tree(results))
     outcomes = builder.build(variants, jobs=int(jobs or 1), force=force)
     print("\nbuild summary")
@@ -105,7 +114,7 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
 
 
 def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, suite: str,
-              force: bool, wait: bool) -> int:
+              force: bool, wait: bool, repeat: int | None) -> int:
     from .bench import Bencher
 
     if not cpu:
@@ -115,18 +124,19 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
     m = _matrix(matrix)
     variants = m.select(only)
     the_suite = m.suite(suite or None)
-    if cpu != "auto":
-        m.profile(cpu)
+    if repeat is not None and int(repeat) < 0:
+        raise UsageError(f"--repeat {repeat}: give a positive number of runs")
     tree = _tree(results)
-    backend = DockerBackend()
+    backend = _backend_for(m, cpu)
     tree.lock(wait=wait)
     try:
         bencher = Bencher(m, backend, tree, engine=backend.engine_info(),
                           git_commit=_git_commit())
-        outcomes = bencher.bench(variants, the_suite, cpu, force=force)
+        outcomes = bencher.bench(variants, the_suite, cpu, force=force,
+                                 repeat=int(repeat) if repeat else None)
     finally:
         tree.unlock()
-    _print_bench_summary(outcomes, the_suite.bytes or 8192)
+    _print_bench_summary(outcomes, the_suite.bytes or 8192, the_suite.noise_threshold)
     bad = [o for o in outcomes if o.status != "complete"]
     if bad:
         raise BenchError(f"{len(bad)} of {len(outcomes)} cell(s) did not complete",
@@ -134,25 +144,96 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
     return 0
 
 
-def _print_bench_summary(outcomes: list[Any], block: int) -> None:
-    print(f"\nbench summary (MB/s at {block} bytes; status other than ok is shown)")
+def _mbs(value: Any) -> str:
+    return f"{value / 1e6:,.1f}" if isinstance(value, (int, float)) else "—"
+
+
+def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05) -> None:
+    from .bench import summarize_series
+
+    print(f"\nbench summary (MB/s at {block} bytes, cycles/byte when the clock is known; "
+          "a status other than ok says what the figure is not)")
+    rounds = max((o.round for o in outcomes), default=1)
     for o in outcomes:
-        print(f"  {o.variant}: {o.status}" + (f" — {o.run_dir}" if o.run_dir else ""))
+        print(f"  {o.variant}" + (f" round {o.round}" if rounds > 1 else "")
+              + f": {o.status}" + (f" — {o.run_dir}" if o.run_dir else ""))
         if o.error:
             print(f"      {o.error.splitlines()[0]}")
-        cells: dict[str, dict[str, str]] = {}
+        if rounds > 1:
+            continue
         for f in o.figures:
             if f.get("block_size") != block:
                 continue
-            value = f.get("bytes_per_s")
-            text = f"{value / 1e6:,.1f}" if isinstance(value, (int, float)) else "—"
-            if f.get("status") != "ok":
-                text += f" [{f.get('status')}]"
-            cells.setdefault(str(f.get("mask")), {})[str(f.get("algorithm"))] = text
-        for mask, algs in cells.items():
-            print(f"      {mask:<12} " + "  ".join(f"{a} {t}" for a, t in algs.items()))
+            cpb = f.get("cycles_per_byte")
+            text = _mbs(f.get("bytes_per_s")) + (f" ({cpb:.2f} c/B)" if cpb else "")
+            status = f.get("status")
+            name = str(f.get("invocation"))
+            if "+" in name:
+                name = f"{name.rsplit('--', 1)[0]}--[{f.get('algorithm')}]"
+            print(f"      {name:<36} {text:>22}"
+                  + ("" if status == "ok" else f"  [{status}]"))
         for w in o.warnings:
             print(f"      warning: {w}")
+    if rounds > 1:
+        print(f"\n  over {rounds} interleaved rounds: median [min–max] MB/s, "
+              f"coefficient of variation (noisy above {noise:.0%})")
+        for variant in dict.fromkeys(o.variant for o in outcomes):
+            runs = [o for o in outcomes if o.variant == variant and o.status != "failed"]
+            print(f"  {variant} ({len(runs)} run(s))")
+            for row in summarize_series(runs, noise):
+                if row["block_size"] != block:
+                    continue
+                cv = f"{row['cv']:.1%}" if row["cv"] is not None else "—"
+                cyc = f" {row['median_cycles']:.2f} c/B" if row["median_cycles"] else ""
+                flags = [s for s in row["statuses"] if s != "ok"]
+                print(f"      {row['invocation']!s:<36} {_mbs(row['median']):>10} "
+                      f"[{_mbs(row['min'])}–{_mbs(row['max'])}] cv {cv}{cyc}"
+                      + ("  NOISY" if row["noisy"] else "")
+                      + (f"  [{', '.join(flags)}]" if flags else ""))
+        warned: set[str] = set()
+        for o in outcomes:
+            for w in o.warnings:
+                if w not in warned:
+                    warned.add(w)
+                    print(f"      warning ({o.variant}): {w}")
+
+
+def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
+    """The matrix's CPU profiles, and which of them describes the machine this runs on."""
+    from .hostinfo import parse_cpuinfo, profile_mismatches
+
+    m = _matrix(matrix)
+    try:
+        here = parse_cpuinfo(Path("/proc/cpuinfo").read_text(encoding="utf-8"))
+    except OSError:
+        here = None
+    rows = []
+    for p in m.profiles:
+        info = p.describe()
+        if p.docker_host:
+            info["this_machine"] = None
+        elif here is not None:
+            info["this_machine"] = profile_mismatches(p, here) or True
+        rows.append(info)
+    if json:
+        import json as _json
+
+        print(_json.dumps({"this_machine": here.model if here else None, "auto": here.slug()
+                           if here else None, "profiles": rows}, indent=2))
+        return 0
+    if here is not None:
+        print(f"this machine: {here.model} ({here.vendor}); --cpu=auto files results "
+              f"under {here.slug()}")
+    for r in rows:
+        where = f"engine {r['docker_host']}" if r["docker_host"] else "local engine"
+        match = r.get("this_machine")
+        verdict = ("matches this machine" if match is True else "remote: checked at bench "
+                   "time" if match is None else "not this machine: " + "; ".join(match))
+        clock = f"{r['clock_ghz']} GHz" if r["clock_ghz"] else "clock from the host"
+        print(f"  {r['name']:<14} {r['description']}\n"
+              f"  {'':<14} march={r['march'] or '-'}, {clock}, "
+              f"cpuset={r['cpuset'] or '-'}, {where}; {verdict}")
+    return 0
 
 
 def cmd_export(*, target: str, matrix: str, results: str, format: str,
@@ -201,6 +282,54 @@ def cmd_parse(*, target: str, matrix: str, results: str, json: bool) -> int:
     return 0
 
 
+def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
+    """Store a published report's figures in the results tree as reference results."""
+    import hashlib
+    import re
+    from datetime import datetime, timezone
+
+    from .parsing import figure_records, parse_report
+    from .results import write_json
+
+    if not as_ or not re.match(r"^[a-z0-9][a-z0-9._-]*$", as_):
+        raise UsageError("`invoke matrix import FILE` needs --as NAME (lower-case letters, "
+                         "digits, '.', '_', '-')", hint="e.g. --as ivy-bridge-blog-2013")
+    try:
+        raw = Path(target).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {target}: {exc.strerror}") from None
+    text = raw.decode("utf-8", errors="replace")
+    runs = parse_report(text)
+    if not runs:
+        raise UsageError(f"{target}: no `openssl speed` output found in it")
+    tree = _tree(results)
+    cpu = f"ref-{as_}"
+    tree.lock()
+    try:
+        for i, run in enumerate(runs, 1):
+            version = run.header.version or "unknown"
+            run_dir = tree.new_run_dir(cpu, version, "import")
+            atomic_write(run_dir / "raw" / "report.txt", text)
+            records = figure_records(run)
+            write_json(run_dir / "figures.json", records)
+            write_json(run_dir / "meta.json", {
+                "status": "complete",
+                "kind": "reference",
+                "source_file": str(Path(target).resolve()),
+                "source_sha256": hashlib.sha256(raw).hexdigest(),
+                "imported": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "run_in_report": i,
+                "header": {k: getattr(run.header, k) for k in run.header.__dataclass_fields__},
+                "warnings": list(run.warnings),
+                "variant": {"version": run.header.version},
+            })
+            print(f"{run_dir}: {len(records)} figure(s) from run {i} "
+                  f"({run.header.version_line or 'no version header'})")
+    finally:
+        tree.unlock()
+    return 0
+
+
 def cmd_pin(*, target: str, matrix: str, results: str, file: str) -> int:
     from .sources import pin_source
 
@@ -217,7 +346,9 @@ HANDLERS: dict[str, Callable[..., int]] = {
     "render": cmd_render,
     "build": cmd_build,
     "bench": cmd_bench,
+    "profiles": cmd_profiles,
     "export": cmd_export,
     "parse": cmd_parse,
     "pin": cmd_pin,
+    "import": cmd_import,
 }

@@ -12,7 +12,10 @@ from .results import ResultsTree, read_json
 
 FIELDS = ("cpu", "variant", "version", "suite", "run", "mask", "ia32cap", "algorithm", "label",
           "evp", "block_size", "bytes_per_s", "ops_per_s", "operation", "status", "detail",
-          "forced", "run_status", "started", "image_id", "tarball_sha256")
+          "forced", "run_status", "started", "image_id", "tarball_sha256",
+          "engine", "path", "direction", "multi", "guards", "clock_hz", "clock_source",
+          "cycles_per_byte", "cycles_per_op", "round", "series", "pinning", "loadavg",
+          "docker_endpoint")
 
 
 def records(tree: ResultsTree) -> Iterator[dict[str, Any]]:
@@ -33,11 +36,19 @@ def records(tree: ResultsTree) -> Iterator[dict[str, Any]]:
             "started": meta.get("started"),
             "image_id": meta.get("image_id"),
             "tarball_sha256": meta.get("tarball_sha256"),
+            "clock_source": meta.get("clock_source"),
+            "round": meta.get("round"),
+            "series": (meta.get("series") or {}).get("id"),
+            "pinning": (meta.get("pinning") or {}).get("cpuset"),
+            "loadavg": (meta.get("host") or {}).get("loadavg_before"),
+            "docker_endpoint": (meta.get("docker") or {}).get("endpoint"),
         }
         for fig in figures:
             row: dict[str, Any] = dict.fromkeys(FIELDS)
             row.update(common)
             row.update({k: v for k, v in fig.items() if k in FIELDS})
+            if isinstance(row.get("guards"), list):
+                row["guards"] = ";".join(row["guards"])
             yield row
 
 

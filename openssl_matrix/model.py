@@ -61,10 +61,15 @@ class VersionSpec:
 
 @dataclass(frozen=True)
 class Mask:
-    """A named ``OPENSSL_ia32cap`` setting: ``None`` leaves the CPU's capabilities alone."""
+    """A named ``OPENSSL_ia32cap`` setting: ``None`` leaves the CPU's capabilities alone.
+
+    Either ``ia32cap`` (a literal value, passed as is) or ``disable`` (capability names
+    from ``hostinfo.IA32CAP_BITS``, written in the syntax of each version at bench time).
+    """
 
     name: str
     ia32cap: str | None
+    disable: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -78,11 +83,41 @@ class Suite:
     seconds: int | None
     bytes: int | None
     masks: tuple[Mask, ...]
+    legacy: bool = False
+    """Also measure the non-EVP (low-level) path; with ``evp`` False, only that path."""
+    directions: tuple[str, ...] = ("encrypt",)
+    """``encrypt`` and/or ``decrypt`` (``-decrypt``, EVP ciphers only)."""
+    engines: tuple[str | None, ...] = (None,)
+    """``-engine NAME`` per entry; None is the built-in code (no -engine)."""
+    providers: tuple[str, ...] | None = None
+    """3.x ``-provider`` list; None: ``legacy`` + ``default`` only for legacy algorithms."""
+    multi: int | None = None
+    repeat: int = 1
+    noise_threshold: float = 0.05
+    """Coefficient of variation above which a repeated figure is marked noisy."""
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        if not self.evp:
+            return ("legacy",)
+        return ("evp", "legacy") if self.legacy else ("evp",)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "description": self.description,
+            "algorithms": list(self.algorithms), "evp": self.evp, "paths": list(self.paths),
+            "directions": list(self.directions), "engines": list(self.engines),
+            "providers": None if self.providers is None else list(self.providers),
+            "multi": self.multi, "seconds": self.seconds, "bytes": self.bytes,
+            "repeat": self.repeat, "noise_threshold": self.noise_threshold,
+            "masks": [{"name": m.name, "ia32cap": m.ia32cap, "disable": list(m.disable)}
+                      for m in self.masks],
+        }
 
 
 @dataclass(frozen=True)
 class Profile:
-    """A CPU profile: which CPU results under this name must come from."""
+    """A CPU profile: which CPU results under this name must come from, and where it is."""
 
     name: str
     description: str
@@ -91,6 +126,19 @@ class Profile:
     flags: tuple[str, ...]
     clock_ghz: float | None
     march: str | None
+    lacks: tuple[str, ...] = ()
+    """cpuinfo flags this CPU is known not to have (``nopl`` on a VIA C3)."""
+    cpuset: str | None = None
+    """CPUs to pin bench containers to (Docker's ``--cpuset-cpus`` syntax)."""
+    docker_host: str | None = None
+    """The Docker engine of the machine with this CPU: ``ssh://``, ``tcp://``, ``unix://``
+    or ``context:NAME``; None: the local engine."""
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "vendor": self.vendor,
+                "model": self.model, "flags": list(self.flags), "lacks": list(self.lacks),
+                "clock_ghz": self.clock_ghz, "march": self.march, "cpuset": self.cpuset,
+                "docker_host": self.docker_host}
 
 
 @dataclass(frozen=True)
@@ -287,9 +335,13 @@ DEFAULT_KEYS = ("base_image", "configure")
 VERSION_KEYS = ("sha256", "urls", "configure", "base_image")
 AXIS_KEYS = ("asm", "arch", "march")
 RULE_KEYS = ("version", "asm", "arch", "march", "configure")
-PROFILE_KEYS = ("description", "vendor", "model", "flags", "clock_ghz", "march")
-SUITE_KEYS = ("description", "algorithms", "evp", "seconds", "bytes", "masks")
-MASK_KEYS = ("name", "ia32cap")
+PROFILE_KEYS = ("description", "vendor", "model", "flags", "lacks", "clock_ghz", "march",
+                "cpuset", "docker_host")
+SUITE_KEYS = ("description", "algorithms", "evp", "decrypt", "engine", "provider", "multi",
+              "seconds", "bytes", "masks", "repeat", "noise_threshold")
+MASK_KEYS = ("name", "ia32cap", "disable")
+CPUSET = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
+DOCKER_HOST = re.compile(r"^((unix|tcp|ssh|http|https)://\S+|context:[A-Za-z0-9][\w.-]*)$")
 
 
 def load_matrix(path: str | Path, *, default_urls: Callable[[str], list[str]] | None = None,
@@ -518,12 +570,23 @@ def _load_profiles(ctx: _Ctx, value: Any) -> tuple[Profile, ...]:
         kp = f"profiles.{name}"
         if name == "auto":
             raise ctx.fail(kp, "'auto' is built in (this host) and cannot be redefined")
-        if not NAME.match(name) or name.startswith("host-"):
+        if not NAME.match(name) or name.startswith(("host-", "ref-")):
             raise ctx.fail(kp, f"{name!r}: profile names are lower-case letters, digits, '-', "
-                           "'.', '_' and may not start with 'host-'")
+                           "'.', '_' and may not start with 'host-' or 'ref-'")
         entry = ctx.mapping(body, kp)
         ctx.keys(entry, PROFILE_KEYS, kp)
         march = entry.get("march")
+        cpuset = entry.get("cpuset")
+        if cpuset is not None:
+            cpuset = ctx.string(cpuset, f"{kp}.cpuset", pattern=CPUSET,
+                                what="cpuset (CPU numbers and ranges, e.g. 0 or 2-3 or 0,2)")
+        host = entry.get("docker_host")
+        if host is not None:
+            host = ctx.string(host, f"{kp}.docker_host")
+            if not DOCKER_HOST.match(host):
+                raise ctx.fail(f"{kp}.docker_host", f"{host!r} is not a Docker engine address",
+                               hint="use ssh://user@host, tcp://host:2376, "
+                               "unix:///path/docker.sock or context:NAME (a docker context)")
         out.append(Profile(
             name=name,
             description=ctx.string(entry.get("description", name), f"{kp}.description"),
@@ -532,6 +595,9 @@ def _load_profiles(ctx: _Ctx, value: Any) -> tuple[Profile, ...]:
             flags=ctx.tokens(entry.get("flags"), f"{kp}.flags"),
             clock_ghz=ctx.number(entry.get("clock_ghz"), f"{kp}.clock_ghz"),
             march=None if march is None else ctx.token(march, f"{kp}.march"),
+            lacks=ctx.tokens(entry.get("lacks"), f"{kp}.lacks"),
+            cpuset=cpuset,
+            docker_host=host,
         ))
     return tuple(out)
 
@@ -556,38 +622,112 @@ def _load_suites(ctx: _Ctx, value: Any) -> tuple[Suite, ...]:
         algorithms = ctx.tokens(entry.get("algorithms"), f"{kp}.algorithms")
         if not algorithms:
             raise ctx.fail(f"{kp}.algorithms", "list at least one algorithm")
-        masks_raw = entry.get("masks")
-        masks: list[Mask] = []
-        if masks_raw is None:
-            masks.append(Mask("default", None))
-        else:
-            if not isinstance(masks_raw, list) or not masks_raw:
-                raise ctx.fail(f"{kp}.masks", "expected a non-empty list of masks")
-            for i, m in enumerate(masks_raw):
-                mkp = f"{kp}.masks[{i}]"
-                mm = ctx.mapping(m, mkp)
-                ctx.keys(mm, MASK_KEYS, mkp)
-                mname = ctx.string(mm.get("name"), f"{mkp}.name", pattern=NAME, what="name")
-                cap = mm.get("ia32cap")
-                if cap is not None:
-                    cap = ctx.token(cap, f"{mkp}.ia32cap")
-                    if not re.match(r"^~?(0x[0-9a-fA-F]+)?(:~?0x[0-9a-fA-F]+)?$", cap) or \
-                            cap in ("", "~"):
-                        raise ctx.fail(f"{mkp}.ia32cap", f"{cap!r} is not an OPENSSL_ia32cap "
-                                       "value such as ~0x200000000000000 or :~0x20000000")
-                if any(x.name == mname for x in masks):
-                    raise ctx.fail(f"{mkp}.name", f"mask {mname!r} is listed twice")
-                masks.append(Mask(mname, cap))
+        masks = _load_masks(ctx, entry.get("masks"), f"{kp}.masks")
+        evp, legacy = _paths(ctx, entry.get("evp", True), f"{kp}.evp")
+        multi = ctx.posint(entry.get("multi"), f"{kp}.multi")
+        repeat = ctx.posint(entry.get("repeat", 1), f"{kp}.repeat", optional=False)
+        noise = ctx.number(entry.get("noise_threshold", 0.05), f"{kp}.noise_threshold")
+        if noise is None or noise >= 1:
+            raise ctx.fail(f"{kp}.noise_threshold", f"expected a fraction such as 0.05 (5 %), "
+                           f"got {entry.get('noise_threshold')!r}")
         out.append(Suite(
             name=name,
             description=ctx.string(entry.get("description", ""), f"{kp}.description"),
             algorithms=algorithms,
-            evp=ctx.boolean(entry.get("evp", True), f"{kp}.evp"),
+            evp=evp,
             seconds=ctx.posint(entry.get("seconds"), f"{kp}.seconds"),
             bytes=ctx.posint(entry.get("bytes"), f"{kp}.bytes"),
-            masks=tuple(masks),
+            masks=masks,
+            legacy=legacy,
+            directions=_directions(ctx, entry.get("decrypt", False), f"{kp}.decrypt"),
+            engines=_engines(ctx, entry.get("engine"), f"{kp}.engine"),
+            providers=_providers(ctx, entry.get("provider", "auto"), f"{kp}.provider"),
+            multi=multi,
+            repeat=repeat or 1,
+            noise_threshold=noise,
         ))
     return tuple(out)
+
+
+def _load_masks(ctx: _Ctx, value: Any, keypath: str) -> tuple[Mask, ...]:
+    from .hostinfo import IA32CAP_BITS
+
+    if value is None:
+        return (Mask("default", None),)
+    if not isinstance(value, list) or not value:
+        raise ctx.fail(keypath, "expected a non-empty list of masks")
+    masks: list[Mask] = []
+    for i, m in enumerate(value):
+        mkp = f"{keypath}[{i}]"
+        mm = ctx.mapping(m, mkp)
+        ctx.keys(mm, MASK_KEYS, mkp)
+        mname = ctx.string(mm.get("name"), f"{mkp}.name", pattern=NAME, what="name")
+        cap = mm.get("ia32cap")
+        if cap is not None:
+            cap = ctx.token(cap, f"{mkp}.ia32cap")
+            if not re.match(r"^~?(0x[0-9a-fA-F]+)?(:~?0x[0-9a-fA-F]+)?$", cap) or \
+                    cap in ("", "~"):
+                raise ctx.fail(f"{mkp}.ia32cap", f"{cap!r} is not an OPENSSL_ia32cap "
+                               "value such as ~0x200000000000000 or :~0x20000000")
+        disable = ctx.tokens(mm.get("disable"), f"{mkp}.disable")
+        for j, name in enumerate(disable):
+            if name not in IA32CAP_BITS:
+                raise ctx.fail(f"{mkp}.disable[{j}]", f"{name!r} is not a capability this "
+                               "tool can mask", hint=_choices_hint(name, list(IA32CAP_BITS)))
+        if cap is not None and disable:
+            raise ctx.fail(mkp, "give either 'ia32cap' (a literal value) or 'disable' "
+                           "(capability names), not both")
+        if any(x.name == mname for x in masks):
+            raise ctx.fail(f"{mkp}.name", f"mask {mname!r} is listed twice")
+        masks.append(Mask(mname, cap, disable))
+    return tuple(masks)
+
+
+def _paths(ctx: _Ctx, value: Any, keypath: str) -> tuple[bool, bool]:
+    """``evp: true | false | both`` -> (evp, legacy too)."""
+    if value == "both":
+        return True, True
+    if isinstance(value, bool):
+        return value, False
+    raise ctx.fail(keypath, f"expected true, false or both, got {value!r}",
+                   hint="true: the EVP path (-evp); false: the low-level path; both: each")
+
+
+def _directions(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...]:
+    if value == "both":
+        return ("encrypt", "decrypt")
+    if isinstance(value, bool):
+        return ("decrypt",) if value else ("encrypt",)
+    raise ctx.fail(keypath, f"expected true, false or both, got {value!r}")
+
+
+def _engines(ctx: _Ctx, value: Any, keypath: str) -> tuple[str | None, ...]:
+    if value is None:
+        return (None,)
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        raise ctx.fail(keypath, "expected an engine name or a non-empty list of them")
+    out: list[str | None] = []
+    for i, item in enumerate(items):
+        kp = f"{keypath}[{i}]" if isinstance(value, list) else keypath
+        name = ctx.string(item, kp, pattern=NAME, what="engine name (e.g. afalg, padlock, "
+                          "or none for the built-in code)")
+        engine = None if name == "none" else name
+        if engine in out:
+            raise ctx.fail(kp, f"{name!r} is listed twice")
+        out.append(engine)
+    return tuple(out)
+
+
+def _providers(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...] | None:
+    if value == "auto":
+        return None
+    if isinstance(value, str):
+        value = [value]
+    names = ctx.tokens(value, keypath)
+    if not names:
+        raise ctx.fail(keypath, "expected auto or a non-empty list of provider names")
+    return names
 
 
 def as_jsonable(obj: Any) -> Any:

@@ -8,8 +8,8 @@ frozen dataclasses. Two entry points:
 * :func:`parse_report` reads a pasted report (mailing-list post, blog page) that may hold
   several runs, mail quoting, prose between tables, and copies whose line breaks were lost.
 
-Formats understood (checked against apps/speed.c of 1.0.2, 1.1.1w, 3.0.20, 3.5.7 and 3.6.3
-and against real outputs, see tests/fixtures/speed/README.md):
+Formats understood (read from apps/speed.c of 1.0.2, 1.1.0, 1.1.1w, 3.0.20, 3.5.7 and 3.6.3,
+and checked against real outputs, see tests/fixtures/speed/README.md):
 
 * headers: ``OpenSSL 1.0.1e 11 Feb 2013`` (0.9.8-1.1.1) or ``version: 3.0.2`` (3.x),
   ``built on:``, ``platform:``, ``options:``, ``compiler:``, ``available timing options:``,
@@ -29,8 +29,8 @@ and against real outputs, see tests/fixtures/speed/README.md):
   ecdh records carry only an index and a bit count: the curve comes from speed.c's curve
   table, and the bit count must agree with it or the figure is refused;
 * progress lines, human (``Doing aes-128-cbc for 3s on 16 size blocks: 5 aes-128-cbc's in
-  3.00s``, 3.6's ``... ops for ...``, the public-key forms) and ``-mr`` (``+DT``/``+DTP``
-  followed by ``+R``, ``+R1``..``+R20``).
+  3.00s``, the ``... ops for ...`` wording of 3.5+, the public-key forms) and ``-mr``
+  (``+DT``/``+DTP`` followed by ``+R``, ``+R1``..``+R20``).
 
 Algorithm ids (``Figure.algorithm``) are lower case and dash separated:
 
@@ -57,8 +57,9 @@ decrypt, op (ecdh, ffdh), keygen, encaps, decaps.
 * ``zero`` - speed.c printed 0 (the algorithm is not in this build, or nothing ran);
   value None;
 * ``infinite`` - speed.c printed ``inf``/``nan`` (a time of 0); value None;
-* ``unparsable`` - a token that is not a number, or a row whose column count does not
-  match its header; value None;
+* ``unparsable`` - a token that is not a number, a negative figure (3.0.0-alpha3's wrap
+  ciphers printed ``-124.63``), or a row whose column count does not match its header;
+  value None;
 * ``unknown-unit`` - a ``-mr`` public-key record whose unit (seconds per op before 1.1.1,
   ops per second after) cannot be decided because the version is unknown; value None;
 * ``unidentified`` - a ``-mr`` record whose algorithm cannot be named (index and bit count
@@ -300,8 +301,7 @@ def version_tuple(version: str | None) -> tuple[int, int, int] | None:
 # --------------------------------------------------------------------------------------
 # Regular expressions
 
-_NUM = r"(?:\d+(?:\.\d+)?|inf|-?nan)"
-_SYM_VALUE_RE = re.compile(r"(?:\d+\.\d+|inf|-?nan)k?", re.IGNORECASE)
+_SYM_VALUE_RE = re.compile(r"(?:-?\d+\.\d+|inf|-?nan)k?", re.IGNORECASE)
 _SYM_HEADER_RE = re.compile(r"^\s*type\s+((?:\d+\s+bytes\s*)+)$")
 _VERSION_LINE_RE = re.compile(
     r"^\s*(OpenSSL\s+(\d+\.\d+\.\d+[a-z]*(?:[-+][\w.+-]*)?)\s+"
@@ -358,16 +358,17 @@ _MR_DTP_RE = re.compile(r"^\s*\+D[TN]P:(?P<rest>\S.*?)\s*$")
 _MR_R_RE = re.compile(r"^\s*\+R(?P<kind>\d*):(?P<rest>\S.*?)\s*$")
 
 _PROGRESS_SYM_RE = re.compile(
-    r"Doing (?P<label>\S.*?) (?:ops )?for (?P<secs>\d+)s on (?P<size>\d+) size blocks: "
-    r"(?P<count>\d+) (?P<label2>\S.*?)(?:'s| ops) in (?P<time>\d+(?:\.\d+)?)s"
+    r"Doing (?P<label>[^\s:][^:]{0,80}?) (?:ops )?for (?P<secs>\d+)s on (?P<size>\d+) size "
+    r"blocks: (?P<count>\d+) (?P<label2>[^\s:][^:]{0,80}?)(?:'s| ops) in "
+    r"(?P<time>\d+(?:\.\d+)?)s"
 )
 _PROGRESS_SYM_COUNT_RE = re.compile(
-    r"Doing (?P<label>\S.*?) (?P<n>\d+) times on (?P<size>\d+) size blocks: "
-    r"(?P<count>\d+) (?P<label2>\S.*?)'s in (?P<time>\d+(?:\.\d+)?)s"
+    r"Doing (?P<label>[^\s:][^:]{0,80}?) (?P<n>\d+) times on (?P<size>\d+) size blocks: "
+    r"(?P<count>\d+) (?P<label2>[^\s:][^:]{0,80}?)'s in (?P<time>\d+(?:\.\d+)?)s"
 )
 _PROGRESS_PK_RE = re.compile(
-    r"Doing (?P<bits>\d+) bits? (?P<what>.*?)(?:'s| ops) for (?P<secs>\d+)s: "
-    r"(?P<count>\d+) (?P<result>.*?) in (?P<time>\d+(?:\.\d+)?)s"
+    r"Doing (?P<bits>\d+) bits? (?P<what>[^:]{0,60}?)(?:'s| ops) for (?P<secs>\d+)s: "
+    r"(?P<count>\d+) (?P<result>[^:]{0,80}?) in (?P<time>\d+(?:\.\d+)?)s"
 )
 _PROGRESS_KS_RE = re.compile(
     r"Doing (?P<name>\S+) (?P<op>keygen|encaps|decaps|signs|verify) ops for (?P<secs>\d+)s: "
@@ -406,6 +407,8 @@ def _sym_value(token: str, *, thousands_suffix: bool) -> tuple[float | None, str
         return None, STATUS_UNPARSABLE, f"not a number: {token!r}"
     if not value.is_finite():
         return None, STATUS_UNPARSABLE, f"not a number: {token!r}"
+    if value < 0:
+        return None, STATUS_UNPARSABLE, f"printed {token!r}: a negative rate is no measurement"
     if value == 0:
         return (
             None,
@@ -454,20 +457,15 @@ def _rate_from_tokens(
             STATUS_INFINITE,
             (f"printed {printed}: speed measured a time of 0"),
         )
-    error, value, source = min(candidates)
+    error, value, _source = min(candidates)
     if error > IMPRECISE_RATIO:
         return (
             value,
             seconds_out,
             STATUS_IMPRECISE,
-            (f"printed {printed}: rounded by up to {error:.0%}"),
+            f"printed {printed}: rounded by up to {error:.0%}",
         )
-    detail = (
-        ""
-        if source == "rate" or rate is None
-        else (f"ops/s from the seconds column ({seconds_token}); the rate column says {rate_token}")
-    )
-    return value, seconds_out, STATUS_OK, detail
+    return value, seconds_out, STATUS_OK, ""
 
 
 # --------------------------------------------------------------------------------------
@@ -475,18 +473,11 @@ def _rate_from_tokens(
 
 
 @dataclass
-class _PkRow:
-    family: str
-    bits: int | None
-    algorithm: str
-    label: str
-    key: tuple[str, int | None]
-
-
-@dataclass
 class _Builder:
     version_hint: str | None
     evp_hint: bool | None
+    evp_names: frozenset[str] | None = None
+    """Algorithms named after -evp on the command lines seen (reports only)."""
     header: dict[str, object] = field(default_factory=dict)
     figures: list[Figure] = field(default_factory=list)
     pk_keys: list[tuple[str, int | None, str] | None] = field(default_factory=list)
@@ -503,8 +494,8 @@ class _Builder:
     )
     kem_names: list[str] = field(default_factory=list)
     sig_names: list[str] = field(default_factory=list)
-    mr_kem_rows: list[tuple[int, list[str], str]] = field(default_factory=list)
     multi: bool = False
+    multi_sizes: list[int] | None = None
 
     # -- helpers -----------------------------------------------------------------------
 
@@ -535,8 +526,12 @@ class _Builder:
         if not stripped:
             return
         if stripped.startswith("Got: ") or stripped.startswith("Forked child"):
-            # -multi: the parent echoes each child's -mr records; its own table follows.
+            # -multi: the parent echoes each child's -mr records; its own table follows,
+            # without a "type" header in 3.x, so the children's +H gives the sizes.
             self.multi = True
+            match = _MR_H_RE.match(stripped[5:].split(" from ")[0])
+            if match and self.sym_sizes is None:
+                self.multi_sizes = [int(n) for n in match.group(1).split(":")[1:]]
             return
         if _ELAPSED_RE.search(stripped):
             self.header["elapsed"] = True
@@ -562,6 +557,9 @@ class _Builder:
             return
         if self._pk_row(stripped):
             return
+        if self.sym_sizes is None and self.multi_sizes is not None:
+            self.sym_sizes = self.multi_sizes
+            self.multi_sizes = None
         if self.sym_sizes is not None and self._sym_row(stripped):
             return
         # Anything else ends a symmetric table (prose, error messages).
@@ -637,6 +635,8 @@ class _Builder:
             return True
         if index is not None and version is not None and (1, 0, 0) <= version < (3, 0, 0):
             return index == _EVP_ROW_INDEX
+        if self.evp_names is not None:
+            return canonical_algorithm(name) in {canonical_algorithm(n) for n in self.evp_names}
         if self.evp_hint is False:
             return False
         return None  # decided once the whole table is known, see _settle_evp
@@ -830,6 +830,7 @@ class _Builder:
             self.saw_progress_stream = True
             self.mr_pending = (
                 match.group("label"),
+                # +DT:<alg>:<seconds>:<size>; +DN (no SIGALRM) gives a count instead
                 float(match.group("secs")) if line.lstrip().startswith("+DT") else None,
                 int(match.group("size")),
                 None,
@@ -895,9 +896,11 @@ class _Builder:
             algorithm = f"{family}-{_canonical_curve(curve)}" if curve else None
             values = parts[2:]
         elif kind in (6, 7):
-            family = "eddsa" if kind == 6 else "sm2"
             bits = _int_or_none(parts[1]) if len(parts) > 1 else None
             name = parts[2] if len(parts) > 2 else ""
+            if name.lower() == "curvesm2":
+                kind = 7  # Tongsuo's 1.1.1 printed SM2 under EdDSA's +F6
+            family = "eddsa" if kind == 6 else "sm2"
             algorithm = ("sm2" if kind == 7 else name.lower()) if name else None
             values = parts[3:]
         elif kind in (9, 10):
@@ -910,6 +913,8 @@ class _Builder:
         ops_key = "rsa4" if family == "rsa" and len(values) == 4 else family
         operations = _FAMILY_OPERATIONS[ops_key]
         pending_name = f"{family}-#{index}"
+        if rates_era is None and values:
+            rates_era = self._unit_from_progress(family, bits, operations[0], values[0])
         if len(values) < len(operations):
             self.warn(f"-mr record {label!r} has too few values")
             for operation in operations:
@@ -961,6 +966,35 @@ class _Builder:
                 (family, bits, operation), index,
             )  # fmt: skip
 
+    def _unit_from_progress(
+        self, family: str, bits: int | None, operation: str, token: str
+    ) -> bool | None:
+        """Whether a -mr value is a rate, judged against its progress line (count / time).
+
+        Used only when the version is unknown. The -mr stderr of the same run says how
+        many operations ran in how many seconds; the printed value is either that rate
+        or its inverse, and the two differ by orders of magnitude except near 1 op/s.
+        """
+        value = _float_or_none(token)
+        if value is None or not math.isfinite(value) or value <= 0:
+            return None
+        for p in self.progress:
+            if (p.family, p.bits, p.operation) != (family, bits, operation):
+                continue
+            if p.count <= 0 or p.seconds_reported <= 0:
+                continue
+            rate = p.count / p.seconds_reported
+            as_rate = abs(math.log(value / rate))
+            as_seconds = abs(math.log(1 / value / rate))
+            if min(as_rate, as_seconds) > math.log(1.5) or abs(as_rate - as_seconds) < 1:
+                return None  # neither reading matches, or both do (about 1 op/s)
+            self.warn(
+                "-mr public-key unit taken from the progress lines (no version given): "
+                + ("operations per second" if as_rate < as_seconds else "seconds per operation")
+            )
+            return as_rate < as_seconds
+        return None
+
     def _mr_dtp(self, parts: list[str], line: str) -> None:
         # +DTP:<bits>:<op>:<alg>:<secs> (all) or +DTP:<name>:<op>:<secs> (3.2+ KEM/sig)
         if len(parts) >= 4 and parts[0].isdigit():
@@ -977,7 +1011,7 @@ class _Builder:
         elif len(parts) >= 3:
             name, op = parts[0], parts[1]
             self.mr_pending = (
-                name,
+                f"{name} {op}",
                 _float_or_none(parts[2]),
                 None,
                 None,
@@ -1001,8 +1035,9 @@ class _Builder:
             number = _int_or_none(kind) or 0
             family = "kem" if 15 <= number <= 17 else "sig"
             names = self.kem_names if family == "kem" else self.sig_names
-            if label not in names:
-                names.append(label)
+            name = label.rsplit(" ", 1)[0]
+            if name not in names:
+                names.append(name)
         self.progress.append(
             Progress(
                 label=label,
@@ -1045,7 +1080,9 @@ class _Builder:
 
     def _header(self) -> SpeedHeader:
         values = dict(self.header)
-        if "elapsed" not in values and self.saw_progress_stream and not self.machine_readable:
+        if self.multi:
+            values["elapsed"] = True  # do_multi() sets usertime = 0 in every child
+        elif "elapsed" not in values and self.saw_progress_stream and not self.machine_readable:
             values["elapsed"] = False
         if "version" not in values and self.version_hint:
             values["version"] = self.version_hint
@@ -1083,21 +1120,32 @@ class _Builder:
                 )
 
     def _settle_evp(self) -> None:
-        """Decide the EVP-ness of 1.x rows whose name is the same on both paths."""
+        """Decide the EVP-ness of 1.x rows whose name is the same on both paths.
+
+        Up to 1.1.1 speed has a single EVP row (names[D_EVP], the one -evp algorithm). So
+        when the version is known to be 1.x and another row already is that EVP row, the
+        undecided rows are legacy; when -evp was passed and exactly one row is undecided
+        and no other row is EVP, that row is the EVP one.
+        """
         undecided = {f.label for f in self.figures if f.block_size is not None and f.evp is None}
         if not undecided:
             return
-        if self.evp_hint and len(undecided) == 1:
-            has_other_evp = any(
-                f.evp is True and f.block_size is not None and f.label.lower() != "evp"
+        evp_rows = {f.label for f in self.figures if f.evp is True and f.block_size is not None}
+        has_evp_row = bool(evp_rows)
+        version = self.version
+        decided: dict[str, bool] = {}
+        # (several EVP rows: tables of several runs pasted as one; the rule does not hold)
+        if len(evp_rows) == 1 and version is not None and version < (3, 0, 0) and not self.multi:
+            decided = dict.fromkeys(undecided, False)
+        elif self.evp_hint and len(undecided) == 1 and not has_evp_row:
+            decided = dict.fromkeys(undecided, True)
+        if decided:
+            self.figures = [
+                replace(f, evp=decided[f.label])
+                if f.block_size is not None and f.evp is None and f.label in decided
+                else f
                 for f in self.figures
-            )
-            if not has_other_evp:
-                (label,) = undecided
-                self.figures = [
-                    replace(f, evp=True) if f.label == label and f.block_size else f
-                    for f in self.figures
-                ]
+            ]
 
     def _check_time_basis(self) -> None:
         suspects = [
@@ -1182,6 +1230,14 @@ def _pk_progress_kind(what: str) -> tuple[str | None, str | None]:
     return None, None
 
 
+def _version_token(version: str | None) -> str | None:
+    """``"OpenSSL 1.1.1w  11 Sep 2023"`` -> ``"1.1.1w"``; other text is kept as given."""
+    if version is None:
+        return None
+    match = re.match(r"\s*OpenSSL\s+(\d+\.\d+\.\d+\S*)", version)
+    return match.group(1) if match else version.strip()
+
+
 def _int_or_none(text: str) -> int | None:
     try:
         return int(text)
@@ -1215,7 +1271,7 @@ def parse_speed(
 
     Raises ParseError when neither stream looks like speed output at all.
     """
-    builder = _Builder(version_hint=version, evp_hint=evp)
+    builder = _Builder(version_hint=_version_token(version), evp_hint=evp)
     for line in _split_lines(stderr):
         builder.feed(line)
     # Progress printed on stderr must not end a table that starts on stdout.
@@ -1248,19 +1304,528 @@ def parse_report(text: str, *, keep_duplicates: bool = False) -> list[SpeedRun]:
     lost. A run that repeats an earlier one exactly (a quoted copy in a reply) is dropped
     unless ``keep_duplicates``. A table printed without its own header (the author pasted
     the header once) inherits the header of the run above, with a warning.
+
+    Short label lines between a table's rows ("openssl-3.0", "openssl speed -evp rc4:")
+    do not end the table; a row that measures again what the run already holds (the same
+    name, and key size, after such words or a header of its own) starts a new run. With
+    ``-multi`` the children's ``Got: ...`` records are skipped, as in :func:`parse_speed`:
+    the parent's table (3.x prints it without a ``type`` header) is the result.
     """
     return _parse_report(text, keep_duplicates=keep_duplicates)
 
 
 def _parse_lines(
-    lines: Sequence[str], *, version: str | None = None, evp: bool | None = None
+    lines: Sequence[str],
+    *,
+    version: str | None = None,
+    evp: bool | None = None,
+    evp_names: frozenset[str] | None = None,
 ) -> SpeedRun:
     """Parse already split lines (stdout and stderr interleaved) into one run."""
-    builder = _Builder(version_hint=version, evp_hint=evp)
+    builder = _Builder(version_hint=version, evp_hint=evp, evp_names=evp_names)
     for line in lines:
         builder.feed(line)
     return builder.finish()
 
 
+# --------------------------------------------------------------------------------------
+# Reports: rebuild the lines of a pasted text, then split it into runs
+#
+# A report is read as a stream of blank-separated tokens, so that lost line breaks, mail
+# wrapping and quoting do not matter. The lexer below recognises speed's own structures
+# (headers, progress sentences, tables, -mr records, command lines) in that stream and
+# emits one logical line per structure; everything else is prose and is dropped.
+
+_R_NUM = r"(?:-?\d+\.\d+k?|infk?|-?nank?)"
+_R_NUM_TOKEN = re.compile(_R_NUM)
+_R_PK_VALUE = re.compile(r"(?:\d+(?:\.\d+)?|inf|-?nan)")
+_R_PK_SECONDS = re.compile(r"(?:\d+(?:\.\d+)?|inf|-?nan)s")
+_R_VERSION = (
+    r"OpenSSL \d+\.\d+\.\d+[a-z]*(?:[-+][\w.+-]*)? "
+    r"(?:\d{1,2} [A-Z][a-z]{2} \d{4}|xx XXX xxxx)(?: \([^()]{0,80}\))?"
+)
+_R_FIELDS = (
+    "built on:", "platform:", "options:", "compiler:", "OPENSSLDIR:", "ENGINESDIR:",
+    "MODULESDIR:", "Seeding source:", "available timing options:", "timing function used:",
+    "CPUINFO:",
+)  # fmt: skip
+_R_PK_HEADER_TEXTS = {" ".join(cols): kind for cols, kind in _PK_HEADERS.items()}
+_R_ANCHOR = re.compile(
+    "|".join(
+        [
+            _R_VERSION,
+            r"version: \d",
+            *(re.escape(f) for f in _R_FIELDS),
+            r"The 'numbers' are",
+            r"type \d+ bytes",
+            r"Doing ",
+            r"You have chosen",
+            r"\+(?:H|F\d*|DTP?|DNP?|R\d*):",
+            r"\$ ",
+            *(re.escape(t) for t in _R_PK_HEADER_TEXTS),
+        ]
+    )
+)
+_R_MR = re.compile(
+    r"\+(?:D[TN]:[^:\s]+(?: [^:\s]+){0,2}:\d+:\d+"
+    r"|D[TN]P:\d+:[^:\s]*:[^:\s]+(?: [^:\s]+){0,2}:\d+"
+    r"|D[TN]P:[^:\s]+:[^:\s]+:\d+"
+    r"|R:\d+:[^:\s]+(?: [^:\s]+){0,2}:\d+(?:\.\d+)?"
+    r"|F:\d+:[^:\s]+(?: [^:\s]+){0,2}(?::[^:\s]+)+"
+    r"|(?:H|F\d+|R\d+):\S*)"
+)
+_R_PROGRESS = (_PROGRESS_SYM_RE, _PROGRESS_SYM_COUNT_RE, _PROGRESS_PK_RE, _PROGRESS_KS_RE)
+_R_ELAPSED = re.compile(r"You have chosen to measure elapsed time instead of user CPU time\.?")
+_R_NUMBERS = re.compile(r"The 'numbers' are in 1000s of bytes per second processed\.?")
+_R_SYM_HEADER = re.compile(r"type(?: \d+ bytes)+")
+#: A token that cannot be part of a command line: a capitalised word ("This") or one that
+#: ends a sentence ("set.", "...", "gives:").
+_R_PROSE_WORD = re.compile(r"[A-Z][a-z]|[a-z][.,;!?]$|\.\.\.$|[a-z]:$")
+_R_EVP_ARG = re.compile(r"(?:^| )-evp (\S+)")
+_R_PROMPT = re.compile(r"^(?:\$|%|#|\S*[>$#%]|\(\S*\)|\[\S*\])$")
+
+
+#: -multi: ``Got: +F:22:evp:1.00:... from 0`` and ``Forked child 0``.
+_R_MULTI = re.compile(r"Got: \+(?:H|F\d*|R\d*):\S* from \d+")
+_R_FORKED = re.compile(r"Forked child \d+")
+#: A word that ends a sentence or a label line cannot be (the start of) a row name.
+_R_LABEL_END = re.compile(r"[:.,;!?]$")
+#: The second word of speed's two-word names (the legacy table of 0.9.8 to 1.1.1).
+_R_LABEL_MODE = re.compile(r"cbc|ige|ede3|cfb|ofb|ecb|ctr")
+#: How many words of prose may sit between a table's header (or rows) and its next row.
+_R_LABEL_LINE_WORDS = 12
+
+_QUOTE_PREFIX_RE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
+
+
+@dataclass
+class _Item:
+    kind: str
+    text: str
+
+
+class _Lexer:
+    def __init__(self, text: str) -> None:
+        unquoted = _QUOTE_PREFIX_RE.sub("", text)  # "> " and ">>" at line starts
+        tokens: list[str] = []
+        #: Where the text kept its line breaks: does a token end its line? A table row
+        #: ends one (wrapped or not); a flattened copy tells nothing, all are True.
+        self.line_end: list[bool] = []
+        lined = unquoted.count("\n") > 2
+        for line in unquoted.splitlines() if lined else [unquoted]:
+            words = [t for t in line.split() if not re.fullmatch(r">+", t)]  # inline ones
+            tokens += words
+            self.line_end += [not lined or n == len(words) - 1 for n in range(len(words))]
+        self.tokens = tokens
+        self.joined = " ".join(tokens)
+        self.offsets: list[int] = []
+        position = 0
+        for token in tokens:
+            self.offsets.append(position)
+            position += len(token) + 1
+        self.index_at = {offset: i for i, offset in enumerate(self.offsets)}
+        self.items: list[_Item] = []
+        self.prose: list[str] = []
+        self.sym_columns = 0
+        self.pk_kind: str | None = None
+        self.multi_columns = 0
+        """Sizes announced by a -multi child's ``Got: +H:...``: 3.x's parent prints its
+        table without a ``type`` header."""
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _end_index(self, end: int) -> int | None:
+        """Token index following a match ending at character ``end``, if on a boundary."""
+        if end >= len(self.joined):
+            return len(self.tokens)
+        if self.joined[end] != " ":
+            return None
+        return self.index_at.get(end + 1)
+
+    def _match(self, regex: re.Pattern[str], i: int) -> tuple[str, int] | None:
+        match = regex.match(self.joined, self.offsets[i])
+        if match is None:
+            return None
+        nxt = self._end_index(match.end())
+        return (match.group(0), nxt) if nxt is not None else None
+
+    def _until_anchor(self, start: int) -> int:
+        """Index of the first token from ``start`` on that begins a known structure."""
+        for j in range(start, len(self.tokens)):
+            if _R_ANCHOR.match(self.joined, self.offsets[j]) or self._is_command(j):
+                return j
+            if self.multi_columns and self._sym_row_end(j, self.multi_columns) is not None:
+                return j  # the -multi parent's row, right after its header fields
+        return len(self.tokens)
+
+    def _is_command(self, i: int) -> bool:
+        token = self.tokens[i]
+        if not token.endswith("openssl") or i + 1 >= len(self.tokens):
+            return False
+        if not re.fullmatch(r"speed[)\]:.,]*", self.tokens[i + 1]):
+            return False
+        if "/" in token:
+            return True
+        j = i - 1
+        while j >= 0 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=\S*", self.tokens[j]):
+            j -= 1  # environment assignments before the command
+        return j < 0 or bool(_R_PROMPT.match(self.tokens[j]))
+
+    def emit(self, kind: str, text: str) -> None:
+        if self.prose:
+            self.items.append(_Item("prose", " ".join(self.prose)))
+            self.prose = []
+        self.items.append(_Item(kind, text))
+
+    # -- main loop -----------------------------------------------------------------------
+
+    def run(self) -> list[_Item]:
+        i = 0
+        while i < len(self.tokens):
+            nxt = self._step(i)
+            if nxt is None:
+                if not self._table_resumes(i):
+                    if self.sym_columns:
+                        self._note_broken_table(i)
+                    self.sym_columns = 0
+                    self.pk_kind = None
+                self.prose.append(self.tokens[i])
+                i += 1
+            else:
+                i = nxt
+        self.emit("end", "")
+        return self.items[:-1]
+
+    def _table_resumes(self, i: int) -> bool:
+        """Whether the prose at ``i`` is a short line between a table's rows.
+
+        Authors label groups of rows ("openssl speed -evp rc4:", "openssl-3.0") under the
+        header they pasted once; a row of the table must follow within a few words.
+        """
+        if self.sym_columns < 2 and self.pk_kind is None:
+            return False  # a one-column (-bytes) table would read "about 3.5" as a row
+        for j in range(i + 1, min(i + 1 + _R_LABEL_LINE_WORDS, len(self.tokens))):
+            if self.sym_columns and self._sym_row_end(j, self.sym_columns) is not None:
+                return True
+            if self.pk_kind is not None and self._pk_row_end(j) is not None:
+                return True
+        return False
+
+    def _note_broken_table(self, i: int) -> None:
+        window = self.tokens[i : i + self.sym_columns + 4]
+        if sum(1 for t in window if _R_NUM_TOKEN.fullmatch(t)) >= 2:
+            self.emit("broken", " ".join(window))
+
+    def _step(self, i: int) -> int | None:
+        token = self.tokens[i]
+        if token == "Got:" and i + 1 < len(self.tokens) and self.tokens[i + 1].startswith("+"):
+            found = self._match(_R_MULTI, i)
+            if found:
+                # a child's -mr record echoed by the -multi parent: not a result of its own
+                self.emit("multi", found[0])
+                header = _MR_H_RE.match(found[0][5:].split(" from ")[0])
+                if header:
+                    self.multi_columns = len(header.group(1).split(":")) - 1
+                return found[1]
+        if token == "Forked":
+            found = self._match(_R_FORKED, i)
+            if found:
+                self.emit("multi", found[0])
+                return found[1]
+        if token.startswith("+"):
+            found = self._match(_R_MR, i)
+            if found:
+                self.emit("mr", found[0])
+                return found[1]
+        if token == "Doing":
+            for regex in _R_PROGRESS:
+                found = self._match(regex, i)
+                if found:
+                    self.emit("progress", found[0])
+                    return found[1]
+        if token == "You":
+            found = self._match(_R_ELAPSED, i)
+            if found:
+                self.emit("elapsed", found[0])
+                return found[1]
+        if token == "OpenSSL":
+            found = self._match(re.compile(_R_VERSION), i)
+            if found:
+                self.emit("version", found[0])
+                return found[1]
+        if token == "version:":
+            found = self._match(re.compile(r"version: \d+\.\d+\.\d+\S*"), i)
+            if found:
+                self.emit("version", found[0])
+                return found[1]
+        for name in _R_FIELDS:
+            if self.joined.startswith(name, self.offsets[i]):
+                # the value runs to the next structure; "options:bn(64,64)" glues it on
+                end = self._until_anchor(i + len(name.split()))
+                self.emit("field", " ".join(self.tokens[i:end]))
+                return end
+        if token == "The":
+            found = self._match(_R_NUMBERS, i)
+            if found:
+                self.emit("numbers", found[0])
+                return found[1]
+        if token == "type":
+            found = self._match(_R_SYM_HEADER, i)
+            if found:
+                self.emit("symheader", found[0])
+                self.sym_columns = found[0].count("bytes")
+                self.multi_columns = 0
+                self.pk_kind = None
+                return found[1]
+        if self.sym_columns:
+            nxt = self._sym_row(i)
+            if nxt is not None:
+                return nxt
+        elif self.multi_columns:
+            nxt = self._sym_row_end(i, self.multi_columns)
+            if nxt is not None:
+                self.emit("symrow", " ".join(self.tokens[i:nxt]))
+                return nxt
+        for text, kind in _R_PK_HEADER_TEXTS.items():
+            if self.joined.startswith(text, self.offsets[i]):
+                nxt = self._end_index(self.offsets[i] + len(text))
+                if nxt is not None:
+                    self.emit("pkheader", text)
+                    self.sym_columns = 0
+                    self.pk_kind = kind
+                    return nxt
+        nxt = self._pk_row(i)
+        if nxt is not None:
+            return nxt
+        if self._is_command(i):
+            end = i + 2 if self.tokens[i + 1] != "speed" else self._until_anchor(i + 2)
+            for j in range(i + 2, end):
+                if _R_PROSE_WORD.search(self.tokens[j]):
+                    end = j  # the command line ended without a line break: prose follows
+                    break
+            self.emit("command", " ".join(self.tokens[i:end]))
+            return end
+        return None
+
+    def _sym_row(self, i: int) -> int | None:
+        stop = self._sym_row_end(i, self.sym_columns)
+        if stop is not None:
+            self.emit("symrow", " ".join(self.tokens[i:stop]))
+        return stop
+
+    def _sym_row_end(self, i: int, columns: int) -> int | None:
+        """End of a row of ``columns`` figures whose name starts at ``i``, if one does.
+
+        speed's names are one word, or a cipher and its mode (``aes-128 cbc``, ``des
+        ede3``, ``rc5-32/12 cbc``): a word before them ("openssl-3.0", "rc4:") is not
+        part of the name.
+        """
+        first = self.tokens[i]
+        if _R_NUM_TOKEN.fullmatch(first) or _R_LABEL_END.search(first):
+            return None
+        for label_words in (1, 2):
+            start = i + label_words
+            stop = start + columns
+            if stop > len(self.tokens):
+                return None
+            if label_words == 2 and not _R_LABEL_MODE.fullmatch(self.tokens[i + 1]):
+                return None
+            values = self.tokens[start:stop]
+            if all(_R_NUM_TOKEN.fullmatch(t) for t in values) and not (
+                stop < len(self.tokens) and _R_NUM_TOKEN.fullmatch(self.tokens[stop])
+            ):
+                # speed ends the line after the last figure: "about 3.50 on my box" is prose
+                return stop if self.line_end[stop - 1] else None
+        return None
+
+    def _pk_row(self, i: int) -> int | None:
+        stop = self._pk_row_end(i)
+        if stop is None:
+            return None
+        self.emit("pkrow", " ".join(self.tokens[i:stop]))
+        self.sym_columns = 0
+        return stop
+
+    def _pk_row_end(self, i: int) -> int | None:
+        t = self.tokens
+        n = len(t)
+        start: int | None = None
+        if t[i] in ("rsa", "dsa") and i + 2 < n and t[i + 1].isdigit():
+            if re.fullmatch(r"bits?", t[i + 2]):
+                start = i + 3
+        elif t[i].isdigit() and i + 2 < n and re.fullmatch(r"bits?", t[i + 1]):
+            if t[i + 2] == "ffdh":
+                start = i + 3
+            elif (
+                t[i + 2] in ("ecdsa", "ecdh", "EdDSA", "SM2")
+                and i + 3 < n
+                and re.fullmatch(r"\([^()\s]+\)", t[i + 3])
+            ):
+                start = i + 4
+        elif self.pk_kind in ("kem", "sig") and i + 1 < n and _R_PK_SECONDS.fullmatch(t[i + 1]):
+            start = i + 1
+        if start is None:
+            return None
+        seconds = 0
+        while start + seconds < n and _R_PK_SECONDS.fullmatch(t[start + seconds]):
+            seconds += 1
+        stop = start + 2 * seconds
+        if seconds == 0 or stop > n:
+            return None
+        if not all(_R_PK_VALUE.fullmatch(v) for v in t[start + seconds : stop]):
+            return None
+        return stop
+
+
+@dataclass
+class _Segment:
+    items: list[_Item] = field(default_factory=list)
+    has_results: bool = False
+    has_version: bool = False
+    has_table_header: bool = False
+    commands: list[str] = field(default_factory=list)
+    broken: list[str] = field(default_factory=list)
+
+
+def _row_key(item: _Item, pk_header: str) -> str:
+    """What a table row measures: its name, or (public key) its table, name and key size.
+
+    3.2+ names ``rsa2048`` in both the KEM and the signature table of one run.
+    """
+    words = item.text.split()
+    if item.kind == "symrow":
+        return " ".join(w for w in words if not _R_NUM_TOKEN.fullmatch(w))
+    name = [
+        w
+        for w in words
+        if not _R_PK_SECONDS.fullmatch(w) and not (_R_PK_VALUE.fullmatch(w) and "." in w)
+    ]
+    return " ".join([pk_header, "|", *name])
+
+
+def _segments(items: Sequence[_Item]) -> list[_Segment]:
+    segments: list[_Segment] = []
+    current = _Segment()
+    last = ""
+    rows_seen: set[str] = set()
+    prose_since_row = False
+    pk_header = ""
+    for item in items:
+        kind, before, last = item.kind, last, item.kind
+        if kind == "pkheader":
+            pk_header = item.text
+        if kind == "field" and before not in ("version", "field"):
+            last = "prose"
+            continue  # "options:" or "compiler:" in prose, not under a speed header
+        if kind == "prose":
+            if current.commands and not current.has_results and len(item.text.split()) > 12:
+                current.commands.clear()  # a command quoted in prose, not the run's own
+            prose_since_row = True
+            continue
+        repeated_row = (
+            kind in ("symrow", "pkrow")
+            and _row_key(item, pk_header) in rows_seen
+            and (prose_since_row or before == "pkheader")
+        )  # the same row again after words or a header of its own: another measurement
+        starts_run = (
+            (current.has_results and kind in ("command", "progress", "elapsed", "version"))
+            or (current.has_results and kind == "multi")
+            or (kind == "version" and current.has_version and current.has_results)
+            or (kind == "symheader" and current.has_table_header)
+            or (kind == "mr" and item.text.startswith("+H") and current.has_results)
+            or repeated_row
+        )
+        if starts_run:
+            segments.append(current)
+            current = _Segment()
+            rows_seen = set()
+            if repeated_row:
+                header = _table_header(segments[-1], move=before in ("symheader", "pkheader"))
+                if header is not None:
+                    current.items.append(header)
+                    current.has_table_header = header.kind == "symheader"
+        elif kind == "version" and current.has_version:
+            # A version line with no table after it was not a speed header (an `openssl
+            # version` in the prose): forget it, keep the commands and progress read since.
+            current.items = [it for it in current.items if it.kind not in ("version", "field")]
+        if kind == "command":
+            current.commands.append(item.text)
+            continue
+        if kind == "broken":
+            current.broken.append(item.text)
+            continue
+        current.items.append(item)
+        if kind in ("symrow", "pkrow"):
+            rows_seen.add(_row_key(item, pk_header))
+            prose_since_row = False
+        if kind in ("symrow", "pkrow") or (kind == "mr" and item.text.startswith("+F")):
+            current.has_results = True
+        elif kind == "version":
+            current.has_version = True
+        elif kind == "symheader":
+            current.has_table_header = True
+    segments.append(current)
+    return [s for s in segments if s.has_results]
+
+
+def _table_header(segment: _Segment, *, move: bool) -> _Item | None:
+    """The last table header of a segment, for the rows of the next one.
+
+    ``move``: the header ended the segment (it was printed for the rows that follow).
+    """
+    for index in range(len(segment.items) - 1, -1, -1):
+        if segment.items[index].kind in ("symheader", "pkheader"):
+            return segment.items.pop(index) if move else segment.items[index]
+    return None
+
+
+def _is_progress_item(item: _Item) -> bool:
+    return item.kind in ("progress", "elapsed") or (
+        item.kind == "mr" and item.text.startswith(("+DT", "+DN", "+R"))
+    )
+
+
 def _parse_report(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
-    raise NotImplementedError
+    runs: list[SpeedRun] = []
+    previous: SpeedRun | None = None
+    for segment in _segments(_Lexer(text).run()):
+        evp: bool | None = None
+        evp_names: frozenset[str] | None = None
+        if segment.commands:
+            named = [m.group(1) for c in segment.commands for m in _R_EVP_ARG.finditer(c)]
+            evp = bool(named)
+            evp_names = frozenset(named)
+        # progress first, as parse_speed reads stderr first: -mr units may depend on it
+        progress = [i.text for i in segment.items if _is_progress_item(i)]
+        lines = progress + [i.text for i in segment.items if not _is_progress_item(i)]
+        run = _parse_lines(lines, evp=evp, evp_names=evp_names)
+        extra = [f"table text that could not be read: {b!r}" for b in segment.broken]
+        if (
+            run.header.version is None
+            and previous is not None
+            and previous.header.version is not None
+            and not run.machine_readable
+            and not previous.machine_readable
+        ):
+            # The author printed the build header once above several tables of one build.
+            inherited = replace(previous.header, elapsed=run.header.elapsed)
+            run = _parse_lines(lines, version=inherited.version, evp=evp, evp_names=evp_names)
+            run = replace(run, header=replace(inherited, elapsed=run.header.elapsed))
+            extra.append(
+                f"no header printed with this table: header of the run above "
+                f"({inherited.version_line}) assumed"
+            )
+        if extra:
+            run = replace(run, warnings=(*run.warnings, *extra))
+        previous = run
+        if not keep_duplicates and any(
+            r.header == run.header and r.figures == run.figures for r in runs
+        ):
+            continue  # a quoted copy of a run already read
+        runs.append(run)
+    if not runs:
+        raise ParseError(
+            "no `openssl speed` table found in this report",
+            hint="a table starts with 'type 16 bytes ...', 'sign verify ...' or '+H:'",
+        )
+    return runs

@@ -50,7 +50,7 @@ suites:
     masks:
       - name: native
       - name: no-aesni
-        ia32cap: "~0x200000200000000"
+        ia32cap: "~0x200000200000000:~0x0"
 profiles:
   ryzen:
     description: AMD Ryzen 5 3600

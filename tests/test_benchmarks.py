@@ -155,24 +155,32 @@ def test_shared_stage_savings_count_one_build_per_base_and_version(tmp_path: Pat
 
 
 def test_method_table_arranges_records_like_the_blog() -> None:
-    def rec(variant: str, mask: str, alg: str, value: float | None,
-            status: str = "ok") -> dict[str, object]:
+    def rec(variant: str, mask: str, alg: str, value: float | None, status: str = "ok",
+            engine: str | None = None) -> dict[str, object]:
         return {"variant": variant, "version": "1.1.1w", "mask": mask, "algorithm": alg,
-                "block_size": 8192, "bytes_per_s": value, "status": status}
+                "block_size": 8192, "bytes_per_s": value, "status": status, "engine": engine}
 
     rows = [rec("1.1.1w-no-asm-x86_64", "native", "md5", 1000.0),
             rec("1.1.1w-no-asm-x86_64", "native", "md5", 3000.0),
             rec("1.1.1w-no-asm-x86_64", "no-aesni-sha", "md5", 99.0),
+            rec("1.1.1w-no-asm-x86_64", "native", "md5", 55.0, engine="afalg"),
             rec("1.1.1w-asm-x86_64", "no-aesni-sha", "sha256", 2.0),
             rec("1.1.1w-asm-x86_64", "native", "sha256", 5.0),
-            rec("1.1.1w-asm-x86_64", "native", "sha1", None, "parse-error"),
+            rec("1.1.1w-asm-x86_64", "native", "sha1", None, "unparsable"),
+            rec("1.1.1w-asm-x86_64", "native", "aes-256-cbc", 7e8, "engine-not-engaged",
+                engine="afalg"),
             {**rec("3.0.20-asm-x86_64", "native", "sha256", 7.0), "version": "3.0.20"}]
     table = run.method_table(rows, "1.1.1w")
-    assert table == {"no-asm": {"md5": [1000.0, 3000.0]}, "asm": {"sha256": [2.0]},
-                     "AES-NI & SHA Ext.": {"sha256": [5.0]}}
+    assert table == {
+        "no-asm": {"md5": {"values": [1000.0, 3000.0], "statuses": ["ok"]}},
+        "asm": {"sha256": {"values": [2.0], "statuses": ["ok"]}},
+        "AES-NI & SHA Ext.": {"sha256": {"values": [5.0], "statuses": ["ok"]}},
+        "Kernel (afalg)": {"aes-256-cbc": {"values": [7e8],
+                                           "statuses": ["engine-not-engaged"]}}}
+    assert [round(c, 1) for c in run.table_cvs(table)] == [70.7]
     text = run.blog_table_text({"1.1.1w": table})
     assert "| no-asm " in text and "2.00k (70.7%)" in text
-    assert "Kernel (afalg)" in text and "no AF_ALG" in text
+    assert "700,000.00k [engine-not-engaged]" in text
 
 
 def test_overhead_split() -> None:
@@ -189,14 +197,19 @@ def test_blog_fast_suite_is_one_size_one_second_on_1_1_1_and_3_0() -> None:
     m = load_matrix(ROOT / "matrix.yaml", default_urls=default_urls)
     suite = m.suite("blog-fast")
     assert suite.algorithms == run.BLOG_ALGORITHMS
-    assert {mask.name for mask in suite.masks} == {name for _, _, name in run.BLOG_METHODS}
+    assert {mask.name for mask in suite.masks} == {m[2] for m in run.BLOG_METHODS}
     for version in ("1.1.1w", "3.0.20"):
         invocations, notes = speed_invocations(version, suite)
         assert notes == []
-        assert len(invocations) == 12
+        # 6 algorithms x 2 masks x (built-in code, afalg engine)
+        assert len(invocations) == 24
         for inv in invocations:
             assert inv.command[:8] == ("openssl", "speed", "-elapsed", "-mr", "-seconds", "1",
                                        "-bytes", "8192")
+        masked = {inv.env.get("OPENSSL_ia32cap") for inv in invocations} - {None}
+        # AES-NI, PCLMULQDQ off in the first word, the SHA extensions in the second
+        assert masked == {"~0x200000200000000:~0x20000000"}
+        assert {inv.engine for inv in invocations} == {None, "afalg"}
     idea = [i for i in speed_invocations("3.0.20", suite)[0] if i.algorithm == "idea-cbc"]
     assert all("legacy" in i.command for i in idea)
 

@@ -74,3 +74,48 @@ def test_unknown_profile_is_named(tmp_path: Path) -> None:
     out = invoke("matrix", "bench", "--cpu=ryzn")
     assert out.returncode == 2
     assert "no CPU profile named 'ryzn'" in out.stderr and "'ryzen'" in out.stderr
+
+
+SEED_001 = ROOT.parent / "shared" / "seeds" / "001_cc1246047009c34e.txt"
+
+
+def test_parse_a_published_report_as_json(tmp_path: Path) -> None:
+    # Data from seed 001 (Ivy Bridge AES-NI blog, 1.0.1e): the two result tables.
+    report = tmp_path / "report.txt"
+    report.write_text(
+        "OpenSSL 1.0.1e 11 Feb 2013\n"
+        "type 16 bytes 64 bytes 256 bytes 1024 bytes 8192 bytes\n"
+        "aes-128-cbc 305049.90k 327331.20k 332573.95k 334071.81k 333987.84k\n")
+    out = invoke("matrix", "parse", str(report), "--json")
+    assert out.returncode == 0, out.stderr
+    runs = json.loads(out.stdout)
+    assert runs[0]["header"]["version"] == "1.0.1e"
+    by_size = {r["block_size"]: r["bytes_per_s"] for r in runs[0]["records"]}
+    assert by_size == {16: 305049900.0, 64: 327331200.0, 256: 332573950.0,
+                       1024: 334071810.0, 8192: 333987840.0}
+
+
+def test_import_stores_reference_results(tmp_path: Path) -> None:
+    if not SEED_001.exists():
+        import pytest
+
+        pytest.skip("../shared/seeds is not beside this clone")
+    results = tmp_path / "results"
+    out = invoke("matrix", "import", str(SEED_001), "--as", "ivy-bridge-blog",
+                 f"--results={results}")
+    assert out.returncode == 0, out.stderr
+    runs = sorted((results / "ref-ivy-bridge-blog" / "1.0.1e" / "import").iterdir())
+    assert [r.name for r in runs] == ["0001", "0002"]
+    meta = json.loads((runs[0] / "meta.json").read_text())
+    assert meta["kind"] == "reference" and len(meta["source_sha256"]) == 64
+    figures = json.loads((runs[1] / "figures.json").read_text())
+    assert {f["block_size"]: f["bytes_per_s"] for f in figures}[8192] == 170519210.0
+    exported = invoke("matrix", "export", f"--results={results}")
+    assert "ref-ivy-bridge-blog,1.0.1e,1.0.1e,import,0002" in exported.stdout
+
+
+def test_import_needs_a_name(tmp_path: Path) -> None:
+    out = invoke("matrix", "import", "x.txt")
+    assert out.returncode == 10 and "--as NAME" in out.stderr
+    out = invoke("matrix", "list", "--as", "x")
+    assert out.returncode == 10 and "does not take --as" in out.stderr

@@ -152,11 +152,19 @@ def test_3_0_machine_readable_curves_by_index() -> None:
 
 
 def test_3_0_mr_without_version_is_still_rates_for_late_records() -> None:
-    run = load("real-3.0.20/mr-usertime-pk")  # no version given
+    stdout = (FIXTURES / "real-3.0.20/mr-usertime-pk.stdout").read_text()
+    run = parse_speed(stdout)  # no version, no stderr
     assert one(run, "sm2", op="sign").status == STATUS_OK  # +F7 exists only from 3.0
     rsa = one(run, "rsa-1024", op="sign")
     assert (rsa.status, rsa.ops_per_s) == ("unknown-unit", None)
     assert any("version" in w for w in run.warnings)
+
+
+def test_mr_unit_from_progress_when_version_unknown() -> None:
+    run = load("real-3.0.20/mr-usertime-pk")  # stderr has +R1:<count>:1024:<secs>
+    rsa = one(run, "rsa-1024", op="sign")
+    assert (rsa.status, rsa.ops_per_s) == (STATUS_OK, 12230.30303)
+    assert any("unit taken from the progress lines" in w for w in run.warnings)
 
 
 # --- 1.1.1w ---------------------------------------------------------------------------
@@ -173,8 +181,8 @@ def test_1_1_1_human_legacy_and_evp_rows() -> None:
     evp = one(run, "aes-128-cbc", size=16, label="aes-128-cbc")
     assert (legacy.evp, legacy.bytes_per_s) == (False, 208570350.0)
     assert (evp.evp, evp.bytes_per_s) == (True, 523607840.0)
-    # sha256 prints the same name on both paths: without evp= it cannot be told
-    assert one(run, "sha256", size=16).evp is None
+    # sha256 prints the same name on both paths, but 1.x has one EVP row: aes-128-cbc
+    assert one(run, "sha256", size=16).evp is False
     assert one(run, "rsa-2048", op="sign").evp is False  # RSA_sign
     assert one(run, "ecdh-p256").evp is True  # EVP_PKEY_derive from 1.1.1
     assert one(run, "ecdsa-p256", op="sign").ops_per_s == 23723.8
@@ -267,3 +275,43 @@ def test_figure_records_are_json() -> None:
     assert not any(
         isinstance(v, float) and not math.isfinite(v) for r in records for v in r.values()
     )
+
+
+def test_public_key_time_basis_and_degenerate_rows() -> None:
+    stderr = (
+        "Doing 2048 bits private rsa's for 10s: 400 2048 bits private RSA's in 0.50s\n"
+        "Doing 2048 bits public rsa's for 10s: 90000 2048 bits public RSA's in 9.90s\n"
+        "Doing 256 bits  ecdh's for 10s: 0 256-bits ECDH ops in 10.00s\n"
+    )
+    stdout = (
+        "version: 3.0.20\n"
+        "                  sign    verify    sign/s verify/s\n"
+        "rsa 2048 bits 0.001250s 0.000110s    800.0   9090.9\n"
+        "                              op      op/s\n"
+        " 256 bits ecdh (nistp256)      infs      0.0\n"
+        "                              sign    verify    sign/s verify/s\n"
+        " 253 bits EdDSA (Ed25519)   0.0000s   0.0000s      inf      inf\n"
+    )
+    run = parse_speed(stdout, stderr)
+    sign = one(run, "rsa-2048", op="sign")
+    assert (sign.status, sign.ops_per_s) == ("suspect-time-basis", 800.0)
+    assert one(run, "rsa-2048", op="verify").status == STATUS_OK
+    ecdh = one(run, "ecdh-p256")
+    assert (ecdh.status, ecdh.ops_per_s) == ("zero", None)
+    ed = one(run, "ed25519", op="sign")
+    assert (ed.status, ed.ops_per_s) == ("infinite", None)
+    assert any("time basis" in w for w in run.warnings)
+
+
+def test_version_hint_may_be_the_openssl_version_line() -> None:
+    stdout = (FIXTURES / "real-1.1.1w/mr-evp-elapsed.stdout").read_text()
+    run = parse_speed(stdout, version="OpenSSL 1.1.1w  11 Sep 2023")
+    assert run.header.version == "1.1.1w"
+    assert one(run, "rsa-2048", op="sign").ops_per_s == 1015.0
+
+
+def test_1_x_digest_row_alone_needs_the_evp_hint() -> None:
+    stdout = "OpenSSL 1.1.1w  11 Sep 2023\ntype 16 bytes\nsha256 123.45k\n"
+    assert parse_speed(stdout).figures[0].evp is None
+    assert parse_speed(stdout, evp=True).figures[0].evp is True
+    assert parse_speed(stdout, evp=False).figures[0].evp is False

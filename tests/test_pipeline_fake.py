@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.bench import Bencher, speed_invocations
+from openssl_matrix.bench import Bencher, speed_invocations, unwrap_speed
 from openssl_matrix.build import Builder
 from openssl_matrix.errors import ProfileMismatch, ResultsError
 from openssl_matrix.export import render as export
@@ -28,6 +28,7 @@ MR_STDERR = "+DT:aes-128-cbc:1:8192\n+R:174122:aes-128-cbc:1.000000\n"
 
 def speed_responder(image: str, command: Sequence[str], env: Mapping[str, str],
                     ) -> tuple[int, str, str]:
+    command = unwrap_speed(command)
     assert command[:4] == ("openssl", "speed", "-elapsed", "-mr")
     if "OPENSSL_ia32cap" in env:
         return 0, MR_STDOUT.replace("1426407424.00", "298614784.00"), MR_STDERR
@@ -95,8 +96,8 @@ def test_bench_writes_tree_and_never_overwrites(fake_matrix: Path, tmp_path: Pat
     by_mask = {f["mask"]: f["bytes_per_s"] for f in figures}
     assert by_mask == {"native": 1426407424.0, "no-aesni": 298614784.0}
     # the container got the mask in its environment, not in a shell string
-    envs = [env for _, cmd, env in backend.runs if cmd[:2] == ("openssl", "speed")]
-    assert envs == [{}, {"OPENSSL_ia32cap": "~0x200000200000000"}]
+    envs = [env for _, cmd, env in backend.runs if unwrap_speed(cmd)[:2] == ("openssl", "speed")]
+    assert envs == [{}, {"OPENSSL_ia32cap": "~0x200000200000000:~0x0"}]
 
     bencher.bench(variants, m.suite("quick"), "auto")
     assert (run.parent / "0002/figures.json").exists()
@@ -176,3 +177,15 @@ def test_speed_invocations_per_version() -> None:
     inv, notes = speed_invocations("1.0.1e", m.suite("aes8k"))
     assert "-seconds" not in inv[0].command and "-bytes" not in inv[0].command
     assert any("-bytes is not in 1.0.1e" in n for n in notes)
+
+
+def test_wrong_profile_is_refused_before_anything_is_built(fake_matrix: Path,
+                                                           tmp_path: Path) -> None:
+    m = load_matrix(fake_matrix, default_urls=default_urls)
+    backend = FakeBackend(speed_responder)
+    bencher = Bencher(m, backend, ResultsTree(tmp_path / "r"), engine={}, git_commit=None)
+    with pytest.raises(ProfileMismatch, match="model is 'AMD EPYC 7B13'"):
+        bencher.bench(list(m.variants), m.suite("quick"), "ryzen")
+    out = bencher.bench(list(m.variants), m.suite("quick"), "auto")
+    assert {o.status for o in out} == {"failed"}
+    assert "invoke matrix build --only" in str(out[0].error)
