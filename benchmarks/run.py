@@ -716,6 +716,11 @@ def section_fidelity(ctx: Context) -> None:
 # -- 2. no-op rebuild ---------------------------------------------------------------
 
 
+def default_versions(m: Matrix) -> dict[str, str]:
+    """version -> sha256 of the versions the matrix's default variants build."""
+    return {v.version.version: str(v.version.sha256) for v in m.variants}
+
+
 def usable_marches(flags: Iterable[str]) -> list[str]:
     have = set(flags)
     return [m for m in NOOP_MARCHES if all(f in have for f in MARCH_NEEDS[m])]
@@ -727,7 +732,7 @@ def section_noop(ctx: Context) -> None:
         if line.startswith("flags"):
             flags = tuple(line.split(":", 1)[1].split())
             break
-    versions = {v.version: str(v.sha256) for v in ctx.matrix.versions}
+    versions = default_versions(ctx.matrix)
     if ctx.quick:
         path = ctx.matrix.path
         only = "1.1.1w-*"
@@ -1057,7 +1062,7 @@ def section_repeat(ctx: Context) -> None:
                          f"--results={tree.root}")
     ctx.say(f"  blog-fast --repeat {reps}: {repeat_s:.1f} s")
     rows = [r for r in records(tree) if r.get("suite") == suite.name]
-    tables = {ver.version: method_table(rows, ver.version) for ver in ctx.matrix.versions}
+    tables = {ver: method_table(rows, ver) for ver in default_versions(ctx.matrix)}
     blog_cvs = [c for t in tables.values() for c in table_cvs(t)]
     invocations = sum(len(speed_invocations(v.version.version, suite)[0]) for v in variants)
     ctx.data["blog"] = {"suite": dataclasses.asdict(suite), "once_s": once_s,

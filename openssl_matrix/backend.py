@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,12 +21,17 @@ from typing import Any, Protocol
 import docker
 import docker.errors
 import requests.exceptions
+import urllib3.exceptions
 
 from . import log as _log
-from .errors import BuildError, DockerUnavailable
+from .errors import BenchError, BuildError, DockerUnavailable
 
 KEEP_ENV = "OPENSSL_MATRIX_KEEP_CONTAINERS"
 PROGRESS_EVERY = 30.0  # seconds between "still building" notes
+#: Exit code given to a container run killed for exceeding its time limit (as timeout(1)).
+TIMEOUT_EXIT = 124
+#: An unprivileged user (nobody) for every container run: openssl speed needs no root.
+NOBODY = "65534:65534"
 
 
 @dataclass(frozen=True)
@@ -44,7 +50,13 @@ class RunResult:
 
 @dataclass(frozen=True)
 class RunLimits:
-    """Isolation for a bench container: no network, no capabilities, read-only root."""
+    """Isolation for a container run: no network, no capabilities, no privilege gain,
+    read-only root, memory and pid limits, an unprivileged user. Never privileged.
+
+    ``devices`` (host paths such as ``/dev/crypto``) are passed only when given: a
+    suite asks for them and the bench checks the host has them. ``labels`` mark the
+    container so that one left behind by a killed process can be found and removed.
+    """
 
     network: str = "none"
     memory: str = "1g"
@@ -57,6 +69,8 @@ class RunLimits:
     read_only: bool = True
     devices: tuple[str, ...] = ()
     timeout: float = 3600.0
+    user: str | None = NOBODY
+    labels: tuple[tuple[str, str], ...] = ()
 
 
 class Backend(Protocol):
@@ -74,6 +88,8 @@ class Backend(Protocol):
     def run(self, image: str, command: Sequence[str], *, env: Mapping[str, str] | None = None,
             limits: RunLimits | None = None) -> RunResult: ...
 
+    def remove_containers(self, labels: Mapping[str, str]) -> list[str]: ...
+
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
@@ -86,16 +102,21 @@ class DockerBackend:
         self.spec = base_url
         base_url = resolve_docker_host(base_url) if base_url else None
         self.base_url = base_url
+        client = None
         try:
+            _probe_unix_socket(base_url or os.environ.get("DOCKER_HOST")
+                               or "unix:///var/run/docker.sock")
             if base_url:
-                self.client = docker.DockerClient(
+                client = docker.DockerClient(
                     base_url=base_url, timeout=120,
                     use_ssh_client=base_url.startswith("ssh://"))
             else:
-                self.client = docker.from_env(timeout=120)
-            self.client.ping()
+                client = docker.from_env(timeout=120)
+            client.ping()
         except (docker.errors.DockerException, requests.exceptions.RequestException,
                 OSError) as exc:
+            if client is not None:
+                client.close()
             where = base_url or os.environ.get("DOCKER_HOST") or "the local socket"
             if self.spec and self.spec != base_url:
                 where += f" ({self.spec})"
@@ -106,6 +127,7 @@ class DockerBackend:
                       "start it (e.g. `dockerd &`, or `bash .ci/setup` on a fresh machine) "
                       "and check `docker info`"),
             ) from None
+        self.client = client
 
     def _guard(self, what: str, exc: BaseException) -> DockerUnavailable:
         return DockerUnavailable(
@@ -148,6 +170,8 @@ class DockerBackend:
             labels = self.client.images.get(tag).labels or {}
         except docker.errors.ImageNotFound:
             return {}
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise self._guard(f"looking up image {tag}", exc) from None
         return {str(k): str(v) for k, v in labels.items()}
 
     def build(self, context: Path, tag: str, *, log_path: Path, network: str | None,
@@ -200,37 +224,59 @@ class DockerBackend:
 
     def run(self, image: str, command: Sequence[str], *, env: Mapping[str, str] | None = None,
             limits: RunLimits | None = None) -> RunResult:
-        """Run ``command`` (exec form, no shell) in a fresh hardened container."""
+        """Run ``command`` (exec form, no shell) in a fresh hardened container.
+
+        A run that outlives ``limits.timeout`` is killed and comes back with exit code
+        124 and a note on stderr. The container is removed afterwards (set
+        $OPENSSL_MATRIX_KEEP_CONTAINERS to keep it for debugging).
+        """
         lim = limits or RunLimits()
         env = dict(env or {})
         container = None
         started = _now()
         t0 = time.monotonic()
+        what = " ".join(command)
         try:
             container = self.client.containers.create(
                 image, list(command), environment=env, network_mode=lim.network,
                 cap_drop=["ALL"], security_opt=["no-new-privileges"], read_only=lim.read_only,
-                mem_limit=lim.memory, pids_limit=lim.pids, cpuset_cpus=lim.cpuset,
-                nano_cpus=int(lim.cpus * 1e9) if lim.cpus else None,
+                mem_limit=lim.memory, memswap_limit=lim.memory, pids_limit=lim.pids,
+                cpuset_cpus=lim.cpuset, nano_cpus=int(lim.cpus * 1e9) if lim.cpus else None,
                 cpu_shares=lim.cpu_shares,
-                tmpfs={"/tmp": "rw,size=64m"}, devices=list(lim.devices) or None,
-                privileged=False, detach=True,
+                user=lim.user, tmpfs={"/tmp": "rw,nosuid,nodev,size=64m"},
+                devices=list(lim.devices) or None, privileged=False, detach=True,
+                labels=dict(lim.labels),
             )
             container.start()
-            status = container.wait(timeout=lim.timeout)
+            timed_out = False
+            try:
+                status = container.wait(timeout=lim.timeout)
+            except requests.exceptions.RequestException as exc:
+                if not _read_timeout(exc):
+                    raise
+                # Either the command hangs or the engine does: kill the container; if the
+                # engine answers that, it was the command.
+                container.kill()
+                status = container.wait(timeout=60)
+                timed_out = True
             seconds = time.monotonic() - t0
             ended = _now()
             stdout = container.logs(stdout=True, stderr=False).decode("utf-8", "replace")
             stderr = container.logs(stdout=False, stderr=True).decode("utf-8", "replace")
             code = int(status.get("StatusCode", -1))
-        except requests.exceptions.ReadTimeout:
-            raise self._guard(f"waiting for {' '.join(command)} (timeout {lim.timeout}s)",
-                              TimeoutError("container did not finish")) from None
+            if timed_out:
+                code = TIMEOUT_EXIT
+                stderr += f"\nopenssl-matrix: killed after the time limit of {lim.timeout:g}s\n"
         except docker.errors.ImageNotFound:
             raise BuildError(f"image {image} is not built",
                              hint="run `invoke matrix build` first") from None
+        except docker.errors.APIError as exc:
+            if _engine_gone(exc):
+                raise self._guard(f"running {what}", exc) from None
+            raise BenchError(f"the Docker engine refused to run `{what}` in {image}: "
+                             f"{_short(exc)}") from None
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-            raise self._guard(f"running {' '.join(command)}", exc) from None
+            raise self._guard(f"running {what}", exc) from None
         finally:
             if container is not None and not os.environ.get(KEEP_ENV):
                 with contextlib.suppress(docker.errors.DockerException,
@@ -238,6 +284,48 @@ class DockerBackend:
                     container.remove(force=True)
         return RunResult(command=tuple(command), env=env, stdout=stdout, stderr=stderr,
                          exit_code=code, started=started, ended=ended, seconds=seconds)
+
+    def remove_containers(self, labels: Mapping[str, str]) -> list[str]:
+        """Remove (killing if needed) every container carrying all of ``labels``.
+
+        Used to clear containers a killed bench left running, before a resumed bench
+        measures: an orphan ``openssl speed`` would compete for the CPU.
+        """
+        filters = {"label": [f"{k}={v}" for k, v in labels.items()]}
+        removed: list[str] = []
+        try:
+            for container in self.client.containers.list(all=True, filters=filters):
+                with contextlib.suppress(docker.errors.NotFound):
+                    container.remove(force=True)
+                    removed.append(str(container.short_id))
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise self._guard("removing containers left by an interrupted run", exc) from None
+        return removed
+
+
+def _probe_unix_socket(url: str) -> None:
+    """Connect to a unix:// endpoint once (and close it): the SDK leaks the socket of a
+    failed connect, and this gives a plainer reason (no such file, refused)."""
+    if not url.startswith("unix://"):
+        return
+    path = url[len("unix://"):]
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(10)
+        sock.connect(path)
+
+
+def _read_timeout(exc: requests.exceptions.RequestException) -> bool:
+    """requests reports a read timeout on a unix socket as a ConnectionError."""
+    if isinstance(exc, requests.exceptions.ReadTimeout):
+        return True
+    reason = exc.args[0] if exc.args else None
+    return isinstance(reason, urllib3.exceptions.ReadTimeoutError)
+
+
+def _engine_gone(exc: docker.errors.APIError) -> bool:
+    """An API error that means the engine is going away rather than refusing the request."""
+    text = str(exc).lower()
+    return "shutting down" in text or "connection refused" in text
 
 
 def resolve_docker_host(spec: str) -> str:

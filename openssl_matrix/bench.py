@@ -5,14 +5,23 @@ holding, for every ``openssl speed`` invocation, the exact command, environment,
 stdout and stderr (``raw/``), the parsed figures (``figures.json``) and the run's
 provenance (``meta.json``). Containers run with no network, no capabilities, a
 read-only root and memory/pid limits.
+
+A bench is a session of cells (one variant × one suite). The outer loop keeps a run
+journal (see ``results.Journal``) and tags every run folder with the session id, so a
+bench killed at any point and run again goes on where it stopped: finished cells are
+kept and not measured again, a half-written run folder is marked ``interrupted`` and
+its cell measured anew, and a failing cell never stops the others.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import platform
 import time
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -56,9 +65,12 @@ from .hostinfo import (
     profile_mismatches,
     render_ia32cap,
 )
-from .model import Mask, Matrix, Profile, Suite, Variant
+from .model import Mask, Matrix, Profile, Suite, Variant, as_jsonable
 from .parsing import figure_records, parse_speed
-from .results import ResultsTree, atomic_write, read_json, write_json
+from .results import FINISHED, Journal, ResultsTree, RunRef, atomic_write, read_json, write_json
+
+#: Label on every bench container: the results tree it writes for (see remove_containers).
+TREE_LABEL = "openssl-matrix.tree"
 
 # Ciphers and digests that OpenSSL 3.x moved to the legacy provider.
 LEGACY_PROVIDER_ALGS = ("idea", "des-", "des3", "desx", "rc2", "rc4", "rc5", "bf-", "blowfish",
@@ -147,6 +159,7 @@ class CellOutcome:
     figures: list[dict[str, Any]] = field(default_factory=list)
     round: int = 1
     findings: list[dict[str, Any]] = field(default_factory=list)
+    reused: bool = False  # finished earlier in this (resumed) session, not measured again
 
 
 def _now() -> str:
@@ -321,6 +334,8 @@ class Bencher:
         self.tree = tree
         self.engine = engine
         self.git_commit = git_commit
+        self.session: str | None = None  # the run journal's id, written into each meta.json
+        self.finished_sessions: list[Journal] = []  # kept open by bench(keep_open=True)
 
     def image_for(self, variant: Variant) -> tuple[str, dict[str, Any]]:
         """The built image of a variant and its build record.
@@ -366,7 +381,17 @@ class Bencher:
         return profile.name, cpu, extra, reasons
 
     def bench(self, variants: list[Variant], suite: Suite, profile_name: str, *,
-              force: bool = False, repeat: int | None = None) -> list[CellOutcome]:
+              force: bool = False, repeat: int | None = None, fresh: bool = False,
+              keep_open: bool = False) -> list[CellOutcome]:
+        """Run ``suite`` on every variant (``repeat`` rounds, interleaved); resume the open
+        session of the same command.
+
+        Call it holding the results tree's lock. ``fresh`` starts a new session even if
+        an interrupted one is open (its finished cells are then measured again).
+        ``keep_open`` leaves a finished session open for :meth:`close_sessions` (a command
+        running several suites closes them together, so an interruption in the second
+        suite does not make a rerun measure the first again).
+        """
         images: dict[str, tuple[str, dict[str, Any]]] = {}
         missing: dict[str, BuildError] = {}
         for v in variants:
@@ -392,28 +417,38 @@ class Bencher:
         ready = [v for v in variants if v.id in images]
         rounds = repeat or suite.repeat
         order = interleaved(ready, rounds)
+        journal = self._open_session(variants, suite, cpu_name, profile_name, rounds,
+                                     fresh=fresh)
         series: dict[str, Any] | None = None
         if rounds > 1:
-            series = {"id": datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ"),
-                      "rounds": rounds, "order": [f"{r}:{v.id}" for r, v in order]}
+            # kept in the journal, so a resumed repeated bench goes on with the same series
+            series = journal.data.get("series")
+            if not isinstance(series, dict):
+                series = {"id": datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ"),
+                          "rounds": rounds, "order": [f"{r}:{v.id}" for r, v in order]}
+                journal.data["series"] = series
+                journal.save()
             log.info(f"{rounds} rounds, interleaved: "
                      + " → ".join(f"{v.id}#{r}" for r, v in order))
         run_outcomes: list[CellOutcome] = []
-        for i, (round_no, v) in enumerate(order):
-            tag, record = images[v.id]
-            try:
-                outcome = self._bench_one(v, tag, record, suite, cpu_name, cpu, extra,
-                                          profile_name, mismatch, i + 1, len(order),
-                                          round_no=round_no, series=series)
-            except DockerUnavailable:
-                raise
-            except FatalError as exc:
-                log.error(f"{v.id}: {exc}")
-                outcome = CellOutcome(v.id, "failed", error=str(exc), round=round_no)
-            run_outcomes.append(outcome)
+        try:
+            for i, (round_no, v) in enumerate(order):
+                tag, record = images[v.id]
+                run_outcomes.append(self._cell(
+                    journal, v, round_no, rounds, tag, suite, cpu_name, functools.partial(
+                        self._bench_one, v, tag, record, suite, cpu_name, cpu, extra,
+                        profile_name, mismatch, i + 1, len(order), round_no=round_no,
+                        series=series)))
+        except (DockerUnavailable, KeyboardInterrupt):
+            kept = sum(o.status in FINISHED for o in run_outcomes)
+            log.error(f"bench stopped: {kept} of {len(order)} run(s) of this session are "
+                      f"finished and kept (journal {journal.path}); rerun the same command "
+                      "to measure the rest")
+            raise
         outcomes.extend(run_outcomes)
         if series is not None:
             self._file_series(series, suite, cpu_name, run_outcomes)
+        self._close_session(journal, outcomes, keep_open=keep_open)
         return outcomes
 
     def _file_series(self, series: dict[str, Any], suite: Suite, cpu_name: str,
@@ -435,6 +470,128 @@ class Bencher:
                          + ", ".join(f"{r['invocation']} {r['block_size'] or r['operation']}"
                                      f" cv {r['cv']:.1%}" for r in noisy[:4]))
 
+    # -- the session: journal, resume, isolation of failures -------------------
+    def _open_session(self, variants: list[Variant], suite: Suite, cpu_name: str,
+                      profile_name: str, rounds: int, *, fresh: bool) -> Journal:
+        for path in self.tree.recover():
+            log.warn(f"{path}: left half-written by an interrupted bench; marked "
+                     "'interrupted' (raw output kept, not counted)")
+        orphans = self.backend.remove_containers({TREE_LABEL: self._tree_id()})
+        if orphans:
+            log.warn(f"removed {len(orphans)} container(s) an interrupted bench left running "
+                     f"({', '.join(orphans)})")
+        journal = self.tree.journal("bench", {
+            "cpu": cpu_name, "profile": profile_name, "suite": as_jsonable(suite),
+            "variants": sorted(v.id for v in variants), "rounds": rounds,
+        }, fresh=fresh)
+        self.session = journal.id
+        if journal.resumed:
+            log.info(f"resuming the interrupted bench session {journal.id} (started "
+                     f"{journal.data.get('started')}): cells it finished are kept and not "
+                     "measured again (--fresh measures everything again)")
+        return journal
+
+    def _close_session(self, journal: Journal, outcomes: list[CellOutcome], *,
+                       keep_open: bool) -> None:
+        unfinished = list(dict.fromkeys(o.variant for o in outcomes
+                                        if o.status not in FINISHED))
+        if not unfinished:
+            if keep_open:
+                self.finished_sessions.append(journal)
+            else:
+                journal.close("finished")
+        else:
+            log.warn(f"{len(unfinished)} cell(s) did not finish ({', '.join(unfinished)}): "
+                     "rerunning the same command measures only those (--fresh starts over)")
+
+    def close_sessions(self) -> None:
+        """Close the finished sessions ``bench(keep_open=True)`` left open."""
+        for journal in self.finished_sessions:
+            journal.close("finished")
+        self.finished_sessions.clear()
+
+    def _tree_id(self) -> str:
+        return str(self.tree.root.resolve())
+
+    def _limits(self, timeout: float, suite: Suite | None = None, *,
+                cpuset: str | None = None) -> RunLimits:
+        """Container limits for this tree; devices only when the suite asks and the host
+        has them (see :meth:`_device_notes`)."""
+        devices = tuple(d for d in (suite.devices if suite else ()) if self._host_has(d))
+        return RunLimits(timeout=timeout, devices=devices, cpuset=cpuset,
+                         labels=((TREE_LABEL, self._tree_id()),
+                                 ("openssl-matrix.pid", str(os.getpid()))))
+
+    def _host_has(self, device: str) -> bool:
+        endpoint = str(self.engine.get("endpoint") or "local")
+        if endpoint == "local" or endpoint.startswith("unix://"):
+            return Path(device).exists()
+        return True  # a remote engine: Docker itself says if the device is missing
+
+    def _device_notes(self, suite: Suite) -> list[str]:
+        return [f"the suite asks for {d}, which this host does not have: it was not passed "
+                "to the container (figures come from the software path)"
+                for d in suite.devices if not self._host_has(d)]
+
+    def finished_runs(self, session: str, cpu_name: str, variant: str, suite: str,
+                      tag: str, round_no: int = 1) -> list[RunRef]:
+        """Run folders of a cell (one round of a variant) that ``session`` finished with
+        image ``tag``."""
+        base = self.tree.suite_dir(cpu_name, variant, suite)
+        if not base.is_dir():
+            return []
+        found = []
+        for run in sorted(p for p in base.iterdir() if p.is_dir() and p.name.isdigit()):
+            ref = RunRef(cpu_name, variant, suite, run.name, run)
+            meta = ref.meta
+            if meta.get("session") == session and meta.get("status") in FINISHED and \
+                    meta.get("image_tag") == tag and meta.get("round", 1) == round_no:
+                found.append(ref)
+        return found
+
+    def _cell(self, journal: Journal, v: Variant, round_no: int, rounds: int, tag: str,
+              suite: Suite, cpu_name: str, run: Callable[[], CellOutcome]) -> CellOutcome:
+        """Run one cell (a variant's round) unless this session finished it; a failure
+        fails only this cell."""
+        name = v.id if rounds == 1 else f"{v.id}#{round_no}"
+        done = self.finished_runs(journal.id, cpu_name, v.id, suite.name, tag, round_no)
+        if done:
+            ref = done[0]
+            log.info(f"  {name}: finished earlier in this session ({ref.path}): kept, "
+                     "not measured again")
+            entry = journal.cell(name)
+            if entry is None or entry.get("status") not in FINISHED:
+                journal.record(name, str(ref.meta.get("status")), image=tag,
+                               run_dir=str(ref.path.relative_to(self.tree.root)))
+            return _outcome_from(v.id, ref)
+        journal.record(name, "running", image=tag)
+        try:
+            outcome = run()
+        except (FatalError, KeyboardInterrupt) as exc:
+            left = self.tree.recover(cpu_name, v.id, suite.name,
+                                     reason=f"stopped: {type(exc).__name__}: {exc}")
+            if isinstance(exc, (DockerUnavailable, KeyboardInterrupt)):
+                journal.record(name, "interrupted", image=tag, error=str(exc))
+                raise
+            log.error(f"{v.id}: {exc}")
+            outcome = CellOutcome(v.id, "failed", run_dir=str(left[0]) if left else None,
+                                  error=str(exc), round=round_no)
+        except Exception as exc:  # a bug: keep its traceback, let the other cells go on
+            left = self.tree.recover(cpu_name, v.id, suite.name,
+                                     reason=f"internal error: {type(exc).__name__}: {exc}")
+            log_path = left[0] / "error.log" if left else \
+                journal.path.parent / f"{journal.id}-{v.id}-error.log"
+            atomic_write(log_path, traceback.format_exc())
+            log.error(f"{v.id}: internal error ({type(exc).__name__}: {exc}); traceback in "
+                      f"{log_path}; the other cells go on")
+            outcome = CellOutcome(v.id, "failed", run_dir=str(left[0]) if left else None,
+                                  error=f"internal error {type(exc).__name__}: {exc} "
+                                  f"(traceback: {log_path})", round=round_no)
+        journal.record(name, outcome.status, image=tag,
+                       run_dir=str(Path(outcome.run_dir).relative_to(self.tree.root))
+                       if outcome.run_dir else None, error=outcome.error)
+        return outcome
+
     def _bench_one(self, v: Variant, tag: str, record: dict[str, Any], suite: Suite,
                    cpu_name: str, cpu: CpuInfo, extra: dict[str, str], profile_name: str,
                    mismatch: list[str], index: int, total: int, *, round_no: int = 1,
@@ -443,11 +600,12 @@ class Bencher:
         pin = profile.cpuset if profile is not None else None
         run_cpu, state = system_state(self.backend, tag)
         version_res = self.backend.run(tag, ["openssl", "version", "-a"],
-                                       limits=RunLimits(timeout=60))
+                                       limits=self._limits(60))
         version_line = version_res.stdout.splitlines()[0] if version_res.stdout else ""
         version = version_line.split()[1] if version_line.startswith("OpenSSL ") else \
             v.version.version
         invocations, notes = speed_invocations(v.version.version, suite)
+        notes += self._device_notes(suite)
         clock, clock_source = clock_hz(profile, run_cpu, forced=bool(mismatch))
         run_dir = self.tree.new_run_dir(cpu_name, v.id, suite.name)
         started = _now()
@@ -463,7 +621,8 @@ class Bencher:
             "image_tag": tag,
             "image_id": record.get("image_id"),
             "build": {k: record.get(k) for k in ("digest", "configure_line", "endbr32",
-                                                 "endbr64", "tarball_sha256",
+                                                 "endbr64", "endbr32_warning",
+                                                 "patches_in_image", "tarball_sha256",
                                                  "source_origin", "base_image",
                                                  "base_image_id")},
             "tarball_sha256": record.get("tarball_sha256"),
@@ -485,6 +644,7 @@ class Bencher:
             "matrix_digest": self.matrix.digest,
             "git_commit": self.git_commit,
             "started": started,
+            "session": self.session,
             "notes": notes,
             "invocations": [],
         }
@@ -506,8 +666,8 @@ class Bencher:
         for n, inv in enumerate(invocations, 1):
             t0 = time.monotonic()
             res = self.backend.run(tag, inv.exec_command, env=inv.env,
-                                   limits=RunLimits(timeout=3600, cpuset=pin,
-                                                    cpu_shares=SPEED_CPU_SHARES))
+                                   limits=replace(self._limits(3600, suite, cpuset=pin),
+                                                  cpu_shares=SPEED_CPU_SHARES))
             self._save_raw(run_dir, inv, res)
             speed_stderr, times = split_times(res.stderr)
             entry: dict[str, Any] = {"name": inv.name, "command": list(inv.command),
@@ -665,6 +825,19 @@ class Bencher:
         raw = run_dir / "raw"
         atomic_write(raw / f"{inv.name}.stdout", res.stdout)
         atomic_write(raw / f"{inv.name}.stderr", res.stderr)
+
+
+def _outcome_from(variant: str, ref: RunRef) -> CellOutcome:
+    """The outcome of a cell finished earlier, read back from its run folder."""
+    meta = ref.meta
+    figures = read_json(ref.path / "figures.json")
+    status = str(meta.get("status"))
+    return CellOutcome(variant, status, run_dir=str(ref.path),
+                       warnings=list(meta.get("warnings") or []),
+                       figures=figures if isinstance(figures, list) else [],
+                       error=None if status == "complete" else f"see {ref.path}/raw",
+                       round=int(meta.get("round") or 1),
+                       findings=list(meta.get("findings") or []), reused=True)
 
 
 def cross_findings(invocations: list[Invocation],

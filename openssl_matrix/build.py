@@ -5,6 +5,13 @@ rendered Dockerfile, every file of the build context, the base image id and the
 toolchain image id. An image whose tag exists is up to date. Each build leaves a
 record (log, Configure line, ``openssl version -a``, ENDBR32 count) in
 ``results/_builds/<variant>/<digest>/``.
+
+The build record is what marks a variant finished: it is written (atomically) only
+after the image exists, so a build killed at any point (SIGINT, SIGKILL, the engine
+going away) leaves either a finished variant or none, and rerunning the same command
+builds only what is missing (Docker's layer cache keeps the steps that completed).
+A run journal (``results/_journal/build-*.json``) tells the rerun it is resuming. One
+failing variant, or one failing toolchain image, never stops the others.
 """
 
 from __future__ import annotations
@@ -12,8 +19,9 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+import traceback
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -21,13 +29,16 @@ from typing import Any
 
 from . import log
 from .backend import Backend, RunLimits
-from .errors import BuildError, DockerUnavailable, FatalError, SourceError
+from .eras import base_image_hint
+from .errors import BuildError, DockerUnavailable, FatalError
 from .model import Matrix, Variant
+from .patches import endbr32_warning
 from .render import Rendered, render, tarball_name, toolchain_tag
-from .results import ResultsTree, atomic_write, write_json
+from .results import Journal, ResultsTree, atomic_write, read_json, write_json
 from .sources import fetch_source_info
 
 WORK = ".work"
+FINISHED_BUILD = ("built", "up-to-date")
 BUILDINFO_DIR = "/opt/openssl/share/openssl-matrix"
 
 
@@ -81,13 +92,9 @@ class Builder:
     def base_image_id(self, image: str) -> str:
         found = self.backend.image_id(image)
         if found is None:
-            suite = image.split(":", 1)[1] if image.startswith("debian:") else "<suite>"
-            raise DockerUnavailable(
+            raise BuildError(
                 f"base image {image} is not present in the Docker engine",
-                hint=("pull it (`docker pull " + image + "`) or, without a registry, make it "
-                      f"from Debian's mirror: `debootstrap --variant=minbase {suite} /tmp/rootfs "
-                      f"http://deb.debian.org/debian && tar -C /tmp/rootfs -c . | docker import "
-                      f"- {image}` (`bash .ci/setup` does this for the default matrix)"),
+                hint=base_image_hint(image),
             )
         return found
 
@@ -142,15 +149,36 @@ class Builder:
     # -- building -------------------------------------------------------------
     def build(self, variants: list[Variant], *, jobs: int = 1, force: bool = False,
               ) -> list[BuildOutcome]:
+        """Build every variant not yet built; ``force`` rebuilds the up-to-date ones too."""
+        outcomes: list[BuildOutcome] = []
         toolchains: dict[str, str] = {}
         for base in sorted({v.base_image for v in variants}):
-            toolchains[base] = self.ensure_toolchain(base)
-        outcomes: list[BuildOutcome] = []
+            try:
+                toolchains[base] = self.ensure_toolchain(base)
+            except DockerUnavailable:
+                raise
+            except FatalError as exc:
+                log.error(f"toolchain image for {base}: {exc}")
+                log_path = self.tree.root / "_builds" / "_toolchain" / \
+                    f"{toolchain_tag(base).split(':', 1)[1]}.log"
+                outcomes += [BuildOutcome(v.id, "failed", error=f"toolchain image for {base} "
+                                          f"failed: {exc.message}", log_path=str(log_path))
+                             for v in variants if v.base_image == base]
+        journal = self.tree.journal("build", {"variants": sorted(v.id for v in variants)},
+                                    fresh=force)
+        if journal.resumed:
+            done = [n for n, c in journal.cells.items() if c.get("status") in FINISHED_BUILD]
+            log.info(f"resuming an interrupted build ({len(done)} of {len(variants)} "
+                     "variant(s) finished then); finished variants are not built again")
         plans: list[Planned] = []
         for v in variants:
+            if v.base_image not in toolchains:
+                continue
             try:
                 plans.extend(self.plan([v], toolchains=toolchains))
-            except SourceError as exc:
+            except DockerUnavailable:
+                raise
+            except FatalError as exc:
                 log.error(f"{v.id}: {exc}")
                 outcomes.append(BuildOutcome(v.id, "failed", error=str(exc)))
         todo: list[Planned] = []
@@ -161,23 +189,88 @@ class Builder:
                 continue
             record = self.tree.build_record(p.variant.id, p.digest)
             if record is None:
-                # The image exists (built for another results tree): record it here too.
-                record = self._record(p, image_id, self._buildinfo(p.tag), started=None,
-                                      seconds=None, make_jobs=None)
+                # The image exists but this tree has no record of it (built for another
+                # results tree, or killed between the build and the record): record it.
+                try:
+                    record = self._record(p, image_id, self._buildinfo(p.tag), started=None,
+                                          seconds=None, make_jobs=None)
+                except DockerUnavailable:
+                    raise
+                except FatalError as exc:
+                    log.warn(f"{p.variant.id}: the image {p.tag} cannot report its build "
+                             f"info ({exc.message}); building it again")
+                    todo.append(p)
+                    continue
+            else:
+                self._point_latest(p)
             log.info(f"  {p.variant.id}: up to date ({p.tag})")
             outcomes.append(BuildOutcome(p.variant.id, "up-to-date", tag=p.tag, record=record))
+        for o in outcomes:
+            journal.record(o.variant, o.status, tag=o.tag, error=o.error, log=o.log_path)
         if todo:
-            make_jobs = max(1, (os.cpu_count() or 1) // max(1, jobs))
-            total = len(todo)
-            log.info(f"building {total} variant(s), {jobs} at a time, make -j{make_jobs}")
-            with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-                futures = [pool.submit(self._build_one, p, make_jobs, i + 1, total)
-                           for i, p in enumerate(todo)]
-                for fut in futures:
-                    outcomes.append(fut.result())
+            outcomes += self._build_all(todo, jobs, journal)
         order = {v.id: i for i, v in enumerate(variants)}
         outcomes.sort(key=lambda o: order.get(o.variant, 0))
+        if all(o.status in FINISHED_BUILD for o in outcomes):
+            journal.close("finished")
         return outcomes
+
+    def _build_all(self, todo: list[Planned], jobs: int, journal: Journal,
+                   ) -> list[BuildOutcome]:
+        """Build ``todo``, ``jobs`` at a time. Ctrl-C stops at once: builds run in daemon
+        threads, and the engine cancels a build whose client went away."""
+        make_jobs = max(1, (os.cpu_count() or 1) // max(1, jobs))
+        total = len(todo)
+        log.info(f"building {total} variant(s), {jobs} at a time, make -j{make_jobs}")
+        results: dict[int, BuildOutcome] = {}
+        stop: list[BaseException] = []
+        slots = threading.Semaphore(max(1, jobs))
+
+        def work(i: int, p: Planned) -> None:
+            with slots:
+                if stop:
+                    return
+                try:
+                    out = self._build_one(p, make_jobs, i + 1, total)
+                except DockerUnavailable as exc:
+                    stop.append(exc)
+                    return
+                except Exception as exc:  # a bug: keep its traceback, build the others
+                    out = self._internal_error(p, exc)
+                results[i] = out
+                journal.record(out.variant, out.status, tag=out.tag, error=out.error,
+                               log=out.log_path)
+
+        threads = [threading.Thread(target=work, args=(i, p), daemon=True,
+                                    name=f"build {p.variant.id}") for i, p in enumerate(todo)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            while t.is_alive():
+                t.join(0.2)
+        if stop:
+            kept = sum(o.status == "built" for o in results.values())
+            log.error(f"build stopped: {kept} variant(s) built in this run are kept; "
+                      "rerun the same command to build the rest")
+            raise stop[0]
+        return [results[i] for i in sorted(results)]
+
+    def _internal_error(self, p: Planned, exc: Exception) -> BuildOutcome:
+        log_path = self.tree.build_dir(p.variant.id, p.digest) / "error.log"
+        atomic_write(log_path, traceback.format_exc())
+        log.error(f"{p.variant.id}: internal error ({type(exc).__name__}: {exc}); "
+                  f"traceback in {log_path}; the other variants go on")
+        return BuildOutcome(p.variant.id, "failed", tag=p.tag,
+                            error=f"internal error {type(exc).__name__}: {exc}",
+                            log_path=str(log_path))
+
+    def _point_latest(self, p: Planned) -> None:
+        """Make ``latest.json`` name this build (a kill may have come before it was written)."""
+        latest = self.tree.build_dir(p.variant.id, p.digest).parent / "latest.json"
+        current = read_json(latest)
+        if not isinstance(current, dict) or current.get("digest") != p.digest or \
+                current.get("tag") != p.tag:
+            write_json(latest, {"digest": p.digest, "tag": p.tag})
 
     def _build_one(self, p: Planned, make_jobs: int, index: int, total: int) -> BuildOutcome:
         v = p.variant
@@ -232,10 +325,15 @@ class Builder:
             "seconds": None if seconds is None else round(seconds, 1),
             "matrix_digest": self.matrix.digest,
             **info,
+            "endbr32_warning": endbr32_warning(v.id, v.sigill_cpus, info.get("endbr32")),
         }
-        write_json(bdir / "build.json", record)
-        write_json(bdir.parent / "latest.json", {"digest": p.digest, "tag": p.tag})
+        if record["endbr32_warning"]:
+            log.warn(str(record["endbr32_warning"]))
+        # The record marks the variant finished, so it is written after the Dockerfile;
+        # latest.json is repaired by the next run if a kill comes before it is written.
         atomic_write(bdir / "Dockerfile", p.rendered.dockerfile)
+        write_json(bdir / "build.json", record)
+        self._point_latest(p)
         return record
 
     def _buildinfo(self, tag: str) -> dict[str, Any]:
@@ -272,6 +370,8 @@ class Builder:
             "configure_line_in_image": files.get("configure.txt", "").strip(),
             "endbr32": count("endbr32.txt"),
             "endbr64": count("endbr64.txt"),
+            "patches_in_image": files.get("patches.txt", "").split(),
+            "engine_modules": files.get("engine-modules.txt", "").split(),
         }
 
 

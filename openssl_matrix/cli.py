@@ -22,14 +22,14 @@ from .errors import FatalError, UsageError
 # subcommand -> (needs a TARGET?, flags it accepts)
 COMMON = {"matrix", "results"}
 COMMANDS: dict[str, tuple[str | None, set[str]]] = {
-    "list": (None, {"json"}),
-    "render": (None, {"only", "output"}),
-    "build": (None, {"only", "jobs", "force", "cpu"}),
-    "bench": (None, {"cpu", "only", "suite", "force", "wait", "repeat"}),
+    "list": (None, {"json", "only", "all"}),
+    "render": (None, {"only", "output", "all"}),
+    "build": (None, {"only", "jobs", "force", "cpu", "all"}),
+    "bench": (None, {"cpu", "only", "suite", "force", "wait", "repeat", "fresh"}),
     "profiles": (None, {"json"}),
     "export": (None, {"format", "output"}),
     "parse": ("FILE", {"json"}),
-    "pin": ("VERSION", {"file"}),
+    "pin": ("VERSION", {"file", "force"}),
     "import": ("FILE", {"as_"}),
 }
 
@@ -99,7 +99,8 @@ def dispatch(command: str, target: str, flags: dict[str, Any],
                 + ", ".join(_flag(s) for s in stray),
                 hint="it takes: " + ", ".join(_flag(s) for s in sorted(allowed | COMMON)),
             )
-        code = handlers[command](target=target, **{k: flags[k] for k in allowed | COMMON})
+        code = handlers[command](target=target,
+                                 **{k: flags[k] for k in allowed | COMMON if k in flags})
     except FatalError as exc:
         from . import log
 

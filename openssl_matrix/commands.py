@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import subprocess
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from . import log
 from .backend import DockerBackend
-from .errors import BenchError, BuildError, UsageError
-from .model import Matrix, load_matrix
+from .errors import (
+    BenchError,
+    BuildError,
+    DockerUnavailable,
+    FatalError,
+    ProfileMismatch,
+    UsageError,
+)
+from .model import Matrix, Variant, load_matrix
+from .patches import endbr32_warning
 from .render import render as render_variant
 from .results import ResultsTree, atomic_write
 from .sources import default_urls
@@ -34,20 +46,45 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
-def cmd_list(*, target: str, matrix: str, results: str, json: bool) -> int:
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """Let SIGTERM (a `kill`, a stopping CI job) clean up like Ctrl-C does: containers
+    removed, the run folder marked interrupted, the journal saved."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = "",
+             all: bool = False) -> int:
+    """The default selection; --all adds the opt-in variants; --only filters."""
     m = _matrix(matrix)
     tree = _tree(results)
-    rows = []
-    for v in m.variants:
-        info = v.describe()
-        latest = tree.root / "_builds" / v.id / "latest.json"
-        info["image"] = None
-        if latest.exists():
-            from .results import read_json
+    from .results import read_json
 
-            rec = read_json(latest)
-            if isinstance(rec, dict):
-                info["image"] = rec.get("tag")
+    rows = []
+    for v in m.select(only or None, every=all):
+        info = v.describe()
+        info["image"] = None
+        info["endbr32"] = None
+        info["endbr32_warning"] = None
+        latest = read_json(tree.root / "_builds" / v.id / "latest.json") \
+            if (tree.root / "_builds" / v.id / "latest.json").exists() else None
+        if isinstance(latest, dict):
+            info["image"] = latest.get("tag")
+            record = tree.build_record(v.id, str(latest.get("digest")))
+            if record:
+                info["endbr32"] = record.get("endbr32")
+                info["endbr32_warning"] = _endbr32_warning(v, record)
         rows.append(info)
     if json:
         import json as _json
@@ -55,25 +92,52 @@ def cmd_list(*, target: str, matrix: str, results: str, json: bool) -> int:
         print(_json.dumps(rows, indent=2))
         return 0
     width = max(len(r["id"]) for r in rows)
-    print(f"{'variant':<{width}}  {'version':<8} {'asm':<6} {'arch':<6} {'march':<12} image")
+    pwidth = max(7, *(len(",".join(p["name"] for p in r["patches"])) for r in rows))
+    print(f"{'variant':<{width}}  {'version':<8} {'asm':<6} {'arch':<6} {'march':<10} "
+          f"{'build':<8} {'patches':<{pwidth}} image")
     for r in rows:
+        patches = ",".join(p["name"] for p in r["patches"]) or "-"
+        endbr = f"  endbr32={r['endbr32']}" if r["endbr32"] is not None else ""
         print(f"{r['id']:<{width}}  {r['version']:<8} {'asm' if r['asm'] else 'no-asm':<6} "
-              f"{r['arch']:<6} {r['march'] or 'default':<12} {r['image'] or '(not built)'}")
-    print(f"\n{len(rows)} variant(s) from {m.path}; suites: "
+              f"{r['arch']:<6} {r['march'] or 'default':<10} "
+              f"{'default' if r['default'] else 'opt-in':<8} {patches:<{pwidth}} "
+              f"{r['image'] or '(not built)'}{endbr}")
+        if r["endbr32_warning"]:
+            print(f"    ⚠ {r['endbr32_warning']}")
+        elif r["sigill_cpus"] and r["endbr32"] is None:
+            print(f"    meant for {', '.join(r['sigill_cpus'])} (no ENDBR32 allowed): the count "
+                  "is checked when it is built")
+    n_default = sum(1 for r in rows if r["default"])
+    hidden = len(m.all_variants) - len(rows)
+    more = f"; {hidden} more not shown: `invoke matrix list --all`" \
+        if hidden > 0 and not all else ""
+    print(f"\n{len(rows)} variant(s) from {m.path}, {n_default} built by default "
+          f"(opt-in ones are built with --only PATTERN){more}; suites: "
           + ", ".join(s.name + (" (default)" if s.name == m.default_suite else "")
                       for s in m.suites))
     return 0
 
 
-def cmd_render(*, target: str, matrix: str, results: str, only: str, output: str) -> int:
+def cmd_render(*, target: str, matrix: str, results: str, only: str, output: str,
+               all: bool = False) -> int:
     m = _matrix(matrix)
     out = Path(output or "dockerfiles/rendered")
-    for v in m.select(only):
+    for v in m.select(only or None, every=all):
         r = render_variant(v)
         path = out / f"{v.id}.Dockerfile"
         atomic_write(path, r.dockerfile)
         print(path)
     return 0
+
+
+def _endbr32_warning(variant: Variant | None, record: dict[str, Any] | None) -> str | None:
+    """"will die with SIGILL" for a variant meant for a CPU without ENDBR32 whose built
+    libcrypto has some (from its build record)."""
+    if variant is None or not record:
+        return None
+    count = record.get("endbr32")
+    return endbr32_warning(variant.id, variant.sigill_cpus,
+                           count if isinstance(count, int) else None)
 
 
 def _backend_for(m: Matrix, cpu: str) -> DockerBackend:
@@ -86,14 +150,16 @@ def _backend_for(m: Matrix, cpu: str) -> DockerBackend:
 
 
 def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | None,
-              force: bool, cpu: str) -> int:
+              force: bool, cpu: str, all: bool = False) -> int:
     from .build import Builder
 
     m = _matrix(matrix)
-    variants = m.select(only)
+    variants = m.select(only or None, every=all)
     backend = _backend_for(m, cpu)
     builder = Builder(m, backend, _tree(results))
-    outcomes = builder.build(variants, jobs=int(jobs or 1), force=force)
+    with _terminate_as_interrupt():
+        outcomes = builder.build(variants, jobs=int(jobs or 1), force=force)
+    by_id = {v.id: v for v in variants}
     print("\nbuild summary")
     width = max(len(o.variant) for o in outcomes)
     for o in outcomes:
@@ -102,6 +168,9 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
         endbr = o.record.get("endbr32") if o.record else None
         print(f"  {o.variant:<{width}}  {mark:<14} {extra:>6}  {o.tag or ''}"
               + (f"  endbr32={endbr}" if endbr is not None else ""))
+        warning = _endbr32_warning(by_id.get(o.variant), o.record)
+        if warning:
+            print(f"      ⚠ {warning}")
         if o.status == "failed":
             print(f"      {(o.error or '').splitlines()[0]}")
             if o.log_path:
@@ -114,8 +183,9 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
 
 
 def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, suite: str,
-              force: bool, wait: bool, repeat: int | None) -> int:
-    from .bench import Bencher
+              force: bool, wait: bool, repeat: int | None, fresh: bool = False) -> int:
+    from .bench import Bencher, CellOutcome
+    from .results import FINISHED
 
     if not cpu:
         raise UsageError("`invoke matrix bench` needs --cpu=PROFILE",
@@ -123,24 +193,57 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
                          "matrix's 'profiles'")
     m = _matrix(matrix)
     variants = m.select(only)
-    the_suite = m.suite(suite or None)
+    names = [n.strip() for n in (suite or "").split(",") if n.strip()] or [""]
+    suites = [m.suite(n or None) for n in names]
     if repeat is not None and int(repeat) < 0:
         raise UsageError(f"--repeat {repeat}: give a positive number of runs")
     tree = _tree(results)
     backend = _backend_for(m, cpu)
     tree.lock(wait=wait)
+    per_suite: list[tuple[str, list[CellOutcome], str | None]] = []
     try:
-        bencher = Bencher(m, backend, tree, engine=backend.engine_info(),
-                          git_commit=_git_commit())
-        outcomes = bencher.bench(variants, the_suite, cpu, force=force,
-                                 repeat=int(repeat) if repeat else None)
+        with _terminate_as_interrupt():
+            bencher = Bencher(m, backend, tree, engine=backend.engine_info(),
+                              git_commit=_git_commit())
+            for the_suite in suites:
+                try:
+                    outcomes = bencher.bench(variants, the_suite, cpu, force=force,
+                                             repeat=int(repeat) if repeat else None,
+                                             fresh=fresh, keep_open=len(suites) > 1)
+                except (DockerUnavailable, ProfileMismatch):
+                    raise
+                except FatalError as exc:  # one failing suite never stops the others
+                    log.error(f"suite {the_suite.name}: {exc}")
+                    per_suite.append((the_suite.name, [], str(exc)))
+                    continue
+                per_suite.append((the_suite.name, outcomes, None))
+            if all(error is None and all(o.status in FINISHED for o in outs)
+                   for _, outs, error in per_suite):
+                bencher.close_sessions()
     finally:
         tree.unlock()
-    _print_bench_summary(outcomes, the_suite.bytes or 8192, the_suite.noise_threshold)
-    bad = [o for o in outcomes if o.status != "complete"]
-    if bad:
-        raise BenchError(f"{len(bad)} of {len(outcomes)} cell(s) did not complete",
-                         hint="see the warnings above and the raw output in each run folder")
+    failures: list[str] = []
+    for name, outcomes, error in per_suite:
+        the_suite = m.suite(name)
+        if len(suites) > 1:
+            print(f"\n== suite {name}")
+        _print_bench_summary(outcomes, the_suite.bytes or 8192, the_suite.noise_threshold)
+        if error:
+            failures.append(f"suite {name}: {error.splitlines()[0]}")
+        for o in outcomes:
+            if o.status != "complete":
+                where = f"{o.run_dir}/raw" if o.run_dir else "(no run folder)"
+                rnd = f" round {o.round}" if o.round > 1 else ""
+                failures.append(f"{name} · {o.variant}{rnd}: {o.status} — "
+                                f"{(o.error or '').splitlines()[0] if o.error else ''} "
+                                f"[{where}]")
+    if failures:
+        print("\nfailures (raw output and logs in the folders named):")
+        for f in failures:
+            print(f"  ✕ {f}")
+        raise BenchError(f"{len(failures)} cell(s) or suite(s) did not complete",
+                         hint="the others finished and are kept; fix the cause and rerun the "
+                         "same command: only what did not finish is measured again")
     return 0
 
 
@@ -156,7 +259,9 @@ def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05) -
     rounds = max((o.round for o in outcomes), default=1)
     for o in outcomes:
         print(f"  {o.variant}" + (f" round {o.round}" if rounds > 1 else "")
-              + f": {o.status}" + (f" — {o.run_dir}" if o.run_dir else ""))
+              + f": {o.status}" + (f" — {o.run_dir}" if o.run_dir else "")
+              + (" (finished earlier in this session, not measured again)"
+                 if getattr(o, "reused", False) else ""))
         if o.error:
             print(f"      {o.error.splitlines()[0]}")
         if rounds > 1:
@@ -330,13 +435,13 @@ def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
     return 0
 
 
-def cmd_pin(*, target: str, matrix: str, results: str, file: str) -> int:
+def cmd_pin(*, target: str, matrix: str, results: str, file: str, force: bool) -> int:
     from .sources import pin_source
 
     if not file:
         raise UsageError("`invoke matrix pin VERSION` needs --file PATH (a tarball you trust)")
     lock = Path(matrix or "matrix.yaml").with_suffix(".lock")
-    digest = pin_source(target, Path(file), lock)
+    digest = pin_source(target, Path(file), lock, force=force)
     print(f"pinned openssl {target}: sha256 {digest} (recorded in {lock})")
     return 0
 

@@ -20,6 +20,8 @@ FIELDS = ("cpu", "variant", "version", "suite", "run", "mask", "ia32cap", "algor
 
 def records(tree: ResultsTree) -> Iterator[dict[str, Any]]:
     for ref in tree.runs():
+        if not ref.complete:  # running, interrupted or failed runs are never counted
+            continue
         meta = ref.meta
         figures = read_json(ref.path / "figures.json")
         if not isinstance(figures, list):

@@ -14,13 +14,22 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from .eras import ENGINES, engine_options, era_base_image, era_name, i386_name, march_problem
 from .errors import ConfigError
+from .patches import (
+    PROJECT_PATCHES,
+    Patch,
+    PatchError,
+    cannot_execute_endbr32,
+    load_patches,
+    select_patches,
+)
 
 SCHEMA_VERSION = 1
 
@@ -50,6 +59,12 @@ class VersionSpec:
     urls: tuple[str, ...]
     configure: tuple[str, ...] = ()
     base_image: str | None = None
+    #: per-arch base images given as a mapping: ((arch, image), ...)
+    base_images: tuple[tuple[str, str], ...] = ()
+    #: on-request patches every variant of this version gets (names, see patches/)
+    patches: tuple[str, ...] = ()
+    #: engines built in, spelled per version by eras.engine_options
+    engines: tuple[str, ...] = ()
 
     @property
     def series(self) -> tuple[int, int, int]:
@@ -95,6 +110,8 @@ class Suite:
     repeat: int = 1
     noise_threshold: float = 0.05
     """Coefficient of variation above which a repeated figure is marked noisy."""
+    devices: tuple[str, ...] = ()
+    """Host devices (e.g. /dev/crypto) the bench container gets, when the host has them."""
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -110,6 +127,7 @@ class Suite:
             "providers": None if self.providers is None else list(self.providers),
             "multi": self.multi, "seconds": self.seconds, "bytes": self.bytes,
             "repeat": self.repeat, "noise_threshold": self.noise_threshold,
+            "devices": list(self.devices),
             "masks": [{"name": m.name, "ia32cap": m.ia32cap, "disable": list(m.disable)}
                       for m in self.masks],
         }
@@ -152,6 +170,14 @@ class Variant:
     march: str | None
     configure: tuple[str, ...]
     base_image: str
+    #: every patch applied to the source, auto (compat) ones first
+    patches: tuple[Patch, ...] = ()
+    engines: tuple[str, ...] = ()
+    #: built by a plain `invoke matrix build` (else only when --only names it)
+    default: bool = True
+    #: CPUs this variant is meant for that cannot execute ENDBR32 (profile names or
+    #: -march=...): a libcrypto with ENDBR32 would die with SIGILL there
+    sigill_cpus: tuple[str, ...] = ()
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -163,6 +189,10 @@ class Variant:
             "configure": list(self.configure),
             "base_image": self.base_image,
             "sha256": self.version.sha256,
+            "patches": [p.describe() for p in self.patches],
+            "engines": list(self.engines),
+            "default": self.default,
+            "sigill_cpus": list(self.sigill_cpus),
         }
 
 
@@ -170,12 +200,15 @@ class Variant:
 class Matrix:
     path: Path
     versions: tuple[VersionSpec, ...]
+    #: the default selection (what a plain `build`/`bench` uses); see all_variants
     variants: tuple[Variant, ...]
     suites: tuple[Suite, ...]
     profiles: tuple[Profile, ...]
     default_suite: str
     sources_dirs: tuple[Path, ...]
     raw: Mapping[str, Any] = field(repr=False, compare=False)
+    #: every variant the matrix declares, default or opt-in (``default_variants``)
+    all_variants: tuple[Variant, ...] = ()
 
     @property
     def digest(self) -> str:
@@ -202,16 +235,31 @@ class Matrix:
             hint=_choices_hint(name, ["auto", *(p.name for p in self.profiles)]),
         )
 
-    def select(self, only: str | None) -> list[Variant]:
-        """Variants whose id matches the fnmatch pattern(s) ``only`` (comma separated)."""
+    def select(self, only: str | None, *, every: bool = False) -> list[Variant]:
+        """Variants whose id matches the fnmatch pattern(s) ``only`` (comma separated).
+
+        Without ``only``: the default selection (all declared variants with ``every``).
+        A pattern picks from the default selection when it matches some of it, else from
+        the opt-in variants (those ``default_variants`` leaves out): ``1.1.1w-*`` means the
+        default 1.1.1w variants, ``1.0.1e-*`` or ``*-i386*`` opt-in ones. With ``every``
+        each pattern matches among all declared variants.
+        """
+        everything = list(self.all_variants or self.variants)
         if not only:
-            return list(self.variants)
+            return everything if every else list(self.variants)
         patterns = [p.strip() for p in only.split(",") if p.strip()]
-        chosen = [v for v in self.variants if any(fnmatch.fnmatchcase(v.id, p) for p in patterns)]
+        wanted: set[str] = set()
+        for pat in patterns:
+            hits = [v.id for v in (everything if every else self.variants)
+                    if fnmatch.fnmatchcase(v.id, pat)]
+            if not hits and not every:
+                hits = [v.id for v in everything if fnmatch.fnmatchcase(v.id, pat)]
+            wanted.update(hits)
+        chosen = [v for v in everything if v.id in wanted]
         if not chosen:
             raise ConfigError(
                 f"--only {only!r} matches no variant of {self.path}",
-                hint="`invoke matrix list` shows the variant ids; patterns are fnmatch "
+                hint="`invoke matrix list --all` shows every variant id; patterns are fnmatch "
                 "style, e.g. --only '1.1.1w-*' or --only '*-no-asm-*'",
             )
         return chosen
@@ -330,15 +378,18 @@ def _join(keypath: str, key: str | int) -> str:
 
 
 TOP_KEYS = ("schema", "defaults", "versions", "axes", "include", "exclude", "profiles",
-            "suites", "default_suite", "sources_dirs")
-DEFAULT_KEYS = ("base_image", "configure")
-VERSION_KEYS = ("sha256", "urls", "configure", "base_image")
+            "suites", "default_suite", "sources_dirs", "default_variants", "patches_dirs")
+DEFAULT_KEYS = ("base_image", "configure", "patches", "engines")
+VERSION_KEYS = ("sha256", "urls", "configure", "base_image", "patches", "engines")
+INCLUDE_KEYS = ("version", "asm", "arch", "march", "configure", "patches", "engines",
+                "base_image", "cpu")
 AXIS_KEYS = ("asm", "arch", "march")
 RULE_KEYS = ("version", "asm", "arch", "march", "configure")
 PROFILE_KEYS = ("description", "vendor", "model", "flags", "lacks", "clock_ghz", "march",
                 "cpuset", "docker_host")
 SUITE_KEYS = ("description", "algorithms", "evp", "decrypt", "engine", "provider", "multi",
-              "seconds", "bytes", "masks", "repeat", "noise_threshold")
+              "seconds", "bytes", "masks", "repeat", "noise_threshold", "devices")
+DEVICE = re.compile(r"^/dev/[A-Za-z0-9_][A-Za-z0-9_./-]*$")
 MASK_KEYS = ("name", "ia32cap", "disable")
 CPUSET = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 DOCKER_HOST = re.compile(r"^((unix|tcp|ssh|http|https)://\S+|context:[A-Za-z0-9][\w.-]*)$")
@@ -359,13 +410,74 @@ def load_matrix(path: str | Path, *, default_urls: Callable[[str], list[str]] | 
     except UnicodeDecodeError:
         raise ConfigError(f"{p}: is not UTF-8 text") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass
+    except _DuplicateKey as exc:
+        where = f"{p}: {exc.keypath}" if exc.keypath else str(p)
+        raise ConfigError(f"{where}: duplicate key {exc.key!r} (line {exc.line}; "
+                          f"first at line {exc.first_line})",
+                          hint="YAML would silently keep only the last one: merge the two "
+                          "entries or rename one") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
         raise ConfigError(f"{p}: YAML syntax error{where}: {problem}") from None
     return build_matrix(data, ctx, default_urls=default_urls)
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, keypath: str, key: str, line: int, first_line: int) -> None:
+        super().__init__(key)
+        self.keypath, self.key, self.line, self.first_line = keypath, key, line, first_line
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """safe_load that refuses a mapping with the same key twice (two ``1.1.1w:`` entries
+    under ``versions``, two ``suites:`` sections), which PyYAML would silently merge."""
+
+    _root_node: yaml.Node | None = None
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        self._root_node = node
+        return super().construct_document(node)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                hash(key)
+            except TypeError:
+                continue  # an unhashable key: PyYAML reports it itself
+            if key in seen:
+                raise _DuplicateKey(_keypath_of(self, node), str(key),
+                                    key_node.start_mark.line + 1, seen[key])
+            seen[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
+
+
+def _keypath_of(loader: _StrictLoader, node: yaml.Node) -> str:
+    """The key path of a mapping node, found by walking the document from its root."""
+    root = loader._root_node
+    if root is None:
+        return ""
+
+    def walk(current: yaml.Node, path: str) -> str | None:
+        if current is node:
+            return path
+        if isinstance(current, yaml.MappingNode):
+            for k, v in current.value:
+                found = walk(v, _join(path, str(getattr(k, "value", "?"))))
+                if found is not None:
+                    return found
+        elif isinstance(current, yaml.SequenceNode):
+            for i, v in enumerate(current.value):
+                found = walk(v, f"{path}[{i}]")
+                if found is not None:
+                    return found
+        return None
+
+    return walk(root, "") or ""
 
 
 def build_matrix(data: Any, ctx: _Ctx, *,
@@ -380,10 +492,12 @@ def build_matrix(data: Any, ctx: _Ctx, *,
 
     defaults = ctx.mapping(top.get("defaults"), "defaults")
     ctx.keys(defaults, DEFAULT_KEYS, "defaults")
-    default_base = ctx.string(defaults.get("base_image", "debian:bookworm"),
-                              "defaults.base_image")
-    _check_image(ctx, default_base, "defaults.base_image")
+    default_base = _base_images(ctx, defaults.get("base_image"), "defaults.base_image")
     default_conf = ctx.tokens(defaults.get("configure"), "defaults.configure")
+    default_patches = _names(ctx, defaults.get("patches"), "defaults.patches")
+    default_engines = _build_engines(ctx, defaults.get("engines"), "defaults.engines")
+    patch_index = _patch_index(ctx, top.get("patches_dirs"))
+    profiles = _load_profiles(ctx, top.get("profiles"))
 
     versions = _load_versions(ctx, top.get("versions"), default_urls)
     by_version = {v.version: v for v in versions}
@@ -400,7 +514,7 @@ def build_matrix(data: Any, ctx: _Ctx, *,
             for arch in arch_axis:
                 for m in march_axis:
                     cells.append({"version": v.version, "asm": a, "arch": arch, "march": m,
-                                  "configure": []})
+                                  "configure": [], "where": "axes"})
 
     excludes = _rules(ctx, top.get("exclude"), "exclude", by_version, is_include=False)
     for i, rule in enumerate(excludes):
@@ -410,33 +524,70 @@ def build_matrix(data: Any, ctx: _Ctx, *,
             raise ctx.fail(f"exclude[{i}]", f"rule {rule} matches no variant",
                            hint="remove it, or fix the values (version patterns are fnmatch)")
     includes = _rules(ctx, top.get("include"), "include", by_version, is_include=True)
-    for rule in includes:
+    by_profile = {p.name: p for p in profiles}
+    for i, rule in enumerate(includes):
+        kp = f"include[{i}]"
+        march = rule.get("march", "default")
+        cpu = rule.get("cpu")
+        if cpu is not None:
+            if cpu not in by_profile:
+                raise ctx.fail(f"{kp}.cpu", f"no CPU profile named {cpu!r}",
+                               hint=_choices_hint(cpu, list(by_profile)))
+            if march == "default" and by_profile[cpu].march:
+                march = str(by_profile[cpu].march)
         cells.append({"version": rule["version"], "asm": rule.get("asm", "asm"),
-                      "arch": rule.get("arch", "x86_64"), "march": rule.get("march", "default"),
-                      "configure": list(rule.get("configure", []))})
+                      "arch": rule.get("arch", "x86_64"), "march": march,
+                      "configure": list(rule.get("configure", [])),
+                      "patches": list(rule.get("patches", [])),
+                      "engines": list(rule.get("engines", [])),
+                      "base_image": rule.get("base_image"), "cpu": cpu, "where": kp})
 
     variants: list[Variant] = []
-    seen: dict[str, int] = {}
-    for idx, cell in enumerate(cells):
+    seen: dict[str, str] = {}
+    for cell in cells:
         spec = by_version[cell["version"]]
+        where = cell["where"] if cell["where"] != "axes" else f"versions.{spec.version}"
+        cell_patches = tuple(cell.get("patches", ()))
+        cell_engines = tuple(cell.get("engines", ()))
         vid = variant_id(cell["version"], cell["asm"], cell["arch"], cell["march"],
-                         tuple(cell["configure"]))
+                         tuple(cell["configure"]), cell_patches, cell_engines)
         if vid in seen:
-            raise ctx.fail("include" if idx >= len(cells) - len(includes) else "axes",
-                           f"two cells have the same variant id {vid!r}",
+            raise ctx.fail(cell["where"] if cell["where"] != "axes" else "axes",
+                           f"two cells have the same variant id {vid!r} "
+                           f"(also from {seen[vid]})",
                            hint="remove the duplicate include rule")
-        seen[vid] = idx
+        seen[vid] = cell["where"]
         march = None if cell["march"] == "default" else cell["march"]
+        if march is not None:
+            problem = march_problem(march, cell["arch"])
+            if problem:
+                raise ctx.fail(where if cell["where"] != "axes" else "axes.march",
+                               f"{vid}: {problem}")
+        requested = _unique(default_patches + spec.patches + cell_patches)
+        try:
+            applied = select_patches(patch_index, spec.version, cell["arch"], requested)
+        except ValueError as exc:
+            raise ctx.fail(where, f"{vid}: {exc}",
+                           hint="patches and the versions/arches they fit are in patches/*.yaml"
+                           ) from None
+        engines = _unique(default_engines + spec.engines + cell_engines)
+        for engine in engines:
+            try:
+                engine_options(spec.version, engine)
+            except ValueError as exc:
+                raise ctx.fail(where, f"{vid}: {exc}") from None
         variants.append(Variant(
             id=vid, version=spec, asm=cell["asm"] == "asm", arch=cell["arch"], march=march,
             configure=default_conf + spec.configure + tuple(cell["configure"]),
-            base_image=spec.base_image or default_base,
+            base_image=_resolve_base_image(ctx, cell, spec, default_base, where),
+            patches=applied, engines=engines,
+            sigill_cpus=_sigill_cpus(march, cell.get("cpu"), profiles),
         ))
     if not variants:
         raise ctx.fail("", "the matrix expands to no variants",
                        hint="declare at least one version under 'versions'")
+    variants = _apply_default_selection(ctx, top.get("default_variants"), variants)
 
-    profiles = _load_profiles(ctx, top.get("profiles"))
     suites = _load_suites(ctx, top.get("suites"))
     default_suite = ctx.string(top.get("default_suite", suites[0].name if suites else ""),
                                "default_suite")
@@ -445,21 +596,150 @@ def build_matrix(data: Any, ctx: _Ctx, *,
                        hint=_choices_hint(default_suite, [s.name for s in suites]))
     base = ctx.path.parent
     sources_dirs = tuple(base / s for s in ctx.strings(top.get("sources_dirs"), "sources_dirs"))
-    return Matrix(path=ctx.path, versions=versions, variants=tuple(variants), suites=suites,
+    return Matrix(path=ctx.path, versions=versions,
+                  variants=tuple(v for v in variants if v.default), suites=suites,
                   profiles=profiles, default_suite=default_suite, sources_dirs=sources_dirs,
-                  raw=top)
+                  raw=top, all_variants=tuple(variants))
 
 
 def variant_id(version: str, asm: str, arch: str, march: str,
-               configure: tuple[str, ...] = ()) -> str:
-    """Stable, readable id: ``1.1.1w-asm-x86_64``, ``1.1.1w-no-asm-i386-march-c3-2``."""
+               configure: tuple[str, ...] = (), patches: tuple[str, ...] = (),
+               engines: tuple[str, ...] = ()) -> str:
+    """Stable, readable id: ``1.1.1w-asm-x86_64``, ``1.1.1w-no-asm-i386-march-c3-2``,
+    ``3.0.20-asm-i386-march-c3-2-patch-no-endbr32``, ``1.1.1w-asm-x86_64-engine-afalg``."""
     parts = [version, asm, arch]
     if march != "default":
         parts.append(f"march-{march}")
     if configure:
-        extra = "-".join(o.lstrip("-").replace("=", "-").replace("/", "-") for o in configure)
+        # lower case letters, digits and single dashes: the id is part of a Docker image
+        # name (``-D__CET__`` becomes ``d-cet``)
+        extra = "-".join(re.sub(r"[^a-z0-9]+", "-", o.lower()).strip("-") for o in configure)
         parts.append(extra)
+    parts.extend(f"patch-{p}" for p in patches)
+    parts.extend(f"engine-{e}" for e in engines)
     return "-".join(parts)
+
+
+def _unique(items: Sequence[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    for item in items:
+        if item not in out:
+            out.append(item)
+    return tuple(out)
+
+
+def _names(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...]:
+    names = ctx.tokens(value, keypath)
+    for i, n in enumerate(names):
+        if not NAME.match(n):
+            raise ctx.fail(f"{keypath}[{i}]", f"{n!r} is not a patch name")
+    return names
+
+
+def _build_engines(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...]:
+    engines = ctx.tokens(value, keypath)
+    for i, e in enumerate(engines):
+        if e not in ENGINES:
+            raise ctx.fail(f"{keypath}[{i}]", f"{e!r} is not an engine this tool builds "
+                           f"({', '.join(ENGINES)})", hint=_choices_hint(e, list(ENGINES)))
+    return engines
+
+
+def _patch_index(ctx: _Ctx, value: Any) -> dict[str, Patch]:
+    dirs = [PROJECT_PATCHES]
+    dirs += [ctx.path.parent / d for d in ctx.strings(value, "patches_dirs")]
+    try:
+        return load_patches(dirs)
+    except PatchError as exc:
+        raise ctx.fail("patches_dirs", str(exc)) from None
+
+
+def _base_images(ctx: _Ctx, value: Any, keypath: str) -> tuple[str | None, dict[str, str]]:
+    """``base_image`` is one image name (for x86_64; its i386 twin is derived) or a
+    mapping ``{x86_64: IMAGE, i386: IMAGE}``."""
+    if value is None:
+        return None, {}
+    if isinstance(value, dict):
+        ctx.keys(value, ARCHES, keypath)
+        out: dict[str, str] = {}
+        for arch, image in value.items():
+            text = ctx.string(image, f"{keypath}.{arch}")
+            _check_image(ctx, text, f"{keypath}.{arch}")
+            out[arch] = text
+        return None, out
+    text = ctx.string(value, keypath)
+    _check_image(ctx, text, keypath)
+    return text, {}
+
+
+def _resolve_base_image(ctx: _Ctx, cell: Mapping[str, Any], spec: VersionSpec,
+                        default_base: tuple[str | None, dict[str, str]], where: str) -> str:
+    """Include rule's image, else the version's, else the matrix default, else the era's."""
+    arch = str(cell["arch"])
+    if cell.get("base_image"):
+        return str(cell["base_image"])
+    layers = [(f"versions.{spec.version}.base_image", spec.base_image, dict(spec.base_images)),
+              ("defaults.base_image", default_base[0], default_base[1])]
+    for keypath, generic, per_arch in layers:
+        if arch in per_arch:
+            return per_arch[arch]
+        if generic is not None:
+            if arch == "x86_64":
+                return generic
+            twin = i386_name(generic)
+            if twin is None:
+                raise ctx.fail(keypath, f"{generic!r} is not an official-library image, so "
+                               "its i386 twin is unknown",
+                               hint=f"give both: base_image: {{x86_64: {generic}, "
+                               "i386: IMAGE}")
+            return twin
+    era = era_base_image(spec.version, arch)
+    if era is None:
+        raise ctx.fail(where, f"no {arch} base image is known for the OpenSSL "
+                       f"{era_name(spec.version)} era (its Debian releases are published as "
+                       f"debian/eol images for amd64 only)",
+                       hint=f"set versions.{spec.version}.base_image: {{{arch}: "
+                       f"i386/debian:bookworm}} (the compat patches build "
+                       f"{era_name(spec.version)} there) or an {arch} image you have")
+    return era
+
+
+def _sigill_cpus(march: str | None, cpu: str | None, profiles: Sequence[Profile],
+                 ) -> tuple[str, ...]:
+    out: list[str] = []
+    for p in profiles:
+        # a profile lacking the long NOPs (nopl), or whose -march is such a CPU
+        no_endbr32 = "nopl" in p.lacks or cannot_execute_endbr32(p.march)
+        if no_endbr32 and (p.name == cpu or (march is not None and p.march == march)):
+            out.append(p.name)
+    if not out and cannot_execute_endbr32(march):
+        out.append(f"-march={march}")
+    return tuple(out)
+
+
+def _apply_default_selection(ctx: _Ctx, value: Any, variants: list[Variant],
+                             ) -> list[Variant]:
+    """Mark the variants ``default_variants`` (fnmatch patterns) leaves out as opt-in."""
+    if value is None:
+        return variants
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        raise ctx.fail("default_variants", "expected a non-empty list of fnmatch patterns "
+                       "over variant ids, e.g. ['1.1.1w-*-x86_64']")
+    patterns = [ctx.string(p, f"default_variants[{i}]", pattern=PATTERN,
+                           what="fnmatch pattern") for i, p in enumerate(value)]
+    out = []
+    for i, pat in enumerate(patterns):
+        if not any(fnmatch.fnmatchcase(v.id, pat) for v in variants):
+            raise ctx.fail(f"default_variants[{i}]", f"{pat!r} matches no variant",
+                           hint="`invoke matrix list` shows the variant ids")
+    for v in variants:
+        default = any(fnmatch.fnmatchcase(v.id, p) for p in patterns)
+        out.append(replace(v, default=default))
+    if not any(v.default for v in out):
+        raise ctx.fail("default_variants", "selects no variant")
+    return out
 
 
 def _check_image(ctx: _Ctx, image: str, keypath: str) -> None:
@@ -490,13 +770,14 @@ def _load_versions(ctx: _Ctx, value: Any,
                 raise ctx.fail(f"{kp}.urls[{i}]", f"{u!r} is not an http(s):// or file:// URL")
         if not urls and default_urls is not None:
             urls = tuple(default_urls(name))
-        base_image = entry.get("base_image")
-        if base_image is not None:
-            base_image = ctx.string(base_image, f"{kp}.base_image")
-            _check_image(ctx, base_image, f"{kp}.base_image")
+        base_image, per_arch = _base_images(ctx, entry.get("base_image"), f"{kp}.base_image")
         out.append(VersionSpec(version=name, sha256=sha, urls=urls,
                                configure=ctx.tokens(entry.get("configure"), f"{kp}.configure"),
-                               base_image=base_image))
+                               base_image=base_image,
+                               base_images=tuple(sorted(per_arch.items())),
+                               patches=_names(ctx, entry.get("patches"), f"{kp}.patches"),
+                               engines=_build_engines(ctx, entry.get("engines"),
+                                                      f"{kp}.engines")))
     return tuple(out)
 
 
@@ -526,13 +807,20 @@ def _rules(ctx: _Ctx, value: Any, keypath: str, by_version: Mapping[str, Version
     for i, item in enumerate(value):
         kp = f"{keypath}[{i}]"
         rule = ctx.mapping(item, kp)
-        ctx.keys(rule, RULE_KEYS, kp)
+        ctx.keys(rule, INCLUDE_KEYS if is_include else RULE_KEYS, kp)
         if not rule:
             raise ctx.fail(kp, "empty rule")
         clean: dict[str, Any] = {}
         for key, val in rule.items():
             if key == "configure":
                 clean[key] = list(ctx.tokens(val, f"{kp}.configure"))
+            elif key == "patches":
+                clean[key] = list(_names(ctx, val, f"{kp}.patches"))
+            elif key == "engines":
+                clean[key] = list(_build_engines(ctx, val, f"{kp}.engines"))
+            elif key == "base_image":
+                clean[key] = ctx.string(val, f"{kp}.base_image")
+                _check_image(ctx, clean[key], f"{kp}.base_image")
             elif is_include:
                 clean[key] = ctx.token(val, f"{kp}.{key}")
             else:
@@ -645,8 +933,19 @@ def _load_suites(ctx: _Ctx, value: Any) -> tuple[Suite, ...]:
             multi=multi,
             repeat=repeat or 1,
             noise_threshold=noise,
+            devices=_devices(ctx, entry.get("devices"), f"{kp}.devices"),
         ))
     return tuple(out)
+
+
+def _devices(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...]:
+    devices = ctx.tokens(value, keypath)
+    for i, dev in enumerate(devices):
+        if not DEVICE.match(dev) or ".." in dev.split("/"):
+            raise ctx.fail(f"{keypath}[{i}]", f"{dev!r} is not a device path under /dev",
+                           hint="e.g. devices: [/dev/crypto]; the bench container gets it "
+                           "only if this host has it")
+    return devices
 
 
 def _load_masks(ctx: _Ctx, value: Any, keypath: str) -> tuple[Mask, ...]:

@@ -1,8 +1,22 @@
 """Rendering: a variant becomes a Dockerfile and a build context, deterministically.
 
-The per-era build recipe (Configure target, ``make depend``, parallel make safety,
-install target, ``no-tests``) is decided here in Python, so the templates in
-``dockerfiles/`` stay simple and every decision is testable without Docker.
+The per-era build recipe is decided here in Python, so the templates in ``dockerfiles/``
+stay simple and every decision is testable without Docker:
+
+- ``perl ./Configure <target>`` always (``./config`` guesses the target from
+  ``uname -m``, which is x86_64 inside an i386 container on an amd64 kernel);
+  ``linux-x86_64``, or ``linux-elf`` (0.9.8-1.0.x) / ``linux-x86`` (1.1.0+) for i386;
+- ``shared``, ``--prefix``/``--openssldir``, plus ``--libdir=lib`` and ``no-tests``
+  from 1.1.0 (both are unknown before);
+- 0.9.8-1.0.x: ``make depend`` first and ``make`` with -j1 (their makefiles are not
+  parallel-safe; distros force -j1); 1.1.0+: ``make -jN``;
+- always ``make install_sw`` (software only: ``install`` runs pod2man, which fails on
+  the 1.0.x pods with perl >= 5.18) and never ``make test`` (old test suites carry
+  expired certificates);
+- ``-Wa,--noexecstack``, ``-m32`` for i386, ``-march=...``, the engines' switches
+  spelled for the version (``eras.engine_options``), then the matrix's options;
+- patches (``patches/``) are applied with ``patch --fuzz=0`` while the source is
+  prepared; one that does not apply fails that variant with a message naming it.
 """
 
 from __future__ import annotations
@@ -15,7 +29,9 @@ from typing import Any
 
 import jinja2
 
+from . import eras
 from .model import Variant
+from .patches import Patch
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "dockerfiles"
@@ -58,26 +74,33 @@ class Rendered:
 
 
 def _env() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,
     )
+    # exec-form RUN lines are JSON arrays; plain json.dumps keeps < > & ' readable
+    # (Jinja's tojson escapes them for HTML)
+    env.filters["argv"] = lambda value: json.dumps(value, ensure_ascii=False)
+    return env
 
 
 def configure_target(variant: Variant) -> str:
-    major, minor, _ = variant.version.series
-    if variant.arch == "x86_64":
-        return "linux-x86_64"
-    # 32-bit x86: linux-elf up to 1.0.x, linux-x86 from 1.1.0 (both exist in 1.1.x).
-    if (major, minor) < (1, 1):
-        return "linux-elf"
-    return "linux-x86"
+    return eras.configure_target(variant.version.version, variant.arch)
+
+
+def engine_options(variant: Variant) -> tuple[str, ...]:
+    out: list[str] = []
+    for engine in variant.engines:
+        for opt in eras.engine_options(variant.version.version, engine):
+            if opt not in out:
+                out.append(opt)
+    return tuple(out)
 
 
 def recipe(variant: Variant) -> Recipe:
-    """The build recipe for a variant's OpenSSL era."""
+    """The build recipe for a variant's OpenSSL era (see the module docstring)."""
     major, minor, _ = variant.version.series
     era = (major, minor)
     opts: list[str] = [f"--prefix={PREFIX}", f"--openssldir={PREFIX}/ssl"]
@@ -92,8 +115,8 @@ def recipe(variant: Variant) -> Recipe:
         cflags.append("-m32")
     if variant.march:
         cflags.append(f"-march={variant.march}")
-    configure = ("perl", "./Configure", configure_target(variant), *opts, *variant.configure,
-                 *cflags)
+    configure = ("perl", "./Configure", configure_target(variant), *opts,
+                 *engine_options(variant), *variant.configure, *cflags)
     pre_make: list[tuple[str, ...]] = []
     if era < (1, 1):
         pre_make.append(("make", "depend"))
@@ -102,9 +125,15 @@ def recipe(variant: Variant) -> Recipe:
                   parallel_make=era >= (1, 1))
 
 
+def is_eol_image(base_image: str) -> bool:
+    """A retired Debian release (``debian/eol:<suite>``): apt reads archive.debian.org,
+    whose Release files are past their Valid-Until date."""
+    return base_image.startswith("debian/eol:")
+
+
 def toolchain_dockerfile(base_image: str) -> str:
     return _env().get_template("toolchain.Dockerfile.j2").render(
-        base_image=base_image, packages=TOOLCHAIN_PACKAGES)
+        base_image=base_image, packages=TOOLCHAIN_PACKAGES, eol=is_eol_image(base_image))
 
 
 def toolchain_tag(base_image: str) -> str:
@@ -117,7 +146,42 @@ def tarball_name(variant: Variant) -> str:
     return f"openssl-{variant.version.version}.tar.gz"
 
 
-def render(variant: Variant, *, patches: tuple[str, ...] = ()) -> Rendered:
+def _patch_step(variant: Variant, patch: Patch) -> dict[str, Any]:
+    """The RUN line that applies one patch, failing with a message that says what to do."""
+    where = "patches/" + patch.path.name if patch.path.parent.name == "patches" else \
+        str(patch.path)
+    meta = patch.path.with_suffix(".yaml").name
+    if patch.apply == "auto":
+        todo = (f"it is a compat patch applied to every version it matches: fix the diff "
+                f"or narrow the versions in {meta}")
+    else:
+        todo = (f"drop {patch.provides} from the patches of this variant in the matrix, "
+                f"or fix the diff or narrow the versions in {meta}")
+    message = (f"openssl-matrix: patch {patch.name} ({where}) does not apply to OpenSSL "
+               f"{variant.version.version} (variant {variant.id}): {todo}")
+    script = (f"patch -p{patch.strip} --forward --batch --fuzz=0 "
+              f"< /src/patches/{patch.context_name} || {{ echo {_sh_quote(message)} >&2; "
+              "exit 1; }")
+    return {"name": patch.name, "context_name": patch.context_name,
+            "command": ["/bin/sh", "-c", script]}
+
+
+def _sh_quote(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def _devcrypto_check(variant: Variant) -> list[str] | None:
+    if "devcrypto" not in variant.engines:
+        return None
+    message = ("openssl-matrix: the devcrypto engine needs <crypto/cryptodev.h> "
+               "(cryptodev-linux), which the base image " + variant.base_image + " lacks: use "
+               "a base image that has it, or drop devcrypto from the engines of "
+               + variant.id)
+    return ["/bin/sh", "-c", "test -f /usr/include/crypto/cryptodev.h || "
+            f"{{ echo {_sh_quote(message)} >&2; exit 1; }}"]
+
+
+def render(variant: Variant) -> Rendered:
     """Render the variant's Dockerfile. Pure: the same variant gives the same text."""
     r = recipe(variant)
     tc_tag = toolchain_tag(variant.base_image)
@@ -125,7 +189,10 @@ def render(variant: Variant, *, patches: tuple[str, ...] = ()) -> Rendered:
         "variant": variant,
         "toolchain_tag": tc_tag,
         "tarball": tarball_name(variant),
-        "patches": patches,
+        "patches": [_patch_step(variant, p) for p in variant.patches],
+        "patch_list": " ".join(f"{p.name}:{p.sha256[:16]}" for p in variant.patches),
+        "engines": " ".join(variant.engines),
+        "checks": [c for c in (_devcrypto_check(variant),) if c],
         "configure": list(r.configure),
         "configure_line": r.configure_line,
         "pre_make": [list(c) for c in r.pre_make],
@@ -133,6 +200,8 @@ def render(variant: Variant, *, patches: tuple[str, ...] = ()) -> Rendered:
     }
     text = _env().get_template("openssl.Dockerfile.j2").render(**context)
     files = {"buildinfo.sh": TEMPLATES / "buildinfo.sh"}
+    for p in variant.patches:
+        files[p.context_name] = p.path
     return Rendered(variant=variant, dockerfile=text, toolchain_tag=tc_tag,
                     toolchain_dockerfile=toolchain_dockerfile(variant.base_image),
                     recipe=r, context_files=files)

@@ -3,6 +3,14 @@
 Every file is written atomically (temp file + rename). Runs are numbered and a
 new run never overwrites an old one. Build records live beside the bench results
 in ``results/_builds/<variant>/<digest>/`` (profile names cannot start with ``_``).
+
+Interruptions are the normal case. A run folder is "running" until its last write
+marks it complete, partial or failed; a folder left "running" (or without meta.json)
+by a killed process is found by :meth:`ResultsTree.recover`, marked ``interrupted``
+(its raw output kept for inspection) and never counted. A run journal
+(``results/_journal/<kind>-<key>.json``, see :class:`Journal`) remembers which cells
+of a build or bench session are finished, so rerunning the same command after an
+interruption goes on where it stopped instead of starting over.
 """
 
 from __future__ import annotations
@@ -10,11 +18,15 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hashlib
 import json
 import os
+import sys
 import tempfile
-from collections.abc import Iterator
-from dataclasses import dataclass
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
@@ -22,6 +34,13 @@ from .errors import ResultsError
 
 BUILDS = "_builds"
 IMPORTS = "_imported"
+JOURNALS = "_journal"
+#: meta.json statuses of a run that finished (its figures count).
+FINISHED = ("complete", "partial")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 def atomic_write(path: Path, data: str | bytes) -> None:
@@ -71,7 +90,7 @@ class RunRef:
 
     @property
     def complete(self) -> bool:
-        return self.meta.get("status") in ("complete", "partial")
+        return self.meta.get("status") in FINISHED
 
 
 class ResultsTree:
@@ -98,7 +117,8 @@ class ResultsTree:
             ) from None
         fh.seek(0)
         fh.truncate()
-        fh.write(f"pid {os.getpid()}\n")
+        command = " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv))
+        fh.write(f"pid {os.getpid()} ({command[:200]}) since {_now()}\n")
         fh.flush()
         self._lock_fh = fh
 
@@ -139,6 +159,73 @@ class ResultsTree:
                         if run.name.isdigit():
                             yield RunRef(cpu.name, variant.name, suite.name, run.name, run)
 
+    # -- interrupted runs -----------------------------------------------------
+    def recover(self, cpu: str | None = None, variant: str | None = None,
+                suite: str | None = None, *, reason: str = "") -> list[Path]:
+        """Mark half-written run folders as ``interrupted``; return them.
+
+        A folder is half-written when its meta.json still says ``running`` or is missing
+        (killed between creating the folder and the first write). Call this only while
+        holding the tree's lock: then no live process is writing such a folder. Its raw
+        output is kept for inspection; its figures are never counted. ``cpu``/``variant``/
+        ``suite`` narrow the search to one cell. Stale temp files of atomic writes are
+        removed.
+        """
+        found: list[Path] = []
+        for ref in self.runs():
+            if (cpu, variant, suite) != (None, None, None) and \
+                    (ref.cpu, ref.variant, ref.suite) != (cpu, variant, suite):
+                continue
+            _remove_stale_tmp(ref.path)
+            try:
+                meta = read_json(ref.path / "meta.json")
+            except ResultsError:
+                damaged = ref.path / "meta.json.damaged"
+                os.replace(ref.path / "meta.json", damaged)
+                meta = {"damaged_meta": damaged.name}
+            if isinstance(meta, dict) and meta.get("status") not in (None, "running"):
+                continue
+            record: dict[str, Any] = dict(meta) if isinstance(meta, dict) else {}
+            raw = ref.path / "raw"
+            record["status"] = "interrupted"
+            record["interrupted"] = {
+                "detected": _now(),
+                "reason": reason or "the process writing it was stopped before it finished "
+                "(killed, interrupted, or the Docker engine went away)",
+                "raw_files_kept": sorted(p.name for p in raw.iterdir()) if raw.is_dir() else [],
+                "note": "not counted: the cell is measured again in a new run folder",
+            }
+            write_json(ref.path / "meta.json", record)
+            found.append(ref.path)
+        return found
+
+    # -- journals -------------------------------------------------------------
+    def journal(self, kind: str, identity: Mapping[str, Any], *, fresh: bool = False,
+                ) -> Journal:
+        """The open journal of the session ``identity`` describes, or a new one.
+
+        ``identity`` is what makes two commands "the same" (for bench: the CPU, the
+        suite's definition and the variants). An open journal of the same identity is
+        resumed unless ``fresh``; then it is closed as abandoned and a new one begun.
+        """
+        canon = json.dumps(identity, sort_keys=True, separators=(",", ":"), default=str)
+        key = hashlib.sha256(f"{kind}\0{canon}".encode()).hexdigest()[:16]
+        path = self.root / JOURNALS / f"{kind}-{key}.json"
+        data = read_json(path)
+        if isinstance(data, dict) and data.get("status") == "open":
+            if not fresh:
+                data.setdefault("resumes", []).append({"at": _now(), "pid": os.getpid()})
+                journal = Journal(path, data, resumed=True)
+                journal.save()
+                return journal
+            Journal(path, data).close("abandoned")
+        data = {"kind": kind, "id": f"{kind}-{key}-{int(time.time() * 1000)}",
+                "identity": json.loads(canon), "status": "open", "started": _now(),
+                "pid": os.getpid(), "cells": {}}
+        journal = Journal(path, data)
+        journal.save()
+        return journal
+
     # -- builds ---------------------------------------------------------------
     def build_dir(self, variant: str, digest: str) -> Path:
         return self.root / BUILDS / variant / digest[:16]
@@ -146,3 +233,62 @@ class ResultsTree:
     def build_record(self, variant: str, digest: str) -> dict[str, Any] | None:
         data = read_json(self.build_dir(variant, digest) / "build.json")
         return data if isinstance(data, dict) else None
+
+
+def _remove_stale_tmp(folder: Path) -> None:
+    """Temp files of atomic writes in a run folder: leftovers of a killed process (the
+    caller holds the lock, so no live process is writing there)."""
+    for tmp in folder.rglob(".*.tmp"):
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+@dataclass
+class Journal:
+    """Which cells of one build or bench session are finished.
+
+    Saved atomically after every change, so a process killed at any point leaves a
+    journal that is either before or after a cell's record, never half. The results
+    tree stays the truth: a cell counts as finished only if what the journal points at
+    is still there (see ``Bencher`` and ``Builder``). When every cell is finished the
+    journal is closed (moved to ``_journal/closed/``) and the next identical command
+    starts a new session.
+    """
+
+    path: Path
+    data: dict[str, Any]
+    resumed: bool = False
+    _closed: bool = field(default=False, repr=False)
+
+    @property
+    def id(self) -> str:
+        return str(self.data["id"])
+
+    @property
+    def cells(self) -> dict[str, dict[str, Any]]:
+        cells = self.data.setdefault("cells", {})
+        assert isinstance(cells, dict)
+        return cells
+
+    def cell(self, name: str) -> dict[str, Any] | None:
+        entry = self.cells.get(name)
+        return entry if isinstance(entry, dict) else None
+
+    def record(self, name: str, status: str, **info: Any) -> None:
+        self.cells[name] = {"status": status, "at": _now(), **info}
+        self.save()
+
+    def save(self) -> None:
+        if not self._closed:
+            write_json(self.path, self.data)
+
+    def close(self, status: str = "finished") -> Path:
+        """Close the session: the next identical command starts a new one."""
+        self.data["status"] = status
+        self.data["ended"] = _now()
+        dest = self.path.parent / "closed" / f"{self.id}-{status}.json"
+        write_json(dest, self.data)
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        self._closed = True
+        return dest

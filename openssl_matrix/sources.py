@@ -662,7 +662,8 @@ def pin_source(
                 f"{tarball} has sha256 {sha256}, but the official OpenSSL {version} release "
                 f"tarball has {known}",
                 hint="get the release tarball from a trusted mirror (GitHub tag archives "
-                "differ), or pass force if you really mean to build these bytes",
+                "differ), or add --force to `invoke matrix pin` if you really mean to build "
+                "these bytes",
             )
         lock_file = Path(lock_file)
         lock_file.parent.mkdir(parents=True, exist_ok=True)

@@ -42,6 +42,8 @@ class FakeBackend:
         self.labels: dict[str, dict[str, str]] = {}
         self.builds: list[str] = []
         self.runs: list[tuple[str, tuple[str, ...], dict[str, str]]] = []
+        self.limits: list[RunLimits] = []
+        self.removed_labels: list[dict[str, str]] = []
         self.responder = responder
 
     def engine_info(self) -> dict[str, Any]:
@@ -69,6 +71,7 @@ class FakeBackend:
         env = dict(env or {})
         command = tuple(command)
         self.runs.append((image, command, env))
+        self.limits.append(limits or RunLimits())
         if command[:2] == ("/bin/sh", "-c") and "cpuinfo" in command[2]:
             code, out, err = 0, CPUINFO_EPYC, ""
         elif command[:2] == ("/bin/sh", "-c") and "openssl-matrix" in command[2]:
@@ -84,3 +87,7 @@ class FakeBackend:
         return RunResult(command=tuple(command), env=env, stdout=out, stderr=err,
                          exit_code=code, started="2026-01-01T00:00:00+00:00",
                          ended="2026-01-01T00:00:01+00:00", seconds=1.0)
+
+    def remove_containers(self, labels: Mapping[str, str]) -> list[str]:
+        self.removed_labels.append(dict(labels))
+        return []

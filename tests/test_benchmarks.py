@@ -75,7 +75,7 @@ def test_host_figure_reads_the_named_row_at_8192_bytes() -> None:
 
 def test_noop_matrix_has_20_variants_sharing_the_default_images(tmp_path: Path) -> None:
     default = load_matrix(ROOT / "matrix.yaml", default_urls=default_urls)
-    versions = {v.version: str(v.sha256) for v in default.versions}
+    versions = run.default_versions(default)
     path = tmp_path / "noop.yaml"
     path.write_text(run.noop_matrix_yaml(versions, run.NOOP_MARCHES, "1.1.1w"))
     m = load_matrix(path, default_urls=default_urls)
@@ -143,7 +143,7 @@ def test_build_log_steps_and_stage_cache() -> None:
 
 def test_shared_stage_savings_count_one_build_per_base_and_version(tmp_path: Path) -> None:
     default = load_matrix(ROOT / "matrix.yaml", default_urls=default_urls)
-    versions = {v.version: str(v.sha256) for v in default.versions}
+    versions = run.default_versions(default)
     path = tmp_path / "noop.yaml"
     path.write_text(run.noop_matrix_yaml(versions, run.NOOP_MARCHES, "1.1.1w"))
     variants = load_matrix(path, default_urls=default_urls).variants

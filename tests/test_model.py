@@ -48,7 +48,7 @@ def test_select_patterns(tmp_path: Path) -> None:
                                                        "3.0.20-no-asm-x86_64"]
     assert len(m.select("1.1.1w-*,3.0.20-asm-*")) == 3
     with pytest.raises(ConfigError, match="matches no variant"):
-        m.select("0.9.8*")
+        m.select("2.0.*")
 
 
 def test_unknown_key_suggests_the_right_one(tmp_path: Path) -> None:

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from openssl_matrix.backend import RunLimits, RunResult
 from openssl_matrix.bench import SPEED_CPU_SHARES, Bencher, unwrap_speed
 from openssl_matrix.build import Builder
 from openssl_matrix.model import load_matrix
@@ -20,31 +18,23 @@ MR_STDOUT = "+H:8192\n+F:22:aes-128-cbc:1426407424.00\n"
 MR_STDERR = "+DT:aes-128-cbc:1:8192\n+R:174122:aes-128-cbc:1.000000\n"
 
 
-class LimitsBackend(FakeBackend):
-    def __init__(self) -> None:
-        super().__init__(lambda image, command, env: (0, MR_STDOUT, MR_STDERR))
-        self.limits: list[tuple[tuple[str, ...], RunLimits | None]] = []
-
-    def run(self, image: str, command: Sequence[str], *, env: Mapping[str, str] | None = None,
-            limits: RunLimits | None = None) -> RunResult:
-        self.limits.append((unwrap_speed(command), limits))
-        return super().run(image, command, env=env, limits=limits)
-
-
 def test_speed_runs_and_only_they_get_the_speed_weight(fake_matrix: Path,
                                                        tmp_path: Path) -> None:
     m = load_matrix(fake_matrix, default_urls=default_urls)
-    backend = LimitsBackend()
+    backend = FakeBackend(lambda image, command, env: (0, MR_STDOUT, MR_STDERR))
     tree = ResultsTree(tmp_path / "results")
     Builder(m, backend, tree, workdir=tmp_path / "work").build(list(m.variants))
+    backend.runs.clear()
     backend.limits.clear()
     out = Bencher(m, backend, tree, engine=backend.engine_info(), git_commit=None).bench(
         m.select("1.1.1w-asm-*"), m.suite("quick"), "auto")
     assert [o.status for o in out] == ["complete"]
-    speed = [lim for cmd, lim in backend.limits if cmd[:2] == ("openssl", "speed")]
-    other = [lim for cmd, lim in backend.limits if cmd[:2] != ("openssl", "speed")]
+    runs = [(unwrap_speed(cmd), lim) for (_, cmd, _), lim in zip(backend.runs, backend.limits,
+                                                                  strict=True)]
+    speed = [lim for cmd, lim in runs if cmd[:2] == ("openssl", "speed")]
+    other = [lim for cmd, lim in runs if cmd[:2] != ("openssl", "speed")]
     assert len(speed) == 2 and other
-    assert all(lim is not None and lim.cpu_shares == SPEED_CPU_SHARES for lim in speed)
-    assert all(lim is None or lim.cpu_shares is None for lim in other)
+    assert all(lim.cpu_shares == SPEED_CPU_SHARES for lim in speed)
+    assert all(lim.cpu_shares is None for lim in other)
     meta = json.loads((Path(str(out[0].run_dir)) / "meta.json").read_text())
     assert meta["speed_cpu_shares"] == SPEED_CPU_SHARES
