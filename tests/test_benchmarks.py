@@ -283,3 +283,11 @@ def test_step_tail_timestamps_a_growing_log(tmp_path: Path) -> None:
     assert [m[1] for m in tail.marks] == ["Step 1/2 : FROM x", "Step 2/2 : RUN make",
                                           "Successfully tagged x:y"]
     assert tail.marks[1][0] - tail.marks[0][0] >= 0.2
+
+
+def test_default_versions_are_the_default_variants_versions() -> None:
+    m = load_matrix(ROOT / "matrix.yaml", default_urls=default_urls)
+    versions = run.default_versions(m)
+    assert set(versions) == {v.version.version for v in m.variants}
+    # each with its checksum: a version without one is never in a generated matrix
+    assert all(len(sha) == 64 for sha in versions.values())
