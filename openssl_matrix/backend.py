@@ -64,6 +64,8 @@ class RunLimits:
     cpuset: str | None = None
     cpus: float | None = None
     """CPU quota in CPUs (Docker's --cpus); None: no quota."""
+    cpu_shares: int | None = None
+    """CPU weight against other containers (Docker's --cpu-shares, default 1024)."""
     read_only: bool = True
     devices: tuple[str, ...] = ()
     timeout: float = 3600.0
@@ -240,6 +242,7 @@ class DockerBackend:
                 cap_drop=["ALL"], security_opt=["no-new-privileges"], read_only=lim.read_only,
                 mem_limit=lim.memory, memswap_limit=lim.memory, pids_limit=lim.pids,
                 cpuset_cpus=lim.cpuset, nano_cpus=int(lim.cpus * 1e9) if lim.cpus else None,
+                cpu_shares=lim.cpu_shares,
                 user=lim.user, tmpfs={"/tmp": "rw,nosuid,nodev,size=64m"},
                 devices=list(lim.devices) or None, privileged=False, detach=True,
                 labels=dict(lim.labels),
