@@ -61,3 +61,49 @@ profiles:
     path = tmp_path / "matrix.yaml"
     path.write_text(text)
     return path
+
+
+def _ensure_docker0() -> None:
+    """Recreate the main engine's docker0 bridge if something on the host removed it.
+
+    Seen on this kind of machine: after tests start and stop extra dockerd instances,
+    the host's docker0 can vanish, and every later container on the default network
+    (the toolchain image's apt step) fails with "could not find bridge docker0".
+    """
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    if os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("docker") is None:
+        return
+    if subprocess.run(["ip", "link", "show", "docker0"], capture_output=True).returncode == 0:
+        return
+    out = subprocess.run(["docker", "network", "inspect", "bridge"], capture_output=True,
+                         text=True)
+    if out.returncode != 0:
+        return
+    net = json.loads(out.stdout)[0]
+    if net.get("Options", {}).get("com.docker.network.bridge.name") != "docker0":
+        return
+    config = (net.get("IPAM", {}).get("Config") or [{}])[0]
+    subnet = config.get("Subnet")
+    if not subnet:
+        return
+    import ipaddress
+
+    network = ipaddress.ip_network(subnet)
+    gateway = config.get("Gateway") or str(next(network.hosts()))
+    prefix = network.prefixlen
+    print(f"\nconftest: docker0 was missing; recreating it as {gateway}/{prefix}",
+          file=sys.stderr)
+    subprocess.run(["ip", "link", "add", "docker0", "type", "bridge"], check=False)
+    subprocess.run(["ip", "addr", "add", f"{gateway}/{prefix}", "dev", "docker0"], check=False)
+    subprocess.run(["ip", "link", "set", "docker0", "up"], check=False)
+
+
+@pytest.fixture(autouse=True)
+def _docker0_for_docker_tests(request: pytest.FixtureRequest) -> None:
+    if request.node.get_closest_marker("docker") is not None:
+        _ensure_docker0()
