@@ -149,7 +149,8 @@ def host_figure(stdout: str, algorithm: str, block: int = BLOCK) -> float:
             sizes = [int(x) for x in line[3:].split(":") if x.strip()]
         elif line.startswith("+F:") and sizes is not None:
             fields = line.split(":")
-            if len(fields) >= 3 + len(sizes) and fields[2] == algorithm:
+            # 3.x prints EVP cipher names in upper case (+F:25:AES-128-CBC:...)
+            if len(fields) >= 3 + len(sizes) and fields[2].lower() == algorithm.lower():
                 return float(fields[3 + sizes.index(block)])
     raise ValueError(f"no +F line for {algorithm} at {block} bytes in the output")
 
@@ -676,7 +677,8 @@ def section_fidelity(ctx: Context) -> None:
     ctx.ensure_built(tree, [variant(ctx.matrix, vid) for vid in dict(cases)])
     bencher = Bencher(ctx.matrix, ctx.backend, tree, engine=ctx.backend.engine_info(),
                       git_commit=None)
-    results = []
+    results: list[dict[str, Any]] = []
+    ctx.data["fidelity"] = results
     for vid, alg in cases:
         v = variant(ctx.matrix, vid)
         tag, _ = bencher.image_for(v)
@@ -710,7 +712,6 @@ def section_fidelity(ctx: Context) -> None:
             f"{ratio:.3f} (tool {mbps(median(tool))}, host {mbps(median(host))}; "
             f"spread tool {cv_percent(tool):.1f}%, host {cv_percent(host):.1f}%)",
             ">= 0.99", "met" if ratio >= 0.99 else "MISSED", load.text()))
-    ctx.data["fidelity"] = results
 
 
 # -- 2. no-op rebuild ---------------------------------------------------------------

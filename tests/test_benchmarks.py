@@ -71,6 +71,8 @@ def test_host_figure_reads_the_named_row_at_8192_bytes() -> None:
                            "aes-128-cbc") == 1426407424.00
     with pytest.raises(ValueError):
         run.host_figure(out, "md5")
+    out3 = (FIXTURES / "speed/real-3.0.20/mr-evp-elapsed.stdout").read_text()
+    assert run.host_figure(out3, "aes-128-cbc") == 1423826944.00
 
 
 def test_noop_matrix_has_20_variants_sharing_the_default_images(tmp_path: Path) -> None:
