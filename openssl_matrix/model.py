@@ -299,6 +299,8 @@ class _Ctx:
 
     def keys(self, value: dict[str, Any], allowed: Sequence[str], keypath: str) -> None:
         for key in value:
+            if not isinstance(key, str):
+                raise self.fail(keypath, f"key {key!r} must be a string (quote it in YAML)")
             if key not in allowed:
                 close = difflib.get_close_matches(key, allowed, n=1)
                 hint = f"perhaps you meant {close[0]!r}?" if close else None

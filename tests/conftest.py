@@ -2,10 +2,18 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import tarfile
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# CI explores a fixed set of examples (a red CI must be reproducible); local runs
+# explore new ones each time.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 ROOT = Path(__file__).resolve().parent.parent
 
