@@ -274,9 +274,9 @@ def step_durations(marks: Sequence[tuple[float, str]], end: float) -> list[dict[
 
 
 STEP_GROUPS = (("before the build", "(command started)"), ("after the build",
-                "Successfully tagged"), ("Configure", "Configure"), ("make", "make -j"),
-               ("make install_sw", "install_sw"), ("buildinfo", "buildinfo"),
-               ("labels", "LABEL "))
+                "Successfully tagged"), ("buildinfo", "buildinfo"), ("Configure", "Configure"),
+               ("make", "make -j"), ("make install_sw", "install_sw"), ("labels", "LABEL "))
+"""(group, text in the step) in matching order: the buildinfo step also names Configure."""
 
 
 def group_steps(durations: Sequence[Mapping[str, Any]]) -> dict[str, float]:

@@ -269,6 +269,10 @@ def test_step_durations_and_groups() -> None:
     g = run.group_steps(d)
     assert g == {"before the build": 1.0, "other steps": 0.5, "Configure": 2.5, "make": 60.0,
                  "make install_sw": 6.0, "labels": 1.0, "after the build": 1.5}
+    # the buildinfo step names the Configure line too: it counts as buildinfo
+    info = {"instruction": 'RUN ["/bin/sh", "/src/buildinfo.sh", "/opt/openssl", '
+            '"perl ./Configure linux-x86_64"]', "seconds": 1.2}
+    assert run.group_steps([info]) == {"buildinfo": 1.2}
     assert run.is_mark("Successfully tagged a:b\n") and run.is_mark(" Step 3/9 : WORKDIR /x")
     assert not run.is_mark(" ---> Using cache")
 
