@@ -1220,11 +1220,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ctx.data.setdefault("failures", {})[name] = str(exc)
     finally:
         if ctx.images_made and not args.keep_images:
-            for tag in ctx.images_made:
-                docker_rmi(tag)
-            removed = remove_nonce_images(ctx.nonce)
-            ctx.say(f"  removed the {len(ctx.images_made)} image(s) and {removed} build-stage "
-                    "image(s) the cold-build section made")
+            # Cleaning up must never cost the table: an engine that stopped answering
+            # leaves the images for the next run (they carry the nonce in their tags).
+            try:
+                for tag in ctx.images_made:
+                    docker_rmi(tag)
+                removed = remove_nonce_images(ctx.nonce)
+                ctx.say(f"  removed the {len(ctx.images_made)} image(s) and {removed} "
+                        "build-stage image(s) the cold-build section made")
+            except (BenchmarkError, subprocess.SubprocessError, OSError) as exc:
+                ctx.say(f"  could not remove this run's images ({str(exc).splitlines()[0]}); "
+                        f"remove them by hand: docker images | grep {ctx.nonce}")
     end = sample_load()
     ctx.data["load_at_end"] = dataclasses.asdict(end)
     json_path = Path(args.json) if args.json else out / "benchmark.json"
