@@ -360,6 +360,20 @@ class _Ctx:
             raise self.fail(keypath, f"expected a positive whole number, got {value!r}")
         return value
 
+    def source_pin(self, entry: Mapping[str, Any], keypath: str
+                   ) -> tuple[str | None, tuple[str, ...]]:
+        """A version entry's `sha256` (optional) and `urls` (http(s):// or file://)."""
+        sha = entry.get("sha256")
+        if sha is not None:
+            sha = self.string(sha, f"{keypath}.sha256", pattern=SHA256,
+                              what="sha256 (64 lower-case hex digits)")
+        urls = self.strings(entry.get("urls"), f"{keypath}.urls")
+        for i, u in enumerate(urls):
+            if not re.match(r"^(https?|file)://\S+$", u):
+                raise self.fail(f"{keypath}.urls[{i}]",
+                                f"{u!r} is not an http(s):// or file:// URL")
+        return sha, urls
+
     def number(self, value: Any, keypath: str) -> float | None:
         if value is None:
             return None
@@ -762,14 +776,7 @@ def _load_versions(ctx: _Ctx, value: Any,
             raise ctx.fail(kp, f"{name!r} is not an OpenSSL version such as 1.1.1w or 3.0.20")
         entry = ctx.mapping(body, kp)
         ctx.keys(entry, VERSION_KEYS, kp)
-        sha = entry.get("sha256")
-        if sha is not None:
-            sha = ctx.string(sha, f"{kp}.sha256", pattern=SHA256,
-                             what="sha256 (64 lower-case hex digits)")
-        urls = ctx.strings(entry.get("urls"), f"{kp}.urls")
-        for i, u in enumerate(urls):
-            if not re.match(r"^(https?|file)://\S+$", u):
-                raise ctx.fail(f"{kp}.urls[{i}]", f"{u!r} is not an http(s):// or file:// URL")
+        sha, urls = ctx.source_pin(entry, kp)
         if not urls and default_urls is not None:
             urls = tuple(default_urls(name))
         base_image, per_arch = _base_images(ctx, entry.get("base_image"), f"{kp}.base_image")

@@ -25,7 +25,7 @@ import yaml
 
 from .errors import ConfigError
 from .hostinfo import IA32CAP_BITS
-from .model import ARCHES, NAME, SHA256, VERSION, _choices_hint, _Ctx
+from .model import ARCHES, NAME, VERSION, _choices_hint, _Ctx
 
 SPEC_SCHEMA = 1
 
@@ -388,14 +388,7 @@ def _versions(ctx: _Ctx, value: Any) -> dict[str, VersionRef]:
                            "'release: false'")
         v = ctx.mapping(body, kp)
         ctx.keys(v, VERSION_KEYS, kp)
-        sha = v.get("sha256")
-        if sha is not None:
-            sha = ctx.string(sha, f"{kp}.sha256", pattern=SHA256,
-                             what="sha256 (64 lower-case hex digits)")
-        urls = ctx.strings(v.get("urls"), f"{kp}.urls")
-        for i, u in enumerate(urls):
-            if not re.match(r"^(https?|file)://\S+$", u):
-                raise ctx.fail(f"{kp}.urls[{i}]", f"{u!r} is not an http(s):// or file:// URL")
+        sha, urls = ctx.source_pin(v, kp)
         stand_in = v.get("stand_in")
         if stand_in is not None:
             stand_in = ctx.string(stand_in, f"{kp}.stand_in", pattern=VERSION,
