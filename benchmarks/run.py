@@ -3,7 +3,7 @@
 
 Run from anywhere (it uses the checkout it lives in, not an installed copy)::
 
-    python benchmarks/run.py            # everything (about 20 minutes on a quiet 2-core host,
+    python benchmarks/run.py            # everything (about 25 minutes on a quiet 2-core host,
                                         # plus one-time builds of the 20-variant matrix)
     python benchmarks/run.py --quick    # about a minute with 1.1.1w's images present
 
