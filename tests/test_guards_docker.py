@@ -218,8 +218,13 @@ def second_engine() -> Iterator[tuple[str, str]]:
     subprocess.run(["ip", "link", "add", bridge, "type", "bridge"], check=True)
     subprocess.run(["ip", "addr", "add", "172.31.254.1/24", "dev", bridge], check=True)
     log = open(f"/tmp/{tag}-dockerd.log", "w")  # noqa: SIM115 - lives as long as the daemon
+    # an empty configuration of its own: the host's /etc/docker/daemon.json may set
+    # data-root or a bridge, which would clash with the flags below
+    config = Path(f"/tmp/{tag}-daemon.json")
+    config.write_text("{}\n")
     proc = subprocess.Popen(
-        ["dockerd", "--host", f"unix://{sock}", "--data-root", data_root,
+        ["dockerd", "--config-file", str(config), "--host", f"unix://{sock}",
+         "--data-root", data_root,
          "--exec-root", exec_root, "--pidfile", f"{exec_root}.pid", "-b", bridge,
          "--iptables=false", "--ip-masq=false", "--ip-forward=false"],
         stdout=log, stderr=subprocess.STDOUT)

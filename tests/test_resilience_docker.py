@@ -195,10 +195,15 @@ class SecondEngine:
             subprocess.run(["ip", "link", "add", self.bridge, "type", "bridge"], check=True)
             subprocess.run(["ip", "addr", "add", "172.31.253.1/24", "dev", self.bridge],
                            check=True)
+        # its own (empty) configuration: the host's /etc/docker/daemon.json may set
+        # data-root or a bridge, which would clash with the flags below
+        config = self.log.with_name(self.log.stem + "-daemon.json")
+        config.write_text("{}\n")
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(
-                ["dockerd", "--host", self.url, "--data-root", self.data, "--exec-root",
-                 self.exec_root, "--pidfile", self.pidfile, "-b", self.bridge,
+                ["dockerd", "--config-file", str(config), "--host", self.url,
+                 "--data-root", self.data, "--exec-root", self.exec_root,
+                 "--pidfile", self.pidfile, "-b", self.bridge,
                  "--iptables=false", "--ip-masq=false"],
                 stdout=log, stderr=log, start_new_session=True)
         wait_for(lambda: self.answers() or self.proc is None or self.proc.poll() is not None,
