@@ -41,7 +41,7 @@ from .model import SUITE_KEYS, Matrix, Variant, load_matrix, variant_id
 from .parsing import canonical_algorithm
 from .report import REPRO_DIR, USABLE_STATUSES
 from .reportspec import Claim, Measurement, ReportSpec, VersionRef
-from .results import ResultsTree, atomic_write, read_json, write_json
+from .results import ResultsTree, atomic_write, new_numbered_dir, read_json, write_json
 from .sources import KNOWN_SHA256, default_urls, fetch_source_info, read_pins
 
 REPRODUCED = "reproduced"
@@ -1045,16 +1045,7 @@ def table_grids(rep: Reproduction) -> list[str]:
 
 
 def write_reproduction(rep: Reproduction, root: Path) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    numbers = [int(p.name) for p in root.iterdir() if p.name.isdigit()]
-    n = max(numbers, default=0) + 1
-    while True:
-        out = root / f"{n:04d}"
-        try:
-            out.mkdir()
-            break
-        except FileExistsError:
-            n += 1
+    out = new_numbered_dir(root)
     rep.out_dir = out
     write_json(out / "verdicts.json", as_json(rep))
     atomic_write(out / "side-by-side.txt", render_text(rep))

@@ -93,6 +93,21 @@ class RunRef:
         return self.meta.get("status") in FINISHED
 
 
+def new_numbered_dir(base: Path) -> Path:
+    """Create the next numbered folder under base (0001, 0002, ...); never reuse one,
+    even when another process creates the same number first."""
+    base.mkdir(parents=True, exist_ok=True)
+    numbers = [int(p.name) for p in base.iterdir() if p.name.isdigit()]
+    n = max(numbers, default=0) + 1
+    while True:
+        path = base / f"{n:04d}"
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            n += 1
+
+
 class ResultsTree:
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -134,17 +149,7 @@ class ResultsTree:
 
     def new_run_dir(self, cpu: str, variant: str, suite: str) -> Path:
         """Create the next numbered run folder (0001, 0002, ...); never reuse one."""
-        base = self.suite_dir(cpu, variant, suite)
-        base.mkdir(parents=True, exist_ok=True)
-        numbers = [int(p.name) for p in base.iterdir() if p.name.isdigit()]
-        n = max(numbers, default=0) + 1
-        while True:
-            path = base / f"{n:04d}"
-            try:
-                path.mkdir()
-                return path
-            except FileExistsError:
-                n += 1
+        return new_numbered_dir(self.suite_dir(cpu, variant, suite))
 
     def runs(self) -> Iterator[RunRef]:
         """Every run folder, in a stable order."""
