@@ -22,6 +22,7 @@ import yaml
 
 from .eras import ENGINES, engine_options, era_base_image, era_name, i386_name, march_problem
 from .errors import ConfigError
+from .hostinfo import IA32CAP_BITS
 from .patches import (
     PROJECT_PATCHES,
     Patch,
@@ -32,6 +33,8 @@ from .patches import (
 )
 
 SCHEMA_VERSION = 1
+IA32CAP_VALUE = re.compile(r"^~?(0x[0-9a-fA-F]+)?(:~?0x[0-9a-fA-F]+)?$")
+"""An OPENSSL_ia32cap value: one or two words, each optionally inverted with ~."""
 
 # Characters allowed in any value that reaches a Dockerfile RUN line or a container
 # command. Everything is passed as exec-form arguments, but a value that needs a shell
@@ -297,6 +300,20 @@ class _Ctx:
                 raise self.fail(keypath, f"key {k!r} must be a string (quote it in YAML)")
         return value
 
+    def document(self, data: Any, allowed: Sequence[str], *, schema: int, what: str,
+                 doc: str) -> dict[str, Any]:
+        """The top mapping of a versioned YAML file: not empty, known keys only, and the
+        `schema` this tool reads."""
+        top = self.mapping(data, "")
+        if not top:
+            raise self.fail("", f"the {what} is empty", hint=f"see {doc} for the format")
+        self.keys(top, allowed, "")
+        found = top.get("schema", schema)
+        if found != schema:
+            raise self.fail("schema", f"unsupported schema {found!r}; this tool reads "
+                            f"schema {schema}")
+        return top
+
     def keys(self, value: dict[str, Any], allowed: Sequence[str], keypath: str) -> None:
         for key in value:
             if not isinstance(key, str):
@@ -373,6 +390,27 @@ class _Ctx:
                 raise self.fail(f"{keypath}.urls[{i}]",
                                 f"{u!r} is not an http(s):// or file:// URL")
         return sha, urls
+
+    def mask_spec(self, entry: Mapping[str, Any], keypath: str
+                  ) -> tuple[str | None, tuple[str, ...]]:
+        """An entry's CPU mask: a literal `ia32cap` value or `disable` (capability
+        names), never both."""
+        cap = entry.get("ia32cap")
+        if cap is not None:
+            cap = self.token(cap, f"{keypath}.ia32cap")
+            if not IA32CAP_VALUE.match(cap) or cap in ("", "~"):
+                raise self.fail(f"{keypath}.ia32cap", f"{cap!r} is not an OPENSSL_ia32cap "
+                                "value such as ~0x200000000000000 or :~0x20000000")
+        disable = self.tokens(entry.get("disable"), f"{keypath}.disable")
+        for j, name in enumerate(disable):
+            if name not in IA32CAP_BITS:
+                raise self.fail(f"{keypath}.disable[{j}]", f"{name!r} is not a capability "
+                                f"this tool can mask ({', '.join(IA32CAP_BITS)})",
+                                hint=_choices_hint(name, list(IA32CAP_BITS)))
+        if cap is not None and disable:
+            raise self.fail(keypath, "give either 'ia32cap' (a literal value) or 'disable' "
+                            "(capability names), not both")
+        return cap, disable
 
     def number(self, value: Any, keypath: str) -> float | None:
         if value is None:
@@ -498,13 +536,8 @@ def _keypath_of(loader: _StrictLoader, node: yaml.Node) -> str:
 
 def build_matrix(data: Any, ctx: _Ctx, *,
                  default_urls: Callable[[str], list[str]] | None = None) -> Matrix:
-    top = ctx.mapping(data, "")
-    if not top:
-        raise ctx.fail("", "the matrix is empty", hint="see docs/matrix.md for the format")
-    ctx.keys(top, TOP_KEYS, "")
-    schema = top.get("schema", SCHEMA_VERSION)
-    if schema != SCHEMA_VERSION:
-        raise ctx.fail("schema", f"unsupported schema {schema!r}; this tool reads schema 1")
+    top = ctx.document(data, TOP_KEYS, schema=SCHEMA_VERSION, what="matrix",
+                       doc="docs/matrix.md")
 
     defaults = ctx.mapping(top.get("defaults"), "defaults")
     ctx.keys(defaults, DEFAULT_KEYS, "defaults")
@@ -958,8 +991,6 @@ def _devices(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...]:
 
 
 def _load_masks(ctx: _Ctx, value: Any, keypath: str) -> tuple[Mask, ...]:
-    from .hostinfo import IA32CAP_BITS
-
     if value is None:
         return (Mask("default", None),)
     if not isinstance(value, list) or not value:
@@ -970,21 +1001,7 @@ def _load_masks(ctx: _Ctx, value: Any, keypath: str) -> tuple[Mask, ...]:
         mm = ctx.mapping(m, mkp)
         ctx.keys(mm, MASK_KEYS, mkp)
         mname = ctx.string(mm.get("name"), f"{mkp}.name", pattern=NAME, what="name")
-        cap = mm.get("ia32cap")
-        if cap is not None:
-            cap = ctx.token(cap, f"{mkp}.ia32cap")
-            if not re.match(r"^~?(0x[0-9a-fA-F]+)?(:~?0x[0-9a-fA-F]+)?$", cap) or \
-                    cap in ("", "~"):
-                raise ctx.fail(f"{mkp}.ia32cap", f"{cap!r} is not an OPENSSL_ia32cap "
-                               "value such as ~0x200000000000000 or :~0x20000000")
-        disable = ctx.tokens(mm.get("disable"), f"{mkp}.disable")
-        for j, name in enumerate(disable):
-            if name not in IA32CAP_BITS:
-                raise ctx.fail(f"{mkp}.disable[{j}]", f"{name!r} is not a capability this "
-                               "tool can mask", hint=_choices_hint(name, list(IA32CAP_BITS)))
-        if cap is not None and disable:
-            raise ctx.fail(mkp, "give either 'ia32cap' (a literal value) or 'disable' "
-                           "(capability names), not both")
+        cap, disable = ctx.mask_spec(mm, mkp)
         if any(x.name == mname for x in masks):
             raise ctx.fail(f"{mkp}.name", f"mask {mname!r} is listed twice")
         masks.append(Mask(mname, cap, disable))

@@ -24,7 +24,6 @@ from typing import Any
 import yaml
 
 from .errors import ConfigError
-from .hostinfo import IA32CAP_BITS
 from .model import ARCHES, NAME, VERSION, _choices_hint, _Ctx
 
 SPEC_SCHEMA = 1
@@ -61,7 +60,6 @@ CLAIM_KEYS = ("id", "says", "where", "compare", "expect", "ratio", "tolerance", 
               "stand_in", "notes")
 MEASURE_KEYS = ("seconds", "repeat", "rows")
 
-_CAP = re.compile(r"^~?(0x[0-9a-fA-F]+)?(:~?0x[0-9a-fA-F]+)?$")
 _FIGURE = re.compile(r"^\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*(k|B/s)?\s*$")
 
 
@@ -275,13 +273,8 @@ def find_spec(name: str, reports_dir: Path) -> Path:
 
 def build_spec(data: Any, path: Path) -> ReportSpec:
     ctx = _Ctx(path)
-    top = ctx.mapping(data, "")
-    if not top:
-        raise ctx.fail("", "the report spec is empty", hint="see docs/reports.md for the format")
-    ctx.keys(top, TOP_KEYS, "")
-    schema = top.get("schema", SPEC_SCHEMA)
-    if schema != SPEC_SCHEMA:
-        raise ctx.fail("schema", f"unsupported schema {schema!r}; this tool reads schema 1")
+    top = ctx.document(data, TOP_KEYS, schema=SPEC_SCHEMA, what="report spec",
+                       doc="docs/reports.md")
     spec_id = ctx.string(top.get("id", path.stem), "id", pattern=NAME,
                          what="id (lower-case letters, digits, '-', '.', '_')")
     if "id" in top and spec_id != path.stem:
@@ -471,21 +464,7 @@ def _measurements(ctx: _Ctx, value: Any, machines: Mapping[str, Machine],
         if build not in builds:
             raise ctx.fail(f"{kp}.build", f"{build!r} is not declared under 'builds'",
                            hint=_choices_hint(build, list(builds)))
-        cap = m.get("ia32cap")
-        if cap is not None:
-            cap = ctx.token(cap, f"{kp}.ia32cap")
-            if not _CAP.match(cap) or cap in ("", "~"):
-                raise ctx.fail(f"{kp}.ia32cap", f"{cap!r} is not an OPENSSL_ia32cap value "
-                               "such as ~0x200000000000000 or :~0x20000000")
-        disable = ctx.tokens(m.get("disable"), f"{kp}.disable")
-        for j, cap_name in enumerate(disable):
-            if cap_name not in IA32CAP_BITS:
-                raise ctx.fail(f"{kp}.disable[{j}]", f"{cap_name!r} is not a capability this "
-                               f"tool can mask ({', '.join(IA32CAP_BITS)})",
-                               hint=_choices_hint(cap_name, list(IA32CAP_BITS)))
-        if disable and cap is not None:
-            raise ctx.fail(kp, "give either 'disable' (capability names) or 'ia32cap' (a "
-                           "literal value), not both")
+        cap, disable = ctx.mask_spec(m, kp)
         engine = m.get("engine")
         if engine is not None:
             engine = ctx.token(engine, f"{kp}.engine")
