@@ -18,6 +18,7 @@ from openssl_matrix.backend import DockerBackend
 from openssl_matrix.bench import Bencher
 from openssl_matrix.build import Builder
 from openssl_matrix.export import records
+from openssl_matrix.hostinfo import parse_cpuinfo
 from openssl_matrix.model import load_matrix
 from openssl_matrix.results import ResultsTree
 from openssl_matrix.sources import default_urls
@@ -27,10 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def cpu_has(flag: str) -> bool:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("flags"):
-            return flag in line.split(":", 1)[1].split()
-    return False
+    return flag in parse_cpuinfo(Path("/proc/cpuinfo").read_text()).flags
 
 
 @pytest.fixture(scope="module")

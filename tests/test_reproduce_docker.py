@@ -17,17 +17,11 @@ from pathlib import Path
 import pytest
 
 from .browser import chromium, open_page
+from .test_integration_docker import cpu_has
 from .test_report_browser import PAGE_FACTS
 
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def cpu_has(flag: str) -> bool:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("flags"):
-            return flag in line.split(":", 1)[1].split()
-    return False
 
 
 def invoke(*args: str, timeout: float = 2400) -> subprocess.CompletedProcess[str]:

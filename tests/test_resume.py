@@ -98,6 +98,20 @@ def in_child(work: Callable[[], None]) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
+def ctrl_c_at(state: Path, n: int) -> PersistentFake:
+    """A backend whose n-th container run is interrupted by Ctrl-C (KeyboardInterrupt)."""
+    calls = [0]
+
+    def responder(image: str, command: Sequence[str], env: Mapping[str, str],
+                  ) -> tuple[int, str, str]:
+        calls[0] += 1
+        if calls[0] == n:
+            raise KeyboardInterrupt
+        return speed_responder(image, command, env)
+
+    return PersistentFake(state, responder)
+
+
 def setup_tree(fake_matrix: Path, tmp_path: Path) -> tuple[Matrix, Path, Path]:
     m = load_matrix(fake_matrix, default_urls=default_urls)
     state = tmp_path / "engine.json"
@@ -230,17 +244,7 @@ def test_build_killed_at_every_point_resumes(fake_matrix: Path, tmp_path: Path) 
 
 def test_sigint_in_the_middle_leaves_a_clean_tree(fake_matrix: Path, tmp_path: Path) -> None:
     m, state, tree = setup_tree(fake_matrix, tmp_path)
-    backend = PersistentFake(state)
-    calls = [0]
-
-    def responder(image: str, command: Sequence[str], env: Mapping[str, str],
-                  ) -> tuple[int, str, str]:
-        calls[0] += 1
-        if calls[0] == 4:  # the second speed run of the second cell
-            raise KeyboardInterrupt
-        return speed_responder(image, command, env)
-
-    backend.responder = responder
+    backend = ctrl_c_at(state, 4)  # the second speed run of the second cell
     results = ResultsTree(tree)
     bencher = Bencher(m, backend, results, engine={}, git_commit=None)
     with pytest.raises(KeyboardInterrupt):
@@ -598,17 +602,7 @@ def test_builds_have_no_network_and_an_engine_lost_mid_build_keeps_finished_vari
 def test_an_interrupted_repeated_bench_resumes_round_by_round(
         fake_matrix: Path, tmp_path: Path) -> None:
     m, state, tree = setup_tree(fake_matrix, tmp_path)
-    backend = PersistentFake(state)
-    calls = [0]
-
-    def responder(image: str, command: Sequence[str], env: Mapping[str, str],
-                  ) -> tuple[int, str, str]:
-        calls[0] += 1
-        if calls[0] == 6:  # round 2, first variant, second mask
-            raise KeyboardInterrupt
-        return speed_responder(image, command, env)
-
-    backend.responder = responder
+    backend = ctrl_c_at(state, 6)  # round 2, first variant, second mask
     results = ResultsTree(tree)
     with pytest.raises(KeyboardInterrupt):
         Bencher(m, backend, results, engine={}, git_commit=None).bench(
