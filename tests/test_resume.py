@@ -98,6 +98,12 @@ def in_child(work: Callable[[], None]) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
+def bench_flags(fake_matrix: Path, tree: Path, *, only: str, suite: str) -> dict[str, Any]:
+    """The flags `invoke matrix bench --cpu=auto --only ONLY --suite SUITE` dispatches."""
+    return {"matrix": str(fake_matrix), "results": str(tree), "cpu": "auto", "only": only,
+            "suite": suite, "force": False, "wait": False, "fresh": False, "repeat": 0}
+
+
 def ctrl_c_at(state: Path, n: int) -> PersistentFake:
     """A backend whose n-th container run is interrupted by Ctrl-C (KeyboardInterrupt)."""
     calls = [0]
@@ -399,9 +405,7 @@ def test_lock_refuses_a_second_bench_through_the_cli_and_wait_queues(
                           stdout=subprocess.PIPE, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}) as holder:
         assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
-        flags = {"matrix": str(fake_matrix), "results": str(tree), "cpu": "auto",
-                 "only": "1.1.1w-asm-*", "suite": "quick", "force": False, "wait": False,
-                 "fresh": False, "repeat": 0}
+        flags = bench_flags(fake_matrix, tree, only="1.1.1w-asm-*", suite="quick")
         with pytest.raises(Exit) as exc:
             dispatch("bench", "", flags, commands.HANDLERS)
         assert exc.value.code == ResultsError.exit_code
@@ -426,9 +430,7 @@ def test_failures_are_listed_with_their_folders_and_exit_non_zero(
         return speed_responder(image, command, env)
 
     monkeypatch.setattr(commands, "DockerBackend", lambda: PersistentFake(state, responder))
-    flags = {"matrix": str(fake_matrix), "results": str(tree), "cpu": "auto",
-             "only": ASM, "suite": "quick", "force": False, "wait": False,
-             "fresh": False, "repeat": 0}
+    flags = bench_flags(fake_matrix, tree, only=ASM, suite="quick")
     with pytest.raises(Exit) as exc:
         dispatch("bench", "", flags, commands.HANDLERS)
     assert exc.value.code == BenchError.exit_code
@@ -456,9 +458,7 @@ profiles:""")
         return speed_responder(image, command, env)
 
     monkeypatch.setattr(commands, "DockerBackend", lambda: PersistentFake(state, responder))
-    flags = {"matrix": str(fake_matrix), "results": str(tree), "cpu": "auto",
-             "only": "1.1.1w-asm-*", "suite": "second,quick", "force": False, "wait": False,
-             "fresh": False, "repeat": 0}
+    flags = bench_flags(fake_matrix, tree, only="1.1.1w-asm-*", suite="second,quick")
     with pytest.raises(Exit) as exc:
         dispatch("bench", "", flags, commands.HANDLERS)
     assert exc.value.code == BenchError.exit_code
@@ -550,9 +550,7 @@ profiles:"""))
         return backends[-1]
 
     monkeypatch.setattr(commands, "DockerBackend", make)
-    flags = {"matrix": str(fake_matrix), "results": str(tree), "cpu": "auto", "only": ASM,
-             "suite": "quick,second", "force": False, "wait": False, "fresh": False,
-             "repeat": 0}
+    flags = bench_flags(fake_matrix, tree, only=ASM, suite="quick,second")
     with pytest.raises(Exit) as exc:
         dispatch("bench", "", flags, commands.HANDLERS)
     assert exc.value.code == 130
