@@ -33,6 +33,10 @@ from openssl_matrix.commands import HANDLERS
         "suite's repeat); median, spread and noisy figures are reported",
         "suite": "bench: suite name(s), comma separated (default: the matrix's default_suite)",
         "wait": "bench: wait for another bench on the same results tree instead of failing",
+        "settle": "bench: seconds to wait before each cell for a quiet host (default 20; 0: "
+        "do not wait); the wait shows its reason and a countdown",
+        "no_wait": "bench: exit instead of queueing when another bench (any results tree) "
+        "or a build of this tool holds the Docker engine",
         "fresh": "bench: start a new session instead of resuming an interrupted one "
         "(cells it finished are measured again)",
         "json": "list/parse/reproduce: print JSON",
@@ -56,6 +60,8 @@ def matrix(
     cpu: str = "",
     suite: str = "",
     wait: bool = False,
+    settle: str = "",
+    no_wait: bool = False,
     fresh: bool = False,
     repeat: int = 0,
     json: bool = False,
@@ -69,7 +75,7 @@ def matrix(
     """Build and benchmark the OpenSSL matrix (`invoke matrix build`, `bench --cpu=auto`)."""
     flags = {
         "matrix": matrix, "results": results, "only": only, "jobs": jobs, "force": force,
-        "cpu": cpu, "suite": suite, "wait": wait, "fresh": fresh, "repeat": repeat,
+        "cpu": cpu, "suite": suite, "wait": wait, "settle": settle, "no_wait": no_wait, "fresh": fresh, "repeat": repeat,
         "json": json, "format": format, "output": output, "file": file, "as_": as_,
         "all": all, "block_size": block_size,
     }

@@ -15,10 +15,29 @@ FIELDS = ("cpu", "variant", "version", "suite", "run", "mask", "ia32cap", "algor
           "forced", "run_status", "started", "image_id", "tarball_sha256",
           "engine", "path", "direction", "multi", "guards", "clock_hz", "clock_source",
           "cycles_per_byte", "cycles_per_op", "round", "series", "pinning", "loadavg",
-          "docker_endpoint")
+          "docker_endpoint", "own_share", "foreign_cores", "steal_cores", "samples", "ci_low",
+          "ci_high", "ci_method")
+
+#: Columns a figure takes from its series (the median and interval of its clean samples).
+SERIES_FIELDS = ("samples", "ci_low", "ci_high", "ci_method")
+
+
+def _series_rows(path: Any, cache: dict[Any, dict[tuple[Any, ...], dict[str, Any]]],
+                 ) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """The figures of a series file, by (invocation, algorithm, block size, operation)."""
+    if path not in cache:
+        data = read_json(path)
+        rows = data.get("figures") if isinstance(data, dict) else None
+        cache[path] = {(r.get("invocation"), r.get("algorithm"), r.get("block_size"),
+                        r.get("operation")): r for r in rows or [] if isinstance(r, dict)}
+    return cache[path]
 
 
 def records(tree: ResultsTree) -> Iterator[dict[str, Any]]:
+    """Every figure of every finished run. ``samples``/``ci_low``/``ci_high`` are those of
+    the figure's series (repeated bench): the clean samples behind its median and their
+    95 % interval; a figure measured once has ``samples`` 1 and no interval."""
+    series_cache: dict[Any, dict[tuple[Any, ...], dict[str, Any]]] = {}
     for ref in tree.runs():
         if not ref.complete:  # running, interrupted or failed runs are never counted
             continue
@@ -45,10 +64,21 @@ def records(tree: ResultsTree) -> Iterator[dict[str, Any]]:
             "loadavg": (meta.get("host") or {}).get("loadavg_before"),
             "docker_endpoint": (meta.get("docker") or {}).get("endpoint"),
         }
+        series_id = (meta.get("series") or {}).get("id")
+        in_series = _series_rows(ref.path.parent / f"series-{series_id}.json",
+                                 series_cache) if series_id else {}
         for fig in figures:
             row: dict[str, Any] = dict.fromkeys(FIELDS)
             row.update(common)
             row.update({k: v for k, v in fig.items() if k in FIELDS})
+            srow = in_series.get((fig.get("invocation"), fig.get("algorithm"),
+                                  fig.get("block_size"), fig.get("operation")))
+            if srow is not None:
+                row.update({"samples": srow.get("clean_n", srow.get("n")),
+                            "ci_low": srow.get("ci_low"), "ci_high": srow.get("ci_high"),
+                            "ci_method": srow.get("ci_method")})
+            else:
+                row["samples"] = 1
             if isinstance(row.get("guards"), list):
                 row["guards"] = ";".join(row["guards"])
             yield row

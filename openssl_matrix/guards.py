@@ -294,9 +294,8 @@ def contended_findings(invocation: str, acct: hostacct.HostAccounting | None, *,
     reasons = hostacct.contention_reasons(acct, software=software)
     if not reasons or acct is None:
         return []
-    return [Finding(CONTENDED, "host not quiet: " + "; ".join(reasons) + f" ({acct.describe()})"
-                    ". The value is kept, out of medians; the figure is measured again",
-                    invocation)]
+    return [Finding(CONTENDED, "host not quiet: " + "; ".join(reasons) + f" ({acct.elapsed_s:.2f}"
+                    "s run); kept, out of medians, measured again", invocation)]
 
 
 # ----------------------------------------------------------------------------------

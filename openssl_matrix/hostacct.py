@@ -245,14 +245,14 @@ def contention_reasons(acct: HostAccounting | None, *, software: bool = True) ->
     if software and acct.own_share is not None and acct.own_share < OWN_SHARE_MIN:
         missing = (1 - acct.own_share) * acct.processes
         if acct.idle_cores < OFFLOAD_IDLE_SHARE * missing:
-            reasons.append(f"the speed process was on a CPU {acct.own_share:.0%} of the "
-                           f"{acct.elapsed_s:.2f}s (below {OWN_SHARE_MIN:.0%}) while the "
-                           f"host had {acct.idle_cores:.2f} core(s) idle: it waited for a CPU")
+            reasons.append(f"it waited for a CPU (on one {acct.own_share:.0%} of the time, "
+                           f"below {OWN_SHARE_MIN:.0%}, with {acct.idle_cores:.2f} core(s) "
+                           "idle)")
     if acct.foreign_cores > FOREIGN_CORES_MAX:
-        reasons.append(f"other work kept {acct.foreign_cores:.2f} core(s) busy (more than "
-                       f"{FOREIGN_CORES_MAX:.2f}): it shares caches and memory bandwidth")
+        reasons.append(f"other work kept {acct.foreign_cores:.2f} core(s) busy (above "
+                       f"{FOREIGN_CORES_MAX:.2f})")
     if acct.steal_cores > STEAL_CORES_MAX:
-        reasons.append(f"the hypervisor stole {acct.steal_cores:.2f} core(s) (more than "
+        reasons.append(f"the hypervisor stole {acct.steal_cores:.2f} core(s) (above "
                        f"{STEAL_CORES_MAX:.2f})")
     return reasons
 

@@ -38,6 +38,7 @@ from typing import Any
 
 from .errors import ResultsError
 from .results import ResultsTree, read_json
+from .stats import Estimate, estimate
 
 REPRO_DIR = "_reproduce"
 
@@ -235,6 +236,19 @@ class Cell:
         return statistics.median(vals) if vals else None
 
     @property
+    def estimate(self) -> Estimate | None:
+        """Median and 95 % interval of the usable values (``stats``)."""
+        return estimate(self.ok_values)
+
+    def pm(self) -> str:
+        """``median ± half-width`` in openssl speed's unit (1000s of bytes/s)."""
+        e = self.estimate
+        if e is None:
+            return k(None)
+        hw = e.half_width
+        return k(e.median) + ("" if hw is None else f" ± {k(hw)}")
+
+    @property
     def other_statuses(self) -> dict[str, int]:
         """Statuses other than ok, used or not (shown beside the figure)."""
         out: dict[str, int] = {}
@@ -301,15 +315,16 @@ class ReportSummary:
     def text(self) -> str:
         lines = []
         for g in self.groups:
-            lines.append(f"{g.key.title} — {self.block_size} bytes, median 1000s of bytes/s")
+            lines.append(f"{g.key.title} — {self.block_size} bytes, median ± half-width of "
+                         "the 95 % interval, 1000s of bytes/s")
             algs = g.algorithms
             width = max([len(m) for m in g.method_rows()] + [6])
-            lines.append("  " + f"{'method':<{width}}  " + "  ".join(f"{a:>16}" for a in algs))
+            lines.append("  " + f"{'method':<{width}}  " + "  ".join(f"{a:>28}" for a in algs))
             for m in g.method_rows():
                 row = []
                 for a in algs:
                     c = g.cell(m, a, self.block_size)
-                    row.append(f"{k(c.median if c else None):>16}")
+                    row.append(f"{c.pm() if c else k(None):>28}")
                 lines.append("  " + f"{m:<{width}}  " + "  ".join(row))
             lines.append("")
         lines.append(f"{self.observations} figure(s) in {len(self.groups)} table(s), "
@@ -339,6 +354,8 @@ def cells_rows(groups: Sequence[Group]) -> list[dict[str, Any]]:
                 "min_bytes_per_s": min(vals) if vals else None,
                 "max_bytes_per_s": max(vals) if vals else None,
                 "n": len(vals),
+                "ci_low": (e := cell.estimate) and e.ci_low,
+                "ci_high": e and e.ci_high,
                 "not_ok": json.dumps(cell.other_statuses) if cell.other_statuses else "",
                 "forced": any(o.forced for o in cell.observations),
                 "variants": " ".join(sorted({o.variant for o in cell.observations})),
@@ -399,16 +416,18 @@ def method_chart(g: Group, block: int, path: Path) -> bool:
     ax = fig.subplots()
     width = 0.8 / len(rows)
     for i, m in enumerate(rows):
-        xs, ys = [], []
+        xs, ys, errs = [], [], []
         for j, a in enumerate(algs):
             c = g.cell(m, a, block)
             if c and c.median:
                 xs.append(j - 0.4 + width * (i + 0.5))
                 ys.append(c.median / 1e6)
-        ax.bar(xs, ys, width=width, label=m)
+                e = c.estimate
+                errs.append((e.half_width or 0.0) / 1e6 if e else 0.0)
+        ax.bar(xs, ys, width=width, label=m, yerr=errs, capsize=2,
+               error_kw={"elinewidth": 0.8})
     ax.set_xticks(range(len(algs)), algs)
-    ax.set_yscale("log")
-    ax.set_ylabel("MB/s (median, log scale)")
+    ax.set_ylabel("MB/s (median; bars: 95 % interval)")
     ax.set_title(f"{g.key.title}\n{block}-byte blocks", fontsize=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(axis="y", which="both", alpha=0.3)
@@ -508,7 +527,8 @@ def _cell_html(cell: Cell | None) -> str:
     if n > 1:
         vals = cell.ok_values
         spread = f' title="n={n}, min {_e(k(min(vals)))}, max {_e(k(max(vals)))}"'
-    text = _e(k(med)) if med is not None else '<span class="bad">no ok figure</span>'
+    text = (_e(cell.pm()) + f' <span class="muted">(n={n})</span>') if med is not None \
+        else '<span class="bad">no ok figure</span>'
     return f'<td class="num"{spread}>{text}{_prov(cell)}</td>'
 
 
