@@ -64,11 +64,12 @@ __all__ = ["SPEED_CPU_SHARES", "SPEED_OPTIONS", "SPEED_WRAPPER", "TREE_LABEL", "
            "has_option", "interleaved", "mask_value", "speed_invocations",
            "summarize_series", "system_state", "unwrap_speed", "version_tuple"]
 
-#: Seconds a cell waits for a quiet host before it measures anyway (``--settle``).
+#: Seconds a cell waits for a quiet host before it measures anyway (``--settle``; the
+#: command line's default: the Python API's is 0, no wait).
 DEFAULT_SETTLE = 20.0
 #: Attempts per figure at most: planned rounds plus re-measurements of contended figures
 #: and extra rounds for figures whose interval is too wide (never fewer than rounds + 2).
-MAX_ATTEMPTS = 8
+MAX_ATTEMPTS = 6
 
 
 def interleaved(variants: Sequence[Variant], rounds: int) -> list[tuple[int, Variant]]:
@@ -100,12 +101,13 @@ class FollowUp:
 
 
 def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
-               max_attempts: int) -> dict[str, FollowUp]:
+               max_attempts: int, *, widen: bool = True) -> dict[str, FollowUp]:
     """Which invocations of which variant to measure again, and why (pure).
 
     An invocation needs another attempt when it has fewer clean samples than ``rounds``
     (its other attempts were contended or failed), or when ``rounds`` > 1 and the 95 %
-    interval of one of its figures is wider than ``threshold`` of the median; never
+    interval of one of its figures is wider than ``threshold`` of the median (only with
+    ``widen``: the rounds come from the suite, not from an explicit ``--repeat``); never
     beyond ``max_attempts`` attempts.
     """
     attempts: dict[tuple[str, str], int] = {}
@@ -134,7 +136,7 @@ def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
             need.setdefault(variant, []).append(inv)
             why.setdefault(variant, set()).add("contended")
             continue
-        if rounds < 2:
+        if rounds < 2 or not widen:
             continue
         widths = [e.relative_half_width for vals in values.get((variant, inv), {}).values()
                   if (e := estimate(vals)) is not None]
@@ -150,7 +152,7 @@ def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
 class Bencher:
     def __init__(self, matrix: Matrix, backend: Backend, tree: ResultsTree, *,
                  engine: dict[str, Any], git_commit: str | None,
-                 settle: float = DEFAULT_SETTLE, wait_for_host: bool = True,
+                 settle: float = 0.0, wait_for_host: bool = True,
                  max_attempts: int = MAX_ATTEMPTS) -> None:
         self.matrix = matrix
         self.backend = backend
@@ -285,7 +287,7 @@ class Bencher:
             for cell in cells:
                 run_outcomes.append(self._run_cell(journal, cell))
             run_outcomes += self._follow_up(journal, ctx, ready, images, suite, rounds,
-                                            series, run_outcomes)
+                                            series, run_outcomes, widen=repeat is None)
         except (DockerUnavailable, KeyboardInterrupt):
             kept = sum(o.status in FINISHED for o in run_outcomes)
             log.error(f"bench stopped: {kept} run(s) of this session are finished and kept "
@@ -299,16 +301,15 @@ class Bencher:
 
     def _follow_up(self, journal: Journal, ctx: RunContext, ready: list[Variant],
                    images: dict[str, tuple[str, dict[str, Any]]], suite: Suite, rounds: int,
-                   series: dict[str, Any] | None, done: list[CellOutcome],
-                   ) -> list[CellOutcome]:
+                   series: dict[str, Any] | None, done: list[CellOutcome], *,
+                   widen: bool) -> list[CellOutcome]:
         """Attempts beyond the planned rounds, one variant after the other each time."""
         out: list[CellOutcome] = []
         next_round = rounds + 1
-        limit = max(self.max_attempts, rounds + 2) if rounds > 1 else \
-            max(2, min(self.max_attempts, 3))
+        limit = max(rounds, self.max_attempts if rounds > 1 else min(self.max_attempts, 3))
         while True:
             finished = [o for o in [*done, *out] if o.status in FINISHED]
-            todo = follow_ups(finished, rounds, suite.noise_threshold, limit)
+            todo = follow_ups(finished, rounds, suite.noise_threshold, limit, widen=widen)
             if not todo:
                 return out
             for v in ready:
@@ -321,7 +322,7 @@ class Bencher:
                             why=need.why)
                 out.append(self._run_cell(journal, cell))
             next_round += 1
-            if next_round > limit + 1:
+            if next_round > limit:
                 return out
 
     def _settle(self) -> dict[str, Any] | None:
