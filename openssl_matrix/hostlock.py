@@ -104,11 +104,12 @@ class HostLock:
             os.chmod(path, 0o666)
         return fh
 
-    def holder(self) -> str:
+    def holder(self, *, builds_only: bool = False) -> str:
         """Who holds the gate (a bench), or which builds hold the lock."""
         text = ""
-        with contextlib.suppress(OSError):
-            text = self.gate.read_text(encoding="utf-8").strip()
+        if not builds_only:
+            with contextlib.suppress(OSError):
+                text = self.gate.read_text(encoding="utf-8").strip()
         builds = []
         for path in sorted(self.dir.glob(f"{self.key}.build.*")):
             pid = path.name.rsplit(".", 1)[-1].split("-")[0]
@@ -118,10 +119,10 @@ class HostLock:
         return "; ".join([t for t in (text,) if t] + builds) or "another process"
 
     def _wait(self, fh: IO[str], mode: int, *, wait: bool, what: str,
-              say: Callable[[str], None]) -> None:
+              say: Callable[[str], None], builds_only: bool = False) -> None:
         if _try(fh, mode):
             return
-        holder = self.holder()
+        holder = self.holder(builds_only=builds_only)
         if not wait:
             fh.close()
             raise ResultsError(
@@ -136,7 +137,10 @@ class HostLock:
             now = time.monotonic()
             if now >= next_note:
                 next_note = now + PROGRESS_EVERY
-                say(f"  … still waiting ({now - t0:.0f}s) for {self.holder()}")
+                current = self.holder(builds_only=builds_only)
+                say(f"  … still waiting ({now - t0:.0f}s)"
+                    + ("" if current == holder else f"; now held by {current}"))
+                holder = current
         say(f"  got the measurement lock after {time.monotonic() - t0:.0f}s")
 
     @contextlib.contextmanager
@@ -153,7 +157,7 @@ class HostLock:
             gate.flush()
             lock = self._open(self.lock)
             self._wait(lock, fcntl.LOCK_EX, wait=wait, what=f"{what}: a build step ends",
-                       say=say)
+                       say=say, builds_only=True)
             yield
         finally:
             if lock is not None and not lock.closed:
