@@ -75,7 +75,8 @@ def matrix(
     """Build and benchmark the OpenSSL matrix (`invoke matrix build`, `bench --cpu=auto`)."""
     flags = {
         "matrix": matrix, "results": results, "only": only, "jobs": jobs, "force": force,
-        "cpu": cpu, "suite": suite, "wait": wait, "settle": settle, "no_wait": no_wait, "fresh": fresh, "repeat": repeat,
+        "cpu": cpu, "suite": suite, "wait": wait, "settle": settle, "no_wait": no_wait,
+        "fresh": fresh, "repeat": repeat,
         "json": json, "format": format, "output": output, "file": file, "as_": as_,
         "all": all, "block_size": block_size,
     }

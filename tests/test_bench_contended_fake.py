@@ -65,7 +65,7 @@ suites:
 
 def test_contended_figures_are_kept_remeasured_and_never_reported_ok(
         bench: tuple[Bencher, FakeBackend]) -> None:
-    bencher, backend = bench
+    bencher, _ = bench
     m = bencher.matrix
     outs = bencher.bench(m.select("1.1.1w-asm-*"), m.suite("quick"), "auto")
     # one planned attempt and two re-measurements, each in its own run folder
