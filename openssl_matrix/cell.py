@@ -232,7 +232,8 @@ class Cell:
             "invocations": [],
         }
         write_json(run_dir / "meta.json", meta)
-        log.info(f"▸ [{self.index}/{self.total}] {v.id} · suite {suite.name}"
+        where = "+" if self.why else f"{self.index}/{self.total}"
+        log.info(f"▸ [{where}] {v.id} · suite {suite.name}"
                  + (f" · round {self.round}" if self.series else "")
                  + (f" · {self.why}" if self.why else "")
                  + f" · {len(invocations)} speed run(s) → {run_dir}")

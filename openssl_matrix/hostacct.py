@@ -48,9 +48,10 @@ STEAL_CORES_MAX = 0.05
 #: process could have run but had nothing to do (a device or the kernel worked).
 OFFLOAD_IDLE_SHARE = 0.5
 
-#: What ``settle`` waits for before a cell: busy cores and runnable tasks at most these.
+#: What ``settle`` waits for before a cell: at most this many cores busy over a 1-s
+#: sample (the tool itself sleeps meanwhile). Runnable tasks are shown, not judged: one
+#: reading of ``procs_running`` is a snapshot that includes the reader.
 SETTLE_BUSY_CORES = 0.15
-SETTLE_RUNNABLE = 1  # the reader itself
 
 #: Markers the wrapper prints to stderr (before the ``+CPUTIMES`` block of the guards).
 SAMPLE_MARKER = "+HOSTSTAT"
@@ -271,8 +272,7 @@ class Quiet:
 
     @property
     def quiet(self) -> bool:
-        return (self.busy_cores <= SETTLE_BUSY_CORES and self.steal_cores <= STEAL_CORES_MAX
-                and (self.runnable is None or self.runnable <= SETTLE_RUNNABLE))
+        return self.busy_cores <= SETTLE_BUSY_CORES and self.steal_cores <= STEAL_CORES_MAX
 
     def reason(self) -> str:
         run = "" if self.runnable is None else f"{self.runnable} runnable task(s), "

@@ -179,3 +179,11 @@ def test_one_measurement_per_engine_and_builds_pause(tmp_path: Path) -> None:
         pass
     assert said == []  # nobody waited
     assert HostLock("other", tmp_path).holder() == "another process"
+
+
+def test_settle_reads_the_host_and_names_why_it_waits() -> None:
+    before = hostacct.parse_stat((FIX / "host-stat-busy-0.txt").read_text())
+    after = hostacct.parse_stat((FIX / "host-stat-busy-1.txt").read_text())
+    q = hostacct.quiet_between(before, after)
+    assert not q.quiet and q.reason() == "10 runnable task(s), 2.0 core(s) busy"
+    assert hostacct.quiet_between(before, before).quiet  # nothing happened: quiet
