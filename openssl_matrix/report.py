@@ -443,14 +443,15 @@ def size_chart(g: Group, algorithm: str, path: Path) -> bool:
     fig = _figure()
     ax = fig.subplots()
     for m in g.method_rows():
-        pts = [(b, c.median / 1e6) for b in blocks
-               if (c := g.cell(m, algorithm, b)) and c.median]
+        pts = [(b, c.median / 1e6, ((e.half_width or 0.0) if (e := c.estimate) else 0.0) / 1e6)
+               for b in blocks if (c := g.cell(m, algorithm, b)) and c.median]
         if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=m)
+            ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts],
+                        marker="o", capsize=2, label=m)
     ax.set_xscale("log", base=2)
     ax.set_xticks(blocks, [str(b) for b in blocks])
     ax.set_xlabel("block size (bytes)")
-    ax.set_ylabel("MB/s (median)")
+    ax.set_ylabel("MB/s (median; bars: 95 % interval)")
     ax.set_title(f"{algorithm} — {g.key.title}", fontsize=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(alpha=0.3)
