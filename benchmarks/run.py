@@ -19,7 +19,11 @@ prints one table:
                  equivalent hand-written Dockerfile, and what the shared stages save;
 4. overhead      bench time per cell beyond what ``openssl speed`` itself takes;
 5. repeatability coefficient of variation over 5 repetitions at 8192 bytes;
-6. time to the seed blog's method table with the ``blog-fast`` suite.
+6. time to the seed blog's method table with the ``blog-fast`` suite;
+7. disturb       the same cells quiet and under busy sibling containers, busy host
+                 processes, a second bench and a build: flagged, or within 5 % of the
+                 quiet median (benchmarks/disturb.py; also runs on its own);
+8. mainjob       the README's ``invoke matrix bench --cpu=auto`` as typed, timed.
 
 Every sample, the load average and the machine description go to a JSON file beside
 the printed table (``--json``). See docs/performance.md for a run of it and how to
@@ -1213,8 +1217,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     p.add_argument("--quick", action="store_true",
                    help="fewer repetitions, 1.1.1w only, no cold builds (about a minute)")
-    p.add_argument("--sections", default=",".join(SECTIONS),
-                   help=f"comma separated subset of {','.join(SECTIONS)}")
+    p.add_argument("--sections", default="",
+                   help=f"comma separated subset of {','.join(SECTIONS)} (default: all; "
+                   "with --quick all but disturb and mainjob, which take minutes)")
     p.add_argument("--out", default="",
                    help="folder for the results trees, work files and benchmark.json "
                    "(default: a new folder under /tmp)")
@@ -1228,7 +1233,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--keep-images", action="store_true",
                    help="keep the images the cold-build section makes (default: removed)")
     args = p.parse_args(argv)
-    sections = [s.strip() for s in args.sections.split(",") if s.strip()]
+    sections = [s.strip() for s in args.sections.split(",") if s.strip()] or [
+        s for s in SECTIONS if not (args.quick and s in ("disturb", "mainjob"))]
     unknown = sorted(set(sections) - set(SECTIONS))
     if unknown:
         p.error(f"unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}")
