@@ -237,15 +237,18 @@ def tool_build(matrix_path: Path, results: Path) -> Iterator[str]:
         (results / "build-output.log").write_text(out)
 
 
-def cold_matrix(version: str, sha256: str, nonce: str, path: Path) -> Path:
-    """A matrix whose one extra variant no cache has seen (as benchmarks/run.py's cold
-    build: -frandom-seed changes the build, not the code)."""
-    path.write_text(f"schema: 1\nversions:\n  {version}:\n    sha256: {sha256}\n"
-                    f"axes:\n  asm: [asm]\n"
-                    f"include:\n  - {{version: {version}, asm: asm, "
-                    f"configure: [-frandom-seed={nonce}]}}\n"
-                    f"suites:\n  quick:\n    algorithms: [aes-128-cbc]\n")
-    return path
+def _run_module() -> Any:
+    """benchmarks/run.py as a module (its cold-build helpers serve the build case)."""
+    import importlib.util
+
+    if "benchmarks_run" in sys.modules:
+        return sys.modules["benchmarks_run"]
+    spec = importlib.util.spec_from_file_location("benchmarks_run", ROOT / "benchmarks" / "run.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["benchmarks_run"] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def disturb_matrix(base: Path, path: Path) -> Path:
@@ -322,7 +325,10 @@ def run(out: Path, *, quick: bool = False, cases: Sequence[str] = CASES,
             ctx = second_bench(matrix_path, other, rounds)
         elif case == "build":
             version = v.version.version
-            cold = cold_matrix(version, str(v.version.sha256), nonce, out / "cold.yaml")
+            # a variant no cache has seen, as the cold-build section of run.py makes it
+            cold = out / "cold.yaml"
+            cold.write_text(_run_module().cold_matrix_yaml(version, str(v.version.sha256),
+                                                           nonce))
             ctx = tool_build(cold, out / "build-results")
         else:
             raise ValueError(f"unknown case {case}")
@@ -395,15 +401,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="openssl-matrix-disturb-"))
     out.mkdir(parents=True, exist_ok=True)
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("benchmarks_run", ROOT / "benchmarks" / "run.py")
-    assert spec is not None and spec.loader is not None
-    runmod = importlib.util.module_from_spec(spec)
-    sys.modules["benchmarks_run"] = runmod
-    spec.loader.exec_module(runmod)
     data = run(out, quick=args.quick, cases=[c for c in args.cases.split(",") if c],
-               cleanup=runmod.remove_nonce_images)
+               cleanup=_run_module().remove_nonce_images)
     print(table(data))
     print(f"\nall samples: {out / 'disturb.json'}")
     bad = sum(c["counts"]["ok_off"] for n, c in data["cases"].items() if n != "quiet")

@@ -2,25 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
+from .scripts import load_script
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("benchmarks_disturb",
-                                                  ROOT / "benchmarks" / "disturb.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["benchmarks_disturb"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-disturb = _load()
+disturb = load_script("disturb")
 
 
 def fig(value: float, status: str = "ok", inv: str = "native--aes-256-cbc") -> dict[str, object]:

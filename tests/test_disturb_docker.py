@@ -7,14 +7,12 @@ the image present. The full table is ``python benchmarks/disturb.py``.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -29,22 +27,14 @@ from openssl_matrix.model import load_matrix
 from openssl_matrix.results import ResultsTree
 from openssl_matrix.sources import default_urls
 
+from .scripts import load_script
+
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parent.parent
 VARIANT = "1.1.1w-asm-x86_64"
 
 
-def _disturb() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("benchmarks_disturb",
-                                                  ROOT / "benchmarks" / "disturb.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["benchmarks_disturb"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-disturb = _disturb()
+disturb = load_script("disturb")
 
 
 @pytest.fixture(scope="module")
