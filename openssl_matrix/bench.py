@@ -1,4 +1,4 @@
-"""Bench: a session of cells, each one variant × suite × round (see ``cell.Cell``).
+"""Bench: a session of cells, each one variant × suite × round (see ``cell.BenchCell``).
 
 One run of a suite on a variant is one folder ``results/<cpu>/<variant>/<suite>/<run>/``
 holding, for every ``openssl speed`` invocation, the exact command, environment,
@@ -33,7 +33,7 @@ from .backend import Backend
 from .cell import (
     SPEED_CPU_SHARES,
     TREE_LABEL,
-    Cell,
+    BenchCell,
     CellOutcome,
     RunContext,
     cpu_via_container,
@@ -281,7 +281,7 @@ class Bencher:
                          cpu_name=cpu_name, cpu=cpu, extra=extra, profile_name=profile_name,
                          mismatch=mismatch)
         run_outcomes: list[CellOutcome] = []
-        cells = [Cell(ctx, v, *images[v.id], suite, round=r, index=i + 1, total=len(order),
+        cells = [BenchCell(ctx, v, *images[v.id], suite, round=r, index=i + 1, total=len(order),
                       series=series) for i, (r, v) in enumerate(order)]
         try:
             for cell in cells:
@@ -317,7 +317,7 @@ class Bencher:
                     continue
                 need = todo[v.id]
                 log.info(f"  {v.id}: {need.why} ({len(need.invocations)} speed run(s))")
-                cell = Cell(ctx, v, *images[v.id], suite, round=next_round, index=next_round,
+                cell = BenchCell(ctx, v, *images[v.id], suite, round=next_round, index=next_round,
                             total=next_round, series=series, only=need.invocations,
                             why=need.why)
                 out.append(self._run_cell(journal, cell))
@@ -426,7 +426,7 @@ class Bencher:
         return found
 
 
-    def _run_cell(self, journal: Journal, cell: Cell) -> CellOutcome:
+    def _run_cell(self, journal: Journal, cell: BenchCell) -> CellOutcome:
         """Run one cell unless this session finished it; a failure fails only this cell."""
         v, round_no, suite, tag, cpu_name = (cell.variant, cell.round, cell.suite, cell.tag,
                                              cell.ctx.cpu_name)

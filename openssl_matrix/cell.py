@@ -1,8 +1,8 @@
 """One cell of a bench: one variant × one suite × one round, in one run folder.
 
 ``RunContext`` is what every cell of a bench session shares (engine, results tree, the CPU
-the results are filed under); ``Cell`` is one variant × suite × round with everything
-its run needs, and ``Cell.run`` measures it: the probes (system state, ``openssl version
+the results are filed under); ``BenchCell`` is one variant × suite × round with everything
+its run needs, and ``BenchCell.run`` measures it: the probes (system state, ``openssl version
 -a``, engines, capability vectors), each ``openssl speed`` invocation with its host
 accounting (``hostacct``), the guards, and the run folder (``meta.json``,
 ``figures.json``, ``raw/``). A cell may be limited to some invocations (``only``): a
@@ -143,7 +143,7 @@ class RunContext:
 
 
 @dataclass(frozen=True)
-class Cell:
+class BenchCell:
     """One variant × suite × round of a session, with everything its run needs."""
 
     ctx: RunContext
