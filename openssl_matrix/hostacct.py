@@ -159,7 +159,6 @@ class HostAccounting:
     idle_cores: float
     steal_cores: float
     iowait_cores: float
-    busiest_foreign_cpu: float | None = None
     runnable_before: int | None = None
     runnable_after: int | None = None
 
@@ -196,26 +195,11 @@ def accounting(before: StatSample, after: StatSample, *, processes: int = 1,
     procs = max(1, min(processes, ncpu))
     own_cores = own_s / elapsed if own_s is not None else 0.0
     foreign = max(0.0, busy - own_cores)
-    busiest: float | None = None
-    if len(before.cpus) == len(after.cpus) and after.cpus:
-        per = []
-        for b, a in zip(before.cpus, after.cpus, strict=True):
-            dd = tuple(x - y for x, y in zip(a, b, strict=False))
-            per.append(_busy(dd) / USER_HZ / elapsed)
-        # the busiest CPU once this run's own work is taken off the busiest of all
-        ranked = sorted(per, reverse=True)
-        left = own_cores
-        rest = []
-        for value in ranked:
-            take = min(value, left, 1.0)
-            left -= take
-            rest.append(value - take)
-        busiest = max(rest) if rest else None
     return HostAccounting(
         elapsed_s=elapsed, cpus=ncpu, processes=procs, own_cpu_s=own_s, own_source=source,
         own_share=None if own_s is None else own_s / (elapsed * procs), busy_cores=busy,
         foreign_cores=foreign, idle_cores=idle, steal_cores=steal, iowait_cores=iowait,
-        busiest_foreign_cpu=busiest, runnable_before=before.procs_running,
+        runnable_before=before.procs_running,
         runnable_after=after.procs_running)
 
 
