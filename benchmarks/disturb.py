@@ -34,6 +34,7 @@ import contextlib
 import json
 import os
 import secrets
+import signal
 import statistics
 import subprocess
 import sys
@@ -53,6 +54,7 @@ from openssl_matrix import hostacct  # noqa: E402
 from openssl_matrix.backend import DockerBackend  # noqa: E402
 from openssl_matrix.bench import Bencher  # noqa: E402
 from openssl_matrix.build import Builder  # noqa: E402
+from openssl_matrix.hostlock import HostLock, engine_key  # noqa: E402
 from openssl_matrix.model import Mask, Suite, load_matrix  # noqa: E402
 from openssl_matrix.results import ResultsTree, read_json  # noqa: E402
 from openssl_matrix.sources import default_urls  # noqa: E402
@@ -289,22 +291,34 @@ def run(out: Path, *, quick: bool = False, cases: Sequence[str] = CASES,
                                            "steal_cores_max": hostacct.STEAL_CORES_MAX}}
     Builder(m, backend, ResultsTree(out / "quiet"), workdir=out / "work").build([v])
 
-    def measure(name: str, n: int) -> ResultsTree:
+    lock = HostLock(engine_key(engine))
+
+    def measure(name: str, n: int,
+                disturbance: contextlib.AbstractContextManager[str] | None = None,
+                ) -> tuple[ResultsTree, str]:
+        """Bench the cells into tree ``name``; a ``disturbance`` starts only once this
+        process holds the engine (so it never burns CPU while the bench waits)."""
         tree = ResultsTree(out / name)
         if tree.root != out / "quiet":
             Builder(m, backend, tree, workdir=out / "work").build([v])
         tree.lock()
         try:
-            bencher = Bencher(m, backend, tree, engine=engine, git_commit=None, settle=0,
-                              max_attempts=n)
-            bencher.bench([v], s, "auto", repeat=n)
+            if disturbance is None:  # the bench takes the host lock itself
+                bencher = Bencher(m, backend, tree, engine=engine, git_commit=None, settle=0,
+                                  max_attempts=n)
+                bencher.bench([v], s, "auto", repeat=n)
+                return tree, "nothing else started"
+            with lock.measuring(f"disturbance case {name}", say=say), disturbance as what:
+                bencher = Bencher(m, backend, tree, engine=engine, git_commit=None, settle=0,
+                                  max_attempts=n, take_host_lock=False)
+                bencher.bench([v], s, "auto", repeat=n)
+                return tree, what
         finally:
             tree.unlock()
-        return tree
 
     say(f"▸ quiet: {quiet_rounds} rounds of {VARIANT} · {', '.join(ALGORITHMS)}")
     t0 = time.monotonic()
-    quiet = measure("quiet", quiet_rounds)
+    quiet, _ = measure("quiet", quiet_rounds)
     qfigs = tree_figures(quiet)
     ref = quiet_reference(qfigs)
     counts = classify(qfigs, ref)
@@ -315,26 +329,27 @@ def run(out: Path, *, quick: bool = False, cases: Sequence[str] = CASES,
             continue
         t0 = time.monotonic()
         extra: dict[str, Any] = {}
-        if case == "siblings":
-            ctx: contextlib.AbstractContextManager[str] = sibling_loops(ncpu, nonce)
-        elif case == "host-loops":
-            ctx = host_loops(ncpu)
-        elif case == "second-bench":
-            other = ResultsTree(out / "second-bench-other")
-            Builder(m, backend, other, workdir=out / "work").build([v])
-            ctx = second_bench(matrix_path, other, rounds)
-        elif case == "build":
-            version = v.version.version
-            # a variant no cache has seen, as the cold-build section of run.py makes it
-            cold = out / "cold.yaml"
-            cold.write_text(_run_module().cold_matrix_yaml(version, str(v.version.sha256),
-                                                           nonce))
-            ctx = tool_build(cold, out / "build-results")
+        say(f"▸ {case}")
+        if case in ("siblings", "host-loops"):
+            loops = sibling_loops(ncpu, nonce) if case == "siblings" else host_loops(ncpu)
+            tree, what = measure(case, rounds, loops)
+        elif case in ("second-bench", "build"):
+            ctx: contextlib.AbstractContextManager[str]
+            if case == "second-bench":
+                other = ResultsTree(out / "second-bench-other")
+                Builder(m, backend, other, workdir=out / "work").build([v])
+                ctx = second_bench(matrix_path, other, rounds)
+            else:
+                version = v.version.version
+                # a variant no cache has seen, as the cold-build section of run.py makes it
+                cold = out / "cold.yaml"
+                cold.write_text(_run_module().cold_matrix_yaml(version, str(v.version.sha256),
+                                                               nonce))
+                ctx = tool_build(cold, out / "build-results")
+            with ctx as what:  # started first: the bench must take turns with it
+                tree, _ = measure(case, rounds)
         else:
             raise ValueError(f"unknown case {case}")
-        say(f"▸ {case}")
-        with ctx as what:
-            tree = measure(case, rounds)
         if case == "second-bench":
             mine, theirs = speed_intervals(tree), speed_intervals(other)
             extra = {"overlap_s": round(overlaps(mine, theirs), 3),
@@ -393,12 +408,17 @@ def table(data: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     p.add_argument("--quick", action="store_true", help="3 quiet and 2 disturbed rounds")
     p.add_argument("--cases", default=",".join(CASES))
     p.add_argument("--out", default="")
     args = p.parse_args(argv)
+    signal.signal(signal.SIGTERM, _interrupt)  # a kill still removes the disturbances
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="openssl-matrix-disturb-"))
     out.mkdir(parents=True, exist_ok=True)
     data = run(out, quick=args.quick, cases=[c for c in args.cases.split(",") if c],

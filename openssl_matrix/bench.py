@@ -153,7 +153,7 @@ class Bencher:
     def __init__(self, matrix: Matrix, backend: Backend, tree: ResultsTree, *,
                  engine: dict[str, Any], git_commit: str | None,
                  settle: float = 0.0, wait_for_host: bool = True,
-                 max_attempts: int = MAX_ATTEMPTS) -> None:
+                 max_attempts: int = MAX_ATTEMPTS, take_host_lock: bool = True) -> None:
         self.matrix = matrix
         self.backend = backend
         self.tree = tree
@@ -162,6 +162,7 @@ class Bencher:
         self.settle = settle
         self.wait_for_host = wait_for_host
         self.max_attempts = max_attempts
+        self.take_host_lock = take_host_lock  # False: the caller holds it (benchmarks)
         self.session: str | None = None  # the run journal's id, written into each meta.json
         self.finished_sessions: list[Journal] = []  # kept open by bench(keep_open=True)
 
@@ -226,7 +227,7 @@ class Bencher:
         suites closes them together, so an interruption in the second suite does not make
         a rerun measure the first again).
         """
-        lock = self.host_lock()
+        lock = self.host_lock() if self.take_host_lock else None
         if lock is None:
             return self._bench(variants, suite, profile_name, force=force, repeat=repeat,
                                fresh=fresh, keep_open=keep_open)

@@ -66,9 +66,12 @@ def test_figures_beside_busy_sibling_containers_are_flagged(
     [tree] = trees_with_build(path, tmp, "siblings")
     m = load_matrix(path, default_urls=default_urls)
     backend = DockerBackend()
-    with disturb.sibling_loops(os.cpu_count() or 2, f"test{os.getpid()}"):
-        bencher = Bencher(m, backend, tree, engine=backend.engine_info(), git_commit=None,
-                          settle=0, max_attempts=2)
+    engine = backend.engine_info()
+    # the loops start once this test holds the engine (never while it waits for it)
+    with HostLock(engine_key(engine)).measuring("test siblings"), \
+            disturb.sibling_loops(os.cpu_count() or 2, f"test{os.getpid()}"):
+        bencher = Bencher(m, backend, tree, engine=engine, git_commit=None, settle=0,
+                          max_attempts=2, take_host_lock=False)
         outs = bencher.bench(m.select(VARIANT), m.suite("one"), "auto", repeat=2)
     figures = [f for o in outs for f in o.figures]
     assert len(figures) == 2
