@@ -89,3 +89,39 @@ def test_contended_figures_are_kept_remeasured_and_never_reported_ok(
     rows = list(csv.DictReader(io.StringIO(export(bencher.tree, "csv"))))
     assert len(rows) == 3 and {r["status"] for r in rows} == {guards.CONTENDED}
     assert all(r["samples"] == "1" and float(r["foreign_cores"]) > 1 for r in rows)
+
+
+def test_a_series_exports_its_clean_sample_count_and_interval(
+        bench: tuple[Bencher, FakeBackend], capsys: pytest.CaptureFixture[str]) -> None:
+    """Three rounds: the first replayed busy (contended), the others from a run recorded
+    without host samples (nothing to judge); the contended one is measured again in a
+    fourth round, and the series reports three clean samples."""
+    bencher, backend = bench
+    guards_fix = FIX.parent / "guards" / "real-1.1.1w"
+    busy = backend.responder
+    assert busy is not None
+
+    def responder(image: str, command: Sequence[str], env: Mapping[str, str],
+                  ) -> tuple[int, str, str]:
+        if sum(unwrap_speed(c)[:2] == ("openssl", "speed") for _, c, _ in backend.runs) == 1:
+            return busy(image, command, env)
+        return 0, (guards_fix / "speed-builtin.stdout").read_text(), \
+            (guards_fix / "speed-builtin.stderr").read_text()
+
+    backend.responder = responder
+    m = bencher.matrix
+    outs = bencher.bench(m.select("1.1.1w-asm-*"), m.suite("quick"), "auto", repeat=3)
+    assert [(o.round, o.figures[0]["status"]) for o in outs] == [
+        (1, guards.CONTENDED), (2, "time-basis"), (3, "time-basis"), (4, "time-basis")]
+    rows = list(csv.DictReader(io.StringIO(export(bencher.tree, "csv"))))
+    assert [r["samples"] for r in rows] == ["3"] * 4
+    value = float(rows[1]["bytes_per_s"])
+    assert float(rows[0]["ci_low"]) == pytest.approx(value) == float(rows[0]["ci_high"])
+    assert {r["ci_method"] for r in rows} == {"t95"}
+    from openssl_matrix.commands import _print_bench_summary
+
+    _print_bench_summary(outs, 8192)
+    out = capsys.readouterr().out
+    assert f"{value / 1e6:,.1f} ± 0.0" in out and "(n=3)" in out
+    assert "1 contended attempt(s) left out" in out
+    assert "1 figure(s) from 4 measurement(s): 0 ok, 1 flagged (1 time-basis); 1 attempt" in out
