@@ -59,6 +59,7 @@ from openssl_matrix.build import Builder  # noqa: E402
 from openssl_matrix.errors import FatalError  # noqa: E402
 from openssl_matrix.export import records  # noqa: E402
 from openssl_matrix.model import Mask, Matrix, Suite, Variant, load_matrix  # noqa: E402
+from openssl_matrix.records import build_dir, read_latest  # noqa: E402
 from openssl_matrix.render import render, tarball_name, toolchain_dockerfile  # noqa: E402
 from openssl_matrix.render import toolchain_tag as render_toolchain_tag  # noqa: E402
 from openssl_matrix.results import ResultsTree  # noqa: E402
@@ -857,11 +858,11 @@ def section_cold(ctx: Context) -> None:
                                      f"--only=*frandom-seed-{nonce}")
                     t_end = time.monotonic()
                 step_times[side].append(step_durations(tail.marks, t_end))
-                latest = json.loads((tree.root / "_builds" / v.id / "latest.json").read_text())
-                log_path = tree.root / "_builds" / v.id / str(latest["digest"])[:16] / \
-                    "build.log"
+                latest = read_latest(tree.root, v.id)
+                assert latest is not None, f"{v.id}: built but no latest build record"
+                log_path = build_dir(tree.root, v.id, latest.digest) / "build.log"
                 logs[side].append(build_log_steps(log_path.read_text()))
-                ctx.images_made.append(str(latest["tag"]))
+                ctx.images_made.append(latest.tag)
             else:
                 v = dataclasses.replace(base, configure=(*base.configure,
                                                          f"-frandom-seed={nonce}"))

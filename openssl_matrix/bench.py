@@ -2,8 +2,8 @@
 
 One run of a suite on a variant is one folder ``results/<cpu>/<variant>/<suite>/<run>/``
 holding, for every ``openssl speed`` invocation, the exact command, environment,
-stdout and stderr (``raw/``), the parsed figures (``figures.json``) and the run's
-provenance (``meta.json``). Containers run with no network, no capabilities, a
+stdout and stderr (``raw/``), the parsed figures and the run's provenance (the
+records of :mod:`openssl_matrix.records`). Containers run with no network, no capabilities, a
 read-only root and memory/pid limits.
 
 A bench is a session of cells (one variant × one suite). The outer loop keeps a run
@@ -26,8 +26,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from . import guards, log
+from . import guards, log, records
 from .backend import Backend, RunLimits, RunResult
+from .clock import now as _now
 from .errors import (
     BenchError,
     BuildError,
@@ -67,7 +68,8 @@ from .hostinfo import (
 )
 from .model import Mask, Matrix, Profile, Suite, Variant, as_jsonable
 from .parsing import figure_records, parse_speed
-from .results import FINISHED, Journal, ResultsTree, RunRef, atomic_write, read_json, write_json
+from .records import FINISHED
+from .results import Journal, ResultsTree, RunRef, atomic_write
 
 #: Label on every bench container: the results tree it writes for (see remove_containers).
 TREE_LABEL = "openssl-matrix.tree"
@@ -160,10 +162,6 @@ class CellOutcome:
     round: int = 1
     findings: list[dict[str, Any]] = field(default_factory=list)
     reused: bool = False  # finished earlier in this (resumed) session, not measured again
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 def version_tuple(version: str) -> tuple[int, int, int, str]:
@@ -334,28 +332,23 @@ class Bencher:
         self.tree = tree
         self.engine = engine
         self.git_commit = git_commit
-        self.session: str | None = None  # the run journal's id, written into each meta.json
+        self.session: str | None = None  # the run journal's id, written into each run record
         self.finished_sessions: list[Journal] = []  # kept open by bench(keep_open=True)
 
     def image_for(self, variant: Variant) -> tuple[str, dict[str, Any]]:
         """The built image of a variant and its build record.
 
-        ``latest.json`` names the newest build; when that image is not on this engine (a
+        The latest pointer names the newest build; when that image is not on this engine (a
         profile's remote engine built its own), the newest recorded build whose image is
         here is used.
         """
-        builds = self.tree.root / "_builds" / variant.id
-        latest = read_json(builds / "latest.json")
-        if isinstance(latest, dict):
-            record = self.tree.build_record(variant.id, str(latest["digest"]))
-            if record and self.backend.image_id(str(latest["tag"])):
-                return str(latest["tag"]), record
-        candidates: list[dict[str, Any]] = []
-        if builds.is_dir():
-            for path in builds.glob("*/build.json"):
-                rec = read_json(path)
-                if isinstance(rec, dict) and rec.get("tag"):
-                    candidates.append(rec)
+        latest = records.read_latest(self.tree.root, variant.id)
+        if latest is not None:
+            record = self.tree.build_record(variant.id, latest.digest)
+            if record and self.backend.image_id(latest.tag):
+                return latest.tag, record
+        candidates = [r.to_json() for r in records.build_records(self.tree.root, variant.id)
+                      if r.tag]
         for rec in sorted(candidates, key=lambda r: str(r.get("ended", "")), reverse=True):
             if self.backend.image_id(str(rec["tag"])):
                 return str(rec["tag"]), rec
@@ -457,12 +450,10 @@ class Bencher:
         for variant in dict.fromkeys(o.variant for o in outcomes):
             mine = [o for o in outcomes if o.variant == variant]
             rows = summarize_series(mine, suite.noise_threshold)
-            path = self.tree.suite_dir(cpu_name, variant, suite.name) / \
-                f"series-{series['id']}.json"
-            write_json(path, {**series, "variant": variant, "suite": suite.name,
-                              "noise_threshold": suite.noise_threshold,
-                              "runs": [o.run_dir for o in mine],
-                              "statuses": [o.status for o in mine], "figures": rows})
+            records.write_series(self.tree.suite_dir(cpu_name, variant, suite.name), {
+                **series, "variant": variant, "suite": suite.name,
+                "noise_threshold": suite.noise_threshold, "runs": [o.run_dir for o in mine],
+                "statuses": [o.status for o in mine], "figures": rows})
             noisy = [r for r in rows if r["noisy"]]
             if noisy:
                 log.warn(f"{variant}: {len(noisy)} figure(s) spread more than "
@@ -648,7 +639,7 @@ class Bencher:
             "notes": notes,
             "invocations": [],
         }
-        write_json(run_dir / "meta.json", meta)
+        records.write_meta(run_dir, meta)
         log.info(f"▸ [{index}/{total}] {v.id} · suite {suite.name}"
                  + (f" · round {round_no}" if series else "")
                  + f" · {len(invocations)} speed run(s) → {run_dir}")
@@ -720,14 +711,14 @@ class Bencher:
             if text not in warnings:
                 warnings.append(text)
                 log.warn(f"  {v.id}: {text}")
-        write_json(run_dir / "figures.json", figures)
+        records.write_figures(run_dir, figures)
         meta["ended"] = _now()
         meta["warnings"] = warnings
         meta["findings"] = [f.as_dict() for f in findings]
         status = "complete" if failed == 0 else ("failed" if failed == len(invocations)
                                                  else "partial")
         meta["status"] = status
-        write_json(run_dir / "meta.json", meta)
+        records.write_meta(run_dir, meta)
         return CellOutcome(v.id, status, run_dir=str(run_dir), warnings=warnings,
                            figures=figures, round=round_no,
                            findings=[f.as_dict() for f in findings],
@@ -830,11 +821,11 @@ class Bencher:
 def _outcome_from(variant: str, ref: RunRef) -> CellOutcome:
     """The outcome of a cell finished earlier, read back from its run folder."""
     meta = ref.meta
-    figures = read_json(ref.path / "figures.json")
+    figures = records.figures_as_dicts(records.read_figures(ref.path))
     status = str(meta.get("status"))
     return CellOutcome(variant, status, run_dir=str(ref.path),
                        warnings=list(meta.get("warnings") or []),
-                       figures=figures if isinstance(figures, list) else [],
+                       figures=figures,
                        error=None if status == "complete" else f"see {ref.path}/raw",
                        round=int(meta.get("round") or 1),
                        findings=list(meta.get("findings") or []), reused=True)

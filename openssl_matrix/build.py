@@ -16,25 +16,25 @@ failing variant, or one failing toolchain image, never stops the others.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import threading
 import time
 import traceback
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from . import log
+from . import log, records
 from .backend import Backend, RunLimits
+from .clock import now
 from .eras import base_image_hint
-from .errors import BuildError, DockerUnavailable, FatalError
+from .errors import BuildError, DockerUnavailable, FatalError, ResultsError
+from .files import file_sha256
 from .model import Matrix, Variant
 from .patches import endbr32_warning
 from .render import Rendered, render, tarball_name, toolchain_tag
-from .results import Journal, ResultsTree, atomic_write, read_json, write_json
+from .results import Journal, ResultsTree, atomic_write
 from .sources import fetch_source_info
 
 WORK = ".work"
@@ -69,15 +69,7 @@ class BuildOutcome:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    return now("seconds")
 
 
 class Builder:
@@ -133,7 +125,7 @@ class Builder:
             context = self.workdir / "contexts" / v.id
             files = dict(rendered.context_files)
             files[tarball_name(v)] = Path(src.path)
-            file_hashes = {name: (src.sha256 if name == tarball_name(v) else _sha256(path))
+            file_hashes = {name: (src.sha256 if name == tarball_name(v) else file_sha256(path))
                            for name, path in files.items()}
             base_id = self.base_image_id(v.base_image)
             tc_id = toolchains[v.base_image]
@@ -265,12 +257,14 @@ class Builder:
                             log_path=str(log_path))
 
     def _point_latest(self, p: Planned) -> None:
-        """Make ``latest.json`` name this build (a kill may have come before it was written)."""
-        latest = self.tree.build_dir(p.variant.id, p.digest).parent / "latest.json"
-        current = read_json(latest)
-        if not isinstance(current, dict) or current.get("digest") != p.digest or \
-                current.get("tag") != p.tag:
-            write_json(latest, {"digest": p.digest, "tag": p.tag})
+        """Make the variant's latest build record name this build (a kill may have come
+        before it was written)."""
+        try:
+            current = records.read_latest(self.tree.root, p.variant.id)
+        except ResultsError:
+            current = None  # damaged: rewritten below
+        if current is None or current.digest != p.digest or current.tag != p.tag:
+            records.write_latest(self.tree.root, p.variant.id, p.digest, p.tag)
 
     def _build_one(self, p: Planned, make_jobs: int, index: int, total: int) -> BuildOutcome:
         v = p.variant
@@ -305,7 +299,7 @@ class Builder:
 
     def _record(self, p: Planned, image_id: str, info: dict[str, Any], *, started: str | None,
                 seconds: float | None, make_jobs: int | None) -> dict[str, Any]:
-        """Write the build record (and the variant's latest.json) into the results tree."""
+        """Write the build record (and the variant's latest pointer) into the results tree."""
         v = p.variant
         bdir = self.tree.build_dir(v.id, p.digest)
         record = {
@@ -330,9 +324,9 @@ class Builder:
         if record["endbr32_warning"]:
             log.warn(str(record["endbr32_warning"]))
         # The record marks the variant finished, so it is written after the Dockerfile;
-        # latest.json is repaired by the next run if a kill comes before it is written.
+        # the latest pointer is repaired by the next run if a kill comes before it is written.
         atomic_write(bdir / "Dockerfile", p.rendered.dockerfile)
-        write_json(bdir / "build.json", record)
+        records.write_build(bdir, record)
         self._point_latest(p)
         return record
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from . import log
+from . import log, records
 from .backend import Backend
 from .bench import Bencher, cpu_via_container
 from .build import Builder
@@ -41,7 +41,7 @@ from .model import SUITE_KEYS, Matrix, Variant, load_matrix, variant_id
 from .parsing import canonical_algorithm
 from .report import REPRO_DIR, USABLE_STATUSES
 from .reportspec import Claim, Measurement, ReportSpec, VersionRef
-from .results import ResultsTree, atomic_write, new_numbered_dir, read_json, write_json
+from .results import ResultsTree, atomic_write, new_numbered_dir, write_json
 from .sources import KNOWN_SHA256, default_urls, fetch_source_info, read_pins
 
 REPRODUCED = "reproduced"
@@ -479,20 +479,15 @@ def paired_ratios(num: Ours, den: Ours, block: int) -> list[float]:
 def matching_runs(tree: ResultsTree, cpu_dir: str, variant: str, suite: str,
                   image_id: str | None, definition: Mapping[str, Any]) -> list[Path]:
     """Finished runs of exactly this suite on this image, oldest first."""
-    base = tree.suite_dir(cpu_dir, variant, suite)
-    if not base.is_dir():
-        return []
     found: list[Path] = []
-    for run in sorted(p for p in base.iterdir() if p.is_dir() and p.name.isdigit()):
-        meta = read_json(run / "meta.json")
-        if not isinstance(meta, dict) or meta.get("status") not in ("complete", "partial"):
+    for run in records.finished_runs(tree.root, cpu=cpu_dir, variant=variant, suite=suite):
+        meta = run.meta
+        if image_id is not None and meta.image_id != image_id:
             continue
-        if image_id is not None and meta.get("image_id") != image_id:
-            continue
-        s = meta.get("suite") or {}
+        s = meta.suite or {}
         if list(s.get("algorithms") or []) != list(definition["algorithms"]):
             continue
-        found.append(run)
+        found.append(run.path)
     return found
 
 
@@ -500,31 +495,28 @@ def collect(measurement: Measurement, planned: Planned, runs: Sequence[Path]) ->
     ours = Ours()
     want = canonical_algorithm(measurement.algorithm)
     for run in runs:
-        figures = read_json(run / "figures.json")
-        meta = read_json(run / "meta.json")
-        if not isinstance(figures, list):
-            continue
+        figures = records.read_figures(run)
+        meta = records.read_meta(run)
         values: dict[int, float] = {}
         for fig in figures:
-            if fig.get("mask") != planned.mask or fig.get("algorithm") != want:
+            if fig.mask != planned.mask or fig.algorithm != want:
                 continue
-            if fig.get("operation") is not None:
+            if fig.operation is not None:
                 continue
-            if fig.get("direction", "encrypt") != ("decrypt" if measurement.decrypt
-                                                   else "encrypt"):
+            if (fig.direction or "encrypt") != ("decrypt" if measurement.decrypt
+                                                else "encrypt"):
                 continue
-            status = str(fig.get("status"))
+            status = fig.status
             ours.statuses[status] = ours.statuses.get(status, 0) + 1
-            value = fig.get("bytes_per_s")
-            block = fig.get("block_size")
-            if status not in USABLE_STATUSES or not isinstance(value, (int, float)) or \
-                    not isinstance(block, int):
+            value = fig.bytes_per_s
+            block = fig.block_size
+            if status not in USABLE_STATUSES or value is None or block is None:
                 continue
             values[block] = float(value)
         if values:
             ours.per_run.append((str(run), values))
-            if isinstance(meta, dict):
-                host = meta.get("host") or {}
+            if meta is not None:
+                host = meta.host or {}
                 mhz = host.get("cpu_mhz")
                 ours.clock_ghz = float(mhz) / 1000 if isinstance(mhz, (int, float)) else None
                 ours.cpu = host.get("cpu_model")
@@ -949,7 +941,7 @@ def render_text(rep: Reproduction) -> str:
             if used:
                 lines.append("      figures used carry guard labels: "
                              + ", ".join(f"{k} ×{v}" for k, v in used.items())
-                             + " (values kept; see the warnings in each run's meta.json)")
+                             + f" (values kept; see the warnings in each run's {records.META})")
             if left:
                 lines.append("      figures left out: "
                              + ", ".join(f"{k} ×{v}" for k, v in left.items()))
