@@ -14,7 +14,6 @@ import socket
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -24,6 +23,7 @@ import requests.exceptions
 import urllib3.exceptions
 
 from . import log as _log
+from .clock import now as _now
 from .errors import BenchError, BuildError, DockerUnavailable
 
 KEEP_ENV = "OPENSSL_MATRIX_KEEP_CONTAINERS"
@@ -91,8 +91,6 @@ class Backend(Protocol):
     def remove_containers(self, labels: Mapping[str, str]) -> list[str]: ...
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 class DockerBackend:

@@ -70,6 +70,7 @@ from .model import Mask, Matrix, Profile, Suite, Variant, as_jsonable
 from .parsing import figure_records, parse_speed
 from .records import FINISHED
 from .results import Journal, ResultsTree, RunRef, atomic_write
+from .version import series
 
 #: Label on every bench container: the results tree it writes for (see remove_containers).
 TREE_LABEL = "openssl-matrix.tree"
@@ -110,7 +111,7 @@ SPEED_CPU_SHARES = 262144
 def has_option(option: str, version: str) -> bool:
     """Whether ``openssl speed`` of ``version`` has ``option``."""
     first, gone = SPEED_OPTIONS[option]
-    v = version_tuple(version)[:3]
+    v = series(version)
     return v >= first and (gone is None or v < gone)
 
 
@@ -164,15 +165,6 @@ class CellOutcome:
     reused: bool = False  # finished earlier in this (resumed) session, not measured again
 
 
-def version_tuple(version: str) -> tuple[int, int, int, str]:
-    parts = version.split(".")
-    letters = ""
-    patch = parts[2] if len(parts) > 2 else "0"
-    digits = "".join(ch for ch in patch if ch.isdigit())
-    letters = patch[len(digits):]
-    return int(parts[0]), int(parts[1]), int(digits or 0), letters
-
-
 def mask_value(mask: Mask, version: str) -> tuple[str | None, list[str]]:
     """OPENSSL_ia32cap for ``mask`` on ``version`` (None: unmasked or not expressible)."""
     if mask.disable:
@@ -189,7 +181,7 @@ def speed_invocations(version: str, suite: Suite) -> tuple[list[Invocation], lis
     low-level path, a mask the version cannot express).
     """
     notes: list[str] = []
-    v = version_tuple(version)
+    v = series(version)
     multi = suite.multi
     if multi is not None and not has_option("-multi", version):
         notes.append(f"-multi is not in {version} ({_since('-multi')}); one process was run")
@@ -242,7 +234,7 @@ def speed_invocations(version: str, suite: Suite) -> tuple[list[Invocation], lis
     return out, notes
 
 
-def _invocations_for(v: tuple[int, int, int, str], suite: Suite, mask: Mask,
+def _invocations_for(v: tuple[int, int, int], suite: Suite, mask: Mask,
                      ia32cap: str | None, env: dict[str, str], engine: str | None, path: str,
                      direction: str, multi: int | None, base: list[str]) -> list[Invocation]:
     groups: list[tuple[str, list[str], tuple[str, ...]]]
@@ -796,7 +788,7 @@ class Bencher:
     def _capability_vectors(self, tag: str, version: str, invocations: list[Invocation],
                             run_dir: Path) -> dict[str, tuple[int, int] | None]:
         """3.x: the effective OPENSSL_ia32cap without a mask ("") and under each mask."""
-        if version_tuple(version)[0] < 3:
+        if series(version)[0] < 3:
             return {}
         masks = {inv.mask.name: inv.ia32cap for inv in invocations if inv.ia32cap}
         if not masks:

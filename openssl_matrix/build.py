@@ -68,10 +68,6 @@ class BuildOutcome:
     record: dict[str, Any] = field(default_factory=dict)
 
 
-def _now() -> str:
-    return now("seconds")
-
-
 class Builder:
     def __init__(self, matrix: Matrix, backend: Backend, tree: ResultsTree, *,
                  workdir: Path | None = None) -> None:
@@ -272,7 +268,7 @@ class Builder:
         log_path = bdir / "build.log"
         jobs = make_jobs if p.rendered.recipe.parallel_make else 1
         t0 = time.monotonic()
-        started = _now()
+        started = now("seconds")
         log.info(f"▸ [{index}/{total}] {v.id}: building {p.tag} (log: {log_path})")
         try:
             image_id = self.backend.build(
@@ -315,7 +311,7 @@ class Builder:
             "configure_line": p.rendered.recipe.configure_line,
             "make_jobs": make_jobs,
             "started": started,
-            "ended": _now() if started else None,
+            "ended": now("seconds") if started else None,
             "seconds": None if seconds is None else round(seconds, 1),
             "matrix_digest": self.matrix.digest,
             **info,

@@ -31,6 +31,7 @@ from .patches import (
     load_patches,
     select_patches,
 )
+from .version import series
 
 SCHEMA_VERSION = 1
 IA32CAP_VALUE = re.compile(r"^~?(0x[0-9a-fA-F]+)?(:~?0x[0-9a-fA-F]+)?$")
@@ -72,9 +73,7 @@ class VersionSpec:
     @property
     def series(self) -> tuple[int, int, int]:
         """(major, minor, patch) numbers, e.g. (1, 1, 1) for 1.1.1w."""
-        m = re.match(r"^(\d+)\.(\d+)\.(\d+)", self.version)
-        assert m is not None  # validated on load
-        return int(m.group(1)), int(m.group(2)), int(m.group(3))
+        return series(self.version)  # validated on load
 
 
 @dataclass(frozen=True)

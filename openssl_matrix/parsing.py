@@ -87,6 +87,8 @@ from decimal import Decimal, InvalidOperation
 
 from openssl_matrix.errors import ParseError
 
+from .version import Version
+
 __all__ = [
     "STATUS_IMPRECISE",
     "STATUS_INFINITE",
@@ -290,12 +292,8 @@ def _curve_by_index(index: int, bits: int, version: tuple[int, int, int] | None)
 
 def version_tuple(version: str | None) -> tuple[int, int, int] | None:
     """``"1.1.1w"`` -> ``(1, 1, 1)``; ``"3.0.2"`` -> ``(3, 0, 2)``; None if not a version."""
-    if not version:
-        return None
-    match = re.match(r"\s*(?:OpenSSL\s+)?(\d+)\.(\d+)\.(\d+)", version)
-    if not match:
-        return None
-    return int(match.group(1)), int(match.group(2)), int(match.group(3))
+    found = Version.find(version)
+    return None if found is None else found.series
 
 
 # --------------------------------------------------------------------------------------

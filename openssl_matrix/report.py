@@ -37,7 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from . import records
+from .hostinfo import IA32CAP_BITS, IA32CAP_LABELS
 from .results import ResultsTree, read_json
+from .version import sort_key as version_sort_key
 
 REPRO_DIR = "_reproduce"
 
@@ -48,12 +50,8 @@ REPRO_DIR = "_reproduce"
 USABLE_STATUSES = ("ok", "imprecise", "legacy-path", "noisy", "time-basis")
 
 #: OPENSSL_ia32cap bits this report can name: (word, bit) -> feature.
-CAP_BITS: dict[tuple[int, int], str] = {
-    (0, 57): "AES-NI", (0, 33): "PCLMULQDQ", (0, 41): "SSSE3", (0, 60): "AVX",
-    (0, 62): "RDRAND", (0, 51): "SSE4.2", (0, 25): "SSE", (0, 26): "SSE2",
-    (1, 5): "AVX2", (1, 29): "SHA ext.", (1, 3): "BMI1", (1, 8): "BMI2", (1, 19): "ADX",
-    (1, 16): "AVX512F",
-}
+CAP_BITS: dict[tuple[int, int], str] = {pos: IA32CAP_LABELS[name]
+                                         for name, pos in IA32CAP_BITS.items()}
 
 
 # ----------------------------------------------------------------------------------
@@ -266,14 +264,9 @@ def group_observations(obs: Iterable[Observation]) -> list[Group]:
             g.algorithms.append(o.algorithm)
         g.blocks.add(o.block_size)
         g.cells.setdefault((label, o.algorithm, o.block_size), Cell()).observations.append(o)
-    return [groups[k] for k in sorted(groups, key=lambda k: (k.cpu, _version_key(k.version),
+    return [groups[k] for k in sorted(groups, key=lambda k: (k.cpu, version_sort_key(k.version),
                                                              k.arch, k.march or "",
                                                              k.configure))]
-
-
-def _version_key(version: str) -> tuple[Any, ...]:
-    parts = re.findall(r"\d+|[a-z]+", version)
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts)
 
 
 # ----------------------------------------------------------------------------------

@@ -25,7 +25,6 @@ import socket
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ from . import log, records
 from .backend import Backend
 from .bench import Bencher, cpu_via_container
 from .build import Builder
+from .clock import now
 from .errors import DockerUnavailable, FatalError, SourceError
 from .hostinfo import CpuInfo
 from .model import SUITE_KEYS, Matrix, Variant, load_matrix, variant_id
@@ -667,10 +667,6 @@ class Reproduction:
     out_dir: Path | None = None
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
 def host_facts(backend: Backend, image: str) -> HostFacts:
     cpu, extra = cpu_via_container(backend, image)
     local = engine_is_local()
@@ -682,7 +678,7 @@ def reproduce(spec: ReportSpec, env: Environment, backend: Backend, tree: Result
               engine: Mapping[str, Any] | None = None, git_commit: str | None = None,
               ) -> Reproduction:
     """Resolve, plan, build, bench, judge; write the reproduction folder."""
-    started = _now()
+    started = now("seconds")
     warnings: list[str] = []
     with log.step(f"resolve the versions of {spec.id}"):
         resolved = resolve_versions(spec, env)
@@ -725,7 +721,7 @@ def reproduce(spec: ReportSpec, env: Environment, backend: Backend, tree: Result
             "cpu_dir": facts.cpu.slug() if cpu_profile == "auto" else cpu_profile,
             "docker": dict(engine or {}), "git_commit": git_commit}
     rep = Reproduction(spec, resolved, planned, ours, results, host, warnings, started)
-    rep.ended = _now()
+    rep.ended = now("seconds")
     rep.out_dir = write_reproduction(rep, root)
     return rep
 
