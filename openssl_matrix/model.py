@@ -212,6 +212,15 @@ class Matrix:
     #: every variant the matrix declares, default or opt-in (``default_variants``)
     all_variants: tuple[Variant, ...] = ()
 
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any], *, path: str | Path = "<python>",
+                      default_urls: Callable[[str], list[str]] | None = None) -> Matrix:
+        """A matrix built in Python from a document of matrix.yaml's shape, checked
+        exactly as the file would be (errors name ``path``, which is also what the
+        results record as the matrix's path). No YAML is written or read."""
+        data = json.loads(json.dumps(doc))  # a private copy in the types YAML gives
+        return build_matrix(data, _Ctx(Path(path)), default_urls=default_urls)
+
     @property
     def digest(self) -> str:
         """A hash of the matrix as loaded (key order and comments do not matter)."""
