@@ -93,6 +93,13 @@ class Backend(Protocol):
 
 
 
+def endpoint_is_local(engine: Mapping[str, Any]) -> bool:
+    """Whether the engine :meth:`Backend.engine_info` describes runs on this machine (so
+    its kernel and devices are this host's): a local socket, not a TCP/SSH endpoint."""
+    endpoint = str(engine.get("endpoint") or "local")
+    return endpoint == "local" or endpoint.startswith("unix://")
+
+
 class DockerBackend:
     """A Docker engine reached through the SDK (local socket, tcp:// or ssh://)."""
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from . import guards, log, records
-from .backend import Backend, RunLimits, RunResult
+from .backend import Backend, RunLimits, RunResult, endpoint_is_local
 from .clock import now as _now
 from .errors import (
     BenchError,
@@ -506,8 +506,7 @@ class Bencher:
                                  ("openssl-matrix.pid", str(os.getpid()))))
 
     def _host_has(self, device: str) -> bool:
-        endpoint = str(self.engine.get("endpoint") or "local")
-        if endpoint == "local" or endpoint.startswith("unix://"):
+        if endpoint_is_local(self.engine):
             return Path(device).exists()
         return True  # a remote engine: Docker itself says if the device is missing
 

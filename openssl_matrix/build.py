@@ -43,7 +43,7 @@ BUILDINFO_DIR = "/opt/openssl/share/openssl-matrix"
 
 
 @dataclass
-class Planned:
+class PlannedBuild:
     """A variant ready to build: rendered, with its context and image tag decided."""
 
     variant: Variant
@@ -105,7 +105,7 @@ class Builder:
                                               "openssl-matrix.base-image": base_image})
 
     # -- planning -------------------------------------------------------------
-    def plan(self, variants: list[Variant], *, toolchains: dict[str, str]) -> list[Planned]:
+    def plan(self, variants: list[Variant], *, toolchains: dict[str, str]) -> list[PlannedBuild]:
         plans = []
         fetched: dict[str, Any] = {}
         for v in variants:
@@ -126,7 +126,7 @@ class Builder:
             base_id = self.base_image_id(v.base_image)
             tc_id = toolchains[v.base_image]
             digest = rendered.digest({**file_hashes, "<base>": base_id, "<toolchain>": tc_id})
-            plans.append(Planned(
+            plans.append(PlannedBuild(
                 variant=v, rendered=rendered, context=context, digest=digest,
                 tag=f"openssl-matrix/{v.id}:{digest[:12]}", tarball_sha256=src.sha256,
                 source_origin=str(src.origin), base_image_id=base_id, toolchain_id=tc_id,
@@ -158,7 +158,7 @@ class Builder:
             done = [n for n, c in journal.cells.items() if c.get("status") in FINISHED_BUILD]
             log.info(f"resuming an interrupted build ({len(done)} of {len(variants)} "
                      "variant(s) finished then); finished variants are not built again")
-        plans: list[Planned] = []
+        plans: list[PlannedBuild] = []
         for v in variants:
             if v.base_image not in toolchains:
                 continue
@@ -169,7 +169,7 @@ class Builder:
             except FatalError as exc:
                 log.error(f"{v.id}: {exc}")
                 outcomes.append(BuildOutcome(v.id, "failed", error=str(exc)))
-        todo: list[Planned] = []
+        todo: list[PlannedBuild] = []
         for p in plans:
             image_id = None if force else self.backend.image_id(p.tag)
             if image_id is None:
@@ -203,7 +203,7 @@ class Builder:
             journal.close("finished")
         return outcomes
 
-    def _build_all(self, todo: list[Planned], jobs: int, journal: Journal,
+    def _build_all(self, todo: list[PlannedBuild], jobs: int, journal: Journal,
                    ) -> list[BuildOutcome]:
         """Build ``todo``, ``jobs`` at a time. Ctrl-C stops at once: builds run in daemon
         threads, and the engine cancels a build whose client went away."""
@@ -214,7 +214,7 @@ class Builder:
         stop: list[BaseException] = []
         slots = threading.Semaphore(max(1, jobs))
 
-        def work(i: int, p: Planned) -> None:
+        def work(i: int, p: PlannedBuild) -> None:
             with slots:
                 if stop:
                     return
@@ -243,7 +243,7 @@ class Builder:
             raise stop[0]
         return [results[i] for i in sorted(results)]
 
-    def _internal_error(self, p: Planned, exc: Exception) -> BuildOutcome:
+    def _internal_error(self, p: PlannedBuild, exc: Exception) -> BuildOutcome:
         log_path = self.tree.build_dir(p.variant.id, p.digest) / "error.log"
         atomic_write(log_path, traceback.format_exc())
         log.error(f"{p.variant.id}: internal error ({type(exc).__name__}: {exc}); "
@@ -252,7 +252,7 @@ class Builder:
                             error=f"internal error {type(exc).__name__}: {exc}",
                             log_path=str(log_path))
 
-    def _point_latest(self, p: Planned) -> None:
+    def _point_latest(self, p: PlannedBuild) -> None:
         """Make the variant's latest build record name this build (a kill may have come
         before it was written)."""
         try:
@@ -262,7 +262,7 @@ class Builder:
         if current is None or current.digest != p.digest or current.tag != p.tag:
             records.write_latest(self.tree.root, p.variant.id, p.digest, p.tag)
 
-    def _build_one(self, p: Planned, make_jobs: int, index: int, total: int) -> BuildOutcome:
+    def _build_one(self, p: PlannedBuild, make_jobs: int, index: int, total: int) -> BuildOutcome:
         v = p.variant
         bdir = self.tree.build_dir(v.id, p.digest)
         log_path = bdir / "build.log"
@@ -293,7 +293,7 @@ class Builder:
         return BuildOutcome(v.id, "built", tag=p.tag, seconds=secs, log_path=str(log_path),
                             record=record)
 
-    def _record(self, p: Planned, image_id: str, info: dict[str, Any], *, started: str | None,
+    def _record(self, p: PlannedBuild, image_id: str, info: dict[str, Any], *, started: str | None,
                 seconds: float | None, make_jobs: int | None) -> dict[str, Any]:
         """Write the build record (and the variant's latest pointer) into the results tree."""
         v = p.variant
