@@ -80,7 +80,7 @@ LEGACY_PROVIDER_ALGS = ("idea", "des-", "des3", "desx", "rc2", "rc4", "rc5", "bf
                         "cast", "seed", "md4", "mdc2", "whirlpool", "rmd160", "ripemd")
 
 #: ``openssl speed`` options: (first version that has it, first version without it).
-#: From OPENSSL-FACTS.md (apps/speed.c of each series); engines are gone in 4.0.
+#: From apps/speed.c of each series; engines are gone in 4.0.
 SPEED_OPTIONS: dict[str, tuple[tuple[int, int, int], tuple[int, int, int] | None]] = {
     "-elapsed": ((0, 9, 8), None), "-evp": ((0, 9, 8), None), "-decrypt": ((0, 9, 8), None),
     "-engine": ((0, 9, 8), (4, 0, 0)), "-multi": ((0, 9, 8), None), "-mr": ((0, 9, 8), None),

@@ -81,7 +81,7 @@ PIN_COMMAND = "invoke matrix pin {version} --file PATH"
 KEYRING_ENV = "OPENSSL_MATRIX_GPG_KEYRING"
 
 #: SHA-256 of official release tarballs, each seen in a public build recipe or in
-#: Debian's signed source index (see shared OPENSSL-FACTS.md). Used to refuse pinning
+#: Debian's signed source index (its .dsc files for each release). Used to refuse pinning
 #: other bytes under a release's name (a GitHub tag archive, say); fetching still needs
 #: the checksum from the caller or a pin.
 KNOWN_SHA256: dict[str, str] = {
