@@ -519,17 +519,11 @@ class Bencher:
                       tag: str, round_no: int = 1) -> list[RunRef]:
         """Run folders of a cell (one round of a variant) that ``session`` finished with
         image ``tag``."""
-        base = self.tree.suite_dir(cpu_name, variant, suite)
-        if not base.is_dir():
-            return []
-        found = []
-        for run in sorted(p for p in base.iterdir() if p.is_dir() and p.name.isdigit()):
-            ref = RunRef(cpu_name, variant, suite, run.name, run)
-            meta = ref.meta
-            if meta.get("session") == session and meta.get("status") in FINISHED and \
-                    meta.get("image_tag") == tag and meta.get("round", 1) == round_no:
-                found.append(ref)
-        return found
+        return [RunRef(r.cpu, r.variant, r.suite, r.run, r.path)
+                for r in records.finished_runs(self.tree.root, cpu=cpu_name, variant=variant,
+                                               suite=suite, figures=False)
+                if r.meta.session == session and r.meta.image_tag == tag
+                and r.meta.round_no == round_no]
 
     def _cell(self, journal: Journal, v: Variant, round_no: int, rounds: int, tag: str,
               suite: Suite, cpu_name: str, run: Callable[[], CellOutcome]) -> CellOutcome:

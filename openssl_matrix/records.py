@@ -553,33 +553,39 @@ def read_run(cpu: str, variant: str, suite: str, run: str, path: Path, *,
     return Run(cpu, variant, suite, run, path, meta, figs)
 
 
-def run_dirs(root: Path) -> Iterator[tuple[str, str, str, str, Path]]:
+def run_dirs(root: Path, *, cpu: str | None = None, variant: str | None = None,
+             suite: str | None = None) -> Iterator[tuple[str, str, str, str, Path]]:
     """Every numbered run folder of a tree as (cpu, variant, suite, run, path), in a
-    stable order; the ``_builds``/``_journal`` folders and hidden ones are skipped."""
+    stable order; the ``_builds``/``_journal`` folders and hidden ones are skipped.
+    ``cpu``/``variant``/``suite`` narrow the walk to those folders."""
+
+    def subdirs(base: Path, only: str | None) -> list[Path]:
+        if only is not None:
+            return [base / only] if (base / only).is_dir() else []
+        return sorted(p for p in base.iterdir() if p.is_dir())
+
     if not root.is_dir():
         return
-    for cpu in sorted(p for p in root.iterdir() if p.is_dir()):
-        if cpu.name.startswith((".", "_")):
+    for c in subdirs(root, cpu):
+        if c.name.startswith((".", "_")):
             continue
-        for variant in sorted(p for p in cpu.iterdir() if p.is_dir()):
-            for suite in sorted(p for p in variant.iterdir() if p.is_dir()):
-                for run in sorted(p for p in suite.iterdir() if p.is_dir()):
+        for v in subdirs(c, variant):
+            for s in subdirs(v, suite):
+                for run in sorted(p for p in s.iterdir() if p.is_dir()):
                     if run.name.isdigit():
-                        yield cpu.name, variant.name, suite.name, run.name, run
+                        yield c.name, v.name, s.name, run.name, run
 
 
 def finished_runs(root: Path, *, cpu: str | None = None, variant: str | None = None,
-                  suite: str | None = None) -> Iterator[Run]:
+                  suite: str | None = None, figures: bool = True) -> Iterator[Run]:
     """Every finished run (complete or partial) with its figures, validated.
 
     Running, interrupted and failed runs are skipped: their figures never count. A damaged
     meta.json or figures.json raises ResultsError naming it (never silently dropped).
+    ``figures=False`` reads only the meta records (their ``figures`` are then empty).
     """
-    for c, v, s, r, path in run_dirs(root):
-        if (cpu is not None and c != cpu) or (variant is not None and v != variant) or \
-                (suite is not None and s != suite):
-            continue
-        run = read_run(c, v, s, r, path)
+    for c, v, s, r, path in run_dirs(root, cpu=cpu, variant=variant, suite=suite):
+        run = read_run(c, v, s, r, path, figures=figures)
         if run is not None and run.finished:
             yield run
 
