@@ -31,7 +31,7 @@ from .patches import (
     load_patches,
     select_patches,
 )
-from .version import series
+from .version import DECLARABLE, series
 
 SCHEMA_VERSION = 1
 IA32CAP_VALUE = re.compile(r"^~?(0x[0-9a-fA-F]+)?(:~?0x[0-9a-fA-F]+)?$")
@@ -42,7 +42,7 @@ IA32CAP_VALUE = re.compile(r"^~?(0x[0-9a-fA-F]+)?(:~?0x[0-9a-fA-F]+)?$")
 # metacharacter is never a legitimate Configure option, -march value or ia32cap mask.
 SAFE_TOKEN = re.compile(r"^[A-Za-z0-9_.,:=+/~@%-]+$")
 NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-VERSION = re.compile(r"^\d+\.\d+\.\d+[a-z]{0,2}(-[a-z0-9]+)?$")
+VERSION = DECLARABLE  # the release numbers a matrix may declare (see version.py)
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 PATTERN = re.compile(r"^[A-Za-z0-9_.,:=+/~@%*?!\[\]-]+$")
 

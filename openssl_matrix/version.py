@@ -20,6 +20,9 @@ from functools import total_ordering
 
 _RELEASE = r"(\d+)\.(\d+)\.(\d+)([a-z]{0,2})(-[0-9A-Za-z.]+)?"
 _EXACT = re.compile(rf"^{_RELEASE}$")
+#: The release numbers a matrix or report spec may declare: a stricter form of the above
+#: (lower-case suffix only), since the name becomes part of Docker tags and folder names.
+DECLARABLE = re.compile(r"^\d+\.\d+\.\d+[a-z]{0,2}(-[a-z0-9]+)?$")
 _IN_TEXT = re.compile(rf"^\s*(?:OpenSSL\s+)?{_RELEASE}(?![0-9A-Za-z.])")
 
 
