@@ -75,6 +75,7 @@ OBJ = "an object"
 OPT_OBJ = "an object or null"
 LIST = "a list"
 STR_LIST = "a list of strings"
+NUM_LIST = "a list of finite numbers, or null"
 ANY = "any JSON value"
 
 
@@ -94,6 +95,7 @@ _CHECKS: dict[str, Callable[[Any], bool]] = {
     OPT_OBJ: lambda v: v is None or isinstance(v, dict),
     LIST: lambda v: isinstance(v, list),
     STR_LIST: lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+    NUM_LIST: lambda v: v is None or (isinstance(v, list) and all(_finite(x) for x in v)),
     ANY: lambda v: True,
 }
 

@@ -141,3 +141,9 @@ def test_series_record(tmp_path: Path) -> None:
     assert path == records.series_path(tmp_path, "2026") and records.series_files(tmp_path)
     series = records.read_series(path)
     assert series is not None and series.rounds == 3
+
+
+def test_a_list_of_numbers_type_for_new_fields() -> None:
+    check = records._CHECKS[records.NUM_LIST]
+    assert check([1, 2.5]) and check(None) and check([])
+    assert not check([1, float("inf")]) and not check([True]) and not check("1")
