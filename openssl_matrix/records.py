@@ -600,10 +600,15 @@ def require_tree(root: Path) -> None:
                            "--results DIR")
     if (root / BUILDS).is_dir() or (root / JOURNALS).is_dir() or (root / ".lock").exists():
         return
-    if any(has_meta(path) for *_, path in run_dirs(root)):
-        return
-    if not any(root.iterdir()):
-        return  # an empty tree: nothing measured yet, nothing wrong
+    try:
+        if any(has_meta(path) for *_, path in run_dirs(root)):
+            return
+        if not any(root.iterdir()):
+            return  # an empty tree: nothing measured yet, nothing wrong
+    except OSError as exc:
+        raise ResultsError(f"{root}: cannot be read as a results tree ({exc})",
+                           hint="pass the folder `invoke matrix bench` writes to with "
+                           "--results DIR") from None
     raise ResultsError(
         f"{root} is not a results tree (no {BUILDS}/, {JOURNALS}/ or "
         f"<cpu>/<variant>/<suite>/<run>/{META} in it)",
