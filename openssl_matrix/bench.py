@@ -70,7 +70,7 @@ from .model import Mask, Matrix, Profile, Suite, Variant, as_jsonable
 from .parsing import figure_records, parse_speed
 from .records import FINISHED
 from .results import Journal, ResultsTree, RunRef, atomic_write
-from .version import series
+from .version import Version, series
 
 #: Label on every bench container: the results tree it writes for (see remove_containers).
 TREE_LABEL = "openssl-matrix.tree"
@@ -578,8 +578,8 @@ class Bencher:
         version_res = self.backend.run(tag, ["openssl", "version", "-a"],
                                        limits=self._limits(60))
         version_line = version_res.stdout.splitlines()[0] if version_res.stdout else ""
-        version = version_line.split()[1] if version_line.startswith("OpenSSL ") else \
-            v.version.version
+        printed = Version.find(version_line) if version_line.startswith("OpenSSL ") else None
+        version = str(printed) if printed is not None else v.version.version
         invocations, notes = speed_invocations(v.version.version, suite)
         notes += self._device_notes(suite)
         clock, clock_source = clock_hz(profile, run_cpu, forced=bool(mismatch))

@@ -40,6 +40,8 @@ def test_find_reads_versions_out_of_text() -> None:
     assert found is not None and found.release == "1.1.1w"
     assert Version.find("1.0.0f-dev") == Version.parse("1.0.0f")
     assert Version.find("garbage") is None and Version.find(None) is None
+    assert str(Version.find("OpenSSL 3.0.13+quic 30 Jan 2024")) == "3.0.13"
+    assert str(Version.find("OpenSSL 3.0.0-beta1 17 Jun 2021")) == "3.0.0-beta1"
     assert version_tuple("3.0.2") == (3, 0, 2)
 
 
