@@ -28,8 +28,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from . import guards, hostacct, log
-from .backend import Backend
+from . import guards, hostacct, log, records
+from .backend import Backend, endpoint_is_local
 from .cell import (
     SPEED_CPU_SHARES,
     TREE_LABEL,
@@ -45,7 +45,8 @@ from .guards import spread
 from .hostinfo import CpuInfo, profile_mismatches
 from .hostlock import HostLock, engine_key
 from .model import Matrix, Suite, Variant, as_jsonable
-from .results import FINISHED, Journal, ResultsTree, RunRef, atomic_write, read_json, write_json
+from .records import FINISHED
+from .results import Journal, ResultsTree, RunRef, atomic_write
 from .speedcmd import (
     SPEED_OPTIONS,
     SPEED_WRAPPER,
@@ -55,14 +56,13 @@ from .speedcmd import (
     mask_value,
     speed_invocations,
     unwrap_speed,
-    version_tuple,
 )
 from .stats import CI_METHOD, estimate
 
 __all__ = ["SPEED_CPU_SHARES", "SPEED_OPTIONS", "SPEED_WRAPPER", "TREE_LABEL", "WRAPPER_NAME",
            "Bencher", "CellOutcome", "Invocation", "RunContext", "cpu_via_container",
            "has_option", "interleaved", "mask_value", "speed_invocations",
-           "summarize_series", "system_state", "unwrap_speed", "version_tuple"]
+           "summarize_series", "system_state", "unwrap_speed"]
 
 #: Seconds a cell waits for a quiet host before it measures anyway (``--settle``; the
 #: command line's default: the Python API's is 0, no wait).
@@ -163,28 +163,23 @@ class Bencher:
         self.wait_for_host = wait_for_host
         self.max_attempts = max_attempts
         self.take_host_lock = take_host_lock  # False: the caller holds it (benchmarks)
-        self.session: str | None = None  # the run journal's id, written into each meta.json
+        self.session: str | None = None  # the run journal's id, written into each run record
         self.finished_sessions: list[Journal] = []  # kept open by bench(keep_open=True)
 
     def image_for(self, variant: Variant) -> tuple[str, dict[str, Any]]:
         """The built image of a variant and its build record.
 
-        ``latest.json`` names the newest build; when that image is not on this engine (a
+        The latest pointer names the newest build; when that image is not on this engine (a
         profile's remote engine built its own), the newest recorded build whose image is
         here is used.
         """
-        builds = self.tree.root / "_builds" / variant.id
-        latest = read_json(builds / "latest.json")
-        if isinstance(latest, dict):
-            record = self.tree.build_record(variant.id, str(latest["digest"]))
-            if record and self.backend.image_id(str(latest["tag"])):
-                return str(latest["tag"]), record
-        candidates: list[dict[str, Any]] = []
-        if builds.is_dir():
-            for path in builds.glob("*/build.json"):
-                rec = read_json(path)
-                if isinstance(rec, dict) and rec.get("tag"):
-                    candidates.append(rec)
+        latest = records.read_latest(self.tree.root, variant.id)
+        if latest is not None:
+            record = self.tree.build_record(variant.id, latest.digest)
+            if record and self.backend.image_id(latest.tag):
+                return latest.tag, record
+        candidates = [r.to_json() for r in records.build_records(self.tree.root, variant.id)
+                      if r.tag]
         for rec in sorted(candidates, key=lambda r: str(r.get("ended", "")), reverse=True):
             if self.backend.image_id(str(rec["tag"])):
                 return str(rec["tag"]), rec
@@ -332,9 +327,7 @@ class Bencher:
         Only for a local engine that identifies itself: its host is this machine, whose
         /proc/stat is read directly. Returns what was seen, for the run's meta.json.
         """
-        endpoint = str(self.engine.get("endpoint") or "")
-        if self.settle <= 0 or not self.engine.get("id") or not (
-                endpoint == "local" or endpoint.startswith("unix://")):
+        if self.settle <= 0 or not self.engine.get("id") or not endpoint_is_local(self.engine):
             return None
         t0 = time.monotonic()
         seen = hostacct.sample_quiet(1.0)
@@ -352,13 +345,11 @@ class Bencher:
         for variant in dict.fromkeys(o.variant for o in outcomes):
             mine = [o for o in outcomes if o.variant == variant]
             rows = summarize_series(mine, suite.noise_threshold)
-            path = self.tree.suite_dir(cpu_name, variant, suite.name) / \
-                f"series-{series['id']}.json"
-            write_json(path, {**series, "variant": variant, "suite": suite.name,
-                              "noise_threshold": suite.noise_threshold,
-                              "ci_method": CI_METHOD,
-                              "runs": [o.run_dir for o in mine],
-                              "statuses": [o.status for o in mine], "figures": rows})
+            records.write_series(self.tree.suite_dir(cpu_name, variant, suite.name), {
+                **series, "variant": variant, "suite": suite.name,
+                "noise_threshold": suite.noise_threshold, "ci_method": CI_METHOD,
+                "runs": [o.run_dir for o in mine],
+                "statuses": [o.status for o in mine], "figures": rows})
             noisy = [r for r in rows if r["noisy"]]
             if noisy:
                 log.warn(f"{variant}: {len(noisy)} figure(s) spread more than "
@@ -414,18 +405,11 @@ class Bencher:
                       tag: str, round_no: int = 1) -> list[RunRef]:
         """Run folders of a cell (one round of a variant) that ``session`` finished with
         image ``tag``."""
-        base = self.tree.suite_dir(cpu_name, variant, suite)
-        if not base.is_dir():
-            return []
-        found = []
-        for run in sorted(p for p in base.iterdir() if p.is_dir() and p.name.isdigit()):
-            ref = RunRef(cpu_name, variant, suite, run.name, run)
-            meta = ref.meta
-            if meta.get("session") == session and meta.get("status") in FINISHED and \
-                    meta.get("image_tag") == tag and meta.get("round", 1) == round_no:
-                found.append(ref)
-        return found
-
+        return [RunRef(r.cpu, r.variant, r.suite, r.run, r.path)
+                for r in records.finished_runs(self.tree.root, cpu=cpu_name, variant=variant,
+                                               suite=suite, figures=False)
+                if r.meta.session == session and r.meta.image_tag == tag
+                and r.meta.round_no == round_no]
 
     def _run_cell(self, journal: Journal, cell: BenchCell) -> CellOutcome:
         """Run one cell unless this session finished it; a failure fails only this cell."""

@@ -17,12 +17,12 @@ import platform
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from . import guards, hostacct, log
-from .backend import Backend, RunLimits, RunResult
+from . import guards, hostacct, log, records
+from .backend import Backend, RunLimits, RunResult, endpoint_is_local
+from .clock import now as _now
 from .errors import BenchError, ParseError
 from .guards import (
     EngineCheck,
@@ -52,8 +52,9 @@ from .hostinfo import (
 )
 from .model import Matrix, Profile, Suite, Variant
 from .parsing import figure_records, parse_speed
-from .results import ResultsTree, RunRef, atomic_write, read_json, write_json
-from .speedcmd import Invocation, speed_invocations, version_tuple
+from .results import ResultsTree, RunRef, atomic_write
+from .speedcmd import Invocation, speed_invocations
+from .version import Version, series
 
 #: Label on every bench container: the results tree it writes for (see remove_containers).
 TREE_LABEL = "openssl-matrix.tree"
@@ -64,10 +65,6 @@ TREE_LABEL = "openssl-matrix.tree"
 # (benchmarks/run.py, docs/performance.md). It orders containers only: it takes nothing
 # from processes outside Docker and changes nothing on an idle machine.
 SPEED_CPU_SHARES = 262144
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 @dataclass
@@ -131,8 +128,7 @@ class RunContext:
                                  ("openssl-matrix.pid", str(os.getpid()))))
 
     def host_has(self, device: str) -> bool:
-        endpoint = str(self.engine.get("endpoint") or "local")
-        if endpoint == "local" or endpoint.startswith("unix://"):
+        if endpoint_is_local(self.engine):
             return Path(device).exists()
         return True  # a remote engine: Docker itself says if the device is missing
 
@@ -183,8 +179,8 @@ class BenchCell:
         version_res = ctx.backend.run(tag, ["openssl", "version", "-a"],
                                       limits=ctx.limits(60))
         version_line = version_res.stdout.splitlines()[0] if version_res.stdout else ""
-        version = version_line.split()[1] if version_line.startswith("OpenSSL ") else \
-            v.version.version
+        printed = Version.find(version_line) if version_line.startswith("OpenSSL ") else None
+        version = str(printed) if printed is not None else v.version.version
         invocations, notes = self.invocations()
         notes += ctx.device_notes(suite)
         clock, clock_source = clock_hz(profile, run_cpu, forced=bool(ctx.mismatch))
@@ -231,7 +227,7 @@ class BenchCell:
             "notes": notes,
             "invocations": [],
         }
-        write_json(run_dir / "meta.json", meta)
+        records.write_meta(run_dir, meta)
         where = "+" if self.why else f"{self.index}/{self.total}"
         log.info(f"▸ [{where}] {v.id} · suite {suite.name}"
                  + (f" · round {self.round}" if self.series else "")
@@ -311,14 +307,14 @@ class BenchCell:
             if text not in warnings:
                 warnings.append(text)
                 log.warn(f"  {v.id}: {text}")
-        write_json(run_dir / "figures.json", figures)
+        records.write_figures(run_dir, figures)
         meta["ended"] = _now()
         meta["warnings"] = warnings
         meta["findings"] = [f.as_dict() for f in findings]
         status = "complete" if failed == 0 else ("failed" if failed == len(invocations)
                                                  else "partial")
         meta["status"] = status
-        write_json(run_dir / "meta.json", meta)
+        records.write_meta(run_dir, meta)
         return CellOutcome(v.id, status, run_dir=str(run_dir), warnings=warnings,
                            figures=figures, round=self.round,
                            findings=[f.as_dict() for f in findings],
@@ -404,7 +400,7 @@ class BenchCell:
     def _capability_vectors(self, version: str, invocations: list[Invocation],
                             run_dir: Path) -> dict[str, tuple[int, int] | None]:
         """3.x: the effective OPENSSL_ia32cap without a mask ("") and under each mask."""
-        if version_tuple(version)[0] < 3:
+        if series(version)[0] < 3:
             return {}
         masks = {inv.mask.name: inv.ia32cap for inv in invocations if inv.ia32cap}
         if not masks:
@@ -429,11 +425,11 @@ def _save_raw(run_dir: Path, inv: Invocation, res: RunResult) -> None:
 def outcome_from(variant: str, ref: RunRef) -> CellOutcome:
     """The outcome of a cell finished earlier, read back from its run folder."""
     meta = ref.meta
-    figures = read_json(ref.path / "figures.json")
+    figures = records.figures_as_dicts(records.read_figures(ref.path))
     status = str(meta.get("status"))
     return CellOutcome(variant, status, run_dir=str(ref.path),
                        warnings=list(meta.get("warnings") or []),
-                       figures=figures if isinstance(figures, list) else [],
+                       figures=figures,
                        error=None if status == "complete" else f"see {ref.path}/raw",
                        round=int(meta.get("round") or 1),
                        findings=list(meta.get("findings") or []), reused=True)

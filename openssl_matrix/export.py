@@ -8,7 +8,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from .results import ResultsTree, read_json
+from . import records as rec
+from .results import ResultsTree
 
 FIELDS = ("cpu", "variant", "version", "suite", "run", "mask", "ia32cap", "algorithm", "label",
           "evp", "block_size", "bytes_per_s", "ops_per_s", "operation", "status", "detail",
@@ -18,61 +19,54 @@ FIELDS = ("cpu", "variant", "version", "suite", "run", "mask", "ia32cap", "algor
           "docker_endpoint", "own_share", "foreign_cores", "steal_cores", "samples", "ci_low",
           "ci_high", "ci_method")
 
-#: Columns a figure takes from its series (the median and interval of its clean samples).
-SERIES_FIELDS = ("samples", "ci_low", "ci_high", "ci_method")
-
-
 def _series_rows(path: Any, cache: dict[Any, dict[tuple[Any, ...], dict[str, Any]]],
                  ) -> dict[tuple[Any, ...], dict[str, Any]]:
     """The figures of a series file, by (invocation, algorithm, block size, operation)."""
     if path not in cache:
-        data = read_json(path)
-        rows = data.get("figures") if isinstance(data, dict) else None
+        series = rec.read_series(path)
+        rows = series.figures if series is not None else None
         cache[path] = {(r.get("invocation"), r.get("algorithm"), r.get("block_size"),
                         r.get("operation")): r for r in rows or [] if isinstance(r, dict)}
     return cache[path]
 
 
 def records(tree: ResultsTree) -> Iterator[dict[str, Any]]:
-    """Every figure of every finished run. ``samples``/``ci_low``/``ci_high`` are those of
-    the figure's series (repeated bench): the clean samples behind its median and their
-    95 % interval; a figure measured once has ``samples`` 1 and no interval."""
+    """One flat row per figure of every finished run (running, interrupted or failed runs
+    are never counted); a damaged run file is an error naming it. ``samples``/``ci_low``/
+    ``ci_high`` are those of the figure's series (repeated bench): the clean samples behind
+    its median and their 95 % interval; a figure measured once has ``samples`` 1 and no
+    interval."""
+    rec.require_tree(tree.root)
     series_cache: dict[Any, dict[tuple[Any, ...], dict[str, Any]]] = {}
-    for ref in tree.runs():
-        if not ref.complete:  # running, interrupted or failed runs are never counted
-            continue
-        meta = ref.meta
-        figures = read_json(ref.path / "figures.json")
-        if not isinstance(figures, list):
-            continue
-        variant = meta.get("variant") or {}
+    for run in rec.finished_runs(tree.root):
+        meta = run.meta
         common = {
-            "cpu": ref.cpu,
-            "variant": ref.variant,
-            "version": variant.get("version"),
-            "suite": ref.suite,
-            "run": ref.run,
-            "forced": bool(meta.get("forced")),
-            "run_status": meta.get("status"),
-            "started": meta.get("started"),
-            "image_id": meta.get("image_id"),
-            "tarball_sha256": meta.get("tarball_sha256"),
-            "clock_source": meta.get("clock_source"),
-            "round": meta.get("round"),
-            "series": (meta.get("series") or {}).get("id"),
-            "pinning": (meta.get("pinning") or {}).get("cpuset"),
-            "loadavg": (meta.get("host") or {}).get("loadavg_before"),
-            "docker_endpoint": (meta.get("docker") or {}).get("endpoint"),
+            "cpu": run.cpu,
+            "variant": run.variant,
+            "version": meta.version,
+            "suite": run.suite,
+            "run": run.run,
+            "forced": bool(meta.forced),
+            "run_status": meta.status,
+            "started": meta.started,
+            "image_id": meta.image_id,
+            "tarball_sha256": meta.tarball_sha256,
+            "clock_source": meta.clock_source,
+            "round": meta.round,
+            "series": meta.series_id,
+            "pinning": (meta.pinning or {}).get("cpuset"),
+            "loadavg": (meta.host or {}).get("loadavg_before"),
+            "docker_endpoint": (meta.docker or {}).get("endpoint"),
         }
-        series_id = (meta.get("series") or {}).get("id")
-        in_series = _series_rows(ref.path.parent / f"series-{series_id}.json",
+        series_id = meta.series_id
+        in_series = _series_rows(rec.series_path(run.path.parent, series_id),
                                  series_cache) if series_id else {}
-        for fig in figures:
+        for fig in run.figures:
             row: dict[str, Any] = dict.fromkeys(FIELDS)
             row.update(common)
-            row.update({k: v for k, v in fig.items() if k in FIELDS})
-            srow = in_series.get((fig.get("invocation"), fig.get("algorithm"),
-                                  fig.get("block_size"), fig.get("operation")))
+            row.update({k: v for k, v in fig.to_json().items() if k in FIELDS})
+            srow = in_series.get((fig.invocation, fig.algorithm, fig.block_size,
+                                  fig.operation))
             if srow is not None:
                 row.update({"samples": srow.get("clean_n", srow.get("n")),
                             "ci_low": srow.get("ci_low"), "ci_high": srow.get("ci_high"),

@@ -32,10 +32,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO
 
+from .clock import now
 from .errors import ResultsError
 
 SYSTEM_DIR = Path("/run/lock/openssl-matrix")
@@ -70,13 +70,9 @@ def engine_key(engine: dict[str, object]) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", raw)[:120] or "local"
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
 def _me(what: str) -> str:
     command = " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv))
-    return f"{what}: pid {os.getpid()} ({command[:160]}) since {_now()}"
+    return f"{what}: pid {os.getpid()} ({command[:160]}) since {now('seconds')}"
 
 
 def _try(fh: IO[str], mode: int) -> bool:

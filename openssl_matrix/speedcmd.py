@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from .hostacct import SAMPLE_FUNCTION
 from .hostinfo import render_ia32cap
 from .model import Mask, Suite
+from .version import series
 
 # Ciphers and digests that OpenSSL 3.x moved to the legacy provider.
 LEGACY_PROVIDER_ALGS = ("idea", "des-", "des3", "desx", "rc2", "rc4", "rc5", "bf-", "blowfish",
                         "cast", "seed", "md4", "mdc2", "whirlpool", "rmd160", "ripemd")
 
 #: ``openssl speed`` options: (first version that has it, first version without it).
-#: From OPENSSL-FACTS.md (apps/speed.c of each series); engines are gone in 4.0.
+#: From apps/speed.c of each series; engines are gone in 4.0.
 SPEED_OPTIONS: dict[str, tuple[tuple[int, int, int], tuple[int, int, int] | None]] = {
     "-elapsed": ((0, 9, 8), None), "-evp": ((0, 9, 8), None), "-decrypt": ((0, 9, 8), None),
     "-engine": ((0, 9, 8), (4, 0, 0)), "-multi": ((0, 9, 8), None), "-mr": ((0, 9, 8), None),
@@ -46,7 +47,7 @@ WRAPPER_NAME = "openssl-speed"
 def has_option(option: str, version: str) -> bool:
     """Whether ``openssl speed`` of ``version`` has ``option``."""
     first, gone = SPEED_OPTIONS[option]
-    v = version_tuple(version)[:3]
+    v = series(version)
     return v >= first and (gone is None or v < gone)
 
 
@@ -86,15 +87,6 @@ def unwrap_speed(command: Sequence[str]) -> tuple[str, ...]:
         return ("openssl", *cmd[4:])
     return cmd
 
-def version_tuple(version: str) -> tuple[int, int, int, str]:
-    parts = version.split(".")
-    letters = ""
-    patch = parts[2] if len(parts) > 2 else "0"
-    digits = "".join(ch for ch in patch if ch.isdigit())
-    letters = patch[len(digits):]
-    return int(parts[0]), int(parts[1]), int(digits or 0), letters
-
-
 def mask_value(mask: Mask, version: str) -> tuple[str | None, list[str]]:
     """OPENSSL_ia32cap for ``mask`` on ``version`` (None: unmasked or not expressible)."""
     if mask.disable:
@@ -111,7 +103,7 @@ def speed_invocations(version: str, suite: Suite) -> tuple[list[Invocation], lis
     low-level path, a mask the version cannot express).
     """
     notes: list[str] = []
-    v = version_tuple(version)
+    v = series(version)
     multi = suite.multi
     if multi is not None and not has_option("-multi", version):
         notes.append(f"-multi is not in {version} ({_since('-multi')}); one process was run")
@@ -164,7 +156,7 @@ def speed_invocations(version: str, suite: Suite) -> tuple[list[Invocation], lis
     return out, notes
 
 
-def _invocations_for(v: tuple[int, int, int, str], suite: Suite, mask: Mask,
+def _invocations_for(v: tuple[int, int, int], suite: Suite, mask: Mask,
                      ia32cap: str | None, env: dict[str, str], engine: str | None, path: str,
                      direction: str, multi: int | None, base: list[str]) -> list[Invocation]:
     groups: list[tuple[str, list[str], tuple[str, ...]]]
