@@ -24,30 +24,17 @@ from openssl_matrix.model import load_matrix
 from openssl_matrix.results import ResultsTree
 from openssl_matrix.sources import default_urls
 
-from .conftest import make_tarball
 from .fakes import FakeBackend
+from .test_bench_fake import matrix  # noqa: F401  (the fixture)
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "hostacct"
 
 
 @pytest.fixture
-def bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Bencher, FakeBackend]:
-    monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
-    src = tmp_path / "src"
-    src.mkdir()
-    sha = make_tarball(src / "openssl-1.1.1w.tar.gz", "1.1.1w")
-    path = tmp_path / "matrix.yaml"
-    path.write_text(f"""
-versions:
-  1.1.1w:
-    sha256: {sha}
-    urls: [file://{src}/openssl-1.1.1w.tar.gz]
-suites:
-  quick:
-    algorithms: [aes-128-cbc]
-    seconds: 1
-    bytes: 8192
-""")
+def bench(matrix: Path, tmp_path: Path) -> tuple[Bencher, FakeBackend]:  # noqa: F811
+    """test_bench_fake's matrix (1.1.1w, suite ``rep``: aes-128-cbc at 8192 B), replayed
+    from the busy-host runs."""
+    path = matrix
     m = load_matrix(path, default_urls=default_urls)
     replies = ["busy-saturated", "busy-other-core"]
 
@@ -67,7 +54,7 @@ def test_contended_figures_are_kept_remeasured_and_never_reported_ok(
         bench: tuple[Bencher, FakeBackend]) -> None:
     bencher, _ = bench
     m = bencher.matrix
-    outs = bencher.bench(m.select("1.1.1w-asm-*"), m.suite("quick"), "auto")
+    outs = bencher.bench(m.select("1.1.1w-asm-x86_64"), m.suite("rep"), "auto", repeat=1)
     # one planned attempt and two re-measurements, each in its own run folder
     assert [o.round for o in outs] == [1, 2, 3]
     assert len({o.run_dir for o in outs}) == 3
@@ -110,7 +97,7 @@ def test_a_series_exports_its_clean_sample_count_and_interval(
 
     backend.responder = responder
     m = bencher.matrix
-    outs = bencher.bench(m.select("1.1.1w-asm-*"), m.suite("quick"), "auto", repeat=3)
+    outs = bencher.bench(m.select("1.1.1w-asm-x86_64"), m.suite("rep"), "auto", repeat=3)
     assert [(o.round, o.figures[0]["status"]) for o in outs] == [
         (1, guards.CONTENDED), (2, "time-basis"), (3, "time-basis"), (4, "time-basis")]
     rows = list(csv.DictReader(io.StringIO(export(bencher.tree, "csv"))))
