@@ -432,7 +432,7 @@ class Bencher:
             if settled is not None and not settled["quiet"]:
                 log.warn(f"  {name}: the host did not settle in {self.settle:.0f}s "
                          f"({settled['last']}); measuring, the accounting will tell")
-            outcome = cell.run()
+            outcome = cell.run(settled)
         except (FatalError, KeyboardInterrupt) as exc:
             left = self.tree.recover(cpu_name, v.id, suite.name,
                                      reason=f"stopped: {type(exc).__name__}: {exc}")

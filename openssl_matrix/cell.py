@@ -171,7 +171,9 @@ class BenchCell:
 
     # -- the run -----------------------------------------------------------------------
 
-    def run(self) -> CellOutcome:
+    def run(self, settled: dict[str, Any] | None = None) -> CellOutcome:
+        """Measure the cell; ``settled`` (what the wait for a quiet host saw) goes into
+        the run's meta.json."""
         ctx, v, tag, record, suite = self.ctx, self.variant, self.tag, self.record, self.suite
         profile = ctx.profile
         pin = profile.cpuset if profile is not None else None
@@ -224,6 +226,7 @@ class BenchCell:
             "git_commit": ctx.git_commit,
             "started": _now(),
             "session": ctx.session,
+            "settle": settled,
             "notes": notes,
             "invocations": [],
         }
