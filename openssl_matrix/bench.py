@@ -277,8 +277,8 @@ class Bencher:
                          cpu_name=cpu_name, cpu=cpu, extra=extra, profile_name=profile_name,
                          mismatch=mismatch)
         run_outcomes: list[CellOutcome] = []
-        cells = [BenchCell(ctx, v, *images[v.id], suite, round=r, index=i + 1, total=len(order),
-                      series=series) for i, (r, v) in enumerate(order)]
+        cells = [BenchCell(ctx, v, *images[v.id], suite, round=r, index=i + 1,
+                           total=len(order), series=series) for i, (r, v) in enumerate(order)]
         try:
             for cell in cells:
                 run_outcomes.append(self._run_cell(journal, cell))
@@ -313,9 +313,8 @@ class Bencher:
                     continue
                 need = todo[v.id]
                 log.info(f"  {v.id}: {need.why} ({len(need.invocations)} speed run(s))")
-                cell = BenchCell(ctx, v, *images[v.id], suite, round=next_round, index=next_round,
-                            total=next_round, series=series, only=need.invocations,
-                            why=need.why)
+                cell = BenchCell(ctx, v, *images[v.id], suite, round=next_round,
+                                 series=series, only=need.invocations, why=need.why)
                 out.append(self._run_cell(journal, cell))
             next_round += 1
             if next_round > limit:
