@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..algorithms import speed_argument
 from ..errors import FatalError
 from ..model import SUITE_KEYS, Matrix, Variant, variant_id
 from ..reportspec import Measurement, ReportSpec
@@ -132,8 +133,9 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
         sizes: set[int] = set()
         for n in names:
             m = spec.measurements[n]
-            if m.algorithm not in algorithms:
-                algorithms.append(m.algorithm)
+            word = speed_argument(m.algorithm, evp)
+            if word not in algorithms:
+                algorithms.append(word)
             mdef = mask_definition(m)
             masks[mdef["name"]] = mdef
             sizes.update(planned[n].blocks)
