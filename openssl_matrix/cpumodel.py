@@ -187,7 +187,7 @@ _ROUNDS = {"128": 10, "192": 12, "256": 14}
 
 def path_cost(core: Core, algorithm: str, *, evp: bool, decrypt: bool,
               masked: Iterable[str], series: tuple[int, int, int] | None,
-              ) -> PathCost | str:
+              asm: bool = True, engine: str | None = None) -> PathCost | str:
     """Cycles per byte of a measurement's code path on ``core``, or why the model has none.
 
     ``masked``: the capabilities cleared through OPENSSL_ia32cap; ``series``: the OpenSSL
@@ -198,6 +198,10 @@ def path_cost(core: Core, algorithm: str, *, evp: bool, decrypt: bool,
         return f"the model covers AES-CBC only, not {algorithm}"
     if decrypt:
         return "the model covers CBC encryption only (decryption runs blocks in parallel)"
+    if engine:
+        return f"the model covers OpenSSL's own code, not the {engine} engine"
+    if not asm:
+        return "the portable C code of a no-asm build is outside the model"
     if not evp and (series is None or series < (3, 0, 0)):
         return ("the low-level `speed aes-N-cbc` path (the table-driven assembler) is "
                 "outside the model")
@@ -245,3 +249,9 @@ def predicted_ratio(core: Core, first: PathCost | str, second: PathCost | str,
 
 def agrees(value: float, model: float) -> bool:
     return abs(value / model - 1) <= MODEL_TOLERANCE
+
+
+def core_of_cpu(vendor: str | None, family: int | None, model: int | None,
+                name: str | None) -> Core | None:
+    """The core of a host as /proc/cpuinfo describes it: by CPUID, else by its name."""
+    return core_of_cpuid(vendor, family, model) or core_of_name(name)

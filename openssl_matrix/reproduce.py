@@ -32,6 +32,7 @@ from .errors import DockerUnavailable, FatalError
 from .model import Matrix, Variant
 from .report import REPRO_DIR
 from .reportspec import ReportSpec
+from .cpumodel import Core, core_of_cpu, core_of_march
 from .repro.judge import (
     NOT_REPRODUCED,
     NOT_TESTABLE,
@@ -41,9 +42,11 @@ from .repro.judge import (
     Reproduction,
     collect,
     judge,
+    machine_profiles,
     matching_runs,
     paired_ratios,
     passes,
+    two_machines,
 )
 from .repro.plan import (
     PlannedMeasurement,
@@ -106,7 +109,10 @@ def reproduce(spec: ReportSpec, env: Environment, backend: Backend, tree: Result
         _build_and_bench(spec, m, backend, tree, planned, groups, cells, cpu_profile,
                          facts, force=force, wait=wait, engine=engine, git_commit=git_commit,
                          warnings=warnings, ours=ours)
-    results = [judge(spec, c, planned, ours, resolved) for c in spec.claims]
+    here = host_core(facts, env, cpu_profile)
+    profiles = profile_figures(spec, tree, planned, groups)
+    results = [judge(spec, c, planned, ours, resolved, here=here, profiles=profiles)
+               for c in spec.claims]
     for r in results:
         for b in r.blocks:
             if b.reference_passes is False:
@@ -197,6 +203,41 @@ def _build_and_bench(spec: ReportSpec, m: Matrix, backend: Backend, tree: Result
         for name in g.measurements:
             ours[name] = collect(spec.measurements[name], planned[name], runs)
 
+
+
+def host_core(facts: HostFacts, env: Environment, cpu_profile: str) -> Core | None:
+    """The core the CPU model sees here: the named profile's ``march``, else the host's
+    CPUID family and model, else its name."""
+    profile = env.profiles.get(cpu_profile) if cpu_profile != "auto" else None
+    if isinstance(profile, Mapping) and profile.get("march"):
+        found = core_of_march(str(profile["march"]))
+        if found is not None:
+            return found
+    cpu = facts.cpu
+    return core_of_cpu(cpu.vendor, cpu.family, cpu.model_number, cpu.model)
+
+
+def profile_figures(spec: ReportSpec, tree: ResultsTree,
+                    planned: Mapping[str, PlannedMeasurement],
+                    groups: Mapping[str, SuiteGroup]) -> dict[str, Ours]:
+    """For claims comparing two machines: each side's figures from the results its
+    machine's CPU profile filed (any engine: the image id is not asked for)."""
+    out: dict[str, Ours] = {}
+    for claim in spec.claims:
+        if not two_machines(spec, claim):
+            continue
+        for name, profile in zip((claim.numerator, claim.denominator),
+                                 machine_profiles(spec, claim), strict=True):
+            p = planned[name]
+            if profile is None or p.variant is None or p.suite is None or name in out:
+                continue
+            group = next((g for g in groups.values()
+                          if g.name == p.suite and g.variant == p.variant), None)
+            if group is None:
+                continue
+            runs = matching_runs(tree, profile, p.variant, p.suite, None, group.definition)
+            out[name] = collect(spec.measurements[name], p, runs)
+    return out
 
 
 def _fail_variant(planned: Mapping[str, PlannedMeasurement], vid: str, reason: str) -> None:

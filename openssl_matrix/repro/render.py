@@ -73,10 +73,12 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
             "tolerance": r.claim.tolerance, "verdict": r.verdict, "reason": r.reason,
             "stand_in": r.stand_in_note, "versions_built": r.versions,
             "unstable_at": r.unstable, "figure_labels": r.labels,
+            "depends_on": r.claim.depends_on, "basis": r.basis, "model": r.model,
             "blocks": [{"block_size": b.block, "reference_ratio": b.reference,
                         "our_ratio": b.ours, "our_ratio_range": b.ours_range,
                         "pairs": b.pairs, "target": b.target, "passed": b.passed,
-                        "stable": b.stable,
+                        "stable": b.stable, "model_their_cpu": b.model_theirs,
+                        "model_here": b.model_here,
                         "reference_meets_claim": b.reference_passes} for b in r.blocks],
         } for r in rep.results],
         "measurements": measurements,
@@ -123,6 +125,9 @@ def render_text(rep: Reproduction) -> str:
         lines.append(f"      {c.numerator} / {c.denominator}, expected {c.expect}")
         if r.reason:
             lines.append(f"      reason: {r.reason}")
+        if r.model:
+            lines.append(f"      {'by the model' if r.basis == 'cpu model' else r.basis}: "
+                         f"{r.model}")
         if r.stand_in_note:
             lines.append(f"      stand-in: {r.stand_in_note}")
         if r.labels:
