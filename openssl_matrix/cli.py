@@ -113,6 +113,9 @@ FLAGS: tuple[Flag, ...] = (
     Flag("fresh", False, "start a new session instead of resuming an interrupted one "
          "(cells it finished are measured again)", ("bench",)),
     Flag("json", False, "print JSON", ("list", "profiles", "parse", "reproduce")),
+    Flag("check", False, "check the spec without Docker: validate it, check the report's "
+         "own figures against its claims, resolve versions and stand-ins offline and print "
+         "the plan (what would be built and measured, about how long)", ("reproduce",)),
     Flag("format", "", "csv (default) or jsonl", ("export",)),
     Flag("output", "", {
         "export": "write to this file instead of stdout",

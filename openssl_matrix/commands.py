@@ -456,12 +456,18 @@ def _reports_dir() -> Path:
 
 
 def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bool,
-                  wait: bool, json: bool) -> int:
+                  wait: bool, json: bool, check: bool = False) -> int:
     from .reportspec import find_spec, load_spec
     from .reproduce import Environment, as_json, render_text, reproduce
 
     spec = load_spec(find_spec(target, _reports_dir()))
     env = Environment.from_matrix(Path(matrix or "matrix.yaml"))
+    if check:
+        from .repro.check import check as check_spec
+
+        report = check_spec(spec, env, Path(results or "results"))
+        print(report.text(), end="")
+        return 0
     profile = cpu or "auto"
     if profile != "auto":
         _matrix(matrix).profile(profile)
