@@ -376,14 +376,39 @@ def cmd_parse(*, target: str, matrix: str, results: str, json: bool) -> int:
         return 0
     for r in out:
         print(f"run {r['run']}: {r['header'].get('version_line') or '(no version header)'}")
-        for rec in r["records"]:
-            value = rec.get("bytes_per_s") if rec.get("bytes_per_s") is not None \
-                else rec.get("ops_per_s")
-            print(f"  {rec['algorithm']:<20} {rec.get('block_size') or rec.get('operation')!s:<8}"
-                  f" {value!s:>16}  {rec['status']}")
+        for line in parse_table(r["records"]):
+            print(f"  {line}")
         for w in r["warnings"]:
             print(f"  warning: {w}")
     return 0
+
+
+def parse_table(recs: list[dict[str, Any]]) -> list[str]:
+    """Parsed figures as two tables with their units: throughput (bytes per second, at a
+    block size) and operations (per second: signatures, handshakes ...)."""
+    throughput = [r for r in recs if r.get("operation") is None]
+    operations = [r for r in recs if r.get("operation") is not None]
+    lines: list[str] = []
+    if throughput:
+        lines += ["throughput, bytes per second (speed prints 1000s of bytes/s: 305049.90k "
+                  "is 305,049,900 bytes/s)",
+                  f"{'algorithm':<22} {'block (bytes)':>13} {'bytes/s':>17} {'MB/s':>10}  status"]
+        for rec in throughput:
+            value = rec.get("bytes_per_s")
+            lines.append(f"{rec['algorithm']:<22} {rec.get('block_size')!s:>13} "
+                         + (f"{value:>17,.0f} {value / 1e6:>10,.2f}" if value is not None
+                            else f"{'—':>17} {'—':>10}") + f"  {rec['status']}")
+    if operations:
+        lines += ["operations per second",
+                  f"{'algorithm':<22} {'operation':>13} {'ops/s':>17}  status"]
+        for rec in operations:
+            value = rec.get("ops_per_s")
+            lines.append(f"{rec['algorithm']:<22} {rec.get('operation')!s:>13} "
+                         + (f"{value:>17,.1f}" if value is not None else f"{'—':>17}")
+                         + f"  {rec['status']}")
+    if not recs:
+        lines.append("no figures")
+    return lines
 
 
 def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
