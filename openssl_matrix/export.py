@@ -16,7 +16,7 @@ FIELDS = ("cpu", "variant", "version", "suite", "run", "mask", "ia32cap", "algor
           "forced", "run_status", "started", "image_id", "tarball_sha256",
           "engine", "path", "direction", "multi", "guards", "clock_hz", "clock_source",
           "cycles_per_byte", "cycles_per_op", "round", "series", "pinning", "loadavg",
-          "docker_endpoint")
+          "docker_endpoint", "source")
 
 
 def records(tree: ResultsTree) -> Iterator[dict[str, Any]]:
@@ -42,6 +42,9 @@ def records(tree: ResultsTree) -> Iterator[dict[str, Any]]:
             "pinning": (meta.pinning or {}).get("cpuset"),
             "loadavg": (meta.host or {}).get("loadavg_before"),
             "docker_endpoint": (meta.docker or {}).get("endpoint"),
+            # measured here, or a published report's figures stored by `import --as NAME`
+            "source": (f"imported:{run.cpu.removeprefix('ref-')}"
+                       if meta.kind == "reference" else "measured"),
         }
         for fig in run.figures:
             row: dict[str, Any] = dict.fromkeys(FIELDS)

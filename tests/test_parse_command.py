@@ -29,3 +29,18 @@ def test_parse_prints_units_and_separates_throughput_from_operations(
     assert "md5" in throughput and "rsa-1024" not in throughput
     assert "ops/s" in operations and "rsa-1024" in operations and "sign" in operations
     assert "bytes/s" not in operations
+
+
+def test_export_tells_imported_figures_from_measured_ones(tmp_path: Path) -> None:
+    import csv
+    import io
+
+    from openssl_matrix.commands import cmd_import
+    from openssl_matrix.export import render
+    from openssl_matrix.results import ResultsTree
+
+    tree = ResultsTree(tmp_path / "results")
+    cmd_import(target=str(FIXTURES / "reports" / "ivy-bridge-aesni-blog.txt"), matrix="",
+               results=str(tree.root), as_="ivy-bridge")
+    rows = list(csv.DictReader(io.StringIO(render(tree, "csv"))))
+    assert rows and {r["source"] for r in rows} == {"imported:ivy-bridge"}
