@@ -28,11 +28,11 @@ from .backend import Backend
 from .bench import Bencher
 from .build import Builder
 from .clock import now
+from .cpumodel import Core, core_of_cpu, core_of_march
 from .errors import DockerUnavailable, FatalError
 from .model import Matrix, Variant
 from .report import REPRO_DIR
 from .reportspec import ReportSpec
-from .cpumodel import Core, core_of_cpu, core_of_march
 from .repro.judge import (
     NOT_REPRODUCED,
     NOT_TESTABLE,
