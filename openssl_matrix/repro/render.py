@@ -151,8 +151,12 @@ def render_text(rep: Reproduction) -> str:
                 mark = "" if b.passed is None else ("✓" if b.passed else "✕")
                 rng = f"{b.pairs} × {b.ours_range[0]:.2f}–{b.ours_range[1]:.2f}" \
                     if b.ours_range and b.pairs > 1 else (f"{b.pairs}" if b.pairs else "")
+                expected = expectation_text(c, b.target)
+                if b.by_model:
+                    expected = (f"model {b.model_here:.2f}× ±15 %" if b.model_here is not None
+                                else "direction")
                 lines.append(f"      {b.block:>6}  {_x(b.reference):>9}  {_x(b.ours):>8}  "
-                             f"{expectation_text(c, b.target):<14} {rng:<18} {mark}")
+                             f"{expected:<14} {rng:<18} {mark}")
     lines += table_grids(rep)
     lines += ["", "Measurements (1000s of bytes/s, median of our runs; c/B = cycles per byte "
               "where both clocks are known)"]
