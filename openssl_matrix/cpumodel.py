@@ -16,8 +16,10 @@ turns them into cycles per byte for a measurement's code path on a core:
   (vpaes-x86_64.pl) and explains Core 2's 21.9 by its slow PSHUFB: the code is a chain of
   PSHUFB/PXOR. The model takes 10.0 for cores whose PSHUFB is as fast as Nehalem's
   (latency 1, two per cycle, Agner Fog's instruction tables) and has no figure for others.
-* Everything else (CBC decryption, the low-level ``speed aes-128-cbc`` path, other
-  algorithms) is outside the model: a claim about it is judged directly, or, when it
+* **SHA-256** through the assembler: OpenSSL's own cycles/byte per core for its best path
+  (sha512-x86_64.pl), which is the SHA extensions' on a core that has them (1.0.2 on).
+* Everything else (CBC decryption, the low-level ``speed aes-128-cbc`` path, no-asm C,
+  engines, other algorithms) is outside the model: a claim about it is judged directly, or, when it
   depends on the CPU, is not testable by the model (the verdict says so).
 
 Cores are found from ``/proc/cpuinfo`` (vendor, family, model), from a CPU profile's
@@ -41,6 +43,8 @@ MODEL_MIN_BLOCK = 1024
 AGNER = "Agner Fog, Instruction tables (www.agner.org/optimize), AESENC and PSHUFB rows"
 AESNI_PL = ("OpenSSL crypto/aes/asm/aesni-x86_64.pl, header comments (the January 2011 "
             "note and the 'current large-block performance' table, CBC encrypt, 128-bit key)")
+SHA512_PL = ("OpenSSL crypto/sha/asm/sha512-x86_64.pl, 'current performance' table (SHA256, "
+             "whichever assembler path is best, including SHA extensions)")
 VPAES_PL = ("OpenSSL crypto/aes/asm/vpaes-x86_64.pl, 'performance summary' comment "
             "(large-block CBC encrypt, 128-bit key)")
 WHITEPAPER = ("S. Gueron, Intel Advanced Encryption Standard (AES) New Instructions Set, "
@@ -66,6 +70,7 @@ class Core:
     vpaes_cbc_cpb: Fact | None  # cycles/byte of vpaes CBC encrypt, 128-bit key
     sha_ext: bool
     openssl_cbc_cpb: Fact | None = None  # OpenSSL's own measurement, a cross-check
+    sha256_cpb: Fact | None = None  # SHA-256, OpenSSL's best assembler path (1.0.2+)
     march: tuple[str, ...] = ()  # gcc -march names of this core
     cpuid: tuple[tuple[str, int, tuple[int, ...]], ...] = ()  # (vendor, family, models)
     names: tuple[str, ...] = ()  # CPU names (fnmatch, lower case) as reports print them
@@ -91,6 +96,7 @@ CORES: dict[str, Core] = {c.name: c for c in (
          Fact(10.0, VPAES_PL + ": Nehalem 10.0 (bsaes-x86_64.pl: Westmere 'is considered "
               "to be equivalent to Nehalem for this code')"),
          sha_ext=False, openssl_cbc_cpb=Fact(3.77, AESNI_PL + ": Westmere 3.77"),
+         sha256_cpb=Fact(12.3, SHA512_PL + ": Westmere 12.3 (SSSE3)"),
          march=("westmere",), cpuid=(("GenuineIntel", 6, (0x25, 0x2C, 0x2F)),),
          names=("*xeon*56[0-9][0-9]*", "*westmere*")),
     Core("sandybridge", "Intel Sandy Bridge",
@@ -98,6 +104,7 @@ CORES: dict[str, Core] = {c.name: c for c in (
          Fact(1, AESNI_PL + ": '... but it can schedule them every cycle'"),
          _like_nehalem("Sandy Bridge"), sha_ext=False,
          openssl_cbc_cpb=Fact(5.07, AESNI_PL + ": '* Bridge' 5.07"),
+         sha256_cpb=Fact(11.6, SHA512_PL + ": Sandy Bridge 11.6 (AVX)"),
          march=("sandybridge",), cpuid=(("GenuineIntel", 6, (0x2A, 0x2D)),),
          names=("*e3-12[0-9][0-9]*", "*e312[0-9][0-9]*",
                 "*i[357]-2[0-9][0-9][0-9]*", "*sandy bridge*")),
@@ -106,27 +113,32 @@ CORES: dict[str, Core] = {c.name: c for c in (
               "'* Bridge')"),
          Fact(1, AGNER), _like_nehalem("Ivy Bridge"), sha_ext=False,
          openssl_cbc_cpb=Fact(5.07, AESNI_PL + ": '* Bridge' 5.07"),
+         sha256_cpb=Fact(10.3, SHA512_PL + ": Ivy Bridge 10.3 (AVX)"),
          march=("ivybridge",), cpuid=(("GenuineIntel", 6, (0x3A, 0x3E)),),
          names=("*e3-12[0-9][0-9] v2*", "*i[357]-3[0-9][0-9][0-9]*", "*ivy bridge*")),
     Core("haswell", "Intel Haswell",
          Fact(7, AGNER), Fact(1, AGNER), None, sha_ext=False,
          openssl_cbc_cpb=Fact(4.44, AESNI_PL + ": Haswell 4.44"),
+         sha256_cpb=Fact(7.80, SHA512_PL + ": Haswell 7.80 (AVX2)"),
          march=("haswell", "broadwell"),
          cpuid=(("GenuineIntel", 6, (0x3C, 0x3F, 0x45, 0x46, 0x3D, 0x47, 0x4F, 0x56)),),
          names=("*i[3579]-4[0-9][0-9][0-9]*", "*haswell*")),
     Core("skylake", "Intel Skylake",
          Fact(4, AGNER), Fact(1, AGNER), None, sha_ext=False,
          openssl_cbc_cpb=Fact(2.62, AESNI_PL + ": Skylake 2.62"),
+         sha256_cpb=Fact(7.70, SHA512_PL + ": Skylake 7.70 (AVX2)"),
          march=("skylake",), cpuid=(("GenuineIntel", 6, (0x4E, 0x5E, 0x8E, 0x9E, 0x55)),),
          names=("*i[3579]-[6789][0-9][0-9][0-9]*", "*skylake*")),
     Core("bulldozer", "AMD Bulldozer / Piledriver",
          Fact(9, AGNER), Fact(1, AGNER), None, sha_ext=False,
          openssl_cbc_cpb=Fact(5.77, AESNI_PL + ": Bulldozer 5.77"),
+         sha256_cpb=Fact(13.6, SHA512_PL + ": Bulldozer 13.6 (XOP)"),
          march=("bdver1", "bdver2"), cpuid=(("AuthenticAMD", 0x15, (0x01, 0x02, 0x10, 0x13)),),
          names=("*a10-5[0-9]00*", "*fx-[468][0-9][0-9]0*", "*piledriver*", "*bulldozer*")),
     Core("zen", "AMD Zen (Zen 1 to Zen 4: Ryzen, EPYC)",
          Fact(4, AGNER), Fact(0.5, AGNER), _like_nehalem("Zen"), sha_ext=True,
          openssl_cbc_cpb=Fact(2.71, AESNI_PL + ": Ryzen 2.71"),
+         sha256_cpb=Fact(2.05, SHA512_PL + ": Ryzen 2.05 (SHA extensions)"),
          march=("znver1", "znver2", "znver3", "znver4"),
          cpuid=(("AuthenticAMD", 0x17, ()), ("AuthenticAMD", 0x19, ())),
          names=("*ryzen*", "*epyc*", "*zen*")),
@@ -182,6 +194,20 @@ class PathCost:
 
 
 _AES_CBC = re.compile(r"^aes-(128|192|256)-cbc$")
+
+
+def _sha256_cost(core: Core, *, masked: set[str], series: tuple[int, int, int] | None,
+                 ) -> PathCost | str:
+    """SHA-256 through OpenSSL's assembler (its best path on the core, SHA extensions
+    included where the core has them, from 1.0.2 on)."""
+    if core.sha256_cpb is None:
+        return f"the model has no SHA-256 figure for {core.label}"
+    if core.sha_ext and ("sha" in masked or (series is not None and series < (1, 0, 2))):
+        return (f"the model's SHA-256 figure for {core.label} is the SHA extensions' path; "
+                "it has none for the path without them")
+    cpb = core.sha256_cpb.value
+    path = "SHA-256 with SHA ext." if core.sha_ext else "SHA-256 assembler"
+    return PathCost(cpb, path, f"{path} {cpb:g} c/B", (core.sha256_cpb.source,))
 _ROUNDS = {"128": 10, "192": 12, "256": 14}
 
 
@@ -194,8 +220,10 @@ def path_cost(core: Core, algorithm: str, *, evp: bool, decrypt: bool,
     release series that runs (``(1, 0, 1)``), which decides which code EVP picks.
     """
     m = _AES_CBC.match(algorithm)
+    if algorithm == "sha256" and (asm and not engine):
+        return _sha256_cost(core, masked=set(masked), series=series)
     if m is None:
-        return f"the model covers AES-CBC only, not {algorithm}"
+        return f"the model covers AES-CBC encryption and SHA-256 only, not {algorithm}"
     if decrypt:
         return "the model covers CBC encryption only (decryption runs blocks in parallel)"
     if engine:

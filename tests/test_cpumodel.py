@@ -83,6 +83,13 @@ def test_paths_outside_the_model_say_why() -> None:
                                   series=(1, 1, 1)))
     assert "vpaes" in str(path_cost(CORES["haswell"], "aes-128-cbc", evp=True, decrypt=False,
                                     masked=("aesni",), series=(1, 1, 1)))
+    sha = path_cost(zen, "sha256", evp=False, decrypt=False, masked=(), series=(1, 1, 1))
+    assert not isinstance(sha, str) and sha.cpb == 2.05 and "SHA ext" in sha.path
+    assert "without them" in str(path_cost(zen, "sha256", evp=True, decrypt=False,
+                                           masked=("sha",), series=(1, 1, 1)))
+    ivy = path_cost(CORES["ivybridge"], "sha256", evp=True, decrypt=False, masked=("sha",),
+                    series=(1, 0, 1))
+    assert not isinstance(ivy, str) and ivy.cpb == 10.3
 
 
 def _reference_throughput(spec: ReportSpec, name: str, core_cpb: float) -> tuple[float, float]:
