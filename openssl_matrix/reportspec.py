@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from .cpumodel import CORES, Core, core_named, core_of_name
 from .errors import ConfigError
 from .model import ARCHES, NAME, VERSION, _choices_hint, _Ctx
 
@@ -100,10 +101,8 @@ class Machine:
     profile: str | None = None  # the CPU profile whose results stand for this machine
 
     @property
-    def model_core(self) -> Any:
-        """The ``cpumodel.Core`` of this machine, or None when the model does not know it."""
-        from .cpumodel import core_named, core_of_name
-
+    def model_core(self) -> Core | None:
+        """The CPU model's core of this machine, or None when the model does not know it."""
         return core_named(self.core) if self.core else core_of_name(self.cpu)
 
 
@@ -386,8 +385,6 @@ def _machines(ctx: _Ctx, value: Any) -> dict[str, Machine]:
 
 
 def _core(ctx: _Ctx, value: Any, keypath: str) -> str | None:
-    from .cpumodel import CORES
-
     if value is None:
         return None
     core = ctx.string(value, keypath)
