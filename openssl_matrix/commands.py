@@ -491,7 +491,14 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
         from .repro.check import check as check_spec
 
         report = check_spec(spec, env, Path(results or "results"))
-        print(report.text(), end="")
+        if json:
+            import json as _json
+
+            print(_json.dumps({"spec": spec.id, "path": str(spec.path),
+                               "problems": report.problems, "text": report.text()},
+                              indent=2))
+        else:
+            print(report.text(), end="")
         return 0
     profile = cpu or "auto"
     if profile != "auto":

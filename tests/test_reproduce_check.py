@@ -65,3 +65,15 @@ def test_check_reports_a_claim_its_report_contradicts(no_docker: None, tmp_path:
     # the CPU model explains the report's 1.96× and says what it predicts here
     assert "2.00× predicted (AES-NI CBC encrypt 5.00 c/B vs vpaes CBC encrypt 10.00 c/B on " \
         "Intel Ivy Bridge); the report has 1.96×: explained" in out
+
+
+def test_check_as_json(no_docker: None, tmp_path: Path,
+                       capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    commands.cmd_reproduce(target="ivy-bridge-aesni-blog", matrix="matrix.yaml",
+                           results=str(tmp_path / "results"), cpu="", force=False,
+                           wait=False, json=True, check=True)
+    data = json.loads(capsys.readouterr().out)
+    assert data["spec"] == "ivy-bridge-aesni-blog" and data["problems"] == []
+    assert "Plan on this machine" in data["text"]
