@@ -15,7 +15,6 @@ reproduction without Docker and without measuring.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,10 +30,10 @@ from .judge import (
     two_machines,
 )
 from .plan import plan
+from .render import version_lines
 from .resolve import (
     Environment,
     HostFacts,
-    ResolvedVersion,
     probe_af_alg,
     probe_dev_crypto,
     resolve_versions,
@@ -85,7 +84,7 @@ def check(spec: ReportSpec, env: Environment, results: Path,
         out += _claim_lines(spec, claim, env, rep.problems, here)
     resolved = resolve_versions(spec, env, offline=True)
     out += ["", "Versions (from the cache and sources_dirs; nothing is downloaded here)"]
-    out += _version_lines(resolved)
+    out += version_lines(resolved, indent="  ")
     planned, groups, cells = plan(spec, resolved, facts)
     out += ["", f"Plan on this machine ({facts.cpu.model}, as /proc/cpuinfo shows it)"]
     built = {vid for vid in cells if records.read_latest(results, vid) is not None}
@@ -182,18 +181,6 @@ def _here(spec: ReportSpec, claim: Claim, here: Core | None) -> str | None:
         return f"not testable by the model: {model}"
     return (f"the model predicts {model.ratio:.2f}× ({model.text()}); our ratio is judged "
             "on its direction and against that")
-
-
-def _version_lines(resolved: Mapping[str, ResolvedVersion]) -> list[str]:
-    lines = []
-    for name, rv in resolved.items():
-        if rv.release == name:
-            lines.append(f"  {name}: {rv.origin or 'available'}")
-        elif rv.release:
-            lines.append(f"  {name}: stand-in {rv.release} (because {rv.problem})")
-        else:
-            lines.append(f"  {name}: not available — {rv.problem}")
-    return lines
 
 
 def _duration(seconds: float) -> str:

@@ -3,6 +3,7 @@ folder under ``<results>/_reproduce/<id>/<NNNN>/``."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from .judge import (
     Reproduction,
     expectation_text,
 )
+from .resolve import ResolvedVersion
 
 # ----------------------------------------------------------------------------------
 # output
@@ -109,13 +111,7 @@ def render_text(rep: Reproduction) -> str:
                  + (f" @ {mhz / 1000:.2f} GHz" if isinstance(mhz, (int, float)) else "")
                  + f", kernel {rep.host.get('kernel')}; results under {rep.host.get('cpu_dir')}")
     lines.append("  versions:")
-    for name, rv in rep.resolved.items():
-        if rv.release == name:
-            lines.append(f"    {name}: built from its release tarball")
-        elif rv.release:
-            lines.append(f"    {name}: stand-in {rv.release} — {rv.problem}")
-        else:
-            lines.append(f"    {name}: not available — {rv.problem}")
+    lines += version_lines(rep.resolved, found="built from its release tarball")
     lines += ["", "Claims (ratio = first / second measurement; reference vs ours)"]
     marks = {REPRODUCED: "✓", NOT_REPRODUCED: "✕", NOT_TESTABLE: "–"}
     for r in rep.results:
@@ -197,6 +193,21 @@ def render_text(rep: Reproduction) -> str:
     for w in rep.warnings:
         lines.append(f"  warning: {w}")
     return "\n".join(lines) + "\n"
+
+
+def version_lines(resolved: Mapping[str, ResolvedVersion], indent: str = "    ",
+                  found: str | None = None) -> list[str]:
+    """One line per version of the spec: the release itself, its stand-in, or why neither
+    (``found``: what to say of a release that is there; default: built from its tarball)."""
+    lines = []
+    for name, rv in resolved.items():
+        if rv.release == name:
+            lines.append(f"{indent}{name}: {found or rv.origin or 'available'}")
+        elif rv.release:
+            lines.append(f"{indent}{name}: stand-in {rv.release} — {rv.problem}")
+        else:
+            lines.append(f"{indent}{name}: not available — {rv.problem}")
+    return lines
 
 
 def table_grids(rep: Reproduction) -> list[str]:
