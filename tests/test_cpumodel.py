@@ -239,3 +239,21 @@ def test_a_two_machine_claim_never_gets_a_number_from_one_machine(tmp_path: Path
     result = judge(spec, claim, _planned(spec), ours, resolved, profiles=both)
     assert result.verdict == REPRODUCED and result.basis == "two machines"
     assert result.blocks[0].ours == pytest.approx(1.1e9 / 6.2e8)
+
+
+def test_a_spread_that_straddles_the_models_band_is_unsure() -> None:
+    """On a busy machine pairs of runs scatter; when they fall on both sides of what the
+    model accepts, the verdict is marked unsure even if the range's ends both fail."""
+    spec = load_spec(REPORTS / "ivy-bridge-aesni-blog.yaml")
+    claim = next(c for c in spec.claims if c.id == "evp-aesni-about-twice")
+    ours = _ours({"evp-aesni": HOST_AESNI, "evp-masked": HOST_MASKED}, (8192,))
+    ours["evp-aesni"].per_run = [("run0", {8192: HOST_MASKED * 2.9}),
+                                 ("run1", {8192: HOST_MASKED * 4.7}),
+                                 ("run2", {8192: HOST_MASKED * 6.8})]
+    for o in ours.values():
+        for _, values in o.per_run:
+            for b in spec.claim_blocks(claim):
+                values.setdefault(b, values[8192])
+    result = judge(spec, claim, _planned(spec), ours, _resolved(spec), here=CORES["zen"])
+    assert result.verdict == NOT_REPRODUCED
+    assert 8192 in result.unstable

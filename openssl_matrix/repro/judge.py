@@ -12,6 +12,7 @@ from typing import Any
 from .. import records
 from ..cpumodel import (
     MODEL_MIN_BLOCK,
+    MODEL_TOLERANCE,
     Core,
     PathCost,
     RatioModel,
@@ -147,8 +148,16 @@ class BlockJudgement:
         """False when our slowest and fastest pair would give different verdicts."""
         if self.passed is None or self.ours_range is None or self.pairs < 2:
             return None
-        return self.passed == self._passes(self.ours_range[0]) == \
-            self._passes(self.ours_range[1])
+        lo, hi = self.ours_range
+        if self.by_model and self.model_here is not None:
+            # the band the model accepts may lie inside our range: then some pairs pass
+            # and others fail even though both ends agree
+            band = (self.model_here * (1 - MODEL_TOLERANCE),
+                    self.model_here * (1 + MODEL_TOLERANCE))
+            if self.passed:
+                return band[0] <= lo and hi <= band[1]
+            return hi < band[0] or lo > band[1]
+        return self.passed == self._passes(lo) == self._passes(hi)
 
     expect: str = "ratio"
     tolerance: float = 0.25
