@@ -46,6 +46,7 @@ from .repro.judge import (
     matching_runs,
     paired_ratios,
     passes,
+    profile_runs,
     two_machines,
 )
 from .repro.plan import (
@@ -95,7 +96,8 @@ def reproduce(spec: ReportSpec, env: Environment, backend: Backend, tree: Result
             hint="`bash .ci/setup` makes debian:bookworm from Debian's mirror; or `docker "
             f"pull {base_image}` where a registry is reachable")
     facts = host_facts(backend, base_image, engine)
-    planned, groups, cells = plan(spec, resolved, facts)
+    cpu_dir = facts.cpu.slug() if cpu_profile == "auto" else cpu_profile
+    planned, groups, cells = plan(spec, resolved, facts, cpu_dir)
     root = tree.root / REPRO_DIR / spec.id
     ours: dict[str, Ours] = {name: Ours() for name in spec.measurements}
     if cells:
@@ -110,7 +112,7 @@ def reproduce(spec: ReportSpec, env: Environment, backend: Backend, tree: Result
                          facts, force=force, wait=wait, engine=engine, git_commit=git_commit,
                          warnings=warnings, ours=ours)
     here = host_core(facts, env, cpu_profile)
-    profiles = profile_figures(spec, tree, planned, groups)
+    profiles = profile_figures(spec, tree, planned)
     results = [judge(spec, c, planned, ours, resolved, here=here, profiles=profiles)
                for c in spec.claims]
     for r in results:
@@ -218,8 +220,7 @@ def host_core(facts: HostFacts, env: Environment, cpu_profile: str) -> Core | No
 
 
 def profile_figures(spec: ReportSpec, tree: ResultsTree,
-                    planned: Mapping[str, PlannedMeasurement],
-                    groups: Mapping[str, SuiteGroup]) -> dict[str, Ours]:
+                    planned: Mapping[str, PlannedMeasurement]) -> dict[str, Ours]:
     """For claims comparing two machines: each side's figures from the results its
     machine's CPU profile filed (any engine: the image id is not asked for)."""
     out: dict[str, Ours] = {}
@@ -229,14 +230,10 @@ def profile_figures(spec: ReportSpec, tree: ResultsTree,
         for name, profile in zip((claim.numerator, claim.denominator),
                                  machine_profiles(spec, claim), strict=True):
             p = planned[name]
-            if profile is None or p.variant is None or p.suite is None or name in out:
+            if profile is None or p.variant is None or name in out:
                 continue
-            group = next((g for g in groups.values()
-                          if g.name == p.suite and g.variant == p.variant), None)
-            if group is None:
-                continue
-            runs = matching_runs(tree, profile, p.variant, p.suite, None, group.definition)
-            out[name] = collect(spec.measurements[name], p, runs)
+            m = spec.measurements[name]
+            out[name] = collect(m, p, profile_runs(tree, profile, p.variant, m))
     return out
 
 

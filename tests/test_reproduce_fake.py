@@ -340,7 +340,22 @@ def test_a_two_machine_claim_end_to_end_is_never_one_machines_number(
     assert spec.measurements["evp-on-other"].machine == "other"
     rep = reproduce(spec, env, backend, tree)
     across = next(r for r in rep.results if r.claim.id == "across")
-    # both sides were measured here, as one variant against itself: never used
-    assert rep.ours["evp-on-other"].runs and rep.ours["evp-on"].runs
+    # for this host (--cpu=auto) neither machine's profile: its sides are not measured
+    assert not rep.ours["evp-on-other"].runs and "--cpu=lab-b" in (
+        rep.planned["evp-on-other"].skipped or "")
     assert across.verdict == NOT_TESTABLE and across.blocks == []
     assert "not testable here: needs lab-b and lab-a" in (across.reason or "")
+    # measured for each profile in turn (both match the fake EPYC): first one side only,
+    # then both, and the ratio is of the two profiles' medians
+    epyc = {"description": "the fake engine's CPU", "vendor": "AuthenticAMD",
+            "model": "*EPYC*", "flags": ["aes"]}
+    env = Environment(None, {}, {}, {"lab-a": epyc, "lab-b": epyc}, (), None,
+                      mirrors=lambda v: [])
+    rep = reproduce(spec, env, backend, tree, cpu_profile="lab-b")
+    across = next(r for r in rep.results if r.claim.id == "across")
+    assert across.verdict == NOT_TESTABLE and "needs lab-b and lab-a" in (across.reason or "")
+    rep = reproduce(spec, env, backend, tree, cpu_profile="lab-a")
+    across = next(r for r in rep.results if r.claim.id == "across")
+    assert across.basis == "two machines" and across.verdict == NOT_REPRODUCED
+    assert across.blocks[0].ours == pytest.approx(1.0)  # the fake prints the same figure
+    assert "from lab-b" in (across.model or "") and "from lab-a" in (across.model or "")

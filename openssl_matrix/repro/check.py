@@ -85,7 +85,7 @@ def check(spec: ReportSpec, env: Environment, results: Path,
     resolved = resolve_versions(spec, env, offline=True)
     out += ["", "Versions (from the cache and sources_dirs; nothing is downloaded here)"]
     out += version_lines(resolved, indent="  ")
-    planned, groups, cells = plan(spec, resolved, facts)
+    planned, groups, cells = plan(spec, resolved, facts, facts.cpu.slug())
     out += ["", f"Plan on this machine ({facts.cpu.model}, as /proc/cpuinfo shows it)"]
     built = {vid for vid in cells if records.read_latest(results, vid) is not None}
     for vid in cells:

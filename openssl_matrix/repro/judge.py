@@ -95,6 +95,26 @@ def matching_runs(tree: ResultsTree, cpu_dir: str, variant: str, suite: str,
     return found
 
 
+def profile_runs(tree: ResultsTree, profile: str, variant: str, m: Measurement,
+                 ) -> list[Path]:
+    """Finished reproduction runs of a variant under a CPU profile that measured ``m``'s
+    algorithm on its path (any engine, any suite composition): for claims comparing two
+    machines, whose sides are measured in separate runs."""
+    from ..algorithms import speed_argument
+
+    word = speed_argument(m.algorithm, m.evp)
+    found: list[Path] = []
+    for run in records.finished_runs(tree.root, cpu=profile, variant=variant):
+        s = run.meta.suite or {}
+        if not str(run.suite).startswith("repro-") or word not in (s.get("algorithms") or []):
+            continue
+        if bool(s.get("evp")) != m.evp or bool(s.get("decrypt")) != m.decrypt or \
+                (s.get("engine") or None) != m.engine:
+            continue
+        found.append(run.path)
+    return found
+
+
 def collect(measurement: Measurement, planned: PlannedMeasurement, runs: Sequence[Path]) -> Ours:
     ours = Ours()
     want = canonical_algorithm(measurement.algorithm)

@@ -79,9 +79,11 @@ Plan = tuple[dict[str, PlannedMeasurement], dict[str, SuiteGroup], dict[str, dic
 
 
 def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostFacts,
-         ) -> Plan:
+         cpu_dir: str | None = None) -> Plan:
     """Decide variant, suite and mask per measurement, or why it cannot be measured.
 
+    ``cpu_dir``: the CPU profile (results folder) measured for; a measurement only claims
+    comparing two machines use is measured only for its own machine's profile.
     Returns (planned per measurement, suite groups by name, variant cells by id).
     """
     blocks = needed_blocks(spec)
@@ -121,6 +123,13 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
             continue
         vid = variant_id(rv.release, "asm" if build.asm else "no-asm", build.arch, "default",
                          build.configure)
+        elsewhere = _other_machines_profile(spec, name, cpu_dir)
+        if elsewhere:  # the variant and mask are kept: its results are looked up there
+            p.variant, p.mask = vid, mask_name(m.ia32cap, m.disable)
+            p.skipped = (f"only claims comparing two machines use it: it is measured for "
+                         f"its machine's profile (`invoke matrix reproduce {spec.id} "
+                         f"--cpu={elsewhere}`)")
+            continue
         cells[vid] = {"version": rv.release, "asm": "asm" if build.asm else "no-asm",
                       "arch": build.arch, "configure": list(build.configure)}
         p.variant = vid
@@ -159,6 +168,22 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
         for n in names:
             planned[n].suite = sname
     return planned, groups, cells
+
+
+def _other_machines_profile(spec: ReportSpec, name: str, cpu_dir: str | None) -> str | None:
+    """The profile a measurement is for, when only two-machine claims use it and this run
+    is for another profile; else None."""
+    m = spec.measurements[name]
+    profile = spec.machines[m.machine].profile
+    if cpu_dir is None or profile is None or profile == cpu_dir:
+        return None
+    users = [c for c in spec.claims if name in (c.numerator, c.denominator)]
+    if not users or any(spec.measurements[c.numerator].machine ==
+                        spec.measurements[c.denominator].machine for c in users):
+        return None
+    if any(name == r or m.table == r for r in spec.measure.rows):
+        return None
+    return profile
 
 
 def generated_matrix(spec: ReportSpec, env: Environment,
