@@ -141,7 +141,7 @@ CORES: dict[str, Core] = {c.name: c for c in (
          sha256_cpb=Fact(2.05, SHA512_PL + ": Ryzen 2.05 (SHA extensions)"),
          march=("znver1", "znver2", "znver3", "znver4"),
          cpuid=(("AuthenticAMD", 0x17, ()), ("AuthenticAMD", 0x19, ())),
-         names=("*ryzen*", "*epyc*", "*zen*")),
+         names=("*ryzen*", "*epyc*", "* zen*")),
 )}
 
 
