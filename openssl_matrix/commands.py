@@ -304,6 +304,7 @@ def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05) -
 
 def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
     """The matrix's CPU profiles, and which of them describes the machine this runs on."""
+    from .cpumodel import core_of_cpu, core_of_march, summary
     from .hostinfo import parse_cpuinfo, profile_mismatches
 
     m = _matrix(matrix)
@@ -318,6 +319,8 @@ def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
             info["this_machine"] = None
         elif here is not None:
             info["this_machine"] = profile_mismatches(p, here) or True
+        core = core_of_march(p.march)
+        info["cpu_model"] = summary(core) if core is not None else None
         rows.append(info)
     if json:
         import json as _json
@@ -328,6 +331,8 @@ def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
     if here is not None:
         print(f"this machine: {here.model} ({here.vendor}); --cpu=auto files results "
               f"under {here.slug()}")
+        mine = core_of_cpu(here.vendor, here.family, here.model_number, here.model)
+        print(f"  CPU model: {summary(mine) if mine else 'this core is not in the model'}")
     for r in rows:
         where = f"engine {r['docker_host']}" if r["docker_host"] else "local engine"
         match = r.get("this_machine")
@@ -337,6 +342,8 @@ def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
         print(f"  {r['name']:<14} {r['description']}\n"
               f"  {'':<14} march={r['march'] or '-'}, {clock}, "
               f"cpuset={r['cpuset'] or '-'}, {where}; {verdict}")
+        if r["cpu_model"]:
+            print(f"  {'':<14} CPU model: {r['cpu_model']}")
     return 0
 
 

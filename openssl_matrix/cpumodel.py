@@ -148,6 +148,22 @@ CORES: dict[str, Core] = {c.name: c for c in (
 )}
 
 
+def summary(core: Core) -> str:
+    """The model's numbers for a core, in one line (``invoke matrix profiles``)."""
+    parts = [core.label]
+    if core.aesenc_latency is not None:
+        parts.append(f"AESENC latency {core.aesenc_latency.value:g} → AES-128-CBC encrypt "
+                     f"{core.aesni_cbc_cpb():.2f} c/B")
+    else:
+        parts.append("no AES-NI")
+    if core.vpaes_cbc_cpb is not None:
+        parts.append(f"masked (vpaes) {core.vpaes_cbc_cpb.value:g} c/B")
+    if core.sha256_cpb is not None:
+        parts.append(f"SHA-256 {core.sha256_cpb.value:g} c/B"
+                     + (" (SHA ext.)" if core.sha_ext else ""))
+    return ", ".join(parts)
+
+
 def core_named(name: str | None) -> Core | None:
     return CORES.get(name) if name else None
 

@@ -257,3 +257,16 @@ def test_a_spread_that_straddles_the_models_band_is_unsure() -> None:
     result = judge(spec, claim, _planned(spec), ours, _resolved(spec), here=CORES["zen"])
     assert result.verdict == NOT_REPRODUCED
     assert 8192 in result.unstable
+
+
+def test_profiles_show_the_models_numbers(capsys: pytest.CaptureFixture[str]) -> None:
+    from openssl_matrix.commands import cmd_profiles
+    from openssl_matrix.cpumodel import summary
+
+    assert summary(CORES["ivybridge"]) == (
+        "Intel Ivy Bridge, AESENC latency 8 → AES-128-CBC encrypt 5.00 c/B, masked (vpaes) "
+        "10 c/B, SHA-256 10.3 c/B")
+    cmd_profiles(target="", matrix=str(REPORTS.parent / "matrix.yaml"), results="",
+                 json=False)
+    out = capsys.readouterr().out
+    assert "CPU model: Intel Ivy Bridge, AESENC latency 8" in out
