@@ -19,10 +19,12 @@ from .errors import (
     BuildError,
     DockerUnavailable,
     FatalError,
+    ParseError,
     ProfileMismatch,
     UsageError,
 )
 from .model import Matrix, Variant, load_matrix
+from .names import clip, inside, name_problem, safe_name
 from .patches import endbr32_warning
 from .render import render as render_variant
 from .results import ResultsTree, atomic_write
@@ -124,7 +126,7 @@ def cmd_render(*, target: str, matrix: str, results: str, only: str, output: str
     out = Path(output or "dockerfiles/rendered")
     for v in m.select(only or None, every=all):
         r = render_variant(v)
-        path = out / f"{v.id}.Dockerfile"
+        path = inside(out, out / f"{safe_name(v.id, 'variant id')}.Dockerfile")
         atomic_write(path, r.dockerfile)
         print(path)
     return 0
@@ -396,9 +398,10 @@ def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
     from .parsing import figure_records, parse_report
     from .results import write_json
 
-    if not as_ or not re.match(r"^[a-z0-9][a-z0-9._-]*$", as_):
+    if not as_ or not re.match(r"^[a-z0-9][a-z0-9._-]*$", as_) or name_problem(as_):
         raise UsageError("`invoke matrix import FILE` needs --as NAME (lower-case letters, "
-                         "digits, '.', '_', '-')", hint="e.g. --as ivy-bridge-blog-2013")
+                         "digits, '.', '_', '-'" + (f"; got {clip(as_)}" if as_ else "") + ")",
+                         hint="e.g. --as ivy-bridge-blog-2013")
     try:
         raw = Path(target).read_bytes()
     except OSError as exc:
@@ -407,6 +410,9 @@ def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
     runs = parse_report(text)
     if not runs:
         raise UsageError(f"{target}: no `openssl speed` output found in it")
+    for i, run in enumerate(runs, 1):  # every folder name checked before anything is written
+        safe_name(run.header.version or "unknown",
+                  f"{target}: run {i}: the version in its header", error=ParseError)
     tree = _tree(results)
     cpu = f"ref-{as_}"
     tree.lock()

@@ -23,6 +23,7 @@ import yaml
 from .eras import ENGINES, engine_options, era_base_image, era_name, i386_name, march_problem
 from .errors import ConfigError
 from .hostinfo import IA32CAP_BITS
+from .names import ALPHABET, clip, name_problem
 from .patches import (
     PROJECT_PATCHES,
     Patch,
@@ -287,8 +288,23 @@ class _Ctx:
         self.path = path
 
     def fail(self, keypath: str, message: str, hint: str | None = None) -> ConfigError:
+        keypath = keypath if len(keypath) <= 200 else clip(keypath, 200)
         where = f"{self.path}: {keypath}" if keypath else str(self.path)
+        if len(message) > 1000:  # errors never echo unbounded text
+            message = f"{message[:1000]}… ({len(message) - 1000} more characters)"
         return ConfigError(f"{where}: {message}", hint=hint)
+
+    def path_name(self, value: Any, keypath: str, *, what: str,
+                  pattern: re.Pattern[str] | None = None) -> str:
+        """A name that becomes a file or folder name (names.name_problem), and, when
+        given, matches ``pattern`` too."""
+        problem = name_problem(value)
+        if problem is None and pattern is not None and not pattern.match(value):
+            problem = f"{clip(value)} is not a valid {what}"
+        if problem is not None:
+            raise self.fail(keypath, problem, hint=f"{what}s become file and folder names: "
+                            f"{ALPHABET}")
+        return str(value)
 
     def mapping(self, value: Any, keypath: str) -> dict[str, Any]:
         if value is None:
@@ -556,6 +572,9 @@ def build_matrix(data: Any, ctx: _Ctx, *,
     asm_axis = _axis(ctx, axes.get("asm", ["asm"]), "axes.asm", ASM_VALUES)
     arch_axis = _axis(ctx, axes.get("arch", ["x86_64"]), "axes.arch", ARCHES)
     march_axis = _axis(ctx, axes.get("march", ["default"]), "axes.march", None)
+    for i, m in enumerate(march_axis):
+        if m != "default":  # it becomes part of the variant id, a folder name
+            ctx.path_name(m, f"axes.march[{i}]", what="-march value")
 
     cells: list[dict[str, Any]] = []
     for v in versions:
@@ -606,6 +625,7 @@ def build_matrix(data: Any, ctx: _Ctx, *,
                            f"(also from {seen[vid]})",
                            hint="remove the duplicate include rule")
         seen[vid] = cell["where"]
+        ctx.path_name(vid, where, what="variant id")  # every part was checked: a backstop
         march = None if cell["march"] == "default" else cell["march"]
         if march is not None:
             problem = march_problem(march, cell["arch"])
@@ -865,6 +885,8 @@ def _rules(ctx: _Ctx, value: Any, keypath: str, by_version: Mapping[str, Version
                 _check_image(ctx, clean[key], f"{kp}.base_image")
             elif is_include:
                 clean[key] = ctx.token(val, f"{kp}.{key}")
+                if key == "march" and clean[key] != "default":
+                    ctx.path_name(clean[key], f"{kp}.march", what="-march value")
             else:
                 clean[key] = ctx.string(val, f"{kp}.{key}", pattern=PATTERN,
                                         what="fnmatch pattern")
@@ -900,9 +922,10 @@ def _load_profiles(ctx: _Ctx, value: Any) -> tuple[Profile, ...]:
         kp = f"profiles.{name}"
         if name == "auto":
             raise ctx.fail(kp, "'auto' is built in (this host) and cannot be redefined")
-        if not NAME.match(name) or name.startswith(("host-", "ref-")):
-            raise ctx.fail(kp, f"{name!r}: profile names are lower-case letters, digits, '-', "
-                           "'.', '_' and may not start with 'host-' or 'ref-'")
+        if not isinstance(name, str) or not NAME.match(name) or \
+                name.startswith(("host-", "ref-")) or name_problem(name):
+            raise ctx.fail(kp, f"{clip(name)}: profile names are lower-case letters, digits, "
+                           "'-', '.', '_' and may not start with 'host-' or 'ref-'")
         entry = ctx.mapping(body, kp)
         ctx.keys(entry, PROFILE_KEYS, kp)
         march = entry.get("march")
@@ -924,7 +947,8 @@ def _load_profiles(ctx: _Ctx, value: Any) -> tuple[Profile, ...]:
             model=_opt_str(ctx, entry.get("model"), f"{kp}.model"),
             flags=ctx.tokens(entry.get("flags"), f"{kp}.flags"),
             clock_ghz=ctx.number(entry.get("clock_ghz"), f"{kp}.clock_ghz"),
-            march=None if march is None else ctx.token(march, f"{kp}.march"),
+            march=None if march is None else ctx.path_name(
+                ctx.token(march, f"{kp}.march"), f"{kp}.march", what="-march value"),
             lacks=ctx.tokens(entry.get("lacks"), f"{kp}.lacks"),
             cpuset=cpuset,
             docker_host=host,
@@ -944,12 +968,14 @@ def _load_suites(ctx: _Ctx, value: Any) -> tuple[Suite, ...]:
     out: list[Suite] = []
     for name, body in suites.items():
         kp = f"suites.{name}"
-        if not NAME.match(name):
-            raise ctx.fail(kp, f"{name!r}: suite names are lower-case letters, digits, "
+        if not NAME.match(name) or name_problem(name):
+            raise ctx.fail(kp, f"{clip(name)}: suite names are lower-case letters, digits, "
                            "'-', '.', '_'")
         entry = ctx.mapping(body, kp)
         ctx.keys(entry, SUITE_KEYS, kp)
         algorithms = ctx.tokens(entry.get("algorithms"), f"{kp}.algorithms")
+        for i, alg in enumerate(algorithms):  # part of the raw output's file name
+            ctx.path_name(alg, f"{kp}.algorithms[{i}]", what="algorithm name")
         if not algorithms:
             raise ctx.fail(f"{kp}.algorithms", "list at least one algorithm")
         masks = _load_masks(ctx, entry.get("masks"), f"{kp}.masks")
@@ -1000,7 +1026,8 @@ def _load_masks(ctx: _Ctx, value: Any, keypath: str) -> tuple[Mask, ...]:
         mkp = f"{keypath}[{i}]"
         mm = ctx.mapping(m, mkp)
         ctx.keys(mm, MASK_KEYS, mkp)
-        mname = ctx.string(mm.get("name"), f"{mkp}.name", pattern=NAME, what="name")
+        mname = ctx.path_name(ctx.string(mm.get("name"), f"{mkp}.name"), f"{mkp}.name",
+                              what="mask name", pattern=NAME)
         cap, disable = ctx.mask_spec(mm, mkp)
         if any(x.name == mname for x in masks):
             raise ctx.fail(f"{mkp}.name", f"mask {mname!r} is listed twice")

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .errors import ResultsError
+from .names import inside, safe_name
 
 BUILDS = "_builds"
 IMPORTS = "_imported"
@@ -145,7 +146,11 @@ class ResultsTree:
 
     # -- runs -----------------------------------------------------------------
     def suite_dir(self, cpu: str, variant: str, suite: str) -> Path:
-        return self.root / cpu / variant / suite
+        """``<cpu>/<variant>/<suite>``: each name checked (names.safe_name), the folder
+        checked to stay inside the tree."""
+        for key, name in (("cpu", cpu), ("variant", variant), ("suite", suite)):
+            safe_name(name, key, error=ResultsError)
+        return inside(self.root, self.root / cpu / variant / suite, error=ResultsError)
 
     def new_run_dir(self, cpu: str, variant: str, suite: str) -> Path:
         """Create the next numbered run folder (0001, 0002, ...); never reuse one."""
@@ -233,7 +238,10 @@ class ResultsTree:
 
     # -- builds ---------------------------------------------------------------
     def build_dir(self, variant: str, digest: str) -> Path:
-        return self.root / BUILDS / variant / digest[:16]
+        safe_name(variant, "variant", error=ResultsError)
+        safe_name(digest[:16], "digest", error=ResultsError)
+        return inside(self.root, self.root / BUILDS / variant / digest[:16],
+                      error=ResultsError)
 
     def build_record(self, variant: str, digest: str) -> dict[str, Any] | None:
         data = read_json(self.build_dir(variant, digest) / "build.json")
