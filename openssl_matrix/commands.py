@@ -25,6 +25,7 @@ from .errors import (
 )
 from .model import Matrix, Variant, load_matrix
 from .names import clip, inside, name_problem, safe_name
+from .outputs import check_output_file
 from .patches import endbr32_warning
 from .render import render as render_variant
 from .results import ResultsTree, atomic_write
@@ -350,9 +351,10 @@ def cmd_export(*, target: str, matrix: str, results: str, format: str,
     fmt = format or "csv"
     if fmt not in ("csv", "jsonl"):
         raise UsageError(f"--format {fmt!r} is not one of csv, jsonl")
+    target = check_output_file(output) if output else None
     text = render(_tree(results), fmt)
-    if output:
-        atomic_write(Path(output), text)
+    if target is not None:
+        atomic_write(target, text)
         log.info(f"wrote {output}")
     else:
         sys.stdout.write(text)

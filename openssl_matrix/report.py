@@ -26,6 +26,7 @@ import csv
 import html
 import io
 import json
+import os
 import re
 import shutil
 import statistics
@@ -37,7 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ResultsError
-from .results import ResultsTree, read_json
+from .names import fold
+from .outputs import check_report_target, swap_in, write_report_marker
+from .results import ResultsTree, current_umask, read_json
 
 REPRO_DIR = "_reproduce"
 
@@ -636,21 +639,16 @@ def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192) -> Rep
         raise ResultsError(f"{tree.root}: no results tree here",
                            hint="run `invoke matrix bench --cpu=auto` first, or pass "
                            "--results DIR")
+    out = check_report_target(out, tree.root)
     obs = observations(tree)
     groups = group_observations(obs)
-    out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
+        os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp's 0700 would hide the report
+        write_report_marker(tmp)
         summary = _write(tree, tmp, groups, obs, block_size)
-        old = out.with_name(f".{out.name}.old")
-        if old.exists():
-            shutil.rmtree(old)
-        if out.exists():
-            out.rename(old)
-        tmp.rename(out)
-        if old.exists():
-            shutil.rmtree(old)
+        swap_in(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -695,7 +693,7 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
             charts.setdefault(f"methods:{g.key.slug}", []).append(f"charts/{p.name}")
             paths.append(p)
         for a in g.algorithms:
-            p = out / "charts" / f"{g.key.slug}-{a}-by-size.png"
+            p = out / "charts" / f"{g.key.slug}-{fold(a)}-by-size.png"
             if size_chart(g, a, p):
                 charts.setdefault(f"sizes:{g.key.slug}", []).append(f"charts/{p.name}")
                 paths.append(p)
