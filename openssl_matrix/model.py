@@ -18,8 +18,6 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .eras import ENGINES, engine_options, era_base_image, era_name, i386_name, march_problem
 from .errors import ConfigError
 from .hostinfo import IA32CAP_BITS
@@ -32,6 +30,7 @@ from .patches import (
     load_patches,
     select_patches,
 )
+from .yamlload import YamlProblem, load_yaml
 
 SCHEMA_VERSION = 1
 IA32CAP_VALUE = re.compile(r"^~?(0x[0-9a-fA-F]+)?(:~?0x[0-9a-fA-F]+)?$")
@@ -479,75 +478,20 @@ def load_matrix(path: str | Path, *, default_urls: Callable[[str], list[str]] | 
         raise ConfigError(f"{p}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{p}: is not UTF-8 text") from None
-    try:
-        data = yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass
-    except _DuplicateKey as exc:
-        where = f"{p}: {exc.keypath}" if exc.keypath else str(p)
-        raise ConfigError(f"{where}: duplicate key {exc.key!r} (line {exc.line}; "
-                          f"first at line {exc.first_line})",
-                          hint="YAML would silently keep only the last one: merge the two "
-                          "entries or rename one") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise ConfigError(f"{p}: YAML syntax error{where}: {problem}") from None
+    data = load_yaml_file(ctx, text)
     return build_matrix(data, ctx, default_urls=default_urls)
 
 
-class _DuplicateKey(Exception):
-    def __init__(self, keypath: str, key: str, line: int, first_line: int) -> None:
-        super().__init__(key)
-        self.keypath, self.key, self.line, self.first_line = keypath, key, line, first_line
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """safe_load that refuses a mapping with the same key twice (two ``1.1.1w:`` entries
-    under ``versions``, two ``suites:`` sections), which PyYAML would silently merge."""
-
-    _root_node: yaml.Node | None = None
-
-    def construct_document(self, node: yaml.Node) -> Any:
-        self._root_node = node
-        return super().construct_document(node)
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[Any, int] = {}
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)
-            try:
-                hash(key)
-            except TypeError:
-                continue  # an unhashable key: PyYAML reports it itself
-            if key in seen:
-                raise _DuplicateKey(_keypath_of(self, node), str(key),
-                                    key_node.start_mark.line + 1, seen[key])
-            seen[key] = key_node.start_mark.line + 1
-        return super().construct_mapping(node, deep=deep)
-
-
-def _keypath_of(loader: _StrictLoader, node: yaml.Node) -> str:
-    """The key path of a mapping node, found by walking the document from its root."""
-    root = loader._root_node
-    if root is None:
-        return ""
-
-    def walk(current: yaml.Node, path: str) -> str | None:
-        if current is node:
-            return path
-        if isinstance(current, yaml.MappingNode):
-            for k, v in current.value:
-                found = walk(v, _join(path, str(getattr(k, "value", "?"))))
-                if found is not None:
-                    return found
-        elif isinstance(current, yaml.SequenceNode):
-            for i, v in enumerate(current.value):
-                found = walk(v, f"{path}[{i}]")
-                if found is not None:
-                    return found
-        return None
-
-    return walk(root, "") or ""
+def load_yaml_file(ctx: _Ctx, text: str) -> Any:
+    """``text`` through the limited loader (yamlload); a problem names the file."""
+    try:
+        return load_yaml(text)
+    except YamlProblem as exc:
+        if exc.message.startswith("duplicate key"):
+            raise ctx.fail(exc.keypath, exc.message,
+                           hint="YAML would silently keep only the last one: merge the two "
+                           "entries or rename one") from None
+        raise ctx.fail("", exc.message) from None
 
 
 def build_matrix(data: Any, ctx: _Ctx, *,

@@ -21,10 +21,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .errors import ConfigError
-from .model import ARCHES, NAME, VERSION, _choices_hint, _Ctx
+from .model import ARCHES, NAME, VERSION, _choices_hint, _Ctx, load_yaml_file
 
 SPEC_SCHEMA = 1
 
@@ -247,14 +245,7 @@ def load_spec(path: str | Path) -> ReportSpec:
         raise ConfigError(f"{p}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{p}: is not UTF-8 text") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise ConfigError(f"{p}: YAML syntax error{where}: {problem}") from None
-    return build_spec(data, p)
+    return build_spec(load_yaml_file(_Ctx(p), text), p)
 
 
 def find_spec(name: str, reports_dir: Path) -> Path:
