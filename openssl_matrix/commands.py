@@ -23,7 +23,7 @@ from .errors import (
     ProfileMismatch,
     UsageError,
 )
-from .model import Matrix, Variant, load_matrix
+from .model import MAX_BYTES, MAX_REPEAT, Matrix, Variant, load_matrix
 from .names import clip, inside, name_problem, safe_name
 from .outputs import check_output_file
 from .patches import endbr32_warning
@@ -38,6 +38,14 @@ def _matrix(path: str) -> Matrix:
 
 def _tree(results: str) -> ResultsTree:
     return ResultsTree(Path(results or "results"))
+
+
+def bounded(flag: str, value: Any, low: int, high: int) -> int:
+    """A whole-number flag within [low, high], else UsageError naming the range."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise UsageError(f"{flag} {clip(value, 40)}: expected a whole number from {low} to "
+                         f"{high}")
+    return value
 
 
 def _git_commit() -> str | None:
@@ -156,12 +164,13 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
               force: bool, cpu: str, all: bool = False) -> int:
     from .build import Builder
 
+    n_jobs = bounded("--jobs", jobs or 1, 1, 64)
     m = _matrix(matrix)
     variants = m.select(only or None, every=all)
     backend = _backend_for(m, cpu)
     builder = Builder(m, backend, _tree(results))
     with _terminate_as_interrupt():
-        outcomes = builder.build(variants, jobs=int(jobs or 1), force=force)
+        outcomes = builder.build(variants, jobs=n_jobs, force=force)
     by_id = {v.id: v for v in variants}
     print("\nbuild summary")
     width = max(len(o.variant) for o in outcomes)
@@ -198,8 +207,8 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
     variants = m.select(only)
     names = [n.strip() for n in (suite or "").split(",") if n.strip()] or [""]
     suites = [m.suite(n or None) for n in names]
-    if repeat is not None and int(repeat) < 0:
-        raise UsageError(f"--repeat {repeat}: give a positive number of runs")
+    if repeat:
+        bounded("--repeat", repeat, 1, MAX_REPEAT)
     tree = _tree(results)
     backend = _backend_for(m, cpu)
     tree.lock(wait=wait)
@@ -491,7 +500,8 @@ def cmd_report(*, target: str, matrix: str, results: str, output: str,
 
     tree = _tree(results)
     out = Path(output) if output else tree.root / "_report"
-    summary = build_report(tree, out, block_size=int(block_size or 8192))
+    summary = build_report(tree, out,
+                           block_size=bounded("--block-size", block_size or 8192, 1, MAX_BYTES))
     print(summary.text(), end="")
     return 0
 

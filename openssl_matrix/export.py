@@ -5,9 +5,11 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections.abc import Iterator
 from typing import Any
 
+from .parsing import STATUS_IMPOSSIBLE, impossible
 from .results import ResultsTree, read_json
 
 FIELDS = ("cpu", "variant", "version", "suite", "run", "mask", "ia32cap", "algorithm", "label",
@@ -51,13 +53,30 @@ def records(tree: ResultsTree) -> Iterator[dict[str, Any]]:
             row.update({k: v for k, v in fig.items() if k in FIELDS})
             if isinstance(row.get("guards"), list):
                 row["guards"] = ";".join(row["guards"])
-            yield row
+            yield _finite(row)
+
+
+def _finite(row: dict[str, Any]) -> dict[str, Any]:
+    """No ``Infinity``/``NaN`` in an export: an impossible rate (non-finite, negative,
+    absurd) empties the figure and marks it ``impossible``; other non-finite numbers
+    become empty."""
+    for key in ("bytes_per_s", "ops_per_s"):
+        value = row.get(key)
+        reason = None if value is None else impossible(value)
+        if reason is not None:
+            row.update(bytes_per_s=None, ops_per_s=None, cycles_per_byte=None,
+                       cycles_per_op=None, status=STATUS_IMPOSSIBLE,
+                       detail=f"{key} in figures.json: {reason}")
+    for key, value in row.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            row[key] = None
+    return row
 
 
 def render(tree: ResultsTree, fmt: str) -> str:
     rows = list(records(tree))
     if fmt == "jsonl":
-        return "".join(json.dumps(r, sort_keys=False) + "\n" for r in rows)
+        return "".join(json.dumps(r, sort_keys=False, allow_nan=False) + "\n" for r in rows)
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(FIELDS), lineterminator="\n")
     writer.writeheader()

@@ -46,6 +46,12 @@ SHA256 = re.compile(r"^[0-9a-f]{64}$")
 PATTERN = re.compile(r"^[A-Za-z0-9_.,:=+/~@%*?!\[\]-]+$")
 
 ARCHES = ("x86_64", "i386")
+#: Bounds of a suite's numbers (docs/matrix.md): `openssl speed -seconds` per algorithm,
+#: `-bytes` (speed allocates buffers of this size), `-multi` processes, runs per variant.
+MAX_SECONDS = 3600
+MAX_BYTES = 16 * 1024 * 1024
+MAX_MULTI = 1024
+MAX_REPEAT = 100
 ASM_VALUES = ("asm", "no-asm")
 
 
@@ -385,11 +391,15 @@ class _Ctx:
             raise self.fail(keypath, f"expected true or false, got {_kind(value)}")
         return value
 
-    def posint(self, value: Any, keypath: str, *, optional: bool = True) -> int | None:
+    def posint(self, value: Any, keypath: str, *, optional: bool = True,
+               maximum: int | None = None) -> int | None:
         if value is None and optional:
             return None
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise self.fail(keypath, f"expected a positive whole number, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0 or \
+                (maximum is not None and value > maximum):
+            span = f" from 1 to {maximum}" if maximum is not None else ""
+            raise self.fail(keypath, f"expected a positive whole number{span}, got "
+                            f"{clip(value, 40)}")
         return value
 
     def source_pin(self, entry: Mapping[str, Any], keypath: str
@@ -924,8 +934,9 @@ def _load_suites(ctx: _Ctx, value: Any) -> tuple[Suite, ...]:
             raise ctx.fail(f"{kp}.algorithms", "list at least one algorithm")
         masks = _load_masks(ctx, entry.get("masks"), f"{kp}.masks")
         evp, legacy = _paths(ctx, entry.get("evp", True), f"{kp}.evp")
-        multi = ctx.posint(entry.get("multi"), f"{kp}.multi")
-        repeat = ctx.posint(entry.get("repeat", 1), f"{kp}.repeat", optional=False)
+        multi = ctx.posint(entry.get("multi"), f"{kp}.multi", maximum=MAX_MULTI)
+        repeat = ctx.posint(entry.get("repeat", 1), f"{kp}.repeat", optional=False,
+                            maximum=MAX_REPEAT)
         noise = ctx.number(entry.get("noise_threshold", 0.05), f"{kp}.noise_threshold")
         if noise is None or noise >= 1:
             raise ctx.fail(f"{kp}.noise_threshold", f"expected a fraction such as 0.05 (5 %), "
@@ -935,8 +946,8 @@ def _load_suites(ctx: _Ctx, value: Any) -> tuple[Suite, ...]:
             description=ctx.string(entry.get("description", ""), f"{kp}.description"),
             algorithms=algorithms,
             evp=evp,
-            seconds=ctx.posint(entry.get("seconds"), f"{kp}.seconds"),
-            bytes=ctx.posint(entry.get("bytes"), f"{kp}.bytes"),
+            seconds=ctx.posint(entry.get("seconds"), f"{kp}.seconds", maximum=MAX_SECONDS),
+            bytes=ctx.posint(entry.get("bytes"), f"{kp}.bytes", maximum=MAX_BYTES),
             masks=masks,
             legacy=legacy,
             directions=_directions(ctx, entry.get("decrypt", False), f"{kp}.decrypt"),

@@ -40,6 +40,7 @@ from typing import Any
 from .errors import ResultsError
 from .names import fold
 from .outputs import check_report_target, swap_in, write_report_marker
+from .parsing import STATUS_IMPOSSIBLE, impossible
 from .results import ResultsTree, current_umask, read_json
 
 REPRO_DIR = "_reproduce"
@@ -126,6 +127,9 @@ def observations(tree: ResultsTree) -> list[Observation]:
                 idx = command.index("-engine")
                 engine = command[idx + 1] if idx + 1 < len(command) else "?"
             value = fig.get("bytes_per_s")
+            status = str(fig.get("status") or "?")
+            if value is not None and impossible(value):  # NaN, inf, negative, absurd
+                value, status = None, STATUS_IMPOSSIBLE
             evp = fig.get("evp")
             if fig.get("path") in ("evp", "legacy"):
                 evp = fig.get("path") == "evp"
@@ -139,7 +143,7 @@ def observations(tree: ResultsTree) -> list[Observation]:
                 evp=bool(suite.get("evp", True)) if evp is None else bool(evp),
                 algorithm=str(fig.get("algorithm")), block_size=block,
                 bytes_per_s=float(value) if isinstance(value, (int, float)) else None,
-                status=str(fig.get("status") or "?"), forced=bool(meta.get("forced")),
+                status=status, forced=bool(meta.get("forced")),
                 host_flags=tuple(host.get("cpu_flags") or ()),
                 raw_file="raw/report.txt" if published else f"raw/{invocation}.stdout",
                 published=published, decrypt=fig.get("direction") == "decrypt",

@@ -22,7 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
-from .model import ARCHES, NAME, VERSION, _choices_hint, _Ctx, load_yaml_file
+from .model import (
+    ARCHES,
+    MAX_SECONDS,
+    NAME,
+    VERSION,
+    _choices_hint,
+    _Ctx,
+    load_yaml_file,
+)
 
 SPEC_SCHEMA = 1
 
@@ -629,7 +637,7 @@ def _measure(ctx: _Ctx, value: Any, measurements: Mapping[str, Measurement]
         if row not in names:
             raise ctx.fail(f"measure.rows[{i}]", f"{row!r} is neither a measurement nor a "
                            "table row", hint=_choices_hint(row, sorted(names)))
-    seconds = ctx.posint(m.get("seconds", 1), "measure.seconds")
+    seconds = ctx.posint(m.get("seconds", 1), "measure.seconds", maximum=MAX_SECONDS)
     repeat = ctx.posint(m.get("repeat", 3), "measure.repeat")
     assert seconds is not None and repeat is not None
     if repeat > 50:
