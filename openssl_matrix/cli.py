@@ -106,11 +106,18 @@ def dispatch(command: str, target: str, flags: dict[str, Any],
     except FatalError as exc:
         from . import log
 
-        log.error(str(exc))
+        log.error("\n".join(line if len(line) <= 2000 else f"{line[:2000]}… (cut)"
+                             for line in str(exc).splitlines()))  # never unbounded text
         raise Exit(code=exc.exit_code) from None
     except KeyboardInterrupt:
         print("\ninterrupted: finished results are kept; rerun the same command to go on",
               file=sys.stderr)
         raise Exit(code=130) from None
+    except Exception as exc:  # the last resort: one line, the traceback in a crash log
+        from .crash import INTERNAL_ERROR, crash_line, write_crash_log
+
+        print("error: " + crash_line(command, exc, write_crash_log(command, exc)),
+              file=sys.stderr)
+        raise Exit(code=INTERNAL_ERROR) from None
     if code:
         raise Exit(code=code)
