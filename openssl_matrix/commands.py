@@ -360,10 +360,10 @@ def cmd_export(*, target: str, matrix: str, results: str, format: str,
     fmt = format or "csv"
     if fmt not in ("csv", "jsonl"):
         raise UsageError(f"--format {fmt!r} is not one of csv, jsonl")
-    target = check_output_file(output) if output else None
+    dest = check_output_file(output) if output else None
     text = render(_tree(results), fmt)
-    if target is not None:
-        atomic_write(target, text)
+    if dest is not None:
+        atomic_write(dest, text)
         log.info(f"wrote {output}")
     else:
         sys.stdout.write(text)

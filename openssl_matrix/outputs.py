@@ -95,7 +95,7 @@ def _exchange(a: Path, b: Path) -> bool:
         return False
     at_fdcwd = -100
     rc = fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE)
-    return rc == 0
+    return bool(rc == 0)
 
 
 def swap_in(new: Path, out: Path) -> None:

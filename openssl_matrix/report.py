@@ -525,8 +525,8 @@ def _ratio(value: Any) -> str:
 
 def _repro_view(r: Mapping[str, Any]) -> dict[str, Any]:
     data = r["data"]
-    spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
-    origin = spec.get("source") if isinstance(spec.get("source"), dict) else {}
+    spec: dict[str, Any] = data["spec"] if isinstance(data.get("spec"), dict) else {}
+    origin: dict[str, Any] = spec["source"] if isinstance(spec.get("source"), dict) else {}
     claims = []
     for c in data.get("claims") or []:
         if not isinstance(c, dict):

@@ -51,7 +51,7 @@ class _LimitedLoader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             self._aliases += 1
             if self._aliases > MAX_ALIASES:
-                mark = self.peek_event().start_mark
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
                 raise YamlProblem(f"more than {MAX_ALIASES} alias references (line "
                                   f"{mark.line + 1}); this tool reads hand-written files")
         self._depth += 1
@@ -63,15 +63,15 @@ class _LimitedLoader(yaml.SafeLoader):
             self._path.append("")
         try:
             if self._depth > MAX_DEPTH:
-                mark = self.peek_event().start_mark
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
                 raise YamlProblem(f"nested more than {MAX_DEPTH} levels deep (line "
                                   f"{mark.line + 1})")
-            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+            return super().compose_node(parent, index)
         finally:
             self._depth -= 1
             self._path.pop()
 
-    def compose_mapping_node(self, anchor: str | None) -> yaml.MappingNode:
+    def compose_mapping_node(self, anchor: Any) -> yaml.MappingNode:
         """Refuse the same key twice in one mapping, as written (before merge keys are
         applied: ``<<: *base`` followed by a key of base is an override, not a repeat)."""
         node: yaml.MappingNode = super().compose_mapping_node(anchor)
