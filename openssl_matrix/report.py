@@ -592,19 +592,25 @@ def render_html(groups: Sequence[Group], block: int, charts: Mapping[str, list[s
 # -- the whole report ------------------------------------------------------------
 
 
+def _regular(path: Path) -> bool:
+    """A regular file, not a symbolic link: the report copies only what the tree holds
+    (a link in a results tree could point at any file on the machine)."""
+    return path.is_file() and not path.is_symlink()
+
+
 def _copy_run(src: Path, dest: Path) -> list[str]:
     """Copy a run's meta, figures and raw output; return the copied names (relative)."""
     copied: list[str] = []
     dest.mkdir(parents=True, exist_ok=True)
     for name in ("meta.json", "figures.json"):
-        if (src / name).is_file():
+        if _regular(src / name):
             shutil.copy2(src / name, dest / name)
             copied.append(name)
     raw = src / "raw"
     if raw.is_dir():
         (dest / "raw").mkdir(exist_ok=True)
         for f in sorted(raw.iterdir()):
-            if f.is_file():
+            if _regular(f):
                 shutil.copy2(f, dest / "raw" / f.name)
                 copied.append(f"raw/{f.name}")
     return copied
@@ -680,7 +686,7 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
         dest = out / "reproductions" / f"{spec_id}-{folder.name}"
         dest.mkdir(parents=True)
         for name in ("side-by-side.txt", "verdicts.json", "spec.yaml"):
-            if (folder / name).is_file():
+            if _regular(folder / name):
                 shutil.copy2(folder / name, dest / name)
         repros.append({"id": spec_id, "data": data,
                        "text": f"reproductions/{dest.name}/side-by-side.txt",

@@ -18,6 +18,7 @@ import io
 import json
 import os
 import re
+import shutil
 import signal
 import stat
 from collections.abc import Callable, Iterator
@@ -161,6 +162,7 @@ class Case:
     may_change: tuple[str, ...] = ()  # relative paths (and below) the command may write
     setup: Callable[[Path], None] | None = None
     check: Callable[[Path, str], None] | None = None
+    tree: bool = False  # start from a real results tree (made with the fake backend)
 
 
 def M(id: str, text: str | bytes, message: str, code: int = 2,
@@ -371,7 +373,26 @@ OUTPUTS = [
                           .symlink_to(w / "real")), check=_keep("real", "mine")),
 ]
 
+def _tree_with_a_link_to_a_secret(w: Path) -> None:
+    """A copy of a real run whose raw output is a symbolic link to a file outside."""
+    (w / "secret.txt").write_text("SECRET")
+    run_dir = next((w / "results").rglob("0001"))
+    raw = next(p for p in (run_dir / "raw").iterdir() if p.name.endswith(".stdout"))
+    raw.unlink()
+    raw.symlink_to(w / "secret.txt")
+
+
+def _secret_not_copied(w: Path, out: str) -> None:
+    for p in (w / "rep").rglob("*"):
+        assert not p.is_symlink(), p
+        assert not p.is_file() or b"SECRET" not in p.read_bytes(), p
+
+
 OTHER_FILES = [
+    Case("report-does-not-copy-a-linked-secret", {}, "report", "",
+         _tree_flags(output="{w}/rep"), 0, r"report: .*/rep/index\.html",
+         may_change=("rep",), setup=_tree_with_a_link_to_a_secret, check=_secret_not_copied,
+         tree=True),
     Case("spec-bomb", {"s.yaml": bomb() + "id: *a8\n"}, "reproduce", "{w}/s.yaml", {}, 2,
          r"s\.yaml: the document expands to more than 100000 values"),
     Case("spec-duplicate-key-after-bomb", {"s.yaml": bomb(tail="claims: {a: 1, a: 2}\n")},
@@ -397,12 +418,18 @@ def _fill(value: Any, work: Path) -> Any:
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=[c.id for c in CORPUS])
-def test_hostile_input(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hostile_input(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                      request: pytest.FixtureRequest) -> None:
+    if case.tree:
+        from .test_report import make_tree
+
+        made = make_tree(request.getfixturevalue("fake_matrix"), tmp_path / "made", rounds=1)
+        shutil.copytree(made.root, tmp_path / "work" / "results")
     monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")  # never reached
     monkeypatch.chdir(ROOT)
     work = tmp_path / "work"
-    work.mkdir()
+    work.mkdir(exist_ok=True)
     for rel, content in case.files.items():
         path = work / rel
         path.parent.mkdir(parents=True, exist_ok=True)
