@@ -25,6 +25,7 @@ from openssl_matrix.crash import INTERNAL_ERROR
 from openssl_matrix.errors import ResultsError
 
 from .test_hostile import run, snapshot
+from .test_matrix_fuzz import _paths as _json_paths
 from .test_report import make_tree
 from .test_safety import _Attributes
 
@@ -59,17 +60,6 @@ def template(fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         shutil.copytree(tree.root, keep / "results")
         _TEMPLATE["tree"] = keep / "results"
     return _TEMPLATE["tree"]
-
-
-def _json_paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix]
-    if isinstance(node, dict):
-        for k, v in node.items():
-            out += _json_paths(v, (*prefix, k))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            out += _json_paths(v, (*prefix, i))
-    return out
 
 
 @st.composite
