@@ -25,7 +25,7 @@ from .errors import (
 )
 from .model import MAX_BYTES, MAX_REPEAT, Matrix, Variant, load_matrix
 from .names import clip, inside, name_problem, safe_name
-from .outputs import check_output_file
+from .outputs import check_output_file, read_regular
 from .patches import endbr32_warning
 from .render import render as render_variant
 from .results import ResultsTree, atomic_write
@@ -38,6 +38,10 @@ def _matrix(path: str) -> Matrix:
 
 def _tree(results: str) -> ResultsTree:
     return ResultsTree(Path(results or "results"))
+
+
+#: A pasted report (`parse`, `import`) larger than this is not one.
+MAX_REPORT_BYTES = 64 * 1024 * 1024
 
 
 def bounded(flag: str, value: Any, low: int, high: int) -> int:
@@ -374,9 +378,9 @@ def cmd_parse(*, target: str, matrix: str, results: str, json: bool) -> int:
     from .parsing import figure_records, parse_report
 
     try:
-        text = Path(target).read_text(encoding="utf-8", errors="replace")
+        text = read_regular(Path(target), MAX_REPORT_BYTES).decode("utf-8", errors="replace")
     except OSError as exc:
-        raise UsageError(f"cannot read {target}: {exc.strerror}") from None
+        raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
     runs = parse_report(text)
     out: list[dict[str, Any]] = []
     for i, run in enumerate(runs, 1):
@@ -414,9 +418,9 @@ def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
                          "digits, '.', '_', '-'" + (f"; got {clip(as_)}" if as_ else "") + ")",
                          hint="e.g. --as ivy-bridge-blog-2013")
     try:
-        raw = Path(target).read_bytes()
+        raw = read_regular(Path(target), MAX_REPORT_BYTES)
     except OSError as exc:
-        raise UsageError(f"cannot read {target}: {exc.strerror}") from None
+        raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
     text = raw.decode("utf-8", errors="replace")
     runs = parse_report(text)
     if not runs:

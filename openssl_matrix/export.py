@@ -67,10 +67,18 @@ def _finite(row: dict[str, Any]) -> dict[str, Any]:
             row.update(bytes_per_s=None, ops_per_s=None, cycles_per_byte=None,
                        cycles_per_op=None, status=STATUS_IMPOSSIBLE,
                        detail=f"{key} in figures.json: {reason}")
-    for key, value in row.items():
-        if isinstance(value, float) and not math.isfinite(value):
-            row[key] = None
-    return row
+    return {key: _no_nan(value) for key, value in row.items()}
+
+
+def _no_nan(value: Any) -> Any:
+    """A value with every non-finite number (at any depth) replaced by None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [_no_nan(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _no_nan(v) for k, v in value.items()}
+    return value
 
 
 def render(tree: ResultsTree, fmt: str) -> str:

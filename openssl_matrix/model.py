@@ -22,6 +22,7 @@ from .eras import ENGINES, engine_options, era_base_image, era_name, i386_name, 
 from .errors import ConfigError
 from .hostinfo import IA32CAP_BITS
 from .names import ALPHABET, clip, name_problem
+from .outputs import read_regular
 from .patches import (
     PROJECT_PATCHES,
     Patch,
@@ -30,6 +31,7 @@ from .patches import (
     load_patches,
     select_patches,
 )
+from .yamlload import MAX_BYTES as MAX_YAML_BYTES
 from .yamlload import YamlProblem, load_yaml
 
 SCHEMA_VERSION = 1
@@ -480,7 +482,7 @@ def load_matrix(path: str | Path, *, default_urls: Callable[[str], list[str]] | 
     p = Path(path)
     ctx = _Ctx(p)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_regular(p, 4 * MAX_YAML_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{p}: no such matrix file",
                           hint="pass --matrix PATH, or run from the project folder") from None

@@ -32,6 +32,8 @@ from .model import (
     load_yaml_file,
 )
 from .names import clip
+from .outputs import read_regular
+from .yamlload import MAX_BYTES as MAX_YAML_BYTES
 
 SPEC_SCHEMA = 1
 
@@ -245,7 +247,7 @@ def load_spec(path: str | Path) -> ReportSpec:
     """Read and validate a report spec; raise ConfigError naming file and key path."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_regular(p, 4 * MAX_YAML_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{p}: no such report spec",
                           hint="give a path, or the id of a spec in reports/ "

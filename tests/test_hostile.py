@@ -146,6 +146,23 @@ def pasted(version_line: str) -> str:
     return REPORT.replace("OpenSSL 1.0.1e 11 Feb 2013", version_line)
 
 
+def _keep(rel: str, text: str) -> Callable[[Path, str], None]:
+    def check(w: Path, out: str) -> None:
+        assert (w / rel).read_text() == text
+
+    return check
+
+def _mkfifo(rel: str) -> Callable[[Path], None]:
+    return lambda w: os.mkfifo(w / rel)
+
+def _symlink(rel: str, to: str) -> Callable[[Path], None]:
+    return lambda w: (w / rel).symlink_to(w / to)
+
+def _touch(path: Path) -> Path:
+    path.touch()
+    return path
+
+
 # ----------------------------------------------------------------------------------
 # the corpus
 
@@ -228,6 +245,12 @@ MATRICES = [
       r"unknown key \(allowed here"),
     M("long-hostile-token", suite_with(algorithms=["md5;" + "x" * 200_000]),
       r"algorithms\[0\]: .*contains characters"),
+    Case("matrix-is-a-fifo", {}, "list", "", {"matrix": "{w}/fifo"}, 2,
+         r"fifo: cannot read: not a regular file", setup=_mkfifo("fifo")),
+    Case("matrix-is-dev-zero", {}, "list", "", {"matrix": "/dev/zero"}, 2,
+         r"/dev/zero: cannot read: not a regular file"),
+    Case("spec-is-dev-zero", {}, "reproduce", "/dev/zero.yaml", {}, 2,
+         r"/dev/zero\.yaml: no such report spec"),
     M("duplicate-key-top", "versions: {}\nversions: {}\n",
       r"m\.yaml: duplicate key 'versions' \(line 2; first at line 1\)"),
 ]
@@ -270,6 +293,13 @@ PASTED = [
          r"no `openssl speed` table found"),
     Case("parse-a-folder", {"d/x": "1"}, "parse", "{w}/d", {}, 10, r"cannot read .*/d"),
     Case("parse-missing", {}, "parse", "{w}/nope.txt", {}, 10, r"cannot read .*nope\.txt"),
+    Case("parse-a-fifo", {}, "parse", "{w}/fifo", {}, 10,
+         r"cannot read .*fifo.*: not a regular file", setup=_mkfifo("fifo")),
+    Case("import-dev-zero", {}, "import", "/dev/zero", {"as_": "x", "results": "{w}/results"},
+         10, r"cannot read '/dev/zero': not a regular file"),
+    Case("import-a-huge-file", {}, "import", "{w}/big.txt",
+         {"as_": "x", "results": "{w}/results"}, 10, r"big\.txt.*: larger than 67108864 bytes",
+         setup=lambda w: os.truncate(_touch(w / "big.txt"), 65 << 20)),
     Case("parse-1e400", {"r.txt": MR_1E400}, "parse", "{w}/r.txt", {"json": True}, 0,
          r'"status": "impossible"',
          check=lambda w, out: _no_inf_ok(out)),
@@ -308,21 +338,6 @@ COMMAND_LINE = [
     Case("pin-version-escapes", {"t.tar.gz": b"x"}, "pin", "../../x",
          {"file": "{w}/t.tar.gz", "matrix": "{w}/m.yaml"}, 3, r"'\.\./\.\./x'"),
 ]
-
-
-def _keep(rel: str, text: str) -> Callable[[Path, str], None]:
-    def check(w: Path, out: str) -> None:
-        assert (w / rel).read_text() == text
-
-    return check
-
-
-def _mkfifo(rel: str) -> Callable[[Path], None]:
-    return lambda w: os.mkfifo(w / rel)
-
-
-def _symlink(rel: str, to: str) -> Callable[[Path], None]:
-    return lambda w: (w / rel).symlink_to(w / to)
 
 
 def _legacy_report(w: Path) -> None:
