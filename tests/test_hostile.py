@@ -260,6 +260,10 @@ def corpus_long_messages_are_clipped(out: str) -> None:
     assert len(out) < 5000, len(out)
 
 
+#: The smallest results tree: an empty _builds/ folder.
+TREE: dict[str, str | bytes] = {"results/_builds/.keep": ""}
+
+
 def _tree_flags(**extra: Any) -> dict[str, Any]:
     return {"results": "{w}/results", **extra}
 
@@ -321,9 +325,9 @@ COMMAND_LINE = [
     Case("build-jobs-huge", {}, "build", "", {"jobs": 10**6}, 10,
          r"--jobs 1000000: expected a whole number from 1 to 64"),
     Case("build-jobs-negative", {}, "build", "", {"jobs": -3}, 10, r"--jobs -3: .*1 to 64"),
-    Case("report-block-negative", {"results/x": "1"}, "report", "",
+    Case("report-block-negative", TREE, "report", "",
          _tree_flags(block_size=-5), 10, r"--block-size -5: expected a whole number"),
-    Case("report-block-huge", {"results/x": "1"}, "report", "",
+    Case("report-block-huge", TREE, "report", "",
          _tree_flags(block_size=10**12), 10, r"--block-size 1000000000000: .*16777216"),
     Case("export-format", {}, "export", "", {"format": "xml"}, 10, r"--format 'xml'"),
     Case("unknown-command", {}, "rm", "", {}, 10, r"unknown command 'rm'"),
@@ -340,34 +344,44 @@ COMMAND_LINE = [
 ]
 
 
+def _no_file_named_dash(w: Path, out: str) -> None:
+    assert not (w / "-").exists()
+
+
+def _linked_dockerfile(w: Path) -> None:
+    (w / "r").mkdir()
+    (w / "r" / "1.1.1w-asm-x86_64.Dockerfile").symlink_to(w / "real")
+
+
 def _legacy_report(w: Path) -> None:
     (w / "results" / "_report" / "data").mkdir(parents=True)
     (w / "results" / "_report" / "data" / "report.json").write_text("{}")
 
 
 OUTPUTS = [
-    Case("report-into-users-folder", {"results/x": "1", "mine/precious.txt": "mine"},
+    Case("report-into-users-folder", {**TREE, "mine/precious.txt": "mine"},
          "report", "", _tree_flags(output="{w}/mine"), 10,
          r"--output '.*/mine' is not empty and was not written by `invoke matrix report`",
          check=_keep("mine/precious.txt", "mine")),
-    Case("report-into-the-tree", {"results/host-x/v/s/0001/meta.json": "{}"}, "report", "",
+    Case("report-into-the-tree", {**TREE, "results/host-x/.keep": ""}, "report", "",
          _tree_flags(output="{w}/results"), 10, r"is the results tree itself"),
-    Case("report-inside-the-tree", {"results/host-x/v/s/0001/meta.json": "{}"}, "report", "",
+    Case("report-inside-the-tree", {**TREE, "results/host-x/.keep": ""}, "report", "",
          _tree_flags(output="{w}/results/host-x"), 10,
          r"is inside the results tree .* only its own _report"),
-    Case("report-new-folder-inside-the-tree", {"results/x": "1"}, "report", "",
+    Case("report-new-folder-inside-the-tree", TREE, "report", "",
          _tree_flags(output="{w}/results/new"), 10, r"is inside the results tree"),
-    Case("report-over-the-tree's-parent", {"results/x": "1"}, "report", "",
+    Case("report-over-the-tree's-parent", TREE, "report", "",
          _tree_flags(output="{w}"), 10, r"holds the results tree"),
-    Case("report-onto-a-file", {"results/x": "1", "f.html": "mine"}, "report", "",
+    Case("report-onto-a-file", {**TREE, "f.html": "mine"}, "report", "",
          _tree_flags(output="{w}/f.html"), 10, r"exists and is not a folder",
          check=_keep("f.html", "mine")),
-    Case("report-onto-a-symlink", {"results/x": "1", "real/a": "mine"}, "report", "",
+    Case("report-onto-a-symlink", {**TREE, "real/a": "mine"}, "report", "",
          _tree_flags(output="{w}/link"), 10, r"is a symbolic link",
          setup=_symlink("link", "real"), check=_keep("real/a", "mine")),
-    Case("report-dotdot-into-the-tree", {"results/host-x/f": "1", "o/.keep": ""}, "report", "",
+    Case("report-dotdot-into-the-tree", {**TREE, "results/host-x/f": "1", "o/.keep": ""},
+         "report", "",
          _tree_flags(output="{w}/o/../results/host-x"), 10, r"inside the results tree"),
-    Case("report-replaces-legacy-own", {"results/x": "1"}, "report", "", _tree_flags(), 0,
+    Case("report-replaces-legacy-own", TREE, "report", "", _tree_flags(), 0,
          r"report: .*results/_report/index\.html", may_change=("results/_report",),
          setup=_legacy_report),
     Case("export-onto-a-folder", {"out/x": "1"}, "export", "",
@@ -379,13 +393,12 @@ OUTPUTS = [
          r"is not a regular file", setup=_mkfifo("fifo")),
     Case("export-under-a-file", {"f": "mine"}, "export", "", _tree_flags(output="{w}/f/x.csv"),
          10, r"Not a directory|is not a folder", check=_keep("f", "mine")),
-    Case("export-to-stdout-dash", {}, "export", "", _tree_flags(output="-"), 0,
-         r"^cpu,variant,version", check=lambda w, out: not (w / "-").exists()),
+    Case("export-to-stdout-dash", TREE, "export", "", _tree_flags(output="-"), 0,
+         r"^cpu,variant,version", check=_no_file_named_dash),
     Case("render-onto-a-symlinked-dockerfile", {"m.yaml": matrix_text(), "real": "mine"},
          "render", "", {"matrix": "{w}/m.yaml", "output": "{w}/r", "only": "1.1.1w-asm-x86_64"},
          10, r"1\.1\.1w-asm-x86_64\.Dockerfile' would be written outside .*/r$",
-         setup=lambda w: ((w / "r").mkdir(), (w / "r" / "1.1.1w-asm-x86_64.Dockerfile")
-                          .symlink_to(w / "real")), check=_keep("real", "mine")),
+         setup=_linked_dockerfile, check=_keep("real", "mine")),
 ]
 
 def _tree_with_a_link_to_a_secret(w: Path) -> None:

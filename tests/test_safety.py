@@ -12,6 +12,7 @@ import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 from invoke.exceptions import Exit
@@ -139,41 +140,57 @@ def test_finding4_1e400_is_never_an_ok_infinity() -> None:
     assert by_size[256].status == "ok" and by_size[256].bytes_per_s == 1000.0
 
 
-def _poison(tree: ResultsTree) -> tuple[Path, float]:
-    """Turn three figures of one run's ok cell into NaN, -1 and Infinity (as a damaged
-    or hand-edited figures.json would); return the file and a finite value kept."""
+def _poison(tree: ResultsTree, bad: tuple[float, ...]) -> Path:
+    """Give figures of one run's ok cell impossible values (as a damaged or hand-edited
+    figures.json would); return the file."""
     ref = next(r for r in tree.runs() if r.variant == "1.1.1w-asm-x86_64")
     path = ref.path / "figures.json"
     figures = json.loads(path.read_text())
-    sizes = [f for f in figures if f.get("algorithm") == "aes-128-cbc"
+    cells = [f for f in figures if f.get("algorithm") == "aes-128-cbc"
              and f.get("status") == "ok" and f.get("mask") == "native"]
-    for fig, bad in zip(sizes[:3], (math.nan, -1.0, math.inf), strict=True):
-        fig["bytes_per_s"] = bad
-        fig["ops_per_s"] = bad
+    for fig, value in zip(cells, bad, strict=False):
+        fig["bytes_per_s"] = value
+        fig["ops_per_s"] = value
     path.write_text(json.dumps(figures))  # json writes NaN/Infinity tokens
-    return path, float(sizes[3]["bytes_per_s"])
+    return path
 
 
-def test_finding4_nan_negative_and_inf_in_a_tree_are_never_averaged_or_exported(
+def _strict_rows(jsonl: str) -> list[dict[str, Any]]:
+    def refuse(token: str) -> None:
+        raise AssertionError(f"{token} in the export")
+
+    return [json.loads(line, parse_constant=refuse) for line in jsonl.splitlines()]
+
+
+def test_finding4_negative_and_absurd_figures_in_a_tree_are_never_averaged(
         fake_matrix: Path, tmp_path: Path) -> None:
     tree = make_tree(fake_matrix, tmp_path, rounds=1)
-    _poison(tree)
+    _poison(tree, (-1.0, 1e30))
     summary = build_report(tree, tmp_path / "rep")
     for g in summary.groups:
         for cell in g.cells.values():
             for v in cell.ok_values:
-                assert math.isfinite(v) and v > 0
+                assert math.isfinite(v) and 0 < v < 1e14
     text = (tmp_path / "rep" / "data" / "report.json").read_text()
-    assert "NaN" not in text and "Infinity" not in text
-    jsonl = export_render(tree, "jsonl")
-
-    def refuse(token: str) -> None:
-        raise AssertionError(f"{token} in the export")
-
-    rows = [json.loads(line, parse_constant=refuse) for line in jsonl.splitlines()]
+    assert "NaN" not in text and "Infinity" not in text and "1e+30" not in text
+    rows = _strict_rows(export_render(tree, "jsonl"))
     bad = [r for r in rows if r["status"] == "impossible"]
-    assert len(bad) == 3 and all(r["bytes_per_s"] is None for r in bad)
-    assert "not a finite number" in bad[0]["detail"] or "not a positive" in bad[0]["detail"]
+    assert len(bad) == 2 and all(r["bytes_per_s"] is None for r in bad)
+    details = sorted(r["detail"] for r in bad)
+    assert "-1.0 is not a positive rate" in details[0]
+    assert "1e+30 per second is beyond any machine" in details[1]
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf])
+def test_finding4_nan_and_infinity_in_a_tree_are_a_named_error_never_a_median(
+        fake_matrix: Path, tmp_path: Path, bad: float) -> None:
+    tree = make_tree(fake_matrix, tmp_path, rounds=1)
+    path = _poison(tree, (bad,))
+    for command, flags in (("report", {"output": str(tmp_path / "rep")}),
+                           ("export", {"format": "jsonl"})):
+        code, out, err = run(command, results=str(tree.root), **flags)
+        assert code == ResultsError.exit_code, (code, err)
+        assert str(path) in err and "Infinity" not in out and "NaN" not in out
 
 
 def test_numeric_bounds_name_the_range(tmp_path: Path) -> None:
