@@ -610,9 +610,9 @@ def _copy_run(src: Path, dest: Path) -> list[str]:
 def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192) -> ReportSummary:
     """Write the report folder ``out`` from the results tree (replacing an older report)."""
     records.require_tree(tree.root)
-    out = check_report_target(out, tree.root)
-    obs = observations(tree)
+    obs = observations(tree)  # a damaged run file is named first, before the target
     groups = group_observations(obs)
+    out = check_report_target(out, tree.root)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
