@@ -416,6 +416,69 @@ def _secret_not_copied(w: Path, out: str) -> None:
         assert not p.is_file() or b"SECRET" not in p.read_bytes(), p
 
 
+def _damage(name: str, content: str | bytes | None) -> Callable[[Path], None]:
+    """Replace the first run's ``name`` (meta.json, figures.json ...) with ``content``;
+    None makes it a folder."""
+    def setup(w: Path) -> None:
+        path = sorted((w / "results").rglob(name))[0]
+        path.unlink()
+        if content is None:
+            path.mkdir()
+        elif isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+
+    return setup
+
+
+def _negative_figure(w: Path) -> None:
+    path = sorted((w / "results").rglob("figures.json"))[0]
+    figures = json.loads(path.read_text())
+    figures[0]["bytes_per_s"] = -5.0
+    path.write_text(json.dumps(figures))
+
+
+def _impossible_in_export(w: Path, out: str) -> None:
+    rows = [json.loads(line) for line in out.splitlines()]
+    bad = [r for r in rows if r["status"] == "impossible"]
+    assert len(bad) == 1 and bad[0]["bytes_per_s"] is None, bad
+
+
+def D(id: str, name: str, content: str | bytes | None, message: str,
+      command: str = "export") -> Case:
+    """A damaged results-tree file: exit 9 naming it, whatever the command reads."""
+    flags = _tree_flags(output="{w}/rep") if command == "report" else _tree_flags()
+    if command == "list":
+        flags = _tree_flags(matrix="{w}/../matrix.yaml")
+    return Case(id, {}, command, "", flags, 9, message, setup=_damage(name, content),
+                tree=True)
+
+
+RESULTS_FILES = [
+    D("figures-a-list-of-numbers", "figures.json", "[1, 2, 3]",
+      r"figures\.json: damaged: .*expected a JSON object"),
+    D("figures-a-string", "figures.json", '"ok"', r"figures\.json: damaged: .*list"),
+    D("figures-nan", "figures.json", '[{"algorithm": "a", "bytes_per_s": NaN}]',
+      r"figures\.json: damaged: .*NaN", command="report"),
+    D("figures-a-folder", "figures.json", None, r"figures\.json"),
+    D("meta-a-list", "meta.json", "[]", r"meta\.json: damaged: .*expected a JSON object"),
+    D("meta-not-utf8", "meta.json", b"\xff\xfe{}", r"meta\.json: damaged: .*not UTF-8",
+      command="report"),
+    D("meta-variant-a-string", "meta.json", '{"status": "complete", "variant": "x"}',
+      r"meta\.json: damaged: .*'variant'"),
+    D("meta-truncated", "meta.json", '{"status": "comp', r"meta\.json: damaged: .*not JSON"),
+    D("build-record-damaged", "build.json", "{", r"build\.json: damaged", command="list"),
+    Case("figures-negative-is-impossible", {}, "export", "", _tree_flags(format="jsonl"), 0,
+         r'"status": "impossible"', setup=_negative_figure, check=_impossible_in_export,
+         tree=True),
+    Case("export-results-typo", {}, "export", "", {"results": "{w}/resluts"}, 9,
+         r"resluts: no results tree here"),
+    Case("export-results-not-a-tree", {"notes/todo.txt": "x"}, "export", "",
+         {"results": "{w}/notes"}, 9, r"notes is not a results tree"),
+]
+
+
 OTHER_FILES = [
     Case("report-does-not-copy-a-linked-secret", {}, "report", "",
          _tree_flags(output="{w}/rep"), 0, r"report: .*/rep/index\.html",
@@ -438,7 +501,7 @@ OTHER_FILES = [
          check=lambda w, out: corpus_long_messages_are_clipped(out)),
 ]
 
-CORPUS = MATRICES + PASTED + COMMAND_LINE + OUTPUTS + OTHER_FILES
+CORPUS = MATRICES + PASTED + COMMAND_LINE + OUTPUTS + RESULTS_FILES + OTHER_FILES
 
 
 def _fill(value: Any, work: Path) -> Any:

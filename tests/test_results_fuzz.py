@@ -1,5 +1,6 @@
 """Damaged and hostile results trees: whatever happened to the files of a results tree (a
-crash, a disk error, a hand edit, an attacker), ``export`` and ``report`` answer with the
+crash, a disk error, a hand edit, an attacker), ``export``, ``report`` and ``list`` (which
+reads the build records) answer with the
 results or with exit 9 naming the file — never a traceback, never ``Infinity``/``NaN`` in
 an export, never a page an attribute can be injected into.
 
@@ -58,6 +59,7 @@ def template(fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         tree = make_tree(fake_matrix, tmp_path, rounds=1)
         keep = Path(tempfile.mkdtemp(prefix="results-fuzz-"))
         shutil.copytree(tree.root, keep / "results")
+        shutil.copy(fake_matrix, keep / "matrix.yaml")
         _TEMPLATE["tree"] = keep / "results"
     return _TEMPLATE["tree"]
 
@@ -129,7 +131,7 @@ def _strict(line: str) -> Any:
     return json.loads(line, parse_constant=refuse)
 
 
-@settings(max_examples=60, deadline=None,
+@settings(max_examples=100, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                  HealthCheck.data_too_large])
 @given(data=st.data())
@@ -142,8 +144,10 @@ def test_no_damaged_results_tree_reaches_the_user_as_a_traceback(
         shutil.copytree(template, root)
         apply(root, steps)
         before = snapshot(root)
+        matrix = str(template.parent / "matrix.yaml")  # the build records, through list
         for command, flags in (("export", {"format": "jsonl"}), ("export", {}),
-                               ("report", {"output": str(work / "rep")})):
+                               ("report", {"output": str(work / "rep")}),
+                               ("list", {"matrix": matrix, "json": True})):
             code, out, err = run(command, results=str(root), **flags)
             text = err + out
             assert "Traceback" not in text
