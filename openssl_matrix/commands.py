@@ -363,7 +363,7 @@ def cmd_export(*, target: str, matrix: str, results: str, format: str,
     fmt = format or "csv"
     if fmt not in ("csv", "jsonl"):
         raise UsageError(f"--format {fmt!r} is not one of csv, jsonl")
-    dest = check_output_file(output) if output else None
+    dest = check_output_file(output, _tree(results).root) if output else None
     text = render(_tree(results), fmt)
     if dest is not None:
         atomic_write(dest, text)

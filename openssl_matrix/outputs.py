@@ -117,13 +117,22 @@ def swap_in(new: Path, out: Path) -> None:
     shutil.rmtree(new)
 
 
-def check_output_file(path: str) -> Path | None:
+def check_output_file(path: str, tree_root: Path | None = None) -> Path | None:
     """An ``--output FILE`` target: None for ``-`` (standard output), else the path after
-    checking it is a new name or a regular file (never a device, folder, FIFO or link)."""
+    checking it is a new name or a regular file (never a device, folder, FIFO or link),
+    and, inside the results tree ``tree_root``, only a file at its top level (where
+    ``results/export.csv`` goes), never in its run or build folders."""
     if path == "-":
         return None
     p = Path(path)
     shown = clip(path, 200)
+    if tree_root is not None:
+        root = Path(os.path.realpath(tree_root))
+        parent = Path(os.path.realpath(p.parent))
+        if parent.is_relative_to(root) and (parent != root or p.name.startswith(".")):
+            raise UsageError(f"--output {shown} would write into the results tree's own "
+                             "folders or files", hint=f"write it beside them, e.g. "
+                             f"{tree_root}/export.csv, or outside the tree")
     try:
         st = os.lstat(p)
     except FileNotFoundError:
