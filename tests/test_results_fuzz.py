@@ -48,7 +48,8 @@ _TEMPLATE: dict[str, Path] = {}
 
 
 @pytest.fixture
-def template(fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def template(fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+             tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One real results tree per test session, copied for every example. Charts are left
     out (they draw the medians, read no file, and take most of a report's time)."""
     import openssl_matrix.report as report
@@ -57,7 +58,7 @@ def template(fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(report, "size_chart", lambda *a, **k: False)
     if "tree" not in _TEMPLATE:
         tree = make_tree(fake_matrix, tmp_path, rounds=1)
-        keep = Path(tempfile.mkdtemp(prefix="results-fuzz-"))
+        keep = tmp_path_factory.mktemp("results-fuzz")
         shutil.copytree(tree.root, keep / "results")
         shutil.copy(fake_matrix, keep / "matrix.yaml")
         _TEMPLATE["tree"] = keep / "results"
