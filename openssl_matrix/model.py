@@ -241,7 +241,7 @@ class Matrix:
             if s.name == wanted:
                 return s
         raise ConfigError(
-            f"{self.path}: no suite named {clip(wanted)}",
+            f"{self.path}: no suite named {wanted!r}",
             hint=_choices_hint(wanted, [s.name for s in self.suites]),
         )
 
@@ -250,7 +250,7 @@ class Matrix:
             if p.name == name:
                 return p
         raise ConfigError(
-            f"{self.path}: no CPU profile named {clip(name)}",
+            f"{self.path}: no CPU profile named {name!r}",
             hint=_choices_hint(name, ["auto", *(p.name for p in self.profiles)]),
         )
 
@@ -277,7 +277,7 @@ class Matrix:
         chosen = [v for v in everything if v.id in wanted]
         if not chosen:
             raise ConfigError(
-                f"--only {clip(only)} matches no variant of {self.path}",
+                f"--only {only!r} matches no variant of {self.path}",
                 hint="`invoke matrix list --all` shows every variant id; patterns are fnmatch "
                 "style, e.g. --only '1.1.1w-*' or --only '*-no-asm-*'",
             )
@@ -288,7 +288,7 @@ def _choices_hint(wanted: str, choices: Sequence[str]) -> str:
     close = difflib.get_close_matches(wanted, choices, n=1)
     listing = ", ".join(choices) if choices else "(none defined)"
     if close:
-        return f"perhaps you meant {clip(close[0])}? Defined: {listing}"
+        return f"perhaps you meant {close[0]!r}? Defined: {listing}"
     return f"defined: {listing}"
 
 
@@ -351,7 +351,7 @@ class _Ctx:
                 raise self.fail(keypath, f"key {clip(key)} must be a string (quote it in YAML)")
             if key not in allowed:
                 close = difflib.get_close_matches(key, allowed, n=1)
-                hint = f"perhaps you meant {clip(close[0])}?" if close else None
+                hint = f"perhaps you meant {close[0]!r}?" if close else None
                 allowed_list = ", ".join(allowed)
                 raise self.fail(
                     _join(keypath, key),
@@ -384,7 +384,8 @@ class _Ctx:
             return ()
         if isinstance(value, str):
             raise self.fail(keypath, "expected a list of strings, got a single string",
-                            hint=f"write it as a list: [{value}]")
+                            hint=f"write it as a list: [{value[:60]}"
+                            + ("…]" if len(value) > 60 else "]"))
         if not isinstance(value, list):
             raise self.fail(keypath, f"expected a list, got {_kind(value)}")
         return tuple(self.token(v, f"{keypath}[{i}]") for i, v in enumerate(value))
@@ -563,7 +564,7 @@ def build_matrix(data: Any, ctx: _Ctx, *,
         cpu = rule.get("cpu")
         if cpu is not None:
             if cpu not in by_profile:
-                raise ctx.fail(f"{kp}.cpu", f"no CPU profile named {clip(cpu)}",
+                raise ctx.fail(f"{kp}.cpu", f"no CPU profile named {cpu!r}",
                                hint=_choices_hint(cpu, list(by_profile)))
             if march == "default" and by_profile[cpu].march:
                 march = str(by_profile[cpu].march)
@@ -585,7 +586,7 @@ def build_matrix(data: Any, ctx: _Ctx, *,
                          tuple(cell["configure"]), cell_patches, cell_engines)
         if vid in seen:
             raise ctx.fail(cell["where"] if cell["where"] != "axes" else "axes",
-                           f"two cells have the same variant id {clip(vid)} "
+                           f"two cells have the same variant id {vid!r} "
                            f"(also from {seen[vid]})",
                            hint="remove the duplicate include rule")
         seen[vid] = cell["where"]
@@ -625,7 +626,7 @@ def build_matrix(data: Any, ctx: _Ctx, *,
     default_suite = ctx.string(top.get("default_suite", suites[0].name if suites else ""),
                                "default_suite")
     if default_suite not in {s.name for s in suites}:
-        raise ctx.fail("default_suite", f"no suite named {clip(default_suite)}",
+        raise ctx.fail("default_suite", f"no suite named {default_suite!r}",
                        hint=_choices_hint(default_suite, [s.name for s in suites]))
     base = ctx.path.parent
     sources_dirs = tuple(base / s for s in ctx.strings(top.get("sources_dirs"), "sources_dirs"))
@@ -665,7 +666,7 @@ def _names(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...]:
     names = ctx.tokens(value, keypath)
     for i, n in enumerate(names):
         if not NAME.match(n):
-            raise ctx.fail(f"{keypath}[{i}]", f"{clip(n)} is not a patch name")
+            raise ctx.fail(f"{keypath}[{i}]", f"{n!r} is not a patch name")
     return names
 
 
@@ -673,7 +674,7 @@ def _build_engines(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...]:
     engines = ctx.tokens(value, keypath)
     for i, e in enumerate(engines):
         if e not in ENGINES:
-            raise ctx.fail(f"{keypath}[{i}]", f"{clip(e)} is not an engine this tool builds "
+            raise ctx.fail(f"{keypath}[{i}]", f"{e!r} is not an engine this tool builds "
                            f"({', '.join(ENGINES)})", hint=_choices_hint(e, list(ENGINES)))
     return engines
 
@@ -721,7 +722,7 @@ def _resolve_base_image(ctx: _Ctx, cell: Mapping[str, Any], spec: VersionSpec,
                 return generic
             twin = i386_name(generic)
             if twin is None:
-                raise ctx.fail(keypath, f"{clip(generic)} is not an official-library image, so "
+                raise ctx.fail(keypath, f"{generic!r} is not an official-library image, so "
                                "its i386 twin is unknown",
                                hint=f"give both: base_image: {{x86_64: {generic}, "
                                "i386: IMAGE}")
@@ -765,7 +766,7 @@ def _apply_default_selection(ctx: _Ctx, value: Any, variants: list[Variant],
     out = []
     for i, pat in enumerate(patterns):
         if not any(fnmatch.fnmatchcase(v.id, pat) for v in variants):
-            raise ctx.fail(f"default_variants[{i}]", f"{clip(pat)} matches no variant",
+            raise ctx.fail(f"default_variants[{i}]", f"{pat!r} matches no variant",
                            hint="`invoke matrix list` shows the variant ids")
     for v in variants:
         default = any(fnmatch.fnmatchcase(v.id, p) for p in patterns)
@@ -777,7 +778,7 @@ def _apply_default_selection(ctx: _Ctx, value: Any, variants: list[Variant],
 
 def _check_image(ctx: _Ctx, image: str, keypath: str) -> None:
     if not re.match(r"^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9._-]+)?(@sha256:[0-9a-f]{64})?$", image):
-        raise ctx.fail(keypath, f"{clip(image)} is not a Docker image reference")
+        raise ctx.fail(keypath, f"{image!r} is not a Docker image reference")
 
 
 def _load_versions(ctx: _Ctx, value: Any,
@@ -790,7 +791,7 @@ def _load_versions(ctx: _Ctx, value: Any,
     for name, body in versions.items():
         kp = f"versions.{name}"
         if not VERSION.match(name):
-            raise ctx.fail(kp, f"{clip(name)} is not an OpenSSL version such as 1.1.1w or 3.0.20")
+            raise ctx.fail(kp, f"{name!r} is not an OpenSSL version such as 1.1.1w or 3.0.20")
         entry = ctx.mapping(body, kp)
         ctx.keys(entry, VERSION_KEYS, kp)
         sha, urls = ctx.source_pin(entry, kp)
@@ -815,10 +816,10 @@ def _axis(ctx: _Ctx, value: Any, keypath: str, allowed: Sequence[str] | None) ->
         kp = f"{keypath}[{i}]"
         text = ctx.token(item, kp)
         if allowed is not None and text not in allowed:
-            raise ctx.fail(kp, f"{clip(text)} is not one of {', '.join(allowed)}",
+            raise ctx.fail(kp, f"{text!r} is not one of {', '.join(allowed)}",
                            hint=_choices_hint(text, list(allowed)))
         if text in out:
-            raise ctx.fail(kp, f"{clip(text)} is listed twice")
+            raise ctx.fail(kp, f"{text!r} is listed twice")
         out.append(text)
     return out
 
@@ -858,7 +859,7 @@ def _rules(ctx: _Ctx, value: Any, keypath: str, by_version: Mapping[str, Version
             if "version" not in clean:
                 raise ctx.fail(kp, "an include rule needs a 'version'")
             if clean["version"] not in by_version:
-                raise ctx.fail(f"{kp}.version", f"{clip(clean['version'])} is not declared under "
+                raise ctx.fail(f"{kp}.version", f"{clean['version']!r} is not declared under "
                                "'versions'", hint=_choices_hint(clean["version"],
                                                                 list(by_version)))
             if clean.get("asm", "asm") not in ASM_VALUES:
@@ -901,7 +902,7 @@ def _load_profiles(ctx: _Ctx, value: Any) -> tuple[Profile, ...]:
         if host is not None:
             host = ctx.string(host, f"{kp}.docker_host")
             if not DOCKER_HOST.match(host):
-                raise ctx.fail(f"{kp}.docker_host", f"{clip(host)} is not a Docker engine address",
+                raise ctx.fail(f"{kp}.docker_host", f"{host!r} is not a Docker engine address",
                                hint="use ssh://user@host, tcp://host:2376, "
                                "unix:///path/docker.sock or context:NAME (a docker context)")
         out.append(Profile(
@@ -950,7 +951,7 @@ def _load_suites(ctx: _Ctx, value: Any) -> tuple[Suite, ...]:
         noise = ctx.number(entry.get("noise_threshold", 0.05), f"{kp}.noise_threshold")
         if noise is None or noise >= 1:
             raise ctx.fail(f"{kp}.noise_threshold", f"expected a fraction such as 0.05 (5 %), "
-                           f"got {clip(entry.get('noise_threshold'))}")
+                           f"got {entry.get('noise_threshold')!r}")
         out.append(Suite(
             name=name,
             description=ctx.string(entry.get("description", ""), f"{kp}.description"),
@@ -975,7 +976,7 @@ def _devices(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...]:
     devices = ctx.tokens(value, keypath)
     for i, dev in enumerate(devices):
         if not DEVICE.match(dev) or ".." in dev.split("/"):
-            raise ctx.fail(f"{keypath}[{i}]", f"{clip(dev)} is not a device path under /dev",
+            raise ctx.fail(f"{keypath}[{i}]", f"{dev!r} is not a device path under /dev",
                            hint="e.g. devices: [/dev/crypto]; the bench container gets it "
                            "only if this host has it")
     return devices
@@ -995,7 +996,7 @@ def _load_masks(ctx: _Ctx, value: Any, keypath: str) -> tuple[Mask, ...]:
                               what="mask name", pattern=NAME)
         cap, disable = ctx.mask_spec(mm, mkp)
         if any(x.name == mname for x in masks):
-            raise ctx.fail(f"{mkp}.name", f"mask {clip(mname)} is listed twice")
+            raise ctx.fail(f"{mkp}.name", f"mask {mname!r} is listed twice")
         masks.append(Mask(mname, cap, disable))
     return tuple(masks)
 
@@ -1006,7 +1007,7 @@ def _paths(ctx: _Ctx, value: Any, keypath: str) -> tuple[bool, bool]:
         return True, True
     if isinstance(value, bool):
         return value, False
-    raise ctx.fail(keypath, f"expected true, false or both, got {clip(value)}",
+    raise ctx.fail(keypath, f"expected true, false or both, got {value!r}",
                    hint="true: the EVP path (-evp); false: the low-level path; both: each")
 
 
@@ -1015,7 +1016,7 @@ def _directions(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...]:
         return ("encrypt", "decrypt")
     if isinstance(value, bool):
         return ("decrypt",) if value else ("encrypt",)
-    raise ctx.fail(keypath, f"expected true, false or both, got {clip(value)}")
+    raise ctx.fail(keypath, f"expected true, false or both, got {value!r}")
 
 
 def _engines(ctx: _Ctx, value: Any, keypath: str) -> tuple[str | None, ...]:
@@ -1031,7 +1032,7 @@ def _engines(ctx: _Ctx, value: Any, keypath: str) -> tuple[str | None, ...]:
                           "or none for the built-in code)")
         engine = None if name == "none" else name
         if engine in out:
-            raise ctx.fail(kp, f"{clip(name)} is listed twice")
+            raise ctx.fail(kp, f"{name!r} is listed twice")
         out.append(engine)
     return tuple(out)
 

@@ -31,7 +31,6 @@ from .model import (
     _Ctx,
     load_yaml_file,
 )
-from .names import clip
 from .outputs import read_regular
 from .yamlload import MAX_BYTES as MAX_YAML_BYTES
 
@@ -266,7 +265,7 @@ def find_spec(name: str, reports_dir: Path) -> Path:
     if candidate.is_file():
         return candidate
     known = sorted(q.stem for q in reports_dir.glob("*.yaml")) if reports_dir.is_dir() else []
-    raise ConfigError(f"no report spec {clip(name)} in {reports_dir}",
+    raise ConfigError(f"no report spec {name!r} in {reports_dir}",
                       hint=_choices_hint(name, known) if known else
                       f"{reports_dir} holds no *.yaml specs; give a path to one")
 
@@ -278,7 +277,7 @@ def build_spec(data: Any, path: Path) -> ReportSpec:
     spec_id = ctx.string(top.get("id", path.stem), "id", pattern=NAME,
                          what="id (lower-case letters, digits, '-', '.', '_')")
     if "id" in top and spec_id != path.stem:
-        raise ctx.fail("id", f"{clip(spec_id)} differs from the file name {clip(path.name)}",
+        raise ctx.fail("id", f"{spec_id!r} differs from the file name {path.name!r}",
                        hint=f"rename the file to {spec_id}.yaml or drop the 'id' key")
     title = ctx.string(_required(ctx, top, "title", ""), "title")
     source = _source(ctx, _required(ctx, top, "source", ""))
@@ -321,14 +320,14 @@ def _source(ctx: _Ctx, value: Any) -> SourceInfo:
     ctx.keys(s, SOURCE_KEYS, "source")
     kind = ctx.string(_required(ctx, s, "kind", "source"), "source.kind")
     if kind not in SOURCE_KINDS:
-        raise ctx.fail("source.kind", f"{clip(kind)} is not one of {', '.join(SOURCE_KINDS)}",
+        raise ctx.fail("source.kind", f"{kind!r} is not one of {', '.join(SOURCE_KINDS)}",
                        hint=_choices_hint(kind, SOURCE_KINDS))
     url = _opt_text(ctx, s.get("url"), "source.url")
     if url is not None and not re.match(r"^(https?|ftp|news|mailto):\S+$", url):
-        raise ctx.fail("source.url", f"{clip(url)} is not a URL")
+        raise ctx.fail("source.url", f"{url!r} is not a URL")
     date = _opt_text(ctx, s.get("date"), "source.date")
     if date is not None and not re.match(r"^\d{4}(-\d{2}(-\d{2})?)?$", date):
-        raise ctx.fail("source.date", f"{clip(date)} is not a date such as 2013-08-27, 2013-08 "
+        raise ctx.fail("source.date", f"{date!r} is not a date such as 2013-08-27, 2013-08 "
                        "or 2013")
     return SourceInfo(kind=kind, where=ctx.string(_required(ctx, s, "where", "source"),
                                                    "source.where"),
@@ -343,7 +342,7 @@ def _named(ctx: _Ctx, value: Any, keypath: str) -> dict[str, Any]:
         raise ctx.fail(keypath, "declare at least one entry")
     for name in entries:
         if not NAME.match(name):
-            raise ctx.fail(f"{keypath}.{name}", f"{clip(name)}: names are lower-case letters, "
+            raise ctx.fail(f"{keypath}.{name}", f"{name!r}: names are lower-case letters, "
                            "digits, '-', '.', '_'")
     return entries
 
@@ -356,7 +355,7 @@ def _machines(ctx: _Ctx, value: Any) -> dict[str, Machine]:
         ctx.keys(m, MACHINE_KEYS, kp)
         arch = ctx.string(m.get("arch", "x86_64"), f"{kp}.arch")
         if arch not in ARCHES:
-            raise ctx.fail(f"{kp}.arch", f"{clip(arch)} is not one of {', '.join(ARCHES)}",
+            raise ctx.fail(f"{kp}.arch", f"{arch!r} is not one of {', '.join(ARCHES)}",
                            hint=_choices_hint(arch, ARCHES))
         out[name] = Machine(
             name=name, cpu=ctx.string(_required(ctx, m, "cpu", kp), f"{kp}.cpu"),
@@ -376,7 +375,7 @@ def _versions(ctx: _Ctx, value: Any) -> dict[str, VersionRef]:
     for name, body in entries.items():
         kp = f"versions.{name}"
         if not VERSION.match(name):
-            raise ctx.fail(kp, f"{clip(name)} is not an OpenSSL version such as 1.0.1e or 3.0.2",
+            raise ctx.fail(kp, f"{name!r} is not an OpenSSL version such as 1.0.1e or 3.0.2",
                            hint="a development snapshot is written like 1.1.0-dev with "
                            "'release: false'")
         v = ctx.mapping(body, kp)
@@ -408,11 +407,11 @@ def _builds(ctx: _Ctx, value: Any, versions: Mapping[str, VersionRef]) -> dict[s
         ctx.keys(b, BUILD_KEYS, kp)
         version = ctx.string(_required(ctx, b, "version", kp), f"{kp}.version")
         if version not in versions:
-            raise ctx.fail(f"{kp}.version", f"{clip(version)} is not declared under 'versions'",
+            raise ctx.fail(f"{kp}.version", f"{version!r} is not declared under 'versions'",
                            hint=_choices_hint(version, list(versions)))
         arch = ctx.string(b.get("arch", "x86_64"), f"{kp}.arch")
         if arch not in ARCHES:
-            raise ctx.fail(f"{kp}.arch", f"{clip(arch)} is not one of {', '.join(ARCHES)}",
+            raise ctx.fail(f"{kp}.arch", f"{arch!r} is not one of {', '.join(ARCHES)}",
                            hint=_choices_hint(arch, ARCHES))
         configure = ctx.tokens(b.get("configure"), f"{kp}.configure")
         if "no-asm" in configure:
@@ -428,17 +427,17 @@ def _builds(ctx: _Ctx, value: Any, versions: Mapping[str, VersionRef]) -> dict[s
 def parse_figure(ctx: _Ctx, value: Any, keypath: str) -> float:
     """A reference figure: a number in 1000s of bytes/s, or text as printed (``1,234.5k``)."""
     if isinstance(value, bool):
-        raise ctx.fail(keypath, f"expected a figure, got {clip(value)}")
+        raise ctx.fail(keypath, f"expected a figure, got {value!r}")
     if isinstance(value, (int, float)):
         if value < 0:
-            raise ctx.fail(keypath, f"a figure cannot be negative ({clip(value)})")
+            raise ctx.fail(keypath, f"a figure cannot be negative ({value!r})")
         return float(value) * 1000.0
     if isinstance(value, str):
         m = _FIGURE.match(value)
         if m:
             number = float(m.group(1).replace(",", ""))
             return number if m.group(2) == "B/s" else number * 1000.0
-    raise ctx.fail(keypath, f"{clip(value)} is not a figure",
+    raise ctx.fail(keypath, f"{value!r} is not a figure",
                    hint="write it as printed, e.g. 305049.90k or '1,086,559.57k' "
                    "(1000s of bytes per second), or '9876.54 B/s'")
 
@@ -458,11 +457,11 @@ def _measurements(ctx: _Ctx, value: Any, machines: Mapping[str, Machine],
             raise ctx.fail(f"{kp}.machine", "is required when the spec has several machines",
                            hint="one of: " + ", ".join(machines))
         if machine not in machines:
-            raise ctx.fail(f"{kp}.machine", f"{clip(machine)} is not declared under 'machines'",
+            raise ctx.fail(f"{kp}.machine", f"{machine!r} is not declared under 'machines'",
                            hint=_choices_hint(machine, list(machines)))
         build = ctx.string(_required(ctx, m, "build", kp), f"{kp}.build")
         if build not in builds:
-            raise ctx.fail(f"{kp}.build", f"{clip(build)} is not declared under 'builds'",
+            raise ctx.fail(f"{kp}.build", f"{build!r} is not declared under 'builds'",
                            hint=_choices_hint(build, list(builds)))
         cap, disable = ctx.mask_spec(m, kp)
         engine = m.get("engine")
@@ -471,7 +470,7 @@ def _measurements(ctx: _Ctx, value: Any, machines: Mapping[str, Machine],
         needs = ctx.tokens(m.get("needs"), f"{kp}.needs")
         for i, need in enumerate(needs):
             if need not in REQUIREMENTS:
-                raise ctx.fail(f"{kp}.needs[{i}]", f"{clip(need)} is not a known requirement "
+                raise ctx.fail(f"{kp}.needs[{i}]", f"{need!r} is not a known requirement "
                                f"({', '.join(REQUIREMENTS)})",
                                hint=_choices_hint(need, REQUIREMENTS))
         elapsed = m.get("elapsed")
@@ -511,7 +510,7 @@ def _measurements(ctx: _Ctx, value: Any, machines: Mapping[str, Machine],
                     {block: parse_figure(ctx, fig, f"{kp}.algorithms.{alg}")}
                 full = f"{name}.{alg}"
                 if full in out:
-                    raise ctx.fail(f"{kp}.algorithms.{alg}", f"{clip(full)} is declared twice")
+                    raise ctx.fail(f"{kp}.algorithms.{alg}", f"{full!r} is declared twice")
                 out[full] = replace(proto, name=full, algorithm=alg, reference=ref,
                                     table=name)
             continue
@@ -525,7 +524,7 @@ def _measurements(ctx: _Ctx, value: Any, machines: Mapping[str, Machine],
             size = _block(ctx, key, f"{kp}.reference")
             reference[size] = parse_figure(ctx, fig, f"{kp}.reference.{key}")
         if name in out:
-            raise ctx.fail(kp, f"{clip(name)} is declared twice (once by a table row)")
+            raise ctx.fail(kp, f"{name!r} is declared twice (once by a table row)")
         out[name] = replace(proto, algorithm=algorithm, reference=reference)
     return out
 
@@ -544,7 +543,7 @@ def _sizes_mapping(ctx: _Ctx, value: Any, keypath: str) -> dict[Any, Any]:
                        "{16: 305049.90k, 8192: 333987.84k}")
     for key in value:
         if isinstance(key, str) and _split_figure(key):
-            raise ctx.fail(keypath, f"{clip(key)} is not a block size: a figure with thousands "
+            raise ctx.fail(keypath, f"{key!r} is not a block size: a figure with thousands "
                            "separators was split at a comma in a {flow: mapping}",
                            hint="quote such figures: {8192: '1,086,559.57k'}")
     return value
@@ -554,7 +553,7 @@ def _block(ctx: _Ctx, key: Any, keypath: str) -> int:
     text = str(key)
     if isinstance(key, bool) or not text.isdigit() or int(text) <= 0:
         raise ctx.fail(keypath if keypath.endswith("block_size") else f"{keypath}.{text}",
-                       f"{clip(text)} is not a block size in bytes",
+                       f"{text!r} is not a block size in bytes",
                        hint="keys are block sizes: 16, 64, 256, 1024, 8192, 16384")
     return int(text)
 
@@ -573,7 +572,7 @@ def _claims(ctx: _Ctx, value: Any, measurements: Mapping[str, Measurement]
                          what="claim id (lower-case letters, digits, '-', '.', '_')")
         kp = f"claims[{i}] ({cid})"
         if cid in seen:
-            raise ctx.fail(f"{kp}.id", f"claim id {clip(cid)} is used twice")
+            raise ctx.fail(f"{kp}.id", f"claim id {cid!r} is used twice")
         seen.add(cid)
         compare = c.get("compare")
         if not isinstance(compare, list) or len(compare) != 2:
@@ -582,18 +581,18 @@ def _claims(ctx: _Ctx, value: Any, measurements: Mapping[str, Measurement]
         names = [ctx.string(x, f"{kp}.compare[{j}]") for j, x in enumerate(compare)]
         for j, n in enumerate(names):
             if n not in measurements:
-                raise ctx.fail(f"{kp}.compare[{j}]", f"{clip(n)} is not declared under "
+                raise ctx.fail(f"{kp}.compare[{j}]", f"{n!r} is not declared under "
                                "'measurements'", hint=_choices_hint(n, list(measurements)))
         if names[0] == names[1]:
             raise ctx.fail(f"{kp}.compare", "compares a measurement with itself")
         expect = ctx.string(_required(ctx, c, "expect", kp), f"{kp}.expect")
         if expect not in EXPECTATIONS:
-            raise ctx.fail(f"{kp}.expect", f"{clip(expect)} is not one of "
+            raise ctx.fail(f"{kp}.expect", f"{expect!r} is not one of "
                            f"{', '.join(EXPECTATIONS)}", hint=_choices_hint(expect, EXPECTATIONS))
         ratio = ctx.number(c.get("ratio"), f"{kp}.ratio")
         if ratio is not None and expect != "ratio":
             raise ctx.fail(f"{kp}.ratio", f"only used with 'expect: ratio' (this claim "
-                           f"expects {clip(expect)})")
+                           f"expects {expect!r})")
         tol_raw = c.get("tolerance")
         tolerance = DEFAULT_TOLERANCE[expect] if tol_raw is None else \
             ctx.number(tol_raw, f"{kp}.tolerance")
@@ -636,7 +635,7 @@ def _measure(ctx: _Ctx, value: Any, measurements: Mapping[str, Measurement]
     names = set(measurements) | {x.table for x in measurements.values() if x.table}
     for i, row in enumerate(rows):
         if row not in names:
-            raise ctx.fail(f"measure.rows[{i}]", f"{clip(row)} is neither a measurement nor a "
+            raise ctx.fail(f"measure.rows[{i}]", f"{row!r} is neither a measurement nor a "
                            "table row", hint=_choices_hint(row, sorted(names)))
     seconds = ctx.posint(m.get("seconds", 1), "measure.seconds", maximum=MAX_SECONDS)
     repeat = ctx.posint(m.get("repeat", 3), "measure.repeat")
