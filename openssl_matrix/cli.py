@@ -261,7 +261,8 @@ def _command(command: str) -> Command:
 
 def dispatch(command: str, target: str, flags: Mapping[str, Any],
              handlers: Mapping[str, Callable[..., int]]) -> None:
-    """Check the command line, run the handler, turn FatalError into an exit."""
+    """Check the command line, run the handler, turn FatalError into an exit; anything
+    else unexpected is the last resort's (crash.py): one line, a crash log, exit 70."""
     try:
         if not command:
             if flags.get("help"):
@@ -301,6 +302,8 @@ def dispatch(command: str, target: str, flags: Mapping[str, Any],
         print("\ninterrupted: finished results are kept; rerun the same command to go on",
               file=sys.stderr)
         raise Exit(code=130) from None
+    except Exit:
+        raise
     except Exception as exc:  # the last resort: one line, the traceback in a crash log
         from .crash import INTERNAL_ERROR, crash_line, write_crash_log
 
