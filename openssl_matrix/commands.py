@@ -19,10 +19,13 @@ from .errors import (
     BuildError,
     DockerUnavailable,
     FatalError,
+    ParseError,
     ProfileMismatch,
     UsageError,
 )
-from .model import Matrix, Variant, load_matrix
+from .model import MAX_BYTES, MAX_REPEAT, Matrix, Variant, load_matrix
+from .names import clip, inside, name_problem, safe_name
+from .outputs import check_output_file, read_regular
 from .patches import endbr32_warning
 from .render import render as render_variant
 from .results import ResultsTree, atomic_write
@@ -35,6 +38,18 @@ def _matrix(path: str) -> Matrix:
 
 def _tree(results: str) -> ResultsTree:
     return ResultsTree(Path(results or "results"))
+
+
+#: A pasted report (`parse`, `import`) larger than this is not one.
+MAX_REPORT_BYTES = 64 * 1024 * 1024
+
+
+def bounded(flag: str, value: Any, low: int, high: int) -> int:
+    """A whole-number flag within [low, high], else UsageError naming the range."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise UsageError(f"{flag} {clip(value, 40)}: expected a whole number from {low} to "
+                         f"{high}")
+    return value
 
 
 def _git_commit() -> str | None:
@@ -123,7 +138,7 @@ def cmd_render(*, target: str, matrix: str, results: str, only: str, output: str
     out = Path(output or "dockerfiles/rendered")
     for v in m.select(only or None, every=all):
         r = render_variant(v)
-        path = out / f"{v.id}.Dockerfile"
+        path = inside(out, out / f"{safe_name(v.id, 'variant id')}.Dockerfile")
         atomic_write(path, r.dockerfile)
         print(path)
     return 0
@@ -152,12 +167,13 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
               force: bool, cpu: str, all: bool = False) -> int:
     from .build import Builder
 
+    n_jobs = bounded("--jobs", jobs or 1, 1, 64)
     m = _matrix(matrix)
     variants = m.select(only or None, every=all)
     backend = _backend_for(m, cpu)
     builder = Builder(m, backend, _tree(results))
     with _terminate_as_interrupt():
-        outcomes = builder.build(variants, jobs=int(jobs or 1), force=force)
+        outcomes = builder.build(variants, jobs=n_jobs, force=force)
     by_id = {v.id: v for v in variants}
     print("\nbuild summary")
     width = max(len(o.variant) for o in outcomes)
@@ -194,8 +210,8 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
     variants = m.select(only)
     names = [n.strip() for n in (suite or "").split(",") if n.strip()] or [""]
     suites = [m.suite(n or None) for n in names]
-    if repeat is not None and int(repeat) < 0:
-        raise UsageError(f"--repeat {repeat}: give a positive number of runs")
+    if repeat:
+        bounded("--repeat", repeat, 1, MAX_REPEAT)
     tree = _tree(results)
     backend = _backend_for(m, cpu)
     tree.lock(wait=wait)
@@ -354,9 +370,10 @@ def cmd_export(*, target: str, matrix: str, results: str, format: str,
     fmt = format or "csv"
     if fmt not in ("csv", "jsonl"):
         raise UsageError(f"--format {fmt!r} is not one of csv, jsonl")
+    dest = check_output_file(output, _tree(results).root) if output else None
     text = render(_tree(results), fmt)
-    if output:
-        atomic_write(Path(output), text)
+    if dest is not None:
+        atomic_write(dest, text)
         log.info(f"wrote {output}")
     else:
         sys.stdout.write(text)
@@ -367,9 +384,9 @@ def cmd_parse(*, target: str, matrix: str, results: str, json: bool) -> int:
     from .parsing import figure_records, parse_report
 
     try:
-        text = Path(target).read_text(encoding="utf-8", errors="replace")
+        text = read_regular(Path(target), MAX_REPORT_BYTES).decode("utf-8", errors="replace")
     except OSError as exc:
-        raise UsageError(f"cannot read {target}: {exc.strerror}") from None
+        raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
     runs = parse_report(text)
     out: list[dict[str, Any]] = []
     for i, run in enumerate(runs, 1):
@@ -427,17 +444,21 @@ def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
     from .clock import now
     from .parsing import figure_records, parse_report
 
-    if not as_ or not re.match(r"^[a-z0-9][a-z0-9._-]*$", as_):
+    if not as_ or not re.match(r"^[a-z0-9][a-z0-9._-]*$", as_) or name_problem(as_):
         raise UsageError("`invoke matrix import FILE` needs --as NAME (lower-case letters, "
-                         "digits, '.', '_', '-')", hint="e.g. --as ivy-bridge-blog-2013")
+                         "digits, '.', '_', '-'" + (f"; got {clip(as_)}" if as_ else "") + ")",
+                         hint="e.g. --as ivy-bridge-blog-2013")
     try:
-        raw = Path(target).read_bytes()
+        raw = read_regular(Path(target), MAX_REPORT_BYTES)
     except OSError as exc:
-        raise UsageError(f"cannot read {target}: {exc.strerror}") from None
+        raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
     text = raw.decode("utf-8", errors="replace")
     runs = parse_report(text)
     if not runs:
         raise UsageError(f"{target}: no `openssl speed` output found in it")
+    for i, run in enumerate(runs, 1):  # every folder name checked before anything is written
+        safe_name(run.header.version or "unknown",
+                  f"{target}: run {i}: the version in its header", error=ParseError)
     tree = _tree(results)
     cpu = f"ref-{as_}"
     tree.lock()
@@ -529,7 +550,8 @@ def cmd_report(*, target: str, matrix: str, results: str, output: str,
 
     tree = _tree(results)
     out = Path(output) if output else tree.root / "_report"
-    summary = build_report(tree, out, block_size=int(block_size or 8192))
+    summary = build_report(tree, out,
+                           block_size=bounded("--block-size", block_size or 8192, 1, MAX_BYTES))
     print(summary.text(), end="")
     return 0
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import records as rec
+from .parsing import STATUS_IMPOSSIBLE, impossible
 from .results import ResultsTree
 
 FIELDS = ("cpu", "variant", "version", "suite", "run", "mask", "ia32cap", "algorithm", "label",
@@ -52,13 +53,26 @@ def records(tree: ResultsTree) -> Iterator[dict[str, Any]]:
             row.update({k: v for k, v in fig.to_json().items() if k in FIELDS})
             if isinstance(row.get("guards"), list):
                 row["guards"] = ";".join(row["guards"])
-            yield row
+            yield _finite(row)
+
+
+def _finite(row: dict[str, Any]) -> dict[str, Any]:
+    """An impossible rate (negative, absurd: the reader already refuses non-finite ones)
+    empties the figure and marks it ``impossible``: never a number in an export."""
+    for key in ("bytes_per_s", "ops_per_s"):
+        value = row.get(key)
+        reason = None if value is None else impossible(value)
+        if reason is not None:
+            row.update(bytes_per_s=None, ops_per_s=None, cycles_per_byte=None,
+                       cycles_per_op=None, status=STATUS_IMPOSSIBLE,
+                       detail=f"{key} in figures.json: {reason}")
+    return row
 
 
 def render(tree: ResultsTree, fmt: str) -> str:
     rows = list(records(tree))
     if fmt == "jsonl":
-        return "".join(json.dumps(r, sort_keys=False) + "\n" for r in rows)
+        return "".join(json.dumps(r, sort_keys=False, allow_nan=False) + "\n" for r in rows)
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(FIELDS), lineterminator="\n")
     writer.writeheader()

@@ -21,11 +21,19 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .cpumodel import CORES, Core, core_named, core_of_name
 from .errors import ConfigError
-from .model import ARCHES, NAME, VERSION, _choices_hint, _Ctx
+from .model import (
+    ARCHES,
+    MAX_SECONDS,
+    NAME,
+    VERSION,
+    _choices_hint,
+    _Ctx,
+    load_yaml_file,
+)
+from .outputs import read_regular
+from .yamlload import MAX_BYTES as MAX_YAML_BYTES
 
 SPEC_SCHEMA = 1
 
@@ -251,7 +259,7 @@ def load_spec(path: str | Path) -> ReportSpec:
     """Read and validate a report spec; raise ConfigError naming file and key path."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_regular(p, 4 * MAX_YAML_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{p}: no such report spec",
                           hint="give a path, or the id of a spec in reports/ "
@@ -260,14 +268,7 @@ def load_spec(path: str | Path) -> ReportSpec:
         raise ConfigError(f"{p}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{p}: is not UTF-8 text") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise ConfigError(f"{p}: YAML syntax error{where}: {problem}") from None
-    return build_spec(data, p)
+    return build_spec(load_yaml_file(_Ctx(p), text), p)
 
 
 def find_spec(name: str, reports_dir: Path) -> Path:
@@ -697,7 +698,7 @@ def _measure(ctx: _Ctx, value: Any, measurements: Mapping[str, Measurement]
         if row not in names:
             raise ctx.fail(f"measure.rows[{i}]", f"{row!r} is neither a measurement nor a "
                            "table row", hint=_choices_hint(row, sorted(names)))
-    seconds = ctx.posint(m.get("seconds", 1), "measure.seconds")
+    seconds = ctx.posint(m.get("seconds", 1), "measure.seconds", maximum=MAX_SECONDS)
     repeat = ctx.posint(m.get("repeat", 3), "measure.repeat")
     assert seconds is not None and repeat is not None
     if repeat > 50:
