@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import records as rec
+from .parsing import STATUS_IMPOSSIBLE, impossible
 from .results import ResultsTree
 
 FIELDS = ("cpu", "variant", "version", "suite", "run", "mask", "ia32cap", "algorithm", "label",
@@ -17,7 +18,8 @@ FIELDS = ("cpu", "variant", "version", "suite", "run", "mask", "ia32cap", "algor
           "engine", "path", "direction", "multi", "guards", "clock_hz", "clock_source",
           "cycles_per_byte", "cycles_per_op", "round", "series", "pinning", "loadavg",
           "docker_endpoint", "own_share", "foreign_cores", "steal_cores", "samples", "ci_low",
-          "ci_high", "ci_method")
+          "ci_high", "ci_method", "source")
+
 
 def _series_rows(path: Any, cache: dict[Any, dict[tuple[Any, ...], dict[str, Any]]],
                  ) -> dict[tuple[Any, ...], dict[str, Any]]:
@@ -57,6 +59,9 @@ def records(tree: ResultsTree) -> Iterator[dict[str, Any]]:
             "pinning": (meta.pinning or {}).get("cpuset"),
             "loadavg": (meta.host or {}).get("loadavg_before"),
             "docker_endpoint": (meta.docker or {}).get("endpoint"),
+            # measured here, or a published report's figures stored by `import --as NAME`
+            "source": (f"imported:{run.cpu.removeprefix('ref-')}"
+                       if meta.kind == "reference" else "measured"),
         }
         series_id = meta.series_id
         in_series = _series_rows(rec.series_path(run.path.parent, series_id),
@@ -75,13 +80,26 @@ def records(tree: ResultsTree) -> Iterator[dict[str, Any]]:
                 row["samples"] = 1
             if isinstance(row.get("guards"), list):
                 row["guards"] = ";".join(row["guards"])
-            yield row
+            yield _finite(row)
+
+
+def _finite(row: dict[str, Any]) -> dict[str, Any]:
+    """An impossible rate (negative, absurd: the reader already refuses non-finite ones)
+    empties the figure and marks it ``impossible``: never a number in an export."""
+    for key in ("bytes_per_s", "ops_per_s"):
+        value = row.get(key)
+        reason = None if value is None else impossible(value)
+        if reason is not None:
+            row.update(bytes_per_s=None, ops_per_s=None, cycles_per_byte=None,
+                       cycles_per_op=None, status=STATUS_IMPOSSIBLE,
+                       detail=f"{key} in figures.json: {reason}")
+    return row
 
 
 def render(tree: ResultsTree, fmt: str) -> str:
     rows = list(records(tree))
     if fmt == "jsonl":
-        return "".join(json.dumps(r, sort_keys=False) + "\n" for r in rows)
+        return "".join(json.dumps(r, sort_keys=False, allow_nan=False) + "\n" for r in rows)
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(FIELDS), lineterminator="\n")
     writer.writeheader()

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..algorithms import speed_argument
 from ..errors import FatalError
 from ..model import SUITE_KEYS, Matrix, Variant, variant_id
 from ..reportspec import Measurement, ReportSpec
@@ -78,9 +79,11 @@ Plan = tuple[dict[str, PlannedMeasurement], dict[str, SuiteGroup], dict[str, dic
 
 
 def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostFacts,
-         ) -> Plan:
+         cpu_dir: str | None = None) -> Plan:
     """Decide variant, suite and mask per measurement, or why it cannot be measured.
 
+    ``cpu_dir``: the CPU profile (results folder) measured for; a measurement only claims
+    comparing two machines use is measured only for its own machine's profile.
     Returns (planned per measurement, suite groups by name, variant cells by id).
     """
     blocks = needed_blocks(spec)
@@ -120,6 +123,13 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
             continue
         vid = variant_id(rv.release, "asm" if build.asm else "no-asm", build.arch, "default",
                          build.configure)
+        elsewhere = _other_machines_profile(spec, name, cpu_dir)
+        if elsewhere:  # the variant and mask are kept: its results are looked up there
+            p.variant, p.mask = vid, mask_name(m.ia32cap, m.disable)
+            p.skipped = (f"only claims comparing two machines use it: it is measured for "
+                         f"its machine's profile (`invoke matrix reproduce {spec.id} "
+                         f"--cpu={elsewhere}`)")
+            continue
         cells[vid] = {"version": rv.release, "asm": "asm" if build.asm else "no-asm",
                       "arch": build.arch, "configure": list(build.configure)}
         p.variant = vid
@@ -132,8 +142,9 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
         sizes: set[int] = set()
         for n in names:
             m = spec.measurements[n]
-            if m.algorithm not in algorithms:
-                algorithms.append(m.algorithm)
+            word = speed_argument(m.algorithm, evp)
+            if word not in algorithms:
+                algorithms.append(word)
             mdef = mask_definition(m)
             masks[mdef["name"]] = mdef
             sizes.update(planned[n].blocks)
@@ -157,6 +168,22 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
         for n in names:
             planned[n].suite = sname
     return planned, groups, cells
+
+
+def _other_machines_profile(spec: ReportSpec, name: str, cpu_dir: str | None) -> str | None:
+    """The profile a measurement is for, when only two-machine claims use it and this run
+    is for another profile; else None."""
+    m = spec.measurements[name]
+    profile = spec.machines[m.machine].profile
+    if cpu_dir is None or profile is None or profile == cpu_dir:
+        return None
+    users = [c for c in spec.claims if name in (c.numerator, c.denominator)]
+    if not users or any(spec.measurements[c.numerator].machine ==
+                        spec.measurements[c.denominator].machine for c in users):
+        return None
+    if any(name == r or m.table == r for r in spec.measure.rows):
+        return None
+    return profile
 
 
 def generated_matrix(spec: ReportSpec, env: Environment,

@@ -3,6 +3,7 @@ folder under ``<results>/_reproduce/<id>/<NNNN>/``."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from .judge import (
     Reproduction,
     expectation_text,
 )
+from .resolve import ResolvedVersion
 
 # ----------------------------------------------------------------------------------
 # output
@@ -73,10 +75,12 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
             "tolerance": r.claim.tolerance, "verdict": r.verdict, "reason": r.reason,
             "stand_in": r.stand_in_note, "versions_built": r.versions,
             "unstable_at": r.unstable, "figure_labels": r.labels,
+            "depends_on": r.claim.depends_on, "basis": r.basis, "model": r.model,
             "blocks": [{"block_size": b.block, "reference_ratio": b.reference,
                         "our_ratio": b.ours, "our_ratio_range": b.ours_range,
                         "pairs": b.pairs, "target": b.target, "passed": b.passed,
-                        "stable": b.stable,
+                        "stable": b.stable, "model_their_cpu": b.model_theirs,
+                        "model_here": b.model_here,
                         "reference_meets_claim": b.reference_passes} for b in r.blocks],
         } for r in rep.results],
         "measurements": measurements,
@@ -107,13 +111,7 @@ def render_text(rep: Reproduction) -> str:
                  + (f" @ {mhz / 1000:.2f} GHz" if isinstance(mhz, (int, float)) else "")
                  + f", kernel {rep.host.get('kernel')}; results under {rep.host.get('cpu_dir')}")
     lines.append("  versions:")
-    for name, rv in rep.resolved.items():
-        if rv.release == name:
-            lines.append(f"    {name}: built from its release tarball")
-        elif rv.release:
-            lines.append(f"    {name}: stand-in {rv.release} — {rv.problem}")
-        else:
-            lines.append(f"    {name}: not available — {rv.problem}")
+    lines += version_lines(rep.resolved, found="built from its release tarball")
     lines += ["", "Claims (ratio = first / second measurement; reference vs ours)"]
     marks = {REPRODUCED: "✓", NOT_REPRODUCED: "✕", NOT_TESTABLE: "–"}
     for r in rep.results:
@@ -123,6 +121,9 @@ def render_text(rep: Reproduction) -> str:
         lines.append(f"      {c.numerator} / {c.denominator}, expected {c.expect}")
         if r.reason:
             lines.append(f"      reason: {r.reason}")
+        if r.model:
+            lines.append(f"      {'by the model' if r.basis == 'cpu model' else r.basis}: "
+                         f"{r.model}")
         if r.stand_in_note:
             lines.append(f"      stand-in: {r.stand_in_note}")
         if r.labels:
@@ -146,8 +147,12 @@ def render_text(rep: Reproduction) -> str:
                 mark = "" if b.passed is None else ("✓" if b.passed else "✕")
                 rng = f"{b.pairs} × {b.ours_range[0]:.2f}–{b.ours_range[1]:.2f}" \
                     if b.ours_range and b.pairs > 1 else (f"{b.pairs}" if b.pairs else "")
+                expected = expectation_text(c, b.target)
+                if b.by_model:
+                    expected = (f"model {b.model_here:.2f}× ±15 %" if b.model_here is not None
+                                else "direction")
                 lines.append(f"      {b.block:>6}  {_x(b.reference):>9}  {_x(b.ours):>8}  "
-                             f"{expectation_text(c, b.target):<14} {rng:<18} {mark}")
+                             f"{expected:<14} {rng:<18} {mark}")
     lines += table_grids(rep)
     lines += ["", "Measurements (1000s of bytes/s, median of our runs; c/B = cycles per byte "
               "where both clocks are known)"]
@@ -188,6 +193,21 @@ def render_text(rep: Reproduction) -> str:
     for w in rep.warnings:
         lines.append(f"  warning: {w}")
     return "\n".join(lines) + "\n"
+
+
+def version_lines(resolved: Mapping[str, ResolvedVersion], indent: str = "    ",
+                  found: str | None = None) -> list[str]:
+    """One line per version of the spec: the release itself, its stand-in, or why neither
+    (``found``: what to say of a release that is there; default: built from its tarball)."""
+    lines = []
+    for name, rv in resolved.items():
+        if rv.release == name:
+            lines.append(f"{indent}{name}: {found or rv.origin or 'available'}")
+        elif rv.release:
+            lines.append(f"{indent}{name}: stand-in {rv.release} — {rv.problem}")
+        else:
+            lines.append(f"{indent}{name}: not available — {rv.problem}")
+    return lines
 
 
 def table_grids(rep: Reproduction) -> list[str]:
