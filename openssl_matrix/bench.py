@@ -68,7 +68,9 @@ __all__ = ["SPEED_CPU_SHARES", "SPEED_OPTIONS", "SPEED_WRAPPER", "TREE_LABEL", "
 #: command line's default: the Python API's is 0, no wait).
 DEFAULT_SETTLE = 20.0
 #: Attempts per figure at most: planned rounds plus re-measurements of contended figures
-#: and extra rounds for figures whose interval is too wide (never fewer than rounds + 2).
+#: and extra rounds for figures whose interval is too wide (a single-round bench
+#: re-measures a contended figure at most twice). The command line's default; the
+#: Python API's ``max_attempts`` is 0: the planned rounds only, each figure judged.
 MAX_ATTEMPTS = 6
 
 
@@ -153,7 +155,7 @@ class Bencher:
     def __init__(self, matrix: Matrix, backend: Backend, tree: ResultsTree, *,
                  engine: dict[str, Any], git_commit: str | None,
                  settle: float = 0.0, wait_for_host: bool = True,
-                 max_attempts: int = MAX_ATTEMPTS, take_host_lock: bool = True) -> None:
+                 max_attempts: int = 0, take_host_lock: bool = True) -> None:
         self.matrix = matrix
         self.backend = backend
         self.tree = tree

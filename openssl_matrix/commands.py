@@ -200,7 +200,7 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
 def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, suite: str,
               force: bool, wait: bool, repeat: int | None, fresh: bool = False,
               settle: str | float | None = None, no_wait: bool = False) -> int:
-    from .bench import DEFAULT_SETTLE, Bencher, CellOutcome
+    from .bench import DEFAULT_SETTLE, MAX_ATTEMPTS, Bencher, CellOutcome
     from .hostlock import EngineBusy
     from .records import FINISHED
 
@@ -229,7 +229,7 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
         with _terminate_as_interrupt():
             bencher = Bencher(m, backend, tree, engine=backend.engine_info(),
                               git_commit=_git_commit(), settle=settle_s,
-                              wait_for_host=not no_wait)
+                              wait_for_host=not no_wait, max_attempts=MAX_ATTEMPTS)
             for the_suite in suites:
                 try:
                     outcomes = bencher.bench(variants, the_suite, cpu, force=force,
@@ -252,7 +252,8 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
         the_suite = m.suite(name)
         if len(suites) > 1:
             print(f"\n== suite {name}")
-        _print_bench_summary(outcomes, the_suite.bytes or 8192, the_suite.noise_threshold)
+        _print_bench_summary(outcomes, the_suite.bytes or 8192, the_suite.noise_threshold,
+                             int(repeat) if repeat else the_suite.repeat)
         if error:
             failures.append(f"suite {name}: {error.splitlines()[0]}")
         for o in outcomes:
@@ -276,7 +277,8 @@ def _mbs(value: Any) -> str:
     return f"{value / 1e6:,.1f}" if isinstance(value, (int, float)) else "—"
 
 
-def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05) -> None:
+def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05,
+                         planned: int | None = None) -> None:
     from .bench import summarize_series
     from .guards import CONTENDED
 
@@ -306,7 +308,10 @@ def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05) -
         for w in o.warnings:
             print(f"      warning: {w}")
     if rounds > 1:
-        print(f"\n  over {rounds} interleaved rounds: median ± half-width of the 95 % "
+        more = rounds - planned if planned and rounds > planned else 0
+        print(f"\n  over {planned or rounds} interleaved rounds"
+              + (f" (+{more} for re-measurements and wide intervals)" if more else "")
+              + ": median ± half-width of the 95 % "
               f"interval (t) MB/s, clean samples n, [min–max], coefficient of variation "
               f"(noisy above {noise:.0%}); contended attempts never count")
     rows_all: list[dict[str, Any]] = []

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from openssl_matrix import guards
-from openssl_matrix.bench import Bencher, unwrap_speed
+from openssl_matrix.bench import MAX_ATTEMPTS, Bencher, unwrap_speed
 from openssl_matrix.build import Builder
 from openssl_matrix.export import render as export
 from openssl_matrix.model import load_matrix
@@ -47,7 +47,8 @@ def bench(matrix: Path, tmp_path: Path) -> tuple[Bencher, FakeBackend]:  # noqa:
     backend = FakeBackend(responder)
     tree = ResultsTree(tmp_path / "results")
     Builder(m, backend, tree, workdir=tmp_path / "work").build(list(m.variants))
-    return Bencher(m, backend, tree, engine=backend.engine_info(), git_commit=None), backend
+    return Bencher(m, backend, tree, engine=backend.engine_info(), git_commit=None,
+                   max_attempts=MAX_ATTEMPTS), backend
 
 
 def test_contended_figures_are_kept_remeasured_and_never_reported_ok(
