@@ -187,3 +187,13 @@ def test_settle_reads_the_host_and_names_why_it_waits() -> None:
     q = hostacct.quiet_between(before, after)
     assert not q.quiet and q.reason() == "10 runnable task(s), 2.0 core(s) busy"
     assert hostacct.quiet_between(before, before).quiet  # nothing happened: quiet
+
+
+def test_a_quiet_run_is_clean() -> None:
+    """A speed run of the quiet-window main job: its own core, nothing else busy."""
+    speed_stderr, _, acct, elapsed = run("quiet-aes-256-cbc")
+    assert acct.own_share is not None and acct.own_share >= hostacct.OWN_SHARE_MIN
+    assert acct.foreign_cores <= hostacct.FOREIGN_CORES_MAX
+    assert hostacct.contention_reasons(acct) == []
+    assert guards.contended_findings("native--aes-256-cbc", acct) == []
+    assert elapsed == pytest.approx(1.0, abs=0.05) and "+R:" in speed_stderr
