@@ -70,10 +70,16 @@ def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = 
     m = _matrix(matrix)
     tree = _tree(results)
     from .results import read_json
+    from .sources import read_pins
+    from .sweep import build_status, describe_versions, sha256_status
 
+    pins = read_pins(m.path.with_suffix(".lock"))
     rows = []
-    for v in m.select(only or None, every=all):
+    selected = m.select(only or None, every=all)
+    for v in selected:
         info = v.describe()
+        info["sha256_status"] = sha256_status(v.version.version, v.version.sha256, pins)
+        info["builds_here"] = build_status(v.version.version, v.arch, v.asm)
         info["image"] = None
         info["endbr32"] = None
         info["endbr32_warning"] = None
@@ -107,6 +113,9 @@ def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = 
         elif r["sigill_cpus"] and r["endbr32"] is None:
             print(f"    meant for {', '.join(r['sigill_cpus'])} (no ENDBR32 allowed): the count "
                   "is checked when it is built")
+    print("\nversions (checksum; known to build on this kind of machine, from the release "
+          "sweep in docs/building.md):")
+    print("\n".join(describe_versions(selected, pins)))
     n_default = sum(1 for r in rows if r["default"])
     hidden = len(m.all_variants) - len(rows)
     more = f"; {hidden} more not shown: `invoke matrix list --all`" \
