@@ -2,14 +2,16 @@
 # openssl-matrix: facts about an unpacked OpenSSL source tree, read before it is built.
 #
 #   perl srcfacts.pl check --facts FILE --target T --build-system legacy|unified \
-#        [--optional OPTION]...
+#        [--optional OPTION]... [--require OPTION]...
 #     Run in the tree at the end of the source stage. Checks what the recipe relies on
 #     (the Configure target exists; the build system is the one the recipe drives: the
 #     legacy Makefile.org one, which wants `make depend` and -j1, or the unified
 #     build.info one) and fails with a message saying what to do when it does not hold.
 #     For each --optional Configure option it records whether this release's Configure
 #     knows it; unknown ones are dropped by `configure` (e.g. `no-tests`, which early
-#     1.1.0 releases refuse with "Unsupported options"). Writes key=value lines to FILE.
+#     1.1.0 releases refuse with "Unsupported options"). Each --require option (an
+#     engine switch, an option the matrix gives) must be known, or the check stops here
+#     with a message naming it. Writes key=value lines to FILE.
 #
 #   perl srcfacts.pl configure --facts FILE -- perl ./Configure ARGS...
 #     Runs the Configure command without the options FILE says to drop, saying so, and
@@ -68,7 +70,8 @@ sub configure_list {
     return undef unless $configure =~ /^my \Q$sigil$name\E\s*=\s*\((.*?)^\s*\);/ms;
     my $body = $1;
     $body =~ s/#[^\n]*//g;
-    my @entries = ($body =~ /"([^"]*)"/g);
+    # a hash's keys only ("hw-padlock" => "padlockeng": the old name is the known one)
+    my @entries = $sigil eq '%' ? ($body =~ /"([^"]*)"\s*=>/g) : ($body =~ /"([^"]*)"/g);
     return \@entries;
 }
 
@@ -103,13 +106,14 @@ sub knows {
 sub check {
     my @args = @_;
     my ($facts, $target, $system);
-    my @optional;
+    my (@optional, @required);
     while (@args) {
         my $a = shift @args;
         if ($a eq '--facts') { $facts = shift @args; }
         elsif ($a eq '--target') { $target = shift @args; }
         elsif ($a eq '--build-system') { $system = shift @args; }
         elsif ($a eq '--optional') { push(@optional, shift @args); }
+        elsif ($a eq '--require') { push(@required, shift @args); }
         else { fail("srcfacts.pl check: unknown argument $a"); }
     }
     fail("srcfacts.pl check: --facts FILE is required") unless defined $facts;
@@ -131,6 +135,14 @@ sub check {
                  . "its name says? (linux-x86 exists from 1.1.0, linux-elf in every release)");
         }
         push(@out, "target.$target=yes");
+    }
+    foreach my $option (@required) {
+        if (!knows($option)) {
+            fail("this release's Configure does not know '$option' (Configure would stop "
+                 . "with \"Unsupported options\"): leave it out of the matrix for this "
+                 . "version (its configure list or engines)");
+        }
+        push(@out, "option.$option=known");
     }
     my @drop;
     foreach my $option (@optional) {

@@ -61,6 +61,9 @@ class Recipe:
     #: the build system the steps drive, checked against the tree in the source stage:
     #: ``legacy`` (Makefile.org: make depend, -j1) or ``unified`` (build.info)
     build_system: str = "unified"
+    #: options that must be known to the release's Configure (engine switches, the
+    #: matrix's own no-/enable- options): checked in the source stage
+    required: tuple[str, ...] = ()
 
     @property
     def target(self) -> str:
@@ -72,6 +75,8 @@ class Recipe:
                "--build-system", self.build_system]
         for option in self.optional:
             out += ["--optional", option]
+        for option in self.required:
+            out += ["--require", option]
         return tuple(out)
 
     def configure_command(self, facts: str) -> tuple[str, ...]:
@@ -159,8 +164,11 @@ def recipe(variant: Variant) -> Recipe:
     # The build system follows the series (Makefile.org in every 0.9.8-1.0.2 release
     # swept: 0.9.8y, 1.0.1k, 1.0.1s, 1.0.2, 1.0.2k, 1.0.2u; build.info from 1.1.0g on);
     # the source stage checks it per release and stops with a message if it differs.
+    # engine switches and the matrix's own options must exist in this release's Configure
+    required = tuple(o for o in (*engine_options(variant), *variant.configure)
+                     if o.startswith(("no-", "enable-", "disable-")))
     return Recipe(configure=configure, pre_make=tuple(pre_make), install=install,
-                  parallel_make=era >= (1, 1), optional=tuple(optional),
+                  parallel_make=era >= (1, 1), optional=tuple(optional), required=required,
                   build_system="unified" if era >= (1, 1) else "legacy")
 
 

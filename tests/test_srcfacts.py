@@ -126,6 +126,17 @@ def test_check_stops_when_the_tree_is_not_what_the_recipe_expects(
     assert message in out.stderr and out.stderr.startswith("openssl-matrix: ")
 
 
+def test_check_stops_on_a_required_option_the_release_lacks(tmp_path: Path) -> None:
+    tree = unified_tree(tmp_path / "t", knows_tests=True)
+    facts = tmp_path / "facts.txt"
+    ok = srcfacts(tree, "check", "--facts", str(facts), "--require", "enable-hw-padlock")
+    assert ok.returncode == 0 and "option.enable-hw-padlock=known" in facts.read_text()
+    out = srcfacts(tree, "check", "--facts", str(facts), "--require", "enable-padlockeng")
+    assert out.returncode == 1
+    assert "does not know 'enable-padlockeng'" in out.stderr
+    assert "leave it out of the matrix for this version" in out.stderr
+
+
 def test_configure_leaves_out_what_the_check_dropped(tmp_path: Path) -> None:
     tree = unified_tree(tmp_path / "t", knows_tests=False)
     facts = tmp_path / "src" / "facts.txt"
@@ -172,6 +183,22 @@ def test_the_source_stage_checks_the_recipe_and_configure_drops_unknown_options(
     r = recipe(old)
     assert r.build_system == "legacy" and r.optional == () and r.target == "linux-elf"
     assert "--optional" not in render(old).dockerfile
+    assert r.required == () and "--require" not in render(old).dockerfile
+
+
+def test_engine_switches_and_matrix_options_are_required_in_the_source(
+        tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml.safe_dump({
+        "defaults": {"base_image": "debian:bookworm"},
+        "versions": {"3.0.20": {"configure": ["no-ssl3", "-DPEDANTIC"]}},
+        "include": [{"version": "3.0.20", "engines": ["padlock"]}],
+        "suites": {"s": {"algorithms": ["md5"]}}}))
+    by_id = {v.id: v for v in load_matrix(path).all_variants}
+    r = recipe(by_id["3.0.20-asm-x86_64-engine-padlock"])
+    assert r.required == ("enable-padlockeng", "no-ssl3")
+    assert '"--require", "enable-padlockeng", "--require", "no-ssl3"]' in \
+        render(by_id["3.0.20-asm-x86_64-engine-padlock"]).dockerfile
 
 
 # --- compat rewrite scripts ----------------------------------------------------------------
