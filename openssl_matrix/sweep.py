@@ -86,7 +86,7 @@ def build_status(version: str, arch: str, asm: bool,
         return "not swept"
     want = "asm" if asm else "no-asm"
     for r in rows:
-        if r.get("arch") == arch and r.get("asm") == want:
+        if r.get("arch") in (arch, "any") and r.get("asm") in (want, "any"):
             if r.get("status") == "built":
                 third = " (third-party tree)" if "third-party" in str(r.get("source")) else ""
                 return f"built {_secs(r.get('seconds'))}{third}"
@@ -177,8 +177,11 @@ class Plan:
 
 def plan_sweep(folder: Path, workdir: Path, *, arches: Iterable[str] = ("x86_64",),
                asms: Iterable[str] = ASMS, only: Iterable[str] = (),
-               cache_dir: Path | None = None) -> Plan:
-    """Write the sweep's matrix (and lock file) for the tarballs in ``folder``."""
+               cache_dir: Path | None = None, declared: Iterable[str] = ()) -> Plan:
+    """Write the sweep's matrix (and lock file) for the tarballs in ``folder``.
+
+    ``declared`` versions (a matrix's) without a tarball in the folder get one "not
+    tried" row each, so the table names every release the matrix offers."""
     import fnmatch
 
     from .sources import KNOWN_SHA256, pin_source, read_pins, sha256_file
@@ -214,6 +217,11 @@ def plan_sweep(folder: Path, workdir: Path, *, arches: Iterable[str] = ("x86_64"
             versions[version] = {}
             sources[version] = "third-party tree, pinned locally" + (f": {note}" if note
                                                                       else "")
+    present = set(find_tarballs(folder))
+    for version in sorted(set(declared) - present, key=version_key):
+        if not only or any(fnmatch.fnmatchcase(version, p) for p in only):
+            skipped.append(Row(version, "any", "any", "not tried",
+                               reason=f"no openssl-{version}.tar.gz in the tarball folder"))
     data = {
         "defaults": {"base_image": "debian:bookworm"},
         "versions": versions,

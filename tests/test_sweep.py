@@ -62,8 +62,13 @@ def test_plan_pins_third_party_trees_in_its_own_lock_and_refuses_fake_official_o
     assert {v.id for v in m.all_variants} == set(plan.variants)
     assert m.sources_dirs == (folder.resolve(),)
     only = sweep.plan_sweep(folder, tmp_path / "work2", only=["3.*"],
-                            cache_dir=tmp_path / "cache")
+                            cache_dir=tmp_path / "cache", declared=["3.9.9", "3.1.8", "1.0.0"])
     assert only.variants == ["3.9.9-asm-x86_64", "3.9.9-no-asm-x86_64"]
+    (absent,) = only.skipped
+    assert (absent.version, absent.arch, absent.status, absent.reason) == (
+        "3.1.8", "any", "not tried", "no openssl-3.1.8.tar.gz in the tarball folder")
+    assert sweep.build_status("3.1.8", "i386", False, {"rows": [vars(absent)]}) == \
+        "not tried: no openssl-3.1.8.tar.gz in the tarball folder"
 
 
 class SweepBackend(FakeBackend):
