@@ -54,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--matrix", type=Path, default=ROOT / "matrix.yaml",
                         help="its versions without a tarball in the folder are tabled as "
                         "not tried (default: the project's matrix.yaml)")
+    parser.add_argument("--third-party", action="store_true",
+                        help="also build trees whose bytes differ from their version's "
+                        "official tarball (pinned in the sweep's own lock; marked)")
     parser.add_argument("--no-speed", action="store_true", help="skip the speed smoke check")
     parser.add_argument("--record", action="store_true",
                         help="store the table in openssl_matrix/sweep-table.json")
@@ -75,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     plan = sweep.plan_sweep(args.tarballs, args.results / "_sweep", arches=arches, asms=asms,
                             only=[p for p in args.only.split(",") if p],
                             declared=declared_versions(args.matrix),
+                            third_party=args.third_party,
                             cache_dir=Path(os.environ["OPENSSL_MATRIX_CACHE"])
                             if os.environ.get("OPENSSL_MATRIX_CACHE") else None)
     print(f"sweep: {len(plan.variants)} variant(s) to build from {args.tarballs} "

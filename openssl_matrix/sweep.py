@@ -177,11 +177,14 @@ class Plan:
 
 def plan_sweep(folder: Path, workdir: Path, *, arches: Iterable[str] = ("x86_64",),
                asms: Iterable[str] = ASMS, only: Iterable[str] = (),
-               cache_dir: Path | None = None, declared: Iterable[str] = ()) -> Plan:
+               cache_dir: Path | None = None, declared: Iterable[str] = (),
+               third_party: bool = False) -> Plan:
     """Write the sweep's matrix (and lock file) for the tarballs in ``folder``.
 
     ``declared`` versions (a matrix's) without a tarball in the folder get one "not
-    tried" row each, so the table names every release the matrix offers."""
+    tried" row each, so the table names every release the matrix offers. A tarball whose
+    bytes differ from its version's official one is left out unless ``third_party``
+    (then it is pinned in the sweep's own lock, and its rows say so)."""
     import fnmatch
 
     from .sources import KNOWN_SHA256, pin_source, read_pins, sha256_file
@@ -201,13 +204,14 @@ def plan_sweep(folder: Path, workdir: Path, *, arches: Iterable[str] = ("x86_64"
         digest = sha256_file(tarball)
         official = KNOWN_SHA256.get(version)
         note = notes.get(version, "")
-        if official is not None and official != digest:
+        if official is not None and official != digest and not third_party:
             skipped += [Row(version, a, s, "not tried", reason=(
                 f"{tarball.name} is not the official tarball (sha256 {digest[:12]}…, "
-                f"official {official[:12]}…)"), source=note or "unknown")
+                f"official {official[:12]}…); --third-party builds it"),
+                source=note or "unknown")
                 for a in arches for s in asms]
             continue
-        if official is not None:
+        if official is not None and official == digest:
             versions[version] = {"sha256": official}
             sources[version] = "official tarball (sha256 checked)" + \
                 (f"; {note}" if note else "")
@@ -215,8 +219,9 @@ def plan_sweep(folder: Path, workdir: Path, *, arches: Iterable[str] = ("x86_64"
             if pins.get(version) != digest:
                 pin_source(version, tarball, lock, cache_dir=cache_dir, force=True)
             versions[version] = {}
-            sources[version] = "third-party tree, pinned locally" + (f": {note}" if note
-                                                                      else "")
+            differs = " (not the official tarball's bytes)" if official else ""
+            sources[version] = f"third-party tree{differs}, pinned locally" + \
+                (f": {note}" if note else "")
     present = set(find_tarballs(folder))
     for version in sorted(set(declared) - present, key=version_key):
         if not only or any(fnmatch.fnmatchcase(version, p) for p in only):
@@ -299,12 +304,14 @@ def run_sweep(plan: Plan, results: Path, *, jobs: int = 1, speed: bool = True,
         from .backend import DockerBackend
 
         backend = DockerBackend()
+    rows = list(plan.skipped)
+    if not plan.variants:
+        return rows
     m = load_matrix(plan.matrix_path, default_urls=default_urls)
     tree = ResultsTree(results)
     wanted = set(plan.variants)
     variants = [v for v in m.all_variants if v.id in wanted]
     builder = Builder(m, backend, tree, workdir=plan.matrix_path.parent / "work")
-    rows = list(plan.skipped)
     for variant in variants:  # one at a time: a row's seconds are that build's alone
         (outcome,) = builder.build([variant], jobs=jobs)
         version = variant.version.version

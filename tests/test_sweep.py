@@ -55,6 +55,13 @@ def test_plan_pins_third_party_trees_in_its_own_lock_and_refuses_fake_official_o
     assert [(r.version, r.arch, r.status) for r in plan.skipped] == [
         ("1.1.1w", "x86_64", "not tried"), ("1.1.1w", "i386", "not tried")]
     assert "is not the official tarball" in plan.skipped[0].reason
+    assert "--third-party builds it" in plan.skipped[0].reason
+    forced = sweep.plan_sweep(folder, tmp_path / "work3", asms=["asm"], only=["1.1.1w"],
+                              cache_dir=tmp_path / "cache", third_party=True)
+    assert forced.variants == ["1.1.1w-asm-x86_64"] and forced.skipped == []
+    assert forced.sources["1.1.1w"] == \
+        "third-party tree (not the official tarball's bytes), pinned locally"
+    assert "1.1.1w" in read_pins(tmp_path / "work3" / "sweep.lock")
     assert plan.sources["1.1.0g"] == "third-party tree, pinned locally: a copy from somewhere"
     pins = read_pins(tmp_path / "work" / "sweep.lock")
     assert set(pins) == {"1.1.0g", "3.9.9"}
