@@ -8,14 +8,21 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
 import yaml
 
+from openssl_matrix.backend import RunLimits, RunResult
+from openssl_matrix.build import Builder
 from openssl_matrix.model import load_matrix
 from openssl_matrix.patches import PROJECT_PATCHES, PatchError, load_patches
 from openssl_matrix.render import SRCFACTS, TEMPLATES, recipe, render
+from openssl_matrix.results import ResultsTree
+
+from .conftest import make_tarball
+from .fakes import FakeBackend
 
 pytestmark = pytest.mark.skipif(shutil.which("perl") is None, reason="needs perl")
 
@@ -262,3 +269,37 @@ def test_rewrite_scripts_load_as_patches(tmp_path: Path) -> None:
     (d / "orphan.pl").write_text("1;\n")
     with pytest.raises(PatchError, match=r"orphan.pl: has no metadata file orphan.yaml"):
         load_patches([d])
+
+
+class FactsBackend(FakeBackend):
+    """Reports what buildinfo.sh records about the source, as a real image does."""
+
+    def run(self, image: str, command: Sequence[str], *, env: Mapping[str, str] | None = None,
+            limits: RunLimits | None = None) -> RunResult:
+        res = super().run(image, command, env=env, limits=limits)
+        if command[:2] == ["/bin/sh", "-c"] and "openssl-matrix" in command[2]:
+            out = res.stdout + ("==> source-facts.txt\nbuild_system=unified\n"
+                                "option.no-tests=unknown\ndrop=no-tests\n"
+                                "==> compat.txt\nperl-file-glob: Configure: 1\n")
+            return RunResult(command=res.command, env=res.env, stdout=out, stderr="",
+                             exit_code=0, started=res.started, ended=res.ended, seconds=1.0)
+        return res
+
+
+def test_build_record_keeps_the_source_facts_and_compat_changes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
+    sha = make_tarball(tmp_path / "openssl-1.1.0g.tar.gz", "1.1.0g")
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml.safe_dump({
+        "defaults": {"base_image": "debian:bookworm"},
+        "versions": {"1.1.0g": {"sha256": sha,
+                                "urls": [f"file://{tmp_path}/openssl-1.1.0g.tar.gz"]}},
+        "axes": {"asm": ["asm"]},
+        "suites": {"s": {"algorithms": ["md5"]}}}))
+    m = load_matrix(path)
+    (out,) = Builder(m, FactsBackend(), ResultsTree(tmp_path / "r"),
+                     workdir=tmp_path / "w").build(list(m.variants))
+    assert out.record["source_facts"] == {"build_system": "unified",
+                                          "option.no-tests": "unknown", "drop": "no-tests"}
+    assert out.record["compat_changes"] == ["perl-file-glob: Configure: 1"]
