@@ -69,7 +69,7 @@ def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = 
     """The default selection; --all adds the opt-in variants; --only filters."""
     m = _matrix(matrix)
     tree = _tree(results)
-    from .results import read_json
+    from .records import read_latest
     from .sources import read_pins
     from .sweep import build_status, describe_versions, sha256_status
 
@@ -83,11 +83,10 @@ def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = 
         info["image"] = None
         info["endbr32"] = None
         info["endbr32_warning"] = None
-        latest = read_json(tree.root / "_builds" / v.id / "latest.json") \
-            if (tree.root / "_builds" / v.id / "latest.json").exists() else None
-        if isinstance(latest, dict):
-            info["image"] = latest.get("tag")
-            record = tree.build_record(v.id, str(latest.get("digest")))
+        latest = read_latest(tree.root, v.id)
+        if latest is not None:
+            info["image"] = latest.tag
+            record = tree.build_record(v.id, latest.digest)
             if record:
                 info["endbr32"] = record.get("endbr32")
                 info["endbr32_warning"] = _endbr32_warning(v, record)
@@ -194,7 +193,7 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
 def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, suite: str,
               force: bool, wait: bool, repeat: int | None, fresh: bool = False) -> int:
     from .bench import Bencher, CellOutcome
-    from .results import FINISHED
+    from .records import FINISHED
 
     if not cpu:
         raise UsageError("`invoke matrix bench` needs --cpu=PROFILE",
@@ -400,10 +399,10 @@ def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
     """Store a published report's figures in the results tree as reference results."""
     import hashlib
     import re
-    from datetime import datetime, timezone
 
+    from . import records as rec
+    from .clock import now
     from .parsing import figure_records, parse_report
-    from .results import write_json
 
     if not as_ or not re.match(r"^[a-z0-9][a-z0-9._-]*$", as_):
         raise UsageError("`invoke matrix import FILE` needs --as NAME (lower-case letters, "
@@ -425,18 +424,20 @@ def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
             run_dir = tree.new_run_dir(cpu, version, "import")
             atomic_write(run_dir / "raw" / "report.txt", text)
             records = figure_records(run)
-            write_json(run_dir / "figures.json", records)
-            write_json(run_dir / "meta.json", {
-                "status": "complete",
-                "kind": "reference",
-                "source_file": str(Path(target).resolve()),
-                "source_sha256": hashlib.sha256(raw).hexdigest(),
-                "imported": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                "run_in_report": i,
-                "header": {k: getattr(run.header, k) for k in run.header.__dataclass_fields__},
-                "warnings": list(run.warnings),
-                "variant": {"version": run.header.version},
-            })
+            rec.write_figures(run_dir, records)
+            rec.write_meta(run_dir, rec.RunMeta(
+                status="complete",
+                kind="reference",
+                warnings=list(run.warnings),
+                variant={"version": run.header.version},
+                extra={
+                    "source_file": str(Path(target).resolve()),
+                    "source_sha256": hashlib.sha256(raw).hexdigest(),
+                    "imported": now("seconds"),
+                    "run_in_report": i,
+                    "header": {k: getattr(run.header, k)
+                               for k in run.header.__dataclass_fields__},
+                }))
             print(f"{run_dir}: {len(records)} figure(s) from run {i} "
                   f"({run.header.version_line or 'no version header'})")
     finally:

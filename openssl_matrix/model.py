@@ -31,6 +31,7 @@ from .patches import (
     load_patches,
     select_patches,
 )
+from .version import DECLARABLE, series
 
 SCHEMA_VERSION = 1
 IA32CAP_VALUE = re.compile(r"^~?(0x[0-9a-fA-F]+)?(:~?0x[0-9a-fA-F]+)?$")
@@ -41,7 +42,7 @@ IA32CAP_VALUE = re.compile(r"^~?(0x[0-9a-fA-F]+)?(:~?0x[0-9a-fA-F]+)?$")
 # metacharacter is never a legitimate Configure option, -march value or ia32cap mask.
 SAFE_TOKEN = re.compile(r"^[A-Za-z0-9_.,:=+/~@%-]+$")
 NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-VERSION = re.compile(r"^\d+\.\d+\.\d+[a-z]{0,2}(-[a-z0-9]+)?$")
+VERSION = DECLARABLE  # the release numbers a matrix may declare (see version.py)
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 PATTERN = re.compile(r"^[A-Za-z0-9_.,:=+/~@%*?!\[\]-]+$")
 
@@ -72,9 +73,7 @@ class VersionSpec:
     @property
     def series(self) -> tuple[int, int, int]:
         """(major, minor, patch) numbers, e.g. (1, 1, 1) for 1.1.1w."""
-        m = re.match(r"^(\d+)\.(\d+)\.(\d+)", self.version)
-        assert m is not None  # validated on load
-        return int(m.group(1)), int(m.group(2)), int(m.group(3))
+        return series(self.version)  # validated on load
 
 
 @dataclass(frozen=True)
@@ -212,6 +211,15 @@ class Matrix:
     raw: Mapping[str, Any] = field(repr=False, compare=False)
     #: every variant the matrix declares, default or opt-in (``default_variants``)
     all_variants: tuple[Variant, ...] = ()
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any], *, path: str | Path = "<python>",
+                      default_urls: Callable[[str], list[str]] | None = None) -> Matrix:
+        """A matrix built in Python from a document of matrix.yaml's shape, checked
+        exactly as the file would be (errors name ``path``, which is also what the
+        results record as the matrix's path). No YAML is written or read."""
+        data = json.loads(json.dumps(doc))  # a private copy in the types YAML gives
+        return build_matrix(data, _Ctx(Path(path)), default_urls=default_urls)
 
     @property
     def digest(self) -> str:

@@ -42,13 +42,14 @@ from typing import Any
 
 import yaml
 
+from .version import Version
+
 PROJECT_PATCHES = Path(__file__).resolve().parent.parent / "patches"
 #: What a patch's change is: a unified diff, or a perl rewrite script (see above).
 PATCH_SUFFIXES = (".patch", ".pl")
 META_KEYS = ("provides", "description", "why", "versions", "arch", "apply", "strip")
 APPLY_MODES = ("auto", "on-request")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-_VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)([a-z]{0,2})$")
 _COMPARISON = re.compile(r"^(>=|<=|==|>|<)\s*(\d+\.\d+\.\d+[a-z]{0,2})$")
 
 #: -march values of 32-bit x86 CPUs without the multi-byte NOP space (no NOPL, no
@@ -67,12 +68,7 @@ class PatchError(Exception):
 
 def version_key(version: str) -> tuple[int, int, int, str]:
     """Sort key of an OpenSSL release number: 1.0.1 < 1.0.1c < 1.0.1t < 1.0.2."""
-    m = _VERSION.match(version.split("-", 1)[0])
-    if m is None:
-        raise ValueError(f"{version!r} is not an OpenSSL release number")
-    letters = m.group(4)
-    # a two-letter suffix (0.9.8za) sorts after every one-letter suffix (0.9.8z)
-    return int(m.group(1)), int(m.group(2)), int(m.group(3)), f"{len(letters)}{letters}"
+    return Version.parse(version).key
 
 
 def version_matches(version: str, spec: str) -> bool:

@@ -9,10 +9,10 @@ any other status (zero, suspect-time-basis ...) are counted but never averaged i
 ``build_report`` writes one folder that opens from disk without a server:
 
 * ``index.html`` - the tables and charts; every cell links to the raw ``openssl speed``
-  output it came from, every run to its ``meta.json``;
+  output it came from, every run to its meta record;
 * ``data/cells.csv``, ``data/method-table-<bytes>.csv``, ``data/report.json``;
 * ``charts/*.png`` - grouped bars per method table, throughput over block size;
-* ``runs/<cpu>/<variant>/<suite>/<run>/`` - copies of each run's meta.json, figures.json
+* ``runs/<cpu>/<variant>/<suite>/<run>/`` - copies of each run's meta and figures records
   and raw output, so the folder stays traceable when moved;
 * ``reproductions/`` - the latest verdicts of each ``invoke matrix reproduce``.
 
@@ -36,8 +36,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .errors import ResultsError
+from . import records
+from .hostinfo import IA32CAP_BITS, IA32CAP_LABELS
 from .results import ResultsTree, read_json
+from .version import sort_key as version_sort_key
 
 REPRO_DIR = "_reproduce"
 
@@ -48,12 +50,8 @@ REPRO_DIR = "_reproduce"
 USABLE_STATUSES = ("ok", "imprecise", "legacy-path", "noisy", "time-basis")
 
 #: OPENSSL_ia32cap bits this report can name: (word, bit) -> feature.
-CAP_BITS: dict[tuple[int, int], str] = {
-    (0, 57): "AES-NI", (0, 33): "PCLMULQDQ", (0, 41): "SSSE3", (0, 60): "AVX",
-    (0, 62): "RDRAND", (0, 51): "SSE4.2", (0, 25): "SSE", (0, 26): "SSE2",
-    (1, 5): "AVX2", (1, 29): "SHA ext.", (1, 3): "BMI1", (1, 8): "BMI2", (1, 19): "ADX",
-    (1, 16): "AVX512F",
-}
+CAP_BITS: dict[tuple[int, int], str] = {pos: IA32CAP_LABELS[name]
+                                         for name, pos in IA32CAP_BITS.items()}
 
 
 # ----------------------------------------------------------------------------------
@@ -97,13 +95,9 @@ class Observation:
 def observations(tree: ResultsTree) -> list[Observation]:
     """Every symmetric (bytes per second) figure in the tree."""
     out: list[Observation] = []
-    for ref in tree.runs():
+    for ref in records.finished_runs(tree.root):
         meta = ref.meta
-        if meta.get("status") not in ("complete", "partial"):
-            continue
-        figures = read_json(ref.path / "figures.json")
-        if not isinstance(figures, list):
-            continue
+        figures = ref.figures
         variant = meta.get("variant") or {}
         host = meta.get("host") or {}
         commands = {str(i.get("name")): list(i.get("command") or [])
@@ -111,7 +105,7 @@ def observations(tree: ResultsTree) -> list[Observation]:
         suite = meta.get("suite") or {}
         published = meta.get("kind") == "reference"
         for fig in figures:
-            if not isinstance(fig, dict) or fig.get("operation") is not None:
+            if fig.operation is not None:
                 continue
             block = fig.get("block_size")
             if not isinstance(block, int):
@@ -270,14 +264,9 @@ def group_observations(obs: Iterable[Observation]) -> list[Group]:
             g.algorithms.append(o.algorithm)
         g.blocks.add(o.block_size)
         g.cells.setdefault((label, o.algorithm, o.block_size), Cell()).observations.append(o)
-    return [groups[k] for k in sorted(groups, key=lambda k: (k.cpu, _version_key(k.version),
+    return [groups[k] for k in sorted(groups, key=lambda k: (k.cpu, version_sort_key(k.version),
                                                              k.arch, k.march or "",
                                                              k.configure))]
-
-
-def _version_key(version: str) -> tuple[Any, ...]:
-    parts = re.findall(r"\d+|[a-z]+", version)
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts)
 
 
 # ----------------------------------------------------------------------------------
@@ -488,12 +477,12 @@ def _prov(cell: Cell) -> str:
     for i, o in enumerate(sorted(cell.observations, key=lambda o: (o.variant, o.suite, o.run)),
                           1):
         raw = f"{_rel_run(o)}/{o.raw_file}"
-        meta = f"{_rel_run(o)}/meta.json"
+        meta = f"{_rel_run(o)}/{records.META}"
         mark = "" if o.status == "ok" else f" [{o.status}]"
         value = k(o.bytes_per_s)
         links.append(f'<a href="{_e(raw)}" title="{_e(o.variant)} {_e(o.suite)} run '
                      f'{_e(o.run)}: {_e(value)}{_e(mark)}">{i}</a>'
-                     f'<a href="{_e(meta)}" title="meta.json of run {_e(o.run)}">m</a>'
+                     f'<a href="{_e(meta)}" title="{records.META} of run {_e(o.run)}">m</a>'
                      + (f'<span class="{"muted" if o.usable else "bad"}">{_e(mark)}</span>'
                         if mark else ""))
     return '<div class="prov">' + " ".join(links) + "</div>"
@@ -616,7 +605,7 @@ def _copy_run(src: Path, dest: Path) -> list[str]:
     """Copy a run's meta, figures and raw output; return the copied names (relative)."""
     copied: list[str] = []
     dest.mkdir(parents=True, exist_ok=True)
-    for name in ("meta.json", "figures.json"):
+    for name in (records.META, records.FIGURES):
         if (src / name).is_file():
             shutil.copy2(src / name, dest / name)
             copied.append(name)
@@ -632,10 +621,7 @@ def _copy_run(src: Path, dest: Path) -> list[str]:
 
 def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192) -> ReportSummary:
     """Write the report folder ``out`` from the results tree (replacing an older report)."""
-    if not tree.root.is_dir():
-        raise ResultsError(f"{tree.root}: no results tree here",
-                           hint="run `invoke matrix bench --cpu=auto` first, or pass "
-                           "--results DIR")
+    records.require_tree(tree.root)
     obs = observations(tree)
     groups = group_observations(obs)
     out = out.resolve()
@@ -671,7 +657,7 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
         seen.add(o.run_path)
         rel = _rel_run(o)
         files = _copy_run(o.run_path, out / rel)
-        meta = read_json(o.run_path / "meta.json") or {}
+        meta = records.read_meta(o.run_path) or records.RunMeta()
         runs.append({"id": f"{o.cpu}/{o.variant}/{o.suite}/{o.run}", "path": rel,
                      "files": files, "status": meta.get("status"),
                      "forced": bool(meta.get("forced")), "started": meta.get("started"),

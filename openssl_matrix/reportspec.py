@@ -28,10 +28,8 @@ from .model import ARCHES, NAME, VERSION, _choices_hint, _Ctx
 
 SPEC_SCHEMA = 1
 
-#: Block sizes ``openssl speed`` uses without ``-bytes`` (16384 from 1.1.0).
-STANDARD_BLOCKS = (16, 64, 256, 1024, 8192, 16384)
-
-#: What a measurement may need from the machine it runs on; see ``reproduce.requirements``.
+#: What a measurement may need from the machine it runs on (checked by
+#: ``repro.resolve.requirement_problem``).
 REQUIREMENTS = ("aes-ni", "sha-ext", "pclmulqdq", "avx", "avx2", "padlock", "af_alg",
                 "dev-crypto")
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from .patches import version_key
+from .version import Version
 
 #: The recorded table of the last sweep here (written by ``sweep.py --record``).
 TABLE_FILE = Path(__file__).resolve().with_name("sweep-table.json")
@@ -108,7 +108,7 @@ def format_table(rows: Sequence[Row], *, when: str | None = None) -> str:
         "| release | source | arch | asm | result | aes-128-cbc 8192 B (EVP) |",
         "|---|---|---|---|---|---|",
     ]
-    for r in sorted(rows, key=lambda r: (version_key(r.version), ARCHES.index(r.arch)
+    for r in sorted(rows, key=lambda r: (Version.parse(r.version).key, ARCHES.index(r.arch)
                                          if r.arch in ARCHES else 9, r.asm)):
         if r.status == "built":
             result = f"built ({_secs(r.seconds)})"
@@ -137,7 +137,7 @@ def write_table(rows: Sequence[Row], path: Path = TABLE_FILE, *, host: str = "")
                  "smoke-check run each on a shared, busy host, not measurements",
         "swept_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "host": host,
-        "rows": [asdict(r) for r in sorted(rows, key=lambda r: (version_key(r.version),
+        "rows": [asdict(r) for r in sorted(rows, key=lambda r: (Version.parse(r.version).key,
                                                                   r.arch, r.asm))],
     }
     atomic_write(path, json.dumps(document, indent=1) + "\n")
@@ -153,7 +153,7 @@ def find_tarballs(folder: Path) -> dict[str, Path]:
         m = _TARBALL.match(path.name)
         if m and path.is_file():
             found.setdefault(m.group(1), path)
-    return dict(sorted(found.items(), key=lambda kv: version_key(kv[0])))
+    return dict(sorted(found.items(), key=lambda kv: Version.parse(kv[0]).key))
 
 
 def read_notes(folder: Path) -> dict[str, str]:
@@ -223,7 +223,7 @@ def plan_sweep(folder: Path, workdir: Path, *, arches: Iterable[str] = ("x86_64"
             sources[version] = f"third-party tree{differs}, pinned locally" + \
                 (f": {note}" if note else "")
     present = set(find_tarballs(folder))
-    for version in sorted(set(declared) - present, key=version_key):
+    for version in sorted(set(declared) - present, key=lambda v: Version.parse(v).key):
         if not only or any(fnmatch.fnmatchcase(version, p) for p in only):
             skipped.append(Row(version, "any", "any", "not tried",
                                reason=f"no openssl-{version}.tar.gz in the tarball folder"))
@@ -276,7 +276,7 @@ def smoke_speed(backend: Any, tag: str, version: str) -> tuple[float | None, str
     from .parsing import parse_speed
 
     command = ["openssl", "speed", "-elapsed", "-evp", "aes-128-cbc"]
-    if version_key(version) >= version_key("1.1.1"):
+    if Version.parse(version) >= Version.parse("1.1.1"):
         command += ["-seconds", "1", "-bytes", "8192"]
     res = backend.run(tag, command, limits=RunLimits(timeout=300))
     if res.exit_code != 0:
@@ -363,7 +363,7 @@ def describe_versions(variants: Sequence[Any], pins: dict[str, str],
     for v in variants:
         by_version.setdefault(v.version.version, []).append(v)
     lines = []
-    for version in sorted(by_version, key=version_key):
+    for version in sorted(by_version, key=lambda v: Version.parse(v).key):
         vs = by_version[version]
         lines.append(f"  {version:<8} {sha256_status(version, vs[0].version.sha256, pins)}")
         for v in vs:

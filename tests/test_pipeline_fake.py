@@ -45,7 +45,7 @@ def test_build_then_up_to_date(fake_matrix: Path, tmp_path: Path) -> None:
     # one toolchain image + four variants
     assert len(backend.builds) == 5
     tags = {o.variant: o.tag for o in first}
-    assert tags["1.1.1w-asm-x86_64"].startswith("openssl-matrix/1.1.1w-asm-x86_64:")
+    assert str(tags["1.1.1w-asm-x86_64"]).startswith("openssl-matrix/1.1.1w-asm-x86_64:")
     record = json.loads(next((tmp_path / "results/_builds/1.1.1w-asm-x86_64").glob(
         "*/build.json")).read_text())
     assert record["endbr32"] == 0
