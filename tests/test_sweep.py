@@ -120,6 +120,13 @@ def test_run_sweep_builds_with_the_tool_and_tables_the_outcome(
     assert "| x86_64 | asm | built (" in table and "1,188 MB/s" in table
     assert "fails: ***** Unsupported options: no-bogus" in table
     assert "not tried: openssl-1.1.1w.tar.gz is not the official tarball" in table
+    # nothing to build: the table still says what was not tried, and nothing is built
+    empty = sweep.plan_sweep(folder, tmp_path / "r2" / "_sweep", only=["1.1.1w"],
+                             cache_dir=tmp_path / "cache")
+    backend = SweepBackend(responder)
+    assert [r.status for r in sweep.run_sweep(empty, tmp_path / "r2", backend=backend)] == \
+        ["not tried", "not tried"]
+    assert backend.builds == []
 
 
 def test_failure_reason_picks_the_telling_line() -> None:
