@@ -57,6 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--third-party", action="store_true",
                         help="also build trees whose bytes differ from their version's "
                         "official tarball (pinned in the sweep's own lock; marked)")
+    parser.add_argument("--not-tried", metavar="REASON", default="",
+                        help="build nothing: table the selected cells as not tried, for "
+                        "REASON (recorded only where the table has no row for them yet)")
     parser.add_argument("--no-speed", action="store_true", help="skip the speed smoke check")
     parser.add_argument("--record", action="store_true",
                         help="store the table in openssl_matrix/sweep-table.json")
@@ -83,15 +86,15 @@ def main(argv: list[str] | None = None) -> int:
                             if os.environ.get("OPENSSL_MATRIX_CACHE") else None)
     print(f"sweep: {len(plan.variants)} variant(s) to build from {args.tarballs} "
           f"(matrix {plan.matrix_path})", flush=True)
-    rows = sweep.run_sweep(plan, args.results, speed=not args.no_speed)
-    table = sweep.format_table(rows)
-    print(table)
+    if args.not_tried:
+        rows = [*plan.skipped, *sweep.not_tried(plan, args.not_tried)]
+    else:
+        rows = sweep.run_sweep(plan, args.results, speed=not args.no_speed)
+    print(sweep.format_table(rows))
     if args.record:
-        previous = sweep.read_table()
-        keep = [sweep.Row(**r) for r in previous["rows"]
-                if (r["version"], r["arch"], r["asm"]) not in
-                {(x.version, x.arch, x.asm) for x in rows}]
-        sweep.write_table([*keep, *rows], host=socket.gethostname())
+        previous = [sweep.Row(**r) for r in sweep.read_table()["rows"]]
+        sweep.write_table(sweep.merge_rows(previous, rows, keep_tried=bool(args.not_tried)),
+                          host=socket.gethostname())
         print(f"recorded in {sweep.TABLE_FILE}")
     return 1 if any(r.status == "fails" for r in rows) else 0
 

@@ -122,7 +122,8 @@ def format_table(rows: Sequence[Row], *, when: str | None = None) -> str:
                  else (r.speed_note or "—"))
         if r.speed_bytes_per_s and r.load_before is not None:
             speed += f" (load {r.load_before:.1f}→{r.load_after:.1f})"
-        lines.append(f"| {r.version} | {r.source} | {r.arch} | {r.asm} | {result} | {speed} |")
+        lines.append(f"| {r.version} | {r.source or '—'} | {r.arch} | {r.asm} | {result} | "
+                     f"{speed} |")
     if when:
         lines.append("")
         lines.append(f"Swept {when}.")
@@ -239,6 +240,35 @@ def plan_sweep(folder: Path, workdir: Path, *, arches: Iterable[str] = ("x86_64"
         f"{folder.resolve()}\n" + yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     ids = [f"{v}-{s}-{a}" for v in versions for a in arches for s in asms]
     return Plan(matrix_path=matrix_path, variants=ids, skipped=skipped, sources=sources)
+
+
+def not_tried(plan: Plan, reason: str) -> list[Row]:
+    """The planned cells as "not tried" rows (a sweep cut short says what it left)."""
+    rows = []
+    for variant in plan.variants:
+        version, rest = variant.split("-", 1)
+        asm = "no-asm" if rest.startswith("no-asm-") else "asm"
+        arch = rest.removeprefix("no-asm-").removeprefix("asm-")
+        rows.append(Row(version, arch, asm, "not tried", reason=reason,
+                        source=plan.sources.get(version, "")))
+    return rows
+
+
+def merge_rows(previous: Sequence[Row], new: Sequence[Row], *,
+               keep_tried: bool = False) -> list[Row]:
+    """The recorded table updated with ``new`` rows (one row per release × arch × asm).
+
+    With ``keep_tried``, a new "not tried" row never replaces a built or failed one."""
+    def cell(r: Row) -> tuple[str, str, str]:
+        return r.version, r.arch, r.asm
+
+    out = {cell(r): r for r in previous}
+    for r in new:
+        old = out.get(cell(r))
+        if keep_tried and old is not None and old.status != "not tried":
+            continue
+        out[cell(r)] = r
+    return list(out.values())
 
 
 def failure_reason(log_text: str, error: str | None) -> str:

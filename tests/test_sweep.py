@@ -129,6 +129,23 @@ def test_run_sweep_builds_with_the_tool_and_tables_the_outcome(
     assert backend.builds == []
 
 
+def test_not_tried_rows_never_replace_a_tried_cell(tmp_path: Path) -> None:
+    folder = tarballs(tmp_path)
+    plan = sweep.plan_sweep(folder, tmp_path / "w", arches=["i386"], only=["1.1.0g"],
+                            cache_dir=tmp_path / "cache")
+    left = sweep.not_tried(plan, "no time left")
+    assert [(r.version, r.arch, r.asm, r.status, r.reason) for r in left] == [
+        ("1.1.0g", "i386", "asm", "not tried", "no time left"),
+        ("1.1.0g", "i386", "no-asm", "not tried", "no time left")]
+    built = sweep.Row("1.1.0g", "i386", "asm", "built", seconds=300.0)
+    merged = sweep.merge_rows([built], left, keep_tried=True)
+    assert sorted((r.asm, r.status) for r in merged) == [("asm", "built"),
+                                                        ("no-asm", "not tried")]
+    again = sweep.merge_rows(merged, [sweep.Row("1.1.0g", "i386", "asm", "fails",
+                                                reason="x")])
+    assert {r.asm: r.status for r in again} == {"asm": "fails", "no-asm": "not tried"}
+
+
 def test_failure_reason_picks_the_telling_line() -> None:
     log = ("#8 1.0 gcc -c x.c\n#8 2.0 x.c:3: warning: unused\n"
            '#8 2.1 "glob" is not exported by the File::Glob module\n'
