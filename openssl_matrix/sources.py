@@ -184,9 +184,9 @@ def default_urls(version: str) -> list[str]:
     """Mirror URLs for a release, in order of preference.
 
     openssl.org's ``old/<series>/`` folder, the GitHub release asset (tag ``OpenSSL_1_1_1w``
-    before 3.0, ``openssl-3.0.20`` from 3.0), then Debian's pool and its security
-    archive's pool, which carry byte-identical upstream tarballs for the versions its
-    suites still use.
+    before 3.0, ``openssl-3.0.20`` from 3.0), then Debian's pool (and, for 3.x, its
+    security archive's pool), which carry byte-identical upstream tarballs for the
+    versions its suites still use.
     """
     v = _check_version(version)
     major, minor, patch = str(v.major), str(v.minor), str(v.patch)
@@ -198,15 +198,17 @@ def default_urls(version: str) -> list[str]:
         series = f"{major}.{minor}"
     tag = f"OpenSSL_{version.replace('.', '_')}" if int(major) < 3 else f"openssl-{version}"
     name = tarball_name(version)
-    return [
+    urls = [
         f"https://www.openssl.org/source/old/{series}/{name}",
         f"https://github.com/openssl/openssl/releases/download/{tag}/{name}",
         f"http://deb.debian.org/debian/pool/main/o/openssl/openssl_{version}.orig.tar.gz",
-        # Debian's security archive keeps the 3.0.x releases of bookworm's updates
-        # (3.0.18, 3.0.19, 3.0.22 answered there on 2026-11-30)
-        "http://deb.debian.org/debian-security/pool/updates/main/o/openssl/"
-        f"openssl_{version}.orig.tar.gz",
     ]
+    if int(major) >= 3:
+        # Debian's security archive keeps the 3.x releases of its stable suites' updates
+        # (3.0.18, 3.0.19, 3.0.22, 3.5.7 answered there on 2026-11-30)
+        urls.append("http://deb.debian.org/debian-security/pool/updates/main/o/openssl/"
+                    f"openssl_{version}.orig.tar.gz")
+    return urls
 
 
 # --------------------------------------------------------------------------- hashing

@@ -226,10 +226,10 @@ def plan_sweep(folder: Path, workdir: Path, *, arches: Iterable[str] = ("x86_64"
     present = set(find_tarballs(folder))
     for version in sorted(set(declared) - present, key=lambda v: Version.parse(v).key):
         if not only or any(fnmatch.fnmatchcase(version, p) for p in only):
-            note = notes.get(version)
+            why = notes.get(version)
             skipped.append(Row(version, "any", "any", "not tried",
                                reason=f"no openssl-{version}.tar.gz in the tarball folder"
-                               + (f" ({note})" if note else "")))
+                               + (f" ({why})" if why else "")))
     data = {
         "defaults": {"base_image": "debian:bookworm"},
         "versions": versions,
