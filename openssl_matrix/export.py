@@ -15,7 +15,10 @@ FIELDS = ("cpu", "variant", "version", "suite", "run", "mask", "ia32cap", "algor
           "forced", "run_status", "started", "image_id", "tarball_sha256",
           "engine", "path", "direction", "multi", "guards", "clock_hz", "clock_source",
           "cycles_per_byte", "cycles_per_op", "round", "series", "pinning", "loadavg",
-          "docker_endpoint")
+          "docker_endpoint",
+          # pkey/tls suites: the unit of ops_per_s, and what a handshake figure measured
+          "unit", "protocol", "key", "cipher", "group", "tls_pinning", "connections",
+          "wall_s", "server_cpu_s", "client_cpu_s", "bottleneck")
 
 
 def records(tree: ResultsTree) -> Iterator[dict[str, Any]]:

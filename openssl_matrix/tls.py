@@ -552,7 +552,7 @@ def parse_output(stdout: str, plan: TlsPlan) -> tuple[list[dict[str, Any]], list
             "detail": detail, "unit": "connections/s", "protocol": protocol.name,
             "protocol_label": protocol.label, "key": plan.key,
             "cipher": protocol.cipher[plan.key], "group": protocol.group,
-            "pinning": plan.pinning, "server_cpu": out.pinning.get("server"),
+            "tls_pinning": plan.pinning, "server_cpu": out.pinning.get("server"),
             "client_cpu": out.pinning.get("client"), "connections": conns,
             "wall_s": acct.wall_s, "server_cpu_s": acct.server_cpu_s,
             "client_cpu_s": acct.client_cpu_s, "server_busy": acct.server_busy,

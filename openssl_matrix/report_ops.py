@@ -1,0 +1,314 @@
+"""Report tables and charts for figures in operations per second: public-key operations
+(``kind: pkey`` suites) and TLS handshakes (``kind: tls``), by version.
+
+``report.build_report`` calls :func:`write_ops` and puts the HTML it returns into the
+page. One table per (CPU, suite kind, arch): rows are algorithm and operation (for TLS:
+protocol, server key, full handshake or resumption, pinning), columns are the variants in
+version order; a cell is the median of every usable figure over all runs (the statuses of
+report.USABLE_STATUSES), with the range and count, the ratio to the table's first column,
+and one link per run to the raw output it was read from. Higher is better everywhere.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import re
+import shutil
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .results import ResultsTree, read_json
+
+USABLE = ("ok", "imprecise", "legacy-path", "noisy", "time-basis")
+KIND_TITLE = {"pkey": "Public-key operations (operations per second, higher is better)",
+              "tls": "TLS handshakes (connections per second, higher is better)"}
+
+
+@dataclass(frozen=True)
+class OpsObservation:
+    cpu: str
+    variant: str
+    version: str
+    asm: bool
+    arch: str
+    kind: str
+    suite: str
+    run: str
+    run_path: Path
+    invocation: str
+    algorithm: str
+    operation: str
+    row: str
+    value: float | None
+    status: str
+    raw_file: str
+    bottleneck: str | None = None
+    round: int = 1
+
+    @property
+    def usable(self) -> bool:
+        return self.status in USABLE and self.value is not None
+
+    @property
+    def column(self) -> str:
+        return self.version + ("" if self.asm else " no-asm")
+
+
+def _row_label(fig: dict[str, Any], kind: str) -> str:
+    if kind == "tls":
+        op = "full handshake" if fig.get("operation") == "handshake" else "resumption"
+        return (f"{fig.get('protocol_label') or fig.get('protocol')} · {fig.get('key')} · "
+                f"{fig.get('cipher')} · {fig.get('group')} · {op} · {fig.get('tls_pinning')}")
+    return f"{fig.get('algorithm')} {fig.get('operation')}"
+
+
+def ops_observations(tree: ResultsTree) -> list[OpsObservation]:
+    """Every ops-per-second figure of a pkey or tls run in the tree."""
+    out: list[OpsObservation] = []
+    for ref in tree.runs():
+        meta = ref.meta
+        if meta.get("status") not in ("complete", "partial"):
+            continue
+        suite = meta.get("suite") or {}
+        kind = str(suite.get("kind") or "speed")
+        if kind not in ("pkey", "tls"):
+            continue
+        figures = read_json(ref.path / "figures.json")
+        if not isinstance(figures, list):
+            continue
+        variant = meta.get("variant") or {}
+        for fig in figures:
+            if not isinstance(fig, dict) or fig.get("operation") is None:
+                continue
+            value = fig.get("ops_per_s")
+            out.append(OpsObservation(
+                cpu=ref.cpu, variant=ref.variant, version=str(variant.get("version") or "?"),
+                asm=bool(variant.get("asm", True)), arch=str(variant.get("arch") or "?"),
+                kind=kind, suite=ref.suite, run=ref.run, run_path=ref.path,
+                invocation=str(fig.get("invocation") or ""),
+                algorithm=str(fig.get("algorithm")), operation=str(fig.get("operation")),
+                row=_row_label(fig, kind),
+                value=float(value) if isinstance(value, (int, float)) else None,
+                status=str(fig.get("status") or "?"),
+                raw_file=f"raw/{fig.get('invocation')}.stdout",
+                bottleneck=fig.get("bottleneck"), round=int(meta.get("round") or 1)))
+    return out
+
+
+def _version_key(version: str) -> tuple[Any, ...]:
+    parts = re.findall(r"\d+|[a-z]+", version)
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts)
+
+
+@dataclass
+class OpsTable:
+    cpu: str
+    kind: str
+    arch: str
+    rows: list[str] = field(default_factory=list)
+    columns: list[str] = field(default_factory=list)
+    cells: dict[tuple[str, str], list[OpsObservation]] = field(default_factory=dict)
+
+    @property
+    def title(self) -> str:
+        return f"{self.cpu} · {self.arch} · {KIND_TITLE.get(self.kind, self.kind)}"
+
+    @property
+    def slug(self) -> str:
+        return re.sub(r"[^A-Za-z0-9.]+", "-", f"{self.kind}-{self.cpu}-{self.arch}").strip("-")
+
+    def values(self, row: str, column: str) -> list[float]:
+        return [o.value for o in self.cells.get((row, column), [])
+                if o.usable and o.value is not None]
+
+    def median(self, row: str, column: str) -> float | None:
+        vals = self.values(row, column)
+        return statistics.median(vals) if vals else None
+
+    def ratio(self, row: str, column: str) -> tuple[float, float, float] | None:
+        """Median ratio to the first column, with the widest ratio the ranges allow."""
+        if not self.columns or column == self.columns[0]:
+            return None
+        a, b = self.values(row, column), self.values(row, self.columns[0])
+        if not a or not b or min(b) <= 0:
+            return None
+        return (statistics.median(a) / statistics.median(b), min(a) / max(b),
+                max(a) / min(b))
+
+
+def ops_tables(obs: Sequence[OpsObservation]) -> list[OpsTable]:
+    tables: dict[tuple[str, str, str], OpsTable] = {}
+    for o in obs:
+        t = tables.setdefault((o.cpu, o.kind, o.arch), OpsTable(o.cpu, o.kind, o.arch))
+        if o.row not in t.rows:
+            t.rows.append(o.row)
+        if o.column not in t.columns:
+            t.columns.append(o.column)
+        t.cells.setdefault((o.row, o.column), []).append(o)
+    for t in tables.values():
+        t.columns.sort(key=lambda c: (_version_key(c.split()[0]), c))
+        t.rows.sort()
+    return [tables[k] for k in sorted(tables)]
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:,.0f}" if value >= 100 else f"{value:,.1f}"
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _rel(o: OpsObservation) -> str:
+    return f"runs/{o.cpu}/{o.variant}/{o.suite}/{o.run}"
+
+
+def _cell_html(t: OpsTable, row: str, column: str) -> str:
+    obs = t.cells.get((row, column))
+    if not obs:
+        return '<td class="num muted">—</td>'
+    vals = t.values(row, column)
+    med = t.median(row, column)
+    text = _e(_fmt(med)) if med is not None else '<span class="bad">no usable figure</span>'
+    spread = ""
+    if len(vals) > 1:
+        spread = f'<br><span class="muted">{_e(_fmt(min(vals)))}–{_e(_fmt(max(vals)))} ' \
+                 f"n={len(vals)}</span>"
+    ratio = t.ratio(row, column)
+    if ratio is not None:
+        spread += (f'<br><span class="muted">×{ratio[0]:.2f} '
+                   f"[{ratio[1]:.2f}–{ratio[2]:.2f}]</span>")
+    bottleneck = sorted({o.bottleneck for o in obs if o.bottleneck})
+    if bottleneck:
+        spread += f'<br><span class="muted">bottleneck: {_e(", ".join(bottleneck))}</span>'
+    links = []
+    for i, o in enumerate(sorted(obs, key=lambda o: (o.variant, o.run)), 1):
+        mark = "" if o.status == "ok" else f" [{o.status}]"
+        links.append(f'<a href="{_e(_rel(o))}/{_e(o.raw_file)}" title="{_e(o.variant)} run '
+                     f'{_e(o.run)}: {_e(_fmt(o.value))}{_e(mark)}">{i}</a>'
+                     f'<a href="{_e(_rel(o))}/meta.json">m</a>'
+                     + (f'<span class="{"muted" if o.usable else "bad"}">{_e(mark)}</span>'
+                        if mark else ""))
+    return (f'<td class="num">{text}{spread}<div class="prov">{" ".join(links)}</div></td>')
+
+
+def chart(t: OpsTable, path: Path) -> bool:
+    rows = [r for r in t.rows if any(t.median(r, c) for c in t.columns)]
+    if not rows:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(11, max(3.0, 0.42 * len(rows) * max(1, len(t.columns)) / 2 + 1.5)),
+                 dpi=100, layout="constrained")
+    ax = fig.subplots()
+    height = 0.8 / max(1, len(t.columns))
+    for i, c in enumerate(t.columns):
+        ys, xs = [], []
+        for j, r in enumerate(rows):
+            m = t.median(r, c)
+            if m:
+                ys.append(j - 0.4 + height * (i + 0.5))
+                xs.append(m)
+        ax.barh(ys, xs, height=height, label=f"OpenSSL {c}")
+    ax.set_yticks(range(len(rows)), [r if len(r) < 70 else r[:67] + "…" for r in rows],
+                  fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    unit = "connections per second" if t.kind == "tls" else "operations per second"
+    ax.set_xlabel(f"{unit} (median, log scale; higher is better)")
+    ax.set_title(t.title, fontsize=10)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.grid(axis="x", which="both", alpha=0.3)
+    fig.savefig(path)
+    return True
+
+
+CELL_FIELDS = ("cpu", "kind", "arch", "row", "column", "median", "min", "max", "n",
+               "ratio_to_first", "ratio_low", "ratio_high", "not_usable", "runs")
+
+
+def cell_rows(tables: Sequence[OpsTable]) -> list[dict[str, Any]]:
+    out = []
+    for t in tables:
+        for r in t.rows:
+            for c in t.columns:
+                obs = t.cells.get((r, c))
+                if not obs:
+                    continue
+                vals = t.values(r, c)
+                ratio = t.ratio(r, c)
+                out.append({
+                    "cpu": t.cpu, "kind": t.kind, "arch": t.arch, "row": r, "column": c,
+                    "median": t.median(r, c), "min": min(vals) if vals else None,
+                    "max": max(vals) if vals else None, "n": len(vals),
+                    "ratio_to_first": ratio[0] if ratio else None,
+                    "ratio_low": ratio[1] if ratio else None,
+                    "ratio_high": ratio[2] if ratio else None,
+                    "not_usable": len(obs) - len(vals),
+                    "runs": " ".join(sorted({_rel(o) for o in obs}))})
+    return out
+
+
+def _copy_run(src: Path, dest: Path) -> None:
+    if dest.exists():
+        return
+    dest.mkdir(parents=True)
+    for name in ("meta.json", "figures.json"):
+        if (src / name).is_file():
+            shutil.copy2(src / name, dest / name)
+    if (src / "raw").is_dir():
+        shutil.copytree(src / "raw", dest / "raw")
+
+
+def write_ops(tree: ResultsTree, out: Path) -> tuple[str, list[Path], int]:
+    """Tables, charts and data of the ops-per-second figures into the report folder
+    ``out``; returns the HTML section, the charts written and the figure count."""
+    obs = ops_observations(tree)
+    tables = ops_tables(obs)
+    charts: list[Path] = []
+    parts = ['<h2 id="ops">Public-key operations and TLS handshakes</h2>']
+    if not tables:
+        parts.append("<p>No pkey or tls results yet: <code>invoke matrix bench --cpu=auto "
+                     "--suite pkey,tls</code>.</p>")
+        return "\n".join(parts) + "\n", charts, 0
+    parts.append('<p class="muted">Medians over every usable figure of all runs; under each: '
+                 "the range and count, ×ratio to the first column [lowest–highest ratio the "
+                 "ranges allow], for handshakes the side that used more CPU time, and one "
+                 "link per run to its raw output (for handshakes the script's whole output, "
+                 "with the run's key and certificate), <em>m</em> to its metadata. "
+                 'Data: <a href="data/ops-cells.csv">ops-cells.csv</a>.</p>')
+    for o in obs:
+        _copy_run(o.run_path, out / _rel(o))
+    for t in tables:
+        parts.append(f'<h3 id="{_e(t.slug)}">{_e(t.title)}</h3>')
+        parts.append("<table><tr><th>What</th>"
+                     + "".join(f"<th>OpenSSL {_e(c)}</th>" for c in t.columns) + "</tr>")
+        for r in t.rows:
+            parts.append(f"<tr><th>{_e(r)}</th>"
+                         + "".join(_cell_html(t, r, c) for c in t.columns) + "</tr>")
+        parts.append("</table>")
+        path = out / "charts" / f"{t.slug}.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if chart(t, path):
+            charts.append(path)
+            parts.append(f'<figure><img src="charts/{_e(path.name)}" alt="bars: {_e(t.title)}">'
+                         "<figcaption>Medians of the table above, by version; higher is "
+                         "better.</figcaption></figure>")
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(CELL_FIELDS), lineterminator="\n")
+    writer.writeheader()
+    for row in cell_rows(tables):
+        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    (out / "data").mkdir(exist_ok=True)
+    (out / "data" / "ops-cells.csv").write_text(buf.getvalue(), encoding="utf-8")
+    return "\n".join(parts) + "\n", charts, len(obs)
