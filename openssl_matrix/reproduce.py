@@ -40,7 +40,7 @@ from .hostinfo import CpuInfo
 from .model import SUITE_KEYS, Matrix, Variant, load_matrix, variant_id
 from .parsing import canonical_algorithm
 from .report import REPRO_DIR, USABLE_STATUSES
-from .reportspec import Claim, Measurement, ReportSpec, VersionRef
+from .reportspec import OP_BLOCK, Claim, Measurement, ReportSpec, VersionRef
 from .results import ResultsTree, atomic_write, new_numbered_dir, read_json, write_json
 from .sources import KNOWN_SHA256, default_urls, fetch_source_info, read_pins
 
@@ -283,7 +283,7 @@ def needed_blocks(spec: ReportSpec) -> dict[str, tuple[int, ...]]:
             out[name].update(spec.claim_blocks(claim))
     for name, m in spec.measurements.items():
         if not out[name]:
-            out[name].update(m.reference or {8192: 0.0})
+            out[name].update(m.reference or {OP_BLOCK if m.operation else 8192: 0.0})
     return {k: tuple(sorted(v)) for k, v in out.items()}
 
 
@@ -319,7 +319,7 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
     blocks = needed_blocks(spec)
     planned: dict[str, Planned] = {}
     cells: dict[str, dict[str, Any]] = {}
-    grouped: dict[tuple[str, bool, str | None, bool], list[str]] = {}
+    grouped: dict[tuple[str, bool, str | None, bool, bool], list[str]] = {}
     wanted = spec.wanted()
     for name, m in spec.measurements.items():
         p = Planned(name, blocks=blocks[name])
@@ -356,10 +356,11 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
         cells[vid] = {"version": rv.release, "asm": "asm" if build.asm else "no-asm",
                       "arch": build.arch, "configure": list(build.configure)}
         p.variant = vid
-        p.mask = mask_name(m.ia32cap, m.disable)
-        grouped.setdefault((vid, m.evp, m.engine, m.decrypt), []).append(name)
+        p.mask = "default" if m.operation else mask_name(m.ia32cap, m.disable)
+        grouped.setdefault((vid, m.evp, m.engine, m.decrypt, m.operation is not None),
+                           []).append(name)
     groups: dict[str, SuiteGroup] = {}
-    for (vid, evp, engine, decrypt), names in grouped.items():
+    for (vid, evp, engine, decrypt, pk), names in grouped.items():
         algorithms: list[str] = []
         masks: dict[str, dict[str, Any]] = {}
         sizes: set[int] = set()
@@ -375,7 +376,10 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
             "algorithms": algorithms, "evp": evp, "seconds": spec.measure.seconds,
             "masks": sorted(masks.values(), key=lambda d: (d["name"] != "native", d["name"])),
         }
-        if len(sizes) == 1:
+        if pk:  # public-key figures: a pkey suite (no path, masks or block sizes)
+            definition = {"description": definition["description"], "kind": "pkey",
+                          "algorithms": algorithms, "seconds": spec.measure.seconds}
+        elif len(sizes) == 1:
             definition["bytes"] = next(iter(sizes))
         if engine:
             definition["engine"] = engine
@@ -499,6 +503,10 @@ def matching_runs(tree: ResultsTree, cpu_dir: str, variant: str, suite: str,
 def collect(measurement: Measurement, planned: Planned, runs: Sequence[Path]) -> Ours:
     ours = Ours()
     want = canonical_algorithm(measurement.algorithm)
+    if measurement.operation is not None:
+        from .pkey import ALGORITHMS
+
+        want = ALGORITHMS[measurement.algorithm].figure
     for run in runs:
         figures = read_json(run / "figures.json")
         meta = read_json(run / "meta.json")
@@ -508,15 +516,17 @@ def collect(measurement: Measurement, planned: Planned, runs: Sequence[Path]) ->
         for fig in figures:
             if fig.get("mask") != planned.mask or fig.get("algorithm") != want:
                 continue
-            if fig.get("operation") is not None:
+            if fig.get("operation") != measurement.operation:
                 continue
-            if fig.get("direction", "encrypt") != ("decrypt" if measurement.decrypt
-                                                   else "encrypt"):
+            if measurement.operation is None and fig.get("direction", "encrypt") != (
+                    "decrypt" if measurement.decrypt else "encrypt"):
                 continue
             status = str(fig.get("status"))
             ours.statuses[status] = ours.statuses.get(status, 0) + 1
             value = fig.get("bytes_per_s")
             block = fig.get("block_size")
+            if measurement.operation is not None:
+                value, block = fig.get("ops_per_s"), OP_BLOCK
             if status not in USABLE_STATUSES or not isinstance(value, (int, float)) or \
                     not isinstance(block, int):
                 continue
@@ -977,6 +987,8 @@ def render_text(rep: Reproduction) -> str:
             (f" ia32cap={m.ia32cap}" if m.ia32cap else "") + \
             (f" with {'+'.join(m.disable)} off" if m.disable else "") + \
             (f" -engine {m.engine}" if m.engine else "") + (" -decrypt" if m.decrypt else "")
+        if m.operation is not None:
+            what = f"{m.algorithm} {m.operation}"
         built = f"{p.variant}" + (" (stand-in)" if p.stand_in else "") if p.variant else \
             "not measured"
         lines.append(f"  {name}: {what} · {m.build} → {built}")
@@ -997,6 +1009,13 @@ def render_text(rep: Reproduction) -> str:
             if cpb_ref is not None or cpb_ours is not None:
                 cpb = (f"   c/B {cpb_ref:.2f}" if cpb_ref is not None else "   c/B —") + \
                     (f" vs {cpb_ours:.2f}" if cpb_ours is not None else " vs —")
+            if m.operation is not None:
+                ops = (f" ({n} runs, {spread[0]:,.1f}–{spread[1]:,.1f})" if spread and n > 1
+                       else sp)
+                lines.append(f"      {m.operation + '/s':>12}: reference "
+                             f"{'—' if ref is None else f'{ref:,.1f}':>12}   ours "
+                             f"{'—' if mine is None else f'{mine:,.1f}':>12}{ops}")
+                continue
             lines.append(f"      {size:>6} bytes: reference {_k(ref):>16}   ours {_k(mine):>16}"
                          f"{sp}{cpb}")
         if o.runs:

@@ -103,3 +103,41 @@ def test_matrix_refuses_unknown_public_key_names_and_speed_only_keys(tmp_path: P
     bad = base.replace("    kind: pkey\n", "    kind: pkey\n    protocols: [tls1.2]\n", 1)
     with pytest.raises(ConfigError, match=r"only a suite with kind: tls"):
         _load(bad, tmp_path)
+
+
+def test_issue_16221_spec_plans_pkey_suites_and_collects_ops_figures(tmp_path: Path) -> None:
+    """The public-key spec: loading, a pkey suite per variant, figures read by operation."""
+    import json
+
+    from openssl_matrix.hostinfo import parse_cpuinfo
+    from openssl_matrix.reportspec import OP_BLOCK, load_spec
+    from openssl_matrix.reproduce import HostFacts, ResolvedVersion, collect, plan
+
+    from .fakes import CPUINFO_EPYC
+
+    spec = load_spec(ROOT / "reports" / "openssl-issue-16221-p521.yaml")
+    sign = spec.measurements["v111-ecdsa-sign"]
+    assert sign.operation == "sign" and sign.reference == {OP_BLOCK: 1936.3}
+    claim = next(c for c in spec.claims if c.id == "p521-sign-much-slower")
+    assert spec.claim_blocks(claim) == (OP_BLOCK,)
+    resolved = {
+        "1.1.1k": ResolvedVersion("1.1.1k", "1.1.1w", True, "0" * 64, (), None, None),
+        "3.0.0-beta2": ResolvedVersion("3.0.0-beta2", "3.0.20", True, "1" * 64, (), None,
+                                       None)}
+    cpu = parse_cpuinfo(CPUINFO_EPYC.split("==> uname")[0])
+    planned, groups, _ = plan(spec, resolved, HostFacts(cpu, {}, (False, ""), (False, "")))
+    defs = {g.variant: g.definition for g in groups.values()}
+    assert set(defs) == {"1.1.1w-asm-x86_64", "3.0.20-asm-x86_64"}
+    assert defs["1.1.1w-asm-x86_64"]["kind"] == "pkey"
+    assert defs["1.1.1w-asm-x86_64"]["algorithms"] == ["ecdsap521", "ecdhp521"]
+    assert "bytes" not in defs["1.1.1w-asm-x86_64"] and "masks" not in defs["1.1.1w-asm-x86_64"]
+    run = tmp_path / "0001"
+    run.mkdir()
+    (run / "meta.json").write_text(json.dumps({"host": {}}))
+    (run / "figures.json").write_text(json.dumps([
+        {"algorithm": "ecdsa-p521", "operation": "sign", "ops_per_s": 2500.0, "mask": "default",
+         "status": "ok", "block_size": None},
+        {"algorithm": "ecdsa-p521", "operation": "verify", "ops_per_s": 1200.0,
+         "mask": "default", "status": "ok", "block_size": None}]))
+    ours = collect(sign, planned["v111-ecdsa-sign"], [run])
+    assert ours.values(OP_BLOCK) == [2500.0]

@@ -106,6 +106,8 @@ def test_a_resumption_run_that_did_not_resume_is_flagged() -> None:
     records, _, findings = parse_output("\n".join(out), _plan("1.1.1w", "rsa2048", "same-core"))
     assert [(f[0], f[2], f[3]) for f in findings] == [("not-resumed", "tls1.2-rsa2048",
                                                        "resume")]
+    resume = next(r for r in records if r["protocol"] == "tls1.2" and r["operation"] == "resume")
+    assert resume["resumed"] == 0 and resume["full"] == resume["connections"]
 
 
 def test_a_server_that_died_and_a_check_that_negotiated_otherwise_are_flagged() -> None:
