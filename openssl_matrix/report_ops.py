@@ -49,6 +49,8 @@ class OpsObservation:
     raw_file: str
     bottleneck: str | None = None
     round: int = 1
+    short: str = ""
+    """The row's name in charts."""
 
     @property
     def usable(self) -> bool:
@@ -57,6 +59,13 @@ class OpsObservation:
     @property
     def column(self) -> str:
         return self.version + ("" if self.asm else " no-asm")
+
+
+def _short_label(fig: dict[str, Any], kind: str) -> str:
+    if kind == "tls":
+        op = "full" if fig.get("operation") == "handshake" else "resumed"
+        return f"{fig.get('protocol')} {fig.get('key')} {op} {fig.get('tls_pinning')}"
+    return f"{fig.get('algorithm')} {fig.get('operation')}"
 
 
 def _row_label(fig: dict[str, Any], kind: str) -> str:
@@ -92,7 +101,7 @@ def ops_observations(tree: ResultsTree) -> list[OpsObservation]:
                 kind=kind, suite=ref.suite, run=ref.run, run_path=ref.path,
                 invocation=str(fig.get("invocation") or ""),
                 algorithm=str(fig.get("algorithm")), operation=str(fig.get("operation")),
-                row=_row_label(fig, kind),
+                row=_row_label(fig, kind), short=_short_label(fig, kind),
                 value=float(value) if isinstance(value, (int, float)) else None,
                 status=str(fig.get("status") or "?"),
                 raw_file=f"raw/{fig.get('invocation')}.stdout",
@@ -113,6 +122,7 @@ class OpsTable:
     rows: list[str] = field(default_factory=list)
     columns: list[str] = field(default_factory=list)
     cells: dict[tuple[str, str], list[OpsObservation]] = field(default_factory=dict)
+    short: dict[str, str] = field(default_factory=dict)
 
     @property
     def title(self) -> str:
@@ -147,6 +157,7 @@ def ops_tables(obs: Sequence[OpsObservation]) -> list[OpsTable]:
         t = tables.setdefault((o.cpu, o.kind, o.arch), OpsTable(o.cpu, o.kind, o.arch))
         if o.row not in t.rows:
             t.rows.append(o.row)
+            t.short[o.row] = o.short or o.row
         if o.column not in t.columns:
             t.columns.append(o.column)
         t.cells.setdefault((o.row, o.column), []).append(o)
@@ -220,12 +231,13 @@ def chart(t: OpsTable, path: Path) -> bool:
                 ys.append(j - 0.4 + height * (i + 0.5))
                 xs.append(m)
         ax.barh(ys, xs, height=height, label=f"OpenSSL {c}")
-    ax.set_yticks(range(len(rows)), [r if len(r) < 70 else r[:67] + "…" for r in rows],
-                  fontsize=7)
+    ax.set_yticks(range(len(rows)), [t.short.get(r, r) for r in rows], fontsize=8)
     ax.invert_yaxis()
-    ax.set_xscale("log")
-    unit = "connections per second" if t.kind == "tls" else "operations per second"
-    ax.set_xlabel(f"{unit} (median, log scale; higher is better)")
+    if t.kind == "tls":
+        ax.set_xlabel("connections per second (median; higher is better)")
+    else:
+        ax.set_xscale("log")
+        ax.set_xlabel("operations per second (median, log scale; higher is better)")
     ax.set_title(t.title, fontsize=10)
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(axis="x", which="both", alpha=0.3)
