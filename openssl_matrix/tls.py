@@ -104,19 +104,15 @@ def group_server_args(protocol: Protocol, v: Version) -> list[str]:
     return ["-named_curve", "prime256v1"]  # 0.9.8-1.0.1: the server's one ECDH curve
 
 
-def cipher_args(protocol: Protocol, key: str, v: Version) -> list[str]:
+def cipher_args(protocol: Protocol, key: str) -> list[str]:
+    """The server's one cipher: ``-ciphersuites`` for TLS 1.3 (1.1.1+), else ``-cipher``."""
     cipher = protocol.cipher[key]
-    if protocol.tls13:
-        return ["-ciphersuites", cipher]
-    if v >= (1, 1, 1):
-        # 1.1.1+: -cipher is TLS <= 1.2 only; without TLS 1.3 suites none is offered
-        return ["-cipher", cipher]
-    return ["-cipher", cipher]
+    return ["-ciphersuites" if protocol.tls13 else "-cipher", cipher]
 
 
 def server_options(protocol: Protocol, key: str, v: Version) -> list[str]:
     """Everything ``s_server`` gets besides key, certificate and port."""
-    return [protocol.server_flag, *cipher_args(protocol, key, v),
+    return [protocol.server_flag, *cipher_args(protocol, key),
             *group_server_args(protocol, v), "-www"]
 
 
@@ -174,7 +170,6 @@ class TlsPlan:
     seconds: int
     protocols: tuple[str, ...]
     modes: tuple[str, ...]
-    refused: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
