@@ -131,17 +131,17 @@ def client_options(protocol: Protocol, key: str, v: Version) -> list[str]:
     return out
 
 
-def config_text(protocol: Protocol) -> str:
-    """An OPENSSL_CONF for client and server: the one group also for the client (its
-    TLS 1.3 key share: 3.5+ would otherwise also send an ML-KEM share), and a ``req``
-    section for the certificate."""
-    lines = ["openssl_conf = om_init", "", "[om_init]", "ssl_conf = om_ssl", "",
-             "[om_ssl]", "system_default = om_sys", "", "[om_sys]"]
-    if protocol.tls13:
-        lines.append(f"Groups = {protocol.group}")
-    else:
-        lines.append("Groups = P-256")
-    lines += ["", "[req]", "distinguished_name = om_dn", "prompt = no", "", "[om_dn]",
+def config_text(protocol: Protocol, v: Version) -> str:
+    """An OPENSSL_CONF for client and server: a ``req`` section for the certificate and,
+    from 1.1.1 (``system_default`` and its ``Groups`` command), the one group also for the
+    client: its TLS 1.3 key share (3.5+ would otherwise also send an ML-KEM share). Before
+    1.1.1 the config has no ssl part: the server's one curve decides the TLS 1.2 group."""
+    lines: list[str] = []
+    if v >= (1, 1, 1):
+        lines += ["openssl_conf = om_init", "", "[om_init]", "ssl_conf = om_ssl", "",
+                  "[om_ssl]", "system_default = om_sys", "", "[om_sys]",
+                  f"Groups = {protocol.group}", ""]
+    lines += ["[req]", "distinguished_name = om_dn", "prompt = no", "", "[om_dn]",
               "CN = openssl-matrix.invalid", ""]
     return "\n".join(lines)
 
@@ -288,7 +288,7 @@ def script(plan: TlsPlan) -> str:
         lines.append('CCPU="$SECOND"')
     lines.append(f'echo "+TLS:pinning:{plan.pinning}:server=$SCPU:client=$CCPU"')
     first = PROTOCOLS[plan.protocols[0]] if plan.protocols else PROTOCOLS["tls1.2"]
-    lines.append(f"cat > req.cnf <<'EOF'\n{config_text(first)}EOF")
+    lines.append(f"cat > req.cnf <<'EOF'\n{config_text(first, v)}EOF")
     for cmd in key_commands(plan.key):
         lines.append(_q(cmd) + ' > keygen.log 2>&1 || { echo "+TLS:keygen-failed"; '
                      'cat keygen.log; exit 92; }')
@@ -299,7 +299,7 @@ def script(plan: TlsPlan) -> str:
     lines.append('echo "+TLS:cert-begin"; cat cert.pem; echo "+TLS:cert-end"')
     for pname in plan.protocols:
         p = PROTOCOLS[pname]
-        lines.append(f"cat > {pname}.cnf <<'EOF'\n{config_text(p)}EOF")
+        lines.append(f"cat > {pname}.cnf <<'EOF'\n{config_text(p, v)}EOF")
         lines.append(f"export OPENSSL_CONF=\"$W/{pname}.cnf\"")
         lines.append(f"if start_server {pname} {_q(server_options(p, plan.key, v))}; then")
         check = ["openssl", "s_client", "-connect", f"127.0.0.1:{PORT}",

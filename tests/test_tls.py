@@ -66,8 +66,11 @@ def test_tls13_names_the_suite_and_the_group_on_both_sides() -> None:
     assert client_options(p, "ecdsap256", (1, 1, 1)) == ["-ciphersuites",
                                                           "TLS_AES_128_GCM_SHA256"]
     # the client's key share: 3.5+ would also send ML-KEM; the run's config names one group
-    assert "Groups = X25519" in config_text(p)
-    assert "Groups = P-256" in config_text(PROTOCOLS["tls1.2"])
+    assert "Groups = X25519" in config_text(p, (3, 5, 7))
+    assert "Groups = P-256" in config_text(PROTOCOLS["tls1.2"], (1, 1, 1))
+    # before 1.1.1 no ssl_conf part (no system_default / Groups there): only [req]
+    old = config_text(PROTOCOLS["tls1.2"], (1, 0, 2))
+    assert "ssl_conf" not in old and "Groups" not in old and "[req]" in old
 
 
 def test_old_s_time_has_no_protocol_or_suite_options_so_the_server_decides() -> None:
