@@ -14,7 +14,6 @@ import socket
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -24,6 +23,7 @@ import requests.exceptions
 import urllib3.exceptions
 
 from . import log as _log
+from .clock import now as _now
 from .errors import BenchError, BuildError, DockerUnavailable
 
 KEEP_ENV = "OPENSSL_MATRIX_KEEP_CONTAINERS"
@@ -91,8 +91,13 @@ class Backend(Protocol):
     def remove_containers(self, labels: Mapping[str, str]) -> list[str]: ...
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def endpoint_is_local(engine: Mapping[str, Any]) -> bool:
+    """Whether the engine :meth:`Backend.engine_info` describes runs on this machine (so
+    its kernel and devices are this host's): a local socket, not a TCP/SSH endpoint."""
+    endpoint = str(engine.get("endpoint") or "local")
+    return endpoint == "local" or endpoint.startswith("unix://")
 
 
 class DockerBackend:

@@ -2,8 +2,8 @@
 
 One run of a suite on a variant is one folder ``results/<cpu>/<variant>/<suite>/<run>/``
 holding, for every ``openssl speed`` invocation, the exact command, environment,
-stdout and stderr (``raw/``), the parsed figures (``figures.json``) and the run's
-provenance (``meta.json``). Containers run with no network, no capabilities, a
+stdout and stderr (``raw/``), the parsed figures and the run's provenance (the
+records of :mod:`openssl_matrix.records`). Containers run with no network, no capabilities, a
 read-only root and memory/pid limits.
 
 A bench is a session of cells (one variant × one suite). The outer loop keeps a run
@@ -26,8 +26,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from . import guards, log
-from .backend import Backend, RunLimits, RunResult
+from . import guards, log, records
+from .backend import Backend, RunLimits, RunResult, endpoint_is_local
+from .clock import now as _now
 from .errors import (
     BenchError,
     BuildError,
@@ -67,7 +68,9 @@ from .hostinfo import (
 )
 from .model import Mask, Matrix, Profile, Suite, Variant, as_jsonable
 from .parsing import figure_records, parse_speed
-from .results import FINISHED, Journal, ResultsTree, RunRef, atomic_write, read_json, write_json
+from .records import FINISHED
+from .results import Journal, ResultsTree, RunRef, atomic_write
+from .version import Version, series
 
 #: Label on every bench container: the results tree it writes for (see remove_containers).
 TREE_LABEL = "openssl-matrix.tree"
@@ -77,7 +80,7 @@ LEGACY_PROVIDER_ALGS = ("idea", "des-", "des3", "desx", "rc2", "rc4", "rc5", "bf
                         "cast", "seed", "md4", "mdc2", "whirlpool", "rmd160", "ripemd")
 
 #: ``openssl speed`` options: (first version that has it, first version without it).
-#: From OPENSSL-FACTS.md (apps/speed.c of each series); engines are gone in 4.0.
+#: From apps/speed.c of each series; engines are gone in 4.0.
 SPEED_OPTIONS: dict[str, tuple[tuple[int, int, int], tuple[int, int, int] | None]] = {
     "-elapsed": ((0, 9, 8), None), "-evp": ((0, 9, 8), None), "-decrypt": ((0, 9, 8), None),
     "-engine": ((0, 9, 8), (4, 0, 0)), "-multi": ((0, 9, 8), None), "-mr": ((0, 9, 8), None),
@@ -108,7 +111,7 @@ SPEED_CPU_SHARES = 262144
 def has_option(option: str, version: str) -> bool:
     """Whether ``openssl speed`` of ``version`` has ``option``."""
     first, gone = SPEED_OPTIONS[option]
-    v = version_tuple(version)[:3]
+    v = series(version)
     return v >= first and (gone is None or v < gone)
 
 
@@ -162,19 +165,6 @@ class CellOutcome:
     reused: bool = False  # finished earlier in this (resumed) session, not measured again
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-
-
-def version_tuple(version: str) -> tuple[int, int, int, str]:
-    parts = version.split(".")
-    letters = ""
-    patch = parts[2] if len(parts) > 2 else "0"
-    digits = "".join(ch for ch in patch if ch.isdigit())
-    letters = patch[len(digits):]
-    return int(parts[0]), int(parts[1]), int(digits or 0), letters
-
-
 def mask_value(mask: Mask, version: str) -> tuple[str | None, list[str]]:
     """OPENSSL_ia32cap for ``mask`` on ``version`` (None: unmasked or not expressible)."""
     if mask.disable:
@@ -206,7 +196,7 @@ def speed_invocations(version: str, suite: Suite, configure: Sequence[str] = (),
         suite = replace(suite, algorithms=tuple(arg for _, arg, _ in planned.runs))
         if not suite.algorithms:
             return [], notes
-    v = version_tuple(version)
+    v = series(version)
     multi = suite.multi
     if multi is not None and not has_option("-multi", version):
         notes.append(f"-multi is not in {version} ({_since('-multi')}); one process was run")
@@ -259,7 +249,7 @@ def speed_invocations(version: str, suite: Suite, configure: Sequence[str] = (),
     return out, notes
 
 
-def _invocations_for(v: tuple[int, int, int, str], suite: Suite, mask: Mask,
+def _invocations_for(v: tuple[int, int, int], suite: Suite, mask: Mask,
                      ia32cap: str | None, env: dict[str, str], engine: str | None, path: str,
                      direction: str, multi: int | None, base: list[str]) -> list[Invocation]:
     groups: list[tuple[str, list[str], tuple[str, ...]]]
@@ -351,28 +341,23 @@ class Bencher:
         self.tree = tree
         self.engine = engine
         self.git_commit = git_commit
-        self.session: str | None = None  # the run journal's id, written into each meta.json
+        self.session: str | None = None  # the run journal's id, written into each run record
         self.finished_sessions: list[Journal] = []  # kept open by bench(keep_open=True)
 
     def image_for(self, variant: Variant) -> tuple[str, dict[str, Any]]:
         """The built image of a variant and its build record.
 
-        ``latest.json`` names the newest build; when that image is not on this engine (a
+        The latest pointer names the newest build; when that image is not on this engine (a
         profile's remote engine built its own), the newest recorded build whose image is
         here is used.
         """
-        builds = self.tree.root / "_builds" / variant.id
-        latest = read_json(builds / "latest.json")
-        if isinstance(latest, dict):
-            record = self.tree.build_record(variant.id, str(latest["digest"]))
-            if record and self.backend.image_id(str(latest["tag"])):
-                return str(latest["tag"]), record
-        candidates: list[dict[str, Any]] = []
-        if builds.is_dir():
-            for path in builds.glob("*/build.json"):
-                rec = read_json(path)
-                if isinstance(rec, dict) and rec.get("tag"):
-                    candidates.append(rec)
+        latest = records.read_latest(self.tree.root, variant.id)
+        if latest is not None:
+            record = self.tree.build_record(variant.id, latest.digest)
+            if record and self.backend.image_id(latest.tag):
+                return latest.tag, record
+        candidates = [r.to_json() for r in records.build_records(self.tree.root, variant.id)
+                      if r.tag]
         for rec in sorted(candidates, key=lambda r: str(r.get("ended", "")), reverse=True):
             if self.backend.image_id(str(rec["tag"])):
                 return str(rec["tag"]), rec
@@ -474,12 +459,10 @@ class Bencher:
         for variant in dict.fromkeys(o.variant for o in outcomes):
             mine = [o for o in outcomes if o.variant == variant]
             rows = summarize_series(mine, suite.noise_threshold)
-            path = self.tree.suite_dir(cpu_name, variant, suite.name) / \
-                f"series-{series['id']}.json"
-            write_json(path, {**series, "variant": variant, "suite": suite.name,
-                              "noise_threshold": suite.noise_threshold,
-                              "runs": [o.run_dir for o in mine],
-                              "statuses": [o.status for o in mine], "figures": rows})
+            records.write_series(self.tree.suite_dir(cpu_name, variant, suite.name), {
+                **series, "variant": variant, "suite": suite.name,
+                "noise_threshold": suite.noise_threshold, "runs": [o.run_dir for o in mine],
+                "statuses": [o.status for o in mine], "figures": rows})
             noisy = [r for r in rows if r["noisy"]]
             if noisy:
                 log.warn(f"{variant}: {len(noisy)} figure(s) spread more than "
@@ -540,8 +523,7 @@ class Bencher:
                                  ("openssl-matrix.pid", str(os.getpid()))))
 
     def _host_has(self, device: str) -> bool:
-        endpoint = str(self.engine.get("endpoint") or "local")
-        if endpoint == "local" or endpoint.startswith("unix://"):
+        if endpoint_is_local(self.engine):
             return Path(device).exists()
         return True  # a remote engine: Docker itself says if the device is missing
 
@@ -554,17 +536,11 @@ class Bencher:
                       tag: str, round_no: int = 1) -> list[RunRef]:
         """Run folders of a cell (one round of a variant) that ``session`` finished with
         image ``tag``."""
-        base = self.tree.suite_dir(cpu_name, variant, suite)
-        if not base.is_dir():
-            return []
-        found = []
-        for run in sorted(p for p in base.iterdir() if p.is_dir() and p.name.isdigit()):
-            ref = RunRef(cpu_name, variant, suite, run.name, run)
-            meta = ref.meta
-            if meta.get("session") == session and meta.get("status") in FINISHED and \
-                    meta.get("image_tag") == tag and meta.get("round", 1) == round_no:
-                found.append(ref)
-        return found
+        return [RunRef(r.cpu, r.variant, r.suite, r.run, r.path)
+                for r in records.finished_runs(self.tree.root, cpu=cpu_name, variant=variant,
+                                               suite=suite, figures=False)
+                if r.meta.session == session and r.meta.image_tag == tag
+                and r.meta.round_no == round_no]
 
     def _cell(self, journal: Journal, v: Variant, round_no: int, rounds: int, tag: str,
               suite: Suite, cpu_name: str, run: Callable[[], CellOutcome]) -> CellOutcome:
@@ -619,8 +595,8 @@ class Bencher:
         version_res = self.backend.run(tag, ["openssl", "version", "-a"],
                                        limits=self._limits(60))
         version_line = version_res.stdout.splitlines()[0] if version_res.stdout else ""
-        version = version_line.split()[1] if version_line.startswith("OpenSSL ") else \
-            v.version.version
+        printed = Version.find(version_line) if version_line.startswith("OpenSSL ") else None
+        version = str(printed) if printed is not None else v.version.version
         invocations, notes = speed_invocations(v.version.version, suite,
                                                (*v.version.configure, *v.configure))
         notes += self._device_notes(suite)
@@ -666,7 +642,7 @@ class Bencher:
             "notes": notes,
             "invocations": [],
         }
-        write_json(run_dir / "meta.json", meta)
+        records.write_meta(run_dir, meta)
         log.info(f"▸ [{index}/{total}] {v.id} · suite {suite.name}"
                  + (f" · round {round_no}" if series else "")
                  + f" · {len(invocations)} speed run(s) → {run_dir}")
@@ -738,14 +714,14 @@ class Bencher:
             if text not in warnings:
                 warnings.append(text)
                 log.warn(f"  {v.id}: {text}")
-        write_json(run_dir / "figures.json", figures)
+        records.write_figures(run_dir, figures)
         meta["ended"] = _now()
         meta["warnings"] = warnings
         meta["findings"] = [f.as_dict() for f in findings]
         status = "complete" if failed == 0 else ("failed" if failed == len(invocations)
                                                  else "partial")
         meta["status"] = status
-        write_json(run_dir / "meta.json", meta)
+        records.write_meta(run_dir, meta)
         return CellOutcome(v.id, status, run_dir=str(run_dir), warnings=warnings,
                            figures=figures, round=round_no,
                            findings=[f.as_dict() for f in findings],
@@ -827,7 +803,7 @@ class Bencher:
     def _capability_vectors(self, tag: str, version: str, invocations: list[Invocation],
                             run_dir: Path) -> dict[str, tuple[int, int] | None]:
         """3.x: the effective OPENSSL_ia32cap without a mask ("") and under each mask."""
-        if version_tuple(version)[0] < 3:
+        if series(version)[0] < 3:
             return {}
         masks = {inv.mask.name: inv.ia32cap for inv in invocations if inv.ia32cap}
         if not masks:
@@ -852,11 +828,11 @@ class Bencher:
 def _outcome_from(variant: str, ref: RunRef) -> CellOutcome:
     """The outcome of a cell finished earlier, read back from its run folder."""
     meta = ref.meta
-    figures = read_json(ref.path / "figures.json")
+    figures = records.figures_as_dicts(records.read_figures(ref.path))
     status = str(meta.get("status"))
     return CellOutcome(variant, status, run_dir=str(ref.path),
                        warnings=list(meta.get("warnings") or []),
-                       figures=figures if isinstance(figures, list) else [],
+                       figures=figures,
                        error=None if status == "complete" else f"see {ref.path}/raw",
                        round=int(meta.get("round") or 1),
                        findings=list(meta.get("findings") or []), reused=True)

@@ -16,25 +16,25 @@ failing variant, or one failing toolchain image, never stops the others.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import threading
 import time
 import traceback
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from . import log
+from . import log, records
 from .backend import Backend, RunLimits
+from .clock import now
 from .eras import base_image_hint
-from .errors import BuildError, DockerUnavailable, FatalError
+from .errors import BuildError, DockerUnavailable, FatalError, ResultsError
+from .files import file_sha256
 from .model import Matrix, Variant
 from .patches import endbr32_warning
 from .render import Rendered, render, tarball_name, toolchain_tag
-from .results import Journal, ResultsTree, atomic_write, read_json, write_json
+from .results import Journal, ResultsTree, atomic_write
 from .sources import fetch_source_info
 
 WORK = ".work"
@@ -43,7 +43,7 @@ BUILDINFO_DIR = "/opt/openssl/share/openssl-matrix"
 
 
 @dataclass
-class Planned:
+class PlannedBuild:
     """A variant ready to build: rendered, with its context and image tag decided."""
 
     variant: Variant
@@ -66,18 +66,6 @@ class BuildOutcome:
     error: str | None = None
     log_path: str | None = None
     record: dict[str, Any] = field(default_factory=dict)
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 class Builder:
@@ -117,7 +105,7 @@ class Builder:
                                               "openssl-matrix.base-image": base_image})
 
     # -- planning -------------------------------------------------------------
-    def plan(self, variants: list[Variant], *, toolchains: dict[str, str]) -> list[Planned]:
+    def plan(self, variants: list[Variant], *, toolchains: dict[str, str]) -> list[PlannedBuild]:
         plans = []
         fetched: dict[str, Any] = {}
         for v in variants:
@@ -133,12 +121,12 @@ class Builder:
             context = self.workdir / "contexts" / v.id
             files = dict(rendered.context_files)
             files[tarball_name(v)] = Path(src.path)
-            file_hashes = {name: (src.sha256 if name == tarball_name(v) else _sha256(path))
+            file_hashes = {name: (src.sha256 if name == tarball_name(v) else file_sha256(path))
                            for name, path in files.items()}
             base_id = self.base_image_id(v.base_image)
             tc_id = toolchains[v.base_image]
             digest = rendered.digest({**file_hashes, "<base>": base_id, "<toolchain>": tc_id})
-            plans.append(Planned(
+            plans.append(PlannedBuild(
                 variant=v, rendered=rendered, context=context, digest=digest,
                 tag=f"openssl-matrix/{v.id}:{digest[:12]}", tarball_sha256=src.sha256,
                 source_origin=str(src.origin), base_image_id=base_id, toolchain_id=tc_id,
@@ -170,7 +158,7 @@ class Builder:
             done = [n for n, c in journal.cells.items() if c.get("status") in FINISHED_BUILD]
             log.info(f"resuming an interrupted build ({len(done)} of {len(variants)} "
                      "variant(s) finished then); finished variants are not built again")
-        plans: list[Planned] = []
+        plans: list[PlannedBuild] = []
         for v in variants:
             if v.base_image not in toolchains:
                 continue
@@ -181,7 +169,7 @@ class Builder:
             except FatalError as exc:
                 log.error(f"{v.id}: {exc}")
                 outcomes.append(BuildOutcome(v.id, "failed", error=str(exc)))
-        todo: list[Planned] = []
+        todo: list[PlannedBuild] = []
         for p in plans:
             image_id = None if force else self.backend.image_id(p.tag)
             if image_id is None:
@@ -215,7 +203,7 @@ class Builder:
             journal.close("finished")
         return outcomes
 
-    def _build_all(self, todo: list[Planned], jobs: int, journal: Journal,
+    def _build_all(self, todo: list[PlannedBuild], jobs: int, journal: Journal,
                    ) -> list[BuildOutcome]:
         """Build ``todo``, ``jobs`` at a time. Ctrl-C stops at once: builds run in daemon
         threads, and the engine cancels a build whose client went away."""
@@ -226,7 +214,7 @@ class Builder:
         stop: list[BaseException] = []
         slots = threading.Semaphore(max(1, jobs))
 
-        def work(i: int, p: Planned) -> None:
+        def work(i: int, p: PlannedBuild) -> None:
             with slots:
                 if stop:
                     return
@@ -255,7 +243,7 @@ class Builder:
             raise stop[0]
         return [results[i] for i in sorted(results)]
 
-    def _internal_error(self, p: Planned, exc: Exception) -> BuildOutcome:
+    def _internal_error(self, p: PlannedBuild, exc: Exception) -> BuildOutcome:
         log_path = self.tree.build_dir(p.variant.id, p.digest) / "error.log"
         atomic_write(log_path, traceback.format_exc())
         log.error(f"{p.variant.id}: internal error ({type(exc).__name__}: {exc}); "
@@ -264,21 +252,23 @@ class Builder:
                             error=f"internal error {type(exc).__name__}: {exc}",
                             log_path=str(log_path))
 
-    def _point_latest(self, p: Planned) -> None:
-        """Make ``latest.json`` name this build (a kill may have come before it was written)."""
-        latest = self.tree.build_dir(p.variant.id, p.digest).parent / "latest.json"
-        current = read_json(latest)
-        if not isinstance(current, dict) or current.get("digest") != p.digest or \
-                current.get("tag") != p.tag:
-            write_json(latest, {"digest": p.digest, "tag": p.tag})
+    def _point_latest(self, p: PlannedBuild) -> None:
+        """Make the variant's latest build record name this build (a kill may have come
+        before it was written)."""
+        try:
+            current = records.read_latest(self.tree.root, p.variant.id)
+        except ResultsError:
+            current = None  # damaged: rewritten below
+        if current is None or current.digest != p.digest or current.tag != p.tag:
+            records.write_latest(self.tree.root, p.variant.id, p.digest, p.tag)
 
-    def _build_one(self, p: Planned, make_jobs: int, index: int, total: int) -> BuildOutcome:
+    def _build_one(self, p: PlannedBuild, make_jobs: int, index: int, total: int) -> BuildOutcome:
         v = p.variant
         bdir = self.tree.build_dir(v.id, p.digest)
         log_path = bdir / "build.log"
         jobs = make_jobs if p.rendered.recipe.parallel_make else 1
         t0 = time.monotonic()
-        started = _now()
+        started = now("seconds")
         log.info(f"▸ [{index}/{total}] {v.id}: building {p.tag} (log: {log_path})")
         try:
             image_id = self.backend.build(
@@ -303,9 +293,9 @@ class Builder:
         return BuildOutcome(v.id, "built", tag=p.tag, seconds=secs, log_path=str(log_path),
                             record=record)
 
-    def _record(self, p: Planned, image_id: str, info: dict[str, Any], *, started: str | None,
+    def _record(self, p: PlannedBuild, image_id: str, info: dict[str, Any], *, started: str | None,
                 seconds: float | None, make_jobs: int | None) -> dict[str, Any]:
-        """Write the build record (and the variant's latest.json) into the results tree."""
+        """Write the build record (and the variant's latest pointer) into the results tree."""
         v = p.variant
         bdir = self.tree.build_dir(v.id, p.digest)
         record = {
@@ -321,7 +311,7 @@ class Builder:
             "configure_line": p.rendered.recipe.configure_line,
             "make_jobs": make_jobs,
             "started": started,
-            "ended": _now() if started else None,
+            "ended": now("seconds") if started else None,
             "seconds": None if seconds is None else round(seconds, 1),
             "matrix_digest": self.matrix.digest,
             **info,
@@ -330,9 +320,9 @@ class Builder:
         if record["endbr32_warning"]:
             log.warn(str(record["endbr32_warning"]))
         # The record marks the variant finished, so it is written after the Dockerfile;
-        # latest.json is repaired by the next run if a kill comes before it is written.
+        # the latest pointer is repaired by the next run if a kill comes before it is written.
         atomic_write(bdir / "Dockerfile", p.rendered.dockerfile)
-        write_json(bdir / "build.json", record)
+        records.write_build(bdir, record)
         self._point_latest(p)
         return record
 

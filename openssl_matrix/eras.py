@@ -7,7 +7,9 @@ source tree before changing it.
 
 from __future__ import annotations
 
-import re
+from .version import Version, series
+
+__all__ = ["series"]  # re-exported: eras.series is Version.parse(v).series
 
 ENGINES = ("afalg", "padlock", "devcrypto")
 
@@ -36,20 +38,11 @@ MARCH_32BIT_ONLY = frozenset({
 #: x86-64 micro-architecture levels: gcc refuses them for 32-bit code.
 MARCH_64BIT_ONLY = frozenset({"x86-64-v2", "x86-64-v3", "x86-64-v4"})
 
-_SERIES = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
-
-
-def series(version: str) -> tuple[int, int, int]:
-    m = _SERIES.match(version)
-    if m is None:
-        raise ValueError(f"{version!r} is not an OpenSSL version")
-    return int(m.group(1)), int(m.group(2)), int(m.group(3))
 
 
 def era_name(version: str) -> str:
     """``0.9.8``, ``1.0.1``, ``1.1.1``, ``3.x``: how the docs name an era."""
-    s = series(version)
-    return "3.x" if s[0] >= 3 else ".".join(map(str, s))
+    return Version.parse(version).era
 
 
 def era_base_image(version: str, arch: str) -> str | None:

@@ -1,8 +1,9 @@
 """The one place where fatal errors and their exit codes are defined.
 
 Every error a user can meet is a ``FatalError`` subclass whose message says what
-went wrong and what to do next. Only the entry point (``tasks.py``) turns them
-into an exit status, using ``exit_code``.
+went wrong and what to do next. Only the entry point (``cli.dispatch``, which the
+``invoke matrix`` task in ``tasks.py`` calls) turns them into a message and an exit
+status, using ``exit_code``.
 """
 
 from __future__ import annotations

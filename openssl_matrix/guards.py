@@ -45,6 +45,7 @@ from .hostinfo import (
     known_flags,
     march_flags,
 )
+from .version import series
 
 ENGINE_NOT_ENGAGED = "engine-not-engaged"
 ENGINE_UNVERIFIED = "engine-unverified"
@@ -176,7 +177,7 @@ def engine_findings(invocation: str, engine: str, check: EngineCheck | None,
                     speed_stderr: str, *, path: str = "evp", version: str = "",
                     ) -> list[Finding]:
     """Was ``-engine ENGINE`` in use while ``invocation`` measured?"""
-    if path == "legacy" and _vt(version) < (3, 0, 0):
+    if path == "legacy" and series(version) < (3, 0, 0):
         return [Finding(ENGINE_NOT_ENGAGED,
                         f"-engine {engine} without -evp: engines replace EVP ciphers and "
                         "digests, the low-level functions speed calls here never reach it",
@@ -283,17 +284,12 @@ def time_basis_findings(invocation: str, times: CpuTimes | None, elapsed: float 
 # the code path
 
 
-def _vt(version: str) -> tuple[int, int, int]:
-    m = re.match(r"^(\d+)\.(\d+)\.(\d+)", version)
-    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else (0, 0, 0)
-
-
 def legacy_path_findings(invocation: str, version: str, path: str,
                          algorithms: Iterable[str]) -> tuple[list[Finding], list[str]]:
     """The low-level AES of 1.0.1-1.1.1 never reaches AES-NI; on 3.x there is no such path."""
     if path != "legacy":
         return [], []
-    v = _vt(version)
+    v = series(version)
     if v >= (3, 0, 0):
         return [], [f"OpenSSL {version} runs every algorithm through EVP; without -evp it "
                     "measures the same code"]
@@ -318,7 +314,7 @@ def mask_syntax_findings(invocation: str, mask_name: str, value: str, version: s
     BMI1/2, ADX and AVX-512 are turned off too. The 1.0.2 parser read here zeroes the
     second word before it reads a ``:~`` part, so there any value does it.
     """
-    v = _vt(version)
+    v = series(version)
     if v < (1, 0, 2) or (":" in value and (v >= (1, 1, 0) or not value.split(":")[1]
                                            .startswith("~"))):
         return []

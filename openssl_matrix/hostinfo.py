@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .version import series
+
 if TYPE_CHECKING:
     from .model import Profile
 
@@ -27,6 +29,8 @@ class CpuInfo:
     flags: tuple[str, ...]
     mhz: float | None
     logical_cpus: int
+    family: int | None = None  # CPUID family and model ("cpu family", "model"): the core
+    model_number: int | None = None
 
     def slug(self) -> str:
         """``host-amd-epyc``: the results folder name for ``--cpu=auto``."""
@@ -65,7 +69,13 @@ def parse_cpuinfo(text: str) -> CpuInfo:
         flags=tuple(fields.get("flags", "").split()),
         mhz=mhz,
         logical_cpus=count,
+        family=_int(fields.get("cpu family")),
+        model_number=_int(fields.get("model")),
     )
+
+
+def _int(text: str | None) -> int | None:
+    return int(text) if text is not None and text.isdigit() else None
 
 
 def profile_mismatches(profile: Profile, cpu: CpuInfo) -> list[str]:
@@ -137,11 +147,16 @@ def parse_system_state(text: str) -> tuple[CpuInfo, SystemState]:
 # ----------------------------------------------------------------------------------
 # OPENSSL_ia32cap
 
-#: Capability name -> (word, bit) of OPENSSL_ia32cap. Word 0 is CPUID.1 EDX:ECX (bit 33
-#: PCLMULQDQ, 41 SSSE3, 57 AES-NI, 60 AVX, 62 RDRAND: OpenSSL's OPENSSL_ia32cap(3)); word
-#: 1 (after ``:``, read from 1.0.2 on) is CPUID.7 EBX (bit 3 BMI1, 5 AVX2, 8 BMI2, 16
-#: AVX512F, 19 ADX, 29 SHA extensions).
+#: Capability name -> (word, bit) of OPENSSL_ia32cap: the one table of the package (the
+#: report names masks with it too). Word 0 is CPUID.1 EDX:ECX (bit 25 SSE, 26 SSE2, 33
+#: PCLMULQDQ, 41 SSSE3, 54 MOVBE, 57 AES-NI, 60 AVX, 62 RDRAND: OpenSSL's
+#: doc/man3/OPENSSL_ia32cap.pod, checked against the 1.1.1 and 3.0 trees); word 1 (after
+#: ``:``, read from 1.0.2 on) is CPUID.7 EBX (bit 3 BMI1, 5 AVX2, 8 BMI2, 16 AVX512F,
+#: 19 ADX, 29 SHA extensions). Bit 51 (CPUID.1 ECX bit 19, SSE4.1) is not one OpenSSL
+#: reads, so it has no name here.
 IA32CAP_BITS: dict[str, tuple[int, int]] = {
+    "sse": (0, 25),
+    "sse2": (0, 26),
     "aesni": (0, 57),
     "pclmulqdq": (0, 33),
     "ssse3": (0, 41),
@@ -156,17 +171,20 @@ IA32CAP_BITS: dict[str, tuple[int, int]] = {
     "sha": (1, 29),
 }
 
+#: How reports name each capability of IA32CAP_BITS.
+IA32CAP_LABELS: dict[str, str] = {
+    "sse": "SSE", "sse2": "SSE2", "aesni": "AES-NI", "pclmulqdq": "PCLMULQDQ",
+    "ssse3": "SSSE3", "avx": "AVX", "rdrand": "RDRAND", "movbe": "MOVBE", "bmi1": "BMI1",
+    "avx2": "AVX2", "bmi2": "BMI2", "avx512f": "AVX512F", "adx": "ADX", "sha": "SHA ext.",
+}
+
 #: The /proc/cpuinfo flag of each maskable capability.
 IA32CAP_CPUINFO_FLAG = {
-    "aesni": "aes", "pclmulqdq": "pclmulqdq", "ssse3": "ssse3", "avx": "avx",
+    "sse": "sse", "sse2": "sse2", "aesni": "aes", "pclmulqdq": "pclmulqdq", "ssse3": "ssse3",
+    "avx": "avx",
     "rdrand": "rdrand", "movbe": "movbe", "bmi1": "bmi1", "avx2": "avx2", "bmi2": "bmi2",
     "avx512f": "avx512f", "adx": "adx", "sha": "sha_ni",
 }
-
-
-def _vtuple(version: str) -> tuple[int, int, int]:
-    m = re.match(r"^(\d+)\.(\d+)\.(\d+)", version)
-    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else (0, 0, 0)
 
 
 def ia32cap_words(off: tuple[str, ...] | list[str]) -> tuple[int, int]:
@@ -190,7 +208,7 @@ def render_ia32cap(off: tuple[str, ...] | list[str], version: str,
     is always written, ``:~0x0`` when nothing in it is to be cleared (seen working in
     3.0.20, whose ``openssl version -c`` prints the result).
     """
-    v = _vtuple(version)
+    v = series(version)
     w0, w1 = ia32cap_words(off)
     notes: list[str] = []
     if v < (1, 0, 0):

@@ -28,10 +28,6 @@ def error(message: str) -> None:
     print(_paint(f"error: {message}", "31"), file=sys.stderr, flush=True)
 
 
-class StepFailed(Exception):
-    """Raised inside a step to mark it failed without a traceback."""
-
-
 @contextmanager
 def step(title: str) -> Iterator[None]:
     """Print ``title``, run the body, then ``done ✓ (Ns)`` or ``failed ✕ (Ns)``."""

@@ -34,13 +34,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+from .names import clip
+from .version import Version
+from .yamlload import YamlProblem, load_yaml
 
 PROJECT_PATCHES = Path(__file__).resolve().parent.parent / "patches"
 META_KEYS = ("provides", "description", "why", "versions", "arch", "apply", "strip")
 APPLY_MODES = ("auto", "on-request")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-_VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)([a-z]{0,2})$")
 _COMPARISON = re.compile(r"^(>=|<=|==|>|<)\s*(\d+\.\d+\.\d+[a-z]{0,2})$")
 
 #: -march values of 32-bit x86 CPUs without the multi-byte NOP space (no NOPL, no
@@ -59,12 +60,7 @@ class PatchError(Exception):
 
 def version_key(version: str) -> tuple[int, int, int, str]:
     """Sort key of an OpenSSL release number: 1.0.1 < 1.0.1c < 1.0.1t < 1.0.2."""
-    m = _VERSION.match(version.split("-", 1)[0])
-    if m is None:
-        raise ValueError(f"{version!r} is not an OpenSSL release number")
-    letters = m.group(4)
-    # a two-letter suffix (0.9.8za) sorts after every one-letter suffix (0.9.8z)
-    return int(m.group(1)), int(m.group(2)), int(m.group(3)), f"{len(letters)}{letters}"
+    return Version.parse(version).key
 
 
 def version_matches(version: str, spec: str) -> bool:
@@ -138,14 +134,17 @@ def load_patches(dirs: Iterable[Path]) -> dict[str, Patch]:
 def _load_one(meta_path: Path) -> Patch:
     where = str(meta_path)
     try:
-        data = yaml.safe_load(meta_path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise PatchError(f"{where}: cannot read: {exc}") from None
+        data = load_yaml(meta_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PatchError(f"{where}: cannot read: {str(exc)[:200]}") from None
+    except YamlProblem as exc:
+        raise PatchError(f"{where}: {exc.keypath + ': ' if exc.keypath else ''}"
+                         f"{exc.message}") from None
     if not isinstance(data, dict):
         raise PatchError(f"{where}: expected a mapping of {', '.join(META_KEYS)}")
     unknown = sorted(set(data) - set(META_KEYS))
     if unknown:
-        raise PatchError(f"{where}: unknown key(s) {', '.join(unknown)} "
+        raise PatchError(f"{where}: unknown key(s) {clip(', '.join(map(str, unknown)), 200)} "
                          f"(allowed: {', '.join(META_KEYS)})")
     name = meta_path.stem
     diff = meta_path.with_suffix(".patch")
@@ -155,7 +154,7 @@ def _load_one(meta_path: Path) -> Patch:
         raise PatchError(f"{where}: patch names are lower-case letters, digits, '.', '_', '-'")
     provides = str(data.get("provides", name))
     if not _NAME.match(provides):
-        raise PatchError(f"{where}: provides: {provides!r} is not a valid name")
+        raise PatchError(f"{where}: provides: {clip(provides)} is not a valid name")
     versions = _str_list(data.get("versions"), where, "versions")
     if not versions:
         raise PatchError(f"{where}: versions: list the OpenSSL versions it applies to, "
@@ -168,7 +167,7 @@ def _load_one(meta_path: Path) -> Patch:
     arches = _str_list(data.get("arch"), where, "arch")
     apply = str(data.get("apply", "on-request"))
     if apply not in APPLY_MODES:
-        raise PatchError(f"{where}: apply: {apply!r} is not one of {', '.join(APPLY_MODES)}")
+        raise PatchError(f"{where}: apply: {clip(apply)} is not one of {', '.join(APPLY_MODES)}")
     why = data.get("why")
     if not isinstance(why, str) or not why.strip():
         raise PatchError(f"{where}: why: say what goes wrong without this patch")

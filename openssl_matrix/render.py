@@ -32,6 +32,7 @@ import jinja2
 from . import eras
 from .model import Variant
 from .patches import Patch
+from .sources import tarball_name as sources_tarball_name
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "dockerfiles"
@@ -143,7 +144,8 @@ def toolchain_tag(base_image: str) -> str:
 
 
 def tarball_name(variant: Variant) -> str:
-    return f"openssl-{variant.version.version}.tar.gz"
+    """The source tarball's file name in the build context (see sources.tarball_name)."""
+    return sources_tarball_name(variant.version.version)
 
 
 def _patch_step(variant: Variant, patch: Patch) -> dict[str, Any]:

@@ -12,19 +12,21 @@ and one link per run to the raw output it was read from. Higher is better everyw
 from __future__ import annotations
 
 import csv
-import html
 import io
 import re
-import shutil
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .results import ResultsTree, read_json
+import jinja2
 
-USABLE = ("ok", "imprecise", "legacy-path", "noisy", "time-basis")
+from . import records
+from .report import USABLE_STATUSES, _copy_run, _href
+from .results import ResultsTree
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
 KIND_TITLE = {"pkey": "Public-key operations (operations per second, higher is better)",
               "tls": "TLS handshakes (connections per second, higher is better)"}
 
@@ -54,7 +56,7 @@ class OpsObservation:
 
     @property
     def usable(self) -> bool:
-        return self.status in USABLE and self.value is not None
+        return self.status in USABLE_STATUSES and self.value is not None
 
     @property
     def column(self) -> str:
@@ -79,33 +81,28 @@ def _row_label(fig: dict[str, Any], kind: str) -> str:
 def ops_observations(tree: ResultsTree) -> list[OpsObservation]:
     """Every ops-per-second figure of a pkey or tls run in the tree."""
     out: list[OpsObservation] = []
-    for ref in tree.runs():
-        meta = ref.meta
-        if meta.get("status") not in ("complete", "partial"):
-            continue
-        suite = meta.get("suite") or {}
+    for run in records.finished_runs(tree.root):
+        meta = run.meta
+        suite = meta.suite or {}
         kind = str(suite.get("kind") or "speed")
         if kind not in ("pkey", "tls"):
             continue
-        figures = read_json(ref.path / "figures.json")
-        if not isinstance(figures, list):
-            continue
-        variant = meta.get("variant") or {}
-        for fig in figures:
-            if not isinstance(fig, dict) or fig.get("operation") is None:
+        variant = meta.variant or {}
+        for figure in run.figures:
+            if figure.operation is None:
                 continue
-            value = fig.get("ops_per_s")
+            fig = figure.to_json()
+            value = figure.ops_per_s
             out.append(OpsObservation(
-                cpu=ref.cpu, variant=ref.variant, version=str(variant.get("version") or "?"),
+                cpu=run.cpu, variant=run.variant, version=str(variant.get("version") or "?"),
                 asm=bool(variant.get("asm", True)), arch=str(variant.get("arch") or "?"),
-                kind=kind, suite=ref.suite, run=ref.run, run_path=ref.path,
-                invocation=str(fig.get("invocation") or ""),
-                algorithm=str(fig.get("algorithm")), operation=str(fig.get("operation")),
-                row=_row_label(fig, kind), short=_short_label(fig, kind),
-                value=float(value) if isinstance(value, (int, float)) else None,
-                status=str(fig.get("status") or "?"),
-                raw_file=f"raw/{fig.get('invocation')}.stdout",
-                bottleneck=fig.get("bottleneck"), round=int(meta.get("round") or 1)))
+                kind=kind, suite=run.suite, run=run.run, run_path=run.path,
+                invocation=str(figure.invocation or ""), algorithm=figure.algorithm,
+                operation=str(figure.operation), row=_row_label(fig, kind),
+                short=_short_label(fig, kind),
+                value=float(value) if value is not None else None,
+                status=figure.status or "?", raw_file=f"raw/{figure.invocation}.stdout",
+                bottleneck=fig.get("bottleneck"), round=int(meta.round or 1)))
     return out
 
 
@@ -173,41 +170,32 @@ def _fmt(value: float | None) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:,.1f}"
 
 
-def _e(text: Any) -> str:
-    return html.escape(str(text), quote=True)
-
-
 def _rel(o: OpsObservation) -> str:
     return f"runs/{o.cpu}/{o.variant}/{o.suite}/{o.run}"
 
 
-def _cell_html(t: OpsTable, row: str, column: str) -> str:
+def _cell_view(t: OpsTable, row: str, column: str) -> dict[str, Any] | None:
+    """What the template shows for one cell (see templates/report_ops.html.j2)."""
     obs = t.cells.get((row, column))
     if not obs:
-        return '<td class="num muted">—</td>'
+        return None
     vals = t.values(row, column)
     med = t.median(row, column)
-    text = _e(_fmt(med)) if med is not None else '<span class="bad">no usable figure</span>'
-    spread = ""
-    if len(vals) > 1:
-        spread = f'<br><span class="muted">{_e(_fmt(min(vals)))}–{_e(_fmt(max(vals)))} ' \
-                 f"n={len(vals)}</span>"
     ratio = t.ratio(row, column)
-    if ratio is not None:
-        spread += (f'<br><span class="muted">×{ratio[0]:.2f} '
-                   f"[{ratio[1]:.2f}–{ratio[2]:.2f}]</span>")
-    bottleneck = sorted({o.bottleneck for o in obs if o.bottleneck})
-    if bottleneck:
-        spread += f'<br><span class="muted">bottleneck: {_e(", ".join(bottleneck))}</span>'
     links = []
-    for i, o in enumerate(sorted(obs, key=lambda o: (o.variant, o.run)), 1):
+    for o in sorted(obs, key=lambda o: (o.variant, o.run)):
         mark = "" if o.status == "ok" else f" [{o.status}]"
-        links.append(f'<a href="{_e(_rel(o))}/{_e(o.raw_file)}" title="{_e(o.variant)} run '
-                     f'{_e(o.run)}: {_e(_fmt(o.value))}{_e(mark)}">{i}</a>'
-                     f'<a href="{_e(_rel(o))}/meta.json">m</a>'
-                     + (f'<span class="{"muted" if o.usable else "bad"}">{_e(mark)}</span>'
-                        if mark else ""))
-    return (f'<td class="num">{text}{spread}<div class="prov">{" ".join(links)}</div></td>')
+        links.append({"raw": _href(f"{_rel(o)}/{o.raw_file}"),
+                      "meta": _href(f"{_rel(o)}/{records.META}"),
+                      "title": f"{o.variant} run {o.run}: {_fmt(o.value)}{mark}",
+                      "mark": mark, "usable": o.usable})
+    return {"median": None if med is None else _fmt(med),
+            "spread": f"{_fmt(min(vals))}–{_fmt(max(vals))} n={len(vals)}"
+            if len(vals) > 1 else None,
+            "ratio": None if ratio is None else
+            f"×{ratio[0]:.2f} [{ratio[1]:.2f}–{ratio[2]:.2f}]",
+            "bottleneck": ", ".join(sorted({o.bottleneck for o in obs if o.bottleneck})),
+            "links": links}
 
 
 def chart(t: OpsTable, path: Path) -> bool:
@@ -276,51 +264,26 @@ def cell_rows(tables: Sequence[OpsTable]) -> list[dict[str, Any]]:
     return out
 
 
-def _copy_run(src: Path, dest: Path) -> None:
-    if dest.exists():
-        return
-    dest.mkdir(parents=True)
-    for name in ("meta.json", "figures.json"):
-        if (src / name).is_file():
-            shutil.copy2(src / name, dest / name)
-    if (src / "raw").is_dir():
-        shutil.copytree(src / "raw", dest / "raw")
-
-
 def write_ops(tree: ResultsTree, out: Path) -> tuple[str, list[Path], int]:
     """Tables, charts and data of the ops-per-second figures into the report folder
     ``out``; returns the HTML section, the charts written and the figure count."""
     obs = ops_observations(tree)
     tables = ops_tables(obs)
     charts: list[Path] = []
-    parts = ['<h2 id="ops">Public-key operations and TLS handshakes</h2>']
-    if not tables:
-        parts.append("<p>No pkey or tls results yet: <code>invoke matrix bench --cpu=auto "
-                     "--suite pkey,tls</code>.</p>")
-        return "\n".join(parts) + "\n", charts, 0
-    parts.append('<p class="muted">Medians over every usable figure of all runs; under each: '
-                 "the range and count, ×ratio to the first column [lowest–highest ratio the "
-                 "ranges allow], for handshakes the side that used more CPU time, and one "
-                 "link per run to its raw output (for handshakes the script's whole output, "
-                 "with the run's key and certificate), <em>m</em> to its metadata. "
-                 'Data: <a href="data/ops-cells.csv">ops-cells.csv</a>.</p>')
+    views = []
     for o in obs:
-        _copy_run(o.run_path, out / _rel(o))
+        if not (out / _rel(o)).exists():
+            _copy_run(o.run_path, out / _rel(o))
     for t in tables:
-        parts.append(f'<h3 id="{_e(t.slug)}">{_e(t.title)}</h3>')
-        parts.append("<table><tr><th>What</th>"
-                     + "".join(f"<th>OpenSSL {_e(c)}</th>" for c in t.columns) + "</tr>")
-        for r in t.rows:
-            parts.append(f"<tr><th>{_e(r)}</th>"
-                         + "".join(_cell_html(t, r, c) for c in t.columns) + "</tr>")
-        parts.append("</table>")
         path = out / "charts" / f"{t.slug}.png"
         path.parent.mkdir(parents=True, exist_ok=True)
-        if chart(t, path):
+        drawn = chart(t, path)
+        if drawn:
             charts.append(path)
-            parts.append(f'<figure><img src="charts/{_e(path.name)}" alt="bars: {_e(t.title)}">'
-                         "<figcaption>Medians of the table above, by version; higher is "
-                         "better.</figcaption></figure>")
+        views.append({"slug": t.slug, "title": t.title, "columns": t.columns,
+                      "rows": [{"name": r, "cells": [_cell_view(t, r, c) for c in t.columns]}
+                               for r in t.rows],
+                      "chart": _href(f"charts/{path.name}") if drawn else None})
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(CELL_FIELDS), lineterminator="\n")
     writer.writeheader()
@@ -328,4 +291,7 @@ def write_ops(tree: ResultsTree, out: Path) -> tuple[str, list[Path], int]:
         writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
     (out / "data").mkdir(exist_ok=True)
     (out / "data" / "ops-cells.csv").write_text(buf.getvalue(), encoding="utf-8")
-    return "\n".join(parts) + "\n", charts, len(obs)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
+                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    text = env.get_template("report_ops.html.j2").render(tables=views)
+    return text if text.endswith("\n") else text + "\n", charts, len(obs)

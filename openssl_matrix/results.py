@@ -22,55 +22,21 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
+from . import records
+from .clock import now as _now
 from .errors import ResultsError
+from .files import atomic_write, write_json
+from .names import inside, safe_name
+from .records import FINISHED, JOURNALS, read_json
 
-BUILDS = "_builds"
-IMPORTS = "_imported"
-JOURNALS = "_journal"
-#: meta.json statuses of a run that finished (its figures count).
-FINISHED = ("complete", "partial")
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
-
-
-def atomic_write(path: Path, data: str | bytes) -> None:
-    """Write ``data`` to ``path`` so readers see the old file or the new one, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def write_json(path: Path, obj: Any) -> None:
-    atomic_write(path, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
-
-
-def read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ResultsError(f"{path}: unreadable ({exc})",
-                           hint="move the damaged file away and rerun") from None
+__all__ = ["FINISHED", "Journal", "ResultsTree", "RunRef", "atomic_write", "new_numbered_dir",
+           "read_json", "write_json"]
 
 
 @dataclass(frozen=True)
@@ -84,13 +50,13 @@ class RunRef:
     path: Path
 
     @property
-    def meta(self) -> dict[str, Any]:
-        data = read_json(self.path / "meta.json")
-        return data if isinstance(data, dict) else {}
+    def meta(self) -> records.RunMeta:
+        """The run's validated meta.json (an empty record while it has none)."""
+        return records.read_meta(self.path) or records.RunMeta()
 
     @property
     def complete(self) -> bool:
-        return self.meta.get("status") in FINISHED
+        return self.meta.finished
 
 
 def new_numbered_dir(base: Path) -> Path:
@@ -145,7 +111,11 @@ class ResultsTree:
 
     # -- runs -----------------------------------------------------------------
     def suite_dir(self, cpu: str, variant: str, suite: str) -> Path:
-        return self.root / cpu / variant / suite
+        """``<cpu>/<variant>/<suite>``: each name checked (names.safe_name), the folder
+        checked to stay inside the tree."""
+        for key, name in (("cpu", cpu), ("variant", variant), ("suite", suite)):
+            safe_name(name, key, error=ResultsError)
+        return inside(self.root, self.root / cpu / variant / suite, error=ResultsError)
 
     def new_run_dir(self, cpu: str, variant: str, suite: str) -> Path:
         """Create the next numbered run folder (0001, 0002, ...); never reuse one."""
@@ -153,16 +123,8 @@ class ResultsTree:
 
     def runs(self) -> Iterator[RunRef]:
         """Every run folder, in a stable order."""
-        if not self.root.is_dir():
-            return
-        for cpu in sorted(p for p in self.root.iterdir() if p.is_dir()):
-            if cpu.name.startswith((".", "_")) and cpu.name != IMPORTS:
-                continue
-            for variant in sorted(p for p in cpu.iterdir() if p.is_dir()):
-                for suite in sorted(p for p in variant.iterdir() if p.is_dir()):
-                    for run in sorted(p for p in suite.iterdir() if p.is_dir()):
-                        if run.name.isdigit():
-                            yield RunRef(cpu.name, variant.name, suite.name, run.name, run)
+        for cpu, variant, suite, run, path in records.run_dirs(self.root):
+            yield RunRef(cpu, variant, suite, run, path)
 
     # -- interrupted runs -----------------------------------------------------
     def recover(self, cpu: str | None = None, variant: str | None = None,
@@ -182,15 +144,18 @@ class ResultsTree:
                     (ref.cpu, ref.variant, ref.suite) != (cpu, variant, suite):
                 continue
             _remove_stale_tmp(ref.path)
+            record: dict[str, Any] = {}
             try:
-                meta = read_json(ref.path / "meta.json")
+                meta = records.read_meta(ref.path)
             except ResultsError:
-                damaged = ref.path / "meta.json.damaged"
-                os.replace(ref.path / "meta.json", damaged)
-                meta = {"damaged_meta": damaged.name}
-            if isinstance(meta, dict) and meta.get("status") not in (None, "running"):
-                continue
-            record: dict[str, Any] = dict(meta) if isinstance(meta, dict) else {}
+                damaged = ref.path / f"{records.META}.damaged"
+                os.replace(ref.path / records.META, damaged)
+                meta = None
+                record = {"damaged_meta": damaged.name}
+            if meta is not None:
+                if meta.status != "running":
+                    continue
+                record = meta.to_json()
             raw = ref.path / "raw"
             record["status"] = "interrupted"
             record["interrupted"] = {
@@ -200,7 +165,7 @@ class ResultsTree:
                 "raw_files_kept": sorted(p.name for p in raw.iterdir()) if raw.is_dir() else [],
                 "note": "not counted: the cell is measured again in a new run folder",
             }
-            write_json(ref.path / "meta.json", record)
+            records.write_meta(ref.path, record)
             found.append(ref.path)
         return found
 
@@ -233,11 +198,12 @@ class ResultsTree:
 
     # -- builds ---------------------------------------------------------------
     def build_dir(self, variant: str, digest: str) -> Path:
-        return self.root / BUILDS / variant / digest[:16]
+        return records.build_dir(self.root, variant, digest)
 
     def build_record(self, variant: str, digest: str) -> dict[str, Any] | None:
-        data = read_json(self.build_dir(variant, digest) / "build.json")
-        return data if isinstance(data, dict) else None
+        """The build record of a variant's build, validated, as its JSON object."""
+        rec = records.read_build(self.build_dir(variant, digest))
+        return None if rec is None else rec.to_json()
 
 
 def _remove_stale_tmp(folder: Path) -> None:

@@ -48,14 +48,16 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
 import yaml
 
+from .clock import now
 from .errors import SourceError
+from .files import atomic_write, file_sha256
 from .log import info, step, warn
+from .version import Version, VersionError
 
 __all__ = [
     "KNOWN_SHA256",
@@ -79,7 +81,7 @@ PIN_COMMAND = "invoke matrix pin {version} --file PATH"
 KEYRING_ENV = "OPENSSL_MATRIX_GPG_KEYRING"
 
 #: SHA-256 of official release tarballs, each seen in a public build recipe or in
-#: Debian's signed source index (see shared OPENSSL-FACTS.md). Used to refuse pinning
+#: Debian's signed source index (its .dsc files for each release). Used to refuse pinning
 #: other bytes under a release's name (a GitHub tag archive, say); fetching still needs
 #: the checksum from the caller or a pin.
 KNOWN_SHA256: dict[str, str] = {
@@ -107,7 +109,6 @@ _MAX_SIGNATURE_BYTES = 64 << 10
 #: Leftover partial downloads older than this are removed.
 _STALE_PART_SECONDS = 3600.0
 
-_VERSION_RE = re.compile(r"^(\d+)\.(\d+)\.(\d+)([a-z]{0,2})(-[0-9A-Za-z.]+)?$")
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -155,14 +156,14 @@ def tarball_name(version: str) -> str:
     return f"openssl-{version}.tar.gz"
 
 
-def _check_version(version: str) -> re.Match[str]:
-    match = _VERSION_RE.match(version)
-    if match is None:
+def _check_version(version: str) -> Version:
+    try:
+        return Version.parse(version)
+    except VersionError:
         raise SourceError(
             f"{version!r} is not an OpenSSL release version",
             hint="use a release number such as 1.1.1w or 3.0.20",
-        )
-    return match
+        ) from None
 
 
 def _normalise_sha256(sha256: str, what: str) -> str:
@@ -183,8 +184,8 @@ def default_urls(version: str) -> list[str]:
     before 3.0, ``openssl-3.0.20`` from 3.0), then Debian's pool, which carries
     byte-identical upstream tarballs for the versions its suites still use.
     """
-    match = _check_version(version)
-    major, minor, patch = match.group(1), match.group(2), match.group(3)
+    v = _check_version(version)
+    major, minor, patch = str(v.major), str(v.minor), str(v.patch)
     if major == "0":
         series = f"{major}.{minor}.x"
     elif major == "1":
@@ -203,13 +204,7 @@ def default_urls(version: str) -> list[str]:
 # --------------------------------------------------------------------------- hashing
 
 
-def sha256_file(path: Path) -> str:
-    """The SHA-256 of a file, as 64 lower-case hex digits."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
+sha256_file = file_sha256  # the one file hash (files.file_sha256), under its old name
 
 
 class _AttemptFailed(Exception):
@@ -517,22 +512,9 @@ def _install(tmp: Path, final: Path, sha256: str, origin: str, signature: str) -
         "sha256": sha256,
         "origin": origin,
         "signature": signature,
-        "fetched_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "fetched_at": now("seconds"),
     }
-    _atomic_write(_origin_record(final), json.dumps(record, indent=2) + "\n")
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(name, path)
-    except BaseException:
-        Path(name).unlink(missing_ok=True)
-        raise
+    atomic_write(_origin_record(final), json.dumps(record, indent=2) + "\n")
 
 
 def _prepare_dir(directory: Path) -> None:
@@ -683,7 +665,7 @@ def pin_source(
             sources[version] = {
                 "sha256": sha256,
                 "pinned_from": str(tarball.resolve()),
-                "pinned_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "pinned_at": now("seconds"),
             }
             document["sources"] = dict(sorted(sources.items()))
             _write_lock_document(lock_file, document)
@@ -702,7 +684,7 @@ def _write_lock_document(lock_file: Path, document: dict[str, Any]) -> None:
             f"# Written by `{PIN_COMMAND.format(version='VERSION')}`.\n"
             + yaml.safe_dump(document, sort_keys=False, default_flow_style=False)
         )
-    _atomic_write(lock_file, text)
+    atomic_write(lock_file, text)
 
 
 def _copy_local(src: IO[bytes], directory: Path, path: Path) -> tuple[Path, str, int]:

@@ -74,7 +74,8 @@ def busy_containers(image: str) -> Iterator[None]:
 def test_speed_runs_keep_their_figure_beside_busy_containers(image: str,
                                                              busy_containers: None) -> None:
     backend = DockerBackend()
-    default, weighted = [], []
+    default: list[float] = []
+    weighted: list[float] = []
     for _ in range(3):
         for shares, into in ((None, default), (SPEED_CPU_SHARES, weighted)):
             res = backend.run(image, SPEED, limits=RunLimits(timeout=120, cpu_shares=shares))

@@ -52,7 +52,7 @@ SUITES: dict[str, Any] = {
 def kernel_has_af_alg() -> bool:
     """Whether this kernel offers AF_ALG sockets with cbc(aes) (what afalg needs)."""
     try:
-        s = socket.socket(socket.AF_ALG, socket.SOCK_SEQPACKET, 0)  # type: ignore[attr-defined]
+        s = socket.socket(socket.AF_ALG, socket.SOCK_SEQPACKET, 0)
     except (OSError, AttributeError):
         return False
     try:

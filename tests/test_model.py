@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from openssl_matrix.errors import ConfigError
-from openssl_matrix.model import load_matrix, variant_id
+from openssl_matrix.model import Matrix, load_matrix, variant_id
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -134,3 +134,15 @@ def test_the_documented_example_expands_as_documented(tmp_path: Path) -> None:
         "1.1.1w-no-asm-x86_64-march-native", "1.0.1e-asm-x86_64", "1.0.1e-no-asm-x86_64",
         "1.1.1w-asm-x86_64-march-x86-64-v3"]
     assert m.select("1.0.1e-asm-*")[0].configure == ("no-ssl2",)
+
+
+def test_a_matrix_is_constructible_in_python_as_the_file_would_load(tmp_path: Path) -> None:
+    doc = yaml.safe_load((ROOT / "matrix.yaml").read_text())
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    from_file = load_matrix(path)
+    built = Matrix.from_document(doc, path=path)
+    assert [v.id for v in built.all_variants] == [v.id for v in from_file.all_variants]
+    assert built.digest == from_file.digest and built.path == path
+    with pytest.raises(ConfigError, match=r"<python>: versions"):
+        Matrix.from_document({**doc, "versions": {"1.1": {}}})

@@ -6,6 +6,7 @@ import re
 import textwrap
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -174,7 +175,7 @@ def tables(draw: st.DrawFn) -> tuple[list[int], list[tuple[str, list[int]]]]:
     return sizes, rows
 
 
-def render_table(sizes: list[int], rows: list[tuple[str, list[int]]]) -> tuple[str, list]:
+def render_table(sizes: list[int], rows: list[tuple[str, list[int]]]) -> tuple[str, list[Any]]:
     lines = ["The 'numbers' are in 1000s of bytes per second processed."]
     lines.append("type        " + "".join(f"{s:7d} bytes" for s in sizes))
     expected = []

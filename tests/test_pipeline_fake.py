@@ -45,7 +45,7 @@ def test_build_then_up_to_date(fake_matrix: Path, tmp_path: Path) -> None:
     # one toolchain image + four variants
     assert len(backend.builds) == 5
     tags = {o.variant: o.tag for o in first}
-    assert tags["1.1.1w-asm-x86_64"].startswith("openssl-matrix/1.1.1w-asm-x86_64:")
+    assert str(tags["1.1.1w-asm-x86_64"]).startswith("openssl-matrix/1.1.1w-asm-x86_64:")
     record = json.loads(next((tmp_path / "results/_builds/1.1.1w-asm-x86_64").glob(
         "*/build.json")).read_text())
     assert record["endbr32"] == 0
@@ -147,6 +147,7 @@ def test_export_csv_has_the_documented_columns(fake_matrix: Path, tmp_path: Path
     assert row["bytes_per_s"] == "1426407424.0"
     assert row["block_size"] == "8192"
     assert row["cpu"] == "host-amd-epyc-7b13"
+    assert row["source"] == "measured"
     lines = export(tree, "jsonl").splitlines()
     assert json.loads(lines[0])["suite"] == "quick"
 

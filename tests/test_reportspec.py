@@ -19,13 +19,27 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "reports"
 SPECS = sorted(p.stem for p in REPORTS.glob("*.yaml"))
 
 
-def test_the_four_seed_specs_and_the_issue_tracker_spec_are_there() -> None:
-    assert SPECS == ["freebsd-cryptodev-elapsed", "ivy-bridge-aesni-blog",
-                     "openssl-dev-2011-asm-vs-c-aesni", "openssl-issue-16221-p521",
-                     "via-luke-ryzen-blog"]
+#: Specs with a transcribed copy of their report in tests/fixtures/reports/ (a new spec
+#: without one is still loaded and checked by every test over SPECS).
+TRANSCRIBED = [s for s in SPECS if (FIXTURES / f"{s}.txt").is_file()]
+SEEDS = ["freebsd-cryptodev-elapsed", "ivy-bridge-aesni-blog",
+         "openssl-dev-2011-asm-vs-c-aesni", "via-luke-ryzen-blog"]
+
+
+def test_the_seed_specs_are_discovered_with_their_reports() -> None:
+    """Specs are discovered in reports/: a new valid one needs no change here."""
+    assert set(SEEDS) <= set(SPECS)
+    assert set(SEEDS) <= set(TRANSCRIBED)
+    assert "openssl-issue-16221-p521" in TRANSCRIBED  # the issue-tracker spec (pkey figures)
 
 
 @pytest.mark.parametrize("spec_id", SPECS)
+def test_every_spec_in_reports_loads(spec_id: str) -> None:
+    spec = load_spec(REPORTS / f"{spec_id}.yaml")
+    assert spec.id == spec_id and spec.claims
+
+
+@pytest.mark.parametrize("spec_id", TRANSCRIBED)
 def test_every_reference_figure_is_in_the_reports_table(spec_id: str) -> None:
     spec = load_spec(REPORTS / f"{spec_id}.yaml")
     printed: dict[tuple[str, int | str], set[float]] = {}
@@ -157,6 +171,13 @@ def test_minimal_spec_loads(tmp_path: Path) -> None:
     (("1.1.1w: {}", "1.1.1w: {stand_in: 3.0.20}"), "versions.1.1.1w.stand_in_why",
      "say why"),
     (("kind: blog", "kind: blag"), "source.kind", "perhaps you meant 'blog'"),
+    (("{build: asm, algorithm: aes-128-cbc, reference",
+      "{build: asm, algorithm: aes-128-cbcc, reference"), "measurements.aesni.algorithm",
+     "the closest known names: aes-128-cbc"),
+    (("m: {cpu: Some CPU,", "m: {cpu: Some CPU, core: ivybrige,"), "machines.m.core",
+     "perhaps you meant 'ivybridge'"),
+    (("expect: ratio}", "expect: ratio, depends_on: hardware}"),
+     "claims[0] (twice).depends_on", "code-path, cpu"),
     (("date: 2013-10-20", "date: last year"), "source.date", "is not a date"),
     (("ia32cap: \"~0x200000000000000\"", "ia32cap: \"~0x2; rm -rf /\""),
      "measurements.masked.ia32cap", "not allowed"),
@@ -198,3 +219,33 @@ def test_missing_file_and_bad_yaml(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as err:
         load_spec(write(tmp_path, "title: [unclosed\n"))
     assert "YAML syntax error (line" in str(err.value)
+
+
+@pytest.mark.parametrize("written, canonical", [
+    ("blowfish cbc", "bf-cbc"), ("aes-128 cbc", "aes-128-cbc"), ("rc5-32/12 cbc", "rc5-cbc"),
+    ("des ede3", "des-ede3-cbc"), ("hmac(md5)", "hmac-md5"), ("rmd160", "ripemd160"),
+    ("blowfish", "bf-cbc"), ("aes-256-gcm", "aes-256-gcm"), ("AES-128-CBC", "aes-128-cbc"),
+])
+def test_algorithms_in_every_spelling_speed_printed(tmp_path: Path, written: str,
+                                                    canonical: str) -> None:
+    """Legacy table labels, -mr and command-line names and EVP names; stored as the id
+    the parser gives the figure, and run with the word speed takes on each path."""
+    from openssl_matrix.algorithms import speed_argument
+
+    text = MINIMAL.replace("{build: asm, algorithm: aes-128-cbc, reference",
+                           f"{{build: asm, algorithm: '{written}', reference")
+    spec = load_spec(write(tmp_path, text))
+    assert spec.measurements["aesni"].algorithm == canonical
+    assert speed_argument("des-ede3-cbc", evp=False) == "des-ede3"
+    assert speed_argument("des-ede3-cbc", evp=True) == "des-ede3-cbc"
+
+
+def test_table_row_algorithms_in_legacy_spelling(tmp_path: Path) -> None:
+    text = MINIMAL.replace(
+        "  aesni: {build: asm, algorithm: aes-128-cbc, reference: {8192: 200000.00k}}",
+        "  aesni: {build: asm, algorithm: aes-128-cbc, reference: {8192: 200000.00k}}\n"
+        "  row: {build: asm, evp: false, algorithms: {'blowfish cbc': '95,000.00k', "
+        "'aes-128 cbc': '120,000.00k'}}")
+    spec = load_spec(write(tmp_path, text))
+    assert spec.measurements["row.bf-cbc"].reference == {8192: 95_000_000.0}
+    assert "row.aes-128-cbc" in spec.measurements

@@ -8,6 +8,7 @@ every point where a real process could die is tried.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -127,6 +128,10 @@ def setup_tree(fake_matrix: Path, tmp_path: Path) -> tuple[Matrix, Path, Path]:
     return m, state, tree
 
 
+def _bench_and_return_none(m: Matrix, state: Path, tree: Path, kill_at: int) -> None:
+    bench_once(m, state, tree, kill_at=kill_at)
+
+
 def bench_once(m: Matrix, state: Path, tree: Path, kill_at: int = 0,
                ) -> tuple[list[Any], FakeBackend]:
     backend = PersistentFake(state)
@@ -186,7 +191,7 @@ def test_bench_killed_at_every_point_resumes_without_redoing_finished_cells(
     for n in range(1, total + 1):
         subprocess.run(["rm", "-rf", str(tree)], check=True)
         subprocess.run(["cp", "-a", str(pristine), str(tree)], check=True)
-        code = in_child(lambda n=n: bench_once(m, state, tree, kill_at=n) and None)
+        code = in_child(functools.partial(_bench_and_return_none, m, state, tree, n))
         assert code == 137, f"kill point {n}: the child should have died, exit {code}"
         finished_before = {
             ref.variant for refs in cell_runs(tree).values() for ref in refs
@@ -350,7 +355,7 @@ def test_engine_gone_mid_run_keeps_finished_cells_and_resumes(
         Bencher(m, backend, results, engine={}, git_commit=None).bench(
             m.select(ASM), m.suite("quick"), "auto")
     assert [r.meta["status"] for r in cell_runs(tree)["3.0.20-asm-x86_64"]] == ["interrupted"]
-    out, backend = bench_once(m, state, tree)
+    out, _ = bench_once(m, state, tree)
     assert [(o.status, o.reused) for o in out] == [("complete", True), ("complete", False)]
 
 

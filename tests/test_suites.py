@@ -135,15 +135,16 @@ def test_invocations_leave_out_what_a_version_lacks(tmp_path: Path) -> None:
 
 
 def test_interleaved_rounds_never_repeat_a_variant_back_to_back() -> None:
-    order = interleaved(["a", "b", "c"], 3)  # type: ignore[list-item]
+    order: list[tuple[int, Any]] = interleaved(["a", "b", "c"], 3)  # type: ignore[list-item]
     assert [(r, v) for r, v in order] == [
         (1, "a"), (1, "b"), (1, "c"), (2, "b"), (2, "c"), (2, "a"), (3, "c"), (3, "a"),
         (3, "b")]
     seq = [v for _, v in order]
     assert all(x != y for x, y in itertools.pairwise(seq))
-    two = [v for _, v in interleaved(["a", "b"], 3)]  # type: ignore[list-item]
+    two: list[Any] = [v for _, v in interleaved(["a", "b"], 3)]  # type: ignore[list-item]
     assert two == ["a", "b", "a", "b", "a", "b"]
-    assert [v for _, v in interleaved(["a"], 2)] == ["a", "a"]  # type: ignore[list-item]
+    one: list[Any] = [v for _, v in interleaved(["a"], 2)]  # type: ignore[list-item]
+    assert one == ["a", "a"]
 
 
 def test_documented_lab_profiles_load(tmp_path: Path) -> None:

@@ -1,0 +1,3 @@
+"""Reproducing a published report: resolve -> plan -> (build, bench) -> judge -> render.
+
+``openssl_matrix.reproduce`` runs the steps; each step is a module here."""
