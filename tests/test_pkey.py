@@ -111,7 +111,9 @@ def test_issue_16221_spec_plans_pkey_suites_and_collects_ops_figures(tmp_path: P
 
     from openssl_matrix.hostinfo import parse_cpuinfo
     from openssl_matrix.reportspec import OP_BLOCK, load_spec
-    from openssl_matrix.reproduce import HostFacts, ResolvedVersion, collect, plan
+    from openssl_matrix.repro.judge import collect
+    from openssl_matrix.repro.plan import plan
+    from openssl_matrix.repro.resolve import HostFacts, ResolvedVersion
 
     from .fakes import CPUINFO_EPYC
 
@@ -133,7 +135,7 @@ def test_issue_16221_spec_plans_pkey_suites_and_collects_ops_figures(tmp_path: P
     assert "bytes" not in defs["1.1.1w-asm-x86_64"] and "masks" not in defs["1.1.1w-asm-x86_64"]
     run = tmp_path / "0001"
     run.mkdir()
-    (run / "meta.json").write_text(json.dumps({"host": {}}))
+    (run / "meta.json").write_text(json.dumps({"status": "complete", "host": {}}))
     (run / "figures.json").write_text(json.dumps([
         {"algorithm": "ecdsa-p521", "operation": "sign", "ops_per_s": 2500.0, "mask": "default",
          "status": "ok", "block_size": None},

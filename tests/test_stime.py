@@ -24,7 +24,8 @@ def _plan(version: str, key: str, pinning: str):  # type: ignore[no-untyped-def]
 
 # (fixture, version, key, pinning) -> per (protocol, mode): connections, user s, real s,
 # resumed marks, bytes per connection, as printed
-EXPECTED = {
+EXPECTED: dict[tuple[str, str, str, str],
+               dict[tuple[str, str], tuple[int, float | None, int, int, int | None]]] = {
     ("1.1.1w--tls--rsa2048--same-core.stdout", "1.1.1w", "rsa2048", "same-core"): {
         ("tls1.2", "new"): (2272, 0.56, 4, 0, 2193),
         ("tls1.2", "reuse"): (12091, 0.96, 4, 12091, 1441),
