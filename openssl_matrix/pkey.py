@@ -14,10 +14,16 @@ keygen/encaps/decaps ...).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-Version = tuple[int, int, int]
+from .version import series
+
+Series = tuple[int, int, int]
+
+
+def dotted(v: Series) -> str:
+    """``(1, 1, 0)`` -> ``1.1.0``."""
+    return ".".join(map(str, v))
 
 
 @dataclass(frozen=True)
@@ -30,9 +36,9 @@ class PkAlgorithm:
     """The algorithm id the speed parser gives its figures."""
     family: str
     """rsa, ecdsa, ecdh, eddsa, kem, sig."""
-    since: Version
+    since: Series
     """First release whose speed has it."""
-    spellings: tuple[tuple[Version, str], ...]
+    spellings: tuple[tuple[Series, str], ...]
     """(from version, speed argument), newest last."""
     operations: tuple[str, ...]
     seen: str
@@ -40,7 +46,7 @@ class PkAlgorithm:
     needs: tuple[str, ...] = ()
     """Configure options that remove it (``no-ec`` ...)."""
 
-    def spelling(self, version: Version) -> str:
+    def spelling(self, version: Series) -> str:
         chosen = self.spellings[0][1]
         for first, arg in self.spellings:
             if version >= first:
@@ -86,15 +92,6 @@ ALGORITHMS: dict[str, PkAlgorithm] = {a.name: a for a in (
 )}
 
 
-def _vt(version: str) -> Version:
-    m = re.match(r"^(\d+)\.(\d+)\.(\d+)", version)
-    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else (0, 0, 0)
-
-
-def _dotted(v: Version) -> str:
-    return ".".join(map(str, v))
-
-
 @dataclass(frozen=True)
 class Refusal:
     algorithm: str
@@ -122,7 +119,7 @@ def unknown(names: tuple[str, ...] | list[str]) -> list[str]:
 def plan(version: str, algorithms: tuple[str, ...] | list[str],
          configure: tuple[str, ...] | list[str] = ()) -> PkPlan:
     """Spell each algorithm for ``version`` or refuse it with the reason."""
-    v = _vt(version)
+    v = series(version)
     runs: list[tuple[str, str, str]] = []
     refused: list[Refusal] = []
     for name in algorithms:
@@ -133,7 +130,7 @@ def plan(version: str, algorithms: tuple[str, ...] | list[str],
             continue
         if v < alg.since:
             refused.append(Refusal(name, f"OpenSSL {version}'s speed has no such test (it "
-                                   f"exists from {_dotted(alg.since)}; source: {alg.seen})"))
+                                   f"exists from {dotted(alg.since)}; source: {alg.seen})"))
             continue
         off = [opt for opt in configure if opt in alg.needs]
         if off:

@@ -29,9 +29,9 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from .pkey import Series, dotted
 from .stime import STimeRun, parse_stime
-
-Version = tuple[int, int, int]
+from .version import series
 
 PORT = 4433
 #: How long the script waits for ``s_server`` to print ACCEPT.
@@ -42,8 +42,8 @@ READY_DEADLINE_S = 20
 class Protocol:
     name: str
     label: str
-    since: Version
-    until: Version | None
+    since: Series
+    until: Series | None
     """First version without it (None: still there)."""
     server_flag: str
     cipher: dict[str, str]
@@ -84,16 +84,7 @@ class TlsOptions:
                 "pinning": list(self.pinning), "seconds": self.seconds}
 
 
-def _vt(version: str) -> Version:
-    m = re.match(r"^(\d+)\.(\d+)\.(\d+)", version)
-    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else (0, 0, 0)
-
-
-def _dotted(v: Version) -> str:
-    return ".".join(map(str, v))
-
-
-def group_server_args(protocol: Protocol, v: Version) -> list[str]:
+def group_server_args(protocol: Protocol, v: Series) -> list[str]:
     """How ``s_server`` of version ``v`` is told the one group to use."""
     if protocol.group == "X25519":
         return ["-groups", "X25519"]  # TLS 1.3 only, 1.1.1+
@@ -110,13 +101,13 @@ def cipher_args(protocol: Protocol, key: str) -> list[str]:
     return ["-ciphersuites" if protocol.tls13 else "-cipher", cipher]
 
 
-def server_options(protocol: Protocol, key: str, v: Version) -> list[str]:
+def server_options(protocol: Protocol, key: str, v: Series) -> list[str]:
     """Everything ``s_server`` gets besides key, certificate and port."""
     return [protocol.server_flag, *cipher_args(protocol, key),
             *group_server_args(protocol, v), "-www"]
 
 
-def client_options(protocol: Protocol, key: str, v: Version) -> list[str]:
+def client_options(protocol: Protocol, key: str, v: Series) -> list[str]:
     """What ``s_time`` of version ``v`` takes to ask for the same protocol and cipher.
 
     ``s_time`` has no protocol flags for TLS before 1.1.0 (only -ssl2/-ssl3) and no
@@ -131,7 +122,7 @@ def client_options(protocol: Protocol, key: str, v: Version) -> list[str]:
     return out
 
 
-def config_text(protocol: Protocol, v: Version) -> str:
+def config_text(protocol: Protocol, v: Series) -> str:
     """An OPENSSL_CONF for client and server: a ``req`` section for the certificate and,
     from 1.1.1 (``system_default`` and its ``Groups`` command), the one group also for the
     client: its TLS 1.3 key share (3.5+ would otherwise also send an ML-KEM share). Before
@@ -179,14 +170,14 @@ class TlsPlan:
 def plans(version: str, keys: tuple[str, ...], options: TlsOptions,
           configure: tuple[str, ...] = ()) -> tuple[list[TlsPlan], list[str]]:
     """The containers a TLS suite needs on ``version``, and the notes of what was refused."""
-    v = _vt(version)
+    v = series(version)
     notes: list[str] = []
     protocols: list[str] = []
     for name in options.protocols:
         p = PROTOCOLS[name]
         if v < p.since:
             notes.append(f"{p.label}: not measured: OpenSSL {version} has no {p.label} "
-                         f"(from {_dotted(p.since)})")
+                         f"(from {dotted(p.since)})")
             continue
         off = {"tls1.3": "no-tls1_3", "tls1.2": "no-tls1_2", "tls1.0": "no-tls1"}[name]
         if off in configure:
@@ -276,7 +267,7 @@ def _q(args: list[str]) -> str:
 
 def script(plan: TlsPlan) -> str:
     """The POSIX sh script one container runs for ``plan``."""
-    v = _vt(plan.version)
+    v = series(plan.version)
     lines = [_SCRIPT_HEAD,
              _SERVER_FN.replace("PORT", str(PORT)).replace("DEADLINE", str(READY_DEADLINE_S))
              .replace("SECONDS", str(plan.seconds))]

@@ -53,9 +53,9 @@ def test_protocols_per_era_are_refused_up_front_with_the_reason() -> None:
 ])
 def test_tls12_server_names_cipher_and_group_in_each_versions_words(
         version: str, group: list[str]) -> None:
-    from openssl_matrix.tls import _vt
+    from openssl_matrix.version import series
 
-    opts = server_options(PROTOCOLS["tls1.2"], "rsa2048", _vt(version))
+    opts = server_options(PROTOCOLS["tls1.2"], "rsa2048", series(version))
     assert opts == ["-tls1_2", "-cipher", "ECDHE-RSA-AES128-GCM-SHA256", *group, "-www"]
 
 
