@@ -211,7 +211,9 @@ def speed_invocations(version: str, suite: Suite, configure: Sequence[str] = (),
             base += [opt, str(value)]
         else:
             notes.append(f"{opt} is not in {version} ({_since(opt)}); "
-                         + ("speed's default 3 s per size was used" if opt == "-seconds"
+                         + (("speed's default 10 s per operation was used"
+                             if suite.kind == "pkey" else
+                             "speed's default 3 s per size was used") if opt == "-seconds"
                             else "every block size was run"))
     if multi is not None:
         base += ["-multi", str(multi)]

@@ -80,6 +80,7 @@ def test_pkey_suite_runs_one_speed_per_algorithm_and_notes_refusals() -> None:
     assert not [n for n in notes if "not measured" in n]
     inv, notes = speed_invocations("1.0.2u", suite)
     assert "-seconds" not in inv[0].command  # 1.0.2's speed has no -seconds
+    assert any("speed's default 10 s per operation was used" in n for n in notes)
     assert any(n.startswith("ed25519: not measured") for n in notes)
 
 
