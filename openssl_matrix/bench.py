@@ -172,15 +172,30 @@ def mask_value(mask: Mask, version: str) -> tuple[str | None, list[str]]:
     return mask.ia32cap, []
 
 
-def speed_invocations(version: str, suite: Suite) -> tuple[list[Invocation], list[str]]:
+def speed_invocations(version: str, suite: Suite, configure: Sequence[str] = (),
+                      ) -> tuple[list[Invocation], list[str]]:
     """The ``openssl speed`` commands a suite needs on a given OpenSSL version.
 
     One invocation per mask x engine x path x direction x algorithm (the low-level path
     runs all algorithms in one invocation). Options a version does not have are left out
     and reported in the notes, as are settings that cannot apply (``-decrypt`` on the
-    low-level path, a mask the version cannot express).
+    low-level path, a mask the version cannot express). A ``pkey`` suite spells each
+    algorithm for the version (pkey.py) and refuses, in the notes, those it lacks; a
+    ``tls`` suite is planned by tlsbench.py. ``configure``: the variant's options.
     """
     notes: list[str] = []
+    if suite.kind == "tls":
+        from .tlsbench import tls_invocations
+
+        return tls_invocations(version, suite, tuple(configure))
+    if suite.kind == "pkey":
+        from .pkey import plan as pk_plan
+
+        planned = pk_plan(version, suite.algorithms, tuple(configure))
+        notes += [r.note() for r in planned.refused]
+        suite = replace(suite, algorithms=tuple(arg for _, arg, _ in planned.runs))
+        if not suite.algorithms:
+            return [], notes
     v = series(version)
     multi = suite.multi
     if multi is not None and not has_option("-multi", version):
@@ -196,7 +211,9 @@ def speed_invocations(version: str, suite: Suite) -> tuple[list[Invocation], lis
             base += [opt, str(value)]
         else:
             notes.append(f"{opt} is not in {version} ({_since(opt)}); "
-                         + ("speed's default 3 s per size was used" if opt == "-seconds"
+                         + (("speed's default 10 s per operation was used"
+                             if suite.kind == "pkey" else
+                             "speed's default 3 s per size was used") if opt == "-seconds"
                             else "every block size was run"))
     if multi is not None:
         base += ["-multi", str(multi)]
@@ -240,6 +257,8 @@ def _invocations_for(v: tuple[int, int, int], suite: Suite, mask: Mask,
     groups: list[tuple[str, list[str], tuple[str, ...]]]
     if path == "evp":
         groups = [(alg, ["-evp", alg], (alg,)) for alg in suite.algorithms]
+    elif path == "pkey":  # one invocation per algorithm, spelled for the version
+        groups = [(alg.lower(), [alg], (alg,)) for alg in suite.algorithms]
     else:
         groups = [("+".join(suite.algorithms), list(suite.algorithms), suite.algorithms)]
     out = []
@@ -580,7 +599,8 @@ class Bencher:
         version_line = version_res.stdout.splitlines()[0] if version_res.stdout else ""
         printed = Version.find(version_line) if version_line.startswith("OpenSSL ") else None
         version = str(printed) if printed is not None else v.version.version
-        invocations, notes = speed_invocations(v.version.version, suite)
+        invocations, notes = speed_invocations(v.version.version, suite,
+                                               (*v.version.configure, *v.configure))
         notes += self._device_notes(suite)
         clock, clock_source = clock_hz(profile, run_cpu, forced=bool(mismatch))
         run_dir = self.tree.new_run_dir(cpu_name, v.id, suite.name)
@@ -716,6 +736,10 @@ class Bencher:
                    times: guards.CpuTimes | None, engine_checks: dict[str, EngineCheck],
                    vectors: dict[str, tuple[int, int] | None], cpu: CpuInfo,
                    ) -> tuple[list[dict[str, Any]], float | None, list[Finding], list[str]]:
+        if inv.path == "tls":
+            from .tlsbench import parse_tls
+
+            return parse_tls(inv, stdout)
         try:
             parsed = parse_speed(stdout, speed_stderr, version=version,
                                  evp=inv.path == "evp")

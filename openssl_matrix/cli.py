@@ -113,6 +113,9 @@ FLAGS: tuple[Flag, ...] = (
     Flag("fresh", False, "start a new session instead of resuming an interrupted one "
          "(cells it finished are measured again)", ("bench",)),
     Flag("json", False, "print JSON", ("list", "profiles", "parse", "reproduce")),
+    Flag("check", False, "check the spec without Docker: validate it, check the report's "
+         "own figures against its claims, resolve versions and stand-ins offline and print "
+         "the plan (what would be built and measured, about how long)", ("reproduce",)),
     Flag("format", "", "csv (default) or jsonl", ("export",)),
     Flag("output", "", {
         "export": "write to this file instead of stdout",
@@ -261,7 +264,8 @@ def _command(command: str) -> Command:
 
 def dispatch(command: str, target: str, flags: Mapping[str, Any],
              handlers: Mapping[str, Callable[..., int]]) -> None:
-    """Check the command line, run the handler, turn FatalError into an exit."""
+    """Check the command line, run the handler, turn FatalError into an exit; anything
+    else unexpected is the last resort's (crash.py): one line, a crash log, exit 70."""
     try:
         if not command:
             if flags.get("help"):
@@ -294,11 +298,20 @@ def dispatch(command: str, target: str, flags: Mapping[str, Any],
     except FatalError as exc:
         from . import log
 
-        log.error(str(exc))
+        log.error("\n".join(line if len(line) <= 2000 else f"{line[:2000]}… (cut)"
+                             for line in str(exc).splitlines()))  # never unbounded text
         raise Exit(code=exc.exit_code) from None
     except KeyboardInterrupt:
         print("\ninterrupted: finished results are kept; rerun the same command to go on",
               file=sys.stderr)
         raise Exit(code=130) from None
+    except Exit:
+        raise
+    except Exception as exc:  # the last resort: one line, the traceback in a crash log
+        from .crash import INTERNAL_ERROR, crash_line, write_crash_log
+
+        print("error: " + crash_line(command, exc, write_crash_log(command, exc)),
+              file=sys.stderr)
+        raise Exit(code=INTERNAL_ERROR) from None
     if code:
         raise Exit(code=code)

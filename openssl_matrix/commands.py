@@ -19,10 +19,13 @@ from .errors import (
     BuildError,
     DockerUnavailable,
     FatalError,
+    ParseError,
     ProfileMismatch,
     UsageError,
 )
-from .model import Matrix, Variant, load_matrix
+from .model import MAX_BYTES, MAX_REPEAT, Matrix, Variant, load_matrix
+from .names import clip, inside, name_problem, safe_name
+from .outputs import check_output_file, read_regular
 from .patches import endbr32_warning
 from .render import render as render_variant
 from .results import ResultsTree, atomic_write
@@ -35,6 +38,18 @@ def _matrix(path: str) -> Matrix:
 
 def _tree(results: str) -> ResultsTree:
     return ResultsTree(Path(results or "results"))
+
+
+#: A pasted report (`parse`, `import`) larger than this is not one.
+MAX_REPORT_BYTES = 64 * 1024 * 1024
+
+
+def bounded(flag: str, value: Any, low: int, high: int) -> int:
+    """A whole-number flag within [low, high], else UsageError naming the range."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise UsageError(f"{flag} {clip(value, 40)}: expected a whole number from {low} to "
+                         f"{high}")
+    return value
 
 
 def _git_commit() -> str | None:
@@ -132,7 +147,7 @@ def cmd_render(*, target: str, matrix: str, results: str, only: str, output: str
     out = Path(output or "dockerfiles/rendered")
     for v in m.select(only or None, every=all):
         r = render_variant(v)
-        path = out / f"{v.id}.Dockerfile"
+        path = inside(out, out / f"{safe_name(v.id, 'variant id')}.Dockerfile")
         atomic_write(path, r.dockerfile)
         print(path)
     return 0
@@ -161,12 +176,13 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
               force: bool, cpu: str, all: bool = False) -> int:
     from .build import Builder
 
+    n_jobs = bounded("--jobs", jobs or 1, 1, 64)
     m = _matrix(matrix)
     variants = m.select(only or None, every=all)
     backend = _backend_for(m, cpu)
     builder = Builder(m, backend, _tree(results))
     with _terminate_as_interrupt():
-        outcomes = builder.build(variants, jobs=int(jobs or 1), force=force)
+        outcomes = builder.build(variants, jobs=n_jobs, force=force)
     by_id = {v.id: v for v in variants}
     print("\nbuild summary")
     width = max(len(o.variant) for o in outcomes)
@@ -203,8 +219,8 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
     variants = m.select(only)
     names = [n.strip() for n in (suite or "").split(",") if n.strip()] or [""]
     suites = [m.suite(n or None) for n in names]
-    if repeat is not None and int(repeat) < 0:
-        raise UsageError(f"--repeat {repeat}: give a positive number of runs")
+    if repeat:
+        bounded("--repeat", repeat, 1, MAX_REPEAT)
     tree = _tree(results)
     backend = _backend_for(m, cpu)
     tree.lock(wait=wait)
@@ -259,6 +275,20 @@ def _mbs(value: Any) -> str:
     return f"{value / 1e6:,.1f}" if isinstance(value, (int, float)) else "—"
 
 
+def _print_ops_figure(f: dict[str, Any]) -> None:
+    """One operations-per-second figure (public key, handshake) of a bench summary."""
+    value = f.get("ops_per_s")
+    unit = f.get("unit") or "ops/s"
+    text = f"{value:,.1f} {unit}" if isinstance(value, (int, float)) else "—"
+    cpo = f.get("cycles_per_op")
+    extra = f" ({cpo:,.0f} c/op)" if isinstance(cpo, (int, float)) else ""
+    if f.get("bottleneck"):
+        extra += f", {f.get('tls_pinning')}, bottleneck {f.get('bottleneck')}"
+    status = f.get("status")
+    print(f"      {str(f.get('algorithm')) + ' ' + str(f.get('operation')):<36} {text:>24}"
+          f"{extra}" + ("" if status == "ok" else f"  [{status}]"))
+
+
 def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05) -> None:
     from .bench import summarize_series
 
@@ -275,6 +305,9 @@ def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05) -
         if rounds > 1:
             continue
         for f in o.figures:
+            if f.get("block_size") is None and f.get("operation"):  # pkey / tls suites
+                _print_ops_figure(f)
+                continue
             if f.get("block_size") != block:
                 continue
             cpb = f.get("cycles_per_byte")
@@ -313,6 +346,7 @@ def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05) -
 
 def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
     """The matrix's CPU profiles, and which of them describes the machine this runs on."""
+    from .cpumodel import core_of_cpu, core_of_march, summary
     from .hostinfo import parse_cpuinfo, profile_mismatches
 
     m = _matrix(matrix)
@@ -327,6 +361,8 @@ def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
             info["this_machine"] = None
         elif here is not None:
             info["this_machine"] = profile_mismatches(p, here) or True
+        core = core_of_march(p.march)
+        info["cpu_model"] = summary(core) if core is not None else None
         rows.append(info)
     if json:
         import json as _json
@@ -337,6 +373,8 @@ def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
     if here is not None:
         print(f"this machine: {here.model} ({here.vendor}); --cpu=auto files results "
               f"under {here.slug()}")
+        mine = core_of_cpu(here.vendor, here.family, here.model_number, here.model)
+        print(f"  CPU model: {summary(mine) if mine else 'this core is not in the model'}")
     for r in rows:
         where = f"engine {r['docker_host']}" if r["docker_host"] else "local engine"
         match = r.get("this_machine")
@@ -346,6 +384,8 @@ def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
         print(f"  {r['name']:<14} {r['description']}\n"
               f"  {'':<14} march={r['march'] or '-'}, {clock}, "
               f"cpuset={r['cpuset'] or '-'}, {where}; {verdict}")
+        if r["cpu_model"]:
+            print(f"  {'':<14} CPU model: {r['cpu_model']}")
     return 0
 
 
@@ -356,9 +396,10 @@ def cmd_export(*, target: str, matrix: str, results: str, format: str,
     fmt = format or "csv"
     if fmt not in ("csv", "jsonl"):
         raise UsageError(f"--format {fmt!r} is not one of csv, jsonl")
+    dest = check_output_file(output, _tree(results).root) if output else None
     text = render(_tree(results), fmt)
-    if output:
-        atomic_write(Path(output), text)
+    if dest is not None:
+        atomic_write(dest, text)
         log.info(f"wrote {output}")
     else:
         sys.stdout.write(text)
@@ -369,9 +410,9 @@ def cmd_parse(*, target: str, matrix: str, results: str, json: bool) -> int:
     from .parsing import figure_records, parse_report
 
     try:
-        text = Path(target).read_text(encoding="utf-8", errors="replace")
+        text = read_regular(Path(target), MAX_REPORT_BYTES).decode("utf-8", errors="replace")
     except OSError as exc:
-        raise UsageError(f"cannot read {target}: {exc.strerror}") from None
+        raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
     runs = parse_report(text)
     out: list[dict[str, Any]] = []
     for i, run in enumerate(runs, 1):
@@ -385,14 +426,39 @@ def cmd_parse(*, target: str, matrix: str, results: str, json: bool) -> int:
         return 0
     for r in out:
         print(f"run {r['run']}: {r['header'].get('version_line') or '(no version header)'}")
-        for rec in r["records"]:
-            value = rec.get("bytes_per_s") if rec.get("bytes_per_s") is not None \
-                else rec.get("ops_per_s")
-            print(f"  {rec['algorithm']:<20} {rec.get('block_size') or rec.get('operation')!s:<8}"
-                  f" {value!s:>16}  {rec['status']}")
+        for line in parse_table(r["records"]):
+            print(f"  {line}")
         for w in r["warnings"]:
             print(f"  warning: {w}")
     return 0
+
+
+def parse_table(recs: list[dict[str, Any]]) -> list[str]:
+    """Parsed figures as two tables with their units: throughput (bytes per second, at a
+    block size) and operations (per second: signatures, handshakes ...)."""
+    throughput = [r for r in recs if r.get("operation") is None]
+    operations = [r for r in recs if r.get("operation") is not None]
+    lines: list[str] = []
+    if throughput:
+        lines += ["throughput, bytes per second (speed prints 1000s of bytes/s: 305049.90k "
+                  "is 305,049,900 bytes/s)",
+                  f"{'algorithm':<22} {'block (bytes)':>13} {'bytes/s':>17} {'MB/s':>10}  status"]
+        for rec in throughput:
+            value = rec.get("bytes_per_s")
+            lines.append(f"{rec['algorithm']:<22} {rec.get('block_size')!s:>13} "
+                         + (f"{value:>17,.0f} {value / 1e6:>10,.2f}" if value is not None
+                            else f"{'—':>17} {'—':>10}") + f"  {rec['status']}")
+    if operations:
+        lines += ["operations per second",
+                  f"{'algorithm':<22} {'operation':>13} {'ops/s':>17}  status"]
+        for rec in operations:
+            value = rec.get("ops_per_s")
+            lines.append(f"{rec['algorithm']:<22} {rec.get('operation')!s:>13} "
+                         + (f"{value:>17,.1f}" if value is not None else f"{'—':>17}")
+                         + f"  {rec['status']}")
+    if not recs:
+        lines.append("no figures")
+    return lines
 
 
 def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
@@ -404,17 +470,21 @@ def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
     from .clock import now
     from .parsing import figure_records, parse_report
 
-    if not as_ or not re.match(r"^[a-z0-9][a-z0-9._-]*$", as_):
+    if not as_ or not re.match(r"^[a-z0-9][a-z0-9._-]*$", as_) or name_problem(as_):
         raise UsageError("`invoke matrix import FILE` needs --as NAME (lower-case letters, "
-                         "digits, '.', '_', '-')", hint="e.g. --as ivy-bridge-blog-2013")
+                         "digits, '.', '_', '-'" + (f"; got {clip(as_)}" if as_ else "") + ")",
+                         hint="e.g. --as ivy-bridge-blog-2013")
     try:
-        raw = Path(target).read_bytes()
+        raw = read_regular(Path(target), MAX_REPORT_BYTES)
     except OSError as exc:
-        raise UsageError(f"cannot read {target}: {exc.strerror}") from None
+        raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
     text = raw.decode("utf-8", errors="replace")
     runs = parse_report(text)
     if not runs:
         raise UsageError(f"{target}: no `openssl speed` output found in it")
+    for i, run in enumerate(runs, 1):  # every folder name checked before anything is written
+        safe_name(run.header.version or "unknown",
+                  f"{target}: run {i}: the version in its header", error=ParseError)
     tree = _tree(results)
     cpu = f"ref-{as_}"
     tree.lock()
@@ -465,12 +535,25 @@ def _reports_dir() -> Path:
 
 
 def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bool,
-                  wait: bool, json: bool) -> int:
+                  wait: bool, json: bool, check: bool = False) -> int:
     from .reportspec import find_spec, load_spec
     from .reproduce import Environment, as_json, render_text, reproduce
 
     spec = load_spec(find_spec(target, _reports_dir()))
     env = Environment.from_matrix(Path(matrix or "matrix.yaml"))
+    if check:
+        from .repro.check import check as check_spec
+
+        report = check_spec(spec, env, Path(results or "results"))
+        if json:
+            import json as _json
+
+            print(_json.dumps({"spec": spec.id, "path": str(spec.path),
+                               "problems": report.problems, "text": report.text()},
+                              indent=2))
+        else:
+            print(report.text(), end="")
+        return 0
     profile = cpu or "auto"
     if profile != "auto":
         _matrix(matrix).profile(profile)
@@ -493,7 +576,8 @@ def cmd_report(*, target: str, matrix: str, results: str, output: str,
 
     tree = _tree(results)
     out = Path(output) if output else tree.root / "_report"
-    summary = build_report(tree, out, block_size=int(block_size or 8192))
+    summary = build_report(tree, out,
+                           block_size=bounded("--block-size", block_size or 8192, 1, MAX_BYTES))
     print(summary.text(), end="")
     return 0
 

@@ -29,6 +29,8 @@ class CpuInfo:
     flags: tuple[str, ...]
     mhz: float | None
     logical_cpus: int
+    family: int | None = None  # CPUID family and model ("cpu family", "model"): the core
+    model_number: int | None = None
 
     def slug(self) -> str:
         """``host-amd-epyc``: the results folder name for ``--cpu=auto``."""
@@ -67,7 +69,13 @@ def parse_cpuinfo(text: str) -> CpuInfo:
         flags=tuple(fields.get("flags", "").split()),
         mhz=mhz,
         logical_cpus=count,
+        family=_int(fields.get("cpu family")),
+        model_number=_int(fields.get("model")),
     )
+
+
+def _int(text: str | None) -> int | None:
+    return int(text) if text is not None and text.isdigit() else None
 
 
 def profile_mismatches(profile: Profile, cpu: CpuInfo) -> list[str]:

@@ -18,11 +18,11 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .eras import ENGINES, engine_options, era_base_image, era_name, i386_name, march_problem
 from .errors import ConfigError
 from .hostinfo import IA32CAP_BITS
+from .names import ALPHABET, clip, name_problem
+from .outputs import read_regular
 from .patches import (
     PROJECT_PATCHES,
     Patch,
@@ -31,7 +31,15 @@ from .patches import (
     load_patches,
     select_patches,
 )
+from .pkey import ALGORITHMS as PK_ALGORITHMS
+from .tls import KEYS as TLS_KEYS
+from .tls import MODES as TLS_MODES
+from .tls import PINNINGS as TLS_PINNINGS
+from .tls import PROTOCOLS as TLS_PROTOCOLS
+from .tls import TlsOptions
 from .version import DECLARABLE, series
+from .yamlload import MAX_BYTES as MAX_YAML_BYTES
+from .yamlload import YamlProblem, load_yaml
 
 SCHEMA_VERSION = 1
 IA32CAP_VALUE = re.compile(r"^~?(0x[0-9a-fA-F]+)?(:~?0x[0-9a-fA-F]+)?$")
@@ -47,6 +55,12 @@ SHA256 = re.compile(r"^[0-9a-f]{64}$")
 PATTERN = re.compile(r"^[A-Za-z0-9_.,:=+/~@%*?!\[\]-]+$")
 
 ARCHES = ("x86_64", "i386")
+#: Bounds of a suite's numbers (docs/matrix.md): `openssl speed -seconds` per algorithm,
+#: `-bytes` (speed allocates buffers of this size), `-multi` processes, runs per variant.
+MAX_SECONDS = 3600
+MAX_BYTES = 16 * 1024 * 1024
+MAX_MULTI = 1024
+MAX_REPEAT = 100
 ASM_VALUES = ("asm", "no-asm")
 
 
@@ -114,9 +128,16 @@ class Suite:
     """Coefficient of variation above which a repeated figure is marked noisy."""
     devices: tuple[str, ...] = ()
     """Host devices (e.g. /dev/crypto) the bench container gets, when the host has them."""
+    kind: str = "speed"
+    """``speed`` (symmetric ciphers and digests), ``pkey`` (public-key operations, see
+    pkey.py) or ``tls`` (handshakes with s_server/s_time, see tls.py)."""
+    tls: TlsOptions | None = None
+    """Protocols, modes and pinnings of a ``tls`` suite."""
 
     @property
     def paths(self) -> tuple[str, ...]:
+        if self.kind != "speed":
+            return (self.kind,)
         if not self.evp:
             return ("legacy",)
         return ("evp", "legacy") if self.legacy else ("evp",)
@@ -129,7 +150,8 @@ class Suite:
             "providers": None if self.providers is None else list(self.providers),
             "multi": self.multi, "seconds": self.seconds, "bytes": self.bytes,
             "repeat": self.repeat, "noise_threshold": self.noise_threshold,
-            "devices": list(self.devices),
+            "devices": list(self.devices), "kind": self.kind,
+            **({"tls": self.tls.describe()} if self.tls is not None else {}),
             "masks": [{"name": m.name, "ia32cap": m.ia32cap, "disable": list(m.disable)}
                       for m in self.masks],
         }
@@ -295,8 +317,23 @@ class _Ctx:
         self.path = path
 
     def fail(self, keypath: str, message: str, hint: str | None = None) -> ConfigError:
+        keypath = keypath if len(keypath) <= 200 else clip(keypath, 200)
         where = f"{self.path}: {keypath}" if keypath else str(self.path)
+        if len(message) > 1000:  # errors never echo unbounded text
+            message = f"{message[:1000]}… ({len(message) - 1000} more characters)"
         return ConfigError(f"{where}: {message}", hint=hint)
+
+    def path_name(self, value: Any, keypath: str, *, what: str,
+                  pattern: re.Pattern[str] | None = None) -> str:
+        """A name that becomes a file or folder name (names.name_problem), and, when
+        given, matches ``pattern`` too."""
+        problem = name_problem(value)
+        if problem is None and pattern is not None and not pattern.match(value):
+            problem = f"{clip(value)} is not a valid {what}"
+        if problem is not None:
+            raise self.fail(keypath, problem, hint=f"{what}s become file and folder names: "
+                            f"{ALPHABET}")
+        return str(value)
 
     def mapping(self, value: Any, keypath: str) -> dict[str, Any]:
         if value is None:
@@ -305,7 +342,7 @@ class _Ctx:
             raise self.fail(keypath, f"expected a mapping, got {_kind(value)}")
         for k in value:
             if not isinstance(k, str):
-                raise self.fail(keypath, f"key {k!r} must be a string (quote it in YAML)")
+                raise self.fail(keypath, f"key {clip(k)} must be a string (quote it in YAML)")
         return value
 
     def document(self, data: Any, allowed: Sequence[str], *, schema: int, what: str,
@@ -318,14 +355,14 @@ class _Ctx:
         self.keys(top, allowed, "")
         found = top.get("schema", schema)
         if found != schema:
-            raise self.fail("schema", f"unsupported schema {found!r}; this tool reads "
+            raise self.fail("schema", f"unsupported schema {clip(found)}; this tool reads "
                             f"schema {schema}")
         return top
 
     def keys(self, value: dict[str, Any], allowed: Sequence[str], keypath: str) -> None:
         for key in value:
             if not isinstance(key, str):
-                raise self.fail(keypath, f"key {key!r} must be a string (quote it in YAML)")
+                raise self.fail(keypath, f"key {clip(key)} must be a string (quote it in YAML)")
             if key not in allowed:
                 close = difflib.get_close_matches(key, allowed, n=1)
                 hint = f"perhaps you meant {close[0]!r}?" if close else None
@@ -342,7 +379,7 @@ class _Ctx:
             raise self.fail(keypath, f"expected a string, got {_kind(value)}")
         text = str(value)
         if pattern is not None and not pattern.match(text):
-            raise self.fail(keypath, f"{text!r} is not a valid {what or 'value'}")
+            raise self.fail(keypath, f"{clip(text)} is not a valid {what or 'value'}")
         return text
 
     def token(self, value: Any, keypath: str) -> str:
@@ -350,7 +387,7 @@ class _Ctx:
         if not SAFE_TOKEN.match(text):
             raise self.fail(
                 keypath,
-                f"{text!r} contains characters that are not allowed here "
+                f"{clip(text)} contains characters that are not allowed here "
                 "(only letters, digits and _.,:=+/~@%- ; no spaces or shell metacharacters)",
                 hint="each option is one list item; it is passed to the build as one argument",
             )
@@ -361,7 +398,8 @@ class _Ctx:
             return ()
         if isinstance(value, str):
             raise self.fail(keypath, "expected a list of strings, got a single string",
-                            hint=f"write it as a list: [{value}]")
+                            hint=f"write it as a list: [{value[:60]}"
+                            + ("…]" if len(value) > 60 else "]"))
         if not isinstance(value, list):
             raise self.fail(keypath, f"expected a list, got {_kind(value)}")
         return tuple(self.token(v, f"{keypath}[{i}]") for i, v in enumerate(value))
@@ -378,11 +416,15 @@ class _Ctx:
             raise self.fail(keypath, f"expected true or false, got {_kind(value)}")
         return value
 
-    def posint(self, value: Any, keypath: str, *, optional: bool = True) -> int | None:
+    def posint(self, value: Any, keypath: str, *, optional: bool = True,
+               maximum: int | None = None) -> int | None:
         if value is None and optional:
             return None
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise self.fail(keypath, f"expected a positive whole number, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0 or \
+                (maximum is not None and value > maximum):
+            span = f" from 1 to {maximum}" if maximum is not None else ""
+            raise self.fail(keypath, f"expected a positive whole number{span}, got "
+                            f"{clip(value, 40)}")
         return value
 
     def source_pin(self, entry: Mapping[str, Any], keypath: str
@@ -396,7 +438,7 @@ class _Ctx:
         for i, u in enumerate(urls):
             if not re.match(r"^(https?|file)://\S+$", u):
                 raise self.fail(f"{keypath}.urls[{i}]",
-                                f"{u!r} is not an http(s):// or file:// URL")
+                                f"{clip(u)} is not an http(s):// or file:// URL")
         return sha, urls
 
     def mask_spec(self, entry: Mapping[str, Any], keypath: str
@@ -407,12 +449,12 @@ class _Ctx:
         if cap is not None:
             cap = self.token(cap, f"{keypath}.ia32cap")
             if not IA32CAP_VALUE.match(cap) or cap in ("", "~"):
-                raise self.fail(f"{keypath}.ia32cap", f"{cap!r} is not an OPENSSL_ia32cap "
+                raise self.fail(f"{keypath}.ia32cap", f"{clip(cap)} is not an OPENSSL_ia32cap "
                                 "value such as ~0x200000000000000 or :~0x20000000")
         disable = self.tokens(entry.get("disable"), f"{keypath}.disable")
         for j, name in enumerate(disable):
             if name not in IA32CAP_BITS:
-                raise self.fail(f"{keypath}.disable[{j}]", f"{name!r} is not a capability "
+                raise self.fail(f"{keypath}.disable[{j}]", f"{clip(name)} is not a capability "
                                 f"this tool can mask ({', '.join(IA32CAP_BITS)})",
                                 hint=_choices_hint(name, list(IA32CAP_BITS)))
         if cap is not None and disable:
@@ -424,7 +466,7 @@ class _Ctx:
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise self.fail(keypath, f"expected a positive number, got {value!r}")
+            raise self.fail(keypath, f"expected a positive number, got {clip(value)}")
         return float(value)
 
 
@@ -450,7 +492,9 @@ RULE_KEYS = ("version", "asm", "arch", "march", "configure")
 PROFILE_KEYS = ("description", "vendor", "model", "flags", "lacks", "clock_ghz", "march",
                 "cpuset", "docker_host")
 SUITE_KEYS = ("description", "algorithms", "evp", "decrypt", "engine", "provider", "multi",
-              "seconds", "bytes", "masks", "repeat", "noise_threshold", "devices")
+              "seconds", "bytes", "masks", "repeat", "noise_threshold", "devices", "kind",
+              "protocols", "modes", "pinning")
+SUITE_KINDS = ("speed", "pkey", "tls")
 DEVICE = re.compile(r"^/dev/[A-Za-z0-9_][A-Za-z0-9_./-]*$")
 MASK_KEYS = ("name", "ia32cap", "disable")
 CPUSET = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
@@ -463,7 +507,7 @@ def load_matrix(path: str | Path, *, default_urls: Callable[[str], list[str]] | 
     p = Path(path)
     ctx = _Ctx(p)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_regular(p, 4 * MAX_YAML_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{p}: no such matrix file",
                           hint="pass --matrix PATH, or run from the project folder") from None
@@ -471,75 +515,20 @@ def load_matrix(path: str | Path, *, default_urls: Callable[[str], list[str]] | 
         raise ConfigError(f"{p}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{p}: is not UTF-8 text") from None
-    try:
-        data = yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass
-    except _DuplicateKey as exc:
-        where = f"{p}: {exc.keypath}" if exc.keypath else str(p)
-        raise ConfigError(f"{where}: duplicate key {exc.key!r} (line {exc.line}; "
-                          f"first at line {exc.first_line})",
-                          hint="YAML would silently keep only the last one: merge the two "
-                          "entries or rename one") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise ConfigError(f"{p}: YAML syntax error{where}: {problem}") from None
+    data = load_yaml_file(ctx, text)
     return build_matrix(data, ctx, default_urls=default_urls)
 
 
-class _DuplicateKey(Exception):
-    def __init__(self, keypath: str, key: str, line: int, first_line: int) -> None:
-        super().__init__(key)
-        self.keypath, self.key, self.line, self.first_line = keypath, key, line, first_line
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """safe_load that refuses a mapping with the same key twice (two ``1.1.1w:`` entries
-    under ``versions``, two ``suites:`` sections), which PyYAML would silently merge."""
-
-    _root_node: yaml.Node | None = None
-
-    def construct_document(self, node: yaml.Node) -> Any:
-        self._root_node = node
-        return super().construct_document(node)
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[Any, int] = {}
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)
-            try:
-                hash(key)
-            except TypeError:
-                continue  # an unhashable key: PyYAML reports it itself
-            if key in seen:
-                raise _DuplicateKey(_keypath_of(self, node), str(key),
-                                    key_node.start_mark.line + 1, seen[key])
-            seen[key] = key_node.start_mark.line + 1
-        return super().construct_mapping(node, deep=deep)
-
-
-def _keypath_of(loader: _StrictLoader, node: yaml.Node) -> str:
-    """The key path of a mapping node, found by walking the document from its root."""
-    root = loader._root_node
-    if root is None:
-        return ""
-
-    def walk(current: yaml.Node, path: str) -> str | None:
-        if current is node:
-            return path
-        if isinstance(current, yaml.MappingNode):
-            for k, v in current.value:
-                found = walk(v, _join(path, str(getattr(k, "value", "?"))))
-                if found is not None:
-                    return found
-        elif isinstance(current, yaml.SequenceNode):
-            for i, v in enumerate(current.value):
-                found = walk(v, f"{path}[{i}]")
-                if found is not None:
-                    return found
-        return None
-
-    return walk(root, "") or ""
+def load_yaml_file(ctx: _Ctx, text: str) -> Any:
+    """``text`` through the limited loader (yamlload); a problem names the file."""
+    try:
+        return load_yaml(text)
+    except YamlProblem as exc:
+        if exc.message.startswith("duplicate key"):
+            raise ctx.fail(exc.keypath, exc.message,
+                           hint="YAML would silently keep only the last one: merge the two "
+                           "entries or rename one") from None
+        raise ctx.fail("", exc.message) from None
 
 
 def build_matrix(data: Any, ctx: _Ctx, *,
@@ -564,6 +553,9 @@ def build_matrix(data: Any, ctx: _Ctx, *,
     asm_axis = _axis(ctx, axes.get("asm", ["asm"]), "axes.asm", ASM_VALUES)
     arch_axis = _axis(ctx, axes.get("arch", ["x86_64"]), "axes.arch", ARCHES)
     march_axis = _axis(ctx, axes.get("march", ["default"]), "axes.march", None)
+    for i, m in enumerate(march_axis):
+        if m != "default":  # it becomes part of the variant id, a folder name
+            ctx.path_name(m, f"axes.march[{i}]", what="-march value")
 
     cells: list[dict[str, Any]] = []
     for v in versions:
@@ -614,6 +606,7 @@ def build_matrix(data: Any, ctx: _Ctx, *,
                            f"(also from {seen[vid]})",
                            hint="remove the duplicate include rule")
         seen[vid] = cell["where"]
+        ctx.path_name(vid, where, what="variant id")  # every part was checked: a backstop
         march = None if cell["march"] == "default" else cell["march"]
         if march is not None:
             problem = march_problem(march, cell["arch"])
@@ -873,6 +866,8 @@ def _rules(ctx: _Ctx, value: Any, keypath: str, by_version: Mapping[str, Version
                 _check_image(ctx, clean[key], f"{kp}.base_image")
             elif is_include:
                 clean[key] = ctx.token(val, f"{kp}.{key}")
+                if key == "march" and clean[key] != "default":
+                    ctx.path_name(clean[key], f"{kp}.march", what="-march value")
             else:
                 clean[key] = ctx.string(val, f"{kp}.{key}", pattern=PATTERN,
                                         what="fnmatch pattern")
@@ -908,9 +903,10 @@ def _load_profiles(ctx: _Ctx, value: Any) -> tuple[Profile, ...]:
         kp = f"profiles.{name}"
         if name == "auto":
             raise ctx.fail(kp, "'auto' is built in (this host) and cannot be redefined")
-        if not NAME.match(name) or name.startswith(("host-", "ref-")):
-            raise ctx.fail(kp, f"{name!r}: profile names are lower-case letters, digits, '-', "
-                           "'.', '_' and may not start with 'host-' or 'ref-'")
+        if not isinstance(name, str) or not NAME.match(name) or \
+                name.startswith(("host-", "ref-")) or name_problem(name):
+            raise ctx.fail(kp, f"{clip(name)}: profile names are lower-case letters, digits, "
+                           "'-', '.', '_' and may not start with 'host-' or 'ref-'")
         entry = ctx.mapping(body, kp)
         ctx.keys(entry, PROFILE_KEYS, kp)
         march = entry.get("march")
@@ -932,7 +928,8 @@ def _load_profiles(ctx: _Ctx, value: Any) -> tuple[Profile, ...]:
             model=_opt_str(ctx, entry.get("model"), f"{kp}.model"),
             flags=ctx.tokens(entry.get("flags"), f"{kp}.flags"),
             clock_ghz=ctx.number(entry.get("clock_ghz"), f"{kp}.clock_ghz"),
-            march=None if march is None else ctx.token(march, f"{kp}.march"),
+            march=None if march is None else ctx.path_name(
+                ctx.token(march, f"{kp}.march"), f"{kp}.march", what="-march value"),
             lacks=ctx.tokens(entry.get("lacks"), f"{kp}.lacks"),
             cpuset=cpuset,
             docker_host=host,
@@ -952,29 +949,36 @@ def _load_suites(ctx: _Ctx, value: Any) -> tuple[Suite, ...]:
     out: list[Suite] = []
     for name, body in suites.items():
         kp = f"suites.{name}"
-        if not NAME.match(name):
-            raise ctx.fail(kp, f"{name!r}: suite names are lower-case letters, digits, "
+        if not NAME.match(name) or name_problem(name):
+            raise ctx.fail(kp, f"{clip(name)}: suite names are lower-case letters, digits, "
                            "'-', '.', '_'")
         entry = ctx.mapping(body, kp)
         ctx.keys(entry, SUITE_KEYS, kp)
         algorithms = ctx.tokens(entry.get("algorithms"), f"{kp}.algorithms")
+        for i, alg in enumerate(algorithms):  # part of the raw output's file name
+            ctx.path_name(alg, f"{kp}.algorithms[{i}]", what="algorithm name")
         if not algorithms:
             raise ctx.fail(f"{kp}.algorithms", "list at least one algorithm")
         masks = _load_masks(ctx, entry.get("masks"), f"{kp}.masks")
         evp, legacy = _paths(ctx, entry.get("evp", True), f"{kp}.evp")
-        multi = ctx.posint(entry.get("multi"), f"{kp}.multi")
-        repeat = ctx.posint(entry.get("repeat", 1), f"{kp}.repeat", optional=False)
+        multi = ctx.posint(entry.get("multi"), f"{kp}.multi", maximum=MAX_MULTI)
+        repeat = ctx.posint(entry.get("repeat", 1), f"{kp}.repeat", optional=False,
+                            maximum=MAX_REPEAT)
         noise = ctx.number(entry.get("noise_threshold", 0.05), f"{kp}.noise_threshold")
         if noise is None or noise >= 1:
             raise ctx.fail(f"{kp}.noise_threshold", f"expected a fraction such as 0.05 (5 %), "
                            f"got {entry.get('noise_threshold')!r}")
+        kind = ctx.string(entry.get("kind", "speed"), f"{kp}.kind")
+        if kind not in SUITE_KINDS:
+            raise ctx.fail(f"{kp}.kind", f"{kind!r} is not a suite kind (speed, pkey, tls)")
+        tls = _suite_kind(ctx, kind, entry, algorithms, kp)
         out.append(Suite(
-            name=name,
+            name=name, kind=kind, tls=tls,
             description=ctx.string(entry.get("description", ""), f"{kp}.description"),
             algorithms=algorithms,
             evp=evp,
-            seconds=ctx.posint(entry.get("seconds"), f"{kp}.seconds"),
-            bytes=ctx.posint(entry.get("bytes"), f"{kp}.bytes"),
+            seconds=ctx.posint(entry.get("seconds"), f"{kp}.seconds", maximum=MAX_SECONDS),
+            bytes=ctx.posint(entry.get("bytes"), f"{kp}.bytes", maximum=MAX_BYTES),
             masks=masks,
             legacy=legacy,
             directions=_directions(ctx, entry.get("decrypt", False), f"{kp}.decrypt"),
@@ -986,6 +990,48 @@ def _load_suites(ctx: _Ctx, value: Any) -> tuple[Suite, ...]:
             devices=_devices(ctx, entry.get("devices"), f"{kp}.devices"),
         ))
     return tuple(out)
+
+
+def _suite_kind(ctx: _Ctx, kind: str, entry: Mapping[str, Any], algorithms: tuple[str, ...],
+                kp: str) -> TlsOptions | None:
+    """Check what a pkey or tls suite lists; the TLS options of a tls suite."""
+    tls_keys = [k for k in ("protocols", "modes", "pinning") if k in entry]
+    if kind != "tls" and tls_keys:
+        raise ctx.fail(f"{kp}.{tls_keys[0]}", "only a suite with kind: tls takes this key")
+    if kind == "speed":
+        return None
+    for key in ("evp", "decrypt", "engine", "bytes", "multi"):
+        if key in entry:
+            raise ctx.fail(f"{kp}.{key}", f"not used by a suite with kind: {kind}")
+    if kind == "pkey":
+        for i, a in enumerate(algorithms):
+            if a not in PK_ALGORITHMS:
+                raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not a public-key test",
+                               hint=_choices_hint(a, list(PK_ALGORITHMS)))
+        return None
+    for i, a in enumerate(algorithms):
+        if a not in TLS_KEYS:
+            raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not a server key type of a "
+                           "tls suite", hint=_choices_hint(a, list(TLS_KEYS)))
+
+    def listed(key: str, allowed: Sequence[str], default: tuple[str, ...]) -> tuple[str, ...]:
+        if key not in entry:
+            return default
+        items = ctx.tokens(entry.get(key), f"{kp}.{key}")
+        if not items:
+            raise ctx.fail(f"{kp}.{key}", "list at least one")
+        for i, item in enumerate(items):
+            if item not in allowed:
+                raise ctx.fail(f"{kp}.{key}[{i}]", f"{item!r} is not one of "
+                               + ", ".join(allowed), hint=_choices_hint(item, allowed))
+        return items
+
+    defaults = TlsOptions()
+    return TlsOptions(
+        protocols=listed("protocols", list(TLS_PROTOCOLS), defaults.protocols),
+        modes=listed("modes", TLS_MODES, defaults.modes),
+        pinning=listed("pinning", TLS_PINNINGS, defaults.pinning),
+        seconds=ctx.posint(entry.get("seconds"), f"{kp}.seconds") or defaults.seconds)
 
 
 def _devices(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...]:
@@ -1008,7 +1054,8 @@ def _load_masks(ctx: _Ctx, value: Any, keypath: str) -> tuple[Mask, ...]:
         mkp = f"{keypath}[{i}]"
         mm = ctx.mapping(m, mkp)
         ctx.keys(mm, MASK_KEYS, mkp)
-        mname = ctx.string(mm.get("name"), f"{mkp}.name", pattern=NAME, what="name")
+        mname = ctx.path_name(ctx.string(mm.get("name"), f"{mkp}.name"), f"{mkp}.name",
+                              what="mask name", pattern=NAME)
         cap, disable = ctx.mask_spec(mm, mkp)
         if any(x.name == mname for x in masks):
             raise ctx.fail(f"{mkp}.name", f"mask {mname!r} is listed twice")

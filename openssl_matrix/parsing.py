@@ -69,7 +69,10 @@ decrypt, op (ecdh, ffdh), keygen, encaps, decaps.
   measured time far below the requested time (user CPU time while the work ran
   elsewhere: /dev/crypto, AF_ALG, a busy host); the run also carries a warning;
 * ``imprecise`` - the value is as printed but every printed form of it is rounded by more
-  than 1 % (``-mr`` seconds per op of fast operations before 1.1.1, ``0.2`` ops/s).
+  than 1 % (``-mr`` seconds per op of fast operations before 1.1.1, ``0.2`` ops/s);
+* ``impossible`` - a value that is not finite once scaled (``1e400``), not positive, or
+  absurd (above ``MAX_BYTES_PER_S`` / ``MAX_OPS_PER_S``); value None, the printed token
+  kept in ``raw``.
 
 A number in a figure always comes from the text: it is the printed value scaled by the
 printed unit (``k`` = 1000) or, for public-key rows that print both seconds per operation
@@ -90,6 +93,7 @@ from openssl_matrix.errors import ParseError
 from .version import Version
 
 __all__ = [
+    "STATUS_IMPOSSIBLE",
     "STATUS_IMPRECISE",
     "STATUS_INFINITE",
     "STATUS_OK",
@@ -118,6 +122,12 @@ STATUS_UNKNOWN_UNIT = "unknown-unit"
 STATUS_UNIDENTIFIED = "unidentified"
 STATUS_SUSPECT_TIME_BASIS = "suspect-time-basis"
 STATUS_IMPRECISE = "imprecise"
+STATUS_IMPOSSIBLE = "impossible"
+
+#: Above these a printed figure is no measurement (``1e400``, ``1e30``): 100 TB/s is far
+#: beyond any CPU's memory bandwidth, even summed over ``-multi`` children.
+MAX_BYTES_PER_S = 1e14
+MAX_OPS_PER_S = 1e12
 
 #: A progress line whose reported seconds are below this share of the requested seconds
 #: marks its figures ``suspect-time-basis``. On a busy 2-core host a CPU-bound run still
@@ -419,6 +429,31 @@ def _sym_value(token: str, *, thousands_suffix: bool) -> tuple[float | None, str
     return float(value * scale), STATUS_OK, ""
 
 
+def impossible(value: object, limit: float = MAX_BYTES_PER_S) -> str | None:
+    """Why a rate cannot be a measurement (not a number, not finite, not positive, above
+    ``limit``), or None when it can."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"{str(value)[:40]!r} is not a number"
+    if not math.isfinite(value):
+        return f"{value} is not a finite number"
+    if value <= 0:
+        return f"{value} is not a positive rate"
+    if value > limit:
+        return f"{value:.3g} per second is beyond any machine (limit {limit:.0e})"
+    return None
+
+
+def _sane(fig: Figure) -> Figure:
+    """The figure, or an ``impossible`` one without values when a value is impossible."""
+    for value, limit in ((fig.bytes_per_s, MAX_BYTES_PER_S), (fig.ops_per_s, MAX_OPS_PER_S)):
+        reason = None if value is None else impossible(value, limit)
+        if reason is not None:
+            return replace(fig, bytes_per_s=None, ops_per_s=None, seconds_per_op=None,
+                           status=STATUS_IMPOSSIBLE, detail=f"printed {fig.raw[:40]!r}: "
+                           f"{reason}")
+    return fig
+
+
 def _rate_from_tokens(
     rate_token: str | None, seconds_token: str | None
 ) -> tuple[float | None, float | None, str, str]:
@@ -513,7 +548,7 @@ class _Builder:
         pk_key: tuple[str, int | None, str] | None = None,
         mr_index: int | None = None,
     ) -> None:
-        self.figures.append(fig)
+        self.figures.append(_sane(fig))
         self.pk_keys.append(pk_key)
         self.mr_indexes.append(mr_index)
 

@@ -40,9 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from .names import clip
 from .version import Version
+from .yamlload import YamlProblem, load_yaml
 
 PROJECT_PATCHES = Path(__file__).resolve().parent.parent / "patches"
 #: What a patch's change is: a unified diff, or a perl rewrite script (see above).
@@ -149,14 +149,17 @@ def load_patches(dirs: Iterable[Path]) -> dict[str, Patch]:
 def _load_one(meta_path: Path) -> Patch:
     where = str(meta_path)
     try:
-        data = yaml.safe_load(meta_path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise PatchError(f"{where}: cannot read: {exc}") from None
+        data = load_yaml(meta_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PatchError(f"{where}: cannot read: {str(exc)[:200]}") from None
+    except YamlProblem as exc:
+        raise PatchError(f"{where}: {exc.keypath + ': ' if exc.keypath else ''}"
+                         f"{exc.message}") from None
     if not isinstance(data, dict):
         raise PatchError(f"{where}: expected a mapping of {', '.join(META_KEYS)}")
     unknown = sorted(set(data) - set(META_KEYS))
     if unknown:
-        raise PatchError(f"{where}: unknown key(s) {', '.join(unknown)} "
+        raise PatchError(f"{where}: unknown key(s) {clip(', '.join(map(str, unknown)), 200)} "
                          f"(allowed: {', '.join(META_KEYS)})")
     name = meta_path.stem
     changes = [meta_path.with_suffix(s) for s in PATCH_SUFFIXES
@@ -171,7 +174,7 @@ def _load_one(meta_path: Path) -> Patch:
         raise PatchError(f"{where}: patch names are lower-case letters, digits, '.', '_', '-'")
     provides = str(data.get("provides", name))
     if not _NAME.match(provides):
-        raise PatchError(f"{where}: provides: {provides!r} is not a valid name")
+        raise PatchError(f"{where}: provides: {clip(provides)} is not a valid name")
     versions = _str_list(data.get("versions"), where, "versions")
     if not versions:
         raise PatchError(f"{where}: versions: list the OpenSSL versions it applies to, "
@@ -184,7 +187,7 @@ def _load_one(meta_path: Path) -> Patch:
     arches = _str_list(data.get("arch"), where, "arch")
     apply = str(data.get("apply", "on-request"))
     if apply not in APPLY_MODES:
-        raise PatchError(f"{where}: apply: {apply!r} is not one of {', '.join(APPLY_MODES)}")
+        raise PatchError(f"{where}: apply: {clip(apply)} is not one of {', '.join(APPLY_MODES)}")
     why = data.get("why")
     if not isinstance(why, str) or not why.strip():
         raise PatchError(f"{where}: why: say what goes wrong without this patch")

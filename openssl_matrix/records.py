@@ -43,6 +43,7 @@ from typing import Any, ClassVar, TypeVar
 
 from .errors import ResultsError
 from .files import write_json
+from .names import inside, safe_name
 
 #: The schema version this code writes. Bump it when a field changes meaning (not when
 #: one is added: readers keep unknown keys and new fields have defaults).
@@ -438,8 +439,10 @@ def read_series(path: Path) -> Series | None:
 
 
 def builds_dir(root: Path, variant: str) -> Path:
-    """``_builds/<variant>/``: every build record of a variant lives below it."""
-    return root / BUILDS / variant
+    """``_builds/<variant>/``: every build record of a variant lives below it (the variant
+    id checked as a name that becomes a path, the folder checked to stay in the tree)."""
+    safe_name(variant, "variant", error=ResultsError)
+    return inside(root, root / BUILDS / variant, error=ResultsError)
 
 
 def build_dir(root: Path, variant: str, digest: str) -> Path:

@@ -23,25 +23,34 @@ leaves a half-written one.
 from __future__ import annotations
 
 import csv
-import html
 import io
 import json
+import math
+import os
 import re
 import shutil
 import statistics
 import tempfile
+import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import jinja2
+
 from . import records
+from .files import current_umask
 from .hostinfo import IA32CAP_BITS, IA32CAP_LABELS
+from .names import fold
+from .outputs import check_report_target, swap_in, write_report_marker
+from .parsing import STATUS_IMPOSSIBLE, impossible
 from .results import ResultsTree, read_json
 from .version import sort_key as version_sort_key
 
 REPRO_DIR = "_reproduce"
+TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 #: Statuses whose figure goes into a median: the parser's ok and imprecise, and guard
 #: labels that keep a good value (the low-level path, a noisy spread, a busy host). Other
@@ -117,6 +126,9 @@ def observations(tree: ResultsTree) -> list[Observation]:
                 idx = command.index("-engine")
                 engine = command[idx + 1] if idx + 1 < len(command) else "?"
             value = fig.get("bytes_per_s")
+            status = str(fig.get("status") or "?")
+            if value is not None and impossible(value):  # NaN, inf, negative, absurd
+                value, status = None, STATUS_IMPOSSIBLE
             evp = fig.get("evp")
             if fig.get("path") in ("evp", "legacy"):
                 evp = fig.get("path") == "evp"
@@ -130,7 +142,7 @@ def observations(tree: ResultsTree) -> list[Observation]:
                 evp=bool(suite.get("evp", True)) if evp is None else bool(evp),
                 algorithm=str(fig.get("algorithm")), block_size=block,
                 bytes_per_s=float(value) if isinstance(value, (int, float)) else None,
-                status=str(fig.get("status") or "?"), forced=bool(meta.get("forced")),
+                status=status, forced=bool(meta.get("forced")),
                 host_flags=tuple(host.get("cpu_flags") or ()),
                 raw_file="raw/report.txt" if published else f"raw/{invocation}.stdout",
                 published=published, decrypt=fig.get("direction") == "decrypt",
@@ -468,137 +480,113 @@ nav a{margin-right:1em}
 """
 
 
-def _e(text: Any) -> str:
-    return html.escape(str(text), quote=True)
+def _href(path: str) -> str:
+    """A relative link to a file of the report folder, percent-encoded."""
+    return urllib.parse.quote(path, safe="/+=,@~")
 
 
-def _prov(cell: Cell) -> str:
-    links = []
-    for i, o in enumerate(sorted(cell.observations, key=lambda o: (o.variant, o.suite, o.run)),
-                          1):
-        raw = f"{_rel_run(o)}/{o.raw_file}"
-        meta = f"{_rel_run(o)}/{records.META}"
-        mark = "" if o.status == "ok" else f" [{o.status}]"
-        value = k(o.bytes_per_s)
-        links.append(f'<a href="{_e(raw)}" title="{_e(o.variant)} {_e(o.suite)} run '
-                     f'{_e(o.run)}: {_e(value)}{_e(mark)}">{i}</a>'
-                     f'<a href="{_e(meta)}" title="{records.META} of run {_e(o.run)}">m</a>'
-                     + (f'<span class="{"muted" if o.usable else "bad"}">{_e(mark)}</span>'
-                        if mark else ""))
-    return '<div class="prov">' + " ".join(links) + "</div>"
-
-
-def _cell_html(cell: Cell | None) -> str:
+def _cell_view(cell: Cell | None) -> dict[str, Any] | None:
+    """What the template shows for one cell: the median, its spread, and per run a
+    link to the raw output and one to the run's meta.json."""
     if cell is None:
-        return '<td class="num muted">—</td>'
-    med = cell.median
-    n = len(cell.ok_values)
-    spread = ""
-    if n > 1:
-        vals = cell.ok_values
-        spread = f' title="n={n}, min {_e(k(min(vals)))}, max {_e(k(max(vals)))}"'
-    text = _e(k(med)) if med is not None else '<span class="bad">no ok figure</span>'
-    return f'<td class="num"{spread}>{text}{_prov(cell)}</td>'
+        return None
+    vals = cell.ok_values
+    links = []
+    for o in sorted(cell.observations, key=lambda o: (o.variant, o.suite, o.run)):
+        mark = "" if o.status == "ok" else f" [{o.status}]"
+        links.append({
+            "raw": _href(f"{_rel_run(o)}/{o.raw_file}"),
+            "meta": _href(f"{_rel_run(o)}/{records.META}"),
+            "meta_title": f"{records.META} of run {o.run}",
+            "title": f"{o.variant} {o.suite} run {o.run}: {k(o.bytes_per_s)}{mark}",
+            "run": o.run, "mark": mark, "usable": o.usable,
+        })
+    return {"median": k(cell.median) if cell.median is not None else None,
+            "spread": f"n={len(vals)}, min {k(min(vals))}, max {k(max(vals))}"
+            if len(vals) > 1 else None,
+            "links": links}
+
+
+def _ratio(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not math.isfinite(value):
+        return "—"
+    return f"{value:.2f}×"
+
+
+def _repro_view(r: Mapping[str, Any]) -> dict[str, Any]:
+    data = r["data"]
+    spec: dict[str, Any] = data["spec"] if isinstance(data.get("spec"), dict) else {}
+    origin: dict[str, Any] = spec["source"] if isinstance(spec.get("source"), dict) else {}
+    claims = []
+    for c in data.get("claims") or []:
+        if not isinstance(c, dict):
+            continue
+        verdict = str(c.get("verdict"))
+        blocks = [b for b in (c.get("blocks") or [{}]) if isinstance(b, dict)] or [{}]
+        claims.append({
+            "id": c.get("id"), "says": c.get("says"), "verdict": verdict,
+            "css": "verdict-" + fold(verdict),
+            "note": c.get("reason") or c.get("stand_in") or "",
+            "blocks": [{"block": b.get("block_size", "—"),
+                        "reference": _ratio(b.get("reference_ratio")),
+                        "ours": _ratio(b.get("our_ratio"))} for b in blocks],
+        })
+    return {"id": spec.get("id"), "title": spec.get("title"),
+            "origin": ", ".join(str(x) for x in origin.values() if x),
+            "ended": data.get("ended"), "text": _href(r["text"]), "json": _href(r["json"]),
+            "claims": claims}
+
+
+def _template() -> jinja2.Template:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        autoescape=True,  # every value is escaped for text and attributes alike
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+    return env.get_template("report.html.j2")
 
 
 def render_html(groups: Sequence[Group], block: int, charts: Mapping[str, list[str]],
                 runs: Sequence[dict[str, Any]], repros: Sequence[dict[str, Any]],
                 generated: str, tree_root: Path) -> str:
-    parts: list[str] = [
-        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-        "<title>openssl-matrix report</title>", f"<style>{CSS}</style></head><body>",
-        "<h1>openssl-matrix report</h1>",
-        f'<p class="muted">Results tree {_e(tree_root)}; generated {_e(generated)}. '
-        "Figures are medians of every <em>ok</em> figure over all runs, in openssl "
-        "speed's unit (1000s of bytes per second). Under each figure: one link per run to "
-        "its raw <code>openssl speed</code> output, and <em>m</em> to the run's "
-        "metadata. Data: <a href=\"data/cells.csv\">cells.csv</a>, "
-        f"<a href=\"data/method-table-{block}.csv\">method-table-{block}.csv</a>, "
-        "<a href=\"data/report.json\">report.json</a>.</p>",
-        '<nav><a href="#methods">Method tables</a><a href="#sizes">By block size</a>'
-        '<a href="#repro">Reproductions</a><a href="#runs">Runs</a></nav>',
-        f'<h2 id="methods">Method tables ({block}-byte blocks)</h2>',
-    ]
-    if not groups:
-        parts.append("<p>No bench results in this tree yet: run <code>invoke matrix bench "
-                     "--cpu=auto</code> first.</p>")
-    for g in groups:
-        parts.append(f'<h3 id="{_e(g.key.slug)}">{_e(g.key.title)}</h3>')
-        parts.append("<table><tr><th>Method</th>"
-                     + "".join(f"<th>{_e(a)}</th>" for a in g.algorithms) + "</tr>")
-        for m in g.method_rows():
-            parts.append(f"<tr><th>{_e(m)}</th>"
-                         + "".join(_cell_html(g.cell(m, a, block)) for a in g.algorithms)
-                         + "</tr>")
-        parts.append("</table>")
-        for src in charts.get(f"methods:{g.key.slug}", []):
-            parts.append(f'<figure><img src="{_e(src)}" alt="grouped bars: {_e(g.key.title)} '
-                         f'at {block} bytes"><figcaption>Medians of the table above; the '
-                         "runs behind each bar are linked in its cell.</figcaption></figure>")
-    parts.append('<h2 id="sizes">Throughput by block size</h2>')
+    views = []
     for g in groups:
         blocks = sorted(g.blocks)
-        parts.append(f"<h3>{_e(g.key.title)}</h3>")
-        parts.append("<table><tr><th>Method</th><th>Algorithm</th>"
-                     + "".join(f"<th>{b} bytes</th>" for b in blocks) + "</tr>")
-        for m in g.method_rows():
-            for a in g.algorithms:
-                if not any(g.cell(m, a, b) for b in blocks):
-                    continue
-                parts.append(f"<tr><th>{_e(m)}</th><th>{_e(a)}</th>"
-                             + "".join(_cell_html(g.cell(m, a, b)) for b in blocks) + "</tr>")
-        parts.append("</table>")
-        for src in charts.get(f"sizes:{g.key.slug}", []):
-            parts.append(f'<figure><img src="{_e(src)}" alt="throughput over block size">'
-                         "<figcaption>Medians from the table above.</figcaption></figure>")
-    parts.append('<h2 id="repro">Reproductions of published reports</h2>')
-    if not repros:
-        parts.append("<p>None yet: <code>invoke matrix reproduce REPORT</code>.</p>")
-    for r in repros:
-        spec = r["data"].get("spec") or {}
-        origin = spec.get("source") or {}
-        parts.append(f"<h3>{_e(spec.get('id'))}: {_e(spec.get('title'))}</h3>")
-        parts.append(f'<p class="muted">{_e(", ".join(str(x) for x in origin.values() if x))}; '
-                     f'reproduced {_e(r["data"].get("ended"))}. '
-                     f'<a href="{_e(r["text"])}">side-by-side</a> · '
-                     f'<a href="{_e(r["json"])}">verdicts.json</a></p>')
-        parts.append("<table><tr><th>Claim</th><th>Verdict</th><th>Block</th>"
-                     "<th>Reference</th><th>Ours</th><th>Reason / note</th></tr>")
-        for c in r["data"].get("claims") or []:
-            verdict = str(c.get("verdict"))
-            css = "verdict-" + verdict.replace(" ", "-")
-            blocks = c.get("blocks") or [{}]
-            note = c.get("reason") or c.get("stand_in") or ""
-            for i, b in enumerate(blocks):
-                ref = b.get("reference_ratio")
-                ours = b.get("our_ratio")
-                parts.append(
-                    "<tr>" + (f'<td rowspan="{len(blocks)}"><b>{_e(c.get("id"))}</b><br>'
-                              f'{_e(c.get("says"))}</td><td rowspan="{len(blocks)}" '
-                              f'class="{css}">{_e(verdict)}</td>' if i == 0 else "")
-                    + f'<td class="num">{_e(b.get("block_size", "—"))}</td>'
-                    + f'<td class="num">{"—" if ref is None else f"{ref:.2f}×"}</td>'
-                    + f'<td class="num">{"—" if ours is None else f"{ours:.2f}×"}</td>'
-                    + (f'<td rowspan="{len(blocks)}">{_e(note)}</td>' if i == 0 else "")
-                    + "</tr>")
-        parts.append("</table>")
-    parts.append('<h2 id="runs">Runs</h2><table><tr><th>Run</th><th>Status</th>'
-                 "<th>Started</th><th>CPU</th><th>Image</th><th>Tarball sha256</th>"
-                 "<th>Files</th></tr>")
-    for run in runs:
-        files = " ".join(f'<a href="{_e(run["path"])}/{_e(f)}">{_e(f.split("/")[-1])}</a>'
-                         for f in run["files"])
-        parts.append(f"<tr><td>{_e(run['id'])}</td><td>{_e(run['status'])}"
-                     + (' <span class="bad">forced</span>' if run["forced"] else "")
-                     + f"</td><td>{_e(run['started'])}</td><td>{_e(run['cpu_model'])}</td>"
-                     f"<td><code>{_e(str(run['image_id'])[:19])}</code></td>"
-                     f"<td><code>{_e(str(run['tarball_sha256'])[:16])}</code></td>"
-                     f'<td class="prov">{files}</td></tr>')
-    parts.append("</table></body></html>")
-    return "\n".join(parts) + "\n"
+        views.append({
+            "slug": g.key.slug, "title": g.key.title, "algorithms": g.algorithms,
+            "blocks": blocks,
+            "method_rows": [{"method": m, "cells": [_cell_view(g.cell(m, a, block))
+                                                    for a in g.algorithms]}
+                            for m in g.method_rows()],
+            "size_rows": [{"method": m, "algorithm": a,
+                           "cells": [_cell_view(g.cell(m, a, b)) for b in blocks]}
+                          for m in g.method_rows() for a in g.algorithms
+                          if any(g.cell(m, a, b) for b in blocks)],
+            "method_charts": [_href(c) for c in charts.get(f"methods:{g.key.slug}", [])],
+            "size_charts": [_href(c) for c in charts.get(f"sizes:{g.key.slug}", [])],
+        })
+    run_views = [{
+        "id": run["id"], "status": run["status"], "forced": run["forced"],
+        "started": run["started"], "cpu_model": run["cpu_model"],
+        "image": str(run["image_id"])[:19], "tarball": str(run["tarball_sha256"])[:16],
+        "files": [{"href": _href(f"{run['path']}/{f}"), "name": f.split("/")[-1]}
+                  for f in run["files"]],
+    } for run in runs]
+    text = _template().render(css=CSS, block=block, groups=views,
+                              repros=[_repro_view(r) for r in repros], runs=run_views,
+                              generated=generated, tree_root=str(tree_root))
+    return text if text.endswith("\n") else text + "\n"
 
 
 # -- the whole report ------------------------------------------------------------
+
+
+def _regular(path: Path) -> bool:
+    """A regular file, not a symbolic link: the report copies only what the tree holds
+    (a link in a results tree could point at any file on the machine)."""
+    return path.is_file() and not path.is_symlink()
 
 
 def _copy_run(src: Path, dest: Path) -> list[str]:
@@ -606,14 +594,14 @@ def _copy_run(src: Path, dest: Path) -> list[str]:
     copied: list[str] = []
     dest.mkdir(parents=True, exist_ok=True)
     for name in (records.META, records.FIGURES):
-        if (src / name).is_file():
+        if _regular(src / name):
             shutil.copy2(src / name, dest / name)
             copied.append(name)
     raw = src / "raw"
     if raw.is_dir():
         (dest / "raw").mkdir(exist_ok=True)
         for f in sorted(raw.iterdir()):
-            if f.is_file():
+            if _regular(f):
                 shutil.copy2(f, dest / "raw" / f.name)
                 copied.append(f"raw/{f.name}")
     return copied
@@ -622,21 +610,16 @@ def _copy_run(src: Path, dest: Path) -> list[str]:
 def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192) -> ReportSummary:
     """Write the report folder ``out`` from the results tree (replacing an older report)."""
     records.require_tree(tree.root)
-    obs = observations(tree)
+    obs = observations(tree)  # a damaged run file is named first, before the target
     groups = group_observations(obs)
-    out = out.resolve()
+    out = check_report_target(out, tree.root)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
+        os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp's 0700 would hide the report
+        write_report_marker(tmp)
         summary = _write(tree, tmp, groups, obs, block_size)
-        old = out.with_name(f".{out.name}.old")
-        if old.exists():
-            shutil.rmtree(old)
-        if out.exists():
-            out.rename(old)
-        tmp.rename(out)
-        if old.exists():
-            shutil.rmtree(old)
+        swap_in(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -681,7 +664,7 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
             charts.setdefault(f"methods:{g.key.slug}", []).append(f"charts/{p.name}")
             paths.append(p)
         for a in g.algorithms:
-            p = out / "charts" / f"{g.key.slug}-{a}-by-size.png"
+            p = out / "charts" / f"{g.key.slug}-{fold(a)}-by-size.png"
             if size_chart(g, a, p):
                 charts.setdefault(f"sizes:{g.key.slug}", []).append(f"charts/{p.name}")
                 paths.append(p)
@@ -691,7 +674,7 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
         dest = out / "reproductions" / f"{spec_id}-{folder.name}"
         dest.mkdir(parents=True)
         for name in ("side-by-side.txt", "verdicts.json", "spec.yaml"):
-            if (folder / name).is_file():
+            if _regular(folder / name):
                 shutil.copy2(folder / name, dest / name)
         repros.append({"id": spec_id, "data": data,
                        "text": f"reproductions/{dest.name}/side-by-side.txt",
@@ -714,7 +697,12 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     }
     (out / "data" / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n",
                                               encoding="utf-8")
-    (out / "index.html").write_text(
-        render_html(groups, block, charts, runs, repros, generated, tree.root.resolve()),
-        encoding="utf-8")
-    return ReportSummary(out, groups, block, paths, len(obs), len(repros))
+    page = render_html(groups, block, charts, runs, repros, generated, tree.root.resolve())
+    from .report_ops import write_ops  # public-key and handshake tables (kind pkey/tls)
+
+    ops_html, ops_charts, ops_count = write_ops(tree, out)
+    page = page.replace('<h2 id="repro">', ops_html + '<h2 id="repro">', 1).replace(
+        '<a href="#repro">', '<a href="#ops">Public key &amp; TLS</a><a href="#repro">', 1)
+    (out / "index.html").write_text(page, encoding="utf-8")
+    return ReportSummary(out, groups, block, [*paths, *ops_charts], len(obs) + ops_count,
+                         len(repros))

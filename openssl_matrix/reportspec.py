@@ -21,10 +21,19 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from .cpumodel import CORES, Core, core_named, core_of_name
 from .errors import ConfigError
-from .model import ARCHES, NAME, VERSION, _choices_hint, _Ctx
+from .model import (
+    ARCHES,
+    MAX_SECONDS,
+    NAME,
+    VERSION,
+    _choices_hint,
+    _Ctx,
+    load_yaml_file,
+)
+from .outputs import read_regular
+from .yamlload import MAX_BYTES as MAX_YAML_BYTES
 
 SPEC_SCHEMA = 1
 
@@ -48,14 +57,26 @@ SOURCE_KINDS = ("mailing-list", "blog", "forum", "site", "paper", "other")
 TOP_KEYS = ("schema", "id", "title", "source", "machines", "versions", "builds",
             "measurements", "claims", "measure", "notes")
 SOURCE_KEYS = ("kind", "where", "url", "author", "date", "seed", "notes")
-MACHINE_KEYS = ("cpu", "clock_ghz", "flags", "arch", "os", "compiler", "notes")
+MACHINE_KEYS = ("cpu", "clock_ghz", "flags", "arch", "os", "compiler", "notes", "core",
+                "profile")
 VERSION_KEYS = ("as_reported", "sha256", "urls", "release", "stand_in", "stand_in_why")
 BUILD_KEYS = ("version", "asm", "arch", "configure", "as_reported")
 MEASUREMENT_KEYS = ("machine", "build", "command", "algorithm", "algorithms", "block_size",
                     "evp", "disable", "ia32cap", "engine", "decrypt", "elapsed", "needs",
-                    "reference", "notes")
+                    "reference", "notes", "operation")
+
+#: Operations of speed's public-key tables a measurement may name (``operation:``).
+OPERATIONS = ("sign", "verify", "op", "encrypt", "decrypt", "keygen", "encaps", "decaps")
+#: The key under which a public-key measurement keeps its figure (operations per second)
+#: where symmetric ones use the block size.
+OP_BLOCK = 0
 CLAIM_KEYS = ("id", "says", "where", "compare", "expect", "ratio", "tolerance", "block_sizes",
-              "stand_in", "notes")
+              "stand_in", "depends_on", "notes")
+
+#: What a claim depends on: ``code-path`` (it travels to any CPU: judged as measured) or
+#: ``cpu`` (a hardware effect whose size depends on the CPU: on another CPU it is judged
+#: on its direction and against ``cpumodel``).
+DEPENDS_ON = ("code-path", "cpu")
 MEASURE_KEYS = ("seconds", "repeat", "rows")
 
 _FIGURE = re.compile(r"^\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*(k|B/s)?\s*$")
@@ -90,6 +111,13 @@ class Machine:
     os: str | None
     compiler: str | None
     notes: str
+    core: str | None = None  # a core of cpumodel.CORES (else found from ``cpu``)
+    profile: str | None = None  # the CPU profile whose results stand for this machine
+
+    @property
+    def model_core(self) -> Core | None:
+        """The CPU model's core of this machine, or None when the model does not know it."""
+        return core_named(self.core) if self.core else core_of_name(self.cpu)
 
 
 @dataclass(frozen=True)
@@ -141,6 +169,10 @@ class Measurement:
     notes: str
     table: str | None = None  # the row name when it came from an ``algorithms:`` row
     disable: tuple[str, ...] = ()  # capabilities masked off, in each version's syntax
+    operation: str | None = None
+    """A public-key operation (``sign``, ``verify``, ``op`` ...): ``algorithm`` is then a
+    pkey suite name (``ecdsap521``) and ``reference`` holds one figure in operations per
+    second, under the key ``OP_BLOCK``."""
 
     @property
     def masked(self) -> bool:
@@ -162,6 +194,7 @@ class Claim:
     block_sizes: tuple[int, ...] | None  # None: every size both sides have
     stand_in: bool
     notes: str
+    depends_on: str = "code-path"  # or "cpu": see DEPENDS_ON
 
 
 @dataclass(frozen=True)
@@ -220,6 +253,8 @@ class ReportSpec:
 
     def claim_blocks(self, claim: Claim) -> tuple[int, ...]:
         """Block sizes a claim is judged at: its own list, else those both sides printed."""
+        if self.measurements[claim.numerator].operation is not None:
+            return (OP_BLOCK,)
         if claim.block_sizes is not None:
             return claim.block_sizes
         a = self.measurements[claim.numerator].reference
@@ -236,7 +271,7 @@ def load_spec(path: str | Path) -> ReportSpec:
     """Read and validate a report spec; raise ConfigError naming file and key path."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_regular(p, 4 * MAX_YAML_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{p}: no such report spec",
                           hint="give a path, or the id of a spec in reports/ "
@@ -245,14 +280,7 @@ def load_spec(path: str | Path) -> ReportSpec:
         raise ConfigError(f"{p}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{p}: is not UTF-8 text") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise ConfigError(f"{p}: YAML syntax error{where}: {problem}") from None
-    return build_spec(data, p)
+    return build_spec(load_yaml_file(_Ctx(p), text), p)
 
 
 def find_spec(name: str, reports_dir: Path) -> Path:
@@ -362,8 +390,43 @@ def _machines(ctx: _Ctx, value: Any) -> dict[str, Machine]:
             flags=ctx.tokens(m.get("flags"), f"{kp}.flags"), arch=arch,
             os=_opt_text(ctx, m.get("os"), f"{kp}.os"),
             compiler=_opt_text(ctx, m.get("compiler"), f"{kp}.compiler"),
-            notes=_text(ctx, m.get("notes"), f"{kp}.notes"))
+            notes=_text(ctx, m.get("notes"), f"{kp}.notes"),
+            core=_core(ctx, m.get("core"), f"{kp}.core"),
+            profile=None if m.get("profile") is None else
+            ctx.string(m["profile"], f"{kp}.profile", pattern=NAME, what="CPU profile name"))
     return out
+
+
+def _core(ctx: _Ctx, value: Any, keypath: str) -> str | None:
+    if value is None:
+        return None
+    core = ctx.string(value, keypath)
+    if core not in CORES:
+        raise ctx.fail(keypath, f"{core!r} is not a core the CPU model knows "
+                       f"({', '.join(CORES)})", hint=_choices_hint(core, list(CORES)))
+    return core
+
+
+def _algorithm(ctx: _Ctx, value: Any, keypath: str) -> str:
+    """An algorithm in any spelling speed has printed or taken; its canonical id."""
+    from .algorithms import closest, resolve
+
+    name = ctx.string(value, keypath).strip()
+    found = resolve(name)
+    if found is not None:
+        return found
+    if _PUBLIC_KEY.match(name.lower()):
+        return name.lower()
+    near = closest(name)
+    raise ctx.fail(keypath, f"{name!r} is not an algorithm `openssl speed` knows",
+                   hint=("the closest known names: " + ", ".join(near)) if near else
+                   "write it as speed prints it (`aes-128 cbc`, `blowfish cbc`) or as its "
+                   "EVP name (`aes-128-cbc`)")
+
+
+#: Public-key algorithm names (speed's rsa2048, ecdsap256, ed25519 ...): passed through.
+_PUBLIC_KEY = re.compile(r"^(rsa|dsa|ecdsa|ecdh|ffdhe|eddsa)[a-z0-9]*$|^(ed|x)(25519|448)$|"
+                         r"^sm2$")
 
 
 def _versions(ctx: _Ctx, value: Any) -> dict[str, VersionRef]:
@@ -492,7 +555,7 @@ def _measurements(ctx: _Ctx, value: Any, machines: Mapping[str, Machine],
             algs = m["algorithms"]
             row: dict[str, Any]
             if isinstance(algs, list):
-                row = dict.fromkeys((ctx.token(a, f"{kp}.algorithms[{i}]")
+                row = dict.fromkeys((ctx.string(a, f"{kp}.algorithms[{i}]")
                                      for i, a in enumerate(algs)))
             else:
                 if isinstance(algs, dict) and any(_split_figure(a) for a in algs):
@@ -504,7 +567,7 @@ def _measurements(ctx: _Ctx, value: Any, machines: Mapping[str, Machine],
             if not row:
                 raise ctx.fail(f"{kp}.algorithms", "list at least one algorithm")
             for alg, fig in row.items():
-                alg = ctx.token(alg, f"{kp}.algorithms.{alg}")
+                alg = _algorithm(ctx, alg, f"{kp}.algorithms.{alg}")
                 ref = {} if fig is None else \
                     {block: parse_figure(ctx, fig, f"{kp}.algorithms.{alg}")}
                 full = f"{name}.{alg}"
@@ -513,10 +576,13 @@ def _measurements(ctx: _Ctx, value: Any, machines: Mapping[str, Machine],
                 out[full] = replace(proto, name=full, algorithm=alg, reference=ref,
                                     table=name)
             continue
+        if "operation" in m:
+            out[name] = _pk_measurement(ctx, m, proto, kp)
+            continue
         if "block_size" in m:
             raise ctx.fail(f"{kp}.block_size", "only used with 'algorithms:' (a table row); "
                            "'reference' gives figures per block size")
-        algorithm = ctx.token(_required(ctx, m, "algorithm", kp), f"{kp}.algorithm")
+        algorithm = _algorithm(ctx, _required(ctx, m, "algorithm", kp), f"{kp}.algorithm")
         ref_raw = _sizes_mapping(ctx, m.get("reference"), f"{kp}.reference")
         reference: dict[int, float] = {}
         for key, fig in ref_raw.items():
@@ -526,6 +592,36 @@ def _measurements(ctx: _Ctx, value: Any, machines: Mapping[str, Machine],
             raise ctx.fail(kp, f"{name!r} is declared twice (once by a table row)")
         out[name] = replace(proto, algorithm=algorithm, reference=reference)
     return out
+
+
+def _pk_measurement(ctx: _Ctx, m: Mapping[str, Any], proto: Measurement,
+                    kp: str) -> Measurement:
+    """A public-key measurement: a pkey suite algorithm, one operation, one figure."""
+    from .pkey import ALGORITHMS
+
+    for key in ("algorithms", "block_size", "evp", "disable", "ia32cap", "engine", "decrypt"):
+        if key in m:
+            raise ctx.fail(f"{kp}.{key}", "not used with 'operation' (a public-key figure)")
+    operation = ctx.string(m["operation"], f"{kp}.operation")
+    if operation not in OPERATIONS:
+        raise ctx.fail(f"{kp}.operation", f"{operation!r} is not one of "
+                       + ", ".join(OPERATIONS), hint=_choices_hint(operation, OPERATIONS))
+    algorithm = ctx.token(_required(ctx, m, "algorithm", kp), f"{kp}.algorithm")
+    if algorithm not in ALGORITHMS:
+        raise ctx.fail(f"{kp}.algorithm", f"{algorithm!r} is not a public-key test",
+                       hint=_choices_hint(algorithm, list(ALGORITHMS)))
+    if operation not in ALGORITHMS[algorithm].operations:
+        raise ctx.fail(f"{kp}.operation", f"{algorithm} has no {operation!r} figure (it has "
+                       + ", ".join(ALGORITHMS[algorithm].operations) + ")")
+    ref = m.get("reference")
+    reference: dict[int, float] = {}
+    if ref is not None:
+        if isinstance(ref, bool) or not isinstance(ref, (int, float)) or ref <= 0:
+            raise ctx.fail(f"{kp}.reference", "a public-key figure is one number, operations "
+                           f"per second as printed (e.g. 1936.3), got {ref!r}")
+        reference[OP_BLOCK] = float(ref)
+    return replace(proto, algorithm=algorithm, reference=reference, operation=operation,
+                   evp=False)
 
 
 def _split_figure(key: Any) -> bool:
@@ -622,8 +718,19 @@ def _claims(ctx: _Ctx, value: Any, measurements: Mapping[str, Measurement]
             denominator=names[1], expect=expect, ratio=ratio, tolerance=tolerance,
             block_sizes=blocks, stand_in=ctx.boolean(c.get("stand_in", True),
                                                      f"{kp}.stand_in"),
-            notes=_text(ctx, c.get("notes"), f"{kp}.notes")))
+            notes=_text(ctx, c.get("notes"), f"{kp}.notes"),
+            depends_on=_depends_on(ctx, c.get("depends_on"), f"{kp}.depends_on")))
     return tuple(out)
+
+
+def _depends_on(ctx: _Ctx, value: Any, keypath: str) -> str:
+    if value is None:
+        return "code-path"
+    text = ctx.string(value, keypath)
+    if text not in DEPENDS_ON:
+        raise ctx.fail(keypath, f"{text!r} is not one of {', '.join(DEPENDS_ON)}",
+                       hint=_choices_hint(text, DEPENDS_ON))
+    return text
 
 
 def _measure(ctx: _Ctx, value: Any, measurements: Mapping[str, Measurement]
@@ -636,7 +743,7 @@ def _measure(ctx: _Ctx, value: Any, measurements: Mapping[str, Measurement]
         if row not in names:
             raise ctx.fail(f"measure.rows[{i}]", f"{row!r} is neither a measurement nor a "
                            "table row", hint=_choices_hint(row, sorted(names)))
-    seconds = ctx.posint(m.get("seconds", 1), "measure.seconds")
+    seconds = ctx.posint(m.get("seconds", 1), "measure.seconds", maximum=MAX_SECONDS)
     repeat = ctx.posint(m.get("repeat", 3), "measure.repeat")
     assert seconds is not None and repeat is not None
     if repeat > 50:

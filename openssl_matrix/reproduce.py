@@ -28,6 +28,7 @@ from .backend import Backend
 from .bench import Bencher
 from .build import Builder
 from .clock import now
+from .cpumodel import Core, core_of_cpu, core_of_march
 from .errors import DockerUnavailable, FatalError
 from .model import Matrix, Variant
 from .report import REPRO_DIR
@@ -41,9 +42,12 @@ from .repro.judge import (
     Reproduction,
     collect,
     judge,
+    machine_profiles,
     matching_runs,
     paired_ratios,
     passes,
+    profile_runs,
+    two_machines,
 )
 from .repro.plan import (
     PlannedMeasurement,
@@ -92,7 +96,8 @@ def reproduce(spec: ReportSpec, env: Environment, backend: Backend, tree: Result
             hint="`bash .ci/setup` makes debian:bookworm from Debian's mirror; or `docker "
             f"pull {base_image}` where a registry is reachable")
     facts = host_facts(backend, base_image, engine)
-    planned, groups, cells = plan(spec, resolved, facts)
+    cpu_dir = facts.cpu.slug() if cpu_profile == "auto" else cpu_profile
+    planned, groups, cells = plan(spec, resolved, facts, cpu_dir)
     root = tree.root / REPRO_DIR / spec.id
     ours: dict[str, Ours] = {name: Ours() for name in spec.measurements}
     if cells:
@@ -106,7 +111,10 @@ def reproduce(spec: ReportSpec, env: Environment, backend: Backend, tree: Result
         _build_and_bench(spec, m, backend, tree, planned, groups, cells, cpu_profile,
                          facts, force=force, wait=wait, engine=engine, git_commit=git_commit,
                          warnings=warnings, ours=ours)
-    results = [judge(spec, c, planned, ours, resolved) for c in spec.claims]
+    here = host_core(facts, env, cpu_profile)
+    profiles = profile_figures(spec, tree, planned)
+    results = [judge(spec, c, planned, ours, resolved, here=here, profiles=profiles)
+               for c in spec.claims]
     for r in results:
         for b in r.blocks:
             if b.reference_passes is False:
@@ -197,6 +205,36 @@ def _build_and_bench(spec: ReportSpec, m: Matrix, backend: Backend, tree: Result
         for name in g.measurements:
             ours[name] = collect(spec.measurements[name], planned[name], runs)
 
+
+
+def host_core(facts: HostFacts, env: Environment, cpu_profile: str) -> Core | None:
+    """The core the CPU model sees here: the named profile's ``march``, else the host's
+    CPUID family and model, else its name."""
+    profile = env.profiles.get(cpu_profile) if cpu_profile != "auto" else None
+    if isinstance(profile, Mapping) and profile.get("march"):
+        found = core_of_march(str(profile["march"]))
+        if found is not None:
+            return found
+    cpu = facts.cpu
+    return core_of_cpu(cpu.vendor, cpu.family, cpu.model_number, cpu.model)
+
+
+def profile_figures(spec: ReportSpec, tree: ResultsTree,
+                    planned: Mapping[str, PlannedMeasurement]) -> dict[str, Ours]:
+    """For claims comparing two machines: each side's figures from the results its
+    machine's CPU profile filed (any engine: the image id is not asked for)."""
+    out: dict[str, Ours] = {}
+    for claim in spec.claims:
+        if not two_machines(spec, claim):
+            continue
+        for name, profile in zip((claim.numerator, claim.denominator),
+                                 machine_profiles(spec, claim), strict=True):
+            p = planned[name]
+            if profile is None or p.variant is None or name in out:
+                continue
+            m = spec.measurements[name]
+            out[name] = collect(m, p, profile_runs(tree, profile, p.variant, m))
+    return out
 
 
 def _fail_variant(planned: Mapping[str, PlannedMeasurement], vid: str, reason: str) -> None:

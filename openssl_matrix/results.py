@@ -32,6 +32,7 @@ from . import records
 from .clock import now as _now
 from .errors import ResultsError
 from .files import atomic_write, write_json
+from .names import inside, safe_name
 from .records import FINISHED, JOURNALS, read_json
 
 __all__ = ["FINISHED", "Journal", "ResultsTree", "RunRef", "atomic_write", "new_numbered_dir",
@@ -110,7 +111,11 @@ class ResultsTree:
 
     # -- runs -----------------------------------------------------------------
     def suite_dir(self, cpu: str, variant: str, suite: str) -> Path:
-        return self.root / cpu / variant / suite
+        """``<cpu>/<variant>/<suite>``: each name checked (names.safe_name), the folder
+        checked to stay inside the tree."""
+        for key, name in (("cpu", cpu), ("variant", variant), ("suite", suite)):
+            safe_name(name, key, error=ResultsError)
+        return inside(self.root, self.root / cpu / variant / suite, error=ResultsError)
 
     def new_run_dir(self, cpu: str, variant: str, suite: str) -> Path:
         """Create the next numbered run folder (0001, 0002, ...); never reuse one."""

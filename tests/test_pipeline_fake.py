@@ -147,6 +147,7 @@ def test_export_csv_has_the_documented_columns(fake_matrix: Path, tmp_path: Path
     assert row["bytes_per_s"] == "1426407424.0"
     assert row["block_size"] == "8192"
     assert row["cpu"] == "host-amd-epyc-7b13"
+    assert row["source"] == "measured"
     lines = export(tree, "jsonl").splitlines()
     assert json.loads(lines[0])["suite"] == "quick"
 

@@ -286,3 +286,76 @@ def test_missing_base_image_is_a_clear_error(
         reproduce(load_spec(spec_path), env, backend, tree)
     assert "debian:bookworm is not present" in str(err.value)
     assert ".ci/setup" in str(err.value)
+
+
+def test_a_cpu_claim_on_another_core_end_to_end(
+        setup: tuple[Path, Environment, FakeBackend, ResultsTree]) -> None:
+    """The report's machine is an Ivy Bridge, the fake engine's an EPYC 7B13 (a Zen): the
+    'about 2x' claim is judged by the CPU model, which predicts the fake's 4.0x."""
+    spec_path, env, backend, tree = setup
+    text = spec_path.read_text().replace(
+        "m: {cpu: Made-up CPU, clock_ghz: 2.0, flags: [aes]}",
+        "m: {cpu: Made-up CPU, core: ivybridge, clock_ghz: 2.0, flags: [aes]}")
+    text = text.replace(
+        "  - {id: faster, says: faster,",
+        "  - {id: twice-on-its-cpu, says: about 2x on its CPU, compare: [evp-on, evp-off],\n"
+        "      expect: ratio, ratio: 2.0, depends_on: cpu}\n"
+        "  - {id: faster, says: faster,")
+    spec_path.write_text(text)
+    rep = reproduce(load_spec(spec_path), env, backend, tree)
+    verdicts = {r.claim.id: r for r in rep.results}
+    cpu_claim = verdicts["twice-on-its-cpu"]
+    assert cpu_claim.verdict == REPRODUCED and cpu_claim.basis == "cpu model"
+    assert "here 4.00× as the model predicts 4.00×" in (cpu_claim.model or "")
+    # the same comparison without depends_on is judged as measured, as before
+    assert verdicts["about-twice"].verdict == NOT_REPRODUCED
+    text = render_text(rep)
+    assert "✓ [reproduced] twice-on-its-cpu" in text
+    assert "by the model: holds on Made-up CPU by the model (2.00× reported" in text
+    data = as_json(rep)
+    claim = next(c for c in data["claims"] if c["id"] == "twice-on-its-cpu")
+    assert claim["basis"] == "cpu model" and claim["depends_on"] == "cpu"
+    assert claim["blocks"][0]["model_here"] == pytest.approx(4.0)
+
+
+def test_a_two_machine_claim_end_to_end_is_never_one_machines_number(
+        setup: tuple[Path, Environment, FakeBackend, ResultsTree]) -> None:
+    spec_path, env, backend, tree = setup
+    text = spec_path.read_text().replace(
+        "m: {cpu: Made-up CPU, clock_ghz: 2.0, flags: [aes]}",
+        "m: {cpu: Made-up CPU, clock_ghz: 2.0, flags: [aes], profile: lab-a}\n"
+        "  other: {cpu: Another CPU, profile: lab-b}")
+    text = text.replace("  unused: {build: new, algorithm: md5}",
+                        "  unused: {build: new, algorithm: md5}\n"
+                        "  evp-on-other: {machine: other, build: old, algorithm: aes-128-cbc,"
+                        " reference: {8192: 300000.00k}}")
+    text = text.replace("  - {id: faster, says: faster,",
+                        "  - {id: across, says: the other machine is faster, compare: "
+                        "[evp-on-other, evp-on], expect: faster}\n"
+                        "  - {id: faster, says: faster,")
+    # every other measurement names its machine now that there are two
+    text = text.replace("{build: ", "{machine: m, build: ")
+    spec_path.write_text(text)
+    spec = load_spec(spec_path)
+    assert spec.measurements["evp-on-other"].machine == "other"
+    rep = reproduce(spec, env, backend, tree)
+    across = next(r for r in rep.results if r.claim.id == "across")
+    # for this host (--cpu=auto) neither machine's profile: its sides are not measured
+    assert not rep.ours["evp-on-other"].runs and "--cpu=lab-b" in (
+        rep.planned["evp-on-other"].skipped or "")
+    assert across.verdict == NOT_TESTABLE and across.blocks == []
+    assert "not testable here: needs lab-b and lab-a" in (across.reason or "")
+    # measured for each profile in turn (both match the fake EPYC): first one side only,
+    # then both, and the ratio is of the two profiles' medians
+    epyc = {"description": "the fake engine's CPU", "vendor": "AuthenticAMD",
+            "model": "*EPYC*", "flags": ["aes"]}
+    env = Environment(None, {}, {}, {"lab-a": epyc, "lab-b": epyc}, (), None,
+                      mirrors=lambda v: [])
+    rep = reproduce(spec, env, backend, tree, cpu_profile="lab-b")
+    across = next(r for r in rep.results if r.claim.id == "across")
+    assert across.verdict == NOT_TESTABLE and "needs lab-b and lab-a" in (across.reason or "")
+    rep = reproduce(spec, env, backend, tree, cpu_profile="lab-a")
+    across = next(r for r in rep.results if r.claim.id == "across")
+    assert across.basis == "two machines" and across.verdict == NOT_REPRODUCED
+    assert across.blocks[0].ours == pytest.approx(1.0)  # the fake prints the same figure
+    assert "from lab-b" in (across.model or "") and "from lab-a" in (across.model or "")

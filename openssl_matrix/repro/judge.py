@@ -10,9 +10,21 @@ from pathlib import Path
 from typing import Any
 
 from .. import records
+from ..cpumodel import (
+    MODEL_MIN_BLOCK,
+    MODEL_TOLERANCE,
+    Core,
+    PathCost,
+    RatioModel,
+    agrees,
+    path_cost,
+    predicted_ratio,
+)
+from ..hostinfo import IA32CAP_BITS, capabilities_of, ia32cap_expected_clear
 from ..parsing import canonical_algorithm
+from ..pkey import ALGORITHMS as PK_ALGORITHMS
 from ..report import USABLE_STATUSES
-from ..reportspec import Claim, Measurement, ReportSpec
+from ..reportspec import OP_BLOCK, Claim, Machine, Measurement, ReportSpec
 from ..results import ResultsTree
 from .plan import PlannedMeasurement
 from .resolve import ResolvedVersion
@@ -84,9 +96,31 @@ def matching_runs(tree: ResultsTree, cpu_dir: str, variant: str, suite: str,
     return found
 
 
+def profile_runs(tree: ResultsTree, profile: str, variant: str, m: Measurement,
+                 ) -> list[Path]:
+    """Finished reproduction runs of a variant under a CPU profile that measured ``m``'s
+    algorithm on its path (any engine, any suite composition): for claims comparing two
+    machines, whose sides are measured in separate runs."""
+    from ..algorithms import speed_argument
+
+    word = speed_argument(m.algorithm, m.evp)
+    found: list[Path] = []
+    for run in records.finished_runs(tree.root, cpu=profile, variant=variant):
+        s = run.meta.suite or {}
+        if not str(run.suite).startswith("repro-") or word not in (s.get("algorithms") or []):
+            continue
+        if bool(s.get("evp")) != m.evp or bool(s.get("decrypt")) != m.decrypt or \
+                (s.get("engine") or None) != m.engine:
+            continue
+        found.append(run.path)
+    return found
+
+
 def collect(measurement: Measurement, planned: PlannedMeasurement, runs: Sequence[Path]) -> Ours:
     ours = Ours()
     want = canonical_algorithm(measurement.algorithm)
+    if measurement.operation is not None:  # a public-key figure: the parser's id
+        want = PK_ALGORITHMS[measurement.algorithm].figure
     for run in runs:
         figures = records.read_figures(run)
         meta = records.read_meta(run)
@@ -94,15 +128,17 @@ def collect(measurement: Measurement, planned: PlannedMeasurement, runs: Sequenc
         for fig in figures:
             if fig.mask != planned.mask or fig.algorithm != want:
                 continue
-            if fig.operation is not None:
+            if fig.operation != measurement.operation:
                 continue
-            if (fig.direction or "encrypt") != ("decrypt" if measurement.decrypt
-                                                else "encrypt"):
+            if measurement.operation is None and (fig.direction or "encrypt") != (
+                    "decrypt" if measurement.decrypt else "encrypt"):
                 continue
             status = fig.status
             ours.statuses[status] = ours.statuses.get(status, 0) + 1
             value = fig.bytes_per_s
             block = fig.block_size
+            if measurement.operation is not None:
+                value, block = fig.ops_per_s, OP_BLOCK
             if status not in USABLE_STATUSES or value is None or block is None:
                 continue
             values[block] = float(value)
@@ -137,13 +173,27 @@ class BlockJudgement:
         """False when our slowest and fastest pair would give different verdicts."""
         if self.passed is None or self.ours_range is None or self.pairs < 2:
             return None
-        return self.passed == self._passes(self.ours_range[0]) == \
-            self._passes(self.ours_range[1])
+        lo, hi = self.ours_range
+        if self.by_model and self.model_here is not None:
+            # the band the model accepts may lie inside our range: then some pairs pass
+            # and others fail even though both ends agree
+            band = (self.model_here * (1 - MODEL_TOLERANCE),
+                    self.model_here * (1 + MODEL_TOLERANCE))
+            if self.passed:
+                return band[0] <= lo and hi <= band[1]
+            return hi < band[0] or lo > band[1]
+        return self.passed == self._passes(lo) == self._passes(hi)
 
     expect: str = "ratio"
     tolerance: float = 0.25
+    by_model: bool = False  # judged on direction and against the CPU model
+    model_theirs: float | None = None  # the ratio the model predicts on their CPU
+    model_here: float | None = None  # ... and on ours
 
     def _passes(self, value: float) -> bool:
+        if self.by_model:
+            return direction_holds(self.expect, self.target, value) and \
+                (self.model_here is None or agrees(value, self.model_here))
         return passes(self.expect, value, self.target, self.tolerance)
 
 
@@ -156,6 +206,10 @@ class ClaimResult:
     versions: dict[str, str] = field(default_factory=dict)  # measurement -> release used
     stand_in_note: str | None = None
     labels: dict[str, int] = field(default_factory=dict)  # figure statuses other than ok
+    #: how the verdict was reached: "measured" (our ratio against the claim), "cpu model"
+    #: (a CPU-dependent claim on another CPU) or "two machines" (two profiles' results)
+    basis: str = "measured"
+    model: str | None = None  # what the model says, in words
 
     @property
     def unstable(self) -> list[int]:
@@ -185,9 +239,19 @@ def expectation_text(claim: Claim, target: float) -> str:
 
 
 def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, PlannedMeasurement],
-          ours: Mapping[str, Ours], resolved: Mapping[str, ResolvedVersion]) -> ClaimResult:
+          ours: Mapping[str, Ours], resolved: Mapping[str, ResolvedVersion], *,
+          here: Core | None = None, profiles: Mapping[str, Ours] | None = None,
+          ) -> ClaimResult:
+    """The verdict on one claim.
+
+    ``here``: the core of the machine measured on (for claims that depend on the CPU);
+    ``profiles``: for claims comparing two machines, each side's figures from its
+    machine's CPU profile in the results tree (missing: not measured there).
+    """
     sides = (claim.numerator, claim.denominator)
     result = ClaimResult(claim, NOT_TESTABLE)
+    if two_machines(spec, claim):
+        return _judge_two_machines(spec, claim, result, profiles or {})
     problems: dict[str, list[str]] = {}  # reason -> the measurements it stops
     notes: list[str] = []
     for name in sides:
@@ -237,8 +301,198 @@ def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, PlannedMeasureme
         result.reason = (f"no usable figure at block size(s) {', '.join(map(str, missing))} "
                          f"({'; '.join(detail)}); see the raw output of the runs")
         return result
+    their = spec.machines[spec.measurements[claim.numerator].machine]
+    if claim.depends_on == "cpu" and not (here is not None and their.model_core is not None
+                                          and their.model_core.name == here.name):
+        return _judge_by_model(spec, claim, result, their, here, planned, ours)
     ok = all(b.passed for b in result.blocks)
     result.verdict = REPRODUCED if ok else NOT_REPRODUCED
+    return result
+
+
+# ----------------------------------------------------------------------------------
+# claims whose size depends on the CPU, judged on another CPU
+
+
+def direction_holds(expect: str, target: float, value: float) -> bool:
+    """Whether ``value`` is on the side of 1 the claim is about (``same``: always)."""
+    if expect == "faster" or (expect == "ratio" and target > 1):
+        return value > 1
+    if expect == "slower" or (expect == "ratio" and target < 1):
+        return value < 1
+    return True
+
+
+def masked_capabilities(m: Measurement) -> set[str]:
+    """The capabilities a measurement clears through OPENSSL_ia32cap."""
+    if m.disable:
+        return set(m.disable)
+    if m.ia32cap:
+        words = ia32cap_expected_clear(m.ia32cap)
+        if words is not None:
+            return capabilities_of(words)
+        # a whole replacement vector: nothing can be said about it without the CPU
+        return set(IA32CAP_BITS)
+    return set()
+
+
+def _series(version: str | None) -> tuple[int, int, int] | None:
+    from ..version import Version, VersionError
+
+    if not version:
+        return None
+    try:
+        return Version.parse(version).series
+    except VersionError:
+        return None
+
+
+def _cost(spec: ReportSpec, name: str, core: Core, version: str | None) -> PathCost | str:
+    m = spec.measurements[name]
+    return path_cost(core, m.algorithm, evp=m.evp, decrypt=m.decrypt,
+                     masked=masked_capabilities(m), series=_series(version),
+                     asm=spec.builds[m.build].asm, engine=m.engine)
+
+
+def model_on_their_cpu(spec: ReportSpec, claim: Claim) -> RatioModel | str:
+    """The claim's ratio as the model predicts it on the report's CPU, or why not."""
+    machine = spec.machines[spec.measurements[claim.numerator].machine]
+    core = machine.model_core
+    if core is None:
+        return (f"the CPU model does not know {machine.cpu} (name one of its cores in "
+                f"machines.{machine.name}.core)")
+    costs = [_cost(spec, n, core, spec.builds[spec.measurements[n].build].version)
+             for n in (claim.numerator, claim.denominator)]
+    return predicted_ratio(core, costs[0], costs[1])
+
+
+def _judge_by_model(spec: ReportSpec, claim: Claim, result: ClaimResult, their: Machine,
+                    here: Core | None, planned: Mapping[str, PlannedMeasurement],
+                    ours: Mapping[str, Ours]) -> ClaimResult:
+    result.basis = "cpu model"
+    theirs = model_on_their_cpu(spec, claim)
+    if isinstance(theirs, str):
+        result.reason = f"its size depends on the CPU, and {theirs}"
+        return result
+    if here is None:
+        result.reason = ("its size depends on the CPU, and the CPU model does not know this "
+                         "machine's CPU")
+        return result
+    costs = [_cost(spec, n, here, planned[n].version) for n in (claim.numerator,
+                                                                claim.denominator)]
+    mine = predicted_ratio(here, costs[0], costs[1])
+    if isinstance(mine, str):
+        result.reason = f"its size depends on the CPU, and {mine}"
+        return result
+    big = [b for b in result.blocks if b.block >= MODEL_MIN_BLOCK]
+    for b in result.blocks:
+        b.by_model = True
+        if b.block >= MODEL_MIN_BLOCK:
+            b.model_theirs, b.model_here = theirs.ratio, mine.ratio
+        assert b.ours is not None
+        b.passed = b._passes(b.ours)
+    if not big:
+        result.reason = (f"its size depends on the CPU; the model is for blocks of "
+                         f"{MODEL_MIN_BLOCK} bytes and more, and the claim is judged at "
+                         f"{', '.join(str(b.block) for b in result.blocks)}")
+        result.verdict = NOT_TESTABLE
+        return result
+    last = big[-1]
+    reported = last.reference if last.reference is not None else claim.ratio
+    where = f"{their.cpu}"
+    if reported is None or not all(agrees(b.reference if b.reference is not None
+                                          else reported, theirs.ratio) for b in big):
+        result.reason = (f"its size depends on the CPU, and the model does not explain the "
+                         f"report's own figure on {where}: "
+                         + (f"{reported:.2f}× reported, " if reported is not None else "")
+                         + f"{theirs.ratio:.2f}× predicted ({theirs.text()})")
+        return result
+    assert last.ours is not None
+    ok = all(b.passed for b in result.blocks)
+    agree_here = agrees(last.ours, mine.ratio)
+    result.model = (f"holds on {where} by the model ({reported:.2f}× reported, "
+                    f"{theirs.ratio:.2f}× predicted: {theirs.text()}); here "
+                    f"{last.ours:.2f}× " + ("as" if agree_here else "where")
+                    + f" the model predicts {mine.ratio:.2f}× ({mine.text()})"
+                    + _measured_cpb(mine, ours, claim, last.block))
+    if not ok:
+        bad = [b for b in result.blocks if not b.passed]
+        if any(not direction_holds(claim.expect, b.target, b.ours or 0.0) for b in bad):
+            result.model += "; the direction does not hold here"
+    result.verdict = REPRODUCED if ok else NOT_REPRODUCED
+    return result
+
+
+def _measured_cpb(model: RatioModel, ours: Mapping[str, Ours], claim: Claim,
+                  block: int) -> str:
+    """Our cycles per byte beside the model's, where our clock is known."""
+    parts = []
+    for name, cost in ((claim.numerator, model.first), (claim.denominator, model.second)):
+        o = ours.get(name)
+        value = o.median(block) if o is not None else None
+        if o is None or value is None or not o.clock_ghz:
+            continue
+        measured = o.clock_ghz * 1e9 / value
+        parts.append(f"{cost.path} {measured:.2f} c/B measured at {o.clock_ghz:.2f} GHz, "
+                     f"{cost.cpb:.2f} modelled"
+                     + (" (under the latency bound: the core runs faster than the clock "
+                        "reported, e.g. boost)" if cost.path.startswith("AES-NI")
+                        and measured < cost.cpb * 0.97 else ""))
+    return ("; " + "; ".join(parts)) if parts else ""
+
+
+# ----------------------------------------------------------------------------------
+# claims comparing two machines
+
+
+def two_machines(spec: ReportSpec, claim: Claim) -> bool:
+    return spec.measurements[claim.numerator].machine != \
+        spec.measurements[claim.denominator].machine
+
+
+def machine_profiles(spec: ReportSpec, claim: Claim) -> list[str | None]:
+    return [spec.machines[spec.measurements[n].machine].profile
+            for n in (claim.numerator, claim.denominator)]
+
+
+def _judge_two_machines(spec: ReportSpec, claim: Claim, result: ClaimResult,
+                        profiles: Mapping[str, Ours]) -> ClaimResult:
+    """A ratio across two machines: from each machine's CPU profile, never from one."""
+    result.basis = "two machines"
+    names = (claim.numerator, claim.denominator)
+    machines = [spec.machines[spec.measurements[n].machine] for n in names]
+    wanted = machine_profiles(spec, claim)
+    if None in wanted:
+        unnamed = [m.name for m, p in zip(machines, wanted, strict=True) if p is None]
+        result.reason = (f"it compares two machines ({machines[0].cpu} and "
+                         f"{machines[1].cpu}): not testable here without a CPU profile for "
+                         f"each (give machines.{unnamed[0]}.profile)")
+        return result
+    have = [profiles.get(n) for n in names]
+    if any(o is None or not o.runs for o in have):
+        result.reason = (f"not testable here: needs {wanted[0]} and {wanted[1]} (it compares "
+                         f"{machines[0].cpu} with {machines[1].cpu}; run `invoke matrix "
+                         f"reproduce {spec.id} --cpu=PROFILE` with each profile)")
+        return result
+    num, den = have
+    assert num is not None and den is not None
+    for block in spec.claim_blocks(claim):
+        ref = spec.reference_ratio(claim, block)
+        target = claim.ratio if claim.ratio is not None else (ref if ref is not None else 1.0)
+        a, b = num.median(block), den.median(block)
+        value = a / b if a is not None and b else None
+        result.blocks.append(BlockJudgement(
+            block, ref, value, target,
+            None if value is None else passes(claim.expect, value, target, claim.tolerance),
+            None if ref is None else passes(claim.expect, ref, target, claim.tolerance),
+            None, 0, claim.expect, claim.tolerance))
+    if any(b.ours is None for b in result.blocks):
+        result.reason = f"no usable figure from {wanted[0]} or {wanted[1]} at a judged size"
+        return result
+    result.model = (f"ratio of medians: {names[0]} from {wanted[0]} "
+                    f"({len(num.runs)} run(s)), {names[1]} from {wanted[1]} "
+                    f"({len(den.runs)} run(s))")
+    result.verdict = REPRODUCED if all(b.passed for b in result.blocks) else NOT_REPRODUCED
     return result
 
 

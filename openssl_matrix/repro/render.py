@@ -3,13 +3,14 @@ folder under ``<results>/_reproduce/<id>/<NNNN>/``."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from .. import records
 from ..guards import cycles
 from ..report import USABLE_STATUSES, k
-from ..reportspec import Measurement
+from ..reportspec import OP_BLOCK, Measurement
 from ..results import atomic_write, new_numbered_dir, write_json
 from .judge import (
     NOT_REPRODUCED,
@@ -18,6 +19,7 @@ from .judge import (
     Reproduction,
     expectation_text,
 )
+from .resolve import ResolvedVersion
 
 # ----------------------------------------------------------------------------------
 # output
@@ -30,6 +32,13 @@ def _x(value: float | None) -> str:
 def cycles_per_byte(clock_ghz: float | None, bytes_per_s: float | None) -> float | None:
     """Cycles per byte at a clock given in GHz (guards.cycles does the arithmetic)."""
     return cycles(bytes_per_s, clock_ghz * 1e9 if clock_ghz else None)
+
+
+def _size(block: int, *, bare: bool = False) -> str:
+    """A block size as shown; a public-key figure (``OP_BLOCK``) is one per operation."""
+    if block == OP_BLOCK:
+        return "op/s" if bare else "the operation's figure"
+    return str(block) if bare else f"{block} bytes"
 
 
 def as_json(rep: Reproduction) -> dict[str, Any]:
@@ -73,10 +82,12 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
             "tolerance": r.claim.tolerance, "verdict": r.verdict, "reason": r.reason,
             "stand_in": r.stand_in_note, "versions_built": r.versions,
             "unstable_at": r.unstable, "figure_labels": r.labels,
+            "depends_on": r.claim.depends_on, "basis": r.basis, "model": r.model,
             "blocks": [{"block_size": b.block, "reference_ratio": b.reference,
                         "our_ratio": b.ours, "our_ratio_range": b.ours_range,
                         "pairs": b.pairs, "target": b.target, "passed": b.passed,
-                        "stable": b.stable,
+                        "stable": b.stable, "model_their_cpu": b.model_theirs,
+                        "model_here": b.model_here,
                         "reference_meets_claim": b.reference_passes} for b in r.blocks],
         } for r in rep.results],
         "measurements": measurements,
@@ -107,13 +118,7 @@ def render_text(rep: Reproduction) -> str:
                  + (f" @ {mhz / 1000:.2f} GHz" if isinstance(mhz, (int, float)) else "")
                  + f", kernel {rep.host.get('kernel')}; results under {rep.host.get('cpu_dir')}")
     lines.append("  versions:")
-    for name, rv in rep.resolved.items():
-        if rv.release == name:
-            lines.append(f"    {name}: built from its release tarball")
-        elif rv.release:
-            lines.append(f"    {name}: stand-in {rv.release} — {rv.problem}")
-        else:
-            lines.append(f"    {name}: not available — {rv.problem}")
+    lines += version_lines(rep.resolved, found="built from its release tarball")
     lines += ["", "Claims (ratio = first / second measurement; reference vs ours)"]
     marks = {REPRODUCED: "✓", NOT_REPRODUCED: "✕", NOT_TESTABLE: "–"}
     for r in rep.results:
@@ -123,6 +128,9 @@ def render_text(rep: Reproduction) -> str:
         lines.append(f"      {c.numerator} / {c.denominator}, expected {c.expect}")
         if r.reason:
             lines.append(f"      reason: {r.reason}")
+        if r.model:
+            lines.append(f"      {'by the model' if r.basis == 'cpu model' else r.basis}: "
+                         f"{r.model}")
         if r.stand_in_note:
             lines.append(f"      stand-in: {r.stand_in_note}")
         if r.labels:
@@ -136,7 +144,7 @@ def render_text(rep: Reproduction) -> str:
                 lines.append("      figures left out: "
                              + ", ".join(f"{k} ×{v}" for k, v in left.items()))
         if r.unstable:
-            lines.append(f"      unsure: at {', '.join(map(str, r.unstable))} bytes our runs "
+            lines.append(f"      unsure: at {', '.join(map(_size, r.unstable))} our runs "
                          "fall on both sides of the expectation (a busy machine?); measure "
                          "again on a quiet one, or raise measure.repeat")
         if r.blocks:
@@ -146,8 +154,13 @@ def render_text(rep: Reproduction) -> str:
                 mark = "" if b.passed is None else ("✓" if b.passed else "✕")
                 rng = f"{b.pairs} × {b.ours_range[0]:.2f}–{b.ours_range[1]:.2f}" \
                     if b.ours_range and b.pairs > 1 else (f"{b.pairs}" if b.pairs else "")
-                lines.append(f"      {b.block:>6}  {_x(b.reference):>9}  {_x(b.ours):>8}  "
-                             f"{expectation_text(c, b.target):<14} {rng:<18} {mark}")
+                expected = expectation_text(c, b.target)
+                if b.by_model:
+                    expected = (f"model {b.model_here:.2f}× ±15 %" if b.model_here is not None
+                                else "direction")
+                lines.append(f"      {_size(b.block, bare=True):>6}  {_x(b.reference):>9}  "
+                             f"{_x(b.ours):>8}  "
+                             f"{expected:<14} {rng:<18} {mark}")
     lines += table_grids(rep)
     lines += ["", "Measurements (1000s of bytes/s, median of our runs; c/B = cycles per byte "
               "where both clocks are known)"]
@@ -159,6 +172,8 @@ def render_text(rep: Reproduction) -> str:
             (f" ia32cap={m.ia32cap}" if m.ia32cap else "") + \
             (f" with {'+'.join(m.disable)} off" if m.disable else "") + \
             (f" -engine {m.engine}" if m.engine else "") + (" -decrypt" if m.decrypt else "")
+        if m.operation is not None:
+            what = f"{m.algorithm} {m.operation}"
         built = f"{p.variant}" + (" (stand-in)" if p.stand_in else "") if p.variant else \
             "not measured"
         lines.append(f"  {name}: {what} · {m.build} → {built}")
@@ -173,6 +188,13 @@ def render_text(rep: Reproduction) -> str:
             n = len(o.values(size))
             sp = f" ({n} runs, {k(spread[0])}–{k(spread[1])})" if spread and n > 1 else \
                 (f" ({n} run)" if n == 1 else "")
+            if m.operation is not None:  # one figure in operations per second
+                ops = (f" ({n} runs, {spread[0]:,.1f}–{spread[1]:,.1f})" if spread and n > 1
+                       else sp)
+                lines.append(f"      {m.operation + '/s':>12}: reference "
+                             f"{'—' if ref is None else f'{ref:,.1f}':>12}   ours "
+                             f"{'—' if mine is None else f'{mine:,.1f}':>12}{ops}")
+                continue
             cpb_ref = cycles_per_byte(machine.clock_ghz, ref)
             cpb_ours = cycles_per_byte(o.clock_ghz, mine)
             cpb = ""
@@ -188,6 +210,21 @@ def render_text(rep: Reproduction) -> str:
     for w in rep.warnings:
         lines.append(f"  warning: {w}")
     return "\n".join(lines) + "\n"
+
+
+def version_lines(resolved: Mapping[str, ResolvedVersion], indent: str = "    ",
+                  found: str | None = None) -> list[str]:
+    """One line per version of the spec: the release itself, its stand-in, or why neither
+    (``found``: what to say of a release that is there; default: built from its tarball)."""
+    lines = []
+    for name, rv in resolved.items():
+        if rv.release == name:
+            lines.append(f"{indent}{name}: {found or rv.origin or 'available'}")
+        elif rv.release:
+            lines.append(f"{indent}{name}: stand-in {rv.release} — {rv.problem}")
+        else:
+            lines.append(f"{indent}{name}: not available — {rv.problem}")
+    return lines
 
 
 def table_grids(rep: Reproduction) -> list[str]:

@@ -79,9 +79,10 @@ def _urls_for(version: str, ref: VersionRef | None, env: Environment) -> tuple[s
     return tuple(dict.fromkeys(urls))
 
 
-def _obtain(version: str, ref: VersionRef | None, env: Environment,
+def _obtain(version: str, ref: VersionRef | None, env: Environment, offline: bool = False,
             ) -> tuple[str | None, tuple[str, ...], str | None, str | None]:
-    """(sha256, urls, origin, problem) for one release."""
+    """(sha256, urls, origin, problem) for one release; ``offline``: the cache and the
+    sources_dirs only (the problem then names the places reproduce would try)."""
     if ref is not None and not ref.release:
         what = ref.as_reported or version
         return None, (), None, (f"{version} ({what}) was a development snapshot, not a "
@@ -94,9 +95,16 @@ def _obtain(version: str, ref: VersionRef | None, env: Environment,
             f"`invoke matrix pin {version} --file PATH`")
     urls = _urls_for(version, ref, env)
     try:
-        found = fetch_source_info(version, sha, urls, local_dirs=env.sources_dirs,
-                                  lock_file=env.lock_file)
+        found = fetch_source_info(version, sha, () if offline else urls,
+                                  local_dirs=env.sources_dirs, lock_file=env.lock_file)
     except SourceError as exc:
+        if offline:
+            import urllib.parse
+
+            hosts = ", ".join(dict.fromkeys(urllib.parse.urlparse(u).netloc or u
+                                            for u in urls)) or "nowhere"
+            return sha, urls, None, (f"openssl-{version}.tar.gz is not in the cache or a "
+                                     f"sources_dirs folder; reproduce will try {hosts}")
         return sha, urls, None, (
             f"the source of OpenSSL {version} is not obtainable here ({_attempts(exc)}): put "
             f"openssl-{version}.tar.gz (sha256 {sha[:12]}…) into a sources_dirs folder of the "
@@ -124,15 +132,17 @@ def _attempts(exc: SourceError) -> str:
     return "; ".join(parts) or exc.message.splitlines()[0]
 
 
-def resolve_versions(spec: ReportSpec, env: Environment) -> dict[str, ResolvedVersion]:
-    """Each version of the spec, resolved to the release that will be built here."""
+def resolve_versions(spec: ReportSpec, env: Environment, *, offline: bool = False,
+                     ) -> dict[str, ResolvedVersion]:
+    """Each version of the spec, resolved to the release that will be built here
+    (``offline``: from the cache and sources_dirs only, as ``reproduce --check`` does)."""
     out: dict[str, ResolvedVersion] = {}
     cache: dict[str, tuple[str | None, tuple[str, ...], str | None, str | None]] = {}
 
     def obtain(version: str, ref: VersionRef | None) -> tuple[str | None, tuple[str, ...],
                                                               str | None, str | None]:
         if version not in cache:
-            cache[version] = _obtain(version, ref, env)
+            cache[version] = _obtain(version, ref, env, offline)
         return cache[version]
 
     for name, ref in spec.versions.items():

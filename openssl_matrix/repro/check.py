@@ -1,0 +1,189 @@
+"""``invoke matrix reproduce REPORT --check``: everything that can be known about a
+reproduction without Docker and without measuring.
+
+1. the spec loads (``reportspec.load_spec`` validated it before this runs);
+2. the report's own figures against its claims: each claim's ratio from the report's
+   figures, whether it meets the claim as transcribed (else the transcription is wrong),
+   and for a claim that depends on the CPU whether the CPU model explains it; for a claim
+   comparing two machines, the two CPU profiles it needs;
+3. the versions, resolved from the cache and ``sources_dirs`` only (no download), with
+   the stand-in that would be built when the original cannot be had;
+4. the plan: the variants to build, the speed suites and what each measures, and about
+   how long the builds and runs take. The machine is read from this host's
+   ``/proc/cpuinfo`` (the Docker engine's host, when it is another machine, may differ).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import records
+from ..cpumodel import MODEL_MIN_BLOCK, Core, agrees, core_of_cpu, path_cost, predicted_ratio
+from ..hostinfo import CpuInfo, parse_cpuinfo
+from ..reportspec import Claim, ReportSpec
+from .judge import (
+    machine_profiles,
+    masked_capabilities,
+    model_on_their_cpu,
+    passes,
+    two_machines,
+)
+from .plan import plan
+from .render import version_lines
+from .resolve import (
+    Environment,
+    HostFacts,
+    probe_af_alg,
+    probe_dev_crypto,
+    resolve_versions,
+)
+
+#: Rough costs for the estimate: a build of one variant on this project's 2-core machine
+#: (README: four variants in 6.5 minutes) and the start of one ``openssl speed`` container.
+BUILD_SECONDS = 100
+RUN_OVERHEAD_SECONDS = 1.5
+#: Block sizes ``openssl speed`` runs without ``-bytes`` (1.1.1 and 3.x: 16 ... 16384).
+DEFAULT_SIZES = 6
+
+
+@dataclass
+class CheckReport:
+    spec: ReportSpec
+    lines: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # the report contradicts its claims
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+def local_facts() -> HostFacts:
+    """This host as /proc/cpuinfo shows it, without Docker."""
+    import platform
+
+    try:
+        cpu = parse_cpuinfo(Path("/proc/cpuinfo").read_text(encoding="utf-8"))
+    except OSError:
+        cpu = CpuInfo("unknown", "unknown", (), None, 0)
+    uname = " ".join((platform.system(), platform.release(), platform.machine()))
+    return HostFacts(cpu, {"uname": uname}, probe_af_alg(True), probe_dev_crypto(True))
+
+
+def check(spec: ReportSpec, env: Environment, results: Path,
+          facts: HostFacts | None = None) -> CheckReport:
+    rep = CheckReport(spec)
+    out = rep.lines
+    out.append(f"Check of {spec.id}: {spec.title}")
+    out.append(f"  spec: {spec.path} loads ({len(spec.measurements)} measurement(s), "
+               f"{len(spec.claims)} claim(s))")
+    facts = facts or local_facts()
+    here = core_of_cpu(facts.cpu.vendor, facts.cpu.family, facts.cpu.model_number,
+                       facts.cpu.model)
+    out += ["", "The report's own figures against its claims"]
+    for claim in spec.claims:
+        out += _claim_lines(spec, claim, env, rep.problems, here)
+    resolved = resolve_versions(spec, env, offline=True)
+    out += ["", "Versions (from the cache and sources_dirs; nothing is downloaded here)"]
+    out += version_lines(resolved, indent="  ")
+    planned, groups, cells = plan(spec, resolved, facts, facts.cpu.slug())
+    out += ["", f"Plan on this machine ({facts.cpu.model}, as /proc/cpuinfo shows it)"]
+    built = {vid for vid in cells if records.read_latest(results, vid) is not None}
+    for vid in cells:
+        out.append(f"  build {vid}" + (" (built before: reused when its image is present)"
+                                       if vid in built else ""))
+    seconds = BUILD_SECONDS * (len(cells) - len(built))
+    repeat = spec.measure.repeat
+    for g in groups.values():
+        d = g.definition
+        sizes = 1 if "bytes" in d else DEFAULT_SIZES
+        runs = len(d["algorithms"]) * len(d["masks"])
+        per = runs * (d["seconds"] * sizes + RUN_OVERHEAD_SECONDS)
+        seconds += per * repeat
+        masks = ", ".join(m["name"] for m in d["masks"])
+        out.append(f"  run {g.variant} · speed {'-evp ' if d['evp'] else ''}"
+                   f"{' '.join(d['algorithms'])}"
+                   + (f" -bytes {d['bytes']}" if "bytes" in d else "")
+                   + f" (masks: {masks}) × {repeat}: {', '.join(g.measurements)}")
+    for name, p in planned.items():
+        if p.problem:
+            out.append(f"  not measured: {name}: {p.problem}")
+        elif p.skipped:
+            out.append(f"  not measured: {name}: {p.skipped}")
+    out.append(f"  about {_duration(seconds)} (builds ~{BUILD_SECONDS} s per variant "
+               f"not built yet, speed runs {spec.measure.seconds} s per block size; more on a "
+               "busy machine)" if cells else "  nothing can be measured here")
+    out += ["", "Summary: " + ("the report's figures meet every claim as transcribed"
+                               if not rep.problems else
+                               f"{len(rep.problems)} claim(s) the report's own figures do "
+                               "not meet: check the spec")]
+    out += [f"  warning: {p}" for p in rep.problems]
+    return rep
+
+
+def _claim_lines(spec: ReportSpec, claim: Claim, env: Environment, problems: list[str],
+                 here: Core | None) -> list[str]:
+    assert isinstance(claim, Claim)
+    depends = "its size depends on the CPU" if claim.depends_on == "cpu" else \
+        "a property of the code path"
+    lines = [f"  {claim.id} ({claim.expect}; {depends})"]
+    for block in spec.claim_blocks(claim):
+        ref = spec.reference_ratio(claim, block)
+        if ref is None:
+            lines.append(f"      {block:>6} bytes: the report prints no figure for one side")
+            continue
+        target = claim.ratio if claim.ratio is not None else ref
+        ok = passes(claim.expect, ref, target, claim.tolerance)
+        lines.append(f"      {block:>6} bytes: {ref:.2f}× {'meets' if ok else 'does NOT meet'}"
+                     " the claim")
+        if not ok:
+            problems.append(f"claim {claim.id}: the report's own figures give {ref:.2f}× at "
+                            f"{block} bytes, which does not meet it as transcribed")
+    if two_machines(spec, claim):
+        wanted = machine_profiles(spec, claim)
+        missing = [p for p in wanted if p is None or p not in env.profiles]
+        lines.append(f"      compares two machines: judged from the results of CPU profiles "
+                     f"{' and '.join(str(p) for p in wanted)}"
+                     + (f" (not in the matrix: {', '.join(map(str, missing))})"
+                        if missing else ""))
+    if claim.depends_on == "cpu":
+        model = model_on_their_cpu(spec, claim)
+        if isinstance(model, str):
+            lines.append(f"      CPU model: {model}")
+        else:
+            big = [b for b in spec.claim_blocks(claim) if b >= MODEL_MIN_BLOCK]
+            refs = [r for r in (spec.reference_ratio(claim, b) for b in big) if r is not None]
+            seen = refs[-1] if refs else claim.ratio
+            fits = seen is not None and all(agrees(r, model.ratio) for r in refs or [seen])
+            lines.append(f"      CPU model: {model.ratio:.2f}× predicted ({model.text()})"
+                         + (f"; the report has {seen:.2f}×: "
+                            + ("explained" if fits else "NOT explained") if seen else ""))
+            mine = _here(spec, claim, here)
+            if mine:
+                lines.append(f"      here: {mine}")
+    return lines
+
+
+def _here(spec: ReportSpec, claim: Claim, here: Core | None) -> str | None:
+    """What the model predicts on this machine's core (for a 1.1.1 or later build, as
+    the releases and stand-ins built here are)."""
+    if here is None:
+        return "the CPU model does not know this machine's CPU: not testable here"
+    their = spec.machines[spec.measurements[claim.numerator].machine].model_core
+    if their is not None and their.name == here.name:
+        return f"the same core ({here.label}): judged as measured"
+    costs = [path_cost(here, m.algorithm, evp=m.evp, decrypt=m.decrypt,
+                       masked=masked_capabilities(m), series=(1, 1, 1),
+                       asm=spec.builds[m.build].asm, engine=m.engine)
+             for m in (spec.measurements[claim.numerator],
+                       spec.measurements[claim.denominator])]
+    model = predicted_ratio(here, costs[0], costs[1])
+    if isinstance(model, str):
+        return f"not testable by the model: {model}"
+    return (f"the model predicts {model.ratio:.2f}× ({model.text()}); our ratio is judged "
+            "on its direction and against that")
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min"
