@@ -156,7 +156,7 @@ sub check {
     close($fh);
     print "openssl-matrix source facts: ", join("; ", @out), "\n";
     foreach my $option (@drop) {
-        print "openssl-matrix: this release's Configure does not know '$option': "
+        print "openssl-matrix note: this release's Configure does not know '$option': "
             . "it will be left out\n";
     }
     return 0;
@@ -181,7 +181,8 @@ sub configure {
     my @command;
     foreach my $a (@args) {
         if ($drop{$a}) {
-            print "openssl-matrix: leaving out '$a': this release's Configure does not know it\n";
+            print "openssl-matrix note: leaving out '$a': this release's Configure does not "
+                . "know it\n";
             next;
         }
         push(@command, $a);
@@ -192,7 +193,7 @@ sub configure {
         print $fh join(" ", @command), "\n";
         close($fh);
     }
-    print "openssl-matrix: ", join(" ", @command), "\n";
+    print "openssl-matrix runs: ", join(" ", @command), "\n";
     exec { $command[0] } @command or fail("cannot run $command[0]: $!");
 }
 
