@@ -162,8 +162,8 @@ def recipe(variant: Variant) -> Recipe:
     if era < (1, 1):
         pre_make.append(("make", "depend"))
     install = ("make", "install_sw")
-    # The build system follows the series (Makefile.org in every 0.9.8-1.0.2 release
-    # swept: 0.9.8y, 1.0.1k, 1.0.1s, 1.0.2, 1.0.2k, 1.0.2u; build.info from 1.1.0g on);
+    # The build system follows the series (Makefile.org in every 0.9.8-1.0.2 tree
+    # examined: 0.9.8y, 1.0.1k, 1.0.1s, 1.0.2, 1.0.2k, 1.0.2u; build.info from 1.1.0g on);
     # the source stage checks it per release and stops with a message if it differs.
     # engine switches and the matrix's own options must exist in this release's Configure
     required = tuple(o for o in (*engine_options(variant), *variant.configure)
