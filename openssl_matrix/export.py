@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import records as rec
-from .parsing import STATUS_IMPOSSIBLE, impossible
 from .results import ResultsTree
+from .speedtypes import STATUS_IMPOSSIBLE, impossible
 
 FIELDS = ("cpu", "variant", "version", "suite", "run", "mask", "ia32cap", "algorithm", "label",
           "evp", "block_size", "bytes_per_s", "ops_per_s", "operation", "status", "detail",

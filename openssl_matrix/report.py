@@ -45,8 +45,8 @@ from .files import current_umask
 from .hostinfo import IA32CAP_BITS, IA32CAP_LABELS
 from .names import fold
 from .outputs import check_report_target, swap_in, write_report_marker
-from .parsing import STATUS_IMPOSSIBLE, impossible
 from .results import ResultsTree, read_json
+from .speedtypes import STATUS_IMPOSSIBLE, impossible
 from .version import sort_key as version_sort_key
 
 REPRO_DIR = "_reproduce"
