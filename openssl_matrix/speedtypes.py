@@ -139,7 +139,7 @@ _SYMMETRIC_ALIASES = {
 
 
 def canonical_algorithm(label: str) -> str:
-    """The algorithm id of a symmetric row name (see the module docstring)."""
+    """The algorithm id of a symmetric row name (see :mod:`openssl_matrix.parsing`)."""
     name = label.strip().lower()
     name = re.sub(r"^([\w.-]+)\((.+)\)$", r"\1-\2", name)
     name = re.sub(r"\s+", "-", name)
