@@ -47,6 +47,7 @@ from .names import fold
 from .outputs import check_report_target, swap_in, write_report_marker
 from .parsing import STATUS_IMPOSSIBLE, impossible
 from .results import ResultsTree, read_json
+from .stats import Estimate, estimate
 from .version import sort_key as version_sort_key
 
 REPRO_DIR = "_reproduce"
@@ -241,6 +242,19 @@ class Cell:
         return statistics.median(vals) if vals else None
 
     @property
+    def estimate(self) -> Estimate | None:
+        """Median and 95 % interval of the usable values (``stats``)."""
+        return estimate(self.ok_values)
+
+    def pm(self) -> str:
+        """``median ± half-width`` in openssl speed's unit (1000s of bytes/s)."""
+        e = self.estimate
+        if e is None:
+            return k(None)
+        hw = e.half_width
+        return k(e.median) + ("" if hw is None else f" ± {k(hw)}")
+
+    @property
     def other_statuses(self) -> dict[str, int]:
         """Statuses other than ok, used or not (shown beside the figure)."""
         out: dict[str, int] = {}
@@ -302,15 +316,16 @@ class ReportSummary:
     def text(self) -> str:
         lines = []
         for g in self.groups:
-            lines.append(f"{g.key.title} — {self.block_size} bytes, median 1000s of bytes/s")
+            lines.append(f"{g.key.title} — {self.block_size} bytes, median ± half-width of "
+                         "the 95 % interval, 1000s of bytes/s")
             algs = g.algorithms
             width = max([len(m) for m in g.method_rows()] + [6])
-            lines.append("  " + f"{'method':<{width}}  " + "  ".join(f"{a:>16}" for a in algs))
+            lines.append("  " + f"{'method':<{width}}  " + "  ".join(f"{a:>28}" for a in algs))
             for m in g.method_rows():
                 row = []
                 for a in algs:
                     c = g.cell(m, a, self.block_size)
-                    row.append(f"{k(c.median if c else None):>16}")
+                    row.append(f"{c.pm() if c else k(None):>28}")
                 lines.append("  " + f"{m:<{width}}  " + "  ".join(row))
             lines.append("")
         lines.append(f"{self.observations} figure(s) in {len(self.groups)} table(s), "
@@ -340,6 +355,8 @@ def cells_rows(groups: Sequence[Group]) -> list[dict[str, Any]]:
                 "min_bytes_per_s": min(vals) if vals else None,
                 "max_bytes_per_s": max(vals) if vals else None,
                 "n": len(vals),
+                "ci_low": (e := cell.estimate) and e.ci_low,
+                "ci_high": e and e.ci_high,
                 "not_ok": json.dumps(cell.other_statuses) if cell.other_statuses else "",
                 "forced": any(o.forced for o in cell.observations),
                 "variants": " ".join(sorted({o.variant for o in cell.observations})),
@@ -400,16 +417,18 @@ def method_chart(g: Group, block: int, path: Path) -> bool:
     ax = fig.subplots()
     width = 0.8 / len(rows)
     for i, m in enumerate(rows):
-        xs, ys = [], []
+        xs, ys, errs = [], [], []
         for j, a in enumerate(algs):
             c = g.cell(m, a, block)
             if c and c.median:
                 xs.append(j - 0.4 + width * (i + 0.5))
                 ys.append(c.median / 1e6)
-        ax.bar(xs, ys, width=width, label=m)
+                e = c.estimate
+                errs.append((e.half_width or 0.0) / 1e6 if e else 0.0)
+        ax.bar(xs, ys, width=width, label=m, yerr=errs, capsize=2,
+               error_kw={"elinewidth": 0.8})
     ax.set_xticks(range(len(algs)), algs)
-    ax.set_yscale("log")
-    ax.set_ylabel("MB/s (median, log scale)")
+    ax.set_ylabel("MB/s (median; bars: 95 % interval)")
     ax.set_title(f"{g.key.title}\n{block}-byte blocks", fontsize=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(axis="y", which="both", alpha=0.3)
@@ -425,14 +444,15 @@ def size_chart(g: Group, algorithm: str, path: Path) -> bool:
     fig = _figure()
     ax = fig.subplots()
     for m in g.method_rows():
-        pts = [(b, c.median / 1e6) for b in blocks
-               if (c := g.cell(m, algorithm, b)) and c.median]
+        pts = [(b, c.median / 1e6, ((e.half_width or 0.0) if (e := c.estimate) else 0.0) / 1e6)
+               for b in blocks if (c := g.cell(m, algorithm, b)) and c.median]
         if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=m)
+            ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts],
+                        marker="o", capsize=2, label=m)
     ax.set_xscale("log", base=2)
     ax.set_xticks(blocks, [str(b) for b in blocks])
     ax.set_xlabel("block size (bytes)")
-    ax.set_ylabel("MB/s (median)")
+    ax.set_ylabel("MB/s (median; bars: 95 % interval)")
     ax.set_title(f"{algorithm} — {g.key.title}", fontsize=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(alpha=0.3)
@@ -501,7 +521,7 @@ def _cell_view(cell: Cell | None) -> dict[str, Any] | None:
             "title": f"{o.variant} {o.suite} run {o.run}: {k(o.bytes_per_s)}{mark}",
             "run": o.run, "mark": mark, "usable": o.usable,
         })
-    return {"median": k(cell.median) if cell.median is not None else None,
+    return {"median": cell.pm() if cell.median is not None else None, "n": len(vals),
             "spread": f"n={len(vals)}, min {k(min(vals))}, max {k(max(vals))}"
             if len(vals) > 1 else None,
             "links": links}
