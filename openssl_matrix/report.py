@@ -25,7 +25,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 import os
 import re
 import shutil

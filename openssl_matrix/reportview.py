@@ -53,7 +53,7 @@ def cell_view(cell: Cell | None, unit: Unit = MBPS) -> dict[str, Any] | None:
             tip.append(f"95 % interval {unit.text(est.ci_low)} – {unit.text(est.ci_high)}")
     if len(vals) > 1:
         tip.append(f"n={len(vals)}, min {unit.text(min(vals))}, max {unit.text(max(vals))}")
-    flagged = {s: n for s, n in cell.other_statuses.items()}
+    flagged = cell.other_statuses
     if flagged:
         tip.append("not ok: " + ", ".join(f"{n} {s}" for s, n in sorted(flagged.items())))
     links = []
@@ -87,7 +87,7 @@ def quality_view(obs: Sequence[Observation], usable: Sequence[str]) -> dict[str,
     for o in obs:
         if o.status != "ok":
             by_status.setdefault(o.status, []).append(o)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for status, items in sorted(by_status.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         runs: dict[str, dict[str, Any]] = {}
         for o in items:
