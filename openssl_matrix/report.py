@@ -23,6 +23,7 @@ leaves a half-written one.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import os
@@ -252,8 +253,21 @@ class Cell:
 
     @property
     def estimate(self) -> Estimate | None:
-        """Median and 95 % interval of the usable values (``stats``)."""
-        return estimate(self.ok_values)
+        """Median and 95 % interval of the usable values (``stats``). A published report's
+        figures are transcribed, not repetitions of one measurement: no interval."""
+        e = estimate(self.ok_values)
+        if e is not None and any(o.published for o in self.observations):
+            return dataclasses.replace(e, ci_low=None, ci_high=None)
+        return e
+
+    def error_bar(self, scale: float) -> tuple[float, float]:
+        """(below, above) the median for a chart: the interval's half-width, the lower
+        arm stopping at zero (no throughput is negative)."""
+        e = self.estimate
+        hw = e.half_width if e is not None else None
+        if e is None or hw is None:
+            return 0.0, 0.0
+        return min(hw, e.median) / scale, hw / scale
 
     def pm(self) -> str:
         """``median ± half-width`` in MB/s (``units.MBPS``)."""
@@ -421,15 +435,16 @@ def method_chart(g: Group, block: int, path: Path) -> bool:
     ax = fig.subplots()
     width = 0.8 / len(rows)
     for i, m in enumerate(rows):
-        xs, ys, errs = [], [], []
+        xs, ys, lows, highs = [], [], [], []
         for j, a in enumerate(algs):
             c = g.cell(m, a, block)
             if c and c.median:
                 xs.append(j - 0.4 + width * (i + 0.5))
-                ys.append(c.median / 1e6)
-                e = c.estimate
-                errs.append((e.half_width or 0.0) / 1e6 if e else 0.0)
-        ax.bar(xs, ys, width=width, label=m, yerr=errs, capsize=2,
+                ys.append(c.median / MBPS.scale)
+                low, high = c.error_bar(MBPS.scale)
+                lows.append(low)
+                highs.append(high)
+        ax.bar(xs, ys, width=width, label=m, yerr=[lows, highs], capsize=2,
                error_kw={"elinewidth": 0.8})
     ax.set_xticks(range(len(algs)), algs)
     ax.set_ylabel("MB/s (median; bars: 95 % interval)")
@@ -448,10 +463,11 @@ def size_chart(g: Group, algorithm: str, path: Path) -> bool:
     fig = _figure()
     ax = fig.subplots()
     for m in g.method_rows():
-        pts = [(b, c.median / 1e6, ((e.half_width or 0.0) if (e := c.estimate) else 0.0) / 1e6)
+        pts = [(b, c.median / MBPS.scale, *c.error_bar(MBPS.scale))
                for b in blocks if (c := g.cell(m, algorithm, b)) and c.median]
         if pts:
-            ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts],
+            ax.errorbar([p[0] for p in pts], [p[1] for p in pts],
+                        yerr=[[p[2] for p in pts], [p[3] for p in pts]],
                         marker="o", capsize=2, label=m)
     ax.set_xscale("log", base=2)
     ax.set_xticks(blocks, [str(b) for b in blocks])

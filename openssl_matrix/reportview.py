@@ -57,12 +57,18 @@ def cell_view(cell: Cell | None, unit: Unit = MBPS) -> dict[str, Any] | None:
     if flagged:
         tip.append("not ok: " + ", ".join(f"{n} {s}" for s, n in sorted(flagged.items())))
     links = []
+    # a run is named by its number, with its suite (and variant) when the cell draws on
+    # more than one: "0002", "repro-4d87/0002", "1.1.1w-asm-x86_64/blog-8k/0002"
+    variants = {o.variant for o in cell.observations}
+    suites = {(o.variant, o.suite) for o in cell.observations}
     for o in sorted(cell.observations, key=lambda o: (o.variant, o.suite, o.run)):
+        name = run_name(o) if len(variants) > 1 else f"{o.suite}/{o.run}" \
+            if len(suites) > 1 else o.run
         mark = "" if o.status == "ok" else o.status
         links.append({
             "raw": href(f"{run_folder(o)}/{o.raw_file}"),
             "meta": href(f"{run_folder(o)}/{records.META}"),
-            "name": o.run,
+            "name": name,
             "title": f"run {run_name(o)}: {unit.text(o.bytes_per_s)} "
                      f"({raw_bytes(o.bytes_per_s)})" + (f" [{mark}]" if mark else "")
                      + " — raw openssl speed output",

@@ -8,6 +8,7 @@ The tree comes from the real Builder, Bencher and reproduce() against the fake b
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -78,7 +79,7 @@ def test_flagged_figures_reproductions_and_imports_in_the_page(
     cmd_import(target=str(FIXTURES / "reports" / "ivy-bridge-aesni-blog.txt"), matrix="",
                results=str(tree.root), as_="ivy-bridge")
     out = tmp_path / "report"
-    build_report(tree, out)
+    summary = build_report(tree, out)
     html = (out / "index.html").read_text()
     for t in links(html):
         assert (out / t).is_file(), t
@@ -86,6 +87,18 @@ def test_flagged_figures_reproductions_and_imports_in_the_page(
     # the imported report is titled by its source, never "OpenSSL ? · ?"
     assert "ivy-bridge (as published: ivy-bridge-aesni-blog.txt) · OpenSSL 1.0.1e" in html
     assert "OpenSSL ?" not in html
+    # its figures are transcribed, not repetitions: no interval, no error bar (the two
+    # runs of the blog, 170 and 334 MB/s, gave a bar from -800 to +1300 MB/s)
+    ref = next(g for g in summary.groups if g.key.cpu == "ref-ivy-bridge")
+    published = ref.cell("as published", "aes-128-cbc", 8192)
+    assert published is not None and published.estimate is not None
+    assert published.estimate.half_width is None and published.error_bar(1e6) == (0.0, 0.0)
+    # a measured cell's lower arm stops at zero
+    measured = next(c for g in summary.groups if not g.key.source for c in g.cells.values())
+    wide = type(measured)([dataclasses.replace(measured.observations[0], bytes_per_s=v)
+                           for v in (1e6, 9e6)])
+    assert wide.error_bar(1e6)[0] == pytest.approx(5.0)
+    assert wide.error_bar(1e6)[1] > 5.0
 
     # the quality panel: the one-word mask's figures are mask-overreach (out of the
     # medians), the low-level path's legacy-path (in them), each linked to its runs
