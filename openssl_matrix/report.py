@@ -275,7 +275,7 @@ class Cell:
         if e is None:
             return MBPS.num(None)
         hw = e.half_width
-        return MBPS.num(e.median) + ("" if hw is None else f" ± {MBPS.num(hw)}")
+        return MBPS.num(e.median) + ("" if hw is None else f" ± {MBPS.num(hw, e.median)}")
 
     @property
     def other_statuses(self) -> dict[str, int]:
@@ -339,7 +339,7 @@ class ReportSummary:
         lines = []
         for g in self.groups:
             lines.append(f"{g.key.title} — {self.block_size} bytes, median ± half-width of "
-                         "the 95 % interval, {MBPS.name}")
+                         "the 95 % interval, " + MBPS.name)
             algs = g.algorithms
             width = max([len(m) for m in g.method_rows()] + [6])
             lines.append("  " + f"{'method':<{width}}  " + "  ".join(f"{a:>28}" for a in algs))

@@ -78,7 +78,7 @@ def cell_view(cell: Cell | None, unit: Unit = MBPS) -> dict[str, Any] | None:
     median = half = None
     if est is not None:
         median = unit.num(est.median)
-        half = unit.num(est.half_width) if est.half_width is not None else None
+        half = unit.num(est.half_width, est.median) if est.half_width is not None else None
     return {"median": median, "half_width": half, "n": len(vals), "tip": "; ".join(tip),
             "links": links}
 

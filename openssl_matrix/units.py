@@ -20,12 +20,15 @@ class Unit:
     def value(self, raw: float | None) -> float | None:
         return None if raw is None else raw / self.scale
 
-    def num(self, raw: float | None) -> str:
-        """The figure in this unit, without the unit: ``1,400.0``; ``—`` for none."""
+    def num(self, raw: float | None, like: float | None = None) -> str:
+        """The figure in this unit, without the unit: ``1,400.0``; ``—`` for none.
+        Decimals follow the figure's size, or that of ``like`` (a half-width is printed
+        with the decimals of its median)."""
         if raw is None or not math.isfinite(raw):
             return "—"
         v = raw / self.scale
-        digits = 1 if abs(v) >= 100 else 2 if abs(v) >= 1 else 3
+        size = abs(v if like is None or not math.isfinite(like) else like / self.scale)
+        digits = 1 if size >= 100 else 2 if size >= 1 else 3
         return f"{v:,.{digits}f}"
 
     def text(self, raw: float | None) -> str:

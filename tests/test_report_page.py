@@ -33,6 +33,7 @@ def test_units() -> None:
     assert MBPS.num(1_400_000_000.0) == "1,400.0"
     assert MBPS.num(12_340_000.0) == "12.34" and MBPS.num(123_400.0) == "0.123"
     assert MBPS.text(None) == "—" and MBPS.text(2e6) == "2.00 MB/s"
+    assert MBPS.num(0.0, like=1_400_000_000.0) == "0.0"  # a half-width, as its median
     assert speed_k(1_086_559_570.0) == "1,086,559.57k"
     assert raw_bytes(1_400_000_000.0) == "1,400,000,000 bytes/s (1,400,000.00k)"
 
@@ -64,6 +65,9 @@ def test_one_unit_named_runs_and_a_quiet_quality_panel(
     # a progress line with elapsed time while the charts are drawn
     err = capsys.readouterr().err
     assert re.search(r"drawing charts: 6/6 \(\d+\.\ds\)", err), err
+    # the summary printed to the terminal is in the page's unit too
+    assert "interval, MB/s\n" in summary.text()
+    assert f"{MBPS.num(EVP_AES)} ± " in summary.text()
 
 
 def test_flagged_figures_reproductions_and_imports_in_the_page(
