@@ -201,6 +201,7 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
               force: bool, wait: bool, repeat: int | None, fresh: bool = False,
               settle: str | float | None = None, no_wait: bool = False) -> int:
     from .bench import DEFAULT_SETTLE, Bencher, CellOutcome
+    from .hostlock import EngineBusy
     from .records import FINISHED
 
     if not cpu:
@@ -234,8 +235,8 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
                     outcomes = bencher.bench(variants, the_suite, cpu, force=force,
                                              repeat=int(repeat) if repeat else None,
                                              fresh=fresh, keep_open=len(suites) > 1)
-                except (DockerUnavailable, ProfileMismatch):
-                    raise
+                except (DockerUnavailable, ProfileMismatch, EngineBusy):
+                    raise  # the engine is gone, the wrong CPU or busy: no suite can run
                 except FatalError as exc:  # one failing suite never stops the others
                     log.error(f"suite {the_suite.name}: {exc}")
                     per_suite.append((the_suite.name, [], str(exc)))

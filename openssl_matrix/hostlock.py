@@ -39,6 +39,11 @@ from .clock import now
 from .errors import ResultsError
 
 SYSTEM_DIR = Path("/run/lock/openssl-matrix")
+
+
+class EngineBusy(ResultsError):
+    """Another measurement holds the engine and the caller would not wait (exit 9)."""
+
 #: Seconds between "still waiting" lines.
 PROGRESS_EVERY = 10.0
 
@@ -121,7 +126,7 @@ class HostLock:
         holder = self.holder(builds_only=builds_only)
         if not wait:
             fh.close()
-            raise ResultsError(
+            raise EngineBusy(
                 f"another measurement holds this Docker engine ({holder})",
                 hint="wait for it (rerun without --no-wait: the bench queues behind it); "
                 "two measurements at once disturb each other's figures")
