@@ -517,7 +517,8 @@ img{max-width:100%;border:1px solid #ddd}
 .verdict-not-reproduced{color:#b00;font-weight:600}
 .verdict-not-testable-here{color:#777;font-weight:600}
 nav a{margin-right:1em}
-.pm{color:#555;font-size:.9em}.prov a.meta{color:#888}.model{margin:0 0 .3em 0}
+.pm{color:#555;font-size:.9em}.flagged{color:#999;font-size:.85em}
+.prov .run{white-space:nowrap}.prov a.meta{color:#888}.model{margin:0 0 .3em 0}
 table.quality td{vertical-align:middle}
 """
 
@@ -550,6 +551,7 @@ def render_html(groups: Sequence[Group], block: int, charts: Mapping[str, list[s
                           for m in g.method_rows() for a in g.algorithms
                           if any(g.cell(m, a, b) for b in blocks)],
             "method_charts": [href(c) for c in charts.get(f"methods:{g.key.slug}", [])],
+            "no_chart": not any(c.ok_values for c in g.cells.values()),
             "size_charts": [href(c) for c in charts.get(f"sizes:{g.key.slug}", [])],
         })
     run_views = [{

@@ -8,6 +8,7 @@ reproduction. The template only loops and escapes.
 from __future__ import annotations
 
 import math
+import statistics
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -61,10 +62,12 @@ def cell_view(cell: Cell | None, unit: Unit = MBPS) -> dict[str, Any] | None:
     # more than one: "0002", "repro-4d87/0002", "1.1.1w-asm-x86_64/blog-8k/0002"
     variants = {o.variant for o in cell.observations}
     suites = {(o.variant, o.suite) for o in cell.observations}
+    # a status every run shares is said once (in the cell), not after each run
+    shared = {o.status for o in cell.observations}
     for o in sorted(cell.observations, key=lambda o: (o.variant, o.suite, o.run)):
         name = run_name(o) if len(variants) > 1 else f"{o.suite}/{o.run}" \
             if len(suites) > 1 else o.run
-        mark = "" if o.status == "ok" else o.status
+        mark = "" if o.status == "ok" or (len(shared) == 1 and not vals) else o.status
         links.append({
             "raw": href(f"{run_folder(o)}/{o.raw_file}"),
             "meta": href(f"{run_folder(o)}/{records.META}"),
@@ -80,7 +83,19 @@ def cell_view(cell: Cell | None, unit: Unit = MBPS) -> dict[str, Any] | None:
         median = unit.num(est.median)
         half = unit.num(est.half_width, est.median) if est.half_width is not None else None
     return {"median": median, "half_width": half, "n": len(vals), "tip": "; ".join(tip),
-            "links": links}
+            "links": links, "flagged": None if vals else flagged_only(cell, unit)}
+
+
+def flagged_only(cell: Cell, unit: Unit) -> str | None:
+    """A cell without one usable figure: what its flagged figures read, named by their
+    statuses (``≈ 648.3, all 6 contended``), never as a median of the table."""
+    values = [o.bytes_per_s for o in cell.observations if o.bytes_per_s is not None]
+    if not values:
+        return None
+    statuses = cell.other_statuses
+    what = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
+    return f"≈ {unit.num(statistics.median(values))}, all {what}" if len(statuses) == 1 \
+        else f"≈ {unit.num(statistics.median(values))} ({what})"
 
 
 # -- measurement quality -------------------------------------------------------------
@@ -95,15 +110,17 @@ def quality_view(obs: Sequence[Observation], usable: Sequence[str]) -> dict[str,
             by_status.setdefault(o.status, []).append(o)
     rows: list[dict[str, Any]] = []
     for status, items in sorted(by_status.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        runs: dict[str, dict[str, Any]] = {}
+        # per variant and suite, its runs: "1.1.1w-asm-x86_64/blog-8k: 0001 (12) · 0002 (3)"
+        cells: dict[str, dict[str, dict[str, Any]]] = {}
         for o in items:
-            r = runs.setdefault(run_name(o), {
-                "name": run_name(o), "count": 0,
-                "href": href(f"{run_folder(o)}/{records.FIGURES}")})
+            runs = cells.setdefault(f"{o.variant}/{o.suite}", {})
+            r = runs.setdefault(o.run, {"name": o.run, "count": 0,
+                                        "href": href(f"{run_folder(o)}/{records.FIGURES}")})
             r["count"] += 1
         rows.append({"status": status, "count": len(items),
                      "in_medians": status in usable,
-                     "runs": sorted(runs.values(), key=lambda r: str(r["name"]))})
+                     "cells": [{"name": name, "runs": [runs[k] for k in sorted(runs)]}
+                               for name, runs in sorted(cells.items())]})
     flagged = sum(r["count"] for r in rows)
     return {"total": len(obs), "flagged": flagged, "ok": len(obs) - flagged,
             "out_of_medians": sum(r["count"] for r in rows if not r["in_medians"]),

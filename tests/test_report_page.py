@@ -125,3 +125,24 @@ def test_flagged_figures_reproductions_and_imports_in_the_page(
     assert re.search(r"<td class=\"num\">2\.00×</td><td class=\"num\">4\.00×</td>", repro)
     assert f'title="{raw_bytes(EVP_AES)}">{MBPS.num(EVP_AES)}</td>' in repro
     assert "Reference (MB/s)" in repro
+
+
+def test_a_busy_host_shows_its_flags_not_medians(fake_matrix: Path, tmp_path: Path) -> None:
+    """Every figure flagged contended (as on a busy host): no cell has a median and no
+    chart is drawn; each cell says what its flagged runs read, the panel counts them."""
+    tree = make_tree(fake_matrix, tmp_path)
+    for path in tree.root.glob("*/*/*/*/figures.json"):
+        figures = json.loads(path.read_text())
+        for f in figures:
+            f["status"] = "contended"
+        path.write_text(json.dumps(figures))
+    out = tmp_path / "report"
+    summary = build_report(tree, out)
+    assert summary.charts == []
+    html = (out / "index.html").read_text()
+    assert html.count("No chart: not one figure of this table is usable") == 2
+    assert f"≈ {MBPS.num(EVP_AES)}, all 2 contended" in html
+    assert "[contended]" not in html, "a status all runs share is said once per cell"
+    panel = html.split('id="quality"')[1].split('id="methods"')[0]
+    assert re.search(r"(\d+) of \1 figure\(s\) flagged; \1 of them kept out", panel)
+    assert "1.1.1w-asm-x86_64/quick: <a href=" in panel
