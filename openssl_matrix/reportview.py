@@ -150,10 +150,16 @@ def _number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
+#: How a verdict was reached (verdicts.json ``basis``), as the page says it.
+BASIS = {"measured": "by our ratio", "cpu model": "by the CPU model",
+         "two machines": "from two machines' results"}
+
+
 def _claim_view(c: Mapping[str, Any]) -> dict[str, Any]:
     verdict = str(c.get("verdict"))
     blocks = [b for b in (c.get("blocks") or [{}]) if isinstance(b, dict)] or [{}]
     basis = str(c.get("basis") or "measured")
+    basis = BASIS.get(basis, f"by {basis}")
     return {
         "id": c.get("id"), "says": c.get("says"), "verdict": verdict,
         "css": "verdict-" + fold(verdict),

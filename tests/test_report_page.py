@@ -121,7 +121,7 @@ def test_flagged_figures_reproductions_and_imports_in_the_page(
     # and the measurements' figures in MB/s
     repro = html.split('id="repro"')[1].split('id="runs"')[0]
     assert "here 4.00× as the model predicts 4.00×" in repro
-    assert "by cpu model" in repro and "depends on: cpu" in repro
+    assert "by the CPU model" in repro and "by our ratio" in repro and "depends on: cpu" in repro
     assert re.search(r"<td class=\"num\">2\.00×</td><td class=\"num\">4\.00×</td>", repro)
     assert f'title="{raw_bytes(EVP_AES)}">{MBPS.num(EVP_AES)}</td>' in repro
     assert "Reference (MB/s)" in repro
