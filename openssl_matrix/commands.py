@@ -276,6 +276,20 @@ def _mbs(value: Any) -> str:
     return f"{value / 1e6:,.1f}" if isinstance(value, (int, float)) else "—"
 
 
+def _print_ops_figure(f: dict[str, Any]) -> None:
+    """One operations-per-second figure (public key, handshake) of a bench summary."""
+    value = f.get("ops_per_s")
+    unit = f.get("unit") or "ops/s"
+    text = f"{value:,.1f} {unit}" if isinstance(value, (int, float)) else "—"
+    cpo = f.get("cycles_per_op")
+    extra = f" ({cpo:,.0f} c/op)" if isinstance(cpo, (int, float)) else ""
+    if f.get("bottleneck"):
+        extra += f", {f.get('tls_pinning')}, bottleneck {f.get('bottleneck')}"
+    status = f.get("status")
+    print(f"      {str(f.get('algorithm')) + ' ' + str(f.get('operation')):<36} {text:>24}"
+          f"{extra}" + ("" if status == "ok" else f"  [{status}]"))
+
+
 def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05) -> None:
     from .bench import summarize_series
     from .guards import CONTENDED
@@ -293,6 +307,9 @@ def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05) -
         if rounds > 1:
             continue
         for f in o.figures:
+            if f.get("block_size") is None and f.get("operation"):  # pkey / tls suites
+                _print_ops_figure(f)
+                continue
             if f.get("block_size") != block:
                 continue
             cpb = f.get("cycles_per_byte")

@@ -18,7 +18,10 @@ FIELDS = ("cpu", "variant", "version", "suite", "run", "mask", "ia32cap", "algor
           "engine", "path", "direction", "multi", "guards", "clock_hz", "clock_source",
           "cycles_per_byte", "cycles_per_op", "round", "series", "pinning", "loadavg",
           "docker_endpoint", "own_share", "foreign_cores", "steal_cores", "samples", "ci_low",
-          "ci_high", "ci_method", "source")
+          "ci_high", "ci_method", "source",
+          # pkey/tls suites: the unit of ops_per_s, and what a handshake figure measured
+          "unit", "protocol", "key", "cipher", "group", "tls_pinning", "connections",
+          "wall_s", "server_cpu_s", "client_cpu_s", "bottleneck")
 
 def _series_rows(path: Any, cache: dict[Any, dict[tuple[Any, ...], dict[str, Any]]],
                  ) -> dict[tuple[Any, ...], dict[str, Any]]:

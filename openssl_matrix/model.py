@@ -31,6 +31,12 @@ from .patches import (
     load_patches,
     select_patches,
 )
+from .pkey import ALGORITHMS as PK_ALGORITHMS
+from .tls import KEYS as TLS_KEYS
+from .tls import MODES as TLS_MODES
+from .tls import PINNINGS as TLS_PINNINGS
+from .tls import PROTOCOLS as TLS_PROTOCOLS
+from .tls import TlsOptions
 from .version import DECLARABLE, series
 from .yamlload import MAX_BYTES as MAX_YAML_BYTES
 from .yamlload import YamlProblem, load_yaml
@@ -122,9 +128,16 @@ class Suite:
     """Coefficient of variation above which a repeated figure is marked noisy."""
     devices: tuple[str, ...] = ()
     """Host devices (e.g. /dev/crypto) the bench container gets, when the host has them."""
+    kind: str = "speed"
+    """``speed`` (symmetric ciphers and digests), ``pkey`` (public-key operations, see
+    pkey.py) or ``tls`` (handshakes with s_server/s_time, see tls.py)."""
+    tls: TlsOptions | None = None
+    """Protocols, modes and pinnings of a ``tls`` suite."""
 
     @property
     def paths(self) -> tuple[str, ...]:
+        if self.kind != "speed":
+            return (self.kind,)
         if not self.evp:
             return ("legacy",)
         return ("evp", "legacy") if self.legacy else ("evp",)
@@ -137,7 +150,8 @@ class Suite:
             "providers": None if self.providers is None else list(self.providers),
             "multi": self.multi, "seconds": self.seconds, "bytes": self.bytes,
             "repeat": self.repeat, "noise_threshold": self.noise_threshold,
-            "devices": list(self.devices),
+            "devices": list(self.devices), "kind": self.kind,
+            **({"tls": self.tls.describe()} if self.tls is not None else {}),
             "masks": [{"name": m.name, "ia32cap": m.ia32cap, "disable": list(m.disable)}
                       for m in self.masks],
         }
@@ -478,7 +492,9 @@ RULE_KEYS = ("version", "asm", "arch", "march", "configure")
 PROFILE_KEYS = ("description", "vendor", "model", "flags", "lacks", "clock_ghz", "march",
                 "cpuset", "docker_host")
 SUITE_KEYS = ("description", "algorithms", "evp", "decrypt", "engine", "provider", "multi",
-              "seconds", "bytes", "masks", "repeat", "noise_threshold", "devices")
+              "seconds", "bytes", "masks", "repeat", "noise_threshold", "devices", "kind",
+              "protocols", "modes", "pinning")
+SUITE_KINDS = ("speed", "pkey", "tls")
 DEVICE = re.compile(r"^/dev/[A-Za-z0-9_][A-Za-z0-9_./-]*$")
 MASK_KEYS = ("name", "ia32cap", "disable")
 CPUSET = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
@@ -952,8 +968,12 @@ def _load_suites(ctx: _Ctx, value: Any) -> tuple[Suite, ...]:
         if noise is None or noise >= 1:
             raise ctx.fail(f"{kp}.noise_threshold", f"expected a fraction such as 0.05 (5 %), "
                            f"got {entry.get('noise_threshold')!r}")
+        kind = ctx.string(entry.get("kind", "speed"), f"{kp}.kind")
+        if kind not in SUITE_KINDS:
+            raise ctx.fail(f"{kp}.kind", f"{kind!r} is not a suite kind (speed, pkey, tls)")
+        tls = _suite_kind(ctx, kind, entry, algorithms, kp)
         out.append(Suite(
-            name=name,
+            name=name, kind=kind, tls=tls,
             description=ctx.string(entry.get("description", ""), f"{kp}.description"),
             algorithms=algorithms,
             evp=evp,
@@ -970,6 +990,48 @@ def _load_suites(ctx: _Ctx, value: Any) -> tuple[Suite, ...]:
             devices=_devices(ctx, entry.get("devices"), f"{kp}.devices"),
         ))
     return tuple(out)
+
+
+def _suite_kind(ctx: _Ctx, kind: str, entry: Mapping[str, Any], algorithms: tuple[str, ...],
+                kp: str) -> TlsOptions | None:
+    """Check what a pkey or tls suite lists; the TLS options of a tls suite."""
+    tls_keys = [k for k in ("protocols", "modes", "pinning") if k in entry]
+    if kind != "tls" and tls_keys:
+        raise ctx.fail(f"{kp}.{tls_keys[0]}", "only a suite with kind: tls takes this key")
+    if kind == "speed":
+        return None
+    for key in ("evp", "decrypt", "engine", "bytes", "multi"):
+        if key in entry:
+            raise ctx.fail(f"{kp}.{key}", f"not used by a suite with kind: {kind}")
+    if kind == "pkey":
+        for i, a in enumerate(algorithms):
+            if a not in PK_ALGORITHMS:
+                raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not a public-key test",
+                               hint=_choices_hint(a, list(PK_ALGORITHMS)))
+        return None
+    for i, a in enumerate(algorithms):
+        if a not in TLS_KEYS:
+            raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not a server key type of a "
+                           "tls suite", hint=_choices_hint(a, list(TLS_KEYS)))
+
+    def listed(key: str, allowed: Sequence[str], default: tuple[str, ...]) -> tuple[str, ...]:
+        if key not in entry:
+            return default
+        items = ctx.tokens(entry.get(key), f"{kp}.{key}")
+        if not items:
+            raise ctx.fail(f"{kp}.{key}", "list at least one")
+        for i, item in enumerate(items):
+            if item not in allowed:
+                raise ctx.fail(f"{kp}.{key}[{i}]", f"{item!r} is not one of "
+                               + ", ".join(allowed), hint=_choices_hint(item, allowed))
+        return items
+
+    defaults = TlsOptions()
+    return TlsOptions(
+        protocols=listed("protocols", list(TLS_PROTOCOLS), defaults.protocols),
+        modes=listed("modes", TLS_MODES, defaults.modes),
+        pinning=listed("pinning", TLS_PINNINGS, defaults.pinning),
+        seconds=ctx.posint(entry.get("seconds"), f"{kp}.seconds") or defaults.seconds)
 
 
 def _devices(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...]:

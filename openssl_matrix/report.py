@@ -688,7 +688,13 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     }
     (out / "data" / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n",
                                               encoding="utf-8")
-    (out / "index.html").write_text(
-        render_html(groups, block, charts, runs, repros, generated, tree.root.resolve(), obs),
-        encoding="utf-8")
-    return ReportSummary(out, groups, block, paths, len(obs), len(repros))
+    page = render_html(groups, block, charts, runs, repros, generated, tree.root.resolve(),
+                       obs)
+    from .report_ops import write_ops  # public-key and handshake tables (kind pkey/tls)
+
+    ops_html, ops_charts, ops_count = write_ops(tree, out)
+    page = page.replace('<h2 id="repro">', ops_html + '<h2 id="repro">', 1).replace(
+        '<a href="#repro">', '<a href="#ops">Public key &amp; TLS</a><a href="#repro">', 1)
+    (out / "index.html").write_text(page, encoding="utf-8")
+    return ReportSummary(out, groups, block, [*paths, *ops_charts], len(obs) + ops_count,
+                         len(repros))
