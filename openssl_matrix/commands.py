@@ -218,9 +218,9 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
         settle_s = DEFAULT_SETTLE if settle in (None, "") else float(str(settle))
     except ValueError:
         settle_s = -1.0
-    if settle_s < 0:
+    if not 0 <= settle_s <= 3600:  # also refuses nan and inf
         raise UsageError(f"--settle {settle}: give the seconds to wait for a quiet host "
-                         "before each cell (0: do not wait)")
+                         "before each cell, 0 to 3600 (0: do not wait)")
     tree = _tree(results)
     backend = _backend_for(m, cpu)
     tree.lock(wait=wait)
