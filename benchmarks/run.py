@@ -19,7 +19,11 @@ prints one table:
                  equivalent hand-written Dockerfile, and what the shared stages save;
 4. overhead      bench time per cell beyond what ``openssl speed`` itself takes;
 5. repeatability coefficient of variation over 5 repetitions at 8192 bytes;
-6. time to the seed blog's method table with the ``blog-fast`` suite.
+6. time to the seed blog's method table with the ``blog-fast`` suite;
+7. disturb       the same cells quiet and under busy sibling containers, busy host
+                 processes, a second bench and a build: flagged, or within 5 % of the
+                 quiet median (benchmarks/disturb.py; also runs on its own);
+8. mainjob       the README's ``invoke matrix bench --cpu=auto`` as typed, timed.
 
 Every sample, the load average and the machine description go to a JSON file beside
 the printed table (``--json``). See docs/performance.md for a run of it and how to
@@ -71,7 +75,7 @@ BLOCK = 8192
 QUIET_BUSY = 0.10
 """Other processes may use at most this share of all cores for the machine to be quiet."""
 
-SECTIONS = ("fidelity", "noop", "cold", "overhead", "repeat")
+SECTIONS = ("fidelity", "noop", "cold", "overhead", "repeat", "disturb", "mainjob")
 
 # -march values for the no-op matrix: each must compile with Debian bookworm's gcc 12 and
 # run on the benchmark host (the build runs `openssl version` in the image). These are
@@ -1150,6 +1154,56 @@ def section_precision(ctx: Context, rows_1s: list[dict[str, Any]]) -> None:
 # main
 
 
+def section_disturb(ctx: Context) -> None:
+    """Figures under disturbances: flagged, or within 5 % of the quiet median
+    (benchmarks/disturb.py, which also runs on its own)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("benchmarks_disturb",
+                                                  ROOT / "benchmarks" / "disturb.py")
+    assert spec is not None and spec.loader is not None
+    disturb = importlib.util.module_from_spec(spec)
+    sys.modules["benchmarks_disturb"] = disturb
+    spec.loader.exec_module(disturb)
+    out = ctx.out / "disturb"
+    out.mkdir(exist_ok=True)
+    data = disturb.run(out, quick=ctx.quick, say=ctx.say, cleanup=remove_nonce_images)
+    ctx.data["disturb"] = data
+    quiet = data["cases"]["quiet"]["counts"]
+    n_quiet = sum(quiet[k] for k in ("ok_close", "flagged", "ok_off", "no_reference"))
+    wrong = quiet["flagged"] / n_quiet if n_quiet else 1.0
+    ctx.rows.append(Row("7", f"quiet host: figures wrongly flagged ({n_quiet} figures)",
+                        data["cases"]["quiet"]["text"], "<= 5 %",
+                        "met" if wrong <= 0.05 else "MISSED", ""))
+    for name, case in data["cases"].items():
+        if name == "quiet":
+            continue
+        ok_off = case["counts"]["ok_off"]
+        extra = f"; speed runs overlapping the other bench: {case['overlap_s']} s" \
+            if "overlap_s" in case else ""
+        ctx.rows.append(Row("7", f"under {name}: {case['disturbance']}",
+                            case["text"] + extra, "0 ok but > 5 % off",
+                            "met" if ok_off == 0 else "MISSED", ""))
+    ctx.say(disturb.table(data))
+
+
+def section_mainjob(ctx: Context) -> None:
+    """The README's main bench command as typed, on the default matrix, timed."""
+    variants = list(ctx.matrix.variants)
+    tree = ctx.tree("mainjob")
+    ctx.ensure_built(tree, variants)
+    load = sample_load()
+    secs, done = invoke("bench", "--cpu=auto", f"--results={tree.root}")
+    summary = [line.strip() for line in done.stdout.splitlines()
+               if "figure(s) from" in line]
+    ctx.data["mainjob"] = {"seconds": secs, "summary": summary, "stdout": done.stdout,
+                           "load_before": dataclasses.asdict(load)}
+    ctx.rows.append(Row("8", "the README's main job: `invoke matrix bench --cpu=auto` "
+                        f"(suite {ctx.matrix.default_suite}, default variants)",
+                        f"{secs / 60:.1f} min; " + (summary[-1] if summary else "no summary"),
+                        "<= 6 min", "met" if secs <= 360 else "MISSED", load.text()))
+
+
 def blog_table_text(tables: Mapping[str, Mapping[str, Mapping[str, Cell]]]) -> str:
     out = []
     for version, table in tables.items():
@@ -1179,8 +1233,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     p.add_argument("--quick", action="store_true",
                    help="fewer repetitions, 1.1.1w only, no cold builds (about a minute)")
-    p.add_argument("--sections", default=",".join(SECTIONS),
-                   help=f"comma separated subset of {','.join(SECTIONS)}")
+    p.add_argument("--sections", default="",
+                   help=f"comma separated subset of {','.join(SECTIONS)} (default: all; "
+                   "with --quick all but disturb and mainjob, which take minutes)")
     p.add_argument("--out", default="",
                    help="folder for the results trees, work files and benchmark.json "
                    "(default: a new folder under /tmp)")
@@ -1194,7 +1249,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--keep-images", action="store_true",
                    help="keep the images the cold-build section makes (default: removed)")
     args = p.parse_args(argv)
-    sections = [s.strip() for s in args.sections.split(",") if s.strip()]
+    sections = [s.strip() for s in args.sections.split(",") if s.strip()] or [
+        s for s in SECTIONS if not (args.quick and s in ("disturb", "mainjob"))]
     unknown = sorted(set(sections) - set(SECTIONS))
     if unknown:
         p.error(f"unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}")
@@ -1219,6 +1275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     funcs: dict[str, Callable[[Context], None]] = {
         "fidelity": section_fidelity, "noop": section_noop, "cold": section_cold,
         "overhead": section_overhead, "repeat": section_repeat,
+        "disturb": section_disturb, "mainjob": section_mainjob,
     }
     status = 0
     try:

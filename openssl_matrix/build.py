@@ -16,6 +16,7 @@ failing variant, or one failing toolchain image, never stops the others.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import threading
@@ -31,6 +32,7 @@ from .clock import now
 from .eras import base_image_hint
 from .errors import BuildError, DockerUnavailable, FatalError, ResultsError
 from .files import file_sha256
+from .hostlock import HostLock, engine_key
 from .model import Matrix, Variant
 from .patches import endbr32_warning
 from .render import Rendered, render, tarball_name, toolchain_tag
@@ -75,6 +77,17 @@ class Builder:
         self.backend = backend
         self.tree = tree
         self.workdir = workdir or matrix.path.parent / WORK
+        self._host_lock: HostLock | bool | None = False  # False: not looked up yet
+
+    def _step(self, what: str) -> contextlib.AbstractContextManager[None]:
+        """One build step on the engine: it pauses while a bench measures there (the
+        engine's measurement lock, ``hostlock``), and a bench waits for it to end."""
+        if self._host_lock is False:
+            info = self.backend.engine_info()
+            self._host_lock = HostLock(engine_key(info)) if info.get("id") else None
+        lock = self._host_lock
+        return lock.building(what, say=log.info) if isinstance(lock, HostLock) else \
+            contextlib.nullcontext()
 
     # -- base and toolchain images -------------------------------------------
     def base_image_id(self, image: str) -> str:
@@ -99,7 +112,8 @@ class Builder:
 
         (context / "Dockerfile").write_text(toolchain_dockerfile(base_image), encoding="utf-8")
         log_path = self.tree.root / "_builds" / "_toolchain" / f"{tag.split(':', 1)[1]}.log"
-        with log.step(f"toolchain image for {base_image} (apt-get, needs network)"):
+        with log.step(f"toolchain image for {base_image} (apt-get, needs network)"), \
+                self._step(f"toolchain {tag}"):
             return self.backend.build(context, tag, log_path=log_path, network=None,
                                       labels={"openssl-matrix.base-id": base_id,
                                               "openssl-matrix.base-image": base_image})
@@ -271,13 +285,14 @@ class Builder:
         started = now("seconds")
         log.info(f"▸ [{index}/{total}] {v.id}: building {p.tag} (log: {log_path})")
         try:
-            image_id = self.backend.build(
-                p.context, p.tag, log_path=log_path, network="none",
-                labels={"openssl-matrix.variant": v.id, "openssl-matrix.digest": p.digest,
-                        "openssl-matrix.tarball-sha256": p.tarball_sha256},
-                buildargs={"MAKE_JOBS": str(jobs)},
-            )
-            info = self._buildinfo(p.tag)
+            with self._step(v.id):
+                image_id = self.backend.build(
+                    p.context, p.tag, log_path=log_path, network="none",
+                    labels={"openssl-matrix.variant": v.id, "openssl-matrix.digest": p.digest,
+                            "openssl-matrix.tarball-sha256": p.tarball_sha256},
+                    buildargs={"MAKE_JOBS": str(jobs)},
+                )
+                info = self._buildinfo(p.tag)
         except DockerUnavailable:
             raise
         except FatalError as exc:

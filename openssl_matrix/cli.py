@@ -107,9 +107,15 @@ FLAGS: tuple[Flag, ...] = (
     Flag("suite", "", "suite name(s), comma separated (default: the matrix's default_suite)",
          ("bench",)),
     Flag("repeat", 0, "runs per variant, interleaved across variants (default: the "
-         "suite's repeat); median, spread and noisy figures are reported", ("bench",)),
+         "suite's repeat, with extra rounds for figures whose 95 % interval is too wide); "
+         "each figure's median, 95 % interval and clean-sample count are reported",
+         ("bench",)),
     Flag("wait", False, "wait for another bench on the same results tree instead of "
          "failing", ("bench", "reproduce")),
+    Flag("settle", "", "seconds to wait before each cell for a quiet host (default 20; 0: "
+         "do not wait); the wait shows its reason and a countdown", ("bench",)),
+    Flag("no_wait", False, "exit instead of queueing when another bench (any results "
+         "tree) or a build of this tool holds the Docker engine", ("bench",)),
     Flag("fresh", False, "start a new session instead of resuming an interrupted one "
          "(cells it finished are measured again)", ("bench",)),
     Flag("json", False, "print JSON", ("list", "profiles", "parse", "reproduce")),

@@ -207,8 +207,10 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
 
 
 def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, suite: str,
-              force: bool, wait: bool, repeat: int | None, fresh: bool = False) -> int:
-    from .bench import Bencher, CellOutcome
+              force: bool, wait: bool, repeat: int | None, fresh: bool = False,
+              settle: str | float | None = None, no_wait: bool = False) -> int:
+    from .bench import DEFAULT_SETTLE, Bencher, CellOutcome
+    from .hostlock import EngineBusy
     from .records import FINISHED
 
     if not cpu:
@@ -221,6 +223,13 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
     suites = [m.suite(n or None) for n in names]
     if repeat:
         bounded("--repeat", repeat, 1, MAX_REPEAT)
+    try:
+        settle_s = DEFAULT_SETTLE if settle in (None, "") else float(str(settle))
+    except ValueError:
+        settle_s = -1.0
+    if not 0 <= settle_s <= 3600:  # also refuses nan and inf
+        raise UsageError(f"--settle {settle}: give the seconds to wait for a quiet host "
+                         "before each cell, 0 to 3600 (0: do not wait)")
     tree = _tree(results)
     backend = _backend_for(m, cpu)
     tree.lock(wait=wait)
@@ -228,14 +237,15 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
     try:
         with _terminate_as_interrupt():
             bencher = Bencher(m, backend, tree, engine=backend.engine_info(),
-                              git_commit=_git_commit())
+                              git_commit=_git_commit(), settle=settle_s,
+                              wait_for_host=not no_wait)
             for the_suite in suites:
                 try:
                     outcomes = bencher.bench(variants, the_suite, cpu, force=force,
                                              repeat=int(repeat) if repeat else None,
                                              fresh=fresh, keep_open=len(suites) > 1)
-                except (DockerUnavailable, ProfileMismatch):
-                    raise
+                except (DockerUnavailable, ProfileMismatch, EngineBusy):
+                    raise  # the engine is gone, the wrong CPU or busy: no suite can run
                 except FatalError as exc:  # one failing suite never stops the others
                     log.error(f"suite {the_suite.name}: {exc}")
                     per_suite.append((the_suite.name, [], str(exc)))
@@ -291,6 +301,7 @@ def _print_ops_figure(f: dict[str, Any]) -> None:
 
 def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05) -> None:
     from .bench import summarize_series
+    from .guards import CONTENDED
 
     print(f"\nbench summary (MB/s at {block} bytes, cycles/byte when the clock is known; "
           "a status other than ok says what the figure is not)")
@@ -321,27 +332,65 @@ def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05) -
         for w in o.warnings:
             print(f"      warning: {w}")
     if rounds > 1:
-        print(f"\n  over {rounds} interleaved rounds: median [min–max] MB/s, "
-              f"coefficient of variation (noisy above {noise:.0%})")
-        for variant in dict.fromkeys(o.variant for o in outcomes):
-            runs = [o for o in outcomes if o.variant == variant and o.status != "failed"]
-            print(f"  {variant} ({len(runs)} run(s))")
-            for row in summarize_series(runs, noise):
-                if row["block_size"] != block:
-                    continue
-                cv = f"{row['cv']:.1%}" if row["cv"] is not None else "—"
-                cyc = f" {row['median_cycles']:.2f} c/B" if row["median_cycles"] else ""
-                flags = [s for s in row["statuses"] if s != "ok"]
-                print(f"      {row['invocation']!s:<36} {_mbs(row['median']):>10} "
-                      f"[{_mbs(row['min'])}–{_mbs(row['max'])}] cv {cv}{cyc}"
-                      + ("  NOISY" if row["noisy"] else "")
-                      + (f"  [{', '.join(flags)}]" if flags else ""))
+        print(f"\n  over {rounds} interleaved rounds: median ± half-width of the 95 % "
+              f"interval (t) MB/s, clean samples n, [min–max], coefficient of variation "
+              f"(noisy above {noise:.0%}); contended attempts never count")
+    rows_all: list[dict[str, Any]] = []
+    for variant in dict.fromkeys(o.variant for o in outcomes):
+        runs = [o for o in outcomes if o.variant == variant and o.status != "failed"]
+        rows = summarize_series(runs, noise)
+        rows_all += rows
+        if rounds == 1:
+            continue
+        print(f"  {variant} ({len(runs)} run(s))")
+        for row in rows:
+            if row["block_size"] != block:
+                continue
+            cv = f"{row['cv']:.1%}" if row["cv"] is not None else "—"
+            cyc = f" {row['median_cycles']:.2f} c/B" if row["median_cycles"] else ""
+            flags = [s for s in row["statuses"] if s != "ok"]
+            n = f"n={row['n']}" if row.get("clean", True) else \
+                f"n=0 clean of {row['attempts']}"
+            print(f"      {row['invocation']!s:<36} {_pm(row):>20} ({n}) "
+                  f"[{_mbs(row['min'])}–{_mbs(row['max'])}] cv {cv}{cyc}"
+                  + ("  NOISY" if row["noisy"] else "")
+                  + (f"  [{', '.join(flags)}]" if flags else "")
+                  + (f"  ({row['contended']} contended attempt(s) left out)"
+                     if row.get("contended") and row.get("clean") else ""))
+    if rounds > 1:
         warned: set[str] = set()
         for o in outcomes:
             for w in o.warnings:
-                if w not in warned:
+                if w not in warned and not w.startswith(f"{CONTENDED}: "):
                     warned.add(w)
                     print(f"      warning ({o.variant}): {w}")
+    print("\n  " + flag_summary(rows_all))
+
+
+def _pm(row: dict[str, Any]) -> str:
+    """``median ± half-width`` in MB/s (``median`` alone with one sample)."""
+    lo, hi = row.get("ci_low"), row.get("ci_high")
+    if isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
+        return f"{_mbs(row['median'])} ± {(hi - lo) / 2 / 1e6:,.1f}"
+    return _mbs(row.get("median"))
+
+
+def flag_summary(rows: list[dict[str, Any]]) -> str:
+    """One line: how many figures were reported, how many flagged and why."""
+    from collections import Counter
+
+    counts: Counter[str] = Counter()
+    for row in rows:
+        worst = [s for s in row["statuses"] if s != "ok"]
+        counts[worst[0] if worst else "ok"] += 1
+    attempts = sum(int(r.get("attempts") or 0) for r in rows)
+    contended = sum(int(r.get("contended") or 0) for r in rows)
+    flagged = sum(n for s, n in counts.items() if s != "ok")
+    parts = [f"{n} {s}" for s, n in sorted(counts.items(), key=lambda x: -x[1]) if s != "ok"]
+    return (f"{len(rows)} figure(s) from {attempts} measurement(s): {counts['ok']} ok, "
+            f"{flagged} flagged" + (f" ({', '.join(parts)})" if parts else "")
+            + f"; {contended} attempt(s) found the host busy (contended) and were left "
+            "out or measured again")
 
 
 def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:

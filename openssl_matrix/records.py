@@ -223,6 +223,10 @@ class Figure(_Record):
     clock_hz: float | None = None
     cycles_per_byte: float | None = None
     cycles_per_op: float | None = None
+    # the host around the speed run (hostacct.HostAccounting, on every figure it measured)
+    own_share: float | None = None
+    foreign_cores: float | None = None
+    steal_cores: float | None = None
 
     _REQUIRED = ("algorithm",)
     _TYPES = MappingProxyType({"algorithm": STR, "status": STR, "label": OPT_STR, "evp": OPT_BOOL,
@@ -231,6 +235,7 @@ class Figure(_Record):
               "mask": OPT_STR, "ia32cap": OPT_STR, "engine": OPT_STR, "path": OPT_STR,
               "direction": OPT_STR, "multi": OPT_INT, "guards": STR_LIST, "clock_hz": NUM,
               "cycles_per_byte": NUM, "cycles_per_op": NUM, "bits": OPT_INT,
+              "own_share": NUM, "foreign_cores": NUM, "steal_cores": NUM,
               "seconds_per_op": NUM})
 
     def to_json(self) -> dict[str, Any]:

@@ -23,7 +23,8 @@ from typing import Any
 import jinja2
 
 from . import records
-from .report import USABLE_STATUSES, _copy_run, _href
+from .report import USABLE_STATUSES, _copy_run
+from .reportview import href as _href
 from .results import ResultsTree
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"

@@ -23,16 +23,9 @@ from typing import Any
 
 from .cpumodel import CORES, Core, core_named, core_of_name
 from .errors import ConfigError
-from .model import (
-    ARCHES,
-    MAX_SECONDS,
-    NAME,
-    VERSION,
-    _choices_hint,
-    _Ctx,
-    load_yaml_file,
-)
+from .model import ARCHES, MAX_SECONDS, NAME, VERSION
 from .outputs import read_regular
+from .yamlcheck import _choices_hint, _Ctx, load_yaml_file
 from .yamlload import MAX_BYTES as MAX_YAML_BYTES
 
 SPEC_SCHEMA = 1

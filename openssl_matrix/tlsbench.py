@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .bench import Invocation
 from .guards import Finding, apply_findings
 from .model import Mask, Suite
+from .speedcmd import Invocation
 from .tls import TlsOptions, TlsPlan, parse_output, plans, script
 
 

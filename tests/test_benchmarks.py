@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import os
@@ -11,7 +10,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
@@ -20,20 +18,13 @@ from openssl_matrix.model import load_matrix
 from openssl_matrix.render import render
 from openssl_matrix.sources import default_urls
 
+from .scripts import load_script
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("benchmarks_run", ROOT / "benchmarks" / "run.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["benchmarks_run"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-run = _load()
+run = load_script("run")
 
 
 def test_median_and_cv() -> None:

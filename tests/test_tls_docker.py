@@ -36,6 +36,9 @@ SUITES: dict[str, Any] = {
            "seconds": 1},
 }
 USABLE = {"ok", "time-basis"}
+#: A valid reading the busy host disturbed (issue 12): kept out of medians and measured
+#: again in a follow-up round; on this shared machine the public-key runs often are.
+MEASURED = USABLE | {"contended"}
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +82,10 @@ def test_handshake_and_public_key_suites_end_to_end(setup: tuple[Bencher, Result
         assert figs[("tls1.3", "resume")]["resumed"] == figs[("tls1.3", "resume")]["connections"]
         assert figs[("tls1.3", "handshake")]["cipher"] == "TLS_AES_128_GCM_SHA256"
         assert figs[("tls1.3", "handshake")]["group"] == "X25519"
-    pk = b.bench(variants, b.matrix.suite("pk"), "auto")
+    outcomes = b.bench(variants, b.matrix.suite("pk"), "auto")
+    # round 1 per variant, then follow-up rounds for figures the host disturbed
+    assert {o.status for o in outcomes} == {"complete"}, [o.error for o in outcomes]
+    pk = [o for o in outcomes if o.round == 1]
     assert [o.status for o in pk] == ["complete", "complete"], [o.error for o in pk]
     for out in pk:
         meta = json.loads((Path(str(out.run_dir)) / "meta.json").read_text())
@@ -89,7 +95,7 @@ def test_handshake_and_public_key_suites_end_to_end(setup: tuple[Bencher, Result
         ops = {(f["algorithm"], f["operation"]): f for f in out.figures}
         assert {("rsa-2048", "sign"), ("rsa-2048", "verify"), ("ecdh-x25519", "op")} <= set(ops)
         assert ops[("rsa-2048", "verify")]["ops_per_s"] > ops[("rsa-2048", "sign")]["ops_per_s"]
-        assert all(f["status"] in USABLE for f in ops.values())
+        assert all(f["status"] in MEASURED for f in ops.values())
     rows = list(csv.DictReader(io.StringIO(render(tree, "csv"))))
     assert {r["operation"] for r in rows if r["suite"] == "hs"} == {"handshake", "resume"}
     assert {r["unit"] for r in rows if r["suite"] == "hs"} == {"connections/s"}

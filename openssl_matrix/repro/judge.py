@@ -21,11 +21,11 @@ from ..cpumodel import (
     predicted_ratio,
 )
 from ..hostinfo import IA32CAP_BITS, capabilities_of, ia32cap_expected_clear
-from ..parsing import canonical_algorithm
 from ..pkey import ALGORITHMS as PK_ALGORITHMS
 from ..report import USABLE_STATUSES
 from ..reportspec import OP_BLOCK, Claim, Machine, Measurement, ReportSpec
 from ..results import ResultsTree
+from ..speedtypes import canonical_algorithm
 from .plan import PlannedMeasurement
 from .resolve import ResolvedVersion
 
