@@ -94,7 +94,7 @@ def _finite(row: dict[str, Any]) -> dict[str, Any]:
         if reason is not None:
             row.update(bytes_per_s=None, ops_per_s=None, cycles_per_byte=None,
                        cycles_per_op=None, status=STATUS_IMPOSSIBLE,
-                       detail=f"{key} in figures.json: {reason}")
+                       detail=f"{key} in {rec.FIGURES}: {reason}")
     return row
 
 

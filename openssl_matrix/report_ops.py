@@ -26,6 +26,7 @@ from . import records
 from .report import USABLE_STATUSES, _copy_run
 from .reportview import href as _href
 from .results import ResultsTree
+from .version import sort_key
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 KIND_TITLE = {"pkey": "Public-key operations (operations per second, higher is better)",
@@ -107,11 +108,6 @@ def ops_observations(tree: ResultsTree) -> list[OpsObservation]:
     return out
 
 
-def _version_key(version: str) -> tuple[Any, ...]:
-    parts = re.findall(r"\d+|[a-z]+", version)
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts)
-
-
 @dataclass
 class OpsTable:
     cpu: str
@@ -160,7 +156,7 @@ def ops_tables(obs: Sequence[OpsObservation]) -> list[OpsTable]:
             t.columns.append(o.column)
         t.cells.setdefault((o.row, o.column), []).append(o)
     for t in tables.values():
-        t.columns.sort(key=lambda c: (_version_key(c.split()[0]), c))
+        t.columns.sort(key=lambda c: (sort_key(c.split()[0]), c))
         t.rows.sort()
     return [tables[k] for k in sorted(tables)]
 

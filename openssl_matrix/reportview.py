@@ -42,7 +42,7 @@ def run_name(o: Observation) -> str:
 def cell_view(cell: Cell | None, unit: Unit = MBPS) -> dict[str, Any] | None:
     """A cell: median ± half-width of its 95 % interval in ``unit``, the sample count,
     the raw figures in a tooltip, and per run a link named by the run to its raw output
-    and one to its meta.json."""
+    and one to its metadata."""
     if cell is None:
         return None
     vals = cell.ok_values

@@ -2,7 +2,7 @@
 
 ``bench.speed_invocations`` hands a ``kind: tls`` suite to :func:`tls_invocations`, and
 ``Bencher`` hands the output of such an invocation to :func:`parse_tls`. Everything else
-(the run folder, raw output, meta.json, guards, the journal) is the bench's as for speed.
+(the run folder, raw output, run metadata, guards, the journal) is the bench's as for speed.
 """
 
 from __future__ import annotations
