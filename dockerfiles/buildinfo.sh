@@ -10,7 +10,21 @@ patches="${3:-}"
 engines="${4:-}"
 out="$prefix/share/openssl-matrix"
 mkdir -p "$out"
-printf '%s\n' "$configure_line" > "$out/configure.txt"
+# the line srcfacts.pl actually ran (options this release's Configure lacks left out)
+if [ -f /src/configure-line.txt ]; then
+  cp /src/configure-line.txt "$out/configure.txt"
+else
+  printf '%s\n' "$configure_line" > "$out/configure.txt"
+fi
+# what the source stage found in the tree, and what each compat rewrite script changed
+cat /src/facts.txt > "$out/source-facts.txt" 2>/dev/null || : > "$out/source-facts.txt"
+: > "$out/compat.txt"
+for f in /src/compat-*.txt; do
+  [ -f "$f" ] || continue
+  name=$(basename "$f" .txt); name=${name#compat-}
+  if [ -s "$f" ]; then sed "s|^|$name: |" "$f" >> "$out/compat.txt"
+  else echo "$name: construct not found, nothing changed" >> "$out/compat.txt"; fi
+done
 printf '%s\n' "$patches" > "$out/patches.txt"
 printf '%s\n' "$engines" > "$out/engines.txt"
 (ls "$prefix"/lib/engines* "$prefix"/lib64/engines* 2>/dev/null || true) | grep '\.so' | sort > "$out/engine-modules.txt" || true

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import difflib
 
-from .parsing import canonical_algorithm
+from .speedtypes import canonical_algorithm
 
 #: Labels of speed.c's legacy table, as printed (0.9.8 to 3.x).
 LEGACY_LABELS = (

@@ -377,6 +377,10 @@ class Builder:
             "endbr64": count("endbr64.txt"),
             "patches_in_image": files.get("patches.txt", "").split(),
             "engine_modules": files.get("engine-modules.txt", "").split(),
+            # srcfacts.pl's findings in the unpacked tree, and the compat scripts' changes
+            "source_facts": dict(line.split("=", 1) for line in
+                                 files.get("source-facts.txt", "").splitlines() if "=" in line),
+            "compat_changes": files.get("compat.txt", "").splitlines(),
         }
 
 

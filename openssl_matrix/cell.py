@@ -163,7 +163,9 @@ class BenchCell:
         return f"{self.variant.id}#{self.round}"
 
     def invocations(self) -> tuple[list[Invocation], list[str]]:
-        invocations, notes = speed_invocations(self.variant.version.version, self.suite)
+        invocations, notes = speed_invocations(
+            self.variant.version.version, self.suite,
+            (*self.variant.version.configure, *self.variant.configure))
         if self.only is not None:
             wanted = set(self.only)
             invocations = [i for i in invocations if i.name in wanted]
@@ -331,6 +333,10 @@ class BenchCell:
                    engine_checks: dict[str, EngineCheck],
                    vectors: dict[str, tuple[int, int] | None], cpu: CpuInfo,
                    ) -> tuple[list[dict[str, Any]], float | None, list[Finding], list[str]]:
+        if inv.path == "tls":
+            from .tlsbench import parse_tls
+
+            return parse_tls(inv, stdout)
         try:
             parsed = parse_speed(stdout, speed_stderr, version=version,
                                  evp=inv.path == "evp")

@@ -85,10 +85,16 @@ def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = 
     m = _matrix(matrix)
     tree = _tree(results)
     from .records import read_latest
+    from .sources import read_pins
+    from .sweep import build_status, describe_versions, sha256_status
 
+    pins = read_pins(m.path.with_suffix(".lock"))
     rows = []
-    for v in m.select(only or None, every=all):
+    selected = m.select(only or None, every=all)
+    for v in selected:
         info = v.describe()
+        info["sha256_status"] = sha256_status(v.version.version, v.version.sha256, pins)
+        info["builds_here"] = build_status(v.version.version, v.arch, v.asm)
         info["image"] = None
         info["endbr32"] = None
         info["endbr32_warning"] = None
@@ -121,6 +127,9 @@ def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = 
         elif r["sigill_cpus"] and r["endbr32"] is None:
             print(f"    meant for {', '.join(r['sigill_cpus'])} (no ENDBR32 allowed): the count "
                   "is checked when it is built")
+    print("\nversions (checksum; known to build on this kind of machine, from the release "
+          "sweep in docs/building.md):")
+    print("\n".join(describe_versions(selected, pins)))
     n_default = sum(1 for r in rows if r["default"])
     hidden = len(m.all_variants) - len(rows)
     more = f"; {hidden} more not shown: `invoke matrix list --all`" \
@@ -277,6 +286,20 @@ def _mbs(value: Any) -> str:
     return f"{value / 1e6:,.1f}" if isinstance(value, (int, float)) else "—"
 
 
+def _print_ops_figure(f: dict[str, Any]) -> None:
+    """One operations-per-second figure (public key, handshake) of a bench summary."""
+    value = f.get("ops_per_s")
+    unit = f.get("unit") or "ops/s"
+    text = f"{value:,.1f} {unit}" if isinstance(value, (int, float)) else "—"
+    cpo = f.get("cycles_per_op")
+    extra = f" ({cpo:,.0f} c/op)" if isinstance(cpo, (int, float)) else ""
+    if f.get("bottleneck"):
+        extra += f", {f.get('tls_pinning')}, bottleneck {f.get('bottleneck')}"
+    status = f.get("status")
+    print(f"      {str(f.get('algorithm')) + ' ' + str(f.get('operation')):<36} {text:>24}"
+          f"{extra}" + ("" if status == "ok" else f"  [{status}]"))
+
+
 def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05,
                          planned: int | None = None) -> None:
     from .bench import summarize_series
@@ -295,6 +318,9 @@ def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05,
         if rounds > 1:
             continue
         for f in o.figures:
+            if f.get("block_size") is None and f.get("operation"):  # pkey / tls suites
+                _print_ops_figure(f)
+                continue
             if f.get("block_size") != block:
                 continue
             cpb = f.get("cycles_per_byte")

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import records as rec
-from .parsing import STATUS_IMPOSSIBLE, impossible
 from .results import ResultsTree
+from .speedtypes import STATUS_IMPOSSIBLE, impossible
 
 FIELDS = ("cpu", "variant", "version", "suite", "run", "mask", "ia32cap", "algorithm", "label",
           "evp", "block_size", "bytes_per_s", "ops_per_s", "operation", "status", "detail",
@@ -18,8 +18,10 @@ FIELDS = ("cpu", "variant", "version", "suite", "run", "mask", "ia32cap", "algor
           "engine", "path", "direction", "multi", "guards", "clock_hz", "clock_source",
           "cycles_per_byte", "cycles_per_op", "round", "series", "pinning", "loadavg",
           "docker_endpoint", "own_share", "foreign_cores", "steal_cores", "samples", "ci_low",
-          "ci_high", "ci_method", "source")
-
+          "ci_high", "ci_method", "source",
+          # pkey/tls suites: the unit of ops_per_s, and what a handshake figure measured
+          "unit", "protocol", "key", "cipher", "group", "tls_pinning", "connections",
+          "wall_s", "server_cpu_s", "client_cpu_s", "bottleneck")
 
 def _series_rows(path: Any, cache: dict[Any, dict[tuple[Any, ...], dict[str, Any]]],
                  ) -> dict[tuple[Any, ...], dict[str, Any]]:
@@ -92,7 +94,7 @@ def _finite(row: dict[str, Any]) -> dict[str, Any]:
         if reason is not None:
             row.update(bytes_per_s=None, ops_per_s=None, cycles_per_byte=None,
                        cycles_per_op=None, status=STATUS_IMPOSSIBLE,
-                       detail=f"{key} in figures.json: {reason}")
+                       detail=f"{key} in {rec.FIGURES}: {reason}")
     return row
 
 

@@ -39,3 +39,36 @@ def step(title: str) -> Iterator[None]:
         info(_paint(f"  {title}: failed ✕ ({time.monotonic() - start:.1f}s)", "31"))
         raise
     info(_paint(f"  {title}: done ✓ ({time.monotonic() - start:.1f}s)", "32"))
+
+
+class Progress:
+    """A progress line for long work: ``drawing charts: 37/154 (12.3s)``.
+
+    On a terminal the line is redrawn in place; elsewhere (a log file, CI) a line is
+    printed at most every ``every`` seconds, and always the last one.
+    """
+
+    def __init__(self, title: str, total: int, every: float = 5.0) -> None:
+        self.title = title
+        self.total = total
+        self.every = every
+        self.done = 0
+        self.start = time.monotonic()
+        self._last = self.start
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.start
+
+    def line(self) -> str:
+        return f"  {self.title}: {self.done}/{self.total} ({self.elapsed:.1f}s)"
+
+    def advance(self, n: int = 1) -> None:
+        self.done += n
+        now = time.monotonic()
+        if _tty():
+            end = "\n" if self.done >= self.total else ""
+            print(f"\r{self.line()}\033[K", end=end, file=sys.stderr, flush=True)
+        elif self.done >= self.total or now - self._last >= self.every:
+            info(self.line())
+            self._last = now

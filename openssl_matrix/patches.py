@@ -6,6 +6,12 @@ any ``patches_dirs`` a matrix names)::
     patches/no-endbr32-3.0.patch     the diff, applied with ``patch -p1 --fuzz=0``
     patches/no-endbr32-3.0.yaml      its metadata:
 
+or, instead of the diff, ``NAME.pl``: a rewrite script run by ``perl`` in the unpacked
+tree. A compat fix is written that way when the construct it repairs sits at different
+places in different releases of a series (a diff with context fits one release only): the
+script finds the construct itself, rewrites it, prints one line per file it changed, and
+changes nothing (exit 0) in a tree without it, so whether it acts is decided by the source.
+
     provides: no-endbr32          # the name a matrix asks for (default: the file stem)
     description: one line for listings
     why: >-
@@ -39,6 +45,8 @@ from .version import Version
 from .yamlload import YamlProblem, load_yaml
 
 PROJECT_PATCHES = Path(__file__).resolve().parent.parent / "patches"
+#: What a patch's change is: a unified diff, or a perl rewrite script (see above).
+PATCH_SUFFIXES = (".patch", ".pl")
 META_KEYS = ("provides", "description", "why", "versions", "arch", "apply", "strip")
 APPLY_MODES = ("auto", "on-request")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -99,7 +107,12 @@ class Patch:
     @property
     def context_name(self) -> str:
         """The file's name in a build context (flat, so the context stays one folder)."""
-        return f"patch-{self.name}.patch"
+        return f"patch-{self.name}{self.path.suffix}"
+
+    @property
+    def is_script(self) -> bool:
+        """A rewrite script (``NAME.pl``) rather than a diff."""
+        return self.path.suffix == ".pl"
 
     def applies_to(self, version: str, arch: str) -> bool:
         if self.arches and arch not in self.arches:
@@ -124,10 +137,12 @@ def load_patches(dirs: Iterable[Path]) -> dict[str, Patch]:
                 raise PatchError(f"{meta_path}: a patch named {patch.name!r} is already "
                                  f"defined by {out[patch.name].path}")
             out[patch.name] = patch
-        for diff in sorted(d.glob("*.patch")):
-            if diff.stem not in out:
-                raise PatchError(f"{diff}: has no metadata file {diff.with_suffix('.yaml').name}"
-                                 " (which versions, which arch, why)")
+        for suffix in PATCH_SUFFIXES:
+            for diff in sorted(d.glob(f"*{suffix}")):
+                if diff.stem not in out:
+                    raise PatchError(f"{diff}: has no metadata file "
+                                     f"{diff.with_suffix('.yaml').name}"
+                                     " (which versions, which arch, why)")
     return out
 
 
@@ -147,9 +162,14 @@ def _load_one(meta_path: Path) -> Patch:
         raise PatchError(f"{where}: unknown key(s) {clip(', '.join(map(str, unknown)), 200)} "
                          f"(allowed: {', '.join(META_KEYS)})")
     name = meta_path.stem
-    diff = meta_path.with_suffix(".patch")
-    if not diff.is_file():
-        raise PatchError(f"{where}: the patch file {diff.name} is missing")
+    changes = [meta_path.with_suffix(s) for s in PATCH_SUFFIXES
+               if meta_path.with_suffix(s).is_file()]
+    if not changes:
+        raise PatchError(f"{where}: the patch file {name}.patch (a diff) or {name}.pl "
+                         "(a rewrite script) is missing")
+    if len(changes) > 1:
+        raise PatchError(f"{where}: both {name}.patch and {name}.pl exist; keep one")
+    diff = changes[0]
     if not _NAME.match(name):
         raise PatchError(f"{where}: patch names are lower-case letters, digits, '.', '_', '-'")
     provides = str(data.get("provides", name))

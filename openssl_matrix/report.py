@@ -23,15 +23,14 @@ leaves a half-written one.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
-import math
 import os
 import re
 import shutil
 import statistics
 import tempfile
-import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -40,14 +39,16 @@ from typing import Any
 
 import jinja2
 
-from . import records
+from . import log, records
 from .files import current_umask
 from .hostinfo import IA32CAP_BITS, IA32CAP_LABELS
 from .names import fold
 from .outputs import check_report_target, swap_in, write_report_marker
-from .parsing import STATUS_IMPOSSIBLE, impossible
+from .reportview import cell_view, href, quality_view, repro_view, run_folder
 from .results import ResultsTree, read_json
+from .speedtypes import STATUS_IMPOSSIBLE, impossible
 from .stats import Estimate, estimate
+from .units import MBPS, speed_k
 from .version import sort_key as version_sort_key
 
 REPRO_DIR = "_reproduce"
@@ -96,6 +97,7 @@ class Observation:
     raw_file: str = ""  # the raw output this figure was read from, relative to the run
     published: bool = False  # imported from a published report (`invoke matrix import`)
     decrypt: bool = False
+    source: str = ""  # an imported report's source file (name) and run in it
 
     @property
     def usable(self) -> bool:
@@ -114,6 +116,8 @@ def observations(tree: ResultsTree) -> list[Observation]:
                     for i in meta.get("invocations") or [] if isinstance(i, dict)}
         suite = meta.get("suite") or {}
         published = meta.get("kind") == "reference"
+        source = Path(str(meta.extra.get("source_file") or "a published report")).name \
+            if published else ""
         for fig in figures:
             if fig.operation is not None:
                 continue
@@ -147,6 +151,7 @@ def observations(tree: ResultsTree) -> list[Observation]:
                 host_flags=tuple(host.get("cpu_flags") or ()),
                 raw_file="raw/report.txt" if published else f"raw/{invocation}.stdout",
                 published=published, decrypt=fig.get("direction") == "decrypt",
+                source=source,
             ))
     return out
 
@@ -210,9 +215,14 @@ class GroupKey:
     arch: str
     march: str | None
     configure: tuple[str, ...]
+    source: str = ""  # an imported report: where its figures come from
 
     @property
     def title(self) -> str:
+        if self.source:  # a published report: named by its source, never "OpenSSL ? · ?"
+            version = "version not stated" if self.version in ("", "?") else \
+                f"OpenSSL {self.version}"
+            return f"{self.cpu.removeprefix('ref-')} (as published: {self.source}) · {version}"
         extra = "".join([f" · -march={self.march}" if self.march else "",
                          f" · {' '.join(self.configure)}" if self.configure else ""])
         return f"{self.cpu} · OpenSSL {self.version} · {self.arch}{extra}"
@@ -243,16 +253,29 @@ class Cell:
 
     @property
     def estimate(self) -> Estimate | None:
-        """Median and 95 % interval of the usable values (``stats``)."""
-        return estimate(self.ok_values)
+        """Median and 95 % interval of the usable values (``stats``). A published report's
+        figures are transcribed, not repetitions of one measurement: no interval."""
+        e = estimate(self.ok_values)
+        if e is not None and any(o.published for o in self.observations):
+            return dataclasses.replace(e, ci_low=None, ci_high=None)
+        return e
+
+    def error_bar(self, scale: float) -> tuple[float, float]:
+        """(below, above) the median for a chart: the interval's half-width, the lower
+        arm stopping at zero (no throughput is negative)."""
+        e = self.estimate
+        hw = e.half_width if e is not None else None
+        if e is None or hw is None:
+            return 0.0, 0.0
+        return min(hw, e.median) / scale, hw / scale
 
     def pm(self) -> str:
-        """``median ± half-width`` in openssl speed's unit (1000s of bytes/s)."""
+        """``median ± half-width`` in MB/s (``units.MBPS``)."""
         e = self.estimate
         if e is None:
-            return k(None)
+            return MBPS.num(None)
         hw = e.half_width
-        return k(e.median) + ("" if hw is None else f" ± {k(hw)}")
+        return MBPS.num(e.median) + ("" if hw is None else f" ± {MBPS.num(hw, e.median)}")
 
     @property
     def other_statuses(self) -> dict[str, int]:
@@ -282,7 +305,7 @@ class Group:
 def group_observations(obs: Iterable[Observation]) -> list[Group]:
     groups: dict[GroupKey, Group] = {}
     for o in obs:
-        key = GroupKey(o.cpu, o.version, o.arch, o.march, o.configure)
+        key = GroupKey(o.cpu, o.version, o.arch, o.march, o.configure, o.source)
         g = groups.setdefault(key, Group(key))
         order, label = method_of(o)
         g.methods[label] = order
@@ -299,9 +322,8 @@ def group_observations(obs: Iterable[Observation]) -> list[Group]:
 # output
 
 
-def k(value: float | None) -> str:
-    """Bytes/s in openssl speed's unit (1000s of bytes per second): ``1,086,559.57k``."""
-    return "—" if value is None else f"{value / 1000:,.2f}k"
+#: openssl speed's own unit, for texts that quote speed (the side-by-side of a reproduction)
+k = speed_k
 
 
 @dataclass
@@ -317,7 +339,7 @@ class ReportSummary:
         lines = []
         for g in self.groups:
             lines.append(f"{g.key.title} — {self.block_size} bytes, median ± half-width of "
-                         "the 95 % interval, 1000s of bytes/s")
+                         "the 95 % interval, " + MBPS.name)
             algs = g.algorithms
             width = max([len(m) for m in g.method_rows()] + [6])
             lines.append("  " + f"{'method':<{width}}  " + "  ".join(f"{a:>28}" for a in algs))
@@ -325,17 +347,13 @@ class ReportSummary:
                 row = []
                 for a in algs:
                     c = g.cell(m, a, self.block_size)
-                    row.append(f"{c.pm() if c else k(None):>28}")
+                    row.append(f"{c.pm() if c else MBPS.num(None):>28}")
                 lines.append("  " + f"{m:<{width}}  " + "  ".join(row))
             lines.append("")
         lines.append(f"{self.observations} figure(s) in {len(self.groups)} table(s), "
                      f"{len(self.charts)} chart(s), {self.reproductions} reproduction(s)")
         lines.append(f"report: {self.out_dir / 'index.html'}")
         return "\n".join(lines) + "\n"
-
-
-def _rel_run(o: Observation) -> str:
-    return f"runs/{o.cpu}/{o.variant}/{o.suite}/{o.run}"
 
 
 def cells_rows(groups: Sequence[Group]) -> list[dict[str, Any]]:
@@ -360,7 +378,7 @@ def cells_rows(groups: Sequence[Group]) -> list[dict[str, Any]]:
                 "not_ok": json.dumps(cell.other_statuses) if cell.other_statuses else "",
                 "forced": any(o.forced for o in cell.observations),
                 "variants": " ".join(sorted({o.variant for o in cell.observations})),
-                "runs": " ".join(sorted({f"{_rel_run(o)}" for o in cell.observations})),
+                "runs": " ".join(sorted({f"{run_folder(o)}" for o in cell.observations})),
             })
     return rows
 
@@ -417,15 +435,16 @@ def method_chart(g: Group, block: int, path: Path) -> bool:
     ax = fig.subplots()
     width = 0.8 / len(rows)
     for i, m in enumerate(rows):
-        xs, ys, errs = [], [], []
+        xs, ys, lows, highs = [], [], [], []
         for j, a in enumerate(algs):
             c = g.cell(m, a, block)
             if c and c.median:
                 xs.append(j - 0.4 + width * (i + 0.5))
-                ys.append(c.median / 1e6)
-                e = c.estimate
-                errs.append((e.half_width or 0.0) / 1e6 if e else 0.0)
-        ax.bar(xs, ys, width=width, label=m, yerr=errs, capsize=2,
+                ys.append(c.median / MBPS.scale)
+                low, high = c.error_bar(MBPS.scale)
+                lows.append(low)
+                highs.append(high)
+        ax.bar(xs, ys, width=width, label=m, yerr=[lows, highs], capsize=2,
                error_kw={"elinewidth": 0.8})
     ax.set_xticks(range(len(algs)), algs)
     ax.set_ylabel("MB/s (median; bars: 95 % interval)")
@@ -444,10 +463,11 @@ def size_chart(g: Group, algorithm: str, path: Path) -> bool:
     fig = _figure()
     ax = fig.subplots()
     for m in g.method_rows():
-        pts = [(b, c.median / 1e6, ((e.half_width or 0.0) if (e := c.estimate) else 0.0) / 1e6)
+        pts = [(b, c.median / MBPS.scale, *c.error_bar(MBPS.scale))
                for b in blocks if (c := g.cell(m, algorithm, b)) and c.median]
         if pts:
-            ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts],
+            ax.errorbar([p[0] for p in pts], [p[1] for p in pts],
+                        yerr=[[p[2] for p in pts], [p[3] for p in pts]],
                         marker="o", capsize=2, label=m)
     ax.set_xscale("log", base=2)
     ax.set_xticks(blocks, [str(b) for b in blocks])
@@ -497,65 +517,10 @@ img{max-width:100%;border:1px solid #ddd}
 .verdict-not-reproduced{color:#b00;font-weight:600}
 .verdict-not-testable-here{color:#777;font-weight:600}
 nav a{margin-right:1em}
+.pm{color:#555;font-size:.9em}.flagged{color:#999;font-size:.85em}
+.prov .run{white-space:nowrap}.prov a.meta{color:#888}.model{margin:0 0 .3em 0}
+table.quality td{vertical-align:middle}
 """
-
-
-def _href(path: str) -> str:
-    """A relative link to a file of the report folder, percent-encoded."""
-    return urllib.parse.quote(path, safe="/+=,@~")
-
-
-def _cell_view(cell: Cell | None) -> dict[str, Any] | None:
-    """What the template shows for one cell: the median, its spread, and per run a
-    link to the raw output and one to the run's meta.json."""
-    if cell is None:
-        return None
-    vals = cell.ok_values
-    links = []
-    for o in sorted(cell.observations, key=lambda o: (o.variant, o.suite, o.run)):
-        mark = "" if o.status == "ok" else f" [{o.status}]"
-        links.append({
-            "raw": _href(f"{_rel_run(o)}/{o.raw_file}"),
-            "meta": _href(f"{_rel_run(o)}/{records.META}"),
-            "meta_title": f"{records.META} of run {o.run}",
-            "title": f"{o.variant} {o.suite} run {o.run}: {k(o.bytes_per_s)}{mark}",
-            "run": o.run, "mark": mark, "usable": o.usable,
-        })
-    return {"median": f"{cell.pm()} (n={len(vals)})" if cell.median is not None else None,
-            "spread": f"n={len(vals)}, min {k(min(vals))}, max {k(max(vals))}"
-            if len(vals) > 1 else None,
-            "links": links}
-
-
-def _ratio(value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            not math.isfinite(value):
-        return "—"
-    return f"{value:.2f}×"
-
-
-def _repro_view(r: Mapping[str, Any]) -> dict[str, Any]:
-    data = r["data"]
-    spec: dict[str, Any] = data["spec"] if isinstance(data.get("spec"), dict) else {}
-    origin: dict[str, Any] = spec["source"] if isinstance(spec.get("source"), dict) else {}
-    claims = []
-    for c in data.get("claims") or []:
-        if not isinstance(c, dict):
-            continue
-        verdict = str(c.get("verdict"))
-        blocks = [b for b in (c.get("blocks") or [{}]) if isinstance(b, dict)] or [{}]
-        claims.append({
-            "id": c.get("id"), "says": c.get("says"), "verdict": verdict,
-            "css": "verdict-" + fold(verdict),
-            "note": c.get("reason") or c.get("stand_in") or "",
-            "blocks": [{"block": b.get("block_size", "—"),
-                        "reference": _ratio(b.get("reference_ratio")),
-                        "ours": _ratio(b.get("our_ratio"))} for b in blocks],
-        })
-    return {"id": spec.get("id"), "title": spec.get("title"),
-            "origin": ", ".join(str(x) for x in origin.values() if x),
-            "ended": data.get("ended"), "text": _href(r["text"]), "json": _href(r["json"]),
-            "claims": claims}
 
 
 def _template() -> jinja2.Template:
@@ -570,32 +535,35 @@ def _template() -> jinja2.Template:
 
 def render_html(groups: Sequence[Group], block: int, charts: Mapping[str, list[str]],
                 runs: Sequence[dict[str, Any]], repros: Sequence[dict[str, Any]],
-                generated: str, tree_root: Path) -> str:
+                generated: str, tree_root: Path,
+                obs: Sequence[Observation] = ()) -> str:
     views = []
     for g in groups:
         blocks = sorted(g.blocks)
         views.append({
             "slug": g.key.slug, "title": g.key.title, "algorithms": g.algorithms,
             "blocks": blocks,
-            "method_rows": [{"method": m, "cells": [_cell_view(g.cell(m, a, block))
+            "method_rows": [{"method": m, "cells": [cell_view(g.cell(m, a, block))
                                                     for a in g.algorithms]}
                             for m in g.method_rows()],
             "size_rows": [{"method": m, "algorithm": a,
-                           "cells": [_cell_view(g.cell(m, a, b)) for b in blocks]}
+                           "cells": [cell_view(g.cell(m, a, b)) for b in blocks]}
                           for m in g.method_rows() for a in g.algorithms
                           if any(g.cell(m, a, b) for b in blocks)],
-            "method_charts": [_href(c) for c in charts.get(f"methods:{g.key.slug}", [])],
-            "size_charts": [_href(c) for c in charts.get(f"sizes:{g.key.slug}", [])],
+            "method_charts": [href(c) for c in charts.get(f"methods:{g.key.slug}", [])],
+            "no_chart": not any(c.ok_values for c in g.cells.values()),
+            "size_charts": [href(c) for c in charts.get(f"sizes:{g.key.slug}", [])],
         })
     run_views = [{
         "id": run["id"], "status": run["status"], "forced": run["forced"],
         "started": run["started"], "cpu_model": run["cpu_model"],
         "image": str(run["image_id"])[:19], "tarball": str(run["tarball_sha256"])[:16],
-        "files": [{"href": _href(f"{run['path']}/{f}"), "name": f.split("/")[-1]}
+        "files": [{"href": href(f"{run['path']}/{f}"), "name": f.split("/")[-1]}
                   for f in run["files"]],
     } for run in runs]
-    text = _template().render(css=CSS, block=block, groups=views,
-                              repros=[_repro_view(r) for r in repros], runs=run_views,
+    text = _template().render(css=CSS, block=block, groups=views, unit=MBPS,
+                              quality=quality_view(obs, USABLE_STATUSES),
+                              repros=[repro_view(r) for r in repros], runs=run_views,
                               generated=generated, tree_root=str(tree_root))
     return text if text.endswith("\n") else text + "\n"
 
@@ -658,7 +626,7 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
         if o.run_path in seen:
             continue
         seen.add(o.run_path)
-        rel = _rel_run(o)
+        rel = run_folder(o)
         files = _copy_run(o.run_path, out / rel)
         meta = records.read_meta(o.run_path) or records.RunMeta()
         runs.append({"id": f"{o.cpu}/{o.variant}/{o.suite}/{o.run}", "path": rel,
@@ -678,16 +646,19 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     # charts
     charts: dict[str, list[str]] = {}
     paths: list[Path] = []
+    progress = log.Progress("drawing charts", sum(1 + len(g.algorithms) for g in groups))
     for g in groups:
         p = out / "charts" / f"{g.key.slug}-methods-{block}.png"
         if method_chart(g, block, p):
             charts.setdefault(f"methods:{g.key.slug}", []).append(f"charts/{p.name}")
             paths.append(p)
+        progress.advance()
         for a in g.algorithms:
             p = out / "charts" / f"{g.key.slug}-{fold(a)}-by-size.png"
             if size_chart(g, a, p):
                 charts.setdefault(f"sizes:{g.key.slug}", []).append(f"charts/{p.name}")
                 paths.append(p)
+            progress.advance()
     # reproductions
     repros: list[dict[str, Any]] = []
     for spec_id, folder, data in latest_reproductions(tree):
@@ -717,7 +688,13 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     }
     (out / "data" / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n",
                                               encoding="utf-8")
-    (out / "index.html").write_text(
-        render_html(groups, block, charts, runs, repros, generated, tree.root.resolve()),
-        encoding="utf-8")
-    return ReportSummary(out, groups, block, paths, len(obs), len(repros))
+    page = render_html(groups, block, charts, runs, repros, generated, tree.root.resolve(),
+                       obs)
+    from .report_ops import write_ops  # public-key and handshake tables (kind pkey/tls)
+
+    ops_html, ops_charts, ops_count = write_ops(tree, out)
+    page = page.replace('<h2 id="repro">', ops_html + '<h2 id="repro">', 1).replace(
+        '<a href="#repro">', '<a href="#ops">Public key &amp; TLS</a><a href="#repro">', 1)
+    (out / "index.html").write_text(page, encoding="utf-8")
+    return ReportSummary(out, groups, block, [*paths, *ops_charts], len(obs) + ops_count,
+                         len(repros))

@@ -23,16 +23,9 @@ from typing import Any
 
 from .cpumodel import CORES, Core, core_named, core_of_name
 from .errors import ConfigError
-from .model import (
-    ARCHES,
-    MAX_SECONDS,
-    NAME,
-    VERSION,
-    _choices_hint,
-    _Ctx,
-    load_yaml_file,
-)
+from .model import ARCHES, MAX_SECONDS, NAME, VERSION
 from .outputs import read_regular
+from .yamlcheck import _choices_hint, _Ctx, load_yaml_file
 from .yamlload import MAX_BYTES as MAX_YAML_BYTES
 
 SPEC_SCHEMA = 1
@@ -63,7 +56,13 @@ VERSION_KEYS = ("as_reported", "sha256", "urls", "release", "stand_in", "stand_i
 BUILD_KEYS = ("version", "asm", "arch", "configure", "as_reported")
 MEASUREMENT_KEYS = ("machine", "build", "command", "algorithm", "algorithms", "block_size",
                     "evp", "disable", "ia32cap", "engine", "decrypt", "elapsed", "needs",
-                    "reference", "notes")
+                    "reference", "notes", "operation")
+
+#: Operations of speed's public-key tables a measurement may name (``operation:``).
+OPERATIONS = ("sign", "verify", "op", "encrypt", "decrypt", "keygen", "encaps", "decaps")
+#: The key under which a public-key measurement keeps its figure (operations per second)
+#: where symmetric ones use the block size.
+OP_BLOCK = 0
 CLAIM_KEYS = ("id", "says", "where", "compare", "expect", "ratio", "tolerance", "block_sizes",
               "stand_in", "depends_on", "notes")
 
@@ -163,6 +162,10 @@ class Measurement:
     notes: str
     table: str | None = None  # the row name when it came from an ``algorithms:`` row
     disable: tuple[str, ...] = ()  # capabilities masked off, in each version's syntax
+    operation: str | None = None
+    """A public-key operation (``sign``, ``verify``, ``op`` ...): ``algorithm`` is then a
+    pkey suite name (``ecdsap521``) and ``reference`` holds one figure in operations per
+    second, under the key ``OP_BLOCK``."""
 
     @property
     def masked(self) -> bool:
@@ -243,6 +246,8 @@ class ReportSpec:
 
     def claim_blocks(self, claim: Claim) -> tuple[int, ...]:
         """Block sizes a claim is judged at: its own list, else those both sides printed."""
+        if self.measurements[claim.numerator].operation is not None:
+            return (OP_BLOCK,)
         if claim.block_sizes is not None:
             return claim.block_sizes
         a = self.measurements[claim.numerator].reference
@@ -564,6 +569,9 @@ def _measurements(ctx: _Ctx, value: Any, machines: Mapping[str, Machine],
                 out[full] = replace(proto, name=full, algorithm=alg, reference=ref,
                                     table=name)
             continue
+        if "operation" in m:
+            out[name] = _pk_measurement(ctx, m, proto, kp)
+            continue
         if "block_size" in m:
             raise ctx.fail(f"{kp}.block_size", "only used with 'algorithms:' (a table row); "
                            "'reference' gives figures per block size")
@@ -577,6 +585,36 @@ def _measurements(ctx: _Ctx, value: Any, machines: Mapping[str, Machine],
             raise ctx.fail(kp, f"{name!r} is declared twice (once by a table row)")
         out[name] = replace(proto, algorithm=algorithm, reference=reference)
     return out
+
+
+def _pk_measurement(ctx: _Ctx, m: Mapping[str, Any], proto: Measurement,
+                    kp: str) -> Measurement:
+    """A public-key measurement: a pkey suite algorithm, one operation, one figure."""
+    from .pkey import ALGORITHMS
+
+    for key in ("algorithms", "block_size", "evp", "disable", "ia32cap", "engine", "decrypt"):
+        if key in m:
+            raise ctx.fail(f"{kp}.{key}", "not used with 'operation' (a public-key figure)")
+    operation = ctx.string(m["operation"], f"{kp}.operation")
+    if operation not in OPERATIONS:
+        raise ctx.fail(f"{kp}.operation", f"{operation!r} is not one of "
+                       + ", ".join(OPERATIONS), hint=_choices_hint(operation, OPERATIONS))
+    algorithm = ctx.token(_required(ctx, m, "algorithm", kp), f"{kp}.algorithm")
+    if algorithm not in ALGORITHMS:
+        raise ctx.fail(f"{kp}.algorithm", f"{algorithm!r} is not a public-key test",
+                       hint=_choices_hint(algorithm, list(ALGORITHMS)))
+    if operation not in ALGORITHMS[algorithm].operations:
+        raise ctx.fail(f"{kp}.operation", f"{algorithm} has no {operation!r} figure (it has "
+                       + ", ".join(ALGORITHMS[algorithm].operations) + ")")
+    ref = m.get("reference")
+    reference: dict[int, float] = {}
+    if ref is not None:
+        if isinstance(ref, bool) or not isinstance(ref, (int, float)) or ref <= 0:
+            raise ctx.fail(f"{kp}.reference", "a public-key figure is one number, operations "
+                           f"per second as printed (e.g. 1936.3), got {ref!r}")
+        reference[OP_BLOCK] = float(ref)
+    return replace(proto, algorithm=algorithm, reference=reference, operation=operation,
+                   evp=False)
 
 
 def _split_figure(key: Any) -> bool:

@@ -5,7 +5,7 @@ new run never overwrites an old one. Build records live beside the bench results
 in ``results/_builds/<variant>/<digest>/`` (profile names cannot start with ``_``).
 
 Interruptions are the normal case. A run folder is "running" until its last write
-marks it complete, partial or failed; a folder left "running" (or without meta.json)
+marks it complete, partial or failed; a folder left "running" (or without its metadata file)
 by a killed process is found by :meth:`ResultsTree.recover`, marked ``interrupted``
 (its raw output kept for inspection) and never counted. A run journal
 (``results/_journal/<kind>-<key>.json``, see :class:`Journal`) remembers which cells
@@ -51,7 +51,7 @@ class RunRef:
 
     @property
     def meta(self) -> records.RunMeta:
-        """The run's validated meta.json (an empty record while it has none)."""
+        """The run's validated metadata (an empty record while it has none)."""
         return records.read_meta(self.path) or records.RunMeta()
 
     @property
@@ -131,7 +131,7 @@ class ResultsTree:
                 suite: str | None = None, *, reason: str = "") -> list[Path]:
         """Mark half-written run folders as ``interrupted``; return them.
 
-        A folder is half-written when its meta.json still says ``running`` or is missing
+        A folder is half-written when its metadata still says ``running`` or is missing
         (killed between creating the folder and the first write). Call this only while
         holding the tree's lock: then no live process is writing such a folder. Its raw
         output is kept for inspection; its figures are never counted. ``cpu``/``variant``/

@@ -92,7 +92,10 @@ KNOWN_SHA256: dict[str, str] = {
     "1.1.0l": "74a2f756c64fd7386a29184dc0344f4831192d61dc2481a93a4c5dd727f41148",
     "1.1.1w": "cf3098950cb4d853ad95c0841f1f9c6d3dc102dccfcacd521d93925208b76ac8",
     "3.0.2": "98e91ccead4d4756ae3c9cde5e09191a8e586d9f4d50838e7ec09d6411dfdb63",
+    "3.0.17": "dfdd77e4ea1b57ff3a6dbde6b0bdc3f31db5ac99e7fdd4eaf9e1fbb6ec2db8ce",
+    "3.0.19": "fa5a4143b8aae18be53ef2f3caf29a2e0747430b8bc74d32d88335b94ab63072",
     "3.0.20": "c80a01dfc70ece4dc21168932c37739042d404d46ccc81a5986dd75314ecda6f",
+    "3.0.22": "67ebca7e50d17383028045486653492195b83db95f8558709701bb47b5c1ef81",
     "3.1.8": "d319da6aecde3aa6f426b44bbf997406d95275c5c59ab6f6ef53caaa079f456f",
     "3.2.6": "89681a9ddaa9ed7cf25ea8ef61338db805200bae47d00510490623547380c148",
     "3.3.7": "4900be54e81c4dfe00bb1a10dad33fd8414833573c40d0e9e3274d4ed32e53a2",
@@ -181,8 +184,9 @@ def default_urls(version: str) -> list[str]:
     """Mirror URLs for a release, in order of preference.
 
     openssl.org's ``old/<series>/`` folder, the GitHub release asset (tag ``OpenSSL_1_1_1w``
-    before 3.0, ``openssl-3.0.20`` from 3.0), then Debian's pool, which carries
-    byte-identical upstream tarballs for the versions its suites still use.
+    before 3.0, ``openssl-3.0.20`` from 3.0), then Debian's pool (and, for 3.x, its
+    security archive's pool), which carry byte-identical upstream tarballs for the
+    versions its suites still use.
     """
     v = _check_version(version)
     major, minor, patch = str(v.major), str(v.minor), str(v.patch)
@@ -194,11 +198,17 @@ def default_urls(version: str) -> list[str]:
         series = f"{major}.{minor}"
     tag = f"OpenSSL_{version.replace('.', '_')}" if int(major) < 3 else f"openssl-{version}"
     name = tarball_name(version)
-    return [
+    urls = [
         f"https://www.openssl.org/source/old/{series}/{name}",
         f"https://github.com/openssl/openssl/releases/download/{tag}/{name}",
         f"http://deb.debian.org/debian/pool/main/o/openssl/openssl_{version}.orig.tar.gz",
     ]
+    if int(major) >= 3:
+        # Debian's security archive keeps the 3.x releases of its stable suites' updates
+        # (3.0.18, 3.0.19, 3.0.22, 3.5.7 answered there on 2026-11-30)
+        urls.append("http://deb.debian.org/debian-security/pool/updates/main/o/openssl/"
+                    f"openssl_{version}.orig.tar.gz")
+    return urls
 
 
 # --------------------------------------------------------------------------- hashing

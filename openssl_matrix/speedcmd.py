@@ -8,7 +8,7 @@ speed (``hostacct``) and prints the shell's ``times`` (the time-basis guard).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .hostacct import SAMPLE_FUNCTION
 from .hostinfo import render_ia32cap
@@ -94,15 +94,30 @@ def mask_value(mask: Mask, version: str) -> tuple[str | None, list[str]]:
     return mask.ia32cap, []
 
 
-def speed_invocations(version: str, suite: Suite) -> tuple[list[Invocation], list[str]]:
+def speed_invocations(version: str, suite: Suite, configure: Sequence[str] = (),
+                      ) -> tuple[list[Invocation], list[str]]:
     """The ``openssl speed`` commands a suite needs on a given OpenSSL version.
 
     One invocation per mask x engine x path x direction x algorithm (the low-level path
     runs all algorithms in one invocation). Options a version does not have are left out
     and reported in the notes, as are settings that cannot apply (``-decrypt`` on the
-    low-level path, a mask the version cannot express).
+    low-level path, a mask the version cannot express). A ``pkey`` suite spells each
+    algorithm for the version (pkey.py) and refuses, in the notes, those it lacks; a
+    ``tls`` suite is planned by tlsbench.py. ``configure``: the variant's options.
     """
     notes: list[str] = []
+    if suite.kind == "tls":
+        from .tlsbench import tls_invocations
+
+        return tls_invocations(version, suite, tuple(configure))
+    if suite.kind == "pkey":
+        from .pkey import plan as pk_plan
+
+        planned = pk_plan(version, suite.algorithms, tuple(configure))
+        notes += [r.note() for r in planned.refused]
+        suite = replace(suite, algorithms=tuple(arg for _, arg, _ in planned.runs))
+        if not suite.algorithms:
+            return [], notes
     v = series(version)
     multi = suite.multi
     if multi is not None and not has_option("-multi", version):
@@ -118,7 +133,9 @@ def speed_invocations(version: str, suite: Suite) -> tuple[list[Invocation], lis
             base += [opt, str(value)]
         else:
             notes.append(f"{opt} is not in {version} ({_since(opt)}); "
-                         + ("speed's default 3 s per size was used" if opt == "-seconds"
+                         + (("speed's default 10 s per operation was used"
+                             if suite.kind == "pkey" else
+                             "speed's default 3 s per size was used") if opt == "-seconds"
                             else "every block size was run"))
     if multi is not None:
         base += ["-multi", str(multi)]
@@ -162,6 +179,8 @@ def _invocations_for(v: tuple[int, int, int], suite: Suite, mask: Mask,
     groups: list[tuple[str, list[str], tuple[str, ...]]]
     if path == "evp":
         groups = [(alg, ["-evp", alg], (alg,)) for alg in suite.algorithms]
+    elif path == "pkey":  # one invocation per algorithm, spelled for the version
+        groups = [(alg.lower(), [alg], (alg,)) for alg in suite.algorithms]
     else:
         groups = [("+".join(suite.algorithms), list(suite.algorithms), suite.algorithms)]
     out = []

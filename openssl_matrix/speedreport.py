@@ -1,6 +1,6 @@
 """Pasted reports: rebuild the lines of ``openssl speed`` output from a mailing-list post
 or blog (mail quoting, wrapped lines, prose between tables, several runs) and split it
-into runs, each parsed by :mod:`openssl_matrix.parsing`'s line parser.
+into runs, each parsed by the line parser of :mod:`openssl_matrix.speedlines`.
 
 The public entry point is :func:`openssl_matrix.parsing.parse_report`.
 """
@@ -12,16 +12,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from .errors import ParseError
-from .parsing import (
+from .speedlines import (
     _MR_H_RE,
     _PK_HEADERS,
     _PROGRESS_KS_RE,
     _PROGRESS_PK_RE,
     _PROGRESS_SYM_COUNT_RE,
     _PROGRESS_SYM_RE,
-    SpeedRun,
     _parse_lines,
 )
+from .speedtypes import SpeedRun
 
 # --------------------------------------------------------------------------------------
 # Reports: rebuild the lines of a pasted text, then split it into runs

@@ -8,6 +8,7 @@ loads land there), then evaluates a script in the page once it has loaded.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import os
@@ -105,8 +106,12 @@ class _Pipe:
         return data
 
 
-def open_page(url: str, script: str, *, timeout: float = 90.0) -> PageReport:
-    """Load ``url`` in headless Chromium, wait for the load event, evaluate ``script``."""
+def open_page(url: str, script: str, *, timeout: float = 90.0,
+              screenshot: str | None = None, width: int = 1400,
+              height: int = 2000) -> PageReport:
+    """Load ``url`` in headless Chromium, wait for the load event, evaluate ``script``;
+    with ``screenshot``, also save the top ``width`` × ``height`` pixels of the page
+    there as PNG."""
     exe = chromium()
     if exe is None:
         raise FileNotFoundError("no chromium binary on PATH")
@@ -132,12 +137,19 @@ def open_page(url: str, script: str, *, timeout: float = 90.0) -> PageReport:
                                 {"targetId": target, "flatten": True})["sessionId"]
             for domain in ("Runtime", "Log", "Page"):
                 pipe.send(f"{domain}.enable", session=session)
+            pipe.send("Emulation.setDeviceMetricsOverride",
+                      {"width": width, "height": height, "deviceScaleFactor": 1,
+                       "mobile": False}, session=session)
             pipe.send("Page.navigate", {"url": url}, session=session)
             pipe.wait_event("Page.loadEventFired")
             value = pipe.send("Runtime.evaluate", {"expression": script, "returnByValue": True,
                                                    "awaitPromise": True},
                               session=session)
             report = PageReport(url, (value.get("result") or {}).get("value"))
+            if screenshot:
+                shot = pipe.send("Page.captureScreenshot", {"format": "png"}, session=session)
+                with open(screenshot, "wb") as f:
+                    f.write(base64.b64decode(shot["data"]))
             for ev in pipe.events:
                 params = ev.get("params") or {}
                 if ev.get("method") == "Runtime.consoleAPICalled":
@@ -161,3 +173,13 @@ def open_page(url: str, script: str, *, timeout: float = 90.0) -> PageReport:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+if __name__ == "__main__":  # python3 tests/browser.py PAGE.html OUT.png [HEIGHT]
+    import sys
+    from pathlib import Path
+
+    page, out = Path(sys.argv[1]).resolve(), sys.argv[2]
+    found = open_page(page.as_uri(), "document.title", screenshot=out,
+                      height=int(sys.argv[3]) if len(sys.argv) > 3 else 2000)
+    print(f"{out}: {found.result}; errors: {found.errors or 'none'}")

@@ -25,8 +25,10 @@ def run_lines(dockerfile: str) -> list[list[str]]:
 
 
 def configure_args(variant: Variant) -> list[str]:
+    """The Configure command line (run through srcfacts.pl, after its ``--``)."""
     runs = run_lines(render(variant).dockerfile)
-    found = [r for r in runs if r[:2] == ["perl", "./Configure"]]
+    found = [r[r.index("--") + 1:] for r in runs
+             if "--" in r and r[r.index("--") + 1:][:2] == ["perl", "./Configure"]]
     assert len(found) == 1
     return found[0]
 
@@ -111,7 +113,7 @@ def test_devcrypto_spelling_and_header_check(tmp_path: Path) -> None:
 
 
 def test_patch_step_is_strict_and_says_what_to_do() -> None:
-    v = next(v for v in MATRIX.all_variants if v.patches)
+    v = next(v for v in MATRIX.all_variants if any(not p.is_script for p in v.patches))
     step = next(r for r in run_lines(render(v).dockerfile) if "patch -p1" in " ".join(r))
     script = step[2]
     assert "--fuzz=0" in script and "--forward" in script

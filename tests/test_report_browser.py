@@ -9,6 +9,7 @@ a missing browser is a failure.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,10 @@ PAGE_FACTS = """
                             width: i.naturalWidth, height: i.naturalHeight,
                             shown: i.getBoundingClientRect().width})),
     links: Array.from(document.querySelectorAll('a[href]')).length,
+    figures: Array.from(document.querySelectorAll('td.num'))
+      .map(td => td.firstChild ? td.firstChild.textContent.trim() : ''),
+    provenance: Array.from(document.querySelectorAll('.prov a')).map(a => a.textContent),
+    headings: Array.from(document.querySelectorAll('h2, h3')).map(h => h.textContent),
     protocol: location.protocol,
   };
 })()
@@ -70,6 +75,13 @@ def test_html_report_opens_from_disk_with_tables_and_charts(fake_matrix: Path,
         assert img["complete"] and img["width"] == 1100 and img["height"] == 480, img
         assert img["shown"] > 0, img
     assert facts["links"] > 20
+    # one unit on the page (issue 16: the tables were in speed's 1000s of bytes/s, "k"),
+    # every figure a number with its sample count, every run link named by its run
+    assert "Method tables (8192-byte blocks, MB/s)" in facts["headings"]
+    assert "Measurement quality" in facts["headings"]
+    shown = [f for f in facts["figures"] if f]
+    assert shown and all(re.fullmatch(r"[\d,]+\.\d+", f) for f in shown), shown
+    assert set(facts["provenance"]) >= {"0001", "meta"}, facts["provenance"]
 
 
 def test_a_broken_page_is_caught(tmp_path: Path) -> None:

@@ -150,6 +150,8 @@ def test_default_urls_follow_each_series_layout() -> None:
     assert three[0] == "https://www.openssl.org/source/old/3.0/openssl-3.0.20.tar.gz"
     assert three[1].endswith("/download/openssl-3.0.20/openssl-3.0.20.tar.gz")
     assert three[2].endswith("/openssl_3.0.20.orig.tar.gz")
+    assert three[3] == ("http://deb.debian.org/debian-security/pool/updates/main/o/openssl/"
+                        "openssl_3.0.20.orig.tar.gz")
 
 
 @pytest.mark.parametrize("bad", ["", "latest", "1.1", "../1.1.1w", "1.1.1w/../x"])

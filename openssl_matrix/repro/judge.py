@@ -21,10 +21,11 @@ from ..cpumodel import (
     predicted_ratio,
 )
 from ..hostinfo import IA32CAP_BITS, capabilities_of, ia32cap_expected_clear
-from ..parsing import canonical_algorithm
+from ..pkey import ALGORITHMS as PK_ALGORITHMS
 from ..report import USABLE_STATUSES
-from ..reportspec import Claim, Machine, Measurement, ReportSpec
+from ..reportspec import OP_BLOCK, Claim, Machine, Measurement, ReportSpec
 from ..results import ResultsTree
+from ..speedtypes import canonical_algorithm
 from .plan import PlannedMeasurement
 from .resolve import ResolvedVersion
 
@@ -118,6 +119,8 @@ def profile_runs(tree: ResultsTree, profile: str, variant: str, m: Measurement,
 def collect(measurement: Measurement, planned: PlannedMeasurement, runs: Sequence[Path]) -> Ours:
     ours = Ours()
     want = canonical_algorithm(measurement.algorithm)
+    if measurement.operation is not None:  # a public-key figure: the parser's id
+        want = PK_ALGORITHMS[measurement.algorithm].figure
     for run in runs:
         figures = records.read_figures(run)
         meta = records.read_meta(run)
@@ -125,15 +128,17 @@ def collect(measurement: Measurement, planned: PlannedMeasurement, runs: Sequenc
         for fig in figures:
             if fig.mask != planned.mask or fig.algorithm != want:
                 continue
-            if fig.operation is not None:
+            if fig.operation != measurement.operation:
                 continue
-            if (fig.direction or "encrypt") != ("decrypt" if measurement.decrypt
-                                                else "encrypt"):
+            if measurement.operation is None and (fig.direction or "encrypt") != (
+                    "decrypt" if measurement.decrypt else "encrypt"):
                 continue
             status = fig.status
             ours.statuses[status] = ours.statuses.get(status, 0) + 1
             value = fig.bytes_per_s
             block = fig.block_size
+            if measurement.operation is not None:
+                value, block = fig.ops_per_s, OP_BLOCK
             if status not in USABLE_STATUSES or value is None or block is None:
                 continue
             values[block] = float(value)

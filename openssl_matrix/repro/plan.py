@@ -12,7 +12,7 @@ from typing import Any
 from ..algorithms import speed_argument
 from ..errors import FatalError
 from ..model import SUITE_KEYS, Matrix, Variant, variant_id
-from ..reportspec import Measurement, ReportSpec
+from ..reportspec import OP_BLOCK, Measurement, ReportSpec
 from .resolve import Environment, HostFacts, ResolvedVersion, requirement_problem
 
 # ----------------------------------------------------------------------------------
@@ -48,7 +48,7 @@ def needed_blocks(spec: ReportSpec) -> dict[str, tuple[int, ...]]:
             out[name].update(spec.claim_blocks(claim))
     for name, m in spec.measurements.items():
         if not out[name]:
-            out[name].update(m.reference or {8192: 0.0})
+            out[name].update(m.reference or {OP_BLOCK if m.operation else 8192: 0.0})
     return {k: tuple(sorted(v)) for k, v in out.items()}
 
 
@@ -89,7 +89,7 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
     blocks = needed_blocks(spec)
     planned: dict[str, PlannedMeasurement] = {}
     cells: dict[str, dict[str, Any]] = {}
-    grouped: dict[tuple[str, bool, str | None, bool], list[str]] = {}
+    grouped: dict[tuple[str, bool, str | None, bool, bool], list[str]] = {}
     wanted = spec.wanted()
     for name, m in spec.measurements.items():
         p = PlannedMeasurement(name, blocks=blocks[name])
@@ -124,8 +124,9 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
         vid = variant_id(rv.release, "asm" if build.asm else "no-asm", build.arch, "default",
                          build.configure)
         elsewhere = _other_machines_profile(spec, name, cpu_dir)
+        mask = "default" if m.operation else mask_name(m.ia32cap, m.disable)
         if elsewhere:  # the variant and mask are kept: its results are looked up there
-            p.variant, p.mask = vid, mask_name(m.ia32cap, m.disable)
+            p.variant, p.mask = vid, mask
             p.skipped = (f"only claims comparing two machines use it: it is measured for "
                          f"its machine's profile (`invoke matrix reproduce {spec.id} "
                          f"--cpu={elsewhere}`)")
@@ -133,16 +134,17 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
         cells[vid] = {"version": rv.release, "asm": "asm" if build.asm else "no-asm",
                       "arch": build.arch, "configure": list(build.configure)}
         p.variant = vid
-        p.mask = mask_name(m.ia32cap, m.disable)
-        grouped.setdefault((vid, m.evp, m.engine, m.decrypt), []).append(name)
+        p.mask = mask
+        grouped.setdefault((vid, m.evp, m.engine, m.decrypt, m.operation is not None),
+                           []).append(name)
     groups: dict[str, SuiteGroup] = {}
-    for (vid, evp, engine, decrypt), names in grouped.items():
+    for (vid, evp, engine, decrypt, pk), names in grouped.items():
         algorithms: list[str] = []
         masks: dict[str, dict[str, Any]] = {}
         sizes: set[int] = set()
         for n in names:
             m = spec.measurements[n]
-            word = speed_argument(m.algorithm, evp)
+            word = m.algorithm if pk else speed_argument(m.algorithm, evp)
             if word not in algorithms:
                 algorithms.append(word)
             mdef = mask_definition(m)
@@ -153,7 +155,10 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
             "algorithms": algorithms, "evp": evp, "seconds": spec.measure.seconds,
             "masks": sorted(masks.values(), key=lambda d: (d["name"] != "native", d["name"])),
         }
-        if len(sizes) == 1:
+        if pk:  # public-key figures: a pkey suite (no path, masks or block sizes)
+            definition = {"description": definition["description"], "kind": "pkey",
+                          "algorithms": algorithms, "seconds": spec.measure.seconds}
+        elif len(sizes) == 1:
             definition["bytes"] = next(iter(sizes))
         if engine:
             definition["engine"] = engine

@@ -10,7 +10,7 @@ from typing import Any
 from .. import records
 from ..guards import cycles
 from ..report import USABLE_STATUSES, k
-from ..reportspec import Measurement
+from ..reportspec import OP_BLOCK, Measurement
 from ..results import atomic_write, new_numbered_dir, write_json
 from .judge import (
     NOT_REPRODUCED,
@@ -32,6 +32,13 @@ def _x(value: float | None) -> str:
 def cycles_per_byte(clock_ghz: float | None, bytes_per_s: float | None) -> float | None:
     """Cycles per byte at a clock given in GHz (guards.cycles does the arithmetic)."""
     return cycles(bytes_per_s, clock_ghz * 1e9 if clock_ghz else None)
+
+
+def _size(block: int, *, bare: bool = False) -> str:
+    """A block size as shown; a public-key figure (``OP_BLOCK``) is one per operation."""
+    if block == OP_BLOCK:
+        return "op/s" if bare else "the operation's figure"
+    return str(block) if bare else f"{block} bytes"
 
 
 def as_json(rep: Reproduction) -> dict[str, Any]:
@@ -137,7 +144,7 @@ def render_text(rep: Reproduction) -> str:
                 lines.append("      figures left out: "
                              + ", ".join(f"{k} ×{v}" for k, v in left.items()))
         if r.unstable:
-            lines.append(f"      unsure: at {', '.join(map(str, r.unstable))} bytes our runs "
+            lines.append(f"      unsure: at {', '.join(map(_size, r.unstable))} our runs "
                          "fall on both sides of the expectation (a busy machine?); measure "
                          "again on a quiet one, or raise measure.repeat")
         if r.blocks:
@@ -151,7 +158,8 @@ def render_text(rep: Reproduction) -> str:
                 if b.by_model:
                     expected = (f"model {b.model_here:.2f}× ±15 %" if b.model_here is not None
                                 else "direction")
-                lines.append(f"      {b.block:>6}  {_x(b.reference):>9}  {_x(b.ours):>8}  "
+                lines.append(f"      {_size(b.block, bare=True):>6}  {_x(b.reference):>9}  "
+                             f"{_x(b.ours):>8}  "
                              f"{expected:<14} {rng:<18} {mark}")
     lines += table_grids(rep)
     lines += ["", "Measurements (1000s of bytes/s, median of our runs; c/B = cycles per byte "
@@ -164,6 +172,8 @@ def render_text(rep: Reproduction) -> str:
             (f" ia32cap={m.ia32cap}" if m.ia32cap else "") + \
             (f" with {'+'.join(m.disable)} off" if m.disable else "") + \
             (f" -engine {m.engine}" if m.engine else "") + (" -decrypt" if m.decrypt else "")
+        if m.operation is not None:
+            what = f"{m.algorithm} {m.operation}"
         built = f"{p.variant}" + (" (stand-in)" if p.stand_in else "") if p.variant else \
             "not measured"
         lines.append(f"  {name}: {what} · {m.build} → {built}")
@@ -178,6 +188,13 @@ def render_text(rep: Reproduction) -> str:
             n = len(o.values(size))
             sp = f" ({n} runs, {k(spread[0])}–{k(spread[1])})" if spread and n > 1 else \
                 (f" ({n} run)" if n == 1 else "")
+            if m.operation is not None:  # one figure in operations per second
+                ops = (f" ({n} runs, {spread[0]:,.1f}–{spread[1]:,.1f})" if spread and n > 1
+                       else sp)
+                lines.append(f"      {m.operation + '/s':>12}: reference "
+                             f"{'—' if ref is None else f'{ref:,.1f}':>12}   ours "
+                             f"{'—' if mine is None else f'{mine:,.1f}':>12}{ops}")
+                continue
             cpb_ref = cycles_per_byte(machine.clock_ghz, ref)
             cpb_ours = cycles_per_byte(o.clock_ghz, mine)
             cpb = ""

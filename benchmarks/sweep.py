@@ -1,0 +1,103 @@
+"""The release sweep: build every OpenSSL release in a folder of tarballs and print the table.
+
+    python3 benchmarks/sweep.py --tarballs DIR [--arch x86_64,i386] [--asm asm,no-asm]
+                                [--only '1.0.*'] [--results DIR] [--no-speed] [--record]
+    python3 benchmarks/sweep.py --show        # the recorded table, building nothing
+
+Each release found as ``openssl-<v>.tar.gz`` (or Debian's ``openssl_<v>.orig.tar.gz``) is
+built the way ``invoke matrix build`` builds it (default base image debian:bookworm, the
+compat patches, the source-stage checks), one variant at a time, with the build seconds;
+what built runs ``openssl speed -elapsed -evp aes-128-cbc`` once (8192-byte blocks: a
+smoke check, not a measurement; the load average around it is printed). A tarball of a
+release with an official checksum on record must match it; other trees are pinned in the
+sweep's own lock file and marked third-party. An optional ``notes.yaml`` in the folder
+(version: where the tree came from) fills the source column. ``--record`` stores the table
+in the package (openssl_matrix/sweep-table.json), which ``invoke matrix list`` reads.
+Builds and results go under --results (default results-sweep/), never the main tree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from openssl_matrix import sweep  # noqa: E402
+
+
+def declared_versions(matrix: Path) -> list[str]:
+    """The versions a matrix file declares (none if there is no such file)."""
+    if not matrix.is_file():
+        return []
+    from openssl_matrix.model import load_matrix
+
+    return [v.version for v in load_matrix(matrix).versions]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tarballs", type=Path,
+                        help="folder of openssl-<version>.tar.gz files")
+    parser.add_argument("--show", action="store_true",
+                        help="print the recorded table (openssl_matrix/sweep-table.json), "
+                        "build nothing")
+    parser.add_argument("--arch", default="x86_64", help="x86_64,i386 (default x86_64)")
+    parser.add_argument("--asm", default="asm,no-asm", help="asm,no-asm (default both)")
+    parser.add_argument("--only", default="", help="fnmatch patterns over versions, comma "
+                        "separated ('1.0.*,3.5.7')")
+    parser.add_argument("--results", type=Path, default=Path("results-sweep"))
+    parser.add_argument("--matrix", type=Path, default=ROOT / "matrix.yaml",
+                        help="its versions without a tarball in the folder are tabled as "
+                        "not tried (default: the project's matrix.yaml)")
+    parser.add_argument("--third-party", action="store_true",
+                        help="also build trees whose bytes differ from their version's "
+                        "official tarball (pinned in the sweep's own lock; marked)")
+    parser.add_argument("--not-tried", metavar="REASON", default="",
+                        help="build nothing: table the selected cells as not tried, for "
+                        "REASON (recorded only where the table has no row for them yet)")
+    parser.add_argument("--no-speed", action="store_true", help="skip the speed smoke check")
+    parser.add_argument("--record", action="store_true",
+                        help="store the table in openssl_matrix/sweep-table.json")
+    args = parser.parse_args(argv)
+    if args.show:
+        recorded = sweep.read_table()
+        print(sweep.format_table([sweep.Row(**r) for r in recorded["rows"]],
+                                 when=recorded.get("swept_at")), end="")
+        return 0
+    if args.tarballs is None:
+        parser.error("--tarballs DIR is required (or --show)")
+    arches = [a for a in args.arch.split(",") if a]
+    asms = [a for a in args.asm.split(",") if a]
+    bad = [a for a in arches if a not in sweep.ARCHES] + [a for a in asms if a not in sweep.ASMS]
+    if bad or not args.tarballs.is_dir():
+        print(f"sweep: bad arguments: {', '.join(bad) or f'{args.tarballs} is not a folder'}",
+              file=sys.stderr)
+        return 10
+    plan = sweep.plan_sweep(args.tarballs, args.results / "_sweep", arches=arches, asms=asms,
+                            only=[p for p in args.only.split(",") if p],
+                            declared=declared_versions(args.matrix),
+                            third_party=args.third_party,
+                            cache_dir=Path(os.environ["OPENSSL_MATRIX_CACHE"])
+                            if os.environ.get("OPENSSL_MATRIX_CACHE") else None)
+    print(f"sweep: {len(plan.variants)} variant(s) to build from {args.tarballs} "
+          f"(matrix {plan.matrix_path})", flush=True)
+    if args.not_tried:
+        rows = [*plan.skipped, *sweep.not_tried(plan, args.not_tried)]
+    else:
+        rows = sweep.run_sweep(plan, args.results, speed=not args.no_speed)
+    print(sweep.format_table(rows))
+    if args.record:
+        previous = [sweep.Row(**r) for r in sweep.read_table()["rows"]]
+        sweep.write_table(sweep.merge_rows(previous, rows, keep_tried=bool(args.not_tried)),
+                          host=socket.gethostname())
+        print(f"recorded in {sweep.TABLE_FILE}")
+    return 1 if any(r.status == "fails" for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

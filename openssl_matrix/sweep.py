@@ -1,0 +1,403 @@
+"""The release sweep: build every release found in a folder of tarballs, as the tool would,
+and table what built, what failed and why, with a smoke-check speed figure.
+
+``python3 benchmarks/sweep.py --tarballs DIR`` runs it (see that script); the table of
+the last sweep on the project's kind of machine is kept in ``sweep-table.json`` beside
+this module, and ``invoke matrix list`` reads it to say whether a release is known to
+build here before anyone waits for a build.
+
+A tarball whose version has an official checksum on record (``sources.KNOWN_SHA256``)
+is used only when its bytes match it; any other is pinned in the sweep's own lock file
+(``<results>/_sweep/sweep.lock``, never the project's) and its rows say it was not an
+official tarball. The speed figure is ``openssl speed -elapsed -evp aes-128-cbc`` at
+8192-byte blocks, one run: a smoke check that the build works, not a measurement; each
+row carries the host's load average around it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .version import Version
+
+#: The recorded table of the last sweep here (written by ``sweep.py --record``).
+TABLE_FILE = Path(__file__).resolve().with_name("sweep-table.json")
+
+ARCHES = ("x86_64", "i386")
+ASMS = ("asm", "no-asm")
+_TARBALL = re.compile(r"^openssl[-_](\d+\.\d+\.\d+[a-z]{0,2})(?:\.orig)?\.tar\.gz$")
+
+
+@dataclass
+class Row:
+    """One cell of the sweep: a release built one way, and what came of it."""
+
+    version: str
+    arch: str
+    asm: str
+    status: str  # built | fails | not tried
+    seconds: float | None = None
+    reason: str = ""
+    source: str = ""
+    openssl_version: str = ""
+    speed_bytes_per_s: float | None = None
+    speed_note: str = ""
+    load_before: float | None = None
+    load_after: float | None = None
+    compat: list[str] = field(default_factory=list)
+
+    @property
+    def variant(self) -> str:
+        return f"{self.version}-{self.asm}-{self.arch}"
+
+
+# --------------------------------------------------------------------------- the table
+
+
+def read_table(path: Path = TABLE_FILE) -> dict[str, Any]:
+    """The recorded sweep (an absent or unreadable file is an empty table)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"rows": []}
+    return data if isinstance(data, dict) and isinstance(data.get("rows"), list) \
+        else {"rows": []}
+
+
+def rows_for(version: str, table: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    data = read_table() if table is None else table
+    return [r for r in data["rows"] if isinstance(r, dict) and r.get("version") == version]
+
+
+def build_status(version: str, arch: str, asm: bool,
+                 table: dict[str, Any] | None = None) -> str:
+    """What the recorded sweep says about one variant's release on this kind of machine."""
+    data = read_table() if table is None else table
+    rows = rows_for(version, data)
+    if not rows:
+        return "not swept"
+    want = "asm" if asm else "no-asm"
+    for r in rows:
+        if r.get("arch") in (arch, "any") and r.get("asm") in (want, "any"):
+            if r.get("status") == "built":
+                third = " (third-party tree)" if "third-party" in str(r.get("source")) else ""
+                return f"built {_secs(r.get('seconds'))}{third}"
+            return f"{r.get('status')}: {r.get('reason')}"
+    built = [r for r in rows if r.get("status") == "built"]
+    if built:
+        return "not swept this way; built " + ", ".join(
+            f"{r.get('arch')} {r.get('asm')}" for r in built)
+    return "not swept this way"
+
+
+def _secs(value: Any) -> str:
+    return f"{float(value):.0f} s" if isinstance(value, (int, float)) else "?"
+
+
+def format_table(rows: Sequence[Row], *, when: str | None = None) -> str:
+    """The sweep as a Markdown table (what docs/building.md carries)."""
+    lines = [
+        "| release | source | arch | asm | result | aes-128-cbc 8192 B (EVP) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in sorted(rows, key=lambda r: (Version.parse(r.version).key, ARCHES.index(r.arch)
+                                         if r.arch in ARCHES else 9, r.asm)):
+        if r.status == "built":
+            result = f"built ({_secs(r.seconds)})"
+            if r.compat:
+                result += "; compat: " + ", ".join(sorted({c.split(":")[0] for c in r.compat}))
+        elif r.status == "fails":
+            result = f"fails: {r.reason}"
+        else:
+            result = f"not tried: {r.reason}"
+        speed = (f"{r.speed_bytes_per_s / 1e6:,.0f} MB/s" if r.speed_bytes_per_s
+                 else (r.speed_note or "—"))
+        if r.speed_bytes_per_s and r.load_before is not None:
+            speed += f" (load {r.load_before:.1f}→{r.load_after:.1f})"
+        lines.append(f"| {r.version} | {r.source or '—'} | {r.arch} | {r.asm} | {result} | "
+                     f"{speed} |")
+    if when:
+        lines.append("")
+        lines.append(f"Swept {when}.")
+    return "\n".join(lines) + "\n"
+
+
+def write_table(rows: Sequence[Row], path: Path = TABLE_FILE, *, host: str = "") -> None:
+    from .results import atomic_write
+
+    document = {
+        "about": "openssl-matrix release sweep (benchmarks/sweep.py); speed figures are one "
+                 "smoke-check run each on a shared, busy host, not measurements",
+        "swept_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "host": host,
+        "rows": [asdict(r) for r in sorted(rows, key=lambda r: (Version.parse(r.version).key,
+                                                                  r.arch, r.asm))],
+    }
+    atomic_write(path, json.dumps(document, indent=1) + "\n")
+
+
+# --------------------------------------------------------------------------- the sweep
+
+
+def find_tarballs(folder: Path) -> dict[str, Path]:
+    """version -> tarball, for ``openssl-<v>.tar.gz`` / ``openssl_<v>.orig.tar.gz``."""
+    found: dict[str, Path] = {}
+    for path in sorted(folder.iterdir()):
+        m = _TARBALL.match(path.name)
+        if m and path.is_file():
+            found.setdefault(m.group(1), path)
+    return dict(sorted(found.items(), key=lambda kv: Version.parse(kv[0]).key))
+
+
+def read_notes(folder: Path) -> dict[str, str]:
+    """Optional ``notes.yaml`` in the tarball folder: version -> where the tree came from."""
+    path = folder / "notes.yaml"
+    if not path.is_file():
+        return {}
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+@dataclass
+class Plan:
+    """What the sweep will build: its generated matrix, and the cells it will not try."""
+
+    matrix_path: Path
+    variants: list[str]
+    skipped: list[Row]
+    sources: dict[str, str]
+
+
+def plan_sweep(folder: Path, workdir: Path, *, arches: Iterable[str] = ("x86_64",),
+               asms: Iterable[str] = ASMS, only: Iterable[str] = (),
+               cache_dir: Path | None = None, declared: Iterable[str] = (),
+               third_party: bool = False) -> Plan:
+    """Write the sweep's matrix (and lock file) for the tarballs in ``folder``.
+
+    ``declared`` versions (a matrix's) without a tarball in the folder get one "not
+    tried" row each, so the table names every release the matrix offers. A tarball whose
+    bytes differ from its version's official one is left out unless ``third_party``
+    (then it is pinned in the sweep's own lock, and its rows say so)."""
+    import fnmatch
+
+    from .sources import KNOWN_SHA256, pin_source, read_pins, sha256_file
+
+    arches, asms, only = list(arches), list(asms), list(only)
+    workdir.mkdir(parents=True, exist_ok=True)
+    matrix_path = workdir / "sweep.yaml"
+    lock = matrix_path.with_suffix(".lock")
+    notes = read_notes(folder)
+    versions: dict[str, dict[str, Any]] = {}
+    skipped: list[Row] = []
+    sources: dict[str, str] = {}
+    pins = read_pins(lock)
+    for version, tarball in find_tarballs(folder).items():
+        if only and not any(fnmatch.fnmatchcase(version, p) for p in only):
+            continue
+        digest = sha256_file(tarball)
+        official = KNOWN_SHA256.get(version)
+        note = notes.get(version, "")
+        if official is not None and official != digest and not third_party:
+            skipped += [Row(version, a, s, "not tried", reason=(
+                f"{tarball.name} is not the official tarball (sha256 {digest[:12]}…, "
+                f"official {official[:12]}…); --third-party builds it"),
+                source=note or "unknown")
+                for a in arches for s in asms]
+            continue
+        if official is not None and official == digest:
+            versions[version] = {"sha256": official}
+            sources[version] = "official tarball (sha256 checked)" + \
+                (f"; {note}" if note else "")
+        else:
+            if pins.get(version) != digest:
+                pin_source(version, tarball, lock, cache_dir=cache_dir, force=True)
+            versions[version] = {}
+            differs = " (not the official tarball's bytes)" if official else ""
+            sources[version] = f"third-party tree{differs}, pinned locally" + \
+                (f": {note}" if note else "")
+    present = set(find_tarballs(folder))
+    for version in sorted(set(declared) - present, key=lambda v: Version.parse(v).key):
+        if not only or any(fnmatch.fnmatchcase(version, p) for p in only):
+            why = notes.get(version)
+            skipped.append(Row(version, "any", "any", "not tried",
+                               reason=f"no openssl-{version}.tar.gz in the tarball folder"
+                               + (f" ({why})" if why else "")))
+    data = {
+        "defaults": {"base_image": "debian:bookworm"},
+        "versions": versions,
+        "axes": {"asm": asms, "arch": arches},
+        "sources_dirs": [str(folder.resolve())],
+        "suites": {"smoke": {"algorithms": ["aes-128-cbc"]}},
+    }
+    matrix_path.write_text(
+        "# generated by openssl_matrix.sweep for the tarballs in "
+        f"{folder.resolve()}\n" + yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    ids = [f"{v}-{s}-{a}" for v in versions for a in arches for s in asms]
+    return Plan(matrix_path=matrix_path, variants=ids, skipped=skipped, sources=sources)
+
+
+def not_tried(plan: Plan, reason: str) -> list[Row]:
+    """The planned cells as "not tried" rows (a sweep cut short says what it left)."""
+    rows = []
+    for variant in plan.variants:
+        version, rest = variant.split("-", 1)
+        asm = "no-asm" if rest.startswith("no-asm-") else "asm"
+        arch = rest.removeprefix("no-asm-").removeprefix("asm-")
+        rows.append(Row(version, arch, asm, "not tried", reason=reason,
+                        source=plan.sources.get(version, "")))
+    return rows
+
+
+def merge_rows(previous: Sequence[Row], new: Sequence[Row], *,
+               keep_tried: bool = False) -> list[Row]:
+    """The recorded table updated with ``new`` rows (one row per release × arch × asm).
+
+    With ``keep_tried``, a new "not tried" row never replaces a built or failed one."""
+    def cell(r: Row) -> tuple[str, str, str]:
+        return r.version, r.arch, r.asm
+
+    out = {cell(r): r for r in previous}
+    for r in new:
+        old = out.get(cell(r))
+        if keep_tried and old is not None and old.status != "not tried":
+            continue
+        out[cell(r)] = r
+    return list(out.values())
+
+
+def failure_reason(log_text: str, error: str | None) -> str:
+    """One line saying why a build failed, from its log (the first telling line)."""
+    patterns = (
+        r"openssl-matrix: .*",
+        r".*Unsupported options: .*",
+        r".* is not exported by .*",
+        r"Can't locate .* in @INC.*",
+        r"Can't use 'defined\(@array\)'.*",
+        r".*multiple definition of .*",
+        r".*: Error: .*",
+        r".*error: .*",
+        r"make(\[\d+\])?: \*\*\* .*",
+    )
+    lines = [re.sub(r"^#\d+ (?:[\d.]+ )?", "", line).strip() for line in log_text.splitlines()]
+    for pattern in patterns:
+        for line in lines:
+            if re.fullmatch(pattern, line):
+                return line[:240]
+    return (error or "build failed").splitlines()[0][:240]
+
+
+def loadavg() -> float | None:
+    try:
+        return float(Path("/proc/loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def smoke_speed(backend: Any, tag: str, version: str) -> tuple[float | None, str]:
+    """``openssl speed -elapsed -evp aes-128-cbc``: bytes/s at 8192-byte blocks."""
+    from .backend import RunLimits
+    from .errors import ParseError
+    from .parsing import parse_speed
+
+    command = ["openssl", "speed", "-elapsed", "-evp", "aes-128-cbc"]
+    if Version.parse(version) >= Version.parse("1.1.1"):
+        command += ["-seconds", "1", "-bytes", "8192"]
+    res = backend.run(tag, command, limits=RunLimits(timeout=300))
+    if res.exit_code != 0:
+        return None, f"speed exit {res.exit_code}: {(res.stderr or res.stdout).strip()[:120]}"
+    try:
+        run = parse_speed(res.stdout, res.stderr, version=version, evp=True)
+    except ParseError as exc:
+        return None, f"unparsed: {exc}"
+    fig = run.figure("aes-128-cbc", 8192)
+    if fig is None or fig.bytes_per_s is None:
+        return None, "no 8192-byte figure in the output"
+    return fig.bytes_per_s, ""
+
+
+def run_sweep(plan: Plan, results: Path, *, jobs: int = 1, speed: bool = True,
+              backend: Any = None) -> list[Row]:
+    """Build every planned variant with the tool's own builder; one row per cell."""
+    from . import log
+    from .build import Builder
+    from .model import load_matrix
+    from .results import ResultsTree
+    from .sources import default_urls
+
+    if backend is None:
+        from .backend import DockerBackend
+
+        backend = DockerBackend()
+    rows = list(plan.skipped)
+    if not plan.variants:
+        return rows
+    m = load_matrix(plan.matrix_path, default_urls=default_urls)
+    tree = ResultsTree(results)
+    wanted = set(plan.variants)
+    variants = [v for v in m.all_variants if v.id in wanted]
+    builder = Builder(m, backend, tree, workdir=plan.matrix_path.parent / "work")
+    for variant in variants:  # one at a time: a row's seconds are that build's alone
+        (outcome,) = builder.build([variant], jobs=jobs)
+        version = variant.version.version
+        row = Row(version, variant.arch, "asm" if variant.asm else "no-asm", "fails",
+                  source=plan.sources.get(version, ""))
+        if outcome.status in ("built", "up-to-date"):
+            record = outcome.record
+            row.status = "built"
+            row.seconds = record.get("seconds") or outcome.seconds or None
+            row.openssl_version = str(record.get("openssl_version", ""))
+            row.compat = [str(c) for c in record.get("compat_changes", [])]
+            if speed and outcome.tag:
+                row.load_before = loadavg()
+                row.speed_bytes_per_s, row.speed_note = smoke_speed(backend, outcome.tag,
+                                                                    version)
+                row.load_after = loadavg()
+        else:
+            text = ""
+            if outcome.log_path and Path(outcome.log_path).is_file():
+                text = Path(outcome.log_path).read_text(encoding="utf-8", errors="replace")
+            row.reason = failure_reason(text, outcome.error)
+            row.seconds = outcome.seconds or None
+        log.info(f"sweep: {row.variant}: {row.status} "
+                 f"{row.reason or _secs(row.seconds)}")
+        rows.append(row)
+    return rows
+
+
+# --------------------------------------------------------------------------- listing
+
+
+def sha256_status(version: str, sha256: str | None, pins: dict[str, str]) -> str:
+    """Whether a version's tarball can be verified: the matrix's sha256, a pin, or none."""
+    from .sources import PIN_COMMAND
+
+    if sha256:
+        return "sha256 in the matrix"
+    if version in pins:
+        return "sha256 pinned in the lock file"
+    return f"no sha256: pin a tarball you trust with `{PIN_COMMAND.format(version=version)}`"
+
+
+def describe_versions(variants: Sequence[Any], pins: dict[str, str],
+                      table: dict[str, Any] | None = None) -> list[str]:
+    """Per version of the listed variants: its checksum status and what the recorded
+    sweep says about building each listed variant on this kind of machine."""
+    data = read_table() if table is None else table
+    by_version: dict[str, list[Any]] = {}
+    for v in variants:
+        by_version.setdefault(v.version.version, []).append(v)
+    lines = []
+    for version in sorted(by_version, key=lambda v: Version.parse(v).key):
+        vs = by_version[version]
+        lines.append(f"  {version:<8} {sha256_status(version, vs[0].version.sha256, pins)}")
+        for v in vs:
+            lines.append(f"    {v.id}: {build_status(version, v.arch, v.asm, data)}")
+    return lines

@@ -1,0 +1,305 @@
+"""The source-stage probe (dockerfiles/srcfacts.pl) and the compat rewrite scripts.
+
+Each test writes a tiny source tree with the construct in question (no OpenSSL source
+is committed) and runs the real script with the host's perl, as the build does.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pytest
+import yaml
+
+from openssl_matrix.backend import RunLimits, RunResult
+from openssl_matrix.build import Builder
+from openssl_matrix.model import load_matrix
+from openssl_matrix.patches import PROJECT_PATCHES, PatchError, load_patches
+from openssl_matrix.render import SRCFACTS, TEMPLATES, recipe, render
+from openssl_matrix.results import ResultsTree
+
+from .conftest import make_tarball
+from .fakes import FakeBackend
+
+pytestmark = pytest.mark.skipif(shutil.which("perl") is None, reason="needs perl")
+
+SRCFACTS_PL = TEMPLATES / SRCFACTS
+
+#: the shape of a unified-build (1.1.0+) Configure's option list; ``tests`` optional
+UNIFIED_CONFIGURE = """#! /usr/bin/env perl
+my @disablables = (
+    "afalgeng",
+    "asm",
+    "hw(-.+)?",
+    "shared",
+{tests}    "zlib",
+    );
+
+my %deprecated_disablables = (
+    "ssl2" => undef,
+    "hw-padlock" => "padlockeng",
+    );
+                elsif (/^--libdir=(.*)$/)
+"""
+
+#: the shape of a legacy (0.9.8-1.0.2) Configure: targets in its own %table, no option list
+LEGACY_CONFIGURE = """#!/usr/local/bin/perl
+my %table=(
+"linux-elf",\t"gcc:-DL_ENDIAN -O3 -fomit-frame-pointer -Wall::-D_REENTRANT",
+"linux-x86_64",\t"gcc:-m64 -DL_ENDIAN -O3 -Wall::-D_REENTRANT",
+);
+"""
+
+
+def unified_tree(root: Path, *, knows_tests: bool) -> Path:
+    root.mkdir(parents=True)
+    (root / "Configure").write_text(
+        UNIFIED_CONFIGURE.format(tests='    "tests",\n' if knows_tests else ""))
+    (root / "build.info").write_text("SUBDIRS=crypto\n")
+    (root / "Configurations").mkdir()
+    (root / "Configurations" / "10-main.conf").write_text(
+        '%targets = (\n    "linux-x86" => {\n        inherit_from => [ "linux-generic32" ],\n'
+        '    },\n    "linux-x86_64" => {\n    },\n);\n')
+    return root
+
+
+def legacy_tree(root: Path) -> Path:
+    root.mkdir(parents=True)
+    (root / "Configure").write_text(LEGACY_CONFIGURE)
+    (root / "Makefile.org").write_text("depend:\n")
+    return root
+
+
+def srcfacts(tree: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["perl", str(SRCFACTS_PL), *args], cwd=tree, capture_output=True,
+                          text=True, timeout=60, check=False)
+
+
+def knows(tree: Path, option: str) -> bool:
+    out = srcfacts(tree, "knows", option)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip() == "yes"
+
+
+# --- probes ------------------------------------------------------------------------------
+
+def test_probe_no_tests_is_read_from_the_option_list(tmp_path: Path) -> None:
+    early = unified_tree(tmp_path / "early", knows_tests=False)  # 1.1.0g, 1.1.0i
+    late = unified_tree(tmp_path / "late", knows_tests=True)     # 1.1.1, 3.x
+    assert not knows(early, "no-tests") and knows(late, "no-tests")
+    # entries are patterns, as Configure matches them; deprecated names count as known
+    assert knows(early, "enable-hw-padlock") and knows(early, "no-ssl2")
+    assert not knows(early, "no-bogus")
+    assert knows(early, "--libdir=lib") and not knows(early, "--bogusdir=x")
+
+
+def test_probe_legacy_configure_takes_any_no_option(tmp_path: Path) -> None:
+    tree = legacy_tree(tmp_path / "legacy")
+    assert knows(tree, "no-tests") and knows(tree, "no-ssl2")
+    assert not knows(tree, "--libdir=lib")
+
+
+def test_check_records_facts_and_drops_unknown_optional_options(tmp_path: Path) -> None:
+    tree = unified_tree(tmp_path / "t", knows_tests=False)
+    facts = tmp_path / "facts.txt"
+    out = srcfacts(tree, "check", "--facts", str(facts), "--target", "linux-x86",
+                   "--build-system", "unified", "--optional", "no-tests")
+    assert out.returncode == 0, out.stderr
+    assert facts.read_text().splitlines() == [
+        "build_system=unified", "target.linux-x86=yes", "option.no-tests=unknown",
+        "drop=no-tests"]
+    assert "does not know 'no-tests': it will be left out" in out.stdout
+    late = unified_tree(tmp_path / "late", knows_tests=True)
+    srcfacts(late, "check", "--facts", str(facts), "--optional", "no-tests")
+    assert "drop=" in facts.read_text().splitlines()
+
+
+@pytest.mark.parametrize(("kind", "target", "system", "message"), [
+    ("legacy", "linux-x86", "legacy", "has no target 'linux-x86'"),
+    ("legacy", "linux-elf", "unified", "drives the unified build system"),
+    ("unified", "linux-elf", "unified", "has no target 'linux-elf'"),
+    ("unified", "linux-x86", "legacy", "but this source tree has the unified one"),
+])
+def test_check_stops_when_the_tree_is_not_what_the_recipe_expects(
+        tmp_path: Path, kind: str, target: str, system: str, message: str) -> None:
+    tree = legacy_tree(tmp_path / "t") if kind == "legacy" else \
+        unified_tree(tmp_path / "t", knows_tests=True)
+    out = srcfacts(tree, "check", "--facts", str(tmp_path / "f"), "--target", target,
+                   "--build-system", system)
+    assert out.returncode == 1
+    assert message in out.stderr and out.stderr.startswith("openssl-matrix: ")
+
+
+def test_check_stops_on_a_required_option_the_release_lacks(tmp_path: Path) -> None:
+    tree = unified_tree(tmp_path / "t", knows_tests=True)
+    facts = tmp_path / "facts.txt"
+    ok = srcfacts(tree, "check", "--facts", str(facts), "--require", "enable-hw-padlock")
+    assert ok.returncode == 0 and "option.enable-hw-padlock=known" in facts.read_text()
+    out = srcfacts(tree, "check", "--facts", str(facts), "--require", "enable-padlockeng")
+    assert out.returncode == 1
+    assert "does not know 'enable-padlockeng'" in out.stderr
+    assert "leave it out of the matrix for this version" in out.stderr
+
+
+def test_configure_leaves_out_what_the_check_dropped(tmp_path: Path) -> None:
+    tree = unified_tree(tmp_path / "t", knows_tests=False)
+    facts = tmp_path / "src" / "facts.txt"
+    facts.parent.mkdir()
+    srcfacts(tree, "check", "--facts", str(facts), "--optional", "no-tests")
+    echo = ["perl", "-e", "print join('|', @ARGV)", "--"]
+    out = srcfacts(tree, "configure", "--facts", str(facts), "--", *echo,
+                   "linux-x86", "no-tests", "shared")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == "linux-x86|shared"
+    assert "leaving out 'no-tests'" in out.stdout
+    assert (facts.parent / "configure-line.txt").read_text().strip().endswith(
+        "linux-x86 shared")
+    missing = srcfacts(tree, "configure", "--facts", str(tmp_path / "none"), "--", "true")
+    assert missing.returncode == 1 and "source stage did not run its check" in missing.stderr
+
+
+# --- how the recipe uses them ------------------------------------------------------------
+
+def _matrix(tmp_path: Path, versions: list[str]) -> list:  # type: ignore[type-arg]
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml.safe_dump({
+        "defaults": {"base_image": "debian:bookworm"},
+        "versions": {v: {} for v in versions},
+        "axes": {"arch": ["x86_64", "i386"]},
+        "suites": {"s": {"algorithms": ["md5"]}}}))
+    return list(load_matrix(path).all_variants)
+
+
+def test_the_source_stage_checks_the_recipe_and_configure_drops_unknown_options(
+        tmp_path: Path) -> None:
+    by_id = {v.id: v for v in _matrix(tmp_path, ["1.0.2u", "1.1.0g"])}
+    new, old = by_id["1.1.0g-asm-i386"], by_id["1.0.2u-asm-i386"]
+    text = render(new).dockerfile
+    assert ('RUN ["perl", "/src/srcfacts.pl", "check", "--facts", "/src/facts.txt", '
+            '"--target", "linux-x86", "--build-system", "unified", "--optional", "no-tests"]'
+            in text)
+    assert 'RUN ["perl", "/src/srcfacts.pl", "configure", "--facts", "/src/facts.txt", ' \
+        '"--", "perl", "./Configure", "linux-x86"' in text
+    # the check runs in the source stage, after the patches
+    assert text.index("srcfacts.pl\", \"check\"") < text.index("AS build")
+    assert text.index("patch-perl-file-glob.pl") < text.index("srcfacts.pl\", \"check\"")
+    assert render(new).context_files[SRCFACTS] == SRCFACTS_PL
+    r = recipe(old)
+    assert r.build_system == "legacy" and r.optional == () and r.target == "linux-elf"
+    assert "--optional" not in render(old).dockerfile
+    assert r.required == () and "--require" not in render(old).dockerfile
+
+
+def test_engine_switches_and_matrix_options_are_required_in_the_source(
+        tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml.safe_dump({
+        "defaults": {"base_image": "debian:bookworm"},
+        "versions": {"3.0.20": {"configure": ["no-ssl3", "-DPEDANTIC"]}},
+        "include": [{"version": "3.0.20", "engines": ["padlock"]}],
+        "suites": {"s": {"algorithms": ["md5"]}}}))
+    by_id = {v.id: v for v in load_matrix(path).all_variants}
+    r = recipe(by_id["3.0.20-asm-x86_64-engine-padlock"])
+    assert r.required == ("enable-padlockeng", "no-ssl3")
+    assert '"--require", "enable-padlockeng", "--require", "no-ssl3"]' in \
+        render(by_id["3.0.20-asm-x86_64-engine-padlock"]).dockerfile
+
+
+# --- compat rewrite scripts ----------------------------------------------------------------
+
+FILE_GLOB = PROJECT_PATCHES / "perl-file-glob.pl"
+
+
+def run_fix(script: Path, tree: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["perl", str(script)], cwd=tree, capture_output=True, text=True,
+                          timeout=60, check=False)
+
+
+def test_file_glob_fix_makes_the_script_compile_on_this_perl(tmp_path: Path) -> None:
+    tree = tmp_path / "t"
+    (tree / "util").mkdir(parents=True)
+    (tree / "a.txt").write_text("x")
+    script = ('use if $^O ne "VMS", \'File::Glob\' => qw/glob/;\n'
+              'my @found = glob("a*.txt");\nprint scalar(@found), "\\n";\n')
+    (tree / "Configure").write_text(script)
+    (tree / "util" / "other.pl").write_text("use File::Glob qw(glob);\nprint 1;\n")
+    (tree / "util" / "clean.pl").write_text("use File::Glob qw(:bsd_glob);\n")
+    before = subprocess.run(["perl", "Configure"], cwd=tree, capture_output=True, text=True,
+                            check=False)
+    if before.returncode == 0:
+        pytest.skip("this perl still exports File::Glob's glob (< 5.30)")
+    assert '"glob" is not exported by the File::Glob module' in before.stderr
+    out = run_fix(FILE_GLOB, tree)
+    assert out.returncode == 0, out.stderr
+    assert sorted(out.stdout.splitlines()) == ["Configure: 1", "util/other.pl: 1"]
+    after = subprocess.run(["perl", "Configure"], cwd=tree, capture_output=True, text=True,
+                           check=False)
+    assert after.returncode == 0, after.stderr
+    assert after.stdout.strip() == "1"
+    assert "qw(:bsd_glob)" in (tree / "util" / "other.pl").read_text()
+    assert run_fix(FILE_GLOB, tree).stdout == "", "a second run changes nothing"
+
+
+def test_file_glob_fix_leaves_a_tree_without_the_construct_alone(tmp_path: Path) -> None:
+    tree = tmp_path / "t"
+    tree.mkdir()
+    (tree / "Configure").write_text("use OpenSSL::Glob;\nprint 1;\n")
+    out = run_fix(FILE_GLOB, tree)
+    assert out.returncode == 0 and out.stdout == ""
+    assert (tree / "Configure").read_text() == "use OpenSSL::Glob;\nprint 1;\n"
+
+
+def test_rewrite_scripts_load_as_patches(tmp_path: Path) -> None:
+    index = load_patches([PROJECT_PATCHES])
+    fix = index["perl-file-glob"]
+    assert fix.is_script and fix.apply == "auto" and fix.context_name == \
+        "patch-perl-file-glob.pl"
+    assert fix.applies_to("1.1.0g", "x86_64") and not fix.applies_to("1.1.1w", "x86_64")
+    d = tmp_path / "p"
+    d.mkdir()
+    (d / "x.yaml").write_text(yaml.safe_dump({"why": "w", "versions": ["1.*"]}))
+    (d / "x.pl").write_text("1;\n")
+    (d / "x.patch").write_text("--- a\n")
+    with pytest.raises(PatchError, match=r"both x.patch and x.pl exist; keep one"):
+        load_patches([d])
+    (d / "x.patch").unlink()
+    (d / "orphan.pl").write_text("1;\n")
+    with pytest.raises(PatchError, match=r"orphan.pl: has no metadata file orphan.yaml"):
+        load_patches([d])
+
+
+class FactsBackend(FakeBackend):
+    """Reports what buildinfo.sh records about the source, as a real image does."""
+
+    def run(self, image: str, command: Sequence[str], *, env: Mapping[str, str] | None = None,
+            limits: RunLimits | None = None) -> RunResult:
+        res = super().run(image, command, env=env, limits=limits)
+        if command[:2] == ["/bin/sh", "-c"] and "openssl-matrix" in command[2]:
+            out = res.stdout + ("==> source-facts.txt\nbuild_system=unified\n"
+                                "option.no-tests=unknown\ndrop=no-tests\n"
+                                "==> compat.txt\nperl-file-glob: Configure: 1\n")
+            return RunResult(command=res.command, env=res.env, stdout=out, stderr="",
+                             exit_code=0, started=res.started, ended=res.ended, seconds=1.0)
+        return res
+
+
+def test_build_record_keeps_the_source_facts_and_compat_changes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
+    sha = make_tarball(tmp_path / "openssl-1.1.0g.tar.gz", "1.1.0g")
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml.safe_dump({
+        "defaults": {"base_image": "debian:bookworm"},
+        "versions": {"1.1.0g": {"sha256": sha,
+                                "urls": [f"file://{tmp_path}/openssl-1.1.0g.tar.gz"]}},
+        "axes": {"asm": ["asm"]},
+        "suites": {"s": {"algorithms": ["md5"]}}}))
+    m = load_matrix(path)
+    (out,) = Builder(m, FactsBackend(), ResultsTree(tmp_path / "r"),
+                     workdir=tmp_path / "w").build(list(m.variants))
+    assert out.record["source_facts"] == {"build_system": "unified",
+                                          "option.no-tests": "unknown", "drop": "no-tests"}
+    assert out.record["compat_changes"] == ["perl-file-glob: Configure: 1"]

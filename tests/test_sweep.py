@@ -1,0 +1,191 @@
+"""The release sweep (openssl_matrix/sweep.py, benchmarks/sweep.py) with the fake backend,
+and what `invoke matrix list` says from its recorded table."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from openssl_matrix import sweep
+from openssl_matrix.commands import cmd_list
+from openssl_matrix.errors import BuildError
+from openssl_matrix.model import load_matrix
+from openssl_matrix.sources import KNOWN_SHA256, read_pins
+
+from .conftest import make_tarball
+from .fakes import FakeBackend
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SPEED_1_1_1 = """Doing aes-128-cbc for 1s on 8192 size blocks: 145000 aes-128-cbc's in 1.00s
+OpenSSL 1.1.1w  11 Sep 2023
+built on: Mon Nov 30 19:00:00 2026 UTC
+options:bn(64,64) rc4(16x,int) des(int) aes(partial) idea(int) blowfish(ptr)
+compiler: gcc -fPIC
+The 'numbers' are in 1000s of bytes per second processed.
+type           8192 bytes
+aes-128-cbc    1187840.00k
+"""
+
+
+def tarballs(tmp_path: Path) -> Path:
+    folder = tmp_path / "tarballs"
+    folder.mkdir()
+    make_tarball(folder / "openssl-1.1.0g.tar.gz", "1.1.0g")   # no official sha256 known
+    make_tarball(folder / "openssl-1.1.1w.tar.gz", "1.1.1w")   # not the official bytes
+    make_tarball(folder / "openssl_3.9.9.orig.tar.gz", "3.9.9")
+    (folder / "README").write_text("not a tarball")
+    (folder / "notes.yaml").write_text(yaml.safe_dump({"1.1.0g": "a copy from somewhere"}))
+    return folder
+
+
+def test_plan_pins_third_party_trees_in_its_own_lock_and_refuses_fake_official_ones(
+        tmp_path: Path) -> None:
+    assert "1.1.1w" in KNOWN_SHA256 and "1.1.0g" not in KNOWN_SHA256
+    folder = tarballs(tmp_path)
+    assert list(sweep.find_tarballs(folder)) == ["1.1.0g", "1.1.1w", "3.9.9"]
+    plan = sweep.plan_sweep(folder, tmp_path / "work", arches=["x86_64", "i386"],
+                            asms=["asm"], cache_dir=tmp_path / "cache")
+    assert plan.variants == ["1.1.0g-asm-x86_64", "1.1.0g-asm-i386", "3.9.9-asm-x86_64",
+                             "3.9.9-asm-i386"]
+    assert [(r.version, r.arch, r.status) for r in plan.skipped] == [
+        ("1.1.1w", "x86_64", "not tried"), ("1.1.1w", "i386", "not tried")]
+    assert "is not the official tarball" in plan.skipped[0].reason
+    assert "--third-party builds it" in plan.skipped[0].reason
+    forced = sweep.plan_sweep(folder, tmp_path / "work3", asms=["asm"], only=["1.1.1w"],
+                              cache_dir=tmp_path / "cache", third_party=True)
+    assert forced.variants == ["1.1.1w-asm-x86_64"] and forced.skipped == []
+    assert forced.sources["1.1.1w"] == \
+        "third-party tree (not the official tarball's bytes), pinned locally"
+    assert "1.1.1w" in read_pins(tmp_path / "work3" / "sweep.lock")
+    assert plan.sources["1.1.0g"] == "third-party tree, pinned locally: a copy from somewhere"
+    pins = read_pins(tmp_path / "work" / "sweep.lock")
+    assert set(pins) == {"1.1.0g", "3.9.9"}
+    m = load_matrix(plan.matrix_path)
+    assert {v.id for v in m.all_variants} == set(plan.variants)
+    assert m.sources_dirs == (folder.resolve(),)
+    only = sweep.plan_sweep(folder, tmp_path / "work2", only=["3.*"],
+                            cache_dir=tmp_path / "cache", declared=["3.9.9", "3.1.8", "1.0.0"])
+    assert only.variants == ["3.9.9-asm-x86_64", "3.9.9-no-asm-x86_64"]
+    (absent,) = only.skipped
+    assert (absent.version, absent.arch, absent.status, absent.reason) == (
+        "3.1.8", "any", "not tried", "no openssl-3.1.8.tar.gz in the tarball folder")
+    assert sweep.build_status("3.1.8", "i386", False, {"rows": [vars(absent)]}) == \
+        "not tried: no openssl-3.1.8.tar.gz in the tarball folder"
+
+
+class SweepBackend(FakeBackend):
+    """Builds succeed except for 1.1.0g no-asm, whose log says what Configure said."""
+
+    def build(self, context: Path, tag: str, *, log_path: Path, network: str | None,
+              labels: Mapping[str, str], buildargs: Mapping[str, str] | None = None) -> str:
+        if "1.1.0g-no-asm" in tag:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            log_path.write_text("#9 0.412 perl ./Configure ...\n"
+                                "#9 0.501 ***** Unsupported options: no-bogus\n")
+            raise BuildError(f"{tag}: the build failed at step 9")
+        return super().build(context, tag, log_path=log_path, network=network,
+                             labels=labels, buildargs=buildargs)
+
+
+def test_run_sweep_builds_with_the_tool_and_tables_the_outcome(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
+    folder = tarballs(tmp_path)
+    plan = sweep.plan_sweep(folder, tmp_path / "r" / "_sweep", only=["1.1.0g", "1.1.1w"],
+                            cache_dir=tmp_path / "cache")
+    speed_calls: list[Sequence[str]] = []
+
+    def responder(image: str, command: Sequence[str], env: Mapping[str, str],
+                  ) -> tuple[int, str, str]:
+        speed_calls.append(command)
+        return 0, SPEED_1_1_1, ""
+
+    rows = sweep.run_sweep(plan, tmp_path / "r", backend=SweepBackend(responder))
+    by = {(r.version, r.asm): r for r in rows}
+    built = by[("1.1.0g", "asm")]
+    assert built.status == "built" and built.speed_bytes_per_s == 1187840000.0
+    assert built.source.startswith("third-party tree")
+    assert speed_calls == [("openssl", "speed", "-elapsed", "-evp", "aes-128-cbc")]
+    failed = by[("1.1.0g", "no-asm")]
+    assert failed.status == "fails"
+    assert failed.reason == "***** Unsupported options: no-bogus"
+    assert by[("1.1.1w", "asm")].status == "not tried"
+    table = sweep.format_table(rows)
+    assert "| 1.1.0g | third-party tree" in table
+    assert "| x86_64 | asm | built (" in table and "1,188 MB/s" in table
+    assert "fails: ***** Unsupported options: no-bogus" in table
+    assert "not tried: openssl-1.1.1w.tar.gz is not the official tarball" in table
+    # nothing to build: the table still says what was not tried, and nothing is built
+    empty = sweep.plan_sweep(folder, tmp_path / "r2" / "_sweep", only=["1.1.1w"],
+                             cache_dir=tmp_path / "cache")
+    backend = SweepBackend(responder)
+    assert [r.status for r in sweep.run_sweep(empty, tmp_path / "r2", backend=backend)] == \
+        ["not tried", "not tried"]
+    assert backend.builds == []
+
+
+def test_not_tried_rows_never_replace_a_tried_cell(tmp_path: Path) -> None:
+    folder = tarballs(tmp_path)
+    plan = sweep.plan_sweep(folder, tmp_path / "w", arches=["i386"], only=["1.1.0g"],
+                            cache_dir=tmp_path / "cache")
+    left = sweep.not_tried(plan, "no time left")
+    assert [(r.version, r.arch, r.asm, r.status, r.reason) for r in left] == [
+        ("1.1.0g", "i386", "asm", "not tried", "no time left"),
+        ("1.1.0g", "i386", "no-asm", "not tried", "no time left")]
+    built = sweep.Row("1.1.0g", "i386", "asm", "built", seconds=300.0)
+    merged = sweep.merge_rows([built], left, keep_tried=True)
+    assert sorted((r.asm, r.status) for r in merged) == [("asm", "built"),
+                                                        ("no-asm", "not tried")]
+    again = sweep.merge_rows(merged, [sweep.Row("1.1.0g", "i386", "asm", "fails",
+                                                reason="x")])
+    assert {r.asm: r.status for r in again} == {"asm": "fails", "no-asm": "not tried"}
+
+
+def test_failure_reason_picks_the_telling_line() -> None:
+    log = ("#8 1.0 gcc -c x.c\n#8 2.0 x.c:3: warning: unused\n"
+           '#8 2.1 "glob" is not exported by the File::Glob module\n'
+           "#8 2.2 make: *** [Makefile:1: all] Error 2\n")
+    assert sweep.failure_reason(log, None) == \
+        '"glob" is not exported by the File::Glob module'
+    assert sweep.failure_reason("#5 openssl-matrix: patch x does not apply\n", "e") == \
+        "openssl-matrix: patch x does not apply"
+    assert sweep.failure_reason("", "build failed at step 3\nmore") == "build failed at step 3"
+
+
+TABLE: dict[str, Any] = {"rows": [
+    {"version": "1.0.2u", "arch": "x86_64", "asm": "asm", "status": "built", "seconds": 212.4,
+     "source": "third-party tree, pinned locally"},
+    {"version": "1.0.2u", "arch": "x86_64", "asm": "no-asm", "status": "fails",
+     "reason": "make: *** [x] Error 1"},
+]}
+
+
+def test_build_status_from_the_recorded_table() -> None:
+    assert sweep.build_status("1.0.2u", "x86_64", True, TABLE) == \
+        "built 212 s (third-party tree)"
+    assert sweep.build_status("1.0.2u", "x86_64", False, TABLE) == \
+        "fails: make: *** [x] Error 1"
+    assert sweep.build_status("1.0.2u", "i386", True, TABLE) == \
+        "not swept this way; built x86_64 asm"
+    assert sweep.build_status("9.9.9", "x86_64", True, TABLE) == "not swept"
+
+
+def test_recorded_table_is_readable_and_list_says_sha256_and_build_status(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = sweep.read_table()
+    assert isinstance(data["rows"], list)
+    for row in data["rows"]:
+        assert row["status"] in ("built", "fails", "not tried")
+        assert row["status"] != "built" or row["seconds"]
+    cmd_list(target="", matrix=str(ROOT / "matrix.yaml"), results=str(tmp_path / "r"),
+             json=False, only="0.9.8y-*,3.5.7-asm-x86_64")
+    out = capsys.readouterr().out
+    assert "0.9.8y   no sha256: pin a tarball you trust with " \
+        "`invoke matrix pin 0.9.8y --file PATH`" in out
+    assert "3.5.7    sha256 in the matrix" in out
+    assert f"    3.5.7-asm-x86_64: {sweep.build_status('3.5.7', 'x86_64', True)}" in out
