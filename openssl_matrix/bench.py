@@ -2,9 +2,9 @@
 
 One run of a suite on a variant is one folder ``results/<cpu>/<variant>/<suite>/<run>/``
 holding, for every ``openssl speed`` invocation, the exact command, environment,
-stdout and stderr (``raw/``), the parsed figures (``figures.json``) and the run's
-provenance (``meta.json``) with the host accounting around each speed run. Containers
-run with no network, no capabilities, a read-only root and memory/pid limits.
+stdout and stderr (``raw/``), the parsed figures and the run's provenance (file names
+and shapes: ``records``) with the host accounting around each speed run. Containers run
+with no network, no capabilities, a read-only root and memory/pid limits.
 
 The session (``Bencher.bench``) plans and orders the cells, holds the host-wide
 measurement lock (``hostlock``: one measurement per Docker engine at a time), lets the
@@ -326,7 +326,7 @@ class Bencher:
         """Wait (up to ``settle`` seconds, with a countdown) until the host is quiet.
 
         Only for a local engine that identifies itself: its host is this machine, whose
-        /proc/stat is read directly. Returns what was seen, for the run's meta.json.
+        /proc/stat is read directly. Returns what was seen, for the run's metadata.
         """
         if self.settle <= 0 or not self.engine.get("id") or not endpoint_is_local(self.engine):
             return None

@@ -4,8 +4,8 @@
 the results are filed under); ``BenchCell`` is one variant × suite × round with everything
 its run needs, and ``BenchCell.run`` measures it: the probes (system state, ``openssl version
 -a``, engines, capability vectors), each ``openssl speed`` invocation with its host
-accounting (``hostacct``), the guards, and the run folder (``meta.json``,
-``figures.json``, ``raw/``). A cell may be limited to some invocations (``only``): a
+accounting (``hostacct``), the guards, and the run folder (its records and
+``raw/``). A cell may be limited to some invocations (``only``): a
 re-measurement of figures found contended, or an extra round for figures whose interval
 is still too wide; its run folder says so.
 """
@@ -175,7 +175,7 @@ class BenchCell:
 
     def run(self, settled: dict[str, Any] | None = None) -> CellOutcome:
         """Measure the cell; ``settled`` (what the wait for a quiet host saw) goes into
-        the run's meta.json."""
+        the run's metadata."""
         ctx, v, tag, record, suite = self.ctx, self.variant, self.tag, self.record, self.suite
         profile = ctx.profile
         pin = profile.cpuset if profile is not None else None
