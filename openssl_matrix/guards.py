@@ -258,6 +258,18 @@ class CpuTimes:
     system: float
 
 
+_ONE_TIME_RE = re.compile(r"(\d+)m(\d+(?:\.\d+)?)s")
+
+
+def times_line(text: str | None) -> CpuTimes | None:
+    """One line of the shell's ``times`` (``0m1.230s 0m0.120s``: user, system), else None."""
+    found = _ONE_TIME_RE.findall(text or "")
+    if len(found) != 2:
+        return None
+    (mu, su), (ms, ss) = found
+    return CpuTimes(int(mu) * 60 + float(su), int(ms) * 60 + float(ss))
+
+
 def split_times(stderr: str) -> tuple[str, CpuTimes | None]:
     """Separate the wrapper's ``times`` report from speed's own stderr."""
     head, sep, tail = stderr.partition(TIMES_MARKER)

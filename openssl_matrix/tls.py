@@ -29,6 +29,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from .guards import times_line
 from .pkey import Series, dotted
 from .stime import STimeRun, parse_stime
 from .version import series
@@ -422,15 +423,8 @@ def _float(text: str | None) -> float | None:
 
 def _cpu_pair(text: str | None) -> float | None:
     """``0m1.230s 0m0.120s`` (the shell's ``times`` for its children) -> seconds."""
-    if not text:
-        return None
-    total = 0.0
-    found = re.findall(r"(\d+)m(\d+(?:\.\d+)?)s", text)
-    if len(found) != 2:
-        return None
-    for minutes, seconds in found:
-        total += int(minutes) * 60 + float(seconds)
-    return total
+    times = times_line(text)
+    return None if times is None else times.user + times.system
 
 
 @dataclass(frozen=True)
