@@ -12,7 +12,7 @@ import contextlib
 import os
 import socket
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -73,6 +73,19 @@ class RunLimits:
     labels: tuple[tuple[str, str], ...] = ()
 
 
+@dataclass(frozen=True)
+class ImageFacts:
+    """What an engine says about one image: its ID (the sha256 of its configuration, the
+    same on every engine that holds it), size, platform, labels and tags."""
+
+    id: str
+    size: int
+    os: str
+    arch: str  # Docker's platform name: amd64, 386, arm64 ...
+    labels: Mapping[str, str]
+    tags: tuple[str, ...] = ()
+
+
 class Backend(Protocol):
     """The seam: what build and bench need from a container engine."""
 
@@ -90,6 +103,17 @@ class Backend(Protocol):
 
     def remove_containers(self, labels: Mapping[str, str]) -> list[str]: ...
 
+    def image_facts(self, tag: str) -> ImageFacts | None: ...
+
+    def save_image(self, tag: str) -> Iterator[bytes]: ...
+
+    def load_image(self, chunks: Iterable[bytes]) -> None: ...
+
+    def push_image(self, tag: str, ref: str) -> None: ...
+
+    def pull_image(self, ref: str, tag: str) -> None: ...
+
+    def remove_image(self, tag: str) -> None: ...
 
 
 
@@ -157,6 +181,7 @@ class DockerBackend:
             "os": info.get("OperatingSystem"),
             "kernel": info.get("KernelVersion"),
             "arch": info.get("Architecture"),
+            "os_type": info.get("OSType"),
             "ncpu": info.get("NCPU"),
             "mem_total": info.get("MemTotal"),
             "storage_driver": info.get("Driver"),
@@ -306,6 +331,92 @@ class DockerBackend:
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
             raise self._guard("removing containers left by an interrupted run", exc) from None
         return removed
+
+    # -- moving images between engines (ship.py) ------------------------------------
+
+    def image_facts(self, tag: str) -> ImageFacts | None:
+        try:
+            image = self.client.images.get(tag)
+        except docker.errors.ImageNotFound:
+            return None
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise self._guard(f"looking up image {tag}", exc) from None
+        attrs = image.attrs or {}
+        return ImageFacts(id=str(image.id), size=int(attrs.get("Size") or 0),
+                          os=str(attrs.get("Os") or ""),
+                          arch=str(attrs.get("Architecture") or ""),
+                          labels={str(k): str(v) for k, v in (image.labels or {}).items()},
+                          tags=tuple(str(t) for t in image.tags))
+
+    def save_image(self, tag: str) -> Iterator[bytes]:
+        """``docker save TAG``, streamed: a tar with the image's layers, config and tag."""
+        try:
+            yield from self.client.api.get_image(tag, chunk_size=1 << 20)
+        except docker.errors.ImageNotFound:
+            raise BuildError(f"image {tag} is not on the engine it was to be shipped from",
+                             hint="rerun: the tool builds or ships from another engine") \
+                from None
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise self._guard(f"saving image {tag}", exc) from None
+
+    def load_image(self, chunks: Iterable[bytes]) -> None:
+        """``docker load`` from a stream of tar chunks (sent as they come)."""
+        try:
+            for status in self.client.api.load_image(iter(chunks)):
+                if isinstance(status, dict) and status.get("error"):
+                    raise BuildError(f"docker load failed: {str(status['error'])[:300]}")
+        except docker.errors.APIError as exc:
+            raise BuildError(f"docker load failed: {_short(exc)}") from None
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise self._guard("loading an image", exc) from None
+
+    def push_image(self, tag: str, ref: str) -> None:
+        """Tag ``tag`` as ``ref`` (a registry reference) and push it; the extra tag is
+        removed afterwards."""
+        repo, _, version = ref.rpartition(":")
+        try:
+            self.client.api.tag(tag, repo, version)
+            try:
+                for status in self.client.api.push(repo, version, stream=True, decode=True):
+                    if isinstance(status, dict) and status.get("error"):
+                        raise BuildError(f"docker push {ref} failed: "
+                                         f"{str(status['error'])[:300]}",
+                                         hint="is the registry reachable from this engine "
+                                         "(an http:// registry must be an insecure registry "
+                                         "of the engine)?")
+            finally:
+                with contextlib.suppress(docker.errors.DockerException):
+                    self.client.api.remove_image(ref, noprune=True)
+        except docker.errors.APIError as exc:
+            raise BuildError(f"docker push {ref} failed: {_short(exc)}") from None
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise self._guard(f"pushing {ref}", exc) from None
+
+    def pull_image(self, ref: str, tag: str) -> None:
+        """Pull ``ref`` from its registry and tag it ``tag`` (the registry tag removed)."""
+        repo, _, version = ref.rpartition(":")
+        name, _, label = tag.rpartition(":")
+        try:
+            for status in self.client.api.pull(repo, version, stream=True, decode=True):
+                if isinstance(status, dict) and status.get("error"):
+                    raise BuildError(f"docker pull {ref} failed: {str(status['error'])[:300]}")
+            self.client.api.tag(ref, name, label)
+            with contextlib.suppress(docker.errors.DockerException):
+                self.client.api.remove_image(ref, noprune=True)
+        except docker.errors.APIError as exc:
+            raise BuildError(f"docker pull {ref} failed: {_short(exc)}") from None
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise self._guard(f"pulling {ref}", exc) from None
+
+    def remove_image(self, tag: str) -> None:
+        """Remove one tag this tool put on the engine (an image that arrived and then
+        failed its check); layers other images use stay."""
+        try:
+            self.client.api.remove_image(tag, noprune=False)
+        except docker.errors.ImageNotFound:
+            return
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise self._guard(f"removing image {tag}", exc) from None
 
 
 def _probe_unix_socket(url: str) -> None:

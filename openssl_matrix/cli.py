@@ -104,6 +104,13 @@ FLAGS: tuple[Flag, ...] = (
         "with docker_host uses that machine's Docker engine)",
         "reproduce": "CPU profile name from the matrix, or 'auto' for this host",
     }, ("build", "bench", "reproduce")),
+    Flag("images", "", "how a missing image reaches the engine: build (build it there), "
+         "ship (from another engine that holds it: the local one, other profiles' engines), "
+         "auto (the default: whichever costs less, by the build time on record against the "
+         "measured transfer rate)", ("build",)),
+    Flag("registry", "", "ship images by push and pull through this registry "
+         "(HOST:PORT[/PATH]) instead of streaming docker save into docker load",
+         ("build",)),
     Flag("suite", "", "suite name(s), comma separated (default: the matrix's default_suite)",
          ("bench",)),
     Flag("repeat", 0, "runs per variant, interleaved across variants (default: the "

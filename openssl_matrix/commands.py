@@ -172,23 +172,52 @@ def _backend_for(m: Matrix, cpu: str) -> DockerBackend:
     return DockerBackend()
 
 
+def _peers(m: Matrix, cpu: str) -> Callable[[], list[Any]]:
+    """The engines images may be shipped from, connected when first needed: the local
+    one and every other profile's docker_host (an unreachable one is left out)."""
+    from .ship import Peer
+
+    def connect() -> list[Peer]:
+        specs: list[tuple[str, str | None]] = [("the local engine", None)]
+        specs += [(f"profile {p.name} ({p.docker_host})", p.docker_host) for p in m.profiles
+                  if p.docker_host and p.name != cpu]
+        out: list[Peer] = []
+        for name, url in dict.fromkeys(specs):
+            try:
+                peer = DockerBackend(base_url=url)
+                out.append(Peer(name, peer, peer.engine_info()))
+            except DockerUnavailable as exc:
+                log.warn(f"{name}: not reachable, no images are shipped from it "
+                         f"({exc.message})")
+        return out
+
+    return connect
+
+
 def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | None,
-              force: bool, cpu: str, all: bool = False) -> int:
+              force: bool, cpu: str, all: bool = False, images: str = "",
+              registry: str = "") -> int:
     from .build import Builder
+    from .ship import Shipper, check_mode
 
     n_jobs = bounded("--jobs", jobs or 1, 1, 64)
+    mode = check_mode(images)
     m = _matrix(matrix)
     variants = m.select(only or None, every=all)
     backend = _backend_for(m, cpu)
-    builder = Builder(m, backend, _tree(results))
+    tree = _tree(results)
+    shipper = Shipper(backend, backend.engine_info(), mode, _peers(m, cpu), tree.root,
+                      registry=registry or None)
+    builder = Builder(m, backend, tree, images=shipper)
     with _terminate_as_interrupt():
         outcomes = builder.build(variants, jobs=n_jobs, force=force)
     by_id = {v.id: v for v in variants}
     print("\nbuild summary")
     width = max(len(o.variant) for o in outcomes)
     for o in outcomes:
-        mark = {"built": "✓ built", "up-to-date": "✓ up to date", "failed": "✕ FAILED"}[o.status]
-        extra = f"{o.seconds:.0f}s" if o.status == "built" else ""
+        mark = {"built": "✓ built", "up-to-date": "✓ up to date", "shipped": "✓ shipped",
+                "failed": "✕ FAILED"}[o.status]
+        extra = f"{o.seconds:.0f}s" if o.status in ("built", "shipped") else ""
         endbr = o.record.get("endbr32") if o.record else None
         print(f"  {o.variant:<{width}}  {mark:<14} {extra:>6}  {o.tag or ''}"
               + (f"  endbr32={endbr}" if endbr is not None else ""))
