@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import ipaddress
+import json
 import os
 import shutil
 import signal
@@ -175,12 +176,22 @@ class ExtraEngine:
             subprocess.run(["ip", "addr", "add", f"{next(net.hosts())}/24", "dev",
                             self.bridge], check=True)
 
+    def _config(self) -> dict[str, str]:
+        """The daemon.json: empty but, before Docker 23, a key file of its own. The engine
+        ID (what the measurement lock is keyed by) comes from that key there, so extra
+        engines would share the main engine's ID; from 23 on it lives in the data root."""
+        out = subprocess.run(["dockerd", "--version"], capture_output=True, text=True).stdout
+        major = out.split("version", 1)[-1].strip().split(".", 1)[0]
+        if major.isdigit() and int(major) < 23:
+            return {"deprecated-key-path": f"{self.exec_root}-key.json"}
+        return {}
+
     def start(self) -> None:
         self._bridge_up()
         # its own (empty) configuration: the host's /etc/docker/daemon.json may set
         # data-root or a bridge, which would clash with the flags below
         config = self.log.with_name(self.log.stem + "-daemon.json")
-        config.write_text("{}\n")
+        config.write_text(json.dumps(self._config()) + "\n")
         hosts = ["--host", self.url]
         if self.tls is not None:
             hosts += ["--host", str(self.tcp_url), "--tlsverify",
@@ -237,6 +248,8 @@ class ExtraEngine:
         subprocess.run(["umount", "-R", self.data], capture_output=True)
         shutil.rmtree(self.data, ignore_errors=True)
         shutil.rmtree(self.exec_root, ignore_errors=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{self.exec_root}-key.json")
         subprocess.run(["ip", "link", "delete", self.bridge], capture_output=True)
 
 
@@ -267,3 +280,71 @@ def extra_engine(label: str = "x", *, tls: TlsFiles | None = None,
         yield engine
     finally:
         engine.remove()
+
+
+class LocalSshd:
+    """An sshd on 127.0.0.1 at a free, non-standard port that lets one test key in as root
+    (no password, no PAM), and an ``ssh`` on a PATH of its own that knows that key and the
+    server's host key (``path_env``): ``ssh://root@127.0.0.1:<port>`` then reaches this
+    machine as a remote engine is reached. Every session gets ``DOCKER_HOST`` set to
+    ``docker_host``, so ``docker system dial-stdio`` on the far side talks to that engine.
+    Nothing outside ``folder`` is touched but /run/sshd (sshd's privilege-separation
+    directory).
+    """
+
+    def __init__(self, folder: Path, docker_host: str) -> None:
+        self.folder = folder
+        self.docker_host = docker_host
+        self.port = free_port()
+        self.url = f"ssh://root@127.0.0.1:{self.port}"
+        self.bin = folder / "bin"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def path_env(self) -> str:
+        """A PATH whose ``ssh`` uses this server's client configuration."""
+        return f"{self.bin}:{os.environ.get('PATH', '/usr/bin:/bin')}"
+
+    def start(self) -> None:
+        sshd = shutil.which("sshd") or "/usr/sbin/sshd"
+        if not Path(sshd).exists() or shutil.which("ssh") is None:
+            pytest.skip("openssh-server and openssh-client are needed (`bash .ci/setup`)")
+        f = self.folder
+        f.mkdir(parents=True, exist_ok=True)
+        self.bin.mkdir(exist_ok=True)
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)
+        for key in ("host_key", "client_key"):
+            if not (f / key).exists():
+                subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C",
+                                f"openssl-matrix test {key}", "-f", str(f / key)], check=True)
+        (f / "authorized_keys").write_text((f / "client_key.pub").read_text())
+        host_pub = (f / "host_key.pub").read_text().split()
+        (f / "known_hosts").write_text(f"[127.0.0.1]:{self.port} {host_pub[0]} {host_pub[1]}\n")
+        (f / "sshd_config").write_text(
+            f"Port {self.port}\nListenAddress 127.0.0.1\nHostKey {f / 'host_key'}\n"
+            f"PidFile {f / 'sshd.pid'}\nAuthorizedKeysFile {f / 'authorized_keys'}\n"
+            "PermitRootLogin prohibit-password\nPasswordAuthentication no\n"
+            "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
+            f"SetEnv DOCKER_HOST={self.docker_host}\n")
+        (f / "ssh_config").write_text(
+            f"Host *\n  IdentityFile {f / 'client_key'}\n  IdentitiesOnly yes\n"
+            f"  UserKnownHostsFile {f / 'known_hosts'}\n  StrictHostKeyChecking yes\n")
+        wrapper = self.bin / "ssh"
+        wrapper.write_text(f"#!/bin/sh\nexec {shutil.which('ssh')} -F {f / 'ssh_config'} "
+                           '"$@"\n')
+        wrapper.chmod(0o755)
+        with (f / "sshd.log").open("ab") as log:
+            self.proc = subprocess.Popen([sshd, "-D", "-e", "-f", str(f / "sshd_config")],
+                                         stdout=log, stderr=log, start_new_session=True)
+
+        def listening() -> bool:
+            with socket.socket() as s:
+                return s.connect_ex(("127.0.0.1", self.port)) == 0
+
+        wait_for(lambda: listening() or (self.proc is not None and self.proc.poll() is not None),
+                 30, "sshd")
+        assert self.proc.poll() is None, (f / "sshd.log").read_text()[-2000:]
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(30)
