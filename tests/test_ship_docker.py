@@ -1,0 +1,65 @@
+"""A real built image shipped to another Docker engine (an extra dockerd on this machine,
+standing in for a lab host) and run there: same tag, same image ID, OpenSSL answers.
+
+Needs the main engine with ``debian:bookworm`` (``bash .ci/setup``); the 1.1.1w asm image
+is built once if the main engine does not hold it yet (test_integration_docker builds the
+same one). The extra engine starts empty: the base image is shipped too, the toolchain
+image is not (the variant's image does not need it to run).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from openssl_matrix import records
+from openssl_matrix.backend import DockerBackend
+from openssl_matrix.build import Builder
+from openssl_matrix.model import load_matrix
+from openssl_matrix.results import ResultsTree
+from openssl_matrix.ship import Peer, Shipper
+from openssl_matrix.sources import default_urls
+
+from .engines_fixture import extra_engine
+
+pytestmark = pytest.mark.docker
+ROOT = Path(__file__).resolve().parent.parent
+VARIANT = "1.1.1w-asm-x86_64"
+
+
+def test_a_built_image_is_shipped_to_another_engine_and_runs_there(tmp_path: Path) -> None:
+    m = load_matrix(ROOT / "matrix.yaml", default_urls=default_urls)
+    tree = ResultsTree(tmp_path / "results")
+    main = DockerBackend()
+    [here] = Builder(m, main, tree, workdir=tmp_path / "work").build(m.select(VARIANT))
+    assert here.status in ("built", "up-to-date") and here.tag
+    main_id = main.image_id(here.tag)
+    with extra_engine("ship") as extra:
+        lab = DockerBackend(base_url=extra.url)
+        engine = lab.engine_info()
+        assert engine["id"] != main.engine_info()["id"]
+        shipper = Shipper(lab, engine, "auto",
+                          lambda: [Peer("the main engine", main, main.engine_info())],
+                          tree.root)
+        [out] = Builder(m, lab, tree, workdir=tmp_path / "work",
+                        images=shipper).build(m.select(VARIANT))
+        assert out.status == "shipped", out.error
+        assert out.tag == here.tag, "the same content-hash tag on both engines"
+        assert lab.image_id(here.tag) == main_id
+        assert lab.image_labels(here.tag) == main.image_labels(here.tag)
+        run = subprocess.run(["docker", "-H", extra.url, "run", "--rm", "--network", "none",
+                              here.tag, "openssl", "version"],
+                             capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0 and run.stdout.startswith("OpenSSL 1.1.1w "), run.stderr
+        # the toolchain stayed where it was; the base image came along
+        assert lab.image_facts(str(out.record["toolchain_image_id"])) is None
+        assert lab.image_id("debian:bookworm") == main.image_id("debian:bookworm")
+        # provenance: the arrival beside the build record
+        ship = records.read_ship(records.ship_path(
+            tree.build_dir(VARIANT, out.record["digest"]), shipper.key))
+        assert ship is not None and ship.method == "save-load" and ship.image_id == main_id
+        assert ship.from_engine and ship.from_engine["id"] == main.engine_info()["id"]
+        assert ship.bytes and ship.bytes > 50_000_000 and ship.bytes_per_s
+        assert ship.checked and main_id in ship.checked
