@@ -246,3 +246,23 @@ def test_a_missing_base_image_is_shipped_and_recorded(
     assert b.images["debian:bookworm"] == a.images["debian:bookworm"]
     assert (records.images_dir(tree.root, "debian:bookworm") / "shipped-ENGINE-B.json"
             ).is_file()
+
+
+def test_a_run_on_the_engine_an_image_was_shipped_to_says_so(
+        lab: tuple[Matrix, ResultsTree, FakeBackend, FakeBackend], tmp_path: Path) -> None:
+    from openssl_matrix.bench import Bencher
+
+    from .test_pipeline_fake import speed_responder
+
+    m, tree, a, b = lab
+    Builder(m, b, tree, workdir=tmp_path / "work-b",
+            images=shipper(tree, b, "auto", a)).build(m.select(VARIANT))
+    b.responder = speed_responder
+    [cell] = Bencher(m, b, tree, engine=b.engine_info(), git_commit=None).bench(
+        m.select(VARIANT), m.suite("quick"), "auto")
+    assert cell.status == "complete" and cell.run_dir
+    meta = json.loads((Path(cell.run_dir) / "meta.json").read_text())
+    assert meta["docker"]["id"] == "ENGINE-B"
+    assert meta["build"]["engine"]["id"] == "ENGINE-A", "built there"
+    assert meta["build"]["shipped"]["from_engine"]["id"] == "ENGINE-A", "shipped here"
+    assert meta["build"]["shipped"]["image_id"] == meta["image_id"]
