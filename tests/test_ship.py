@@ -186,7 +186,7 @@ def test_an_image_the_engine_cannot_run_is_built_there(
 
 def test_images_ship_fails_a_variant_no_engine_holds_and_build_never_asks(
         lab: tuple[Matrix, ResultsTree, FakeBackend, FakeBackend], tmp_path: Path) -> None:
-    m, tree, a, b = lab
+    m, tree, _, b = lab
     [out] = Builder(m, b, tree, workdir=tmp_path / "work-b",
                     images=shipper(tree, b, "ship")).build(m.select(VARIANT))
     assert out.status == "failed" and "--images ship, but no other engine holds it" in \
