@@ -48,6 +48,7 @@ class FakeBackend:
         self.responder = responder
         self.info: dict[str, Any] = {"endpoint": "fake", "server_version": "0-fake",
                                      "kernel": "fake", "arch": "x86_64", "os_type": "linux"}
+        self.cpuinfo = CPUINFO_EPYC  # what /proc/cpuinfo (and uname ...) say on this engine
         self.image_arch: dict[str, str] = {}  # tag -> Docker architecture (default amd64)
         self.sizes: dict[str, int] = {}  # tag -> bytes (default 200 MB)
         self.saved: list[str] = []
@@ -84,7 +85,7 @@ class FakeBackend:
         self.runs.append((image, command, env))
         self.limits.append(limits or RunLimits())
         if command[:2] == ("/bin/sh", "-c") and "cpuinfo" in command[2]:
-            code, out, err = 0, CPUINFO_EPYC, ""
+            code, out, err = 0, self.cpuinfo, ""
         elif command[:2] == ("/bin/sh", "-c") and "openssl-matrix" in command[2]:
             out = ("==> configure.txt\nperl ./Configure linux-x86_64\n==> endbr32.txt\n0\n"
                    "==> endbr64.txt\n12\n==> version.txt\nOpenSSL 1.1.1w  11 Sep 2023\n")
