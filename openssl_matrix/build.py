@@ -399,12 +399,18 @@ class Builder:
         bdir = self.tree.build_dir(v.id, p.digest)
         log_path = bdir / "build.log"
         jobs = make_jobs if p.rendered.recipe.parallel_make else 1
+        if self.images is not None:  # before the clock: shipping is not building
+            try:
+                self._toolchain_here(v.base_image)
+            except DockerUnavailable:
+                raise
+            except FatalError as exc:
+                log.error(f"[{index}/{total}] {v.id}: {exc}")
+                return BuildOutcome(v.id, "failed", tag=p.tag, error=exc.message)
         t0 = time.monotonic()
         started = now("seconds")
         log.info(f"▸ [{index}/{total}] {v.id}: building {p.tag} (log: {log_path})")
         try:
-            if self.images is not None:
-                self._toolchain_here(v.base_image)
             with self._step(v.id):
                 image_id = self.backend.build(
                     p.context, p.tag, log_path=log_path, network="none",
