@@ -19,11 +19,14 @@ from typing import Any, Protocol
 
 import docker
 import docker.errors
+import docker.tls
 import requests.exceptions
 import urllib3.exceptions
 
 from . import log as _log
 from .clock import now as _now
+from .engines import Engine, SshTunnel
+from .engines import resolve as resolve_engine
 from .errors import BenchError, BuildError, DockerUnavailable
 
 KEEP_ENV = "OPENSSL_MATRIX_KEEP_CONTAINERS"
@@ -124,39 +127,90 @@ def endpoint_is_local(engine: Mapping[str, Any]) -> bool:
     return endpoint == "local" or endpoint.startswith("unix://")
 
 
-class DockerBackend:
-    """A Docker engine reached through the SDK (local socket, tcp:// or ssh://)."""
+class _Api(docker.APIClient):  # type: ignore[misc]
+    """The SDK's API client, except that the engine's own CA decides: requests lets
+    $REQUESTS_CA_BUNDLE/$CURL_CA_BUNDLE replace a session's CA (psf/requests#3829), so a
+    TLS engine's ca.pem would be ignored wherever those are set."""
 
-    def __init__(self, base_url: str | None = None) -> None:
+    def merge_environment_settings(self, url: Any, proxies: Any, stream: Any, verify: Any,
+                                   cert: Any) -> dict[str, Any]:
+        settings: dict[str, Any] = super().merge_environment_settings(url, proxies, stream,
+                                                                      verify, cert)
+        if verify is None:
+            settings["verify"] = self.verify
+        return settings
+
+
+class _Client(docker.DockerClient):  # type: ignore[misc]
+    def __init__(self, **kwargs: Any) -> None:  # what DockerClient does, with _Api
+        self.api = _Api(**kwargs)
+
+
+class DockerBackend:
+    """A Docker engine reached through the SDK: a local socket, ``tcp://`` with TLS,
+    ``ssh://`` or a Docker context, as ``engines.resolve`` names it."""
+
+    def __init__(self, base_url: str | None = None, *, engine: Engine | None = None,
+                 allow_plain_tcp: bool = False) -> None:
         self.spec = base_url
-        base_url = resolve_docker_host(base_url) if base_url else None
-        self.base_url = base_url
+        self.engine = engine or resolve_engine(base_url, allow_plain_tcp=allow_plain_tcp)
+        self.base_url = self.engine.url
+        self._tunnel: SshTunnel | None = None
         client = None
         try:
-            _probe_unix_socket(base_url or os.environ.get("DOCKER_HOST")
-                               or "unix:///var/run/docker.sock")
-            if base_url:
-                client = docker.DockerClient(
-                    base_url=base_url, timeout=120,
-                    use_ssh_client=base_url.startswith("ssh://"))
-            else:
-                client = docker.from_env(timeout=120)
+            connect_url = self.base_url
+            if self.engine.is_ssh:
+                self._tunnel = SshTunnel(self.base_url)
+                self._tunnel.check()
+                connect_url = self._tunnel.start()
+            _probe_unix_socket(connect_url)
+            tls = self.engine.tls
+            client = _Client(
+                base_url=connect_url, timeout=120,
+                tls=docker.tls.TLSConfig(
+                    client_cert=(tls.cert, tls.key) if tls.cert and tls.key else None,
+                    ca_cert=tls.ca, verify=tls.verify) if tls is not None else False)
             client.ping()
         except (docker.errors.DockerException, requests.exceptions.RequestException,
-                OSError) as exc:
+                OSError, DockerUnavailable) as exc:
             if client is not None:
                 client.close()
-            where = base_url or os.environ.get("DOCKER_HOST") or "the local socket"
-            if self.spec and self.spec != base_url:
-                where += f" ({self.spec})"
+            self.close()
+            if isinstance(exc, DockerUnavailable):
+                raise
+            where = self.base_url
+            if self.engine.spec != where:
+                where += f" ({self.engine.spec})"
             raise DockerUnavailable(
                 f"cannot reach the Docker engine at {where}: {_short(exc)}",
-                hint=(f"check `docker -H {base_url} info` (for ssh:// the ssh client must "
-                      "log in without a password prompt)" if base_url else
-                      "start it (e.g. `dockerd &`, or `bash .ci/setup` on a fresh machine) "
-                      "and check `docker info`"),
+                hint=("start it (e.g. `dockerd &`, or `bash .ci/setup` on a fresh machine) "
+                      "and check `docker info`" if self.engine.spec == "default" else
+                      f"check `docker {self._cli_args()} info`"
+                      + (" (the engine's certificate must be signed by ca.pem and name "
+                         "the host; see docs/lab.md)" if tls is not None else "")),
             ) from None
         self.client = client
+
+    def _cli_args(self) -> str:
+        if self.engine.context:
+            return f"--context {self.engine.context}"
+        tls = self.engine.tls
+        extra = ""
+        if tls is not None:
+            extra = (" --tlsverify" if tls.verify else " --tls") + \
+                (f" --tlscacert {tls.ca}" if tls.ca else "") + \
+                (f" --tlscert {tls.cert} --tlskey {tls.key}" if tls.cert else "")
+        return f"-H {self.base_url}{extra}"
+
+    def close(self) -> None:
+        """Close the connection (and an ssh tunnel's ssh processes)."""
+        client = getattr(self, "client", None)
+        if client is not None:
+            with contextlib.suppress(Exception):
+                client.close()
+        if self._tunnel is not None:
+            self._tunnel.close()
+            self._tunnel = None
 
     def _guard(self, what: str, exc: BaseException) -> DockerUnavailable:
         return DockerUnavailable(
@@ -171,8 +225,10 @@ class DockerBackend:
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
             raise self._guard("describing the engine", exc) from None
         return {
-            "endpoint": self.base_url or os.environ.get("DOCKER_HOST") or "local",
-            "endpoint_spec": self.spec,
+            "endpoint": self.base_url,
+            "endpoint_spec": self.spec if self.spec else self.engine.spec,
+            "transport": self.engine.transport,
+            "context": self.engine.context,
             "id": info.get("ID"),
             "name": info.get("Name"),
             "root_dir": info.get("DockerRootDir"),
@@ -445,23 +501,9 @@ def _engine_gone(exc: docker.errors.APIError) -> bool:
 
 
 def resolve_docker_host(spec: str) -> str:
-    """A profile's ``docker_host`` as a base URL: ``context:NAME`` is looked up."""
-    if not spec.startswith("context:"):
-        return spec
-    name = spec.split(":", 1)[1]
-    from docker.context import ContextAPI
-
-    try:
-        ctx = ContextAPI.get_context(name)
-    except docker.errors.DockerException as exc:
-        raise DockerUnavailable(f"docker context {name!r} cannot be read: {_short(exc)}",
-                                hint="`docker context ls` lists the contexts") from None
-    host = getattr(ctx, "Host", None) if ctx is not None else None
-    if not host:
-        raise DockerUnavailable(f"there is no docker context named {name!r}",
-                                hint="`docker context ls` lists the contexts; "
-                                "`docker context create NAME --docker host=...` adds one")
-    return str(host)
+    """A profile's ``docker_host`` as a base URL (``context:NAME`` is looked up in the
+    Docker CLI's context store; see ``engines``)."""
+    return resolve_engine(spec, allow_plain_tcp=True).url
 
 
 def _short(exc: BaseException) -> str:
