@@ -1236,11 +1236,12 @@ def ship_rows(ships: Sequence[Mapping[str, Any]], build_s: float | None,
 
 def lab_matrix_doc(base: Mapping[str, Any], engines: Mapping[str, str],
                    vendor: str) -> dict[str, Any]:
-    """The default matrix with one profile per extra engine (this host's CPU, by vendor)."""
+    """The default matrix plus one profile per extra engine (this host's CPU, by vendor)."""
     doc = dict(base)
-    doc["profiles"] = {name: {"description": f"this host's CPU through engine {name}",
-                              "vendor": vendor, "model": "*", "flags": [],
-                              "docker_host": url} for name, url in engines.items()}
+    doc["profiles"] = {**dict(base.get("profiles") or {}), **{
+        name: {"description": f"this host's CPU through engine {name}", "vendor": vendor,
+               "model": "*", "flags": [], "docker_host": url}
+        for name, url in engines.items()}}
     return doc
 
 

@@ -304,6 +304,6 @@ def test_lab_rows_come_from_ship_records_and_the_lab_matrix_names_each_engine() 
     assert run.ship_rows([], None, None) == []
     doc = run.lab_matrix_doc({"schema": 1, "profiles": {"ryzen": {}}},
                              {"lab0": "unix:///run/a.sock"}, "AuthenticAMD")
-    assert doc["profiles"] == {"lab0": {
+    assert doc["profiles"] == {"ryzen": {}, "lab0": {
         "description": "this host's CPU through engine lab0", "vendor": "AuthenticAMD",
         "model": "*", "flags": [], "docker_host": "unix:///run/a.sock"}}
