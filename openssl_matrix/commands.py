@@ -198,10 +198,11 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
               force: bool, cpu: str, all: bool = False, images: str = "",
               registry: str = "") -> int:
     from .build import Builder
-    from .ship import Shipper, check_mode
+    from .ship import Shipper, check_mode, check_registry
 
     n_jobs = bounded("--jobs", jobs or 1, 1, 64)
     mode = check_mode(images)
+    registry = check_registry(registry, mode) or ""
     m = _matrix(matrix)
     variants = m.select(only or None, every=all)
     backend = _backend_for(m, cpu)

@@ -30,6 +30,7 @@ are recorded under ``_builds/_images/``.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -62,6 +63,18 @@ def check_mode(mode: str) -> str:
                          hint="build: build on each engine; ship: move built images to it; "
                          "auto: whichever costs less (the default)")
     return mode
+
+
+def check_registry(registry: str, mode: str) -> str | None:
+    """``--registry`` as ``host[:port][/path]`` (None when not given)."""
+    if not registry:
+        return None
+    if not re.fullmatch(r"[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[a-z0-9._-]+)*/?", registry):
+        raise UsageError(f"--registry {registry!r}: expected HOST[:PORT][/PATH] (no scheme)",
+                         hint="e.g. --registry registry.lab:5000/openssl-matrix")
+    if mode == "build":
+        raise UsageError("--registry ships images: it does not go with --images build")
+    return registry
 
 
 def runs_on(image: ImageFacts, engine: Mapping[str, Any]) -> str | None:

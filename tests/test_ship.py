@@ -22,6 +22,7 @@ from openssl_matrix.ship import (
     Shipper,
     Source,
     check_mode,
+    check_registry,
     choose,
     rate_on_record,
     runs_on,
@@ -73,6 +74,14 @@ def test_the_choice_weighs_build_time_on_record_against_the_measured_rate() -> N
     assert check_mode("") == "auto"
     with pytest.raises(UsageError, match="not one of build, ship, auto"):
         check_mode("copy")
+    assert check_registry("", "auto") is None
+    assert check_registry("registry.lab:5000/openssl-matrix", "ship") == \
+        "registry.lab:5000/openssl-matrix"
+    for bad in ("http://registry.lab:5000", "registry lab", "host:port"):
+        with pytest.raises(UsageError, match="expected HOST"):
+            check_registry(bad, "auto")
+    with pytest.raises(UsageError, match="does not go with --images build"):
+        check_registry("registry.lab:5000", "build")
 
 
 def ship_rec(rate: float, ended: str, src: str = "A", dst: str = "B",
@@ -266,3 +275,22 @@ def test_a_run_on_the_engine_an_image_was_shipped_to_says_so(
     assert meta["build"]["engine"]["id"] == "ENGINE-A", "built there"
     assert meta["build"]["shipped"]["from_engine"]["id"] == "ENGINE-A", "shipped here"
     assert meta["build"]["shipped"]["image_id"] == meta["image_id"]
+
+
+def test_the_build_command_takes_images_and_registry_and_refuses_bad_values(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from invoke.exceptions import Exit
+
+    from openssl_matrix.cli import dispatch, help_text
+    from openssl_matrix.commands import HANDLERS
+
+    text = help_text("build")
+    assert "--images=TEXT" in text and "--registry=TEXT" in text
+    for flags, said in (({"images": "copy"}, "--images 'copy' is not one of build, ship, auto"),
+                        ({"registry": "http://x:5000"}, "expected HOST[:PORT][/PATH]")):
+        with pytest.raises(Exit) as exc:
+            dispatch("build", "", flags, HANDLERS)
+        assert exc.value.code == UsageError.exit_code and said in capsys.readouterr().err
+    with pytest.raises(Exit):
+        dispatch("bench", "", {"cpu": "auto", "images": "ship"}, HANDLERS)
+    assert "does not take --images" in capsys.readouterr().err
