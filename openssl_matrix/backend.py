@@ -418,9 +418,7 @@ class DockerBackend:
     def load_image(self, chunks: Iterable[bytes]) -> None:
         """``docker load`` from a stream of tar chunks (sent as they come)."""
         try:
-            for status in self.client.api.load_image(iter(chunks)):
-                if isinstance(status, dict) and status.get("error"):
-                    raise BuildError(f"docker load failed: {str(status['error'])[:300]}")
+            _stream_ok(self.client.api.load_image(iter(chunks)), "docker load")
         except docker.errors.APIError as exc:
             raise BuildError(f"docker load failed: {_short(exc)}") from None
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
@@ -433,13 +431,8 @@ class DockerBackend:
         try:
             self.client.api.tag(tag, repo, version)
             try:
-                for status in self.client.api.push(repo, version, stream=True, decode=True):
-                    if isinstance(status, dict) and status.get("error"):
-                        raise BuildError(f"docker push {ref} failed: "
-                                         f"{str(status['error'])[:300]}",
-                                         hint="is the registry reachable from this engine "
-                                         "(an http:// registry must be an insecure registry "
-                                         "of the engine)?")
+                _stream_ok(self.client.api.push(repo, version, stream=True, decode=True),
+                           f"docker push {ref}")
             finally:
                 with contextlib.suppress(docker.errors.DockerException):
                     self.client.api.remove_image(ref, noprune=True)
@@ -453,9 +446,8 @@ class DockerBackend:
         repo, _, version = ref.rpartition(":")
         name, _, label = tag.rpartition(":")
         try:
-            for status in self.client.api.pull(repo, version, stream=True, decode=True):
-                if isinstance(status, dict) and status.get("error"):
-                    raise BuildError(f"docker pull {ref} failed: {str(status['error'])[:300]}")
+            _stream_ok(self.client.api.pull(repo, version, stream=True, decode=True),
+                       f"docker pull {ref}")
             self.client.api.tag(ref, name, label)
             with contextlib.suppress(docker.errors.DockerException):
                 self.client.api.remove_image(ref, noprune=True)
@@ -473,6 +465,16 @@ class DockerBackend:
             return
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
             raise self._guard(f"removing image {tag}", exc) from None
+
+
+def _stream_ok(statuses: Iterable[Any], what: str) -> None:
+    """Read an engine's progress stream to its end; an error in it is a BuildError."""
+    for status in statuses:
+        if isinstance(status, dict) and status.get("error"):
+            raise BuildError(f"{what} failed: {str(status['error'])[:300]}",
+                             hint="a registry must be reachable from the engine (a plain "
+                             "http one listed in its insecure-registries)"
+                             if "push" in what or "pull" in what else None)
 
 
 def _probe_unix_socket(url: str) -> None:

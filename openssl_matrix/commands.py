@@ -177,14 +177,18 @@ def _peers(m: Matrix, cpu: str) -> Callable[[], list[Any]]:
     one and every other profile's docker_host (an unreachable one is left out)."""
     from .ship import Peer
 
+    target = m.profile(cpu) if cpu and cpu != "auto" else None
+
     def connect() -> list[Peer]:
-        specs: list[tuple[str, str | None]] = [("the local engine", None)]
+        specs: list[tuple[str, str | None]] = []
+        if target is not None and target.docker_host:  # else the local engine is the target
+            specs.append(("the local engine", None))
         specs += [(f"profile {p.name} ({p.docker_host})", p.docker_host) for p in m.profiles
-                  if p.docker_host and p.name != cpu]
+                  if p.docker_host and p.docker_host != (target and target.docker_host)]
         out: list[Peer] = []
         for name, url in dict.fromkeys(specs):
             try:
-                peer = DockerBackend(base_url=url)
+                peer = DockerBackend(base_url=url) if url else DockerBackend()
                 out.append(Peer(name, peer, peer.engine_info()))
             except DockerUnavailable as exc:
                 log.warn(f"{name}: not reachable, no images are shipped from it "

@@ -32,7 +32,7 @@ import re
 import shutil
 import statistics
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -431,6 +431,36 @@ def _figure() -> Any:
     return Figure(figsize=(11, 4.8), dpi=100, layout="constrained")
 
 
+#: One bar series of a grouped bar chart: its label, its cell per algorithm, hatched or not.
+BarSeries = tuple[str, Callable[[str], "Cell | None"], bool]
+
+
+def grouped_bars(title: str, algorithms: Sequence[str], series: Sequence[BarSeries],
+                 path: Path) -> None:
+    """Per algorithm one bar per series (its median, error bars its 95 % interval)."""
+    fig = _figure()
+    ax = fig.subplots()
+    width = 0.8 / len(series)
+    for i, (label, cell_of, hatched) in enumerate(series):
+        xs, ys, lows, highs = [], [], [], []
+        for j, a in enumerate(algorithms):
+            c = cell_of(a)
+            if c and c.median:
+                xs.append(j - 0.4 + width * (i + 0.5))
+                ys.append(c.median / MBPS.scale)
+                low, high = c.error_bar(MBPS.scale)
+                lows.append(low)
+                highs.append(high)
+        ax.bar(xs, ys, width=width, label=label, yerr=[lows, highs], capsize=2,
+               error_kw={"elinewidth": 0.8}, hatch="//" if hatched else None)
+    ax.set_xticks(range(len(algorithms)), algorithms)
+    ax.set_ylabel("MB/s (median; bars: 95 % interval)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.grid(axis="y", which="both", alpha=0.3)
+    fig.savefig(path)
+
+
 def method_chart(g: Group, block: int, path: Path) -> bool:
     rows = [m for m in g.method_rows()
             if any((c := g.cell(m, a, block)) and c.median for a in g.algorithms)]
@@ -438,27 +468,11 @@ def method_chart(g: Group, block: int, path: Path) -> bool:
             if any((c := g.cell(m, a, block)) and c.median for m in rows)]
     if not rows or not algs:
         return False
-    fig = _figure()
-    ax = fig.subplots()
-    width = 0.8 / len(rows)
-    for i, m in enumerate(rows):
-        xs, ys, lows, highs = [], [], [], []
-        for j, a in enumerate(algs):
-            c = g.cell(m, a, block)
-            if c and c.median:
-                xs.append(j - 0.4 + width * (i + 0.5))
-                ys.append(c.median / MBPS.scale)
-                low, high = c.error_bar(MBPS.scale)
-                lows.append(low)
-                highs.append(high)
-        ax.bar(xs, ys, width=width, label=m, yerr=[lows, highs], capsize=2,
-               error_kw={"elinewidth": 0.8})
-    ax.set_xticks(range(len(algs)), algs)
-    ax.set_ylabel("MB/s (median; bars: 95 % interval)")
-    ax.set_title(f"{g.key.title}\n{block}-byte blocks", fontsize=10)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.grid(axis="y", which="both", alpha=0.3)
-    fig.savefig(path)
+    def cells(m: str) -> Callable[[str], Cell | None]:
+        return lambda a: g.cell(m, a, block)
+
+    grouped_bars(f"{g.key.title}\n{block}-byte blocks", algs,
+                 [(m, cells(m), False) for m in rows], path)
     return True
 
 

@@ -13,7 +13,7 @@ figures are compared by ``reproduce``, with their claims.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -107,33 +107,19 @@ def view(c: Comparison, block: int, charts: Sequence[str]) -> dict[str, Any]:
 
 
 def chart(c: Comparison, block: int, path: Path) -> bool:
-    """Grouped bars: per algorithm, one bar per CPU and method, each named by its CPU."""
-    from .report import _figure
+    """Grouped bars: per algorithm, one bar per CPU and method, each named by its CPU
+    (every second CPU's bars hatched)."""
+    from .report import grouped_bars
 
     algs = c.algorithms()
-    series = [(i, cpu, m) for i, cpu in enumerate(c.cpus) for m in c.methods()
+
+    def cells(m: str, i: int) -> Callable[[str], Cell | None]:
+        return lambda a: c.cell(m, a, i, block)
+
+    series = [(f"{cpu} · {m}", cells(m, i), i % 2 == 1)
+              for i, cpu in enumerate(c.cpus) for m in c.methods()
               if any((x := c.cell(m, a, i, block)) and x.median for a in algs)]
     if not series:
         return False
-    fig = _figure()
-    ax = fig.subplots()
-    width = 0.8 / len(series)
-    for k, (i, cpu, m) in enumerate(series):
-        xs, ys, lows, highs = [], [], [], []
-        for j, a in enumerate(algs):
-            x = c.cell(m, a, i, block)
-            if x and x.median:
-                xs.append(j - 0.4 + width * (k + 0.5))
-                ys.append(x.median / MBPS.scale)
-                low, high = x.error_bar(MBPS.scale)
-                lows.append(low)
-                highs.append(high)
-        ax.bar(xs, ys, width=width, label=f"{cpu} · {m}", yerr=[lows, highs], capsize=2,
-               error_kw={"elinewidth": 0.8}, hatch="//" if i % 2 else None)
-    ax.set_xticks(range(len(algs)), algs)
-    ax.set_ylabel("MB/s (median; bars: 95 % interval)")
-    ax.set_title(f"{c.title}\n{block}-byte blocks, CPUs side by side", fontsize=10)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.grid(axis="y", which="both", alpha=0.3)
-    fig.savefig(path)
+    grouped_bars(f"{c.title}\n{block}-byte blocks, CPUs side by side", algs, series, path)
     return True
