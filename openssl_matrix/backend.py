@@ -133,6 +133,7 @@ class DockerBackend:
         self.base_url = self.engine.url
         self._tunnel: SshTunnel | None = None
         client = None
+        tls = self.engine.tls
         try:
             connect_url = self.base_url
             if self.engine.is_ssh:
@@ -140,7 +141,6 @@ class DockerBackend:
                 self._tunnel.check()
                 connect_url = self._tunnel.start()
             _probe_unix_socket(connect_url)
-            tls = self.engine.tls
             client = _Client(
                 base_url=connect_url, timeout=120,
                 tls=docker.tls.TLSConfig(
@@ -160,7 +160,7 @@ class DockerBackend:
             raise DockerUnavailable(
                 f"cannot reach the Docker engine at {where}: {_short(exc)}",
                 hint=("start it (e.g. `dockerd &`, or `bash .ci/setup` on a fresh machine) "
-                      "and check `docker info`" if self.engine.spec == "default" else
+                      "and check `docker info`" if self.base_url.startswith("unix://") else
                       f"check `docker {self._cli_args()} info`"
                       + (" (the engine's certificate must be signed by ca.pem and name "
                          "the host; see docs/lab.md)" if tls is not None else "")),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import subprocess
 import sys
@@ -163,24 +164,53 @@ def _endbr32_warning(variant: Variant | None, record: dict[str, Any] | None) -> 
                            count if isinstance(count, int) else None)
 
 
-def _backend_for(m: Matrix, cpu: str) -> DockerBackend:
-    """The Docker engine of a CPU profile (its docker_host), else the local one."""
+def _backend_for(m: Matrix, cpu: str, allow_plain_tcp: bool = False) -> DockerBackend:
+    """The Docker engine of a CPU profile (its docker_host), else the environment's."""
     profile = m.profile(cpu) if cpu and cpu != "auto" else None
+    # only when given, so DockerBackend() stays the seam tests replace
+    extra = {"allow_plain_tcp": True} if allow_plain_tcp else {}
     if profile is not None and profile.docker_host:
         log.info(f"profile {profile.name}: Docker engine {profile.docker_host}")
-        return DockerBackend(base_url=profile.docker_host)
-    return DockerBackend()
+        return DockerBackend(base_url=profile.docker_host, **extra)
+    return DockerBackend(**extra)
+
+
+def _lab(command: str, m: Matrix, cpus: list[str], flags: dict[str, Any], results: str, *,
+         wait: bool = False) -> int:
+    """``--cpu=a,b,...``: every profile's engine at once (lab.py)."""
+    from .lab import lab_outcome, run_lab, tree_for_lab
+
+    for name in cpus:
+        if name != "auto":
+            m.profile(name)  # an unknown profile is refused before any engine starts
+    tree = _tree(results)
+    if command == "bench":
+        with _terminate_as_interrupt(), tree_for_lab(tree, wait=wait):
+            states = run_lab(m, command, cpus, flags, tree)
+    else:
+        with _terminate_as_interrupt():
+            states = run_lab(m, command, cpus, flags, tree)
+    lab_outcome(states, cpus)
+    return 0
 
 
 def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | None,
-              force: bool, cpu: str, all: bool = False) -> int:
+              force: bool, cpu: str, all: bool = False, allow_plain_tcp: bool = False) -> int:
     from .build import Builder
+    from .lab import split_cpus
+    from .results import LAB_ENV
 
     n_jobs = bounded("--jobs", jobs or 1, 1, 64)
     m = _matrix(matrix)
     variants = m.select(only or None, every=all)
-    backend = _backend_for(m, cpu)
-    builder = Builder(m, backend, _tree(results))
+    cpus = split_cpus(cpu)
+    if len(cpus) > 1:
+        return _lab("build", m, cpus, {
+            "matrix": matrix, "results": results, "only": only, "jobs": jobs, "force": force,
+            "all": all, "allow_plain_tcp": allow_plain_tcp}, results)
+    backend = _backend_for(m, cpu, allow_plain_tcp)
+    builder = Builder(m, backend, _tree(results),
+                      engine_tag=(cpu or "auto") if os.environ.get(LAB_ENV) else None)
     with _terminate_as_interrupt():
         outcomes = builder.build(variants, jobs=n_jobs, force=force)
     by_id = {v.id: v for v in variants}
@@ -208,9 +238,11 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
 
 def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, suite: str,
               force: bool, wait: bool, repeat: int | None, fresh: bool = False,
-              settle: str | float | None = None, no_wait: bool = False) -> int:
+              settle: str | float | None = None, no_wait: bool = False,
+              allow_plain_tcp: bool = False) -> int:
     from .bench import DEFAULT_SETTLE, MAX_ATTEMPTS, Bencher, CellOutcome
     from .hostlock import EngineBusy
+    from .lab import split_cpus
     from .records import FINISHED
 
     if not cpu:
@@ -230,8 +262,15 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
     if not 0 <= settle_s <= 3600:  # also refuses nan and inf
         raise UsageError(f"--settle {settle}: give the seconds to wait for a quiet host "
                          "before each cell, 0 to 3600 (0: do not wait)")
+    cpus = split_cpus(cpu)
+    if len(cpus) > 1:
+        return _lab("bench", m, cpus, {
+            "matrix": matrix, "results": results, "only": only, "suite": suite,
+            "force": force, "wait": False, "repeat": repeat, "fresh": fresh,
+            "settle": settle, "no_wait": no_wait, "allow_plain_tcp": allow_plain_tcp},
+            results, wait=wait)
     tree = _tree(results)
-    backend = _backend_for(m, cpu)
+    backend = _backend_for(m, cpu, allow_plain_tcp)
     tree.lock(wait=wait)
     per_suite: list[tuple[str, list[CellOutcome], str | None]] = []
     try:
