@@ -167,18 +167,19 @@ def _endbr32_warning(variant: Variant | None, record: dict[str, Any] | None) -> 
 def _backend_for(m: Matrix, cpu: str, allow_plain_tcp: bool = False) -> DockerBackend:
     """The Docker engine of a CPU profile (its docker_host), else the environment's."""
     profile = m.profile(cpu) if cpu and cpu != "auto" else None
-    # only when given, so DockerBackend() stays the seam tests replace
-    extra = {"allow_plain_tcp": True} if allow_plain_tcp else {}
     if profile is not None and profile.docker_host:
         log.info(f"profile {profile.name}: Docker engine {profile.docker_host}")
-        return DockerBackend(base_url=profile.docker_host, **extra)
-    return DockerBackend(**extra)
+        if allow_plain_tcp:
+            return DockerBackend(base_url=profile.docker_host, allow_plain_tcp=True)
+        return DockerBackend(base_url=profile.docker_host)
+    # the keyword only when given, so DockerBackend() stays the seam tests replace
+    return DockerBackend(allow_plain_tcp=True) if allow_plain_tcp else DockerBackend()
 
 
 def _lab(command: str, m: Matrix, cpus: list[str], flags: dict[str, Any], results: str, *,
          wait: bool = False) -> int:
     """``--cpu=a,b,...``: every profile's engine at once (lab.py)."""
-    from .lab import lab_outcome, run_lab, tree_for_lab
+    from .lab import close_sessions, lab_outcome, print_summaries, run_lab, tree_for_lab
 
     for name in cpus:
         if name != "auto":
@@ -187,9 +188,12 @@ def _lab(command: str, m: Matrix, cpus: list[str], flags: dict[str, Any], result
     if command == "bench":
         with _terminate_as_interrupt(), tree_for_lab(tree, wait=wait):
             states = run_lab(m, command, cpus, flags, tree)
+            if all(s.code == 0 for s in states):
+                close_sessions(tree, m, cpus, flags)
     else:
         with _terminate_as_interrupt():
             states = run_lab(m, command, cpus, flags, tree)
+    print_summaries(states)
     lab_outcome(states, cpus)
     return 0
 
@@ -282,7 +286,8 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
                 try:
                     outcomes = bencher.bench(variants, the_suite, cpu, force=force,
                                              repeat=int(repeat) if repeat else None,
-                                             fresh=fresh, keep_open=len(suites) > 1)
+                                             fresh=fresh,
+                                             keep_open=len(suites) > 1 or tree.shared)
                 except (DockerUnavailable, ProfileMismatch, EngineBusy):
                     raise  # the engine is gone, the wrong CPU or busy: no suite can run
                 except FatalError as exc:  # one failing suite never stops the others
@@ -290,8 +295,11 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
                     per_suite.append((the_suite.name, [], str(exc)))
                     continue
                 per_suite.append((the_suite.name, outcomes, None))
-            if all(error is None and all(o.status in FINISHED for o in outs)
-                   for _, outs, error in per_suite):
+            # in a lab, the lab closes the sessions once every engine finished, so a
+            # rerun after one engine failed does not measure the others again
+            if not tree.shared and all(error is None and all(o.status in FINISHED
+                                                             for o in outs)
+                                       for _, outs, error in per_suite):
                 bencher.close_sessions()
     finally:
         tree.unlock()

@@ -228,6 +228,8 @@ class ThreadWorker:
 
 
 Launcher = Callable[[EngineJob, Path], Worker]
+#: How the lab starts its engine workers (tests with fakes use ThreadWorker).
+launcher: Launcher = ProcessWorker
 
 
 # -- the lab ---------------------------------------------------------------------------
@@ -264,7 +266,7 @@ class EngineState:
 
 
 def run_lab(m: Matrix, command: str, cpus: list[str], flags: Mapping[str, Any],
-            tree: ResultsTree, *, launch: Launcher = ProcessWorker,
+            tree: ResultsTree, *, launch: Launcher | None = None,
             out: Any = None) -> list[EngineState]:
     """Run ``command`` on every engine of ``cpus`` at once (see the module docstring);
     the caller holds the tree's lock (a bench) and turns the states into an exit."""
@@ -284,7 +286,7 @@ def run_lab(m: Matrix, command: str, cpus: list[str], flags: Mapping[str, Any],
     pumps: list[threading.Thread] = []
     try:
         for state in states:
-            worker = launch(state.job, tree.root)
+            worker = (launch or launcher)(state.job, tree.root)
             workers.append(worker)
             pump = threading.Thread(target=_pump, args=(worker, state, display),
                                     daemon=True, name=f"lab pump {state.job.name}")
@@ -318,6 +320,26 @@ def _pump(worker: Worker, state: EngineState, display: Any) -> None:
     display.line(state, None)
 
 
+def print_summaries(states: list[EngineState], out: Any = None) -> None:
+    """Each engine's own summary (the end of its log, from its last summary table on;
+    else its last lines), one after the other."""
+    stream = out if out is not None else sys.stdout
+    for s in states:
+        try:
+            lines = s.log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            lines = []
+        starts = [i for i, line in enumerate(lines)
+                  if line.startswith(("bench summary", "build summary", "═ "))]
+        tail = lines[starts[-1]:] if starts else lines[-8:]
+        if len(tail) > 80:
+            tail = [*tail[:80], f"… ({len(tail) - 80} more lines in {s.log_path})"]
+        stream.write(f"\n== {s.job.name} on {s.job.engine}: {s.status}"
+                     + (f" (exit {s.code})" if s.code else "") + f" — log {s.log_path}\n")
+        stream.write("".join(f"  {line}\n" for line in tail))
+    stream.flush()
+
+
 def lab_outcome(states: list[EngineState], cpus: list[str]) -> None:
     """Raise :class:`LabError` naming the engines that did not finish (exit 32 + mask)."""
     failed = [s for s in states if s.code != 0]
@@ -334,6 +356,29 @@ def lab_outcome(states: list[EngineState], cpus: list[str]) -> None:
         + (f". Finished: {', '.join(done)}" if done else ""), mask=mask,
         hint="the others' results are kept; fix the cause and rerun the same command: "
         "each engine goes on where it stopped")
+
+
+def close_sessions(tree: ResultsTree, m: Matrix, cpus: list[str],
+                   flags: Mapping[str, Any]) -> list[Path]:
+    """Close the bench sessions the engines of a lab left open (every engine finished):
+    those of the lab's profiles, suites and variants. Until then a rerun of the same
+    command resumes each of them, measuring only what did not finish."""
+    from .results import Journal, read_json
+
+    suites = {m.suite(n or None).name
+              for n in [x.strip() for x in str(flags.get("suite") or "").split(",")] or [""]}
+    variants = sorted(v.id for v in m.select(flags.get("only") or None))
+    closed = []
+    for path in sorted((tree.root / "_journal").glob("bench-*.json")):
+        data = read_json(path)
+        if not isinstance(data, dict) or data.get("status") != "open":
+            continue
+        ident = data.get("identity") or {}
+        suite = ident.get("suite") or {}
+        if ident.get("profile") in cpus and isinstance(suite, dict) and \
+                suite.get("name") in suites and ident.get("variants") == variants:
+            closed.append(Journal(path, data).close("finished"))
+    return closed
 
 
 @contextlib.contextmanager
