@@ -28,7 +28,7 @@ from openssl_matrix.errors import DockerUnavailable, ProfileMismatch
 from openssl_matrix.lab import EngineJob, EngineState, plan_jobs, split_cpus
 from openssl_matrix.labview import Display, status_line
 from openssl_matrix.model import load_matrix
-from openssl_matrix.results import ResultsTree
+from openssl_matrix.results import LAB_ENV, ResultsTree
 from openssl_matrix.sources import default_urls
 
 from .fakes import FakeBackend
@@ -104,7 +104,7 @@ def lab_setup(fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(commands, "DockerBackend", backend)
     monkeypatch.setattr(lab, "launcher", lab.ThreadWorker)
     monkeypatch.setenv("OPENSSL_MATRIX_LOCK_DIR", str(tmp_path / "locks"))
-    monkeypatch.delenv(lab.LAB_ENV, raising=False)
+    monkeypatch.delenv(LAB_ENV, raising=False)
     return fake_matrix, tree, engines
 
 
