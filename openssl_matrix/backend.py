@@ -194,6 +194,15 @@ class DockerBackend:
             hint="restart it and rerun the same command: finished work is kept and skipped",
         )
 
+    def _answers(self) -> bool:
+        """Whether the engine still answers a ping a moment later (an engine shutting
+        down fails some requests with a 500 before it stops answering)."""
+        time.sleep(1.0)
+        try:
+            return bool(self.client.ping())
+        except (docker.errors.DockerException, requests.exceptions.RequestException):
+            return False
+
     def engine_info(self) -> dict[str, Any]:
         try:
             info = self.client.info()
@@ -332,7 +341,7 @@ class DockerBackend:
             raise BuildError(f"image {image} is not built",
                              hint="run `invoke matrix build` first") from None
         except docker.errors.APIError as exc:
-            if _engine_gone(exc):
+            if _engine_gone(exc) or (int(exc.status_code or 0) >= 500 and not self._answers()):
                 raise self._guard(f"running {what}", exc) from None
             raise BenchError(f"the Docker engine refused to run `{what}` in {image}: "
                              f"{_short(exc)}") from None
