@@ -157,6 +157,7 @@ class DockerBackend:
         self.base_url = self.engine.url
         self._tunnel: SshTunnel | None = None
         client = None
+        tls = self.engine.tls
         try:
             connect_url = self.base_url
             if self.engine.is_ssh:
@@ -164,7 +165,6 @@ class DockerBackend:
                 self._tunnel.check()
                 connect_url = self._tunnel.start()
             _probe_unix_socket(connect_url)
-            tls = self.engine.tls
             client = _Client(
                 base_url=connect_url, timeout=120,
                 tls=docker.tls.TLSConfig(
@@ -184,7 +184,7 @@ class DockerBackend:
             raise DockerUnavailable(
                 f"cannot reach the Docker engine at {where}: {_short(exc)}",
                 hint=("start it (e.g. `dockerd &`, or `bash .ci/setup` on a fresh machine) "
-                      "and check `docker info`" if self.engine.spec == "default" else
+                      "and check `docker info`" if self.base_url.startswith("unix://") else
                       f"check `docker {self._cli_args()} info`"
                       + (" (the engine's certificate must be signed by ca.pem and name "
                          "the host; see docs/lab.md)" if tls is not None else "")),
@@ -217,6 +217,15 @@ class DockerBackend:
             f"the Docker engine stopped answering while {what}: {_short(exc)}",
             hint="restart it and rerun the same command: finished work is kept and skipped",
         )
+
+    def _answers(self) -> bool:
+        """Whether the engine still answers a ping a moment later (an engine shutting
+        down fails some requests with a 500 before it stops answering)."""
+        time.sleep(1.0)
+        try:
+            return bool(self.client.ping())
+        except (docker.errors.DockerException, requests.exceptions.RequestException):
+            return False
 
     def engine_info(self) -> dict[str, Any]:
         try:
@@ -357,7 +366,7 @@ class DockerBackend:
             raise BuildError(f"image {image} is not built",
                              hint="run `invoke matrix build` first") from None
         except docker.errors.APIError as exc:
-            if _engine_gone(exc):
+            if _engine_gone(exc) or (int(exc.status_code or 0) >= 500 and not self._answers()):
                 raise self._guard(f"running {what}", exc) from None
             raise BenchError(f"the Docker engine refused to run `{what}` in {image}: "
                              f"{_short(exc)}") from None

@@ -369,7 +369,8 @@ class Bencher:
     # -- the session: journal, resume, isolation of failures -------------------
     def _open_session(self, variants: list[Variant], suite: Suite, cpu_name: str,
                       profile_name: str, rounds: int, *, fresh: bool) -> Journal:
-        for path in self.tree.recover():
+        # in a lab the other engines write their CPUs' folders meanwhile: only ours
+        for path in self.tree.recover(cpu_name if self.tree.shared else None):
             log.warn(f"{path}: left half-written by an interrupted bench; marked "
                      "'interrupted' (raw output kept, not counted)")
         orphans = self.backend.remove_containers({TREE_LABEL: self._tree_id()})

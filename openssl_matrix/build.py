@@ -79,11 +79,16 @@ class BuildOutcome:
 
 class Builder:
     def __init__(self, matrix: Matrix, backend: Backend, tree: ResultsTree, *,
-                 workdir: Path | None = None, images: Shipper | None = None) -> None:
+                 workdir: Path | None = None, engine_tag: str | None = None,
+                 images: Shipper | None = None) -> None:
         self.matrix = matrix
         self.backend = backend
         self.tree = tree
-        self.workdir = workdir or matrix.path.parent / WORK
+        #: set when several engines build into one tree at once (a lab): a journal, a build
+        #: context folder and a build log of this engine's own
+        self.engine_tag = engine_tag
+        self.workdir = workdir or matrix.path.parent / WORK / \
+            (f"engine-{engine_tag}" if engine_tag else "")
         self.images = images
         self._host_lock: HostLock | bool | None = False  # False: not looked up yet
         self._engine: dict[str, Any] | None = None
@@ -192,8 +197,8 @@ class Builder:
                 outcomes += [BuildOutcome(v.id, "failed", error=f"toolchain image for {base} "
                                           f"failed: {exc.message}", log_path=str(log_path))
                              for v in variants if v.base_image == base]
-        journal = self.tree.journal("build", {"variants": sorted(v.id for v in variants)},
-                                    fresh=force)
+        journal = self.tree.journal("build", {"variants": sorted(v.id for v in variants), **(
+            {"engine": self.engine_tag} if self.engine_tag else {})}, fresh=force)
         if journal.resumed:
             done = [n for n, c in journal.cells.items() if c.get("status") in FINISHED_BUILD]
             log.info(f"resuming an interrupted build ({len(done)} of {len(variants)} "
@@ -397,7 +402,7 @@ class Builder:
     def _build_one(self, p: PlannedBuild, make_jobs: int, index: int, total: int) -> BuildOutcome:
         v = p.variant
         bdir = self.tree.build_dir(v.id, p.digest)
-        log_path = bdir / "build.log"
+        log_path = bdir / (f"build-{self.engine_tag}.log" if self.engine_tag else "build.log")
         jobs = make_jobs if p.rendered.recipe.parallel_make else 1
         if self.images is not None:  # before the clock: shipping is not building
             try:

@@ -102,7 +102,7 @@ def test_tcp_tls_from_docker_cert_path(tmp_path: Path, env: dict[str, str]) -> N
                                                 "DOCKER_TLS_VERIFY": "1"})
     assert e.tls is not None and e.tls.verify and e.tls.ca == str(certs / "ca.pem")
     (certs / "ca.pem").unlink()
-    with pytest.raises(DockerUnavailable, match="no ca.pem"):
+    with pytest.raises(DockerUnavailable, match=r"no ca\.pem"):
         resolve("tcp://xeon.lab:2376", environ={**env, "DOCKER_CERT_PATH": str(certs),
                                                 "DOCKER_TLS_VERIFY": "1"})
 
