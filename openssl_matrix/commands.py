@@ -203,7 +203,7 @@ def _peers(m: Matrix, cpu: str, allow_plain_tcp: bool = False) -> Callable[[], l
     one and every other profile's docker_host (an unreachable one is left out)."""
     from .ship import Peer
 
-    extra = {"allow_plain_tcp": True} if allow_plain_tcp else {}
+    extra: dict[str, Any] = {"allow_plain_tcp": True} if allow_plain_tcp else {}
 
     target = m.profile(cpu) if cpu and cpu != "auto" else None
 
