@@ -107,10 +107,10 @@ FLAGS: tuple[Flag, ...] = (
         "tree (docs/lab.md)",
         "reproduce": "CPU profile name from the matrix, or 'auto' for this host",
     }, ("build", "bench", "reproduce")),
-    Flag("images", "", "how a missing image reaches the engine: build (build it there), "
-         "ship (from another engine that holds it: the local one, other profiles' engines), "
-         "auto (the default: whichever costs less, by the build time on record against the "
-         "measured transfer rate)", ("build",)),
+    Flag("images", "", "how a missing image reaches a profile's engine: build (build it "
+         "there), ship (from the local engine, which holds it), auto (the default: whichever "
+         "costs less, by the build time on record against the measured transfer rate)",
+         ("build",)),
     Flag("registry", "", "ship images by push and pull through this registry "
          "(HOST:PORT[/PATH]) instead of streaming docker save into docker load",
          ("build",)),

@@ -200,28 +200,22 @@ def _lab(command: str, m: Matrix, cpus: list[str], flags: dict[str, Any], result
 
 def _peers(m: Matrix, cpu: str, allow_plain_tcp: bool = False) -> Callable[[], list[Any]]:
     """The engines images may be shipped from, connected when first needed: the local
-    one and every other profile's docker_host (an unreachable one is left out)."""
+    engine (the one `build` without a remote profile uses), when it is not the target.
+    Engines the command does not name are never contacted."""
     from .ship import Peer
-
-    extra: dict[str, Any] = {"allow_plain_tcp": True} if allow_plain_tcp else {}
 
     target = m.profile(cpu) if cpu and cpu != "auto" else None
 
     def connect() -> list[Peer]:
-        specs: list[tuple[str, str | None]] = []
-        if target is not None and target.docker_host:  # else the local engine is the target
-            specs.append(("the local engine", None))
-        specs += [(f"profile {p.name} ({p.docker_host})", p.docker_host) for p in m.profiles
-                  if p.docker_host and p.docker_host != (target and target.docker_host)]
-        out: list[Peer] = []
-        for name, url in dict.fromkeys(specs):
-            try:
-                peer = DockerBackend(base_url=url, **extra) if url else DockerBackend(**extra)
-                out.append(Peer(name, peer, peer.engine_info()))
-            except DockerUnavailable as exc:
-                log.warn(f"{name}: not reachable, no images are shipped from it "
-                         f"({exc.message})")
-        return out
+        if target is None or not target.docker_host:
+            return []  # the local engine is the target
+        try:
+            local = DockerBackend(allow_plain_tcp=True) if allow_plain_tcp else DockerBackend()
+            return [Peer("the local engine", local, local.engine_info())]
+        except FatalError as exc:  # unreachable, or refused (plain tcp://)
+            log.warn(f"the local engine is not reachable: no images are shipped from it "
+                     f"({exc.message})")
+            return []
 
     return connect
 

@@ -223,7 +223,7 @@ def test_lab_build_builds_on_each_engine_once(
         lab_setup: tuple[Path, Path, dict[str, LabFake]]) -> None:
     matrix, tree, engines = lab_setup
     flags = {"matrix": str(matrix), "results": str(tree), "cpu": "lab-a,lab-intel,lab-b",
-             "only": "3.0.20-asm-*", "jobs": 0, "force": False}
+             "only": "3.0.20-asm-*", "jobs": 0, "force": False, "images": "build"}
     dispatch("build", "", flags, commands.HANDLERS)
     assert [t for t in engines["ssh://bench@a.lab"].builds if "3.0.20" in t] == \
         [t for t in engines["tcp://b.lab:2376"].builds if "3.0.20" in t]

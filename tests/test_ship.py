@@ -294,3 +294,40 @@ def test_the_build_command_takes_images_and_registry_and_refuses_bad_values(
     with pytest.raises(Exit):
         dispatch("bench", "", {"cpu": "auto", "images": "ship"}, HANDLERS)
     assert "does not take --images" in capsys.readouterr().err
+
+
+def test_a_lab_build_ships_the_local_engines_images_to_each_engine(
+        fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`invoke matrix build --cpu=lab-a,lab-b` (lab.py's workers, in threads here): each
+    engine receives the image the local engine built instead of building it."""
+    from openssl_matrix import commands, lab
+    from openssl_matrix.cli import dispatch
+    from openssl_matrix.results import LAB_ENV
+
+    from .test_lab import PROFILES
+
+    monkeypatch.setenv("OPENSSL_MATRIX_LOCK_DIR", str(tmp_path / "locks"))
+    monkeypatch.delenv(LAB_ENV, raising=False)
+    fake_matrix.write_text(fake_matrix.read_text() + PROFILES)
+    m = load_matrix(fake_matrix, default_urls=default_urls)
+    tree = tmp_path / "results"
+    local = FakeBackend()
+    local.info.update(id="ID-local", name="here")
+    Builder(m, local, ResultsTree(tree), workdir=tmp_path / "work").build(m.select(VARIANT))
+    engines: dict[str | None, FakeBackend] = {
+        None: local, "ssh://bench@a.lab": FakeBackend(), "tcp://b.lab:2376": FakeBackend()}
+    for url, e in engines.items():
+        if url:
+            e.info.update(id=f"ID-{url}", name=url)
+    monkeypatch.setattr(commands, "DockerBackend",
+                        lambda base_url=None, **_: engines[base_url])
+    monkeypatch.setattr(lab, "launcher", lab.ThreadWorker)
+    dispatch("build", "", {"matrix": str(fake_matrix), "results": str(tree),
+                           "cpu": "lab-a,lab-b", "only": VARIANT, "images": "ship"},
+             commands.HANDLERS)
+    tag = next(t for t in local.images if t.startswith(f"openssl-matrix/{VARIANT}:"))
+    for url in ("ssh://bench@a.lab", "tcp://b.lab:2376"):
+        e = engines[url]
+        assert e.loaded == [tag] and e.builds == [], url
+        ships = {p.name for p in tree.glob(f"_builds/{VARIANT}/*/shipped-*.json")}
+    assert ships == {"shipped-ID-ssh_bench_a.lab.json", "shipped-ID-tcp_b.lab_2376.json"}
