@@ -1329,24 +1329,32 @@ def lab_parallel(ctx: Context, engines: Sequence[Any], v: Variant,
     base = yaml.safe_load((ROOT / "matrix.yaml").read_text())
     mpath.write_text(yaml.safe_dump(lab_matrix_doc(base, names, vendor), sort_keys=False))
     common = (f"--matrix={mpath}", f"--only={v.id}")
-    for name in names:
-        invoke("build", *common, f"--cpu={name}", "--images=ship",
-               f"--results={ctx.out / 'lab-seq'}")
+    for tree in ("lab-seq", "lab-par"):  # each tree records the (shipped) images
+        invoke("build", *common, f"--cpu={','.join(names)}", "--images=ship",
+               f"--results={ctx.out / tree}")
     bench = ("bench", *common, "--suite=aes8k", "--repeat=1", "--settle=0")
     load = sample_load()
-    seq = 0.0
+    seq, seq_out = 0.0, ""
     for name in names:
-        secs, _ = invoke(*bench, f"--cpu={name}", f"--results={ctx.out / 'lab-seq'}")
-        seq += secs
+        secs, one = invoke(*bench, f"--cpu={name}", f"--results={ctx.out / 'lab-seq'}")
+        seq, seq_out = seq + secs, seq_out + one.stdout
     both, done = invoke(*bench, f"--cpu={','.join(names)}", f"--results={ctx.out / 'lab-par'}")
+    (n_par, ok_par), (n_seq, ok_seq) = figure_counts(done.stdout), figure_counts(seq_out)
     ctx.rows.append(Row("9", f"{len(names)} engines benched at once (--cpu={','.join(names)}) "
                         "vs the same work one after another (suite aes8k, 1 round)",
                         f"{both:.0f} s at once, {seq:.0f} s one after another "
-                        f"({seq / both:.2f}x); on one 2-core host the engines share the "
-                        "cores: the accounting flags what that disturbed",
+                        f"({seq / both:.2f}x); figures ok: {ok_par} of {n_par} at once, "
+                        f"{ok_seq} of {n_seq} one after another (one 2-core host: the "
+                        "engines share its cores, and the accounting flags it)",
                         "", "", load.text()))
     return {"at_once_s": both, "one_after_another_s": seq, "stdout": done.stdout,
-            "load_before": dataclasses.asdict(load)}
+            "stdout_one_after_another": seq_out, "load_before": dataclasses.asdict(load)}
+
+
+def figure_counts(stdout: str) -> tuple[int, int]:
+    """(figures, ok figures) over the bench summaries' closing lines in ``stdout``."""
+    found = re.findall(r"(\d+) figure\(s\) from \d+ measurement\(s\): (\d+) ok", stdout)
+    return sum(int(n) for n, _ in found), sum(int(ok) for _, ok in found)
 
 
 def blog_table_text(tables: Mapping[str, Mapping[str, Mapping[str, Cell]]]) -> str:

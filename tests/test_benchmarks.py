@@ -307,3 +307,7 @@ def test_lab_rows_come_from_ship_records_and_the_lab_matrix_names_each_engine() 
     assert doc["profiles"] == {"ryzen": {}, "lab0": {
         "description": "this host's CPU through engine lab0", "vendor": "AuthenticAMD",
         "model": "*", "flags": [], "docker_host": "unix:///run/a.sock"}}
+    out = ("  2 figure(s) from 6 measurement(s): 0 ok, 2 flagged (2 contended); 6 ...\n"
+           "  2 figure(s) from 2 measurement(s): 1 ok, 1 flagged (1 noisy); 0 ...\n")
+    assert run.figure_counts(out) == (4, 1)
+    assert run.figure_counts("no summary") == (0, 0)
