@@ -22,6 +22,10 @@ variant to be built, when the transfer is slower than that. ``--images`` forces 
 ``build`` (the tool's behaviour before this module), ``ship`` (a variant no engine can
 serve fails, saying so), ``auto`` (the default: the cheaper).
 
+**Both hosts are busy while an image moves** (reading layers on one, unpacking them on
+the other): a transfer takes each engine's build-step lock (``hostlock``), so it waits for
+a bench measuring there and a bench waits for it.
+
 **Records.** Every arrival is written as ``shipped-<engine>.json`` beside the variant's
 build record (``records.ShipRecord``): from which engine, how, bytes, seconds, bytes/s,
 why it was chosen and what was checked. Base and toolchain images that arrive the same way
@@ -30,6 +34,7 @@ are recorded under ``_builds/_images/``.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 import time
@@ -42,7 +47,7 @@ from . import log, records
 from .backend import Backend, ImageFacts
 from .clock import now
 from .errors import BuildError, DockerUnavailable, UsageError
-from .hostlock import engine_key
+from .hostlock import HostLock, engine_key
 
 MODES = ("build", "ship", "auto")
 SAVE_LOAD = "save-load"
@@ -291,7 +296,12 @@ class Shipper:
         """Move ``tag`` from the choice's source; check the image ID on arrival."""
         assert choice.source is not None
         src = choice.source
-        with self._lock:
+        with self._lock, contextlib.ExitStack() as held:
+            # a transfer loads both hosts: it waits for, and holds off, their benches
+            for engine in (src.peer.engine, self.engine):
+                if engine.get("id"):
+                    held.enter_context(HostLock(engine_key(dict(engine))).building(
+                        f"ship {tag}", say=log.info))
             started = now("seconds")
             meter = _Meter(choice.budget)
             try:

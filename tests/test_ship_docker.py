@@ -23,7 +23,7 @@ from openssl_matrix.backend import DockerBackend
 from openssl_matrix.build import Builder
 from openssl_matrix.model import Matrix, load_matrix
 from openssl_matrix.results import ResultsTree
-from openssl_matrix.ship import Peer, Shipper
+from openssl_matrix.ship import Choice, GaveUp, Peer, Shipper
 from openssl_matrix.sources import default_urls
 
 from .engines_fixture import extra_engine, free_port, wait_for
@@ -85,6 +85,13 @@ def test_a_built_image_is_shipped_to_another_engine_and_runs_there(tmp_path: Pat
         shipper = Shipper(lab, engine, "auto",
                           lambda: [Peer("the main engine", main, main.engine_info())],
                           tree.root)
+        # a transfer that outlives its budget (the build time on record) is abandoned
+        # midway: nothing arrives, and the engine takes the next transfer
+        source, _ = shipper.sources(tag)
+        assert source is not None
+        with pytest.raises(GaveUp, match="outlived the build time on record"):
+            shipper.ship(Choice("ship", "test", source, budget=0.0), tag)
+        assert lab.image_facts(tag) is None
         [out] = Builder(m, lab, tree, workdir=tmp_path / "work",
                         images=shipper).build(m.select(VARIANT))
         assert out.status == "shipped", out.error
