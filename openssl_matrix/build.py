@@ -240,7 +240,7 @@ class Builder:
             outcomes.append(BuildOutcome(p.variant.id, "up-to-date", tag=p.tag, record=record))
         for o in outcomes:
             journal.record(o.variant, o.status, tag=o.tag, error=o.error, log=o.log_path)
-        if todo and self.images is not None:
+        if todo and self.images is not None and not force:  # --force: build, never ship
             todo, arrived = self._acquire(todo, journal)
             outcomes += arrived
         if todo:

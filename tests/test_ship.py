@@ -154,10 +154,16 @@ def test_an_image_is_shipped_when_no_rate_is_on_record_and_keeps_its_identity(
     assert ship.bytes and ship.bytes > 0 and ship.bytes_per_s and ship.bytes_per_s > 0
     # the image's build info was read on B: it runs there
     assert any(img == tag and "openssl-matrix" in cmd[-1] for img, cmd, _ in b.runs)
+    # --force builds again, here: never a shipment
+    [forced] = Builder(m, b, tree, workdir=tmp_path / "work-b",
+                       images=shipper(tree, b, "auto", a)).build(m.select(VARIANT), force=True)
+    assert forced.status == "built" and b.builds == [tag], "the same digest, built on B"
+    toolchain = next(t for t in a.images if t.startswith("openssl-matrix/toolchain:"))
+    assert a.saved == [tag, toolchain], "the toolchain it was planned with came along"
     # and a second build on B is up to date, without asking A again
     again = Builder(m, b, tree, workdir=tmp_path / "work-b",
                     images=shipper(tree, b, "auto", a)).build(m.select(VARIANT))
-    assert [o.status for o in again] == ["up-to-date"] and a.saved == [tag]
+    assert [o.status for o in again] == ["up-to-date"] and a.saved == [tag, toolchain]
 
 
 def test_a_slow_link_on_record_builds_here_with_the_peers_toolchain_shipped(
