@@ -1247,9 +1247,6 @@ def lab_matrix_doc(base: Mapping[str, Any], engines: Mapping[str, str],
 
 def section_lab(ctx: Context) -> None:
     """Images to another engine: ship vs build; N engines at once vs one after another."""
-    import importlib.util
-
-    sys.path.insert(0, str(ROOT))
     from openssl_matrix.ship import Peer, Shipper
     from tests.engines_fixture import ExtraEngine, can_start_engines
 
@@ -1306,20 +1303,15 @@ def section_lab(ctx: Context) -> None:
                                 f"against {build_s:.0f} s: {build_s / ship_s:.0f}x",
                                 "shipping wins where it is cheaper (auto chooses it)",
                                 "met" if ship_s < build_s else "MISSED", load.text()))
-        # N engines at once against one after another (needs --cpu=a,b: issue 18's lab)
-        if importlib.util.find_spec("openssl_matrix.lab") is None:
-            ctx.rows.append(Row("9", "2 engines benched at once vs one after another",
-                                "not measured: this checkout has no --cpu=a,b", "", "", ""))
-        else:
-            data["parallel"] = lab_parallel(ctx, engines, v, peers)
+        # N engines at once against one after another (lab.py's --cpu=a,b)
+        data["parallel"] = lab_parallel(ctx, engines, v)
     finally:
         for e in engines:
             e.remove()
         ctx.data["lab"] = data
 
 
-def lab_parallel(ctx: Context, engines: Sequence[Any], v: Variant,
-                 peers: Callable[[], Sequence[Any]]) -> dict[str, Any]:
+def lab_parallel(ctx: Context, engines: Sequence[Any], v: Variant) -> dict[str, Any]:
     """``bench --cpu=lab0,lab1`` against ``--cpu=lab0`` then ``--cpu=lab1``, as typed."""
     from openssl_matrix.hostinfo import parse_cpuinfo
 
