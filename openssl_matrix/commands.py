@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import subprocess
 import sys
@@ -202,7 +201,7 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
               force: bool, cpu: str, all: bool = False, allow_plain_tcp: bool = False) -> int:
     from .build import Builder
     from .lab import split_cpus
-    from .results import LAB_ENV
+    from .results import lab_worker
 
     n_jobs = bounded("--jobs", jobs or 1, 1, 64)
     m = _matrix(matrix)
@@ -214,7 +213,7 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
             "all": all, "allow_plain_tcp": allow_plain_tcp}, results)
     backend = _backend_for(m, cpu, allow_plain_tcp)
     builder = Builder(m, backend, _tree(results),
-                      engine_tag=(cpu or "auto") if os.environ.get(LAB_ENV) else None)
+                      engine_tag=(cpu or "auto") if lab_worker() else None)
     with _terminate_as_interrupt():
         outcomes = builder.build(variants, jobs=n_jobs, force=force)
     by_id = {v.id: v for v in variants}
