@@ -447,6 +447,7 @@ def flag_summary(rows: list[dict[str, Any]]) -> str:
 def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
     """The matrix's CPU profiles, and which of them describes the machine this runs on."""
     from .cpumodel import core_of_cpu, core_of_march, summary
+    from .engines import describe_spec
     from .hostinfo import parse_cpuinfo, profile_mismatches
 
     m = _matrix(matrix)
@@ -459,6 +460,7 @@ def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
         info = p.describe()
         if p.docker_host:
             info["this_machine"] = None
+            info["engine"] = describe_spec(p.docker_host)
         elif here is not None:
             info["this_machine"] = profile_mismatches(p, here) or True
         core = core_of_march(p.march)
@@ -476,7 +478,10 @@ def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
         mine = core_of_cpu(here.vendor, here.family, here.model_number, here.model)
         print(f"  CPU model: {summary(mine) if mine else 'this core is not in the model'}")
     for r in rows:
-        where = f"engine {r['docker_host']}" if r["docker_host"] else "local engine"
+        engine = r.get("engine") or {}
+        where = "local engine" if not r["docker_host"] else \
+            f"engine {r['docker_host']} — {engine['problem']}" if engine.get("problem") else \
+            f"engine {r['docker_host']} ({engine.get('transport')})"
         match = r.get("this_machine")
         verdict = ("matches this machine" if match is True else "remote: checked at bench "
                    "time" if match is None else "not this machine: " + "; ".join(match))
