@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import subprocess
 import sys
@@ -225,7 +224,7 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
               images: str = "", registry: str = "") -> int:
     from .build import Builder
     from .lab import split_cpus
-    from .results import LAB_ENV
+    from .results import lab_worker
     from .ship import Shipper, check_mode, check_registry
 
     n_jobs = bounded("--jobs", jobs or 1, 1, 64)
@@ -244,7 +243,7 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
     shipper = Shipper(backend, backend.engine_info(), mode, _peers(m, cpu, allow_plain_tcp),
                       tree.root, registry=registry or None)
     builder = Builder(m, backend, tree, images=shipper,
-                      engine_tag=(cpu or "auto") if os.environ.get(LAB_ENV) else None)
+                      engine_tag=(cpu or "auto") if lab_worker() else None)
     with _terminate_as_interrupt():
         outcomes = builder.build(variants, jobs=n_jobs, force=force)
     by_id = {v.id: v for v in variants}
@@ -479,6 +478,7 @@ def flag_summary(rows: list[dict[str, Any]]) -> str:
 def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
     """The matrix's CPU profiles, and which of them describes the machine this runs on."""
     from .cpumodel import core_of_cpu, core_of_march, summary
+    from .engines import describe_spec
     from .hostinfo import parse_cpuinfo, profile_mismatches
 
     m = _matrix(matrix)
@@ -491,6 +491,7 @@ def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
         info = p.describe()
         if p.docker_host:
             info["this_machine"] = None
+            info["engine"] = describe_spec(p.docker_host)
         elif here is not None:
             info["this_machine"] = profile_mismatches(p, here) or True
         core = core_of_march(p.march)
@@ -508,7 +509,10 @@ def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
         mine = core_of_cpu(here.vendor, here.family, here.model_number, here.model)
         print(f"  CPU model: {summary(mine) if mine else 'this core is not in the model'}")
     for r in rows:
-        where = f"engine {r['docker_host']}" if r["docker_host"] else "local engine"
+        engine = r.get("engine") or {}
+        where = "local engine" if not r["docker_host"] else \
+            f"engine {r['docker_host']} — {engine['problem']}" if engine.get("problem") else \
+            f"engine {r['docker_host']} ({engine.get('transport')})"
         match = r.get("this_machine")
         verdict = ("matches this machine" if match is True else "remote: checked at bench "
                    "time" if match is None else "not this machine: " + "; ".join(match))

@@ -248,8 +248,17 @@ def _check_url(engine: Engine) -> Engine:
                      "unix:///path/docker.sock or context:NAME (a docker context)")
 
 
+def describe_spec(spec: str, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """How ``spec`` would be reached (no connection, no warning), or the problem in it."""
+    try:
+        engine = resolve(spec, allow_plain_tcp=True, environ=environ, warn=False)
+    except (UsageError, DockerUnavailable) as exc:
+        return {"spec": spec, "problem": exc.message}
+    return engine.describe()
+
+
 def resolve(spec: str | None = None, *, allow_plain_tcp: bool = False,
-            environ: Mapping[str, str] | None = None) -> Engine:
+            environ: Mapping[str, str] | None = None, warn: bool = True) -> Engine:
     """The engine ``spec`` names (a profile's ``docker_host``), or the environment's.
 
     A ``tcp://`` engine without TLS raises :class:`UsageError` unless
@@ -278,7 +287,8 @@ def resolve(spec: str | None = None, *, allow_plain_tcp: bool = False,
                 hint="give it TLS (DOCKER_CERT_PATH + DOCKER_TLS_VERIFY=1, or a docker "
                 "context with ca/cert/key; docs/lab.md), reach it over ssh://, or pass "
                 "--allow-plain-tcp if you accept the risk on a network you own")
-        log.warn(PLAIN_TCP_WARNING.format(url=engine.url))
+        if warn:
+            log.warn(PLAIN_TCP_WARNING.format(url=engine.url))
     return engine
 
 

@@ -296,15 +296,22 @@ def run_lab(m: Matrix, command: str, cpus: list[str], flags: Mapping[str, Any],
             display.refresh()
             time.sleep(0.25)
     except KeyboardInterrupt:
-        for w in workers:  # they got Ctrl-C too; a SIGTERM reaches them in any case
+        # a Ctrl-C reached the workers too: let them clean up; a SIGTERM of the lab did
+        # not, so those still running after a moment get one
+        _join(pumps, 5.0)
+        for w in workers:
             w.stop()
-        deadline = time.monotonic() + 60
-        for p in pumps:
-            p.join(max(0.0, deadline - time.monotonic()))
+        _join(pumps, 60.0)
         display.finish()
         raise
     display.finish()
     return states
+
+
+def _join(threads: list[threading.Thread], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    for t in threads:
+        t.join(max(0.0, deadline - time.monotonic()))
 
 
 def _pump(worker: Worker, state: EngineState, display: Any) -> None:

@@ -40,7 +40,8 @@ def status_line(state: Any, width: int, name_width: int = 12) -> str:
 
 def _interesting(line: str) -> bool:
     text = line.strip()
-    return text.startswith(("▸", "═", "error", "warning", "✕")) or "FAILED" in text
+    return text.startswith(("▸", "═", "error", "warning", "✕", "waiting for",
+                            "got the measurement lock")) or "FAILED" in text
 
 
 class Display:

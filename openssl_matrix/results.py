@@ -78,6 +78,13 @@ def new_numbered_dir(base: Path) -> Path:
 LAB_ENV = "OPENSSL_MATRIX_LAB_TREE"
 
 
+def lab_worker() -> bool:
+    """Whether this process (or thread, in tests) is an engine worker of a running lab:
+    ``$OPENSSL_MATRIX_LAB_TREE`` names its parent (or itself)."""
+    pid = os.environ.get(LAB_ENV, "").partition(":")[0]
+    return pid.isdigit() and int(pid) in (os.getppid(), os.getpid())
+
+
 class ResultsTree:
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -91,7 +98,7 @@ class ResultsTree:
         threads) holds this tree's lock: ``$OPENSSL_MATRIX_LAB_TREE`` names its pid and
         this tree, the lock file names that pid, and the lock is taken."""
         pid, _, root = os.environ.get(LAB_ENV, "").partition(":")
-        if not pid.isdigit() or int(pid) not in (os.getppid(), os.getpid()):
+        if not lab_worker():
             return False
         if Path(root) != self.root.resolve():
             return False

@@ -233,7 +233,10 @@ def test_profile_on_another_engine_files_results_locally(
     out = invoke("bench", "--cpu=lab", "--suite", "eng", "--only", VARIANTS)
     assert out.returncode == 5, out.stderr
     assert f"3.0.20-asm-x86_64 is not built on {url}" in out.stdout + out.stderr
-    [run] = sorted((tree.root / "lab" / "1.1.1w-asm-x86_64" / "eng").iterdir())
+    # the first run; more follow when the busy host made figures `contended` (re-measured)
+    run, *more = sorted((tree.root / "lab" / "1.1.1w-asm-x86_64" / "eng").iterdir())
+    assert all(json.loads((r / "meta.json").read_text())["status"] == "complete"
+               for r in more)
     meta = json.loads((run / "meta.json").read_text())
     assert meta["status"] == "complete" and meta["cpu_profile"] == "lab"
     assert meta["docker"]["endpoint"] == url and meta["docker"]["root_dir"] == data_root

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -104,7 +105,7 @@ def lab_setup(fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(commands, "DockerBackend", backend)
     monkeypatch.setattr(lab, "launcher", lab.ThreadWorker)
     monkeypatch.setenv("OPENSSL_MATRIX_LOCK_DIR", str(tmp_path / "locks"))
-    monkeypatch.delenv(LAB_ENV, raising=False)
+    monkeypatch.setenv(LAB_ENV, "")  # restored after the test: ThreadWorker sets it
     return fake_matrix, tree, engines
 
 
@@ -252,3 +253,30 @@ def test_the_terminal_display_redraws_one_line_per_engine(tmp_path: Path) -> Non
     assert "lab-a" in text and "3/12" in text and "ssh://bench@a.lab: ▸ [3/12]" in text
     assert "exit 6 (engine unreachable) — error: cannot reach" in text
     assert len(status_line(states[0], 40)) == 40
+
+
+def test_workers_share_the_labs_tree_lock_and_nobody_else_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from openssl_matrix.errors import ResultsError
+
+    root = tmp_path / "results"
+    lab_tree = ResultsTree(root)
+    lab_tree.lock()
+    try:
+        monkeypatch.setenv(LAB_ENV, f"{os.getpid()}:{root.resolve()}")
+        worker = ResultsTree(root)
+        worker.lock()
+        assert worker.shared, "the lab's worker shares its lock"
+        worker.unlock()
+        assert not worker.shared
+        for wrong in (f"1:{root.resolve()}", f"{os.getpid()}:{tmp_path / 'other'}", "x"):
+            monkeypatch.setenv(LAB_ENV, wrong)
+            with pytest.raises(ResultsError, match="is in use by"):
+                ResultsTree(root).lock()
+    finally:
+        lab_tree.unlock()
+    monkeypatch.setenv(LAB_ENV, f"{os.getpid()}:{root.resolve()}")
+    alone = ResultsTree(root)
+    alone.lock()  # nobody holds it: an ordinary lock, not a shared one
+    assert not alone.shared
+    alone.unlock()

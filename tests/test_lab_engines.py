@@ -143,3 +143,13 @@ def test_a_refused_ssh_login_says_why_and_what_to_do(tmp_path: Path,
     text = str(err.value)
     assert "Permission denied (publickey)" in text
     assert "`ssh bench@ryzen.lab docker version` must work without a password prompt" in text
+
+
+def test_profiles_describe_an_engine_without_connecting_or_warning(
+        env: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    add_context(Path(env["DOCKER_CONFIG"]), "xeon", "tcp://xeon.lab:2376", tls=True)
+    assert engines.describe_spec("context:xeon", env)["transport"] == "tcp+tls"
+    assert engines.describe_spec("tcp://x.lab:2375", env)["transport"] == "tcp (no TLS)"
+    assert "no Docker context named 'nope'" in engines.describe_spec("context:nope",
+                                                                     env)["problem"]
+    assert capsys.readouterr().err == ""

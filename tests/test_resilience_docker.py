@@ -192,7 +192,9 @@ def test_engine_stopped_mid_run_keeps_results_and_resumes(
         f"cannot reach the Docker engine at {url}" in err, err
     assert "rerun the same command" in err and "Traceback" not in err
     before = runs(tree)
-    assert [r["status"] for r in before["aes8k/1.1.1w-asm-x86_64"]] == ["complete"]
+    # more than one complete run when the busy host made figures `contended` (re-measured)
+    finished = [r["status"] for r in before["aes8k/1.1.1w-asm-x86_64"]]
+    assert finished and set(finished) == {"complete"}
     assert [r["status"] for r in before["resume/1.1.1w-asm-x86_64"]] == ["interrupted"]
 
     # while the engine is down, the same command says so and changes nothing
@@ -205,10 +207,10 @@ def test_engine_stopped_mid_run_keeps_results_and_resumes(
     res = invoke(*args, env=env)
     assert res.returncode == 0, res.stdout + res.stderr
     after = runs(tree)
-    assert [r["status"] for r in after["aes8k/1.1.1w-asm-x86_64"]] == ["complete"], \
+    assert [r["status"] for r in after["aes8k/1.1.1w-asm-x86_64"]] == finished, \
         "the suite finished before the engine stopped is not measured again"
-    assert [r["status"] for r in after["resume/1.1.1w-asm-x86_64"]] == ["interrupted",
-                                                                       "complete"]
+    resumed = [r["status"] for r in after["resume/1.1.1w-asm-x86_64"]]
+    assert resumed[0] == "interrupted" and resumed[1:] and set(resumed[1:]) == {"complete"}
     meta = after["resume/1.1.1w-asm-x86_64"][1]
     assert meta["docker"]["endpoint"] == url
     assert not list((tree / "_journal").glob("bench-*.json")), "both sessions closed"
