@@ -424,20 +424,27 @@ class DockerBackend:
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
             raise self._guard(f"saving image {tag}", exc) from None
 
+    @contextlib.contextmanager
+    def _moving(self, what: str) -> Iterator[None]:
+        """An image transfer's SDK errors: a refusal is a BuildError, a lost engine the
+        guard's DockerUnavailable."""
+        try:
+            yield
+        except docker.errors.APIError as exc:
+            raise BuildError(f"{what} failed: {_short(exc)}") from None
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise self._guard(what, exc) from None
+
     def load_image(self, chunks: Iterable[bytes]) -> None:
         """``docker load`` from a stream of tar chunks (sent as they come)."""
-        try:
+        with self._moving("docker load"):
             _stream_ok(self.client.api.load_image(iter(chunks)), "docker load")
-        except docker.errors.APIError as exc:
-            raise BuildError(f"docker load failed: {_short(exc)}") from None
-        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-            raise self._guard("loading an image", exc) from None
 
     def push_image(self, tag: str, ref: str) -> None:
         """Tag ``tag`` as ``ref`` (a registry reference) and push it; the extra tag is
         removed afterwards."""
         repo, _, version = ref.rpartition(":")
-        try:
+        with self._moving(f"docker push {ref}"):
             self.client.api.tag(tag, repo, version)
             try:
                 _stream_ok(self.client.api.push(repo, version, stream=True, decode=True),
@@ -445,25 +452,17 @@ class DockerBackend:
             finally:
                 with contextlib.suppress(docker.errors.DockerException):
                     self.client.api.remove_image(ref, noprune=True)
-        except docker.errors.APIError as exc:
-            raise BuildError(f"docker push {ref} failed: {_short(exc)}") from None
-        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-            raise self._guard(f"pushing {ref}", exc) from None
 
     def pull_image(self, ref: str, tag: str) -> None:
         """Pull ``ref`` from its registry and tag it ``tag`` (the registry tag removed)."""
         repo, _, version = ref.rpartition(":")
         name, _, label = tag.rpartition(":")
-        try:
+        with self._moving(f"docker pull {ref}"):
             _stream_ok(self.client.api.pull(repo, version, stream=True, decode=True),
                        f"docker pull {ref}")
             self.client.api.tag(ref, name, label)
             with contextlib.suppress(docker.errors.DockerException):
                 self.client.api.remove_image(ref, noprune=True)
-        except docker.errors.APIError as exc:
-            raise BuildError(f"docker pull {ref} failed: {_short(exc)}") from None
-        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-            raise self._guard(f"pulling {ref}", exc) from None
 
     def remove_image(self, tag: str) -> None:
         """Remove one tag this tool put on the engine (an image that arrived and then
