@@ -283,6 +283,10 @@ class BenchCell:
                     inv, res.stdout, speed_stderr, version, times, acct, engine_checks,
                     vectors, run_cpu)
                 entry["elapsed_measured"] = elapsed
+                if inv.path == "tls":  # one accounting per s_time run, taken in the script
+                    entry["host_accounting"] = {
+                        f"{r.get('protocol')} {r.get('operation')}": r.pop("host_accounting",
+                                                                          None) for r in recs}
                 figures.extend(recs)
                 by_invocation[inv.name] = recs
                 findings.extend(inv_findings)
