@@ -119,7 +119,9 @@ def profile_runs(tree: ResultsTree, profile: str, variant: str, m: Measurement,
 def collect(measurement: Measurement, planned: PlannedMeasurement, runs: Sequence[Path]) -> Ours:
     ours = Ours()
     want = canonical_algorithm(measurement.algorithm)
-    if measurement.operation is not None:  # a public-key figure: the parser's id
+    if measurement.protocol is not None:  # a TLS figure: protocol-key, one pinning
+        want = f"{measurement.protocol}-{measurement.algorithm}"
+    elif measurement.operation is not None:  # a public-key figure: the parser's id
         want = PK_ALGORITHMS[measurement.algorithm].figure
     for run in runs:
         figures = records.read_figures(run)
@@ -129,6 +131,9 @@ def collect(measurement: Measurement, planned: PlannedMeasurement, runs: Sequenc
             if fig.mask != planned.mask or fig.algorithm != want:
                 continue
             if fig.operation != measurement.operation:
+                continue
+            if measurement.protocol is not None and \
+                    fig.get("tls_pinning") != measurement.pinning:
                 continue
             if measurement.operation is None and (fig.direction or "encrypt") != (
                     "decrypt" if measurement.decrypt else "encrypt"):
