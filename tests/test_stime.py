@@ -174,6 +174,20 @@ def test_an_output_without_s_time_phases_gives_no_figure_and_says_so() -> None:
     assert run.warnings == ("no s_time phase found in the output",)
 
 
+def test_an_infinite_user_time_rate_is_no_rate() -> None:
+    """1.0.2u printed "inf connections/user sec" (0.00 s of user time): a figure record
+    holding it made the run's figures.json unreadable (JSON has no Infinity)."""
+    import json
+
+    text = _text("1.0.2u--tls--ecdsap256--cross-core.stdout")
+    assert "inf connections/user sec" in text
+    out = read_output(text)
+    resume = next(s for s in out.sections if s.mode == "reuse")
+    assert parse_stime("\n".join(resume.lines)).user_rate is None
+    records, _, _ = parse_output(text, _plan("1.0.2u", "ecdsap256", "cross-core"))
+    json.dumps(records, allow_nan=False)  # every number is one JSON allows
+
+
 def test_each_s_time_run_carries_the_host_accounting_taken_around_it() -> None:
     """0.9.8y, the third attempt of a busy bench: its full handshakes ran while the rest
     of the host was idle, its resumptions while other work kept a core busy."""
