@@ -298,6 +298,9 @@ class BenchCell:
                     warnings.append(f"{inv.name}: no figures in the output")
             meta["invocations"].append(entry)
             host = "" if acct is None else f"; {acct.describe()}"
+            if inv.path == "tls" and isinstance(entry.get("host_accounting"), dict):
+                busy = [a["foreign_cores"] for a in entry["host_accounting"].values() if a]
+                host = f"; others up to {max(busy):.2f} core(s) busy" if busy else ""
             log.info(f"    [{n}/{len(invocations)}] {inv.name}: {entry['status']} "
                      f"({time.monotonic() - t0:.1f}s{host})")
         findings.extend(cross_findings(invocations, by_invocation, version, run_cpu.flags,
