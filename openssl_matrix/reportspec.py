@@ -635,15 +635,20 @@ def _pk_measurement(ctx: _Ctx, m: Mapping[str, Any], proto: Measurement,
     if operation not in ALGORITHMS[algorithm].operations:
         raise ctx.fail(f"{kp}.operation", f"{algorithm} has no {operation!r} figure (it has "
                        + ", ".join(ALGORITHMS[algorithm].operations) + ")")
-    ref = m.get("reference")
-    reference: dict[int, float] = {}
-    if ref is not None:
-        if isinstance(ref, bool) or not isinstance(ref, (int, float)) or ref <= 0:
-            raise ctx.fail(f"{kp}.reference", "a public-key figure is one number, operations "
-                           f"per second as printed (e.g. 1936.3), got {ref!r}")
-        reference[OP_BLOCK] = float(ref)
+    reference = _one_figure(ctx, m, kp, "a public-key figure is one number, operations per "
+                            "second as printed (e.g. 1936.3)")
     return replace(proto, algorithm=algorithm, reference=reference, operation=operation,
                    evp=False)
+
+
+def _one_figure(ctx: _Ctx, m: Mapping[str, Any], kp: str, what: str) -> dict[int, float]:
+    """The one ``reference`` figure of a pkey or tls measurement, under ``OP_BLOCK``."""
+    ref = m.get("reference")
+    if ref is None:
+        return {}
+    if isinstance(ref, bool) or not isinstance(ref, (int, float)) or ref <= 0:
+        raise ctx.fail(f"{kp}.reference", f"{what}, got {ref!r}")
+    return {OP_BLOCK: float(ref)}
 
 
 def _tls_measurement(ctx: _Ctx, m: Mapping[str, Any], proto: Measurement,
@@ -667,13 +672,8 @@ def _tls_measurement(ctx: _Ctx, m: Mapping[str, Any], proto: Measurement,
     if pinning not in PINNINGS:
         raise ctx.fail(f"{kp}.pinning", f"{pinning!r} is not one of " + ", ".join(PINNINGS),
                        hint=_choices_hint(pinning, PINNINGS))
-    ref = m.get("reference")
-    reference: dict[int, float] = {}
-    if ref is not None:
-        if isinstance(ref, bool) or not isinstance(ref, (int, float)) or ref <= 0:
-            raise ctx.fail(f"{kp}.reference", "a TLS figure is one number, connections per "
-                           f"second (e.g. 22600), got {ref!r}")
-        reference[OP_BLOCK] = float(ref)
+    reference = _one_figure(ctx, m, kp, "a TLS figure is one number, connections per "
+                            "second (e.g. 22600)")
     return replace(proto, algorithm=algorithm, reference=reference,
                    operation=str(m["operation"]), evp=False, protocol=protocol,
                    pinning=pinning)

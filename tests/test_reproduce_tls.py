@@ -26,7 +26,7 @@ from openssl_matrix.reproduce import (
 )
 from openssl_matrix.results import ResultsTree
 
-from .conftest import make_tarball
+from .conftest import local_versions
 from .fakes import FakeBackend
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,8 +41,7 @@ source: {{kind: site, where: nowhere, date: 2023}}
 machines:
   m: {{cpu: Made-up CPU}}
 versions:
-  1.1.1w: {{sha256: {sha_a}, urls: [file://{src}/openssl-1.1.1w.tar.gz]}}
-  3.0.20: {{sha256: {sha_b}, urls: [file://{src}/openssl-3.0.20.tar.gz]}}
+{versions}
 builds:
   old: {{version: 1.1.1w}}
   new: {{version: 3.0.20}}
@@ -71,13 +70,9 @@ def tls_reply(image: str, command: Sequence[str], env: Mapping[str, str],
 
 @pytest.fixture
 def spec_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
-    src = tmp_path / "src"
-    src.mkdir()
-    sha_a = make_tarball(src / "openssl-1.1.1w.tar.gz", "1.1.1w")
-    sha_b = make_tarball(src / "openssl-3.0.20.tar.gz", "3.0.20")
     path = tmp_path / "hs.yaml"
-    path.write_text(SPEC.format(sha_a=sha_a, sha_b=sha_b, src=src))
+    path.write_text(SPEC.format(versions=local_versions(tmp_path, monkeypatch, "1.1.1w",
+                                                        "3.0.20")))
     return path
 
 

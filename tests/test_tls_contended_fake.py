@@ -22,7 +22,7 @@ from openssl_matrix.model import load_matrix
 from openssl_matrix.results import ResultsTree
 from openssl_matrix.sources import default_urls
 
-from .conftest import make_tarball
+from .conftest import local_versions
 from .fakes import FakeBackend
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "stime"
@@ -32,18 +32,13 @@ LATER = "0.9.8y--tls--rsa2048--cross-core.stdout"       # handshakes clean, resu
 
 @pytest.fixture
 def bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Bencher, FakeBackend]:
-    monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
-    src = tmp_path / "src"
-    src.mkdir()
-    sha = make_tarball(src / "openssl-0.9.8y.tar.gz", "0.9.8y")
+    versions = local_versions(tmp_path, monkeypatch, "0.9.8y")
     path = tmp_path / "matrix.yaml"
     path.write_text(f"""
 defaults:
   base_image: debian:bookworm
 versions:
-  0.9.8y:
-    sha256: {sha}
-    urls: [file://{src}/openssl-0.9.8y.tar.gz]
+{versions}
 axes:
   asm: [asm]
 suites:
