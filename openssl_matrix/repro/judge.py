@@ -303,7 +303,9 @@ def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, PlannedMeasureme
             bad = {k: v for k, v in o.statuses.items() if k != "ok"}
             detail.append(f"{name}: {len(o.runs)} run(s)"
                           + (f", figures {bad}" if bad else ""))
-        result.reason = (f"no usable figure at block size(s) {', '.join(map(str, missing))} "
+        where = "for the operation" if missing == [OP_BLOCK] else \
+            f"at block size(s) {', '.join(map(str, missing))}"
+        result.reason = (f"no usable figure {where} "
                          f"({'; '.join(detail)}); see the raw output of the runs")
         return result
     their = spec.machines[spec.measurements[claim.numerator].machine]

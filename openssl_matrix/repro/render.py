@@ -158,7 +158,9 @@ def render_text(rep: Reproduction) -> str:
                 if b.by_model:
                     expected = (f"model {b.model_here:.2f}× ±15 %" if b.model_here is not None
                                 else "direction")
-                lines.append(f"      {_size(b.block, bare=True):>6}  {_x(b.reference):>9}  "
+                label = spec.measurements[c.numerator].unit if b.block == OP_BLOCK else \
+                    _size(b.block, bare=True)
+                lines.append(f"      {label:>6}  {_x(b.reference):>9}  "
                              f"{_x(b.ours):>8}  "
                              f"{expected:<14} {rng:<18} {mark}")
     lines += table_grids(rep)
