@@ -154,6 +154,8 @@ def test_handshake_figures_the_host_disturbed_are_not_judged(spec_path: Path,
     verdict = next(r for r in rep.results if r.claim.id == "slower")
     assert verdict.verdict == NOT_TESTABLE and verdict.labels.get("contended")
     assert "contended" in (verdict.reason or "")
+    assert (verdict.reason or "").startswith("no usable figure for the operation (")
+    assert "      conn/s " in render_text(rep)  # the claim's row, in the figure's unit
 
 
 def test_the_issue_22560_spec_transcribes_its_two_figures() -> None:
