@@ -98,10 +98,22 @@ def group_server_args(protocol: Protocol, v: Series) -> list[str]:
     return ["-named_curve", "prime256v1"]  # 0.9.8-1.0.1: the server's one ECDH curve
 
 
-def cipher_args(protocol: Protocol, key: str) -> list[str]:
-    """The server's one cipher: ``-ciphersuites`` for TLS 1.3 (1.1.1+), else ``-cipher``."""
+def cipher_string(protocol: Protocol, key: str, v: Series) -> str:
+    """The one cipher (suite), as ``-cipher``/``-ciphersuites`` of version ``v`` take it.
+
+    From 3.0 the default security level 1 refuses TLS 1.0's MD5+SHA-1 handshake
+    signature ("no suitable signature algorithm", seen on the 3.0.20 image here): TLS 1.0
+    there runs at ``@SECLEVEL=0``, on both sides.
+    """
     cipher = protocol.cipher[key]
-    return ["-ciphersuites" if protocol.tls13 else "-cipher", cipher]
+    if protocol.name == "tls1.0" and v >= (3, 0, 0):
+        cipher += ":@SECLEVEL=0"
+    return cipher
+
+
+def cipher_args(protocol: Protocol, key: str, v: Series) -> list[str]:
+    """The server's one cipher: ``-ciphersuites`` for TLS 1.3 (1.1.1+), else ``-cipher``."""
+    return ["-ciphersuites" if protocol.tls13 else "-cipher", cipher_string(protocol, key, v)]
 
 
 def protocol_server_args(protocol: Protocol, v: Series) -> list[str]:
@@ -119,7 +131,7 @@ def protocol_server_args(protocol: Protocol, v: Series) -> list[str]:
 
 def server_options(protocol: Protocol, key: str, v: Series) -> list[str]:
     """Everything ``s_server`` gets besides key, certificate and port."""
-    return [*protocol_server_args(protocol, v), *cipher_args(protocol, key),
+    return [*protocol_server_args(protocol, v), *cipher_args(protocol, key, v),
             *group_server_args(protocol, v), "-www"]
 
 
@@ -132,7 +144,8 @@ def client_options(protocol: Protocol, key: str, v: Series) -> list[str]:
     """
     out: list[str] = []
     if v >= (1, 1, 1):
-        out += ["-cipher" if not protocol.tls13 else "-ciphersuites", protocol.cipher[key]]
+        out += ["-cipher" if not protocol.tls13 else "-ciphersuites",
+                cipher_string(protocol, key, v)]
     elif not protocol.tls13:
         out += ["-cipher", protocol.cipher[key]]
     return out

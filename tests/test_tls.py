@@ -86,6 +86,17 @@ def test_old_s_time_has_no_protocol_or_suite_options_so_the_server_decides() -> 
         "-tls1", "-cipher", "AES128-SHA"]
 
 
+def test_tls10_from_3_0_runs_at_security_level_0_on_both_sides() -> None:
+    # 3.0.20 refused TLS 1.0's MD5+SHA-1 signature at the default level 1 here
+    p = PROTOCOLS["tls1.0"]
+    assert server_options(p, "rsa2048", (3, 0, 20))[:2] == ["-tls1", "-cipher"]
+    assert server_options(p, "rsa2048", (3, 0, 20))[2] == "AES128-SHA:@SECLEVEL=0"
+    assert client_options(p, "rsa2048", (3, 6, 3)) == ["-cipher", "AES128-SHA:@SECLEVEL=0"]
+    assert client_options(p, "rsa2048", (1, 1, 1)) == ["-cipher", "AES128-SHA"]
+    assert client_options(PROTOCOLS["tls1.2"], "rsa2048", (3, 0, 20)) == [
+        "-cipher", "ECDHE-RSA-AES128-GCM-SHA256"]
+
+
 def test_a_version_without_any_of_the_suites_protocols_measures_its_newest_labelled() -> None:
     found, notes = plans("0.9.8y", ("rsa2048",), TlsOptions())  # the default: 1.2 and 1.3
     assert [p.protocols for p in found] == [("tls1.0",)]
