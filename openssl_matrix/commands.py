@@ -608,8 +608,11 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
     if profile != "auto":
         _matrix(matrix).profile(profile)
     backend = DockerBackend()
+    from .bench import MAX_ATTEMPTS
+
     rep = reproduce(spec, env, backend, _tree(results), cpu_profile=profile, force=force,
-                    wait=wait, engine=backend.engine_info(), git_commit=_git_commit())
+                    wait=wait, engine=backend.engine_info(), git_commit=_git_commit(),
+                    max_attempts=MAX_ATTEMPTS)
     if json:
         import json as _json
 
