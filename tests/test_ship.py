@@ -337,3 +337,23 @@ def test_a_lab_build_ships_the_local_engines_images_to_each_engine(
         assert e.loaded == [tag] and e.builds == [], url
         ships = {p.name for p in tree.glob(f"_builds/{VARIANT}/*/shipped-*.json")}
     assert ships == {"shipped-ID-ssh_bench_a.lab.json", "shipped-ID-tcp_b.lab_2376.json"}
+
+
+def test_a_first_shipment_slower_than_the_build_on_record_gives_up_and_builds(
+        lab: tuple[Matrix, ResultsTree, FakeBackend, FakeBackend], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    m, tree, a, b = lab
+    latest = records.read_latest(tree.root, VARIANT)
+    assert latest is not None
+    rec = tree.build_record(VARIANT, latest.digest)
+    assert rec is not None
+    # a build that took no time on record: any transfer outlives it
+    records.write_build(tree.build_dir(VARIANT, latest.digest), {**rec, "seconds": 0.0})
+    [out] = Builder(m, b, tree, workdir=tmp_path / "work-b",
+                    images=shipper(tree, b, "auto", a)).build(m.select(VARIANT))
+    assert out.status == "built" and b.builds == [latest.tag]
+    toolchain = next(t for t in a.images if t.startswith("openssl-matrix/toolchain:"))
+    assert b.loaded == [toolchain], "the variant never arrived; the toolchain for its build did"
+    err = capsys.readouterr().err
+    assert "the transfer outlived the build time on record (0s)" in err
+    assert "building it here instead" in err
