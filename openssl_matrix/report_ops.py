@@ -326,10 +326,20 @@ def cell_rows(tables: Sequence[OpsTable]) -> list[dict[str, Any]]:
     return out
 
 
-def write_ops(tree: ResultsTree, out: Path) -> tuple[str, list[Path], int, list[str]]:
+@dataclass(frozen=True)
+class OpsSection:
+    """What :func:`write_ops` made: the page's section, charts, counts, terminal lines."""
+
+    html: str
+    charts: list[Path]
+    figures: int
+    tables: int
+    lines: list[str]
+
+
+def write_ops(tree: ResultsTree, out: Path) -> OpsSection:
     """Tables, charts and data of the ops-per-second figures into the report folder
-    ``out``; returns the HTML section, the charts written, the figure count and the
-    tables as terminal lines."""
+    ``out``."""
     obs = ops_observations(tree)
     tables = ops_tables(obs)
     charts: list[Path] = []
@@ -357,5 +367,5 @@ def write_ops(tree: ResultsTree, out: Path) -> tuple[str, list[Path], int, list[
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     text = env.get_template("report_ops.html.j2").render(tables=views)
-    lines = [line for t in tables for line in table_text(t)]
-    return text if text.endswith("\n") else text + "\n", charts, len(obs), lines
+    return OpsSection(text if text.endswith("\n") else text + "\n", charts, len(obs),
+                      len(tables), [line for t in tables for line in table_text(t)])

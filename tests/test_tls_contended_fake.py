@@ -137,3 +137,27 @@ def test_progress_says_which_handshake_figures_were_flagged_and_why(
     out = capsys.readouterr().out
     assert "contended attempt(s) left out" in out
     assert not [x for x in out.splitlines() if "warning" in x and "contended:" in x]
+
+
+def test_the_report_shows_handshakes_with_interval_count_and_flagged_cells(
+        bench: tuple[Bencher, FakeBackend], tmp_path: Path) -> None:
+    """In the page and in the terminal: median ± half-width (n), and for a figure every
+    attempt of which was contended, what it read and that it was contended — no bare
+    number, no empty cell."""
+    from openssl_matrix.report import build_report
+
+    bencher, _ = bench
+    m = bencher.matrix
+    bencher.bench(list(m.variants), m.suite("hs"), "auto", repeat=1)
+    summary = build_report(bencher.tree, tmp_path / "report")
+    text = summary.text()
+    assert "TLS handshakes (connections per second, higher is better) — median ± " \
+        "half-width of the 95 % interval, conn/s" in text
+    full = next(x for x in text.splitlines() if "full handshake" in x)
+    assert " ± 0.0 (n=2)" in full
+    resumed = next(x for x in text.splitlines() if "resumption" in x)
+    assert ", all 3 contended" in resumed and "≈ " in resumed
+    assert "in 0 table(s) and 1 public-key/handshake table(s)" in text
+    page = (tmp_path / "report" / "index.html").read_text()
+    assert " ± 0.0 (n=2)" in page and "no usable figure" in page
+    assert "all 3 contended" in page
