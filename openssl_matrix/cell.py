@@ -274,6 +274,7 @@ class BenchCell:
                                      "host_accounting": None if acct is None
                                      else acct.as_dict()}
             flagged = ""  # the progress line says which figures a guard flagged
+            said: list[str] = []  # and a TLS run's guards say why, after it
             if res.exit_code != 0:
                 failed += 1
                 last = speed_stderr.strip().splitlines()[-1] if speed_stderr.strip() else ""
@@ -298,8 +299,7 @@ class BenchCell:
                 findings.extend(inv_findings)
                 if inv.path == "tls":  # named already; its guards applied per operation
                     warnings.extend(parse_warnings)
-                    for w in parse_warnings:
-                        log.warn(f"  {v.id}: {w}")
+                    said = parse_warnings
                 else:
                     warnings.extend(f"{inv.name}: {w}" for w in parse_warnings)
                 entry["status"] = "ok" if recs else "no-figures"
@@ -314,6 +314,8 @@ class BenchCell:
                 host = f"; others up to {max(busy):.2f} core(s) busy" if busy else ""
             log.info(f"    [{n}/{len(invocations)}] {inv.name}: {entry['status']}{flagged} "
                      f"({time.monotonic() - t0:.1f}s{host})")
+            for w in said:
+                log.warn(f"  {v.id}: {w}")
         findings.extend(cross_findings(invocations, by_invocation, version, run_cpu.flags,
                                        bool(vectors)))
         apply_findings(figures, findings)
