@@ -25,6 +25,7 @@ module importing ``docker``) connects to what :func:`resolve` returns.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import difflib
 import hashlib
@@ -317,6 +318,7 @@ class SshTunnel:
         self._procs: list[subprocess.Popen[bytes]] = []
         self._lock = threading.Lock()
         self._stderr = self._dir / "ssh.stderr"
+        atexit.register(self.close)  # the private folder goes, even if nobody closes it
 
     def command(self, *remote: str) -> list[str]:
         ssh = shutil.which("ssh")

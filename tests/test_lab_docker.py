@@ -15,7 +15,6 @@ which engine's identity, and what happens when an engine is stopped, does.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import subprocess
@@ -160,9 +159,11 @@ def test_four_engines_at_once_one_unreachable(lab: Lab, tmp_path: Path) -> None:
         seen[cpu] = got[0]
     assert seen["lab-ctx"]["docker"]["context"] == "lab-ctx"
     assert len({s["docker"]["id"] for s in seen.values()}) == 3, "three engines, three IDs"
-    spans = sorted((s["started"], s["ended"]) for s in seen.values())
-    assert any(a[1] > b[0] for a, b in itertools.pairwise(spans)), \
-        f"the engines measured at the same time: {spans}"
+    # all engines were at work before the first working one ended (the runs themselves are short)
+    lines = res.stderr.splitlines()
+    started = [i for i, ln in enumerate(lines) if ln.startswith("[lab-") and "] ═ bench" in ln]
+    ended = [i for i, ln in enumerate(lines) if ln.startswith("✓ lab-")]
+    assert len(started) == 4 and len(ended) == 3 and max(started) < min(ended), text
     assert not (tree / "lab-gone").exists()
     for cpu in ("lab-ssh", "lab-tls", "lab-ctx"):
         assert f"== {cpu} on " in res.stdout, "each engine's summary is printed"
