@@ -199,22 +199,36 @@ def _lab(command: str, m: Matrix, cpus: list[str], flags: dict[str, Any], result
 
 def _peers(m: Matrix, cpu: str, allow_plain_tcp: bool = False) -> Callable[[], list[Any]]:
     """The engines images may be shipped from, connected when first needed: the local
-    engine (the one `build` without a remote profile uses), when it is not the target.
-    Engines the command does not name are never contacted."""
+    engine (the one `build` without a remote profile uses), when it is not the target,
+    and in a lab the run's other engines (``lab.run_peers``). Engines the command does
+    not name are never contacted; one that cannot be reached is left out with a warning."""
+    from .lab import run_peers
     from .ship import Peer
 
     target = m.profile(cpu) if cpu and cpu != "auto" else None
+    mine = (target.docker_host if target is not None else None) or "local"
+    wanted = {} if mine == "local" else {"local": "the local engine"}
+    for names, engine in run_peers():  # read now: in the worker's own thread
+        if engine != mine:
+            wanted[engine] = f"{names} ({engine})" if engine != "local" else \
+                f"{names} (the local engine)"
 
     def connect() -> list[Peer]:
-        if target is None or not target.docker_host:
-            return []  # the local engine is the target
-        try:
-            local = DockerBackend(allow_plain_tcp=True) if allow_plain_tcp else DockerBackend()
-            return [Peer("the local engine", local, local.engine_info())]
-        except FatalError as exc:  # unreachable, or refused (plain tcp://)
-            log.warn(f"the local engine is not reachable: no images are shipped from it "
-                     f"({exc.message})")
-            return []
+        found = []
+        for engine, label in wanted.items():
+            try:
+                if engine == "local":
+                    backend = DockerBackend(allow_plain_tcp=True) if allow_plain_tcp \
+                        else DockerBackend()
+                elif allow_plain_tcp:
+                    backend = DockerBackend(base_url=engine, allow_plain_tcp=True)
+                else:
+                    backend = DockerBackend(base_url=engine)
+                found.append(Peer(label, backend, backend.engine_info()))
+            except FatalError as exc:  # unreachable, or refused (plain tcp://)
+                log.warn(f"{label} is not reachable: no images are shipped from it "
+                         f"({exc.message})")
+        return found
 
     return connect
 
@@ -223,7 +237,7 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
               force: bool, cpu: str, all: bool = False, allow_plain_tcp: bool = False,
               images: str = "", registry: str = "") -> int:
     from .build import Builder
-    from .lab import split_cpus
+    from .lab import run_peers, split_cpus
     from .results import lab_worker
     from .ship import Shipper, check_mode, check_registry
 
@@ -242,8 +256,10 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
     tree = _tree(results)
     shipper = Shipper(backend, backend.engine_info(), mode, _peers(m, cpu, allow_plain_tcp),
                       tree.root, registry=registry or None)
+    in_lab = lab_worker()
     builder = Builder(m, backend, tree, images=shipper,
-                      engine_tag=(cpu or "auto") if lab_worker() else None)
+                      engine_tag=(cpu or "auto") if in_lab else None,
+                      claims=in_lab and bool(run_peers()))
     with _terminate_as_interrupt():
         outcomes = builder.build(variants, jobs=n_jobs, force=force)
     by_id = {v.id: v for v in variants}
