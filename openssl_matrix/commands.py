@@ -683,7 +683,9 @@ def _reports_dir() -> Path:
 
 
 def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bool,
-                  wait: bool, json: bool, check: bool = False) -> int:
+                  wait: bool, json: bool, check: bool = False,
+                  allow_plain_tcp: bool = False) -> int:
+    from .lab import LabError, split_cpus
     from .reportspec import find_spec, load_spec
     from .reproduce import Environment, as_json, render_text, reproduce
 
@@ -702,22 +704,47 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
         else:
             print(report.text(), end="")
         return 0
-    profile = cpu or "auto"
-    if profile != "auto":
-        _matrix(matrix).profile(profile)
-    backend = DockerBackend()
+    m = _matrix(matrix)
+    profiles = split_cpus(cpu) or ["auto"]
+    for name in profiles:
+        if name != "auto":
+            m.profile(name)  # an unknown profile is refused before any engine is reached
     from .bench import MAX_ATTEMPTS
 
-    rep = reproduce(spec, env, backend, _tree(results), cpu_profile=profile, force=force,
-                    wait=wait, engine=backend.engine_info(), git_commit=_git_commit(),
-                    max_attempts=MAX_ATTEMPTS)
-    if json:
-        import json as _json
+    rep = None
+    failed: list[tuple[int, str, FatalError]] = []
+    for i, profile in enumerate(profiles):
+        # one profile after the other, each on its own engine (its docker_host): they
+        # write the same reproduction folder; the last one judges from all of them
+        if len(profiles) > 1:
+            log.info(f"═ reproduce {spec.id} --cpu={profile} ({i + 1} of {len(profiles)})")
+        try:
+            backend = _backend_for(m, profile, allow_plain_tcp)
+            rep = reproduce(spec, env, backend, _tree(results), cpu_profile=profile,
+                            force=force, wait=wait, engine=backend.engine_info(),
+                            git_commit=_git_commit(), max_attempts=MAX_ATTEMPTS)
+        except FatalError as exc:
+            if len(profiles) == 1:
+                raise
+            log.error(f"reproduce --cpu={profile}: {exc}")
+            failed.append((i, profile, exc))
+    if rep is not None:
+        if json:
+            import json as _json
 
-        print(_json.dumps(as_json(rep), indent=2, default=str))
-    else:
-        print(render_text(rep), end="")
-    log.info(f"written to {rep.out_dir} (verdicts.json, side-by-side.txt)")
+            print(_json.dumps(as_json(rep), indent=2, default=str))
+        else:
+            print(render_text(rep), end="")
+        log.info(f"written to {rep.out_dir} (verdicts.json, side-by-side.txt)")
+    if failed:
+        mask = 0
+        for i, _, _ in failed:
+            mask |= 1 << min(i, 4)
+        raise LabError(f"{len(failed)} of {len(profiles)} profile(s) did not reproduce: "
+                       + "; ".join(f"{p} (exit {e.exit_code}: {e.message.splitlines()[0]})"
+                                   for _, p, e in failed), mask=mask,
+                       hint="the verdicts above use the profiles that ran (and any earlier "
+                       "results of the others); fix the cause and rerun the same command")
     return 0
 
 
