@@ -211,7 +211,7 @@ def test_a_wrong_profile_on_this_machine_is_refused_before_waiting_for_the_engin
 
     with HostLock(engine_key(backend.engine_info())).measuring("someone else's bench",
                                                                wait=False):
-        with pytest.raises(ProfileMismatch, match="--cpu=via-c3 .* does not describe"):
+        with pytest.raises(ProfileMismatch, match=r"--cpu=via-c3 .* does not describe"):
             bencher().bench(variants, m.suite("quick"), "via-c3")
         with pytest.raises(EngineBusy):  # a matching profile waits (here: refused) as before
             bencher().bench(variants, m.suite("quick"), "auto")
