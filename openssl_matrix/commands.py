@@ -522,9 +522,15 @@ def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
         print(f"  CPU model: {summary(mine) if mine else 'this core is not in the model'}")
     for r in rows:
         engine = r.get("engine") or {}
+        how = str(engine.get("transport"))
+        if how == "tcp (no TLS)":
+            how += ": refused without --allow-plain-tcp; for TLS set DOCKER_CERT_PATH or " \
+                "use a context (docs/lab.md)"
+        elif engine.get("tls_verify") is False:
+            how += ", the engine's certificate is not checked"
         where = "local engine" if not r["docker_host"] else \
             f"engine {r['docker_host']} — {engine['problem']}" if engine.get("problem") else \
-            f"engine {r['docker_host']} ({engine.get('transport')})"
+            f"engine {r['docker_host']} ({how})"
         match = r.get("this_machine")
         verdict = ("matches this machine" if match is True else "remote: checked at bench "
                    "time" if match is None else "not this machine: " + "; ".join(match))
