@@ -22,7 +22,7 @@ import pytest
 from openssl_matrix import claims, commands, lab
 from openssl_matrix.claims import Claims
 from openssl_matrix.cli import dispatch
-from openssl_matrix.errors import DockerUnavailable
+from openssl_matrix.errors import BuildError, DockerUnavailable
 from openssl_matrix.lab import EngineJob, plan_jobs
 from openssl_matrix.model import load_matrix
 from openssl_matrix.results import LAB_ENV
@@ -55,9 +55,14 @@ class SlowFake(FakeBackend):
         self.info.update(id=f"ID-{name}", name=f"host-{name}", endpoint=f"fake://{name}",
                          arch=arch)
         self.lock = threading.Lock()
+        self.failing = False  # every variant's build fails (the toolchain's does not)
+        self.tried: list[str] = []
 
     def build(self, context: Path, tag: str, **kwargs: Any) -> str:
         time.sleep(0.3)
+        self.tried.append(tag)
+        if self.failing and "toolchain" not in tag:
+            raise BuildError(f"fake: the build of {tag} failed")
         with self.lock:
             self.sizes[tag] = 100
             return super().build(context, tag, **kwargs)
@@ -157,3 +162,25 @@ def test_a_claim_whose_process_is_gone_is_taken_over(tmp_path: Path) -> None:
         assert holder is None
         theirs_claim = json.loads(claims.path("u").read_text())
     Claims(tmp_path, {"id": "ID-a", "arch": "x86_64"}, lambda e: True).wait(theirs_claim, "u")
+
+
+def test_an_engine_waiting_for_a_peer_whose_build_fails_builds_the_image_itself(
+        three: tuple[Path, Path, dict[str, SlowFake]]) -> None:
+    from invoke.exceptions import Exit
+
+    matrix, tree, engines = three
+    a, b, _arm = engines.values()
+    a.failing = True
+    flags = {"matrix": str(matrix), "results": str(tree), "cpu": "lab-a,lab-b",
+             "only": ONLY, "jobs": 0, "force": False, "images": ""}
+    with pytest.raises(Exit) as exc:
+        dispatch("build", "", flags, commands.HANDLERS)
+    assert exc.value.code == lab.LAB_EXIT + 0b1, "only lab-a failed"
+    m = load_matrix(matrix, default_urls=default_urls)
+    wanted = {v.id for v in m.select(ONLY)}
+    held = {v for v in wanted if any(t.startswith(f"openssl-matrix/{v}:") for t in b.images)}
+    assert held == wanted, "b built what a failed to build"
+    tried = {t for t in a.tried if "toolchain" not in t}
+    assert tried and tried <= set(b.builds), "what a claimed and failed, b built after it"
+    assert b.loaded == [] or all("toolchain" in t for t in b.loaded)
+    assert not list(tree.glob("_builds/_claims/*.json"))
