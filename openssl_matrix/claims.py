@@ -43,6 +43,7 @@ from typing import Any
 
 from . import log
 from .clock import now
+from .records import BUILDS
 from .ship import family
 
 #: seconds between two looks at a claim being waited for
@@ -69,7 +70,7 @@ class Claims:
     def __init__(self, root: Path, engine: Mapping[str, Any],
                  serves: Callable[[Mapping[str, Any]], bool], *,
                  poll: float | None = None) -> None:
-        self.dir = root / "_builds" / "_claims"
+        self.dir = root / BUILDS / "_claims"
         self.engine = {k: engine.get(k) for k in ("id", "name", "endpoint", "arch")}
         self.family = family(engine)
         self.serves = serves
