@@ -295,7 +295,7 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
     from .lab import split_cpus
     from .records import FINISHED
 
-    if not cpu:
+    if not split_cpus(cpu):
         raise UsageError("`invoke matrix bench` needs --cpu=PROFILE",
                          hint="--cpu=auto measures this host; named profiles are in the "
                          "matrix's 'profiles'")
