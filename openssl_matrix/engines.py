@@ -25,6 +25,7 @@ module importing ``docker``) connects to what :func:`resolve` returns.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import difflib
 import hashlib
@@ -289,6 +290,11 @@ def resolve(spec: str | None = None, *, allow_plain_tcp: bool = False,
                 "--allow-plain-tcp if you accept the risk on a network you own")
         if warn:
             log.warn(PLAIN_TCP_WARNING.format(url=engine.url))
+    elif engine.tls is not None and not engine.tls.verify and warn:
+        log.warn(f"{_named(engine.url, engine.spec)}: TLS without checking the engine's "
+                 f"certificate ({engine.tls.source}): encrypted, but whoever sits between "
+                 "could pose as the engine; set DOCKER_TLS_VERIFY=1 (or drop "
+                 "skip-tls-verify from the context) to check it against ca.pem")
     return engine
 
 
@@ -317,6 +323,7 @@ class SshTunnel:
         self._procs: list[subprocess.Popen[bytes]] = []
         self._lock = threading.Lock()
         self._stderr = self._dir / "ssh.stderr"
+        atexit.register(self.close)  # the private folder goes, even if nobody closes it
 
     def command(self, *remote: str) -> list[str]:
         ssh = shutil.which("ssh")

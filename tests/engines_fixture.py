@@ -215,10 +215,13 @@ class ExtraEngine:
                 sock.connect(self.sock)
             except OSError:
                 return False
-        client = docker.DockerClient(base_url=self.url, timeout=30)
+        try:  # the SDK asks the version when it connects: a starting engine may reset it
+            client = docker.DockerClient(base_url=self.url, timeout=30)
+        except docker.errors.DockerException:
+            return False
         try:
             return bool(client.ping())
-        except docker.errors.APIError:
+        except docker.errors.DockerException:
             return False
         finally:
             client.close()
@@ -227,6 +230,8 @@ class ExtraEngine:
         return docker.DockerClient(base_url=self.url, timeout=120)
 
     def stop(self) -> None:
+        """Stop dockerd (SIGTERM: it stops its containers). Not SIGKILL: a dockerd killed
+        so leaves its containerd behind and does not start again on the same roots."""
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -234,14 +239,6 @@ class ExtraEngine:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-
-    def kill(self) -> None:
-        """Kill dockerd at once (SIGKILL), as a host that crashes or loses power.
-
-        Its containers' shims live on; :meth:`stop` after a restart cleans them up."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
 
     def remove(self) -> None:
         self.stop()
@@ -345,6 +342,8 @@ class LocalSshd:
         assert self.proc.poll() is None, (f / "sshd.log").read_text()[-2000:]
 
     def stop(self) -> None:
+        """Stop dockerd (SIGTERM: it stops its containers). Not SIGKILL: a dockerd killed
+        so leaves its containerd behind and does not start again on the same roots."""
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             self.proc.wait(30)
