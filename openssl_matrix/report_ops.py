@@ -118,6 +118,13 @@ class OpsTable:
     columns: list[str] = field(default_factory=list)
     cells: dict[tuple[str, str], list[OpsObservation]] = field(default_factory=dict)
     short: dict[str, str] = field(default_factory=dict)
+    algorithm: dict[str, str] = field(default_factory=dict)
+    """Row -> the figures' algorithm id (``kem-ml-kem-768``)."""
+    refused: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(algorithm id, column) -> why the runs of that column did not measure it."""
+
+    def refusal(self, row: str, column: str) -> str | None:
+        return self.refused.get((self.algorithm.get(row, ""), column))
 
     @property
     def title(self) -> str:
@@ -163,6 +170,7 @@ def ops_tables(obs: Sequence[OpsObservation]) -> list[OpsTable]:
         if o.row not in t.rows:
             t.rows.append(o.row)
             t.short[o.row] = o.short or o.row
+            t.algorithm[o.row] = o.algorithm
         if o.column not in t.columns:
             t.columns.append(o.column)
         t.cells.setdefault((o.row, o.column), []).append(o)
@@ -170,6 +178,29 @@ def ops_tables(obs: Sequence[OpsObservation]) -> list[OpsTable]:
         t.columns.sort(key=lambda c: (sort_key(c.split()[0]), c))
         t.rows.sort()
     return [tables[k] for k in sorted(tables)]
+
+
+_NOT_MEASURED = re.compile(r"^(\S+): not measured: (.+)$")
+
+
+def add_refusals(tree: ResultsTree, tables: Sequence[OpsTable]) -> None:
+    """Note in each table why a column lacks a public-key row: the run's notes say which
+    algorithm its version or build could not measure (``pkey.plan``)."""
+    from .pkey import ALGORITHMS
+
+    by_key = {(t.cpu, t.arch): t for t in tables if t.kind == "pkey"}
+    for run in records.finished_runs(tree.root, figures=False):
+        variant = run.meta.variant or {}
+        t = by_key.get((run.cpu, str(variant.get("arch") or "?")))
+        if t is None or str((run.meta.suite or {}).get("kind")) != "pkey":
+            continue
+        column = str(variant.get("version") or "?") + ("" if variant.get("asm", True)
+                                                       else " no-asm")
+        for note in run.meta.get("notes") or ():
+            m = _NOT_MEASURED.match(str(note))
+            alg = ALGORITHMS.get(m.group(1)) if m else None
+            if m and alg is not None:
+                t.refused.setdefault((alg.figure, column), m.group(2))
 
 
 def _fmt(value: float | None) -> str:
@@ -206,7 +237,8 @@ def value_text(t: OpsTable, row: str, column: str) -> str:
 def table_text(t: OpsTable) -> list[str]:
     """The terminal's version of one table (``invoke matrix report``)."""
     unit = "conn/s" if t.kind == "tls" else "ops/s"
-    cells = {(r, c): value_text(t, r, c) if t.cells.get((r, c)) else "—"
+    cells = {(r, c): value_text(t, r, c) if t.cells.get((r, c))
+             else "not measured" if t.refusal(r, c) else "—"
              for r in t.rows for c in t.columns}
     width = max([len(r) for r in t.rows] + [4])
     colw = max([len(v) for v in cells.values()] + [len(c) + 8 for c in t.columns])
@@ -217,14 +249,24 @@ def table_text(t: OpsTable) -> list[str]:
     for r in t.rows:
         lines.append("  " + f"{r:<{width}}  " + "  ".join(f"{cells[(r, c)]:>{colw}}"
                                                          for c in t.columns))
-    return [*lines, ""]
+    return [*lines, *(f"  {x}" for x in refusal_lines(t)), ""]
+
+
+def refusal_lines(t: OpsTable) -> list[str]:
+    """What the table's runs did not measure and why, one line per algorithm."""
+    refused: dict[str, list[tuple[str, str]]] = {}
+    for (alg, column), why in sorted(t.refused.items()):
+        refused.setdefault(alg, []).append((column, why))
+    return [f"{alg}: not measured on {', '.join(c for c, _ in where)}: {where[0][1]}"
+            for alg, where in refused.items()]
 
 
 def _cell_view(t: OpsTable, row: str, column: str) -> dict[str, Any] | None:
     """What the template shows for one cell (see templates/report_ops.html.j2)."""
     obs = t.cells.get((row, column))
     if not obs:
-        return None
+        why = t.refusal(row, column)
+        return {"refused": why.split(" (")[0], "why": why} if why else None
     vals = t.values(row, column)
     ratio = t.ratio(row, column)
     links = []
@@ -234,7 +276,7 @@ def _cell_view(t: OpsTable, row: str, column: str) -> dict[str, Any] | None:
                       "meta": _href(f"{_rel(o)}/{records.META}"),
                       "title": f"{o.variant} run {o.run}: {_fmt(o.value)}{mark}",
                       "mark": mark, "usable": o.usable})
-    return {"value": value_text(t, row, column),
+    return {"refused": None, "value": value_text(t, row, column),
             "usable": bool(vals),
             "spread": f"range {_fmt(min(vals))}–{_fmt(max(vals))}" if len(vals) > 1 else None,
             "ratio": None if ratio is None else
@@ -342,6 +384,7 @@ def write_ops(tree: ResultsTree, out: Path) -> OpsSection:
     ``out``."""
     obs = ops_observations(tree)
     tables = ops_tables(obs)
+    add_refusals(tree, tables)
     charts: list[Path] = []
     views = []
     for o in obs:
@@ -356,6 +399,7 @@ def write_ops(tree: ResultsTree, out: Path) -> OpsSection:
         views.append({"slug": t.slug, "title": t.title, "columns": t.columns,
                       "rows": [{"name": r, "cells": [_cell_view(t, r, c) for c in t.columns]}
                                for r in t.rows],
+                      "refused": refusal_lines(t),
                       "chart": _href(f"charts/{path.name}") if drawn else None})
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(CELL_FIELDS), lineterminator="\n")
