@@ -197,9 +197,13 @@ class Bencher:
             if self.backend.image_id(str(rec["tag"])):
                 return str(rec["tag"]), self._arrival(variant.id, rec)
         where = self.engine.get("endpoint", "this engine")
-        raise BuildError(f"{variant.id} is not built on {where} (or its image was removed)",
-                         hint=f"run `invoke matrix build --only {variant.id}` first (with "
-                         "--cpu=PROFILE to build on a profile's Docker engine)")
+        tree = "" if self.tree.root == Path("results") else f" --results {self.tree.root}"
+        raise BuildError(f"{variant.id} is not built on {where}: the results tree "
+                         f"{self.tree.root} has no build of it whose image is there",
+                         hint=f"run `invoke matrix build --only {variant.id}{tree}` first "
+                         "(an image already on the engine, found by its content hash, is "
+                         "reused, not rebuilt; with --cpu=PROFILE it builds on a profile's "
+                         "Docker engine)")
 
     def _arrival(self, variant_id: str, record: dict[str, Any]) -> dict[str, Any]:
         """The build record, with how the image reached this engine if it was shipped
@@ -259,13 +263,25 @@ class Bencher:
         lock = self.host_lock() if self.take_host_lock else None
         if lock is not None and profile_name != "auto" and not force:
             self.refuse_early(profile_name)
-        if lock is None:
+        if lock is None or not self._any_image(variants):
+            # nothing to measure (no variant is built): say so now, not after waiting
+            # for another engineer's build or bench to release the host
             return self._bench(variants, suite, profile_name, force=force, repeat=repeat,
                                fresh=fresh, keep_open=keep_open)
         with lock.measuring(f"{suite.name} → {self.tree.root}", wait=self.wait_for_host,
                             say=log.info):
             return self._bench(variants, suite, profile_name, force=force, repeat=repeat,
                                fresh=fresh, keep_open=keep_open)
+
+    def _any_image(self, variants: Sequence[Variant]) -> bool:
+        """Whether any of ``variants`` has a built image on this engine."""
+        for v in variants:
+            try:
+                self.image_for(v)
+            except BuildError:
+                continue
+            return True
+        return False
 
     def _bench(self, variants: list[Variant], suite: Suite, profile_name: str, *,
                force: bool, repeat: int | None, fresh: bool, keep_open: bool,

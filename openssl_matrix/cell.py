@@ -237,7 +237,11 @@ class BenchCell:
         log.info(f"▸ [{where}] {v.id} · suite {suite.name}"
                  + (f" · round {self.round}" if self.series else "")
                  + (f" · {self.why}" if self.why else "")
-                 + f" · {len(invocations)} speed run(s) → {run_dir}")
+                 + f" · {len(invocations)} {'handshake' if suite.kind == 'tls' else 'speed'}"
+                 + f" run(s) → {run_dir}")
+        if not self.why:  # what the suite asks and this version cannot do, said up front
+            for note in notes:
+                log.info(f"    note: {note}")
         findings: list[Finding] = []
         warnings: list[str] = list(notes)
         findings.extend(self._cpu_findings(run_cpu))
@@ -269,6 +273,8 @@ class BenchCell:
                                      "cpu_times": None if times is None else asdict(times),
                                      "host_accounting": None if acct is None
                                      else acct.as_dict()}
+            flagged = ""  # the progress line says which figures a guard flagged
+            said: list[str] = []  # and a TLS run's guards say why, after it
             if res.exit_code != 0:
                 failed += 1
                 last = speed_stderr.strip().splitlines()[-1] if speed_stderr.strip() else ""
@@ -289,8 +295,13 @@ class BenchCell:
                                                                           None) for r in recs}
                 figures.extend(recs)
                 by_invocation[inv.name] = recs
+                flagged = flagged_note(recs, inv_findings)
                 findings.extend(inv_findings)
-                warnings.extend(f"{inv.name}: {w}" for w in parse_warnings)
+                if inv.path == "tls":  # named already; its guards applied per operation
+                    warnings.extend(parse_warnings)
+                    said = parse_warnings
+                else:
+                    warnings.extend(f"{inv.name}: {w}" for w in parse_warnings)
                 entry["status"] = "ok" if recs else "no-figures"
                 entry["figures"] = len(recs)
                 if not recs:
@@ -301,8 +312,10 @@ class BenchCell:
             if inv.path == "tls" and isinstance(entry.get("host_accounting"), dict):
                 busy = [a["foreign_cores"] for a in entry["host_accounting"].values() if a]
                 host = f"; others up to {max(busy):.2f} core(s) busy" if busy else ""
-            log.info(f"    [{n}/{len(invocations)}] {inv.name}: {entry['status']} "
+            log.info(f"    [{n}/{len(invocations)}] {inv.name}: {entry['status']}{flagged} "
                      f"({time.monotonic() - t0:.1f}s{host})")
+            for w in said:
+                log.warn(f"  {v.id}: {w}")
         findings.extend(cross_findings(invocations, by_invocation, version, run_cpu.flags,
                                        bool(vectors)))
         apply_findings(figures, findings)
@@ -430,6 +443,19 @@ class BenchCell:
             atomic_write(run_dir / "raw" / f"cpuinfo--{label}.stdout", res.stdout)
             out[name] = parse_cpuinfo_line(res.stdout) if res.exit_code == 0 else None
         return out
+
+
+def flagged_note(recs: Sequence[dict[str, Any]], found: Sequence[Finding]) -> str:
+    """``, flagged: 2 contended of 4 figure(s)`` for a progress line, or nothing: a speed
+    run's findings flag all its figures, a TLS run's figures carry their own status."""
+    codes = sorted({f.code for f in found})
+    if codes:
+        return f", flagged: {', '.join(codes)}"
+    bad = [str(r.get("status")) for r in recs if r.get("status") not in (None, "ok")]
+    if not bad:
+        return ""
+    what = ", ".join(f"{bad.count(s)} {s}" for s in sorted(set(bad)))
+    return f", flagged: {what} of {len(recs)} figure(s)"
 
 
 def _save_raw(run_dir: Path, inv: Invocation, res: RunResult) -> None:

@@ -369,9 +369,12 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
         print("\nfailures (raw output and logs in the folders named):")
         for f in failures:
             print(f"  ✕ {f}")
+        done = any(o.status in FINISHED for _, outs, _ in per_suite for o in outs)
         raise BenchError(f"{len(failures)} cell(s) or suite(s) did not complete",
-                         hint="the others finished and are kept; fix the cause and rerun the "
-                         "same command: only what did not finish is measured again")
+                         hint=("the others finished and are kept; " if done else
+                               "nothing was measured; ")
+                         + "fix the cause and rerun the same command: only what did not "
+                         "finish is measured again")
     return 0
 
 

@@ -340,6 +340,9 @@ class ReportSummary:
     observations: int
     reproductions: int
     side_by_side: list[Comparison] = field(default_factory=list)
+    ops_lines: list[str] = field(default_factory=list)
+    """The public-key and handshake tables (``report_ops.table_text``)."""
+    ops_tables: int = 0
 
     def text(self) -> str:
         lines = []
@@ -357,7 +360,10 @@ class ReportSummary:
                 lines.append("  " + f"{m:<{width}}  " + "  ".join(row))
             lines.append("")
         lines += cpus_text(self.side_by_side, self.block_size)
-        lines.append(f"{self.observations} figure(s) in {len(self.groups)} table(s), "
+        lines += self.ops_lines
+        lines.append(f"{self.observations} figure(s) in {len(self.groups)} table(s)"
+                     + (f" and {self.ops_tables} public-key/handshake table(s)"
+                        if self.ops_tables else "") + ", "
                      f"{len(self.charts)} chart(s), {self.reproductions} reproduction(s)")
         lines.append(f"report: {self.out_dir / 'index.html'}")
         return "\n".join(lines) + "\n"
@@ -731,9 +737,9 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
                        obs, side_views)
     from .report_ops import write_ops  # public-key and handshake tables (kind pkey/tls)
 
-    ops_html, ops_charts, ops_count = write_ops(tree, out)
-    page = page.replace('<h2 id="repro">', ops_html + '<h2 id="repro">', 1).replace(
+    ops = write_ops(tree, out)
+    page = page.replace('<h2 id="repro">', ops.html + '<h2 id="repro">', 1).replace(
         '<a href="#repro">', '<a href="#ops">Public key &amp; TLS</a><a href="#repro">', 1)
     (out / "index.html").write_text(page, encoding="utf-8")
-    return ReportSummary(out, groups, block, [*paths, *ops_charts], len(obs) + ops_count,
-                         len(repros), comps)
+    return ReportSummary(out, groups, block, [*paths, *ops.charts], len(obs) + ops.figures,
+                         len(repros), comps, ops.lines, ops.tables)

@@ -118,6 +118,13 @@ class OpsTable:
     columns: list[str] = field(default_factory=list)
     cells: dict[tuple[str, str], list[OpsObservation]] = field(default_factory=dict)
     short: dict[str, str] = field(default_factory=dict)
+    algorithm: dict[str, str] = field(default_factory=dict)
+    """Row -> the figures' algorithm id (``kem-ml-kem-768``)."""
+    refused: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(algorithm id, column) -> why the runs of that column did not measure it."""
+
+    def refusal(self, row: str, column: str) -> str | None:
+        return self.refused.get((self.algorithm.get(row, ""), column))
 
     @property
     def title(self) -> str:
@@ -163,6 +170,7 @@ def ops_tables(obs: Sequence[OpsObservation]) -> list[OpsTable]:
         if o.row not in t.rows:
             t.rows.append(o.row)
             t.short[o.row] = o.short or o.row
+            t.algorithm[o.row] = o.algorithm
         if o.column not in t.columns:
             t.columns.append(o.column)
         t.cells.setdefault((o.row, o.column), []).append(o)
@@ -170,6 +178,29 @@ def ops_tables(obs: Sequence[OpsObservation]) -> list[OpsTable]:
         t.columns.sort(key=lambda c: (sort_key(c.split()[0]), c))
         t.rows.sort()
     return [tables[k] for k in sorted(tables)]
+
+
+_NOT_MEASURED = re.compile(r"^(\S+): not measured: (.+)$")
+
+
+def add_refusals(tree: ResultsTree, tables: Sequence[OpsTable]) -> None:
+    """Note in each table why a column lacks a public-key row: the run's notes say which
+    algorithm its version or build could not measure (``pkey.plan``)."""
+    from .pkey import ALGORITHMS
+
+    by_key = {(t.cpu, t.arch): t for t in tables if t.kind == "pkey"}
+    for run in records.finished_runs(tree.root, figures=False):
+        variant = run.meta.variant or {}
+        t = by_key.get((run.cpu, str(variant.get("arch") or "?")))
+        if t is None or str((run.meta.suite or {}).get("kind")) != "pkey":
+            continue
+        column = str(variant.get("version") or "?") + ("" if variant.get("asm", True)
+                                                       else " no-asm")
+        for note in run.meta.get("notes") or ():
+            m = _NOT_MEASURED.match(str(note))
+            alg = ALGORITHMS.get(m.group(1)) if m else None
+            if m and alg is not None:
+                t.refused.setdefault((alg.figure, column), m.group(2))
 
 
 def _fmt(value: float | None) -> str:
@@ -182,13 +213,61 @@ def _rel(o: OpsObservation) -> str:
     return f"runs/{o.cpu}/{o.variant}/{o.suite}/{o.run}"
 
 
+def value_text(t: OpsTable, row: str, column: str) -> str:
+    """A cell as a figure is shown everywhere: ``median ± half-width of the 95 % interval
+    (n=…)`` over its usable figures; ``(n=1)`` alone with one; with none, what the flagged
+    figures read, named by their statuses (``≈ 1,234, all 2 contended``), never a median."""
+    obs = t.cells.get((row, column), [])
+    e = estimate(t.values(row, column))
+    if e is not None:
+        hw = e.half_width
+        return f"{_fmt(e.median)}" + (f" ± {_fmt(hw)}" if hw is not None else "") \
+            + f" (n={e.n})"
+    flagged = [o.value for o in obs if o.value is not None]
+    statuses: dict[str, int] = {}
+    for o in obs:
+        statuses[o.status] = statuses.get(o.status, 0) + 1
+    what = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
+    if not flagged:
+        return f"no figure ({what})"
+    median = _fmt(statistics.median(flagged))
+    return f"≈ {median}, all {what}" if len(statuses) == 1 else f"≈ {median} ({what})"
+
+
+def table_text(t: OpsTable) -> list[str]:
+    """The terminal's version of one table (``invoke matrix report``)."""
+    unit = "conn/s" if t.kind == "tls" else "ops/s"
+    cells = {(r, c): value_text(t, r, c) if t.cells.get((r, c))
+             else "not measured" if t.refusal(r, c) else "—"
+             for r in t.rows for c in t.columns}
+    width = max([len(r) for r in t.rows] + [4])
+    colw = max([len(v) for v in cells.values()] + [len(c) + 8 for c in t.columns])
+    lines = [f"{t.title} — median ± half-width of the 95 % interval, {unit}; flagged "
+             "figures (contended …) never count",
+             "  " + f"{'what':<{width}}  " + "  ".join(f"{'OpenSSL ' + c:>{colw}}"
+                                                        for c in t.columns)]
+    for r in t.rows:
+        lines.append("  " + f"{r:<{width}}  " + "  ".join(f"{cells[(r, c)]:>{colw}}"
+                                                         for c in t.columns))
+    return [*lines, *(f"  {x}" for x in refusal_lines(t)), ""]
+
+
+def refusal_lines(t: OpsTable) -> list[str]:
+    """What the table's runs did not measure and why, one line per algorithm."""
+    refused: dict[str, list[tuple[str, str]]] = {}
+    for (alg, column), why in sorted(t.refused.items()):
+        refused.setdefault(alg, []).append((column, why))
+    return [f"{alg}: not measured on {', '.join(c for c, _ in where)}: {where[0][1]}"
+            for alg, where in refused.items()]
+
+
 def _cell_view(t: OpsTable, row: str, column: str) -> dict[str, Any] | None:
     """What the template shows for one cell (see templates/report_ops.html.j2)."""
     obs = t.cells.get((row, column))
     if not obs:
-        return None
+        why = t.refusal(row, column)
+        return {"refused": why.split(" (")[0], "why": why} if why else None
     vals = t.values(row, column)
-    med = t.median(row, column)
     ratio = t.ratio(row, column)
     links = []
     for o in sorted(obs, key=lambda o: (o.variant, o.run)):
@@ -197,9 +276,9 @@ def _cell_view(t: OpsTable, row: str, column: str) -> dict[str, Any] | None:
                       "meta": _href(f"{_rel(o)}/{records.META}"),
                       "title": f"{o.variant} run {o.run}: {_fmt(o.value)}{mark}",
                       "mark": mark, "usable": o.usable})
-    return {"median": None if med is None else _fmt(med),
-            "spread": f"{_fmt(min(vals))}–{_fmt(max(vals))} n={len(vals)}"
-            if len(vals) > 1 else None,
+    return {"refused": None, "value": value_text(t, row, column),
+            "usable": bool(vals),
+            "spread": f"range {_fmt(min(vals))}–{_fmt(max(vals))}" if len(vals) > 1 else None,
             "ratio": None if ratio is None else
             f"×{ratio[0]:.2f} [{ratio[1]:.2f}–{ratio[2]:.2f}]",
             "bottleneck": ", ".join(sorted({o.bottleneck for o in obs if o.bottleneck})),
@@ -260,7 +339,8 @@ def chart(t: OpsTable, path: Path) -> bool:
     return True
 
 
-CELL_FIELDS = ("cpu", "kind", "arch", "row", "column", "median", "min", "max", "n",
+CELL_FIELDS = ("cpu", "kind", "arch", "row", "column", "median", "ci_low", "ci_high",
+               "min", "max", "n",
                "ratio_to_first", "ratio_low", "ratio_high", "not_usable", "runs")
 
 
@@ -274,9 +354,11 @@ def cell_rows(tables: Sequence[OpsTable]) -> list[dict[str, Any]]:
                     continue
                 vals = t.values(r, c)
                 ratio = t.ratio(r, c)
+                e = estimate(vals)
                 out.append({
                     "cpu": t.cpu, "kind": t.kind, "arch": t.arch, "row": r, "column": c,
-                    "median": t.median(r, c), "min": min(vals) if vals else None,
+                    "median": t.median(r, c), "ci_low": e.ci_low if e else None,
+                    "ci_high": e.ci_high if e else None, "min": min(vals) if vals else None,
                     "max": max(vals) if vals else None, "n": len(vals),
                     "ratio_to_first": ratio[0] if ratio else None,
                     "ratio_low": ratio[1] if ratio else None,
@@ -286,11 +368,23 @@ def cell_rows(tables: Sequence[OpsTable]) -> list[dict[str, Any]]:
     return out
 
 
-def write_ops(tree: ResultsTree, out: Path) -> tuple[str, list[Path], int]:
+@dataclass(frozen=True)
+class OpsSection:
+    """What :func:`write_ops` made: the page's section, charts, counts, terminal lines."""
+
+    html: str
+    charts: list[Path]
+    figures: int
+    tables: int
+    lines: list[str]
+
+
+def write_ops(tree: ResultsTree, out: Path) -> OpsSection:
     """Tables, charts and data of the ops-per-second figures into the report folder
-    ``out``; returns the HTML section, the charts written and the figure count."""
+    ``out``."""
     obs = ops_observations(tree)
     tables = ops_tables(obs)
+    add_refusals(tree, tables)
     charts: list[Path] = []
     views = []
     for o in obs:
@@ -305,6 +399,7 @@ def write_ops(tree: ResultsTree, out: Path) -> tuple[str, list[Path], int]:
         views.append({"slug": t.slug, "title": t.title, "columns": t.columns,
                       "rows": [{"name": r, "cells": [_cell_view(t, r, c) for c in t.columns]}
                                for r in t.rows],
+                      "refused": refusal_lines(t),
                       "chart": _href(f"charts/{path.name}") if drawn else None})
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(CELL_FIELDS), lineterminator="\n")
@@ -316,4 +411,5 @@ def write_ops(tree: ResultsTree, out: Path) -> tuple[str, list[Path], int]:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     text = env.get_template("report_ops.html.j2").render(tables=views)
-    return text if text.endswith("\n") else text + "\n", charts, len(obs)
+    return OpsSection(text if text.endswith("\n") else text + "\n", charts, len(obs),
+                      len(tables), [line for t in tables for line in table_text(t)])

@@ -49,11 +49,15 @@ def tls_invocations(version: str, suite: Suite, configure: tuple[str, ...] = (),
 
 def parse_tls(inv: Invocation, stdout: str,
               ) -> tuple[list[dict[str, Any]], float | None, list[Finding], list[str]]:
-    """Figure records, elapsed seconds, guard findings and warnings of one TLS container."""
+    """Figure records, elapsed seconds, guard findings and warnings of one TLS container
+    (each warning names the invocation: the bench files them as they are)."""
     plan = getattr(inv, "plan", None)
     if plan is None:
         return [], None, [], ["not a TLS invocation"]
-    records, warnings, found = parse_output(stdout, plan)
+    records, said, found = parse_output(stdout, plan)
+    # each warning names the invocation, a guard's as the speed path's findings do
+    # (``code: invocation: …``, which the bench summary recognises)
+    warnings = [f"{inv.name}: {w}" for w in said]
     for rec in records:
         rec.update({"mask": inv.mask.name, "ia32cap": None, "invocation": inv.name,
                     "engine": None, "path": "tls", "direction": None, "multi": None})

@@ -184,6 +184,30 @@ def test_export_has_guard_and_cycle_columns(matrix: Path, tmp_path: Path) -> Non
     assert afalg["pinning"] == "1" and afalg["docker_endpoint"] == "fake"
 
 
+def test_nothing_built_fails_at_once_without_waiting_for_a_busy_host(
+        matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tree with no build of the variants says so before queueing behind another
+    measurement, and its hint builds into the same tree (reusing images)."""
+    from openssl_matrix.hostlock import HostLock, engine_key
+
+    monkeypatch.setenv("OPENSSL_MATRIX_LOCK_DIR", str(tmp_path / "locks"))
+    m = load_matrix(matrix, default_urls=default_urls)
+    backend = FakeBackend(responder)
+    backend.info["id"] = "FAKE:ENGINE"
+    tree = ResultsTree(tmp_path / "empty")
+    # not waiting: taking the held lock would raise EngineBusy (waiting would hang)
+    bencher = Bencher(m, backend, tree, engine=backend.engine_info(), git_commit="abc",
+                      wait_for_host=False)
+    other = HostLock(engine_key(backend.engine_info()))
+    with other.measuring("someone else's bench", say=lambda _: None):
+        outs = bencher.bench(m.select("1.1.1w-asm-x86_64"), m.suite("rep"), "epyc")
+    assert [o.status for o in outs] == ["failed"]
+    with pytest.raises(Exception) as exc:
+        bencher.image_for(m.select("1.1.1w-asm-x86_64")[0])
+    assert f"results tree {tree.root} has no build" in str(exc.value)
+    assert f"--only 1.1.1w-asm-x86_64 --results {tree.root}`" in exc.value.hint  # type: ignore[attr-defined]
+
+
 def test_a_wrong_profile_on_this_machine_is_refused_before_waiting_for_the_engine(
         fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`bench --cpu=via` on a machine that is no VIA C3: refused at once, even while

@@ -144,3 +144,18 @@ def test_issue_16221_spec_plans_pkey_suites_and_collects_ops_figures(tmp_path: P
          "mask": "default", "status": "ok", "block_size": None}]))
     ours = collect(sign, planned["v111-ecdsa-sign"], [run])
     assert ours.values(OP_BLOCK) == [2500.0]
+
+
+def test_a_progress_line_names_what_the_guards_flagged() -> None:
+    """A public-key speed run that exited 0 on a busy host reads "ok, flagged: contended",
+    not a plain ok (its findings flag all its figures); a clean one adds nothing."""
+    from openssl_matrix.cell import flagged_note
+    from openssl_matrix.guards import CONTENDED, Finding
+
+    recs = [{"algorithm": "rsa-2048", "operation": op, "status": "ok"}
+            for op in ("sign", "verify")]
+    assert flagged_note(recs, []) == ""
+    busy = Finding(CONTENDED, "host not quiet", "default--rsa2048", ())
+    assert flagged_note(recs, [busy]) == ", flagged: contended"
+    recs[1]["status"] = CONTENDED  # a TLS run's figures carry their own status
+    assert flagged_note(recs, []) == ", flagged: 1 contended of 2 figure(s)"

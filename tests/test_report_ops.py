@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.report_ops import OpsObservation, chart, ops_tables
+from openssl_matrix.report_ops import (
+    OpsObservation,
+    chart,
+    ops_tables,
+    table_text,
+    value_text,
+)
 from openssl_matrix.stats import estimate
 
 
@@ -51,3 +57,50 @@ def test_charts_are_drawn_for_both_kinds(tmp_path: Path) -> None:
         [t] = ops_tables(obs)
         assert chart(t, tmp_path / f"{kind}.png")
         assert (tmp_path / f"{kind}.png").stat().st_size > 1000
+
+
+def test_a_cell_carries_its_interval_and_count_and_flagged_ones_say_so() -> None:
+    """Never a bare number: median ± half-width (n), (n=1) alone, or what the flagged
+    figures read named by their status, in the page and in the terminal's table."""
+    obs = [_obs("pkey", "3.0.20", "rsa-2048 sign", v) for v in (1000.0, 1100.0, 1050.0)]
+    obs.append(_obs("pkey", "3.0.20", "rsa-2048 sign", 10.0, status="contended"))
+    obs.append(_obs("pkey", "1.1.1w", "rsa-2048 sign", 1200.0))
+    obs += [_obs("pkey", "3.5.7", "rsa-2048 sign", v, status="contended")
+            for v in (900.0, 700.0)]
+    [t] = ops_tables(obs)
+    e = estimate([1000.0, 1100.0, 1050.0])
+    assert e is not None and e.half_width is not None
+    assert value_text(t, "rsa-2048 sign", "3.0.20") == f"1,050 ± {e.half_width:,.0f} (n=3)"
+    assert value_text(t, "rsa-2048 sign", "1.1.1w") == "1,200 (n=1)"
+    assert value_text(t, "rsa-2048 sign", "3.5.7") == "≈ 800, all 2 contended"
+    header, columns, row, blank = table_text(t)
+    assert "95 % interval" in header and "ops/s" in header and blank == ""
+    assert columns.split()[1:] == ["OpenSSL", "1.1.1w", "OpenSSL", "3.0.20", "OpenSSL",
+                                   "3.5.7"]
+    assert "1,200 (n=1)" in row and "(n=3)" in row and "all 2 contended" in row
+    [tls] = ops_tables([_obs("tls", "1.1.1w", "tls1.3 full", 800.0)])
+    assert "conn/s" in table_text(tls)[0]
+
+
+def test_an_algorithm_a_version_lacks_is_said_not_measured_with_the_reason() -> None:
+    """ML-KEM on 1.1.1w: not an empty cell but "not measured" and why (the run's notes,
+    read by ``add_refusals``), in the terminal's table and under the page's table."""
+    from openssl_matrix.report_ops import _cell_view
+
+    obs = [OpsObservation(cpu="host-x", variant="3.6.3-asm-x86_64", version="3.6.3",
+                          asm=True, arch="x86_64", kind="pkey", suite="pkey", run="0001",
+                          run_path=Path("/nonexistent"), invocation="default--ml-kem-768",
+                          algorithm="kem-ml-kem-768", operation="encaps",
+                          row="kem-ml-kem-768 encaps", value=56055.0, status="ok",
+                          raw_file="raw/default--ml-kem-768.stdout")]
+    obs.append(_obs("pkey", "1.1.1w", "rsa-2048 sign", 1731.0))
+    [t] = ops_tables(obs)
+    why = "OpenSSL 1.1.1w's speed has no such test (it exists from 3.5.0; source: …)"
+    t.refused[("kem-ml-kem-768", "1.1.1w")] = why
+    assert _cell_view(t, "kem-ml-kem-768 encaps", "1.1.1w") == {
+        "refused": "OpenSSL 1.1.1w's speed has no such test", "why": why}
+    assert _cell_view(t, "rsa-2048 sign", "3.6.3") is None  # not asked: a dash
+    lines = table_text(t)
+    row = next(x for x in lines if x.lstrip().startswith("kem-ml-kem-768 encaps"))
+    assert "not measured" in row and "56,055 (n=1)" in row
+    assert f"  kem-ml-kem-768: not measured on 1.1.1w: {why}" in lines

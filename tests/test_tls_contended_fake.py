@@ -109,3 +109,55 @@ def test_contended_handshakes_are_remeasured_and_summarised_with_their_interval(
     assert "conn/s (n=0 clean of 3)" in resume and "[contended]" in resume
     assert "2 figure(s) from 6 measurement(s): 1 ok, 1 flagged (1 contended); 4 attempt(s)" \
         in out
+
+
+def test_progress_says_which_handshake_figures_were_flagged_and_why(
+        bench: tuple[Bencher, FakeBackend], capsys: pytest.CaptureFixture[str]) -> None:
+    """The line of a TLS run that exited 0 does not read a plain "ok" when its figures are
+    contended; the reasons are printed as the speed path's findings are, once each (not
+    prefixed twice with the invocation), and left out of a series' warning list."""
+    bencher, _ = bench
+    m = bencher.matrix
+    outs = bencher.bench(list(m.variants), m.suite("hs"), "auto", repeat=1)
+    err = capsys.readouterr().err
+    assert "· 1 handshake run(s) →" in err
+    assert "    note: " in err and "TLS 1.0" in err  # said up front, before it measures
+    lines = [x for x in err.splitlines() if "[1/1] tls--rsa2048--cross-core: ok" in x]
+    assert ", flagged: 2 contended of 2 figure(s)" in lines[0]
+    assert ", flagged: 1 contended of 2 figure(s)" in lines[1]
+    why = "contended: tls--rsa2048--cross-core: tls1.0-rsa2048 resume: host not quiet"
+    assert why in err and err.index(lines[0]) < err.index(why)  # the run, then why
+    warned = [w for o in outs for w in o.warnings if "contended" in w]
+    assert warned and all(w.startswith("contended: tls--rsa2048--cross-core: ")
+                          for w in warned)
+
+    from openssl_matrix.commands import _print_bench_summary
+
+    _print_bench_summary(outs, 8192, planned=1)
+    out = capsys.readouterr().out
+    assert "contended attempt(s) left out" in out
+    assert not [x for x in out.splitlines() if "warning" in x and "contended:" in x]
+
+
+def test_the_report_shows_handshakes_with_interval_count_and_flagged_cells(
+        bench: tuple[Bencher, FakeBackend], tmp_path: Path) -> None:
+    """In the page and in the terminal: median ± half-width (n), and for a figure every
+    attempt of which was contended, what it read and that it was contended — no bare
+    number, no empty cell."""
+    from openssl_matrix.report import build_report
+
+    bencher, _ = bench
+    m = bencher.matrix
+    bencher.bench(list(m.variants), m.suite("hs"), "auto", repeat=1)
+    summary = build_report(bencher.tree, tmp_path / "report")
+    text = summary.text()
+    assert "TLS handshakes (connections per second, higher is better) — median ± " \
+        "half-width of the 95 % interval, conn/s" in text
+    full = next(x for x in text.splitlines() if "full handshake" in x)
+    assert " ± 0.0 (n=2)" in full
+    resumed = next(x for x in text.splitlines() if "resumption" in x)
+    assert ", all 3 contended" in resumed and "≈ " in resumed
+    assert "in 0 table(s) and 1 public-key/handshake table(s)" in text
+    page = (tmp_path / "report" / "index.html").read_text()
+    assert " ± 0.0 (n=2)" in page and "no usable figure" in page
+    assert "all 3 contended" in page
