@@ -39,6 +39,17 @@ def declared_versions(matrix: Path) -> list[str]:
     return [v.version for v in load_matrix(matrix).versions]
 
 
+def recorded_rows() -> list[sweep.Row]:
+    return [sweep.Row(**r) for r in sweep.read_table()["rows"]]
+
+
+def record(rows: list[sweep.Row], *, keep_tried: bool = False) -> None:
+    """Merge ``rows`` into the recorded table (a "not tried" row, with ``keep_tried``,
+    never replaces an outcome)."""
+    sweep.write_table(sweep.merge_rows(recorded_rows(), rows, keep_tried=keep_tried),
+                      host=socket.gethostname())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tarballs", type=Path,
@@ -62,7 +73,11 @@ def main(argv: list[str] | None = None) -> int:
                         "REASON (recorded only where the table has no row for them yet)")
     parser.add_argument("--no-speed", action="store_true", help="skip the speed smoke check")
     parser.add_argument("--record", action="store_true",
-                        help="store the table in openssl_matrix/sweep-table.json")
+                        help="store the table in openssl_matrix/sweep-table.json, each row "
+                        "as soon as its cell is done")
+    parser.add_argument("--resume", action="store_true",
+                        help="leave out the cells the recorded table already has built or "
+                        "failed (a sweep cut short goes on where it stopped)")
     args = parser.parse_args(argv)
     if args.show:
         recorded = sweep.read_table()
@@ -89,12 +104,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.not_tried:
         rows = [*plan.skipped, *sweep.not_tried(plan, args.not_tried)]
     else:
-        rows = sweep.run_sweep(plan, args.results, speed=not args.no_speed)
+        skip = sweep.tried_cells(recorded_rows()) if args.resume else set()
+        if skip & set(plan.variants):
+            print(f"sweep: resuming: {len(skip & set(plan.variants))} cell(s) already in "
+                  "the recorded table are left out", flush=True)
+        rows = sweep.run_sweep(plan, args.results, speed=not args.no_speed, skip=skip,
+                               on_row=(lambda row: record([row])) if args.record else None)
     print(sweep.format_table(rows))
     if args.record:
-        previous = [sweep.Row(**r) for r in sweep.read_table()["rows"]]
-        sweep.write_table(sweep.merge_rows(previous, rows, keep_tried=bool(args.not_tried)),
-                          host=socket.gethostname())
+        record(rows, keep_tried=True)
         print(f"recorded in {sweep.TABLE_FILE}")
     return 1 if any(r.status == "fails" for r in rows) else 0
 

@@ -11,14 +11,16 @@ is used only when its bytes match it; any other is pinned in the sweep's own loc
 (``<results>/_sweep/sweep.lock``, never the project's) and its rows say it was not an
 official tarball. The speed figure is ``openssl speed -elapsed -evp aes-128-cbc`` at
 8192-byte blocks, one run: a smoke check that the build works, not a measurement; each
-row carries the host's load average around it.
+row carries the tool's own host accounting of that run (``hostacct``: the speed
+process's own CPU share and the cores everything else kept busy, sampled inside the
+container just before and after it) and whether that says the run was clean.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -53,6 +55,12 @@ class Row:
     load_before: float | None = None
     load_after: float | None = None
     compat: list[str] = field(default_factory=list)
+    host_own_share: float | None = None
+    """The speed run's own CPU share (hostacct): 1.0 = always on a CPU."""
+    host_foreign_cores: float | None = None
+    """Cores everything else kept busy while it ran (hostacct)."""
+    host_contended: list[str] = field(default_factory=list)
+    """Why hostacct calls the speed run contended; empty and ``host_own_share`` set: clean."""
 
     @property
     def variant(self) -> str:
@@ -120,14 +128,26 @@ def format_table(rows: Sequence[Row], *, when: str | None = None) -> str:
             result = f"not tried: {r.reason}"
         speed = (f"{r.speed_bytes_per_s / 1e6:,.0f} MB/s" if r.speed_bytes_per_s
                  else (r.speed_note or "—"))
-        if r.speed_bytes_per_s and r.load_before is not None:
-            speed += f" (load {r.load_before:.1f}→{r.load_after:.1f})"
+        if r.speed_bytes_per_s:
+            speed += f" ({host_verdict(r)})"
         lines.append(f"| {r.version} | {r.source or '—'} | {r.arch} | {r.asm} | {result} | "
                      f"{speed} |")
     if when:
         lines.append("")
         lines.append(f"Swept {when}.")
     return "\n".join(lines) + "\n"
+
+
+def host_verdict(r: Row) -> str:
+    """What the tool's host accounting said about a row's speed run (or the load average
+    around it, for rows swept before the sweep carried the accounting)."""
+    if r.host_own_share is not None and r.host_foreign_cores is not None:
+        word = "contended" if r.host_contended else "clean"
+        return (f"{word}: own {r.host_own_share:.0%}, others "
+                f"{r.host_foreign_cores:.2f} cores")
+    if r.load_before is not None and r.load_after is not None:
+        return f"no host accounting; load {r.load_before:.1f}→{r.load_after:.1f}"
+    return "no host accounting"
 
 
 def write_table(rows: Sequence[Row], path: Path = TABLE_FILE, *, host: str = "") -> None:
@@ -270,7 +290,14 @@ def merge_rows(previous: Sequence[Row], new: Sequence[Row], *,
         if keep_tried and old is not None and old.status != "not tried":
             continue
         out[cell(r)] = r
-    return list(out.values())
+    swept = {r.version for r in out.values() if r.arch != "any"}
+    # a release the folder now has a tarball for loses its "no tarball" row
+    return [r for r in out.values() if r.arch != "any" or r.version not in swept]
+
+
+def tried_cells(rows: Iterable[Row]) -> set[str]:
+    """Variant ids of the cells a table already has an outcome for (built or fails)."""
+    return {r.variant for r in rows if r.status in ("built", "fails")}
 
 
 def failure_reason(log_text: str, error: str | None) -> str:
@@ -301,31 +328,59 @@ def loadavg() -> float | None:
         return None
 
 
-def smoke_speed(backend: Any, tag: str, version: str) -> tuple[float | None, str]:
-    """``openssl speed -elapsed -evp aes-128-cbc``: bytes/s at 8192-byte blocks."""
+@dataclass
+class Smoke:
+    """One smoke-check speed run: its figure (or why none) and the host around it."""
+
+    bytes_per_s: float | None
+    note: str = ""
+    acct: Any = None  # hostacct.HostAccounting | None
+    contended: list[str] = field(default_factory=list)
+
+
+def smoke_speed(backend: Any, tag: str, version: str) -> Smoke:
+    """``openssl speed -elapsed -evp aes-128-cbc``: bytes/s at 8192-byte blocks, run in
+    the bench's own wrapper, so that the tool's host accounting brackets it."""
+    from . import hostacct
     from .backend import RunLimits
     from .errors import ParseError
+    from .guards import split_times
     from .parsing import parse_speed
+    from .speedcmd import SPEED_WRAPPER, WRAPPER_NAME
 
-    command = ["openssl", "speed", "-elapsed", "-evp", "aes-128-cbc"]
+    args = ["speed", "-elapsed", "-evp", "aes-128-cbc"]
     if Version.parse(version) >= Version.parse("1.1.1"):
-        command += ["-seconds", "1", "-bytes", "8192"]
-    res = backend.run(tag, command, limits=RunLimits(timeout=300))
+        args += ["-seconds", "1", "-bytes", "8192"]
+    res = backend.run(tag, ["/bin/sh", "-c", SPEED_WRAPPER, WRAPPER_NAME, *args],
+                      limits=RunLimits(timeout=300))
+    with_samples, times = split_times(res.stderr or "")
+    stderr, acct = hostacct.from_stderr(
+        with_samples, cpu_seconds=None if times is None else times.user + times.system)
+    smoke = Smoke(None, acct=acct, contended=hostacct.contention_reasons(acct))
     if res.exit_code != 0:
-        return None, f"speed exit {res.exit_code}: {(res.stderr or res.stdout).strip()[:120]}"
+        smoke.note = f"speed exit {res.exit_code}: {(stderr or res.stdout).strip()[:120]}"
+        return smoke
     try:
-        run = parse_speed(res.stdout, res.stderr, version=version, evp=True)
+        run = parse_speed(res.stdout, stderr, version=version, evp=True)
     except ParseError as exc:
-        return None, f"unparsed: {exc}"
+        smoke.note = f"unparsed: {exc}"
+        return smoke
     fig = run.figure("aes-128-cbc", 8192)
     if fig is None or fig.bytes_per_s is None:
-        return None, "no 8192-byte figure in the output"
-    return fig.bytes_per_s, ""
+        smoke.note = "no 8192-byte figure in the output"
+        return smoke
+    smoke.bytes_per_s = fig.bytes_per_s
+    return smoke
 
 
 def run_sweep(plan: Plan, results: Path, *, jobs: int = 1, speed: bool = True,
-              backend: Any = None) -> list[Row]:
-    """Build every planned variant with the tool's own builder; one row per cell."""
+              backend: Any = None, skip: Collection[str] = (),
+              on_row: Callable[[Row], None] | None = None) -> list[Row]:
+    """Build every planned variant with the tool's own builder; one row per cell.
+
+    Variants named in ``skip`` (a resumed sweep's cells already tried) are left out;
+    ``on_row`` sees each row as soon as its cell is done (the script records it then, so
+    a sweep cut short keeps what it did)."""
     from . import log
     from .build import Builder
     from .model import load_matrix
@@ -342,7 +397,7 @@ def run_sweep(plan: Plan, results: Path, *, jobs: int = 1, speed: bool = True,
     m = load_matrix(plan.matrix_path, default_urls=default_urls)
     tree = ResultsTree(results)
     wanted = set(plan.variants)
-    variants = [v for v in m.all_variants if v.id in wanted]
+    variants = [v for v in m.all_variants if v.id in wanted and v.id not in skip]
     builder = Builder(m, backend, tree, workdir=plan.matrix_path.parent / "work")
     for variant in variants:  # one at a time: a row's seconds are that build's alone
         (outcome,) = builder.build([variant], jobs=jobs)
@@ -357,9 +412,14 @@ def run_sweep(plan: Plan, results: Path, *, jobs: int = 1, speed: bool = True,
             row.compat = [str(c) for c in record.get("compat_changes", [])]
             if speed and outcome.tag:
                 row.load_before = loadavg()
-                row.speed_bytes_per_s, row.speed_note = smoke_speed(backend, outcome.tag,
-                                                                    version)
+                smoke = smoke_speed(backend, outcome.tag, version)
                 row.load_after = loadavg()
+                row.speed_bytes_per_s, row.speed_note = smoke.bytes_per_s, smoke.note
+                if smoke.acct is not None:
+                    row.host_own_share = (None if smoke.acct.own_share is None
+                                           else round(smoke.acct.own_share, 3))
+                    row.host_foreign_cores = round(smoke.acct.foreign_cores, 3)
+                    row.host_contended = smoke.contended
         else:
             text = ""
             if outcome.log_path and Path(outcome.log_path).is_file():
@@ -369,6 +429,8 @@ def run_sweep(plan: Plan, results: Path, *, jobs: int = 1, speed: bool = True,
         log.info(f"sweep: {row.variant}: {row.status} "
                  f"{row.reason or _secs(row.seconds)}")
         rows.append(row)
+        if on_row is not None:
+            on_row(row)
     return rows
 
 

@@ -32,6 +32,14 @@ aes-128-cbc    1187840.00k
 """
 
 
+def host_samples(name: str) -> str:
+    """The wrapper's stderr of a real speed run (tests/fixtures/hostacct), its speed lines
+    left out: what the smoke check's wrapper adds around speed's own stderr."""
+    text = (ROOT / "tests" / "fixtures" / "hostacct" / f"{name}.stderr").read_text()
+    return "".join(line for line in text.splitlines(keepends=True)
+                   if not line.startswith(("+DT", "+R")))
+
+
 def tarballs(tmp_path: Path) -> Path:
     folder = tmp_path / "tarballs"
     folder.mkdir()
@@ -103,21 +111,28 @@ def test_run_sweep_builds_with_the_tool_and_tables_the_outcome(
     def responder(image: str, command: Sequence[str], env: Mapping[str, str],
                   ) -> tuple[int, str, str]:
         speed_calls.append(command)
-        return 0, SPEED_1_1_1, ""
+        return 0, SPEED_1_1_1, host_samples("busy-saturated")
 
     rows = sweep.run_sweep(plan, tmp_path / "r", backend=SweepBackend(responder))
     by = {(r.version, r.asm): r for r in rows}
     built = by[("1.1.0g", "asm")]
     assert built.status == "built" and built.speed_bytes_per_s == 1187840000.0
     assert built.source.startswith("third-party tree")
-    assert speed_calls == [("openssl", "speed", "-elapsed", "-evp", "aes-128-cbc")]
+    # the smoke check runs in the bench's wrapper: the tool's host accounting brackets it
+    (call,) = speed_calls
+    assert call[:2] == ("/bin/sh", "-c") and "_hs 0; openssl" in call[2]
+    assert tuple(call[4:]) == ("speed", "-elapsed", "-evp", "aes-128-cbc")
+    assert built.host_own_share == pytest.approx(0.494, abs=0.005)
+    assert built.host_foreign_cores == pytest.approx(1.51, abs=0.01)
+    assert "other work kept 1.51 core(s) busy" in built.host_contended[1]
     failed = by[("1.1.0g", "no-asm")]
     assert failed.status == "fails"
     assert failed.reason == "***** Unsupported options: no-bogus"
     assert by[("1.1.1w", "asm")].status == "not tried"
     table = sweep.format_table(rows)
     assert "| 1.1.0g | third-party tree" in table
-    assert "| x86_64 | asm | built (" in table and "1,188 MB/s" in table
+    assert "| x86_64 | asm | built (" in table
+    assert "1,188 MB/s (contended: own 49%, others 1.51 cores)" in table
     assert "fails: ***** Unsupported options: no-bogus" in table
     assert "not tried: openssl-1.1.1w.tar.gz is not the official tarball" in table
     # nothing to build: the table still says what was not tried, and nothing is built
@@ -144,6 +159,45 @@ def test_not_tried_rows_never_replace_a_tried_cell(tmp_path: Path) -> None:
     again = sweep.merge_rows(merged, [sweep.Row("1.1.0g", "i386", "asm", "fails",
                                                 reason="x")])
     assert {r.asm: r.status for r in again} == {"asm": "fails", "no-asm": "not tried"}
+
+
+def test_host_verdict_says_clean_or_contended_from_the_accounting() -> None:
+    from openssl_matrix import hostacct
+    from openssl_matrix.guards import split_times
+
+    with_samples, times = split_times(host_samples("quiet-aes-256-cbc"))
+    assert times is not None
+    _, acct = hostacct.from_stderr(with_samples, cpu_seconds=times.user + times.system)
+    assert acct is not None and hostacct.contention_reasons(acct) == []
+    row = sweep.Row("3.0.2", "x86_64", "asm", "built", seconds=300.0,
+                    speed_bytes_per_s=1.4e9, host_own_share=round(acct.own_share or 0, 3),
+                    host_foreign_cores=round(acct.foreign_cores, 3))
+    assert sweep.host_verdict(row).startswith("clean: own ")
+    old = sweep.Row("3.0.2", "x86_64", "asm", "built", seconds=300.0,
+                    speed_bytes_per_s=1.4e9, load_before=2.0, load_after=2.5)
+    assert sweep.host_verdict(old) == "no host accounting; load 2.0→2.5"
+    assert "(no host accounting; load 2.0→2.5)" in sweep.format_table([old])
+
+
+def test_resume_leaves_out_tried_cells_and_records_each_row(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
+    folder = tarballs(tmp_path)
+    plan = sweep.plan_sweep(folder, tmp_path / "r" / "_sweep", only=["1.1.0g"],
+                            cache_dir=tmp_path / "cache")
+    done = [sweep.Row("1.1.0g", "x86_64", "asm", "built", seconds=99.0),
+            sweep.Row("1.1.0g", "x86_64", "no-asm", "not tried", reason="not reached")]
+    assert sweep.tried_cells(done) == {"1.1.0g-asm-x86_64"}
+    seen: list[str] = []
+    backend = SweepBackend(lambda image, command, env: (0, SPEED_1_1_1, ""))
+    rows = sweep.run_sweep(plan, tmp_path / "r", backend=backend,
+                           skip=sweep.tried_cells(done), on_row=lambda r: seen.append(r.variant))
+    assert seen == ["1.1.0g-no-asm-x86_64"] and [r.variant for r in rows] == seen
+    assert len(backend.builds) == 1
+    # a release that now has rows of its own loses its "no tarball" row
+    absent = sweep.Row("1.1.0g", "any", "any", "not tried", reason="no tarball")
+    merged = sweep.merge_rows([absent], rows, keep_tried=True)
+    assert [r.variant for r in merged] == ["1.1.0g-no-asm-x86_64"]
 
 
 def test_failure_reason_picks_the_telling_line() -> None:
