@@ -3,6 +3,7 @@
     python3 benchmarks/sweep.py --tarballs DIR [--arch x86_64,i386] [--asm asm,no-asm]
                                 [--only '1.0.*'] [--results DIR] [--no-speed] [--record]
     python3 benchmarks/sweep.py --show        # the recorded table, building nothing
+    python3 benchmarks/sweep.py --docs        # write it into docs/building.md and README
 
 Each release found as ``openssl-<v>.tar.gz`` (or Debian's ``openssl_<v>.orig.tar.gz``) is
 built the way ``invoke matrix build`` builds it (default base image debian:bookworm, the
@@ -50,6 +51,19 @@ def record(rows: list[sweep.Row], *, keep_tried: bool = False) -> None:
                       host=socket.gethostname())
 
 
+def write_docs(root: Path = ROOT) -> None:
+    """The recorded table into docs/building.md, its per-release summary into README."""
+    recorded = sweep.read_table()
+    rows = [sweep.Row(**r) for r in recorded["rows"]]
+    for path, name, body in (
+            (root / "docs" / "building.md", "sweep-table",
+             sweep.format_table(rows, when=recorded.get("swept_at"))),
+            (root / "README.md", "sweep-releases", sweep.release_summary(rows))):
+        path.write_text(sweep.replace_block(path.read_text(encoding="utf-8"), name, body),
+                        encoding="utf-8")
+        print(f"wrote the {name} block of {path}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tarballs", type=Path,
@@ -57,6 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show", action="store_true",
                         help="print the recorded table (openssl_matrix/sweep-table.json), "
                         "build nothing")
+    parser.add_argument("--docs", action="store_true",
+                        help="write the recorded table into docs/building.md and its per-"
+                        "release summary into README.md (their sweep blocks), build nothing")
     parser.add_argument("--arch", default="x86_64", help="x86_64,i386 (default x86_64)")
     parser.add_argument("--asm", default="asm,no-asm", help="asm,no-asm (default both)")
     parser.add_argument("--only", default="", help="fnmatch patterns over versions, comma "
@@ -84,8 +101,11 @@ def main(argv: list[str] | None = None) -> int:
         print(sweep.format_table([sweep.Row(**r) for r in recorded["rows"]],
                                  when=recorded.get("swept_at")), end="")
         return 0
+    if args.docs:
+        write_docs()
+        return 0
     if args.tarballs is None:
-        parser.error("--tarballs DIR is required (or --show)")
+        parser.error("--tarballs DIR is required (or --show, --docs)")
     arches = [a for a in args.arch.split(",") if a]
     asms = [a for a in args.asm.split(",") if a]
     bad = [a for a in arches if a not in sweep.ARCHES] + [a for a in asms if a not in sweep.ASMS]

@@ -32,11 +32,14 @@ from .sweeptable import (
     TABLE_FILE,
     Row,
     build_status,
+    counts,
     describe_versions,
     format_table,
     host_verdict,
     merge_rows,
     read_table,
+    release_summary,
+    replace_block,
     secs,
     sha256_status,
     tried_cells,
@@ -44,11 +47,13 @@ from .sweeptable import (
 )
 from .version import Version
 
-__all__ = ["ARCHES", "ASMS", "TABLE_FILE", "Plan", "Row", "Smoke", "build_status",
-           "describe_versions", "failure_reason", "find_tarballs", "format_table",
-           "host_verdict", "merge_rows", "not_tried", "plan_sweep", "read_notes",
-           "read_table", "run_sweep", "secs", "sha256_status", "smoke_speed", "tried_cells",
-           "write_table"]
+__all__ = [
+    "ARCHES", "ASMS", "TABLE_FILE", "Plan", "Row", "Smoke", "build_status", "counts",
+    "describe_versions", "failure_reason", "find_tarballs", "format_table", "host_verdict",
+    "merge_rows", "not_tried", "plan_sweep", "read_notes", "read_table", "release_summary",
+    "replace_block", "run_sweep", "secs", "sha256_status", "smoke_speed", "tried_cells",
+    "write_table",
+]
 
 _TARBALL = re.compile(r"^openssl[-_](\d+\.\d+\.\d+[a-z]{0,2})(?:\.orig)?\.tar\.gz$")
 

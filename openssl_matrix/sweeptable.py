@@ -95,32 +95,94 @@ def secs(value: Any) -> str:
     return f"{float(value):.0f} s" if isinstance(value, (int, float)) else "?"
 
 
+def _order(r: Row) -> tuple[Any, ...]:
+    return (Version.parse(r.version).key, ARCHES.index(r.arch) if r.arch in ARCHES else 9,
+            r.asm)
+
+
+def result_text(r: Row) -> str:
+    if r.status == "built":
+        result = f"built ({secs(r.seconds)})"
+        if r.compat:
+            result += "; compat: " + ", ".join(sorted({c.split(":")[0] for c in r.compat}))
+        return result
+    if r.status == "fails":
+        return f"fails: {r.reason}"
+    return f"not tried: {r.reason}"
+
+
 def format_table(rows: Sequence[Row], *, when: str | None = None) -> str:
-    """The sweep as a Markdown table (what docs/building.md carries)."""
+    """The sweep as a Markdown table, then where each release's tree came from (what
+    docs/building.md carries)."""
     lines = [
-        "| release | source | arch | asm | result | aes-128-cbc 8192 B (EVP) |",
-        "|---|---|---|---|---|---|",
+        "| release | arch | asm | result | aes-128-cbc 8192 B (EVP), host during the run |",
+        "|---|---|---|---|---|",
     ]
-    for r in sorted(rows, key=lambda r: (Version.parse(r.version).key, ARCHES.index(r.arch)
-                                         if r.arch in ARCHES else 9, r.asm)):
-        if r.status == "built":
-            result = f"built ({secs(r.seconds)})"
-            if r.compat:
-                result += "; compat: " + ", ".join(sorted({c.split(":")[0] for c in r.compat}))
-        elif r.status == "fails":
-            result = f"fails: {r.reason}"
-        else:
-            result = f"not tried: {r.reason}"
+    sources: dict[str, str] = {}
+    for r in sorted(rows, key=_order):
         speed = (f"{r.speed_bytes_per_s / 1e6:,.0f} MB/s" if r.speed_bytes_per_s
                  else (r.speed_note or "—"))
         if r.speed_bytes_per_s:
             speed += f" ({host_verdict(r)})"
-        lines.append(f"| {r.version} | {r.source or '—'} | {r.arch} | {r.asm} | {result} | "
-                     f"{speed} |")
+        lines.append(f"| {r.version} | {r.arch} | {r.asm} | {result_text(r)} | {speed} |")
+        if r.source:
+            sources.setdefault(r.version, r.source)
+    c = counts(rows)
+    lines += ["", f"Cells: {c['built']} built ({c['build_seconds']:.0f} s of building in "
+              f"all), {c['fails']} fail, {c['not tried']} not tried; releases: "
+              f"{c['releases']}.", ""]
+    lines += [f"- {v}: {src}" for v, src in sources.items()]
     if when:
-        lines.append("")
-        lines.append(f"Swept {when}.")
+        lines += ["", f"Swept {when}."]
     return "\n".join(lines) + "\n"
+
+
+def counts(rows: Sequence[Row]) -> dict[str, Any]:
+    """Cells per status (an "any" row counts once), the seconds spent building what
+    built, and the number of releases."""
+    out: dict[str, Any] = {"built": 0, "fails": 0, "not tried": 0}
+    for r in rows:
+        out[r.status] = out.get(r.status, 0) + 1
+    out["build_seconds"] = sum(r.seconds or 0.0 for r in rows if r.status == "built")
+    out["releases"] = len({r.version for r in rows})
+    return out
+
+
+def release_summary(rows: Sequence[Row]) -> str:
+    """Per release, one Markdown list item: how it was built here, and every failure with
+    its reason (README's version list)."""
+    by: dict[str, list[Row]] = {}
+    for r in sorted(rows, key=_order):
+        by.setdefault(r.version, []).append(r)
+    lines = []
+    for version, rs in by.items():
+        parts = []
+        built = [f"{r.arch} {r.asm}" for r in rs if r.status == "built"]
+        if built:
+            parts.append("builds (" + ", ".join(built) + ")")
+        parts += [f"**fails** {r.arch} {r.asm}: {r.reason}" for r in rs if r.status == "fails"]
+        left = [r for r in rs if r.status == "not tried"]
+        if left and not built and all(r.arch == "any" for r in left):
+            parts.append(f"not tried: {left[0].reason}")
+        else:
+            reasons: dict[str, list[str]] = {}
+            for r in left:
+                reasons.setdefault(r.reason, []).append(f"{r.arch} {r.asm}")
+            parts += [f"not tried: {', '.join(cells)} ({why})" for why, cells in reasons.items()]
+        lines.append(f"- {version}: " + "; ".join(parts))
+    return "\n".join(lines) + "\n"
+
+
+def replace_block(text: str, name: str, body: str) -> str:
+    """``text`` with what lies between ``<!-- name: ... -->`` and ``<!-- /name -->``
+    replaced by ``body`` (an absent block is an error: the docs say where it goes)."""
+    import re
+
+    m = re.search(rf"(<!-- {re.escape(name)}:[^\n]*-->\n)(.*?)(<!-- /{re.escape(name)} -->)",
+                  text, re.S)
+    if m is None:
+        raise ValueError(f"no <!-- {name}: ... --> ... <!-- /{name} --> block")
+    return text[:m.start(2)] + body + text[m.end(2):]
 
 
 def host_verdict(r: Row) -> str:

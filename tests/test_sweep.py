@@ -130,7 +130,7 @@ def test_run_sweep_builds_with_the_tool_and_tables_the_outcome(
     assert failed.reason == "***** Unsupported options: no-bogus"
     assert by[("1.1.1w", "asm")].status == "not tried"
     table = sweep.format_table(rows)
-    assert "| 1.1.0g | third-party tree" in table
+    assert "- 1.1.0g: third-party tree" in table
     assert "| x86_64 | asm | built (" in table
     assert "1,188 MB/s (contended: own 49%, others 1.51 cores)" in table
     assert "fails: ***** Unsupported options: no-bogus" in table
@@ -243,3 +243,37 @@ def test_recorded_table_is_readable_and_list_says_sha256_and_build_status(
         "`invoke matrix pin 0.9.8y --file PATH`" in out
     assert "3.5.7    sha256 in the matrix" in out
     assert f"    3.5.7-asm-x86_64: {sweep.build_status('3.5.7', 'x86_64', True)}" in out
+
+
+def test_docs_carry_the_recorded_table_and_readme_names_every_failing_release() -> None:
+    """docs/building.md's table and README's release list are the recorded table's
+    (``python3 benchmarks/sweep.py --docs`` writes both): a failure is never left out."""
+    recorded = sweep.read_table()
+    rows = [sweep.Row(**r) for r in recorded["rows"]]
+    building = (ROOT / "docs" / "building.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert sweep.replace_block(building, "sweep-table",
+                               sweep.format_table(rows, when=recorded.get("swept_at"))) \
+        == building
+    assert sweep.replace_block(readme, "sweep-releases", sweep.release_summary(rows)) == readme
+    for r in rows:
+        if r.status == "fails":
+            assert f"**fails** {r.arch} {r.asm}: {r.reason}" in readme
+
+
+def test_release_summary_and_counts() -> None:
+    rows = [sweep.Row("1.1.0g", "x86_64", "asm", "built", seconds=120.0),
+            sweep.Row("1.1.0g", "i386", "asm", "fails", reason="Unsupported options: x"),
+            sweep.Row("1.1.0g", "i386", "no-asm", "not tried", reason="no time"),
+            sweep.Row("1.0.0", "any", "any", "not tried", reason="no tarball")]
+    assert sweep.release_summary(rows) == (
+        "- 1.0.0: not tried: no tarball\n"
+        "- 1.1.0g: builds (x86_64 asm); **fails** i386 asm: Unsupported options: x; "
+        "not tried: i386 no-asm (no time)\n")
+    c = sweep.counts(rows)
+    assert (c["built"], c["fails"], c["not tried"], c["build_seconds"], c["releases"]) == \
+        (1, 1, 2, 120.0, 2)
+    assert "Cells: 1 built (120 s of building in all), 1 fail, 2 not tried" in \
+        sweep.format_table(rows)
+    with pytest.raises(ValueError, match="no <!-- x: "):
+        sweep.replace_block("text", "x", "body")
