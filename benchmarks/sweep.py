@@ -95,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resume", action="store_true",
                         help="leave out the cells the recorded table already has built or "
                         "failed (a sweep cut short goes on where it stopped)")
+    parser.add_argument("--retry-failed", action="store_true",
+                        help="with --resume: build the selected failed cells again (after a "
+                        "fix, or with another tree of the release)")
     args = parser.parse_args(argv)
     if args.show:
         recorded = sweep.read_table()
@@ -124,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.not_tried:
         rows = [*plan.skipped, *sweep.not_tried(plan, args.not_tried)]
     else:
-        skip = sweep.tried_cells(recorded_rows()) if args.resume else set()
+        skip = sweep.tried_cells(recorded_rows(), failed=not args.retry_failed) \
+            if args.resume else set()
         if skip & set(plan.variants):
             print(f"sweep: resuming: {len(skip & set(plan.variants))} cell(s) already in "
                   "the recorded table are left out", flush=True)

@@ -183,7 +183,8 @@ def failure_reason(log_text: str, error: str | None) -> str:
         r".*error: .*",
         r"make(\[\d+\])?: \*\*\* .*",
     )
-    lines = [re.sub(r"^#\d+ (?:[\d.]+ )?", "", line).strip() for line in log_text.splitlines()]
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", log_text)  # the engine's colours around stderr
+    lines = [re.sub(r"^#\d+ (?:[\d.]+ )?", "", line).strip() for line in plain.splitlines()]
     for pattern in patterns:
         for line in lines:
             if re.fullmatch(pattern, line):

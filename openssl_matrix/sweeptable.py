@@ -230,9 +230,11 @@ def merge_rows(previous: Sequence[Row], new: Sequence[Row], *,
     return [r for r in out.values() if r.arch != "any" or r.version not in swept]
 
 
-def tried_cells(rows: Iterable[Row]) -> set[str]:
-    """Variant ids of the cells a table already has an outcome for (built or fails)."""
-    return {r.variant for r in rows if r.status in ("built", "fails")}
+def tried_cells(rows: Iterable[Row], *, failed: bool = True) -> set[str]:
+    """Variant ids of the cells a table already has an outcome for (built or, with
+    ``failed``, fails)."""
+    done = ("built", "fails") if failed else ("built",)
+    return {r.variant for r in rows if r.status in done}
 
 
 # --------------------------------------------------------------------------- listing

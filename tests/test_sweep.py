@@ -188,6 +188,9 @@ def test_resume_leaves_out_tried_cells_and_records_each_row(
     done = [sweep.Row("1.1.0g", "x86_64", "asm", "built", seconds=99.0),
             sweep.Row("1.1.0g", "x86_64", "no-asm", "not tried", reason="not reached")]
     assert sweep.tried_cells(done) == {"1.1.0g-asm-x86_64"}
+    failed = [sweep.Row("1.1.0g", "i386", "asm", "fails", reason="x")]
+    assert sweep.tried_cells(failed) == {"1.1.0g-asm-i386"}
+    assert sweep.tried_cells(failed, failed=False) == set()
     seen: list[str] = []
     backend = SweepBackend(lambda image, command, env: (0, SPEED_1_1_1, ""))
     rows = sweep.run_sweep(plan, tmp_path / "r", backend=backend,
@@ -209,6 +212,9 @@ def test_failure_reason_picks_the_telling_line() -> None:
     assert sweep.failure_reason("#5 openssl-matrix: patch x does not apply\n", "e") == \
         "openssl-matrix: patch x does not apply"
     assert sweep.failure_reason("", "build failed at step 3\nmore") == "build failed at step 3"
+    coloured = "\x1b[0m\x1b[91ms2_srvr.c:566:12: error: invalid storage class for function 'f'\n"
+    assert sweep.failure_reason(coloured, None) == \
+        "s2_srvr.c:566:12: error: invalid storage class for function 'f'"
 
 
 TABLE: dict[str, Any] = {"rows": [
