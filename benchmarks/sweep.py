@@ -74,6 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--docs", action="store_true",
                         help="write the recorded table into docs/building.md and its per-"
                         "release summary into README.md (their sweep blocks), build nothing")
+    parser.add_argument("--resmoke", action="store_true",
+                        help="build nothing: run the smoke check again, with host "
+                        "accounting, for recorded built cells that lack it (their images "
+                        "found through the build records under --results)")
     parser.add_argument("--arch", default="x86_64", help="x86_64,i386 (default x86_64)")
     parser.add_argument("--asm", default="asm,no-asm", help="asm,no-asm (default both)")
     parser.add_argument("--only", default="", help="fnmatch patterns over versions, comma "
@@ -106,6 +110,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.docs:
         write_docs()
+        return 0
+    if args.resmoke:
+        done = sweep.resmoke(recorded_rows(), args.results,
+                             on_row=lambda row: record([row]))
+        print(sweep.format_table(done), end="")
         return 0
     if args.tarballs is None:
         parser.error("--tarballs DIR is required (or --show, --docs)")

@@ -19,7 +19,7 @@ container just before and after it) and whether that says the run was clean.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,7 +51,7 @@ __all__ = [
     "ARCHES", "ASMS", "TABLE_FILE", "Plan", "Row", "Smoke", "build_status", "counts",
     "describe_versions", "failure_reason", "find_tarballs", "format_table", "host_verdict",
     "merge_rows", "not_tried", "plan_sweep", "read_notes", "read_table", "release_summary",
-    "replace_block", "run_sweep", "secs", "sha256_status", "smoke_speed", "tried_cells",
+    "replace_block", "resmoke", "run_sweep", "secs", "sha256_status", "smoke_speed", "tried_cells",
     "write_table",
 ]
 
@@ -285,12 +285,7 @@ def run_sweep(plan: Plan, results: Path, *, jobs: int = 1, speed: bool = True,
                 row.load_before = loadavg()
                 smoke = smoke_speed(backend, outcome.tag, version)
                 row.load_after = loadavg()
-                row.speed_bytes_per_s, row.speed_note = smoke.bytes_per_s, smoke.note
-                if smoke.acct is not None:
-                    row.host_own_share = (None if smoke.acct.own_share is None
-                                           else round(smoke.acct.own_share, 3))
-                    row.host_foreign_cores = round(smoke.acct.foreign_cores, 3)
-                    row.host_contended = smoke.contended
+                fill_smoke(row, smoke)
         else:
             text = ""
             if outcome.log_path and Path(outcome.log_path).is_file():
@@ -303,3 +298,44 @@ def run_sweep(plan: Plan, results: Path, *, jobs: int = 1, speed: bool = True,
         if on_row is not None:
             on_row(row)
     return rows
+
+
+def fill_smoke(row: Row, smoke: Smoke) -> None:
+    """A row's speed columns from one smoke run (figure, note, host accounting)."""
+    row.speed_bytes_per_s, row.speed_note = smoke.bytes_per_s, smoke.note
+    if smoke.acct is not None:
+        row.host_own_share = (None if smoke.acct.own_share is None
+                              else round(smoke.acct.own_share, 3))
+        row.host_foreign_cores = round(smoke.acct.foreign_cores, 3)
+        row.host_contended = smoke.contended
+
+
+def resmoke(rows: Sequence[Row], results: Path, *, backend: Any = None,
+            on_row: Callable[[Row], None] | None = None) -> list[Row]:
+    """The smoke run again, with host accounting, for built rows that lack it (swept
+    before the sweep carried it), on the image their newest build record names under
+    ``results``; builds nothing. A row whose image is gone is left as it is."""
+    from . import log
+    from .records import read_latest
+
+    if backend is None:
+        from .backend import DockerBackend
+
+        backend = DockerBackend()
+    done = []
+    for row in rows:
+        if row.status != "built" or row.host_own_share is not None:
+            continue
+        latest = read_latest(results, row.variant)
+        if latest is None or backend.image_id(latest.tag) is None:
+            log.info(f"sweep: {row.variant}: no image of its build under {results}; "
+                     "left as it is")
+            continue
+        row.load_before = loadavg()
+        fill_smoke(row, smoke_speed(backend, latest.tag, row.version))
+        row.load_after = loadavg()
+        log.info(f"sweep: {row.variant}: smoke run again ({host_verdict(row)})")
+        done.append(row)
+        if on_row is not None:
+            on_row(row)
+    return done

@@ -283,3 +283,27 @@ def test_release_summary_and_counts() -> None:
         sweep.format_table(rows)
     with pytest.raises(ValueError, match="no <!-- x: "):
         sweep.replace_block("text", "x", "body")
+
+
+def test_resmoke_runs_the_smoke_check_again_on_the_recorded_image(tmp_path: Path) -> None:
+    from openssl_matrix.records import write_latest
+
+    old = sweep.Row("1.0.2u", "x86_64", "asm", "built", seconds=120.0,
+                    speed_bytes_per_s=1.0e9, load_before=5.0, load_after=5.0)
+    gone = sweep.Row("1.0.2u", "i386", "asm", "built", seconds=121.0)
+    fresh = sweep.Row("3.0.22", "x86_64", "asm", "built", seconds=252.0, host_own_share=0.99,
+                      host_foreign_cores=0.05)
+    tag = "openssl-matrix/1.0.2u-asm-x86_64:abc"
+    write_latest(tmp_path, old.variant, "abc" * 8, tag)
+    write_latest(tmp_path, gone.variant, "def" * 8, "openssl-matrix/1.0.2u-asm-i386:def")
+    backend = FakeBackend(lambda image, command, env: (0, SPEED_1_1_1,
+                                                       host_samples("busy-saturated")))
+    backend.images[tag] = "sha256:img"
+    seen: list[str] = []
+    done = sweep.resmoke([old, gone, fresh], tmp_path, backend=backend,
+                         on_row=lambda r: seen.append(r.variant))
+    assert [r.variant for r in done] == seen == ["1.0.2u-asm-x86_64"]
+    assert [run[0] for run in backend.runs] == [tag] and backend.builds == []
+    assert old.host_own_share == pytest.approx(0.494, abs=0.005)
+    assert sweep.host_verdict(old).startswith("contended: own 49%")
+    assert gone.host_own_share is None and fresh.host_own_share == 0.99
