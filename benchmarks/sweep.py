@@ -46,9 +46,16 @@ def recorded_rows() -> list[sweep.Row]:
 
 def record(rows: list[sweep.Row], *, keep_tried: bool = False) -> None:
     """Merge ``rows`` into the recorded table (a "not tried" row, with ``keep_tried``,
-    never replaces an outcome)."""
-    sweep.write_table(sweep.merge_rows(recorded_rows(), rows, keep_tried=keep_tried),
-                      host=socket.gethostname())
+    never replaces an outcome). Two sweeps may run at once (say, one building the old
+    series at make -j1 beside one building 3.x): the read-merge-write holds a lock."""
+    import fcntl
+    import tempfile
+
+    lock = Path(tempfile.gettempdir()) / "openssl-matrix-sweep-table.lock"
+    with open(lock, "a", encoding="utf-8") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        sweep.write_table(sweep.merge_rows(recorded_rows(), rows, keep_tried=keep_tried),
+                          host=socket.gethostname())
 
 
 def write_docs(root: Path = ROOT) -> None:
