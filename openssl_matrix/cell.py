@@ -283,6 +283,10 @@ class BenchCell:
                     inv, res.stdout, speed_stderr, version, times, acct, engine_checks,
                     vectors, run_cpu)
                 entry["elapsed_measured"] = elapsed
+                if inv.path == "tls":  # one accounting per s_time run, taken in the script
+                    entry["host_accounting"] = {
+                        f"{r.get('protocol')} {r.get('operation')}": r.pop("host_accounting",
+                                                                          None) for r in recs}
                 figures.extend(recs)
                 by_invocation[inv.name] = recs
                 findings.extend(inv_findings)
@@ -294,6 +298,9 @@ class BenchCell:
                     warnings.append(f"{inv.name}: no figures in the output")
             meta["invocations"].append(entry)
             host = "" if acct is None else f"; {acct.describe()}"
+            if inv.path == "tls" and isinstance(entry.get("host_accounting"), dict):
+                busy = [a["foreign_cores"] for a in entry["host_accounting"].values() if a]
+                host = f"; others up to {max(busy):.2f} core(s) busy" if busy else ""
             log.info(f"    [{n}/{len(invocations)}] {inv.name}: {entry['status']} "
                      f"({time.monotonic() - t0:.1f}s{host})")
         findings.extend(cross_findings(invocations, by_invocation, version, run_cpu.flags,

@@ -12,7 +12,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from . import log
+from . import log, opsummary
 from .backend import DockerBackend
 from .errors import (
     BenchError,
@@ -286,27 +286,14 @@ def _mbs(value: Any) -> str:
     return f"{value / 1e6:,.1f}" if isinstance(value, (int, float)) else "—"
 
 
-def _print_ops_figure(f: dict[str, Any]) -> None:
-    """One operations-per-second figure (public key, handshake) of a bench summary."""
-    value = f.get("ops_per_s")
-    unit = f.get("unit") or "ops/s"
-    text = f"{value:,.1f} {unit}" if isinstance(value, (int, float)) else "—"
-    cpo = f.get("cycles_per_op")
-    extra = f" ({cpo:,.0f} c/op)" if isinstance(cpo, (int, float)) else ""
-    if f.get("bottleneck"):
-        extra += f", {f.get('tls_pinning')}, bottleneck {f.get('bottleneck')}"
-    status = f.get("status")
-    print(f"      {str(f.get('algorithm')) + ' ' + str(f.get('operation')):<36} {text:>24}"
-          f"{extra}" + ("" if status == "ok" else f"  [{status}]"))
-
-
 def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05,
                          planned: int | None = None) -> None:
     from .bench import summarize_series
     from .guards import CONTENDED
 
     print(f"\nbench summary (MB/s at {block} bytes, cycles/byte when the clock is known; "
-          "a status other than ok says what the figure is not)")
+          "public-key operations in ops/s, handshakes in conn/s; a status other than ok "
+          "says what the figure is not)")
     rounds = max((o.round for o in outcomes), default=1)
     for o in outcomes:
         print(f"  {o.variant}" + (f" round {o.round}" if rounds > 1 else "")
@@ -318,8 +305,8 @@ def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05,
         if rounds > 1:
             continue
         for f in o.figures:
-            if f.get("block_size") is None and f.get("operation"):  # pkey / tls suites
-                _print_ops_figure(f)
+            if opsummary.is_ops(f):  # pkey / tls suites
+                print(opsummary.figure_line(f))
                 continue
             if f.get("block_size") != block:
                 continue
@@ -338,7 +325,8 @@ def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05,
         print(f"\n  over {planned or rounds} interleaved rounds"
               + (f" (+{more} for re-measurements and wide intervals)" if more else "")
               + ": median ± half-width of the 95 % "
-              f"interval (t) MB/s, clean samples n, [min–max], coefficient of variation "
+              f"interval (t) in MB/s (public-key ops/s, handshakes conn/s), clean samples n, "
+              f"[min–max], coefficient of variation "
               f"(noisy above {noise:.0%}); contended attempts never count")
     rows_all: list[dict[str, Any]] = []
     for variant in dict.fromkeys(o.variant for o in outcomes):
@@ -348,7 +336,12 @@ def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05,
         if rounds == 1:
             continue
         print(f"  {variant} ({len(runs)} run(s))")
+        units = opsummary.units_by_figure(f for o in runs for f in o.figures)
         for row in rows:
+            if opsummary.is_ops(row):
+                unit = units.get((row["invocation"], row["algorithm"], row["operation"]))
+                print(opsummary.series_line(row, unit or "ops/s"))
+                continue
             if row["block_size"] != block:
                 continue
             cv = f"{row['cv']:.1%}" if row["cv"] is not None else "—"
@@ -370,6 +363,9 @@ def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05,
                     warned.add(w)
                     print(f"      warning ({o.variant}): {w}")
     print("\n  " + flag_summary(rows_all))
+    ops = [r for r in rows_all if opsummary.is_ops(r)]
+    if ops and len(ops) < len(rows_all):
+        print("  of which public-key/handshake: " + flag_summary(ops))
 
 
 def _pm(row: dict[str, Any]) -> str:
@@ -612,8 +608,11 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
     if profile != "auto":
         _matrix(matrix).profile(profile)
     backend = DockerBackend()
+    from .bench import MAX_ATTEMPTS
+
     rep = reproduce(spec, env, backend, _tree(results), cpu_profile=profile, force=force,
-                    wait=wait, engine=backend.engine_info(), git_commit=_git_commit())
+                    wait=wait, engine=backend.engine_info(), git_commit=_git_commit(),
+                    max_attempts=MAX_ATTEMPTS)
     if json:
         import json as _json
 

@@ -60,7 +60,9 @@ def atomic_write(path: Path, data: str | bytes) -> None:
 
 def write_json(path: Path, obj: Any) -> None:
     """``obj`` as indented, key-sorted JSON, written atomically."""
-    atomic_write(path, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+    # allow_nan=False: NaN/Infinity are not JSON; every reader here would refuse them
+    text = json.dumps(obj, indent=2, sort_keys=True, default=str, allow_nan=False)
+    atomic_write(path, text + "\n")
 
 
 def file_sha256(path: Path) -> str:

@@ -48,6 +48,11 @@ STEAL_CORES_MAX = 0.05
 #: process could have run but had nothing to do (a device or the kernel worked).
 OFFLOAD_IDLE_SHARE = 0.5
 
+#: A handshake run (``tls.py``) is judged as one process: ``s_time`` makes one connection
+#: at a time, so server and client take turns and their CPU time adds up to about one
+#: core on an idle host, on one CPU or on two; everything else busy is foreign work.
+HANDSHAKE_PROCESSES = 1
+
 #: What ``settle`` waits for before a cell: at most this many cores busy over a 1-s
 #: sample (the tool itself sleeps meanwhile). Runnable tasks are shown, not judged: one
 #: reading of ``procs_running`` is a snapshot that includes the reader.

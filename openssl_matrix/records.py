@@ -496,7 +496,9 @@ def _as(cls: type[R], record: R | Mapping[str, Any], what: str) -> R:
     if isinstance(record, _Record):
         if not isinstance(record, cls):
             raise TypeError(f"{what}: a {type(record).__name__} is not a {cls.__name__}")
-        return record
+        # Checked like one read back: a record built in code (an ``inf`` rate, say) must
+        # never reach the disk in a form its own reader refuses.
+        record = record.to_json()
     try:
         return cls.from_json(dict(record), what)
     except RecordError as exc:

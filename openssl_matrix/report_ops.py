@@ -26,6 +26,7 @@ from . import records
 from .report import USABLE_STATUSES, _copy_run
 from .reportview import href as _href
 from .results import ResultsTree
+from .stats import estimate
 from .version import sort_key
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -134,6 +135,16 @@ class OpsTable:
         vals = self.values(row, column)
         return statistics.median(vals) if vals else None
 
+    def error_bar(self, row: str, column: str, *, log: bool) -> tuple[float, float]:
+        """(below, above) the median for a chart: the 95 % interval's half-width (``stats``,
+        as the bulk charts), the lower arm stopping at zero, or on a log axis (which has
+        no zero) at a tenth of the median."""
+        e = estimate(self.values(row, column))
+        hw = e.half_width if e is not None else None
+        if e is None or hw is None:
+            return 0.0, 0.0
+        return min(hw, 0.9 * e.median if log else e.median), hw
+
     def ratio(self, row: str, column: str) -> tuple[float, float, float] | None:
         """Median ratio to the first column, with the widest ratio the ranges allow."""
         if not self.columns or column == self.columns[0]:
@@ -195,6 +206,13 @@ def _cell_view(t: OpsTable, row: str, column: str) -> dict[str, Any] | None:
             "links": links}
 
 
+# Why the public-key chart has a log axis where every other chart is linear: one table
+# holds RSA-4096 signing (~200 ops/s here) and RSA-2048 verification (~50,000 ops/s); on
+# a linear axis the slow operations' bars, often the ones versions differ in most, are a
+# few pixels wide. The TLS chart's rates stay within one order of magnitude: linear.
+# Both carry the 95 % intervals as error bars, like the bulk charts (docs/report.md).
+
+
 def chart(t: OpsTable, path: Path) -> bool:
     """Bars per row and version. With several versions, rows only one version has are left
     to the table (3.2+ speed adds generic kem-/sig- RSA rows), except ML-KEM/ML-DSA."""
@@ -213,21 +231,28 @@ def chart(t: OpsTable, path: Path) -> bool:
                  dpi=100, layout="constrained")
     ax = fig.subplots()
     height = 0.8 / max(1, len(t.columns))
+    log = t.kind != "tls"  # see above
     for i, c in enumerate(t.columns):
-        ys, xs = [], []
+        ys, xs, lows, highs = [], [], [], []
         for j, r in enumerate(rows):
             m = t.median(r, c)
             if m:
                 ys.append(j - 0.4 + height * (i + 0.5))
                 xs.append(m)
-        ax.barh(ys, xs, height=height, label=f"OpenSSL {c}")
+                low, high = t.error_bar(r, c, log=log)
+                lows.append(low)
+                highs.append(high)
+        ax.barh(ys, xs, height=height, label=f"OpenSSL {c}", xerr=[lows, highs],
+                capsize=2, error_kw={"elinewidth": 0.8})
     ax.set_yticks(range(len(rows)), [t.short.get(r, r) for r in rows], fontsize=8)
     ax.invert_yaxis()
-    if t.kind == "tls":
-        ax.set_xlabel("connections per second (median; higher is better)")
+    if not log:
+        ax.set_xlabel("connections per second (median; bars: 95 % interval; higher is "
+                      "better)")
     else:
         ax.set_xscale("log")
-        ax.set_xlabel("operations per second (median, log scale; higher is better)")
+        ax.set_xlabel("operations per second (median, log scale; bars: 95 % interval; "
+                      "higher is better)")
     ax.set_title(t.title, fontsize=10)
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(axis="x", which="both", alpha=0.3)

@@ -56,10 +56,13 @@ VERSION_KEYS = ("as_reported", "sha256", "urls", "release", "stand_in", "stand_i
 BUILD_KEYS = ("version", "asm", "arch", "configure", "as_reported")
 MEASUREMENT_KEYS = ("machine", "build", "command", "algorithm", "algorithms", "block_size",
                     "evp", "disable", "ia32cap", "engine", "decrypt", "elapsed", "needs",
-                    "reference", "notes", "operation")
+                    "reference", "notes", "operation", "protocol", "pinning")
 
 #: Operations of speed's public-key tables a measurement may name (``operation:``).
 OPERATIONS = ("sign", "verify", "op", "encrypt", "decrypt", "keygen", "encaps", "decaps")
+#: Operations of the TLS suite (``tls.py``): full handshakes and resumed sessions, in
+#: connections per second; such a measurement also names its ``protocol``.
+TLS_OPERATIONS = ("handshake", "resume")
 #: The key under which a public-key measurement keeps its figure (operations per second)
 #: where symmetric ones use the block size.
 OP_BLOCK = 0
@@ -166,10 +169,28 @@ class Measurement:
     """A public-key operation (``sign``, ``verify``, ``op`` ...): ``algorithm`` is then a
     pkey suite name (``ecdsap521``) and ``reference`` holds one figure in operations per
     second, under the key ``OP_BLOCK``."""
+    protocol: str | None = None
+    """A TLS measurement (operation ``handshake`` or ``resume``): the protocol
+    (``tls1.2`` ...); ``algorithm`` is then the server's key (``rsa2048``, ``ecdsap256``)
+    and ``reference`` one figure in connections per second."""
+    pinning: str = "cross-core"
+    """A TLS measurement: server and client on one CPU (``same-core``) or two."""
 
     @property
     def masked(self) -> bool:
         return bool(self.ia32cap or self.disable)
+
+    @property
+    def kind(self) -> str:
+        """``speed`` (bulk, per block size), ``pkey`` or ``tls`` (one figure)."""
+        if self.protocol is not None:
+            return "tls"
+        return "speed" if self.operation is None else "pkey"
+
+    @property
+    def unit(self) -> str:
+        """The unit of the one figure of a pkey or tls measurement."""
+        return "conn/s" if self.protocol is not None else "op/s"
 
 
 @dataclass(frozen=True)
@@ -569,6 +590,13 @@ def _measurements(ctx: _Ctx, value: Any, machines: Mapping[str, Machine],
                 out[full] = replace(proto, name=full, algorithm=alg, reference=ref,
                                     table=name)
             continue
+        if "operation" in m and m["operation"] in TLS_OPERATIONS:
+            out[name] = _tls_measurement(ctx, m, proto, kp)
+            continue
+        for key in ("protocol", "pinning"):
+            if key in m:
+                raise ctx.fail(f"{kp}.{key}", "only used with 'operation: handshake' or "
+                               "'operation: resume' (a TLS figure)")
         if "operation" in m:
             out[name] = _pk_measurement(ctx, m, proto, kp)
             continue
@@ -597,8 +625,9 @@ def _pk_measurement(ctx: _Ctx, m: Mapping[str, Any], proto: Measurement,
             raise ctx.fail(f"{kp}.{key}", "not used with 'operation' (a public-key figure)")
     operation = ctx.string(m["operation"], f"{kp}.operation")
     if operation not in OPERATIONS:
-        raise ctx.fail(f"{kp}.operation", f"{operation!r} is not one of "
-                       + ", ".join(OPERATIONS), hint=_choices_hint(operation, OPERATIONS))
+        every = OPERATIONS + TLS_OPERATIONS
+        raise ctx.fail(f"{kp}.operation", f"{operation!r} is not one of " + ", ".join(every),
+                       hint=_choices_hint(operation, every))
     algorithm = ctx.token(_required(ctx, m, "algorithm", kp), f"{kp}.algorithm")
     if algorithm not in ALGORITHMS:
         raise ctx.fail(f"{kp}.algorithm", f"{algorithm!r} is not a public-key test",
@@ -606,15 +635,48 @@ def _pk_measurement(ctx: _Ctx, m: Mapping[str, Any], proto: Measurement,
     if operation not in ALGORITHMS[algorithm].operations:
         raise ctx.fail(f"{kp}.operation", f"{algorithm} has no {operation!r} figure (it has "
                        + ", ".join(ALGORITHMS[algorithm].operations) + ")")
-    ref = m.get("reference")
-    reference: dict[int, float] = {}
-    if ref is not None:
-        if isinstance(ref, bool) or not isinstance(ref, (int, float)) or ref <= 0:
-            raise ctx.fail(f"{kp}.reference", "a public-key figure is one number, operations "
-                           f"per second as printed (e.g. 1936.3), got {ref!r}")
-        reference[OP_BLOCK] = float(ref)
+    reference = _one_figure(ctx, m, kp, "a public-key figure is one number, operations per "
+                            "second as printed (e.g. 1936.3)")
     return replace(proto, algorithm=algorithm, reference=reference, operation=operation,
                    evp=False)
+
+
+def _one_figure(ctx: _Ctx, m: Mapping[str, Any], kp: str, what: str) -> dict[int, float]:
+    """The one ``reference`` figure of a pkey or tls measurement, under ``OP_BLOCK``."""
+    ref = m.get("reference")
+    if ref is None:
+        return {}
+    if isinstance(ref, bool) or not isinstance(ref, (int, float)) or ref <= 0:
+        raise ctx.fail(f"{kp}.reference", f"{what}, got {ref!r}")
+    return {OP_BLOCK: float(ref)}
+
+
+def _tls_measurement(ctx: _Ctx, m: Mapping[str, Any], proto: Measurement,
+                     kp: str) -> Measurement:
+    """A TLS measurement: server key, protocol, handshake or resume, one figure."""
+    from .tls import KEYS, PINNINGS, PROTOCOLS
+
+    for key in ("algorithms", "block_size", "evp", "disable", "ia32cap", "engine", "decrypt"):
+        if key in m:
+            raise ctx.fail(f"{kp}.{key}", "not used with a TLS figure (operation "
+                           f"{m['operation']})")
+    algorithm = ctx.token(_required(ctx, m, "algorithm", kp), f"{kp}.algorithm")
+    if algorithm not in KEYS:
+        raise ctx.fail(f"{kp}.algorithm", f"{algorithm!r} is not a server key of the TLS "
+                       f"suite ({', '.join(KEYS)})", hint=_choices_hint(algorithm, KEYS))
+    protocol = ctx.token(_required(ctx, m, "protocol", kp), f"{kp}.protocol")
+    if protocol not in PROTOCOLS:
+        raise ctx.fail(f"{kp}.protocol", f"{protocol!r} is not one of "
+                       + ", ".join(PROTOCOLS), hint=_choices_hint(protocol, list(PROTOCOLS)))
+    pinning = ctx.token(m.get("pinning", "cross-core"), f"{kp}.pinning")
+    if pinning not in PINNINGS:
+        raise ctx.fail(f"{kp}.pinning", f"{pinning!r} is not one of " + ", ".join(PINNINGS),
+                       hint=_choices_hint(pinning, PINNINGS))
+    reference = _one_figure(ctx, m, kp, "a TLS figure is one number, connections per "
+                            "second (e.g. 22600)")
+    return replace(proto, algorithm=algorithm, reference=reference,
+                   operation=str(m["operation"]), evp=False, protocol=protocol,
+                   pinning=pinning)
 
 
 def _split_figure(key: Any) -> bool:
@@ -697,6 +759,8 @@ def _claims(ctx: _Ctx, value: Any, measurements: Mapping[str, Measurement]
         else:
             raise ctx.fail(f"{kp}.block_sizes", "expected a list of block sizes, or 'all'")
         num, den = (measurements[n] for n in names)
+        if num.operation is not None:  # one figure per operation (pkey, tls)
+            blocks = (OP_BLOCK,)
         if blocks is None and not (set(num.reference) & set(den.reference)):
             raise ctx.fail(f"{kp}.block_sizes", "'all' needs reference figures on both sides",
                            hint="list the block sizes instead, e.g. [8192]")

@@ -77,8 +77,12 @@ __all__ = ["NOT_REPRODUCED", "NOT_TESTABLE", "REPRODUCED", "ClaimResult", "Envir
 def reproduce(spec: ReportSpec, env: Environment, backend: Backend, tree: ResultsTree, *,
               cpu_profile: str = "auto", force: bool = False, wait: bool = False,
               engine: Mapping[str, Any] | None = None, git_commit: str | None = None,
-              ) -> Reproduction:
-    """Resolve, plan, build, bench, judge; write the reproduction folder."""
+              max_attempts: int = 0) -> Reproduction:
+    """Resolve, plan, build, bench, judge; write the reproduction folder.
+
+    ``max_attempts`` is the bench's (see ``bench.MAX_ATTEMPTS``): the command line
+    re-measures contended figures as ``bench`` does; the Python API's 0 measures the
+    planned rounds only."""
     started = now("seconds")
     warnings: list[str] = []
     with log.step(f"resolve the versions of {spec.id}"):
@@ -110,7 +114,7 @@ def reproduce(spec: ReportSpec, env: Environment, backend: Backend, tree: Result
         m = Matrix.from_document(doc, path=mpath, default_urls=default_urls)
         _build_and_bench(spec, m, backend, tree, planned, groups, cells, cpu_profile,
                          facts, force=force, wait=wait, engine=engine, git_commit=git_commit,
-                         warnings=warnings, ours=ours)
+                         warnings=warnings, ours=ours, max_attempts=max_attempts)
     here = host_core(facts, env, cpu_profile)
     profiles = profile_figures(spec, tree, planned)
     results = [judge(spec, c, planned, ours, resolved, here=here, profiles=profiles)
@@ -137,7 +141,7 @@ def _build_and_bench(spec: ReportSpec, m: Matrix, backend: Backend, tree: Result
                      cells: Mapping[str, Any], cpu_profile: str, facts: HostFacts, *,
                      force: bool, wait: bool, engine: Mapping[str, Any] | None,
                      git_commit: str | None, warnings: list[str],
-                     ours: dict[str, Ours]) -> None:
+                     ours: dict[str, Ours], max_attempts: int = 0) -> None:
     variants = {key: find_variant(m, cell) for key, cell in cells.items()}
     for key, v in variants.items():  # the matrix's own ids from here on
         for p in planned.values():
@@ -168,7 +172,8 @@ def _build_and_bench(spec: ReportSpec, m: Matrix, backend: Backend, tree: Result
     todo = [g for g in groups.values() if g.variant in usable]
     if not todo:
         return
-    bencher = Bencher(m, backend, tree, engine=dict(engine or {}), git_commit=git_commit)
+    bencher = Bencher(m, backend, tree, engine=dict(engine or {}), git_commit=git_commit,
+                      max_attempts=max_attempts)
     cpu_dir = facts.cpu.slug() if cpu_profile == "auto" else cpu_profile
     images = {vid: bencher.image_for(v) for vid, v in usable.items()}
     suites = {s.name: s for s in m.suites}

@@ -21,6 +21,7 @@ TLS suite (``tls.py``) divides the connection count by a wall time it measures i
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -121,6 +122,9 @@ def _close(p: _Open, warnings: list[str]) -> STimePhase:
         try:
             rate = float(p.user.group("rate"))
         except ValueError:
+            rate = None
+        if rate is not None and not math.isfinite(rate):
+            # "inf" (0.00 s of user time, 1.0.2u) or "nan": no rate; JSON has no such number
             rate = None
     if n is not None and p.resumed + p.full and p.resumed + p.full != n:
         warnings.append(f"{p.mode}: {p.resumed + p.full} progress marks for {n} connections")

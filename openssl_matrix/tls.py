@@ -29,7 +29,9 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from .guards import times_line
+from . import hostacct
+from .guards import contended_findings, times_line
+from .hostacct import SAMPLE_FUNCTION
 from .pkey import Series, dotted
 from .stime import STimeRun, parse_stime
 from .version import series
@@ -96,15 +98,40 @@ def group_server_args(protocol: Protocol, v: Series) -> list[str]:
     return ["-named_curve", "prime256v1"]  # 0.9.8-1.0.1: the server's one ECDH curve
 
 
-def cipher_args(protocol: Protocol, key: str) -> list[str]:
-    """The server's one cipher: ``-ciphersuites`` for TLS 1.3 (1.1.1+), else ``-cipher``."""
+def cipher_string(protocol: Protocol, key: str, v: Series) -> str:
+    """The one cipher (suite), as ``-cipher``/``-ciphersuites`` of version ``v`` take it.
+
+    From 3.0 the default security level 1 refuses TLS 1.0's MD5+SHA-1 handshake
+    signature ("no suitable signature algorithm", seen on the 3.0.20 image here): TLS 1.0
+    there runs at ``@SECLEVEL=0``, on both sides.
+    """
     cipher = protocol.cipher[key]
-    return ["-ciphersuites" if protocol.tls13 else "-cipher", cipher]
+    if protocol.name == "tls1.0" and v >= (3, 0, 0):
+        cipher += ":@SECLEVEL=0"
+    return cipher
+
+
+def cipher_args(protocol: Protocol, key: str, v: Series) -> list[str]:
+    """The server's one cipher: ``-ciphersuites`` for TLS 1.3 (1.1.1+), else ``-cipher``."""
+    return ["-ciphersuites" if protocol.tls13 else "-cipher", cipher_string(protocol, key, v)]
+
+
+def protocol_server_args(protocol: Protocol, v: Series) -> list[str]:
+    """How ``s_server`` of version ``v`` is held to the one protocol.
+
+    0.9.8's ``s_time`` (SSLv23 method, no protocol options) sends its hello in the SSLv2
+    format, which a ``-tls1`` server (TLSv1 method) refuses ("wrong version number", seen
+    on the 0.9.8y image here); its server keeps the SSLv23 method and turns SSLv2 and
+    SSLv3 off instead, which leaves TLS 1.0, the newest it has.
+    """
+    if protocol.name == "tls1.0" and v < (1, 0, 0):
+        return ["-no_ssl2", "-no_ssl3"]
+    return [protocol.server_flag]
 
 
 def server_options(protocol: Protocol, key: str, v: Series) -> list[str]:
     """Everything ``s_server`` gets besides key, certificate and port."""
-    return [protocol.server_flag, *cipher_args(protocol, key),
+    return [*protocol_server_args(protocol, v), *cipher_args(protocol, key, v),
             *group_server_args(protocol, v), "-www"]
 
 
@@ -117,7 +144,8 @@ def client_options(protocol: Protocol, key: str, v: Series) -> list[str]:
     """
     out: list[str] = []
     if v >= (1, 1, 1):
-        out += ["-cipher" if not protocol.tls13 else "-ciphersuites", protocol.cipher[key]]
+        out += ["-cipher" if not protocol.tls13 else "-ciphersuites",
+                cipher_string(protocol, key, v)]
     elif not protocol.tls13:
         out += ["-cipher", protocol.cipher[key]]
     return out
@@ -168,6 +196,17 @@ class TlsPlan:
         return f"tls--{self.key}--{self.pinning}"
 
 
+#: What each protocol is called in the configure option that leaves it out.
+_NO_OPTION = {"tls1.3": "no-tls1_3", "tls1.2": "no-tls1_2", "tls1.0": "no-tls1"}
+
+
+def newest_protocol(v: Series, configure: tuple[str, ...] = ()) -> str | None:
+    """The newest protocol of :data:`PROTOCOLS` version ``v`` has and the build kept."""
+    have = [p for p in PROTOCOLS.values()
+            if v >= p.since and _NO_OPTION[p.name] not in configure]
+    return max(have, key=lambda p: p.since).name if have else None
+
+
 def plans(version: str, keys: tuple[str, ...], options: TlsOptions,
           configure: tuple[str, ...] = ()) -> tuple[list[TlsPlan], list[str]]:
     """The containers a TLS suite needs on ``version``, and the notes of what was refused."""
@@ -180,11 +219,18 @@ def plans(version: str, keys: tuple[str, ...], options: TlsOptions,
             notes.append(f"{p.label}: not measured: OpenSSL {version} has no {p.label} "
                          f"(from {dotted(p.since)})")
             continue
-        off = {"tls1.3": "no-tls1_3", "tls1.2": "no-tls1_2", "tls1.0": "no-tls1"}[name]
+        off = _NO_OPTION[name]
         if off in configure:
             notes.append(f"{p.label}: not measured: this build was configured with {off}")
             continue
         protocols.append(name)
+    if options.protocols and all(v < PROTOCOLS[n].since for n in options.protocols):
+        newest = newest_protocol(v, configure)
+        if newest is not None:
+            protocols.append(newest)
+            notes.append(f"{PROTOCOLS[newest].label}: measured instead of the suite's "
+                         f"{', '.join(options.protocols)}: the newest protocol OpenSSL "
+                         f"{version} has (labelled so on its figures)")
     out: list[TlsPlan] = []
     for key in keys:
         if key == "ecdsap256" and any(o in configure for o in ("no-ec", "no-ecdsa")):
@@ -216,6 +262,10 @@ SECOND=$(expand "$CPUS" | sed -n 2p)
 echo "+TLS:cpus:$CPUS:clk_tck:$CLK"
 now() { date +%s.%N; }
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo -1; }
+listening() {  # a LISTEN socket on port $1 (hex): 0.9.8y's s_server logged no ACCEPT here
+  cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk -v p=":$1" \
+    'substr($2, length($2) - 4) == p && $4 == "0A" {f=1} END {exit !f}'
+}
 """
 
 _SERVER_FN = r"""start_server() {  # $1 protocol; the rest: s_server options
@@ -225,7 +275,7 @@ _SERVER_FN = r"""start_server() {  # $1 protocol; the rest: s_server options
     > "server-$p.log" 2>&1 < /dev/null &
   SPID=$!
   t0=$(now); waited=0
-  while ! grep -q '^ACCEPT' "server-$p.log"; do
+  while ! grep -q '^ACCEPT' "server-$p.log" && ! listening HEXPORT; do
     if ! kill -0 "$SPID" 2>/dev/null; then
       wait "$SPID"; echo "+TLS:server-died:$p:rc=$?"; sed 's/^/+TLS:server-log: /' "server-$p.log"
       return 1
@@ -247,17 +297,20 @@ stop_server() {  # $1 protocol
 }
 measure() {  # $1 protocol, $2 mode; the rest: s_time options
   p=$1; m=$2; shift 2
+  _hs 0 2> host0.txt
   s0=$(ticks "$SPID"); w0=$(now); times > times0.txt
   taskset -c "$CCPU" openssl s_time -connect 127.0.0.1:PORT -$m -time SECONDS -www / "$@" \
     > "stime-$p-$m.out" 2> "stime-$p-$m.err"
   rc=$?
   times > times1.txt; w1=$(now); s1=$(ticks "$SPID")
+  _hs 1 2> host1.txt
   c0=$(awk 'NR==2 {print $1, $2}' times0.txt); c1=$(awk 'NR==2 {print $1, $2}' times1.txt)
   echo "+TLS:run-begin:$p:$m"
   cat "stime-$p-$m.out"
   echo "+TLS:run-end:$p:$m:rc=$rc:wall0=$w0:wall1=$w1:client0=$c0:client1=$c1:\
 server0=$s0:server1=$s1"
   sed "s/^/+TLS:stderr:$p:$m: /" "stime-$p-$m.err" | head -20
+  echo "+TLS:host-begin:$p:$m"; cat host0.txt host1.txt; echo "+TLS:host-end:$p:$m"
 }
 """
 
@@ -269,8 +322,9 @@ def _q(args: list[str]) -> str:
 def script(plan: TlsPlan) -> str:
     """The POSIX sh script one container runs for ``plan``."""
     v = series(plan.version)
-    lines = [_SCRIPT_HEAD,
-             _SERVER_FN.replace("PORT", str(PORT)).replace("DEADLINE", str(READY_DEADLINE_S))
+    lines = [_SCRIPT_HEAD, SAMPLE_FUNCTION,
+             _SERVER_FN.replace("HEXPORT", f"{PORT:04X}").replace("PORT", str(PORT))
+             .replace("DEADLINE", str(READY_DEADLINE_S))
              .replace("SECONDS", str(plan.seconds))]
     lines.append('SCPU="$FIRST"')
     if plan.pinning == "same-core":
@@ -298,7 +352,7 @@ def script(plan: TlsPlan) -> str:
                  *client_options(p, plan.key, v)]
         lines.append(f'  echo "+TLS:check-begin:{pname}"')
         lines.append(f"  {_q(check)} < /dev/null 2>&1 | grep -E "
-                     "'Protocol|Cipher|Temp Key|group|Verification|handshake' | head -12")
+                     "'Protocol|Cipher|Temp Key|group|Verification|SSL handshake has' | head -12")
         lines.append(f'  echo "+TLS:check-end:{pname}"')
         for mode in plan.modes:
             lines.append(f"  measure {pname} {mode} {_q(client_options(p, plan.key, v))}")
@@ -323,6 +377,8 @@ class _Section:
     lines: list[str] = field(default_factory=list)
     end: dict[str, str] = field(default_factory=dict)
     stderr: list[str] = field(default_factory=list)
+    host: list[str] = field(default_factory=list)
+    """The host samples (``hostacct``) taken just before and after ``s_time``."""
 
 
 @dataclass
@@ -347,6 +403,7 @@ def read_output(stdout: str) -> TlsOutput:
     out = TlsOutput()
     current: _Section | None = None
     block: list[str] | None = None
+    host: list[str] | None = None
     check: str | None = None
     for line in stdout.splitlines():
         if line.startswith("+TLS:"):
@@ -402,10 +459,18 @@ def read_output(stdout: str) -> TlsOutput:
                 for s in out.sections:
                     if s.protocol == proto and s.mode == mode:
                         s.stderr.append(text.strip())
+            elif tag == "host-begin":
+                proto, _, mode = rest.partition(":")
+                mine = [s for s in out.sections if s.protocol == proto and s.mode == mode]
+                host = mine[-1].host if mine else None
+            elif tag == "host-end":
+                host = None
             elif tag == "done":
                 out.done = True
             continue
-        if block is not None:
+        if host is not None:
+            host.append(line)
+        elif block is not None:
             block.append(line)
         elif current is not None:
             current.lines.append(line)
@@ -498,6 +563,48 @@ def _check_problem(lines: list[str], protocol: Protocol, key: str) -> str | None
     return None
 
 
+def host_accounting(section: _Section) -> hostacct.HostAccounting | None:
+    """The host around one ``s_time`` run, from the samples the script took around it.
+
+    Judged as one process (:data:`hostacct.HANDSHAKE_PROCESSES`): the container's CPU is
+    the server's and the client's; everything else busy on the host is foreign work.
+    """
+    _, acct = hostacct.from_stderr("\n".join(section.host) + "\n",
+                                   processes=hostacct.HANDSHAKE_PROCESSES)
+    return acct
+
+
+def host_fields(acct: hostacct.HostAccounting | None) -> dict[str, Any]:
+    """The figure's host columns (as a speed figure's) and the whole accounting."""
+    if acct is None:
+        return {"own_share": None, "foreign_cores": None, "steal_cores": None,
+                "host_accounting": None}
+    return {"own_share": None if acct.own_share is None else round(acct.own_share, 4),
+            "foreign_cores": round(acct.foreign_cores, 4),
+            "steal_cores": round(acct.steal_cores, 4), "host_accounting": acct.as_dict()}
+
+
+def _time_basis(acct: Accounting, host: hostacct.HostAccounting | None,
+                conns: int | None) -> str | None:
+    """Server and client together were on a CPU for less than :data:`BUSY_RATIO` of the
+    wall time (s_time makes one connection at a time: they take turns, so on an idle host
+    their shares add up to about 1, on one core or on two)."""
+    if not acct.wall_s or acct.server_busy is None or acct.client_busy is None:
+        return None
+    busy = acct.server_busy + acct.client_busy
+    if busy >= BUSY_RATIO:
+        return None
+    text = (f"server and client were on a CPU for {busy:.0%} of the {acct.wall_s:.2f} s "
+            f"wall time (server {acct.server_cpu_s:.2f} s, client {acct.client_cpu_s:.2f} s)")
+    if host is None:
+        return text + ": they waited for a CPU (busy host, CPU quota) or on the connection"
+    per = f", {1000 * acct.wall_s / conns:.0f} ms per connection" if conns else ""
+    return (text + f" while {host.idle_cores:.2f} core(s) of the host were idle: the "
+            f"connections waited on the network path, not on a CPU{per} (a latency figure: "
+            "e.g. a server flight written in small segments meets Nagle's algorithm and "
+            "the client's delayed ACK)")
+
+
 def parse_output(stdout: str, plan: TlsPlan) -> tuple[list[dict[str, Any]], list[str],
                                                         list[tuple[str, str, str, str | None]]]:
     """Figure records, warnings, and the findings of one container: (code, message,
@@ -516,6 +623,7 @@ def parse_output(stdout: str, plan: TlsPlan) -> tuple[list[dict[str, Any]], list
         rc = section.end.get("rc")
         parsed: STimeRun = parse_stime("\n".join(section.lines))
         acct = accounting(section, out.clk_tck)
+        host = host_accounting(section)
         conns = parsed.connections
         status = "ok"
         detail = ""
@@ -548,6 +656,7 @@ def parse_output(stdout: str, plan: TlsPlan) -> tuple[list[dict[str, Any]], list
             "resumed": parsed.resumed, "full": parsed.full, "stime_exit": rc,
             "bytes_per_connection": parsed.bytes_per_connection,
             "raw": "\n".join(x for x in section.lines if "connections" in x),
+            **host_fields(host),
         }
         records.append(rec)
         warnings.extend(f"{algorithm} {section.mode}: {w}" for w in parsed.warnings)
@@ -557,16 +666,12 @@ def parse_output(stdout: str, plan: TlsPlan) -> tuple[list[dict[str, Any]], list
             findings.append((NOT_RESUMED, f"only {parsed.resumed or 0} of {conns} connections "
                              "resumed their session: this measured full handshakes",
                              algorithm, "resume"))
-        # s_time makes one connection at a time: client and server take turns, so on an
-        # idle host their CPU shares add up to about 1 on one core or on two
-        busy = (acct.server_busy or 0.0) + (acct.client_busy or 0.0)
-        if acct.wall_s and acct.server_busy is not None and acct.client_busy is not None \
-                and busy < BUSY_RATIO:
-            findings.append(("time-basis", f"server and client were on a CPU for {busy:.0%} "
-                             f"of the {acct.wall_s:.2f} s wall time (server "
-                             f"{acct.server_cpu_s:.2f} s, client {acct.client_cpu_s:.2f} s): "
-                             "they waited for a CPU (busy host, CPU quota)", algorithm,
-                             rec["operation"]))
+        contended = contended_findings(section.protocol, host)
+        findings.extend((c.code, c.message, algorithm, rec["operation"]) for c in contended)
+        if not contended:  # a run that waited for a CPU is contention, not latency
+            tb = _time_basis(acct, host, conns)
+            if tb:
+                findings.append(("time-basis", tb, algorithm, rec["operation"]))
     for proto, lines in out.checks.items():
         p = PROTOCOLS.get(proto)
         problem = _check_problem(lines, p, plan.key) if p else None

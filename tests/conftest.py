@@ -30,6 +30,20 @@ def make_tarball(path: Path, version: str) -> str:
     return hashlib.sha256(buf.getvalue()).hexdigest()
 
 
+def local_versions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *versions: str,
+                   indent: str = "  ") -> str:
+    """A private cache and a stand-in tarball per version; the YAML entries (sha256, file
+    URL) that declare them, one per line, indented for a ``versions:`` mapping."""
+    monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
+    src = tmp_path / "src"
+    src.mkdir(exist_ok=True)
+    lines = []
+    for v in versions:
+        sha = make_tarball(src / f"openssl-{v}.tar.gz", v)
+        lines.append(f"{indent}{v}: {{sha256: {sha}, urls: [file://{src}/openssl-{v}.tar.gz]}}")
+    return "\n".join(lines)
+
+
 @pytest.fixture
 def fake_matrix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A matrix of two versions whose sources are local files, and a private cache."""

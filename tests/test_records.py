@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -133,6 +134,18 @@ def test_the_writer_refuses_a_malformed_record(tmp_path: Path) -> None:
     with pytest.raises(ResultsError, match="malformed"):
         records.write_meta(tmp_path, {"status": None})
     assert not (tmp_path / records.FIGURES).exists()
+
+
+def test_the_writer_checks_a_record_built_in_code_as_its_reader_would(tmp_path: Path) -> None:
+    """An ``inf`` rate (1.0.2u's s_time prints one) in a Figure made in code is refused
+    before it is written, never written as JSON its own reader rejects."""
+    fig = records.Figure.from_json({"algorithm": "a", "bytes_per_s": 1.0}, "figure")
+    bad = dataclasses.replace(fig, ops_per_s=float("inf"))
+    with pytest.raises(ResultsError, match="malformed"):
+        records.write_figures(tmp_path, [bad])
+    assert not (tmp_path / records.FIGURES).exists()
+    records.write_figures(tmp_path, [fig])
+    assert records.read_figures(tmp_path)[0].bytes_per_s == 1.0
 
 
 def test_series_record(tmp_path: Path) -> None:

@@ -78,8 +78,35 @@ def test_old_s_time_has_no_protocol_or_suite_options_so_the_server_decides() -> 
     assert client_options(PROTOCOLS["tls1.2"], "rsa2048", (1, 0, 2)) == [
         "-cipher", "ECDHE-RSA-AES128-GCM-SHA256"]
     assert client_options(PROTOCOLS["tls1.0"], "rsa2048", (0, 9, 8)) == ["-cipher", "AES128-SHA"]
-    assert server_options(PROTOCOLS["tls1.0"], "rsa2048", (0, 9, 8))[:3] == [
+    # 0.9.8's s_time says hello in the SSLv2 format, which a -tls1 server refuses (seen on
+    # the 0.9.8y image here): its server keeps SSLv23 and turns SSLv2/SSLv3 off instead
+    assert server_options(PROTOCOLS["tls1.0"], "rsa2048", (0, 9, 8))[:4] == [
+        "-no_ssl2", "-no_ssl3", "-cipher", "AES128-SHA"]
+    assert server_options(PROTOCOLS["tls1.0"], "rsa2048", (1, 0, 1))[:3] == [
         "-tls1", "-cipher", "AES128-SHA"]
+
+
+def test_tls10_from_3_0_runs_at_security_level_0_on_both_sides() -> None:
+    # 3.0.20 refused TLS 1.0's MD5+SHA-1 signature at the default level 1 here
+    p = PROTOCOLS["tls1.0"]
+    assert server_options(p, "rsa2048", (3, 0, 20))[:2] == ["-tls1", "-cipher"]
+    assert server_options(p, "rsa2048", (3, 0, 20))[2] == "AES128-SHA:@SECLEVEL=0"
+    assert client_options(p, "rsa2048", (3, 6, 3)) == ["-cipher", "AES128-SHA:@SECLEVEL=0"]
+    assert client_options(p, "rsa2048", (1, 1, 1)) == ["-cipher", "AES128-SHA"]
+    assert client_options(PROTOCOLS["tls1.2"], "rsa2048", (3, 0, 20)) == [
+        "-cipher", "ECDHE-RSA-AES128-GCM-SHA256"]
+
+
+def test_a_version_without_any_of_the_suites_protocols_measures_its_newest_labelled() -> None:
+    found, notes = plans("0.9.8y", ("rsa2048",), TlsOptions())  # the default: 1.2 and 1.3
+    assert [p.protocols for p in found] == [("tls1.0",)]
+    assert notes[-1] == ("TLS 1.0 (the newest protocol 0.9.8 has): measured instead of the "
+                         "suite's tls1.2, tls1.3: the newest protocol OpenSSL 0.9.8y has "
+                         "(labelled so on its figures)")
+    # a build that left the suite's protocols out is not measured on another one
+    found, notes = plans("3.0.20", ("rsa2048",), TlsOptions(), ("no-tls1_2", "no-tls1_3"))
+    assert found == [] and notes[-1] == ("no protocol of the suite exists in this version: "
+                                         "nothing measured")
 
 
 def _commands(text: str, word: str) -> list[list[str]]:
@@ -98,6 +125,8 @@ def test_script_pins_awaits_readiness_checks_and_stops_the_server() -> None:
     assert 'taskset -c "$SCPU" openssl s_server' in same
     assert 'taskset -c "$CCPU" openssl s_time' in same
     assert "grep -q '^ACCEPT'" in same and "kill -0" in same       # readiness, not a sleep
+    assert "! listening 1151" in same  # or its LISTEN socket (0.9.8y logs no ACCEPT)
+    assert "_hs 0 2> host0.txt" in same and "_hs 1 2> host1.txt" in same  # host samples
     assert "sleep 1" not in same and "sleep 2" not in same
     assert 'kill -TERM "$SPID"' in same and 'wait "$SPID"; rc=$?' in same
     assert "-time 2 -www /" in same

@@ -15,13 +15,15 @@ reproduction without Docker and without measuring.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .. import records
 from ..cpumodel import MODEL_MIN_BLOCK, Core, agrees, core_of_cpu, path_cost, predicted_ratio
 from ..hostinfo import CpuInfo, parse_cpuinfo
-from ..reportspec import Claim, ReportSpec
+from ..reportspec import OP_BLOCK, Claim, ReportSpec
 from .judge import (
     machine_profiles,
     masked_capabilities,
@@ -69,6 +71,21 @@ def local_facts() -> HostFacts:
     return HostFacts(cpu, {"uname": uname}, probe_af_alg(True), probe_dev_crypto(True))
 
 
+def _run_line(d: Mapping[str, Any]) -> tuple[str, int]:
+    """What a planned suite runs, in words, and how many timed runs that is."""
+    if d.get("kind") == "tls":  # s_time runs: protocol x mode per key and pinning
+        runs = len(d["algorithms"]) * len(d["pinning"]) * len(d["protocols"]) * \
+            len(d["modes"])
+        return (f"s_server/s_time {' '.join(d['protocols'])} -{' -'.join(d['modes'])} "
+                f"with {' '.join(d['algorithms'])} keys ({', '.join(d['pinning'])})", runs)
+    if d.get("kind") == "pkey":
+        return f"speed {' '.join(d['algorithms'])}", len(d["algorithms"])
+    masks = ", ".join(m["name"] for m in d["masks"])
+    return (f"speed {'-evp ' if d['evp'] else ''}{' '.join(d['algorithms'])}"
+            + (f" -bytes {d['bytes']}" if "bytes" in d else "") + f" (masks: {masks})",
+            len(d["algorithms"]) * len(d["masks"]))
+
+
 def check(spec: ReportSpec, env: Environment, results: Path,
           facts: HostFacts | None = None) -> CheckReport:
     rep = CheckReport(spec)
@@ -95,15 +112,11 @@ def check(spec: ReportSpec, env: Environment, results: Path,
     repeat = spec.measure.repeat
     for g in groups.values():
         d = g.definition
-        sizes = 1 if "bytes" in d else DEFAULT_SIZES
-        runs = len(d["algorithms"]) * len(d["masks"])
+        line, runs = _run_line(d)
+        sizes = 1 if "bytes" in d or "kind" in d else DEFAULT_SIZES
         per = runs * (d["seconds"] * sizes + RUN_OVERHEAD_SECONDS)
         seconds += per * repeat
-        masks = ", ".join(m["name"] for m in d["masks"])
-        out.append(f"  run {g.variant} · speed {'-evp ' if d['evp'] else ''}"
-                   f"{' '.join(d['algorithms'])}"
-                   + (f" -bytes {d['bytes']}" if "bytes" in d else "")
-                   + f" (masks: {masks}) × {repeat}: {', '.join(g.measurements)}")
+        out.append(f"  run {g.variant} · {line} × {repeat}: {', '.join(g.measurements)}")
     for name, p in planned.items():
         if p.problem:
             out.append(f"  not measured: {name}: {p.problem}")
@@ -128,12 +141,14 @@ def _claim_lines(spec: ReportSpec, claim: Claim, env: Environment, problems: lis
     lines = [f"  {claim.id} ({claim.expect}; {depends})"]
     for block in spec.claim_blocks(claim):
         ref = spec.reference_ratio(claim, block)
+        where = spec.measurements[claim.numerator].unit if block == OP_BLOCK else \
+            f"{block:>6} bytes"
         if ref is None:
-            lines.append(f"      {block:>6} bytes: the report prints no figure for one side")
+            lines.append(f"      {where}: the report prints no figure for one side")
             continue
         target = claim.ratio if claim.ratio is not None else ref
         ok = passes(claim.expect, ref, target, claim.tolerance)
-        lines.append(f"      {block:>6} bytes: {ref:.2f}× {'meets' if ok else 'does NOT meet'}"
+        lines.append(f"      {where}: {ref:.2f}× {'meets' if ok else 'does NOT meet'}"
                      " the claim")
         if not ok:
             problems.append(f"claim {claim.id}: the report's own figures give {ref:.2f}× at "

@@ -119,7 +119,9 @@ def profile_runs(tree: ResultsTree, profile: str, variant: str, m: Measurement,
 def collect(measurement: Measurement, planned: PlannedMeasurement, runs: Sequence[Path]) -> Ours:
     ours = Ours()
     want = canonical_algorithm(measurement.algorithm)
-    if measurement.operation is not None:  # a public-key figure: the parser's id
+    if measurement.protocol is not None:  # a TLS figure: protocol-key, one pinning
+        want = f"{measurement.protocol}-{measurement.algorithm}"
+    elif measurement.operation is not None:  # a public-key figure: the parser's id
         want = PK_ALGORITHMS[measurement.algorithm].figure
     for run in runs:
         figures = records.read_figures(run)
@@ -129,6 +131,9 @@ def collect(measurement: Measurement, planned: PlannedMeasurement, runs: Sequenc
             if fig.mask != planned.mask or fig.algorithm != want:
                 continue
             if fig.operation != measurement.operation:
+                continue
+            if measurement.protocol is not None and \
+                    fig.get("tls_pinning") != measurement.pinning:
                 continue
             if measurement.operation is None and (fig.direction or "encrypt") != (
                     "decrypt" if measurement.decrypt else "encrypt"):
@@ -298,7 +303,9 @@ def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, PlannedMeasureme
             bad = {k: v for k, v in o.statuses.items() if k != "ok"}
             detail.append(f"{name}: {len(o.runs)} run(s)"
                           + (f", figures {bad}" if bad else ""))
-        result.reason = (f"no usable figure at block size(s) {', '.join(map(str, missing))} "
+        where = "for the operation" if missing == [OP_BLOCK] else \
+            f"at block size(s) {', '.join(map(str, missing))}"
+        result.reason = (f"no usable figure {where} "
                          f"({'; '.join(detail)}); see the raw output of the runs")
         return result
     their = spec.machines[spec.measurements[claim.numerator].machine]

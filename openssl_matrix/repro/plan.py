@@ -15,6 +15,9 @@ from ..model import SUITE_KEYS, Matrix, Variant, variant_id
 from ..reportspec import OP_BLOCK, Measurement, ReportSpec
 from .resolve import Environment, HostFacts, ResolvedVersion, requirement_problem
 
+#: s_time's mode for each TLS operation of a measurement.
+TLS_MODES = {"handshake": "new", "resume": "reuse"}
+
 # ----------------------------------------------------------------------------------
 # the plan: which variant and suite measures each measurement
 
@@ -89,7 +92,7 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
     blocks = needed_blocks(spec)
     planned: dict[str, PlannedMeasurement] = {}
     cells: dict[str, dict[str, Any]] = {}
-    grouped: dict[tuple[str, bool, str | None, bool, bool], list[str]] = {}
+    grouped: dict[tuple[str, bool, str | None, bool, str], list[str]] = {}
     wanted = spec.wanted()
     for name, m in spec.measurements.items():
         p = PlannedMeasurement(name, blocks=blocks[name])
@@ -135,10 +138,10 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
                       "arch": build.arch, "configure": list(build.configure)}
         p.variant = vid
         p.mask = mask
-        grouped.setdefault((vid, m.evp, m.engine, m.decrypt, m.operation is not None),
-                           []).append(name)
+        grouped.setdefault((vid, m.evp, m.engine, m.decrypt, m.kind), []).append(name)
     groups: dict[str, SuiteGroup] = {}
-    for (vid, evp, engine, decrypt, pk), names in grouped.items():
+    for (vid, evp, engine, decrypt, kind), names in grouped.items():
+        pk = kind != "speed"
         algorithms: list[str] = []
         masks: dict[str, dict[str, Any]] = {}
         sizes: set[int] = set()
@@ -155,7 +158,15 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
             "algorithms": algorithms, "evp": evp, "seconds": spec.measure.seconds,
             "masks": sorted(masks.values(), key=lambda d: (d["name"] != "native", d["name"])),
         }
-        if pk:  # public-key figures: a pkey suite (no path, masks or block sizes)
+        if kind == "tls":  # handshakes: a tls suite of the keys, protocols and pinnings
+            ms = [spec.measurements[n] for n in names]
+            definition = {"description": definition["description"], "kind": "tls",
+                          "algorithms": algorithms,
+                          "protocols": sorted({str(x.protocol) for x in ms}),
+                          "modes": sorted({TLS_MODES[str(x.operation)] for x in ms}),
+                          "pinning": sorted({x.pinning for x in ms}),
+                          "seconds": spec.measure.seconds}
+        elif pk:  # public-key figures: a pkey suite (no path, masks or block sizes)
             definition = {"description": definition["description"], "kind": "pkey",
                           "algorithms": algorithms, "seconds": spec.measure.seconds}
         elif len(sizes) == 1:

@@ -158,7 +158,9 @@ def render_text(rep: Reproduction) -> str:
                 if b.by_model:
                     expected = (f"model {b.model_here:.2f}× ±15 %" if b.model_here is not None
                                 else "direction")
-                lines.append(f"      {_size(b.block, bare=True):>6}  {_x(b.reference):>9}  "
+                label = spec.measurements[c.numerator].unit if b.block == OP_BLOCK else \
+                    _size(b.block, bare=True)
+                lines.append(f"      {label:>6}  {_x(b.reference):>9}  "
                              f"{_x(b.ours):>8}  "
                              f"{expected:<14} {rng:<18} {mark}")
     lines += table_grids(rep)
@@ -172,7 +174,9 @@ def render_text(rep: Reproduction) -> str:
             (f" ia32cap={m.ia32cap}" if m.ia32cap else "") + \
             (f" with {'+'.join(m.disable)} off" if m.disable else "") + \
             (f" -engine {m.engine}" if m.engine else "") + (" -decrypt" if m.decrypt else "")
-        if m.operation is not None:
+        if m.protocol is not None:
+            what = f"{m.protocol} {m.algorithm} {m.operation} ({m.pinning})"
+        elif m.operation is not None:
             what = f"{m.algorithm} {m.operation}"
         built = f"{p.variant}" + (" (stand-in)" if p.stand_in else "") if p.variant else \
             "not measured"
@@ -191,7 +195,8 @@ def render_text(rep: Reproduction) -> str:
             if m.operation is not None:  # one figure in operations per second
                 ops = (f" ({n} runs, {spread[0]:,.1f}–{spread[1]:,.1f})" if spread and n > 1
                        else sp)
-                lines.append(f"      {m.operation + '/s':>12}: reference "
+                unit = m.unit if m.protocol is not None else f"{m.operation}/s"
+                lines.append(f"      {unit:>12}: reference "
                              f"{'—' if ref is None else f'{ref:,.1f}':>12}   ours "
                              f"{'—' if mine is None else f'{mine:,.1f}':>12}{ops}")
                 continue
