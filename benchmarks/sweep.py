@@ -71,20 +71,30 @@ def write_docs(root: Path = ROOT) -> None:
         print(f"wrote the {name} block of {path}")
 
 
+#: The on/off switches: (flag, help).
+SWITCHES = (
+    ("--show", "print the recorded table (openssl_matrix/sweep-table.json), build nothing"),
+    ("--docs", "write the recorded table into docs/building.md and its per-release summary "
+               "into README.md (their sweep blocks), build nothing"),
+    ("--resmoke", "build nothing: run the smoke check again, with host accounting, for "
+                  "recorded built cells that lack it (their images found through the build "
+                  "records under --results)"),
+    ("--third-party", "also build trees whose bytes differ from their version's official "
+                      "tarball (pinned in the sweep's own lock; marked)"),
+    ("--no-speed", "skip the speed smoke check"),
+    ("--record", "store the table in openssl_matrix/sweep-table.json, each row as soon as "
+                 "its cell is done"),
+    ("--resume", "leave out the cells the recorded table already has built or failed (a "
+                 "sweep cut short goes on where it stopped)"),
+    ("--retry-failed", "with --resume: build the selected failed cells again (after a fix, "
+                       "or with another tree of the release)"),
+)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tarballs", type=Path,
                         help="folder of openssl-<version>.tar.gz files")
-    parser.add_argument("--show", action="store_true",
-                        help="print the recorded table (openssl_matrix/sweep-table.json), "
-                        "build nothing")
-    parser.add_argument("--docs", action="store_true",
-                        help="write the recorded table into docs/building.md and its per-"
-                        "release summary into README.md (their sweep blocks), build nothing")
-    parser.add_argument("--resmoke", action="store_true",
-                        help="build nothing: run the smoke check again, with host "
-                        "accounting, for recorded built cells that lack it (their images "
-                        "found through the build records under --results)")
     parser.add_argument("--arch", default="x86_64", help="x86_64,i386 (default x86_64)")
     parser.add_argument("--asm", default="asm,no-asm", help="asm,no-asm (default both)")
     parser.add_argument("--only", default="", help="fnmatch patterns over versions, comma "
@@ -93,22 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--matrix", type=Path, default=ROOT / "matrix.yaml",
                         help="its versions without a tarball in the folder are tabled as "
                         "not tried (default: the project's matrix.yaml)")
-    parser.add_argument("--third-party", action="store_true",
-                        help="also build trees whose bytes differ from their version's "
-                        "official tarball (pinned in the sweep's own lock; marked)")
     parser.add_argument("--not-tried", metavar="REASON", default="",
                         help="build nothing: table the selected cells as not tried, for "
                         "REASON (recorded only where the table has no row for them yet)")
-    parser.add_argument("--no-speed", action="store_true", help="skip the speed smoke check")
-    parser.add_argument("--record", action="store_true",
-                        help="store the table in openssl_matrix/sweep-table.json, each row "
-                        "as soon as its cell is done")
-    parser.add_argument("--resume", action="store_true",
-                        help="leave out the cells the recorded table already has built or "
-                        "failed (a sweep cut short goes on where it stopped)")
-    parser.add_argument("--retry-failed", action="store_true",
-                        help="with --resume: build the selected failed cells again (after a "
-                        "fix, or with another tree of the release)")
+    for flag, text in SWITCHES:
+        parser.add_argument(flag, action="store_true", help=text)
     args = parser.parse_args(argv)
     if args.show:
         recorded = sweep.read_table()
