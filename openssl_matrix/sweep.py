@@ -40,6 +40,7 @@ from .sweeptable import (
     read_table,
     release_summary,
     replace_block,
+    result_text,
     secs,
     sha256_status,
     tried_cells,
@@ -51,8 +52,8 @@ __all__ = [
     "ARCHES", "ASMS", "TABLE_FILE", "Plan", "Row", "Smoke", "build_status", "counts",
     "describe_versions", "failure_reason", "find_tarballs", "format_table", "host_verdict",
     "merge_rows", "not_tried", "plan_sweep", "read_notes", "read_table", "release_summary",
-    "replace_block", "resmoke", "run_sweep", "secs", "sha256_status", "smoke_speed", "tried_cells",
-    "write_table",
+    "replace_block", "resmoke", "result_text", "run_sweep", "secs", "sha256_status",
+    "smoke_speed", "tried_cells", "write_table",
 ]
 
 _TARBALL = re.compile(r"^openssl[-_](\d+\.\d+\.\d+[a-z]{0,2})(?:\.orig)?\.tar\.gz$")
@@ -281,6 +282,8 @@ def run_sweep(plan: Plan, results: Path, *, jobs: int = 1, speed: bool = True,
             row.seconds = record.get("seconds") or outcome.seconds or None
             row.openssl_version = str(record.get("openssl_version", ""))
             row.compat = [str(c) for c in record.get("compat_changes", [])]
+            endbr32 = record.get("endbr32")
+            row.endbr32 = endbr32 if isinstance(endbr32, int) else None
             if speed and outcome.tag:
                 row.load_before = loadavg()
                 smoke = smoke_speed(backend, outcome.tag, version)

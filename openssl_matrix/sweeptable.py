@@ -46,6 +46,8 @@ class Row:
     """Cores everything else kept busy while it ran (hostacct)."""
     host_contended: list[str] = field(default_factory=list)
     """Why hostacct calls the speed run contended; empty and ``host_own_share`` set: clean."""
+    endbr32: int | None = None
+    """ENDBR32 instructions in the built libcrypto (SIGILL on CPUs without CET NOPs)."""
 
     @property
     def variant(self) -> str:
@@ -105,6 +107,8 @@ def result_text(r: Row) -> str:
         result = f"built ({secs(r.seconds)})"
         if r.compat:
             result += "; compat: " + ", ".join(sorted({c.split(":")[0] for c in r.compat}))
+        if r.endbr32:
+            result += f"; {r.endbr32} ENDBR32"
         return result
     if r.status == "fails":
         return f"fails: {r.reason}"

@@ -276,6 +276,8 @@ def test_release_summary_and_counts() -> None:
         "- 1.0.0: not tried: no tarball\n"
         "- 1.1.0g: builds (x86_64 asm); **fails** i386 asm: Unsupported options: x; "
         "not tried: i386 no-asm (no time)\n")
+    assert sweep.result_text(sweep.Row("3.0.2", "i386", "asm", "built", seconds=284.0,
+                                       endbr32=170)) == "built (284 s); 170 ENDBR32"
     c = sweep.counts(rows)
     assert (c["built"], c["fails"], c["not tried"], c["build_seconds"], c["releases"]) == \
         (1, 1, 2, 120.0, 2)
