@@ -230,7 +230,8 @@ def smoke_speed(backend: Any, tag: str, version: str) -> Smoke:
         with_samples, cpu_seconds=None if times is None else times.user + times.system)
     smoke = Smoke(None, acct=acct, contended=hostacct.contention_reasons(acct))
     if res.exit_code != 0:
-        smoke.note = f"speed exit {res.exit_code}: {(stderr or res.stdout).strip()[:120]}"
+        said = " ".join((stderr or res.stdout).split())  # one line: it goes into a table
+        smoke.note = f"speed exit {res.exit_code}: {said[:240]}"
         return smoke
     try:
         run = parse_speed(res.stdout, stderr, version=version, evp=True)

@@ -115,6 +115,11 @@ def result_text(r: Row) -> str:
     return f"not tried: {r.reason}"
 
 
+def cell(text: str) -> str:
+    """Text fit for one Markdown table cell: one line, pipes escaped."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
 def format_table(rows: Sequence[Row], *, when: str | None = None) -> str:
     """The sweep as a Markdown table, then where each release's tree came from (what
     docs/building.md carries)."""
@@ -128,7 +133,8 @@ def format_table(rows: Sequence[Row], *, when: str | None = None) -> str:
                  else (r.speed_note or "—"))
         if r.speed_bytes_per_s:
             speed += f" ({host_verdict(r)})"
-        lines.append(f"| {r.version} | {r.arch} | {r.asm} | {result_text(r)} | {speed} |")
+        lines.append(f"| {r.version} | {r.arch} | {r.asm} | {cell(result_text(r))} | "
+                     f"{cell(speed)} |")
         if r.source:
             sources.setdefault(r.version, r.source)
     c = counts(rows)

@@ -278,6 +278,10 @@ def test_release_summary_and_counts() -> None:
         "not tried: i386 no-asm (no time)\n")
     assert sweep.result_text(sweep.Row("3.0.2", "i386", "asm", "built", seconds=284.0,
                                        endbr32=170)) == "built (284 s); 170 ENDBR32"
+    broken = sweep.Row("1.0.2n", "x86_64", "asm", "built", seconds=136.0,
+                       speed_note="speed exit 1: Error configuring OpenSSL\n1402:error:a|b")
+    assert "| speed exit 1: Error configuring OpenSSL 1402:error:a\\|b |" in \
+        sweep.format_table([broken])
     c = sweep.counts(rows)
     assert (c["built"], c["fails"], c["not tried"], c["build_seconds"], c["releases"]) == \
         (1, 1, 2, 120.0, 2)
