@@ -274,5 +274,21 @@ def describe_versions(variants: Sequence[Any], pins: dict[str, str],
         vs = by_version[version]
         lines.append(f"  {version:<8} {sha256_status(version, vs[0].version.sha256, pins)}")
         for v in vs:
-            lines.append(f"    {v.id}: {build_status(version, v.arch, v.asm, data)}")
+            status = build_status(version, v.arch, v.asm, data)
+            extras = variant_extras(v)
+            if extras and status.startswith(("built", "fails")):
+                status += (f" (the sweep's plain {'asm' if v.asm else 'no-asm'} {v.arch} "
+                           f"build; not with this variant's {', '.join(extras)})")
+            lines.append(f"    {v.id}: {status}")
     return lines
+
+
+def variant_extras(variant: Any) -> list[str]:
+    """What a variant adds to the plain build the sweep makes: -march, on-request
+    patches, engines, Configure options (compat patches the sweep applies too)."""
+    extras = [f"-march={variant.march}"] if getattr(variant, "march", None) else []
+    extras += [f"patch {p.name}" for p in getattr(variant, "patches", ())
+               if getattr(p, "apply", "auto") != "auto"]
+    extras += [f"engine {e}" for e in getattr(variant, "engines", ())]
+    extras += list(getattr(variant, "configure", ()))
+    return extras

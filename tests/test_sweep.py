@@ -313,3 +313,22 @@ def test_resmoke_runs_the_smoke_check_again_on_the_recorded_image(tmp_path: Path
     assert old.host_own_share == pytest.approx(0.494, abs=0.005)
     assert sweep.host_verdict(old).startswith("contended: own 49%")
     assert gone.host_own_share is None and fresh.host_own_share == 0.99
+
+
+def test_list_says_when_a_variant_adds_to_the_plain_build_the_sweep_made() -> None:
+    from types import SimpleNamespace
+
+    spec = SimpleNamespace(version="1.0.2u", sha256="ab" * 32)
+    plain = SimpleNamespace(id="1.0.2u-asm-x86_64", version=spec, arch="x86_64", asm=True,
+                            march=None, patches=(SimpleNamespace(name="glob", apply="auto"),),
+                            engines=(), configure=())
+    extra = SimpleNamespace(id="1.0.2u-asm-x86_64-march-native", version=spec, arch="x86_64",
+                            asm=True, march="native",
+                            patches=(SimpleNamespace(name="no-endbr32", apply="on-request"),),
+                            engines=("padlock",), configure=("no-ssl2",))
+    lines = sweep.describe_versions([plain, extra], {}, TABLE)
+    assert lines[1] == "    1.0.2u-asm-x86_64: built 212 s (third-party tree)"
+    assert lines[2] == (
+        "    1.0.2u-asm-x86_64-march-native: built 212 s (third-party tree) (the sweep's plain "
+        "asm x86_64 build; not with this variant's -march=native, patch no-endbr32, engine "
+        "padlock, no-ssl2)")
