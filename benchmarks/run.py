@@ -23,7 +23,12 @@ prints one table:
 7. disturb       the same cells quiet and under busy sibling containers, busy host
                  processes, a second bench and a build: flagged, or within 5 % of the
                  quiet median (benchmarks/disturb.py; also runs on its own);
-8. mainjob       the README's ``invoke matrix bench --cpu=auto`` as typed, timed.
+8. mainjob       the README's ``invoke matrix bench --cpu=auto`` as typed, timed;
+9. lab           an extra Docker engine on this host standing in for a lab machine:
+                 shipping the 1.1.1w asm image to it (bytes, seconds, MB/s) against
+                 building the same image there (a cold build), and auto's choice; and
+                 when ``--cpu=a,b`` is available, the wall time of two engines benched at
+                 once against the same work one after another.
 
 Every sample, the load average and the machine description go to a JSON file beside
 the printed table (``--json``). See docs/performance.md for a run of it and how to
@@ -59,11 +64,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from openssl_matrix import records  # noqa: E402
 from openssl_matrix.backend import DockerBackend, RunLimits, RunResult  # noqa: E402
 from openssl_matrix.bench import Bencher, speed_invocations, unwrap_speed  # noqa: E402
 from openssl_matrix.build import Builder  # noqa: E402
 from openssl_matrix.errors import FatalError  # noqa: E402
-from openssl_matrix.export import records  # noqa: E402
+from openssl_matrix.export import records as export_records  # noqa: E402
+from openssl_matrix.hostlock import engine_key  # noqa: E402
 from openssl_matrix.model import Mask, Matrix, Suite, Variant, load_matrix  # noqa: E402
 from openssl_matrix.records import build_dir, read_latest  # noqa: E402
 from openssl_matrix.render import render, tarball_name, toolchain_dockerfile  # noqa: E402
@@ -75,7 +82,7 @@ BLOCK = 8192
 QUIET_BUSY = 0.10
 """Other processes may use at most this share of all cores for the machine to be quiet."""
 
-SECTIONS = ("fidelity", "noop", "cold", "overhead", "repeat", "disturb", "mainjob")
+SECTIONS = ("fidelity", "noop", "cold", "overhead", "repeat", "disturb", "mainjob", "lab")
 
 # -march values for the no-op matrix: each must compile with Debian bookworm's gcc 12 and
 # run on the benchmark host (the build runs `openssl version` in the image). These are
@@ -1101,7 +1108,7 @@ def section_repeat(ctx: Context) -> None:
     repeat_s, _ = invoke("bench", "--cpu=auto", f"--suite={suite.name}", f"--repeat={reps}",
                          f"--results={tree.root}")
     ctx.say(f"  blog-fast --repeat {reps}: {repeat_s:.1f} s")
-    rows = [r for r in records(tree) if r.get("suite") == suite.name]
+    rows = [r for r in export_records(tree) if r.get("suite") == suite.name]
     tables = {ver: method_table(rows, ver) for ver in default_versions(ctx.matrix)}
     blog_cvs = [c for t in tables.values() for c in table_cvs(t)]
     invocations = sum(len(speed_invocations(v.version.version, suite)[0]) for v in variants)
@@ -1135,7 +1142,7 @@ def section_precision(ctx: Context, rows_1s: list[dict[str, Any]]) -> None:
                       git_commit=None)
     load = sample_load()
     bencher.bench([v], suite, "auto", repeat=reps)
-    rows = list(records(tree))
+    rows = list(export_records(tree))
 
     def cvs(rs: list[dict[str, Any]]) -> list[float]:
         t = method_table([r for r in rs if r.get("variant") == v.id], v.version.version)
@@ -1204,6 +1211,144 @@ def section_mainjob(ctx: Context) -> None:
                         "<= 6 min", "met" if secs <= 360 else "MISSED", load.text()))
 
 
+def ship_rows(ships: Sequence[Mapping[str, Any]], build_s: float | None,
+              toolchain: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """(measure, result) lines of the lab section's shipping half, from ship records."""
+    out: list[tuple[str, str]] = []
+    if ships:
+        secs = [float(r["seconds"]) for r in ships]
+        rates = [float(r["bytes_per_s"]) for r in ships if r.get("bytes_per_s")]
+        spread = f" [{min(secs):.1f}–{max(secs):.1f}]" if len(secs) > 1 else ""
+        out.append(("ship the 1.1.1w asm image to the engine (docker save → docker load, "
+                    "streamed through the tool)",
+                    f"{int(ships[0]['bytes']) / 1e6:.0f} MB in {median(secs):.1f} s{spread}, "
+                    f"{median(rates) / 1e6:.1f} MB/s (median of {len(secs)})"))
+    if toolchain:
+        out.append(("ship the toolchain image there once (a build needs it; the engine has "
+                    "no network for apt)",
+                    f"{int(toolchain['bytes']) / 1e6:.0f} MB in {float(toolchain['seconds']):.1f}"
+                    f" s, {float(toolchain['bytes_per_s']) / 1e6:.1f} MB/s"))
+    if build_s is not None:
+        out.append(("build the same image on that engine (cold: a fresh -frandom-seed)",
+                    f"{build_s:.0f} s"))
+    return out
+
+
+def lab_matrix_doc(base: Mapping[str, Any], engines: Mapping[str, str],
+                   vendor: str) -> dict[str, Any]:
+    """The default matrix plus one profile per extra engine (this host's CPU, by vendor)."""
+    doc = dict(base)
+    doc["profiles"] = {**dict(base.get("profiles") or {}), **{
+        name: {"description": f"this host's CPU through engine {name}", "vendor": vendor,
+               "model": "*", "flags": [], "docker_host": url}
+        for name, url in engines.items()}}
+    return doc
+
+
+def section_lab(ctx: Context) -> None:
+    """Images to another engine: ship vs build; N engines at once vs one after another."""
+    from openssl_matrix.ship import Peer, Shipper
+    from tests.engines_fixture import ExtraEngine, can_start_engines
+
+    why = can_start_engines()
+    if why:
+        raise BenchmarkError(f"lab: {why}")
+    v = variant(ctx.matrix, "1.1.1w-asm-x86_64")
+    tree = ctx.tree("lab")
+    [main_out] = ctx.ensure_built(tree, [v])
+    main_engine = ctx.backend.engine_info()
+    load = sample_load()
+    engines = [ExtraEngine(f"lab{i}") for i in range(2)]
+    data: dict[str, Any] = {"load_before": dataclasses.asdict(load)}
+    try:
+        for e in engines:
+            e.start()
+        target = DockerBackend(base_url=engines[0].url)
+        info = target.engine_info()
+
+        def peers() -> list[Peer]:
+            return [Peer("the main engine", ctx.backend, main_engine)]
+
+        ships: list[dict[str, Any]] = []
+        for _ in range(1 if ctx.quick else 3):
+            for tag in (str(main_out.tag), v.base_image):  # only on our own engine
+                target.remove_image(tag)
+            [out] = Builder(ctx.matrix, target, tree, workdir=ctx.out / "work",
+                            images=Shipper(target, info, "ship", peers, tree.root)).build([v])
+            if out.status != "shipped":
+                raise BenchmarkError(f"lab: shipping failed: {out.error}")
+            ships.append(dict(out.record["shipped"]))
+        build_s: float | None = None
+        toolchain = None
+        if not ctx.quick:
+            doc = cold_matrix_doc(v.version.version, str(v.version.sha256), f"{ctx.nonce}lab")
+            cold = Matrix.from_document(doc, path=ctx.out / "lab-cold.yaml",
+                                        default_urls=default_urls)
+            cv = cold.select("*frandom-seed-*")[0]
+            [built] = Builder(cold, target, tree, workdir=ctx.out / "work",
+                              images=Shipper(target, info, "auto", peers, tree.root)
+                              ).build([cv])
+            if built.status != "built":
+                raise BenchmarkError(f"lab: the build on the extra engine failed: {built.error}")
+            build_s = built.seconds
+            tc = records.read_ship(records.ship_path(records.images_dir(
+                tree.root, render_toolchain_tag(v.base_image)), engine_key(info)))
+            toolchain = tc.to_json() if tc else None
+        data.update(ships=ships, build_seconds=build_s, toolchain=toolchain)
+        for measure, result in ship_rows(ships, build_s, toolchain):
+            ctx.rows.append(Row("9", measure, result, "", "", load.text()))
+        if build_s is not None and ships:
+            ship_s = median([float(r["seconds"]) for r in ships])
+            ctx.rows.append(Row("9", "shipping against building there", f"{ship_s:.1f} s "
+                                f"against {build_s:.0f} s: {build_s / ship_s:.0f}x",
+                                "shipping wins where it is cheaper (auto chooses it)",
+                                "met" if ship_s < build_s else "MISSED", load.text()))
+        # N engines at once against one after another (lab.py's --cpu=a,b)
+        data["parallel"] = lab_parallel(ctx, engines, v)
+    finally:
+        for e in engines:
+            e.remove()
+        ctx.data["lab"] = data
+
+
+def lab_parallel(ctx: Context, engines: Sequence[Any], v: Variant) -> dict[str, Any]:
+    """``bench --cpu=lab0,lab1`` against ``--cpu=lab0`` then ``--cpu=lab1``, as typed."""
+    from openssl_matrix.hostinfo import parse_cpuinfo
+
+    vendor = parse_cpuinfo(Path("/proc/cpuinfo").read_text()).vendor
+    names = {f"lab{i}": e.url for i, e in enumerate(engines)}
+    mpath = ctx.out / "lab-matrix.yaml"
+    base = yaml.safe_load((ROOT / "matrix.yaml").read_text())
+    mpath.write_text(yaml.safe_dump(lab_matrix_doc(base, names, vendor), sort_keys=False))
+    common = (f"--matrix={mpath}", f"--only={v.id}")
+    for tree in ("lab-seq", "lab-par"):  # each tree records the (shipped) images
+        invoke("build", *common, f"--cpu={','.join(names)}", "--images=ship",
+               f"--results={ctx.out / tree}")
+    bench = ("bench", *common, "--suite=aes8k", "--repeat=1", "--settle=0")
+    load = sample_load()
+    seq, seq_out = 0.0, ""
+    for name in names:
+        secs, one = invoke(*bench, f"--cpu={name}", f"--results={ctx.out / 'lab-seq'}")
+        seq, seq_out = seq + secs, seq_out + one.stdout
+    both, done = invoke(*bench, f"--cpu={','.join(names)}", f"--results={ctx.out / 'lab-par'}")
+    (n_par, ok_par), (n_seq, ok_seq) = figure_counts(done.stdout), figure_counts(seq_out)
+    ctx.rows.append(Row("9", f"{len(names)} engines benched at once (--cpu={','.join(names)}) "
+                        "vs the same work one after another (suite aes8k, 1 round)",
+                        f"{both:.0f} s at once, {seq:.0f} s one after another "
+                        f"({seq / both:.2f}x); figures ok: {ok_par} of {n_par} at once, "
+                        f"{ok_seq} of {n_seq} one after another (one 2-core host: the "
+                        "engines share its cores, and the accounting flags it)",
+                        "", "", load.text()))
+    return {"at_once_s": both, "one_after_another_s": seq, "stdout": done.stdout,
+            "stdout_one_after_another": seq_out, "load_before": dataclasses.asdict(load)}
+
+
+def figure_counts(stdout: str) -> tuple[int, int]:
+    """(figures, ok figures) over the bench summaries' closing lines in ``stdout``."""
+    found = re.findall(r"(\d+) figure\(s\) from \d+ measurement\(s\): (\d+) ok", stdout)
+    return sum(int(n) for n, _ in found), sum(int(ok) for _, ok in found)
+
+
 def blog_table_text(tables: Mapping[str, Mapping[str, Mapping[str, Cell]]]) -> str:
     out = []
     for version, table in tables.items():
@@ -1235,7 +1380,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="fewer repetitions, 1.1.1w only, no cold builds (about a minute)")
     p.add_argument("--sections", default="",
                    help=f"comma separated subset of {','.join(SECTIONS)} (default: all; "
-                   "with --quick all but disturb and mainjob, which take minutes)")
+                   "with --quick all but disturb, mainjob and lab, which take minutes)")
     p.add_argument("--out", default="",
                    help="folder for the results trees, work files and benchmark.json "
                    "(default: a new folder under /tmp)")
@@ -1250,7 +1395,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="keep the images the cold-build section makes (default: removed)")
     args = p.parse_args(argv)
     sections = [s.strip() for s in args.sections.split(",") if s.strip()] or [
-        s for s in SECTIONS if not (args.quick and s in ("disturb", "mainjob"))]
+        s for s in SECTIONS if not (args.quick and s in ("disturb", "mainjob", "lab"))]
     unknown = sorted(set(sections) - set(SECTIONS))
     if unknown:
         p.error(f"unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}")
@@ -1275,7 +1420,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     funcs: dict[str, Callable[[Context], None]] = {
         "fidelity": section_fidelity, "noop": section_noop, "cold": section_cold,
         "overhead": section_overhead, "repeat": section_repeat,
-        "disturb": section_disturb, "mainjob": section_mainjob,
+        "disturb": section_disturb, "mainjob": section_mainjob, "lab": section_lab,
     }
     status = 0
     try:

@@ -12,18 +12,21 @@ import contextlib
 import os
 import socket
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import docker
 import docker.errors
+import docker.tls
 import requests.exceptions
 import urllib3.exceptions
 
 from . import log as _log
 from .clock import now as _now
+from .engines import Engine, SshTunnel
+from .engines import resolve as resolve_engine
 from .errors import BenchError, BuildError, DockerUnavailable
 
 KEEP_ENV = "OPENSSL_MATRIX_KEEP_CONTAINERS"
@@ -73,6 +76,19 @@ class RunLimits:
     labels: tuple[tuple[str, str], ...] = ()
 
 
+@dataclass(frozen=True)
+class ImageFacts:
+    """What an engine says about one image: its ID (the sha256 of its configuration, the
+    same on every engine that holds it), size, platform, labels and tags."""
+
+    id: str
+    size: int
+    os: str
+    arch: str  # Docker's platform name: amd64, 386, arm64 ...
+    labels: Mapping[str, str]
+    tags: tuple[str, ...] = ()
+
+
 class Backend(Protocol):
     """The seam: what build and bench need from a container engine."""
 
@@ -90,6 +106,17 @@ class Backend(Protocol):
 
     def remove_containers(self, labels: Mapping[str, str]) -> list[str]: ...
 
+    def image_facts(self, tag: str) -> ImageFacts | None: ...
+
+    def save_image(self, tag: str) -> Iterator[bytes]: ...
+
+    def load_image(self, chunks: Iterable[bytes]) -> None: ...
+
+    def push_image(self, tag: str, ref: str) -> None: ...
+
+    def pull_image(self, ref: str, tag: str) -> None: ...
+
+    def remove_image(self, tag: str) -> None: ...
 
 
 
@@ -100,45 +127,105 @@ def endpoint_is_local(engine: Mapping[str, Any]) -> bool:
     return endpoint == "local" or endpoint.startswith("unix://")
 
 
-class DockerBackend:
-    """A Docker engine reached through the SDK (local socket, tcp:// or ssh://)."""
+class _Api(docker.APIClient):  # type: ignore[misc]
+    """The SDK's API client, except that the engine's own CA decides: requests lets
+    $REQUESTS_CA_BUNDLE/$CURL_CA_BUNDLE replace a session's CA (psf/requests#3829), so a
+    TLS engine's ca.pem would be ignored wherever those are set."""
 
-    def __init__(self, base_url: str | None = None) -> None:
+    def merge_environment_settings(self, url: Any, proxies: Any, stream: Any, verify: Any,
+                                   cert: Any) -> dict[str, Any]:
+        settings: dict[str, Any] = super().merge_environment_settings(url, proxies, stream,
+                                                                      verify, cert)
+        if verify is None:
+            settings["verify"] = self.verify
+        return settings
+
+
+class _Client(docker.DockerClient):  # type: ignore[misc]
+    def __init__(self, **kwargs: Any) -> None:  # what DockerClient does, with _Api
+        self.api = _Api(**kwargs)
+
+
+class DockerBackend:
+    """A Docker engine reached through the SDK: a local socket, ``tcp://`` with TLS,
+    ``ssh://`` or a Docker context, as ``engines.resolve`` names it."""
+
+    def __init__(self, base_url: str | None = None, *, engine: Engine | None = None,
+                 allow_plain_tcp: bool = False) -> None:
         self.spec = base_url
-        base_url = resolve_docker_host(base_url) if base_url else None
-        self.base_url = base_url
+        self.engine = engine or resolve_engine(base_url, allow_plain_tcp=allow_plain_tcp)
+        self.base_url = self.engine.url
+        self._tunnel: SshTunnel | None = None
         client = None
+        tls = self.engine.tls
         try:
-            _probe_unix_socket(base_url or os.environ.get("DOCKER_HOST")
-                               or "unix:///var/run/docker.sock")
-            if base_url:
-                client = docker.DockerClient(
-                    base_url=base_url, timeout=120,
-                    use_ssh_client=base_url.startswith("ssh://"))
-            else:
-                client = docker.from_env(timeout=120)
+            connect_url = self.base_url
+            if self.engine.is_ssh:
+                self._tunnel = SshTunnel(self.base_url)
+                self._tunnel.check()
+                connect_url = self._tunnel.start()
+            _probe_unix_socket(connect_url)
+            client = _Client(
+                base_url=connect_url, timeout=120,
+                tls=docker.tls.TLSConfig(
+                    client_cert=(tls.cert, tls.key) if tls.cert and tls.key else None,
+                    ca_cert=tls.ca, verify=tls.verify) if tls is not None else False)
             client.ping()
         except (docker.errors.DockerException, requests.exceptions.RequestException,
-                OSError) as exc:
+                OSError, DockerUnavailable) as exc:
             if client is not None:
                 client.close()
-            where = base_url or os.environ.get("DOCKER_HOST") or "the local socket"
-            if self.spec and self.spec != base_url:
-                where += f" ({self.spec})"
+            self.close()
+            if isinstance(exc, DockerUnavailable):
+                raise
+            where = self.base_url
+            if self.engine.spec != where:
+                where += f" ({self.engine.spec})"
             raise DockerUnavailable(
                 f"cannot reach the Docker engine at {where}: {_short(exc)}",
-                hint=(f"check `docker -H {base_url} info` (for ssh:// the ssh client must "
-                      "log in without a password prompt)" if base_url else
-                      "start it (e.g. `dockerd &`, or `bash .ci/setup` on a fresh machine) "
-                      "and check `docker info`"),
+                hint=("start it (e.g. `dockerd &`, or `bash .ci/setup` on a fresh machine) "
+                      "and check `docker info`" if self.base_url.startswith("unix://") else
+                      f"check `docker {self._cli_args()} info`"
+                      + (" (the engine's certificate must be signed by ca.pem and name "
+                         "the host; see docs/lab.md)" if tls is not None else "")),
             ) from None
         self.client = client
+
+    def _cli_args(self) -> str:
+        if self.engine.context:
+            return f"--context {self.engine.context}"
+        tls = self.engine.tls
+        extra = ""
+        if tls is not None:
+            extra = (" --tlsverify" if tls.verify else " --tls") + \
+                (f" --tlscacert {tls.ca}" if tls.ca else "") + \
+                (f" --tlscert {tls.cert} --tlskey {tls.key}" if tls.cert else "")
+        return f"-H {self.base_url}{extra}"
+
+    def close(self) -> None:
+        """Close the connection (and an ssh tunnel's ssh processes)."""
+        client = getattr(self, "client", None)
+        if client is not None:
+            with contextlib.suppress(Exception):
+                client.close()
+        if self._tunnel is not None:
+            self._tunnel.close()
+            self._tunnel = None
 
     def _guard(self, what: str, exc: BaseException) -> DockerUnavailable:
         return DockerUnavailable(
             f"the Docker engine stopped answering while {what}: {_short(exc)}",
             hint="restart it and rerun the same command: finished work is kept and skipped",
         )
+
+    def _answers(self) -> bool:
+        """Whether the engine still answers a ping a moment later (an engine shutting
+        down fails some requests with a 500 before it stops answering)."""
+        time.sleep(1.0)
+        try:
+            return bool(self.client.ping())
+        except (docker.errors.DockerException, requests.exceptions.RequestException):
+            return False
 
     def engine_info(self) -> dict[str, Any]:
         try:
@@ -147,8 +234,10 @@ class DockerBackend:
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
             raise self._guard("describing the engine", exc) from None
         return {
-            "endpoint": self.base_url or os.environ.get("DOCKER_HOST") or "local",
-            "endpoint_spec": self.spec,
+            "endpoint": self.base_url,
+            "endpoint_spec": self.spec if self.spec else self.engine.spec,
+            "transport": self.engine.transport,
+            "context": self.engine.context,
             "id": info.get("ID"),
             "name": info.get("Name"),
             "root_dir": info.get("DockerRootDir"),
@@ -157,6 +246,7 @@ class DockerBackend:
             "os": info.get("OperatingSystem"),
             "kernel": info.get("KernelVersion"),
             "arch": info.get("Architecture"),
+            "os_type": info.get("OSType"),
             "ncpu": info.get("NCPU"),
             "mem_total": info.get("MemTotal"),
             "storage_driver": info.get("Driver"),
@@ -276,7 +366,7 @@ class DockerBackend:
             raise BuildError(f"image {image} is not built",
                              hint="run `invoke matrix build` first") from None
         except docker.errors.APIError as exc:
-            if _engine_gone(exc):
+            if _engine_gone(exc) or (int(exc.status_code or 0) >= 500 and not self._answers()):
                 raise self._guard(f"running {what}", exc) from None
             raise BenchError(f"the Docker engine refused to run `{what}` in {image}: "
                              f"{_short(exc)}") from None
@@ -307,6 +397,93 @@ class DockerBackend:
             raise self._guard("removing containers left by an interrupted run", exc) from None
         return removed
 
+    # -- moving images between engines (ship.py) ------------------------------------
+
+    def image_facts(self, tag: str) -> ImageFacts | None:
+        try:
+            image = self.client.images.get(tag)
+        except docker.errors.ImageNotFound:
+            return None
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise self._guard(f"looking up image {tag}", exc) from None
+        attrs = image.attrs or {}
+        return ImageFacts(id=str(image.id), size=int(attrs.get("Size") or 0),
+                          os=str(attrs.get("Os") or ""),
+                          arch=str(attrs.get("Architecture") or ""),
+                          labels={str(k): str(v) for k, v in (image.labels or {}).items()},
+                          tags=tuple(str(t) for t in image.tags))
+
+    def save_image(self, tag: str) -> Iterator[bytes]:
+        """``docker save TAG``, streamed: a tar with the image's layers, config and tag."""
+        try:
+            yield from self.client.api.get_image(tag, chunk_size=1 << 20)
+        except docker.errors.ImageNotFound:
+            raise BuildError(f"image {tag} is not on the engine it was to be shipped from",
+                             hint="rerun: the tool builds or ships from another engine") \
+                from None
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise self._guard(f"saving image {tag}", exc) from None
+
+    @contextlib.contextmanager
+    def _moving(self, what: str) -> Iterator[None]:
+        """An image transfer's SDK errors: a refusal is a BuildError, a lost engine the
+        guard's DockerUnavailable."""
+        try:
+            yield
+        except docker.errors.APIError as exc:
+            raise BuildError(f"{what} failed: {_short(exc)}") from None
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise self._guard(what, exc) from None
+
+    def load_image(self, chunks: Iterable[bytes]) -> None:
+        """``docker load`` from a stream of tar chunks (sent as they come)."""
+        with self._moving("docker load"):
+            _stream_ok(self.client.api.load_image(iter(chunks)), "docker load")
+
+    def push_image(self, tag: str, ref: str) -> None:
+        """Tag ``tag`` as ``ref`` (a registry reference) and push it; the extra tag is
+        removed afterwards."""
+        repo, _, version = ref.rpartition(":")
+        with self._moving(f"docker push {ref}"):
+            self.client.api.tag(tag, repo, version)
+            try:
+                _stream_ok(self.client.api.push(repo, version, stream=True, decode=True),
+                           f"docker push {ref}")
+            finally:
+                with contextlib.suppress(docker.errors.DockerException):
+                    self.client.api.remove_image(ref, noprune=True)
+
+    def pull_image(self, ref: str, tag: str) -> None:
+        """Pull ``ref`` from its registry and tag it ``tag`` (the registry tag removed)."""
+        repo, _, version = ref.rpartition(":")
+        name, _, label = tag.rpartition(":")
+        with self._moving(f"docker pull {ref}"):
+            _stream_ok(self.client.api.pull(repo, version, stream=True, decode=True),
+                       f"docker pull {ref}")
+            self.client.api.tag(ref, name, label)
+            with contextlib.suppress(docker.errors.DockerException):
+                self.client.api.remove_image(ref, noprune=True)
+
+    def remove_image(self, tag: str) -> None:
+        """Remove one tag this tool put on the engine (an image that arrived and then
+        failed its check); layers other images use stay."""
+        try:
+            self.client.api.remove_image(tag, noprune=False)
+        except docker.errors.ImageNotFound:
+            return
+        except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+            raise self._guard(f"removing image {tag}", exc) from None
+
+
+def _stream_ok(statuses: Iterable[Any], what: str) -> None:
+    """Read an engine's progress stream to its end; an error in it is a BuildError."""
+    for status in statuses:
+        if isinstance(status, dict) and status.get("error"):
+            raise BuildError(f"{what} failed: {str(status['error'])[:300]}",
+                             hint="a registry must be reachable from the engine (a plain "
+                             "http one listed in its insecure-registries)"
+                             if "push" in what or "pull" in what else None)
+
 
 def _probe_unix_socket(url: str) -> None:
     """Connect to a unix:// endpoint once (and close it): the SDK leaks the socket of a
@@ -334,23 +511,9 @@ def _engine_gone(exc: docker.errors.APIError) -> bool:
 
 
 def resolve_docker_host(spec: str) -> str:
-    """A profile's ``docker_host`` as a base URL: ``context:NAME`` is looked up."""
-    if not spec.startswith("context:"):
-        return spec
-    name = spec.split(":", 1)[1]
-    from docker.context import ContextAPI
-
-    try:
-        ctx = ContextAPI.get_context(name)
-    except docker.errors.DockerException as exc:
-        raise DockerUnavailable(f"docker context {name!r} cannot be read: {_short(exc)}",
-                                hint="`docker context ls` lists the contexts") from None
-    host = getattr(ctx, "Host", None) if ctx is not None else None
-    if not host:
-        raise DockerUnavailable(f"there is no docker context named {name!r}",
-                                hint="`docker context ls` lists the contexts; "
-                                "`docker context create NAME --docker host=...` adds one")
-    return str(host)
+    """A profile's ``docker_host`` as a base URL (``context:NAME`` is looked up in the
+    Docker CLI's context store; see ``engines``)."""
+    return resolve_engine(spec, allow_plain_tcp=True).url
 
 
 def _short(exc: BaseException) -> str:

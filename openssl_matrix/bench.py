@@ -47,6 +47,7 @@ from .hostlock import HostLock, engine_key
 from .model import Matrix, Suite, Variant, as_jsonable
 from .records import FINISHED
 from .results import Journal, ResultsTree, RunRef, atomic_write
+from .ship import arrival_on
 from .speedcmd import (
     SPEED_OPTIONS,
     SPEED_WRAPPER,
@@ -179,16 +180,23 @@ class Bencher:
         if latest is not None:
             record = self.tree.build_record(variant.id, latest.digest)
             if record and self.backend.image_id(latest.tag):
-                return latest.tag, record
+                return latest.tag, self._arrival(variant.id, record)
         candidates = [r.to_json() for r in records.build_records(self.tree.root, variant.id)
                       if r.tag]
         for rec in sorted(candidates, key=lambda r: str(r.get("ended", "")), reverse=True):
             if self.backend.image_id(str(rec["tag"])):
-                return str(rec["tag"]), rec
+                return str(rec["tag"]), self._arrival(variant.id, rec)
         where = self.engine.get("endpoint", "this engine")
         raise BuildError(f"{variant.id} is not built on {where} (or its image was removed)",
                          hint=f"run `invoke matrix build --only {variant.id}` first (with "
                          "--cpu=PROFILE to build on a profile's Docker engine)")
+
+    def _arrival(self, variant_id: str, record: dict[str, Any]) -> dict[str, Any]:
+        """The build record, with how the image reached this engine if it was shipped
+        here (ship.py) rather than built here."""
+        shipped = arrival_on(self.tree.build_dir(variant_id, str(record["digest"])),
+                             self.engine)
+        return {**record, "shipped": shipped} if shipped else record
 
     def resolve_cpu(self, profile_name: str, image: str, *, force: bool,
                     ) -> tuple[str, CpuInfo, dict[str, str], list[str]]:
@@ -361,7 +369,8 @@ class Bencher:
     # -- the session: journal, resume, isolation of failures -------------------
     def _open_session(self, variants: list[Variant], suite: Suite, cpu_name: str,
                       profile_name: str, rounds: int, *, fresh: bool) -> Journal:
-        for path in self.tree.recover():
+        # in a lab the other engines write their CPUs' folders meanwhile: only ours
+        for path in self.tree.recover(cpu_name if self.tree.shared else None):
             log.warn(f"{path}: left half-written by an interrupted bench; marked "
                      "'interrupted' (raw output kept, not counted)")
         orphans = self.backend.remove_containers({TREE_LABEL: self._tree_id()})

@@ -12,6 +12,11 @@ going away) leaves either a finished variant or none, and rerunning the same com
 builds only what is missing (Docker's layer cache keeps the steps that completed).
 A run journal (``results/_journal/build-*.json``) tells the rerun it is resuming. One
 failing variant, or one failing toolchain image, never stops the others.
+
+With a :class:`~openssl_matrix.ship.Shipper` (``--images``), a missing image may instead
+be shipped from another engine that holds it (``ship.py`` weighs the costs); a missing
+base image is shipped, and a missing toolchain image is taken from a peer only when a
+variant must be built here.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import shutil
 import threading
 import time
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,10 +43,11 @@ from .model import Matrix, Variant
 from .patches import endbr32_warning
 from .render import Rendered, render, tarball_name, toolchain_tag
 from .results import Journal, ResultsTree, atomic_write
+from .ship import Choice, Shipper, engine_ref
 from .sources import fetch_source_info
 
 WORK = ".work"
-FINISHED_BUILD = ("built", "up-to-date")
+FINISHED_BUILD = ("built", "up-to-date", "shipped")
 BUILDINFO_DIR = "/opt/openssl/share/openssl-matrix"
 
 
@@ -62,7 +69,7 @@ class PlannedBuild:
 @dataclass
 class BuildOutcome:
     variant: str
-    status: str  # built | up-to-date | failed
+    status: str  # built | up-to-date | shipped | failed
     tag: str | None = None
     seconds: float = 0.0
     error: str | None = None
@@ -72,18 +79,32 @@ class BuildOutcome:
 
 class Builder:
     def __init__(self, matrix: Matrix, backend: Backend, tree: ResultsTree, *,
-                 workdir: Path | None = None) -> None:
+                 workdir: Path | None = None, engine_tag: str | None = None,
+                 images: Shipper | None = None) -> None:
         self.matrix = matrix
         self.backend = backend
         self.tree = tree
-        self.workdir = workdir or matrix.path.parent / WORK
+        #: set when several engines build into one tree at once (a lab): a journal, a build
+        #: context folder and a build log of this engine's own
+        self.engine_tag = engine_tag
+        self.workdir = workdir or matrix.path.parent / WORK / \
+            (f"engine-{engine_tag}" if engine_tag else "")
+        self.images = images
         self._host_lock: HostLock | bool | None = False  # False: not looked up yet
+        self._engine: dict[str, Any] | None = None
+        self._peer_toolchains: dict[str, str] = {}  # tag -> base id: on a peer, not here
+        self._toolchain_lock = threading.Lock()
+
+    def engine(self) -> dict[str, Any]:
+        if self._engine is None:
+            self._engine = self.backend.engine_info()
+        return self._engine
 
     def _step(self, what: str) -> contextlib.AbstractContextManager[None]:
         """One build step on the engine: it pauses while a bench measures there (the
         engine's measurement lock, ``hostlock``), and a bench waits for it to end."""
         if self._host_lock is False:
-            info = self.backend.engine_info()
+            info = self.engine()
             self._host_lock = HostLock(engine_key(info)) if info.get("id") else None
         lock = self._host_lock
         return lock.building(what, say=log.info) if isinstance(lock, HostLock) else \
@@ -92,6 +113,9 @@ class Builder:
     # -- base and toolchain images -------------------------------------------
     def base_image_id(self, image: str) -> str:
         found = self.backend.image_id(image)
+        if found is None and self.images is not None:
+            arrival = self.images.bring(image)
+            found = arrival.record.image_id if arrival else None
         if found is None:
             raise BuildError(
                 f"base image {image} is not present in the Docker engine",
@@ -106,6 +130,13 @@ class Builder:
         existing = self.backend.image_id(tag)
         if existing and self.backend.image_labels(tag).get("openssl-matrix.base-id") == base_id:
             return existing
+        if self.images is not None and self.images.mode != "build":
+            # a peer's toolchain: its ID goes into the digests (so the peers' images match);
+            # the image itself is shipped only if a variant must be built here
+            source, _ = self.images.sources(tag, {"openssl-matrix.base-id": base_id})
+            if source is not None:
+                self._peer_toolchains[tag] = base_id
+                return source.facts.id
         context = self.workdir / "toolchain" / tag.split(":", 1)[1]
         context.mkdir(parents=True, exist_ok=True)
         from .render import toolchain_dockerfile
@@ -166,8 +197,8 @@ class Builder:
                 outcomes += [BuildOutcome(v.id, "failed", error=f"toolchain image for {base} "
                                           f"failed: {exc.message}", log_path=str(log_path))
                              for v in variants if v.base_image == base]
-        journal = self.tree.journal("build", {"variants": sorted(v.id for v in variants)},
-                                    fresh=force)
+        journal = self.tree.journal("build", {"variants": sorted(v.id for v in variants), **(
+            {"engine": self.engine_tag} if self.engine_tag else {})}, fresh=force)
         if journal.resumed:
             done = [n for n, c in journal.cells.items() if c.get("status") in FINISHED_BUILD]
             log.info(f"resuming an interrupted build ({len(done)} of {len(variants)} "
@@ -209,6 +240,9 @@ class Builder:
             outcomes.append(BuildOutcome(p.variant.id, "up-to-date", tag=p.tag, record=record))
         for o in outcomes:
             journal.record(o.variant, o.status, tag=o.tag, error=o.error, log=o.log_path)
+        if todo and self.images is not None and not force:  # --force: build, never ship
+            todo, arrived = self._acquire(todo, journal)
+            outcomes += arrived
         if todo:
             outcomes += self._build_all(todo, jobs, journal)
         order = {v.id: i for i, v in enumerate(variants)}
@@ -216,6 +250,95 @@ class Builder:
         if all(o.status in FINISHED_BUILD for o in outcomes):
             journal.close("finished")
         return outcomes
+
+    # -- the image-acquisition step: build here or ship (ship.py) -------------------
+    def _acquire(self, todo: list[PlannedBuild], journal: Journal,
+                 ) -> tuple[list[PlannedBuild], list[BuildOutcome]]:
+        """Ship the missing images that are cheaper to ship; return those to build here
+        and the outcomes of the others."""
+        assert self.images is not None
+        here: list[PlannedBuild] = []
+        done: list[BuildOutcome] = []
+        for p in todo:
+            choice = self.images.choice(p.tag, self.build_seconds_on_record(p))
+            out: BuildOutcome | None
+            if choice.way == "build":
+                if self.images.mode != "build":
+                    log.info(f"  {p.variant.id}: built here ({choice.why})")
+                out = None
+            elif choice.way == "fail":
+                log.error(f"{p.variant.id}: {choice.why}")
+                out = BuildOutcome(p.variant.id, "failed", tag=p.tag, error=choice.why)
+            else:
+                out = self._ship_one(p, choice)
+            if out is None:
+                here.append(p)
+                continue
+            done.append(out)
+            journal.record(out.variant, out.status, tag=out.tag, error=out.error)
+        return here, done
+
+    def build_seconds_on_record(self, p: PlannedBuild) -> float | None:
+        """How long building this image took (this digest, else the variant's newest
+        timed build)."""
+        mine = self.tree.build_record(p.variant.id, p.digest)
+        if mine and isinstance(mine.get("seconds"), (int, float)):
+            return float(mine["seconds"])
+        timed = [r for r in records.build_records(self.tree.root, p.variant.id)
+                 if r.seconds is not None]
+        timed.sort(key=lambda r: r.ended or "")
+        return float(timed[-1].seconds) if timed and timed[-1].seconds is not None else None
+
+    def _ship_one(self, p: PlannedBuild, choice: Choice) -> BuildOutcome | None:
+        """Ship one image and check it runs here; None: build it here instead."""
+        assert self.images is not None and choice.source is not None
+        src = choice.source
+        log.info(f"▸ {p.variant.id}: shipping {p.tag} from {src.peer.name} "
+                 f"({src.facts.size / 1e6:.0f} MB): {choice.why}")
+        arrived = False
+        try:
+            arrival = self.images.ship(choice, p.tag)
+            arrived = True
+            info = self._buildinfo(p.tag)  # the image runs on this engine's CPU
+        except DockerUnavailable:
+            raise
+        except FatalError as exc:
+            if arrived:
+                self.backend.remove_image(p.tag)
+            if self.images.mode == "ship":
+                log.error(f"{p.variant.id}: shipping failed ✕ — {exc.message}")
+                return BuildOutcome(p.variant.id, "failed", tag=p.tag,
+                                    error=f"shipping from {src.peer.name} failed: "
+                                    f"{exc.message}")
+            log.warn(f"{p.variant.id}: shipping from {src.peer.name} failed "
+                     f"({exc.message}); building it here instead")
+            return None
+        rec = arrival.record
+        record = self.tree.build_record(p.variant.id, p.digest) or self._record(
+            p, rec.image_id, info, started=None, seconds=None, make_jobs=None,
+            built_on=src.peer.engine)
+        self._point_latest(p)
+        self.images.record(self.tree.build_dir(p.variant.id, p.digest), arrival)
+        log.info(f"  {p.variant.id}: shipped ✓ {(rec.bytes or 0) / 1e6:.0f} MB in "
+                 f"{rec.seconds:.0f}s; image ID checked on arrival")
+        return BuildOutcome(p.variant.id, "shipped", tag=p.tag, seconds=rec.seconds or 0.0,
+                            record={**record, "shipped": rec.to_json()})
+
+    def _toolchain_here(self, base_image: str) -> None:
+        """Ship the toolchain image a variant's digest was planned with, if it is only on a
+        peer (the build needs it here)."""
+        assert self.images is not None
+        tag = toolchain_tag(base_image)
+        with self._toolchain_lock:
+            base_id = self._peer_toolchains.get(tag)
+            if base_id is None:
+                return
+            arrival = self.images.bring(tag, {"openssl-matrix.base-id": base_id})
+            if arrival is None:
+                raise BuildError(f"the toolchain image {tag} this build was planned with is "
+                                 "no longer on any other engine",
+                                 hint="rerun: the plan is made again")
+            del self._peer_toolchains[tag]
 
     def _build_all(self, todo: list[PlannedBuild], jobs: int, journal: Journal,
                    ) -> list[BuildOutcome]:
@@ -279,8 +402,16 @@ class Builder:
     def _build_one(self, p: PlannedBuild, make_jobs: int, index: int, total: int) -> BuildOutcome:
         v = p.variant
         bdir = self.tree.build_dir(v.id, p.digest)
-        log_path = bdir / "build.log"
+        log_path = bdir / (f"build-{self.engine_tag}.log" if self.engine_tag else "build.log")
         jobs = make_jobs if p.rendered.recipe.parallel_make else 1
+        if self.images is not None:  # before the clock: shipping is not building
+            try:
+                self._toolchain_here(v.base_image)
+            except DockerUnavailable:
+                raise
+            except FatalError as exc:
+                log.error(f"[{index}/{total}] {v.id}: {exc}")
+                return BuildOutcome(v.id, "failed", tag=p.tag, error=exc.message)
         t0 = time.monotonic()
         started = now("seconds")
         log.info(f"▸ [{index}/{total}] {v.id}: building {p.tag} (log: {log_path})")
@@ -309,7 +440,8 @@ class Builder:
                             record=record)
 
     def _record(self, p: PlannedBuild, image_id: str, info: dict[str, Any], *, started: str | None,
-                seconds: float | None, make_jobs: int | None) -> dict[str, Any]:
+                seconds: float | None, make_jobs: int | None,
+                built_on: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Write the build record (and the variant's latest pointer) into the results tree."""
         v = p.variant
         bdir = self.tree.build_dir(v.id, p.digest)
@@ -329,6 +461,7 @@ class Builder:
             "ended": now("seconds") if started else None,
             "seconds": None if seconds is None else round(seconds, 1),
             "matrix_digest": self.matrix.digest,
+            "engine": engine_ref(built_on if built_on is not None else self.engine()),
             **info,
             "endbr32_warning": endbr32_warning(v.id, v.sigill_cpus, info.get("endbr32")),
         }

@@ -204,7 +204,7 @@ class BenchCell:
                                                  "endbr64", "endbr32_warning",
                                                  "patches_in_image", "tarball_sha256",
                                                  "source_origin", "base_image",
-                                                 "base_image_id")},
+                                                 "base_image_id", "engine", "shipped")},
             "tarball_sha256": record.get("tarball_sha256"),
             "openssl_version_a": version_res.stdout,
             "host": {"cpu_model": ctx.cpu.model, "cpu_vendor": ctx.cpu.vendor,

@@ -99,11 +99,23 @@ FLAGS: tuple[Flag, ...] = (
         "reproduce": "measure again even when finished runs exist",
     }, ("build", "bench", "pin", "reproduce")),
     Flag("cpu", "", {
-        "build": "a profile with docker_host builds on that machine's Docker engine",
+        "build": "a profile with docker_host builds on that machine's Docker engine; "
+        "several, comma separated (--cpu=a,b), build on each engine at once",
         "bench": "CPU profile name from the matrix, or 'auto' for this host (a profile "
-        "with docker_host uses that machine's Docker engine)",
+        "with docker_host uses that machine's Docker engine); several, comma separated "
+        "(--cpu=ryzen,xeon), measure on every profile's engine at once into one results "
+        "tree (docs/lab.md)",
         "reproduce": "CPU profile name from the matrix, or 'auto' for this host",
     }, ("build", "bench", "reproduce")),
+    Flag("images", "", "how a missing image reaches a profile's engine: build (build it "
+         "there), ship (from the local engine, which holds it), auto (the default: whichever "
+         "costs less, by the build time on record against the measured transfer rate)",
+         ("build",)),
+    Flag("registry", "", "ship images by push and pull through this registry "
+         "(HOST:PORT[/PATH]) instead of streaming docker save into docker load",
+         ("build",)),
+    Flag("allow_plain_tcp", False, "accept a tcp:// Docker engine without TLS (anyone who "
+         "can reach its port controls it; a loud warning is printed)", ("build", "bench")),
     Flag("suite", "", "suite name(s), comma separated (default: the matrix's default_suite)",
          ("bench",)),
     Flag("repeat", 0, "runs per variant, interleaved across variants (default: the "

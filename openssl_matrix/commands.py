@@ -163,32 +163,96 @@ def _endbr32_warning(variant: Variant | None, record: dict[str, Any] | None) -> 
                            count if isinstance(count, int) else None)
 
 
-def _backend_for(m: Matrix, cpu: str) -> DockerBackend:
-    """The Docker engine of a CPU profile (its docker_host), else the local one."""
+def _backend_for(m: Matrix, cpu: str, allow_plain_tcp: bool = False) -> DockerBackend:
+    """The Docker engine of a CPU profile (its docker_host), else the environment's."""
     profile = m.profile(cpu) if cpu and cpu != "auto" else None
     if profile is not None and profile.docker_host:
         log.info(f"profile {profile.name}: Docker engine {profile.docker_host}")
+        if allow_plain_tcp:
+            return DockerBackend(base_url=profile.docker_host, allow_plain_tcp=True)
         return DockerBackend(base_url=profile.docker_host)
-    return DockerBackend()
+    # the keyword only when given, so DockerBackend() stays the seam tests replace
+    return DockerBackend(allow_plain_tcp=True) if allow_plain_tcp else DockerBackend()
+
+
+def _lab(command: str, m: Matrix, cpus: list[str], flags: dict[str, Any], results: str, *,
+         wait: bool = False) -> int:
+    """``--cpu=a,b,...``: every profile's engine at once (lab.py)."""
+    from .lab import close_sessions, lab_outcome, print_summaries, run_lab, tree_for_lab
+
+    for name in cpus:
+        if name != "auto":
+            m.profile(name)  # an unknown profile is refused before any engine starts
+    tree = _tree(results)
+    if command == "bench":
+        with _terminate_as_interrupt(), tree_for_lab(tree, wait=wait):
+            states = run_lab(m, command, cpus, flags, tree)
+            if all(s.code == 0 for s in states):
+                close_sessions(tree, m, cpus, flags)
+    else:
+        with _terminate_as_interrupt():
+            states = run_lab(m, command, cpus, flags, tree)
+    print_summaries(states)
+    lab_outcome(states, cpus)
+    return 0
+
+
+def _peers(m: Matrix, cpu: str, allow_plain_tcp: bool = False) -> Callable[[], list[Any]]:
+    """The engines images may be shipped from, connected when first needed: the local
+    engine (the one `build` without a remote profile uses), when it is not the target.
+    Engines the command does not name are never contacted."""
+    from .ship import Peer
+
+    target = m.profile(cpu) if cpu and cpu != "auto" else None
+
+    def connect() -> list[Peer]:
+        if target is None or not target.docker_host:
+            return []  # the local engine is the target
+        try:
+            local = DockerBackend(allow_plain_tcp=True) if allow_plain_tcp else DockerBackend()
+            return [Peer("the local engine", local, local.engine_info())]
+        except FatalError as exc:  # unreachable, or refused (plain tcp://)
+            log.warn(f"the local engine is not reachable: no images are shipped from it "
+                     f"({exc.message})")
+            return []
+
+    return connect
 
 
 def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | None,
-              force: bool, cpu: str, all: bool = False) -> int:
+              force: bool, cpu: str, all: bool = False, allow_plain_tcp: bool = False,
+              images: str = "", registry: str = "") -> int:
     from .build import Builder
+    from .lab import split_cpus
+    from .results import lab_worker
+    from .ship import Shipper, check_mode, check_registry
 
     n_jobs = bounded("--jobs", jobs or 1, 1, 64)
+    mode = check_mode(images)
+    registry = check_registry(registry, mode) or ""
     m = _matrix(matrix)
     variants = m.select(only or None, every=all)
-    backend = _backend_for(m, cpu)
-    builder = Builder(m, backend, _tree(results))
+    cpus = split_cpus(cpu)
+    if len(cpus) > 1:
+        return _lab("build", m, cpus, {
+            "matrix": matrix, "results": results, "only": only, "jobs": jobs, "force": force,
+            "all": all, "allow_plain_tcp": allow_plain_tcp, "images": images,
+            "registry": registry}, results)
+    backend = _backend_for(m, cpu, allow_plain_tcp)
+    tree = _tree(results)
+    shipper = Shipper(backend, backend.engine_info(), mode, _peers(m, cpu, allow_plain_tcp),
+                      tree.root, registry=registry or None)
+    builder = Builder(m, backend, tree, images=shipper,
+                      engine_tag=(cpu or "auto") if lab_worker() else None)
     with _terminate_as_interrupt():
         outcomes = builder.build(variants, jobs=n_jobs, force=force)
     by_id = {v.id: v for v in variants}
     print("\nbuild summary")
     width = max(len(o.variant) for o in outcomes)
     for o in outcomes:
-        mark = {"built": "✓ built", "up-to-date": "✓ up to date", "failed": "✕ FAILED"}[o.status]
-        extra = f"{o.seconds:.0f}s" if o.status == "built" else ""
+        mark = {"built": "✓ built", "up-to-date": "✓ up to date", "shipped": "✓ shipped",
+                "failed": "✕ FAILED"}[o.status]
+        extra = f"{o.seconds:.0f}s" if o.status in ("built", "shipped") else ""
         endbr = o.record.get("endbr32") if o.record else None
         print(f"  {o.variant:<{width}}  {mark:<14} {extra:>6}  {o.tag or ''}"
               + (f"  endbr32={endbr}" if endbr is not None else ""))
@@ -208,9 +272,11 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
 
 def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, suite: str,
               force: bool, wait: bool, repeat: int | None, fresh: bool = False,
-              settle: str | float | None = None, no_wait: bool = False) -> int:
+              settle: str | float | None = None, no_wait: bool = False,
+              allow_plain_tcp: bool = False) -> int:
     from .bench import DEFAULT_SETTLE, MAX_ATTEMPTS, Bencher, CellOutcome
     from .hostlock import EngineBusy
+    from .lab import split_cpus
     from .records import FINISHED
 
     if not cpu:
@@ -230,8 +296,15 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
     if not 0 <= settle_s <= 3600:  # also refuses nan and inf
         raise UsageError(f"--settle {settle}: give the seconds to wait for a quiet host "
                          "before each cell, 0 to 3600 (0: do not wait)")
+    cpus = split_cpus(cpu)
+    if len(cpus) > 1:
+        return _lab("bench", m, cpus, {
+            "matrix": matrix, "results": results, "only": only, "suite": suite,
+            "force": force, "wait": False, "repeat": repeat, "fresh": fresh,
+            "settle": settle, "no_wait": no_wait, "allow_plain_tcp": allow_plain_tcp},
+            results, wait=wait)
     tree = _tree(results)
-    backend = _backend_for(m, cpu)
+    backend = _backend_for(m, cpu, allow_plain_tcp)
     tree.lock(wait=wait)
     per_suite: list[tuple[str, list[CellOutcome], str | None]] = []
     try:
@@ -243,7 +316,8 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
                 try:
                     outcomes = bencher.bench(variants, the_suite, cpu, force=force,
                                              repeat=int(repeat) if repeat else None,
-                                             fresh=fresh, keep_open=len(suites) > 1)
+                                             fresh=fresh,
+                                             keep_open=len(suites) > 1 or tree.shared)
                 except (DockerUnavailable, ProfileMismatch, EngineBusy):
                     raise  # the engine is gone, the wrong CPU or busy: no suite can run
                 except FatalError as exc:  # one failing suite never stops the others
@@ -251,8 +325,11 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
                     per_suite.append((the_suite.name, [], str(exc)))
                     continue
                 per_suite.append((the_suite.name, outcomes, None))
-            if all(error is None and all(o.status in FINISHED for o in outs)
-                   for _, outs, error in per_suite):
+            # in a lab, the lab closes the sessions once every engine finished, so a
+            # rerun after one engine failed does not measure the others again
+            if not tree.shared and all(error is None and all(o.status in FINISHED
+                                                             for o in outs)
+                                       for _, outs, error in per_suite):
                 bencher.close_sessions()
     finally:
         tree.unlock()
@@ -397,6 +474,7 @@ def flag_summary(rows: list[dict[str, Any]]) -> str:
 def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
     """The matrix's CPU profiles, and which of them describes the machine this runs on."""
     from .cpumodel import core_of_cpu, core_of_march, summary
+    from .engines import describe_spec
     from .hostinfo import parse_cpuinfo, profile_mismatches
 
     m = _matrix(matrix)
@@ -409,6 +487,7 @@ def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
         info = p.describe()
         if p.docker_host:
             info["this_machine"] = None
+            info["engine"] = describe_spec(p.docker_host)
         elif here is not None:
             info["this_machine"] = profile_mismatches(p, here) or True
         core = core_of_march(p.march)
@@ -426,7 +505,10 @@ def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
         mine = core_of_cpu(here.vendor, here.family, here.model_number, here.model)
         print(f"  CPU model: {summary(mine) if mine else 'this core is not in the model'}")
     for r in rows:
-        where = f"engine {r['docker_host']}" if r["docker_host"] else "local engine"
+        engine = r.get("engine") or {}
+        where = "local engine" if not r["docker_host"] else \
+            f"engine {r['docker_host']} — {engine['problem']}" if engine.get("problem") else \
+            f"engine {r['docker_host']} ({engine.get('transport')})"
         match = r.get("this_machine")
         verdict = ("matches this machine" if match is True else "remote: checked at bench "
                    "time" if match is None else "not this machine: " + "; ".join(match))

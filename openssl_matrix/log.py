@@ -3,13 +3,42 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TextIO
+
+_sink = threading.local()
+
+
+@contextmanager
+def to(write: Callable[[str], None]) -> Iterator[None]:
+    """Send this thread's log lines to ``write`` (one line each, no colour) instead of
+    stderr: the lab runs an engine's work in a thread when testing with fakes."""
+    old = getattr(_sink, "write", None)
+    _sink.write = write
+    try:
+        yield
+    finally:
+        _sink.write = old
+
+
+def _stream() -> TextIO:
+    return sys.stderr
 
 
 def _tty() -> bool:
-    return sys.stderr.isatty()
+    return getattr(_sink, "write", None) is None and _stream().isatty()
+
+
+def _emit(text: str) -> None:
+    write = getattr(_sink, "write", None)
+    if write is not None:
+        for line in text.splitlines() or [""]:
+            write(line)
+        return
+    print(text, file=_stream(), flush=True)
 
 
 def _paint(text: str, code: str) -> str:
@@ -17,15 +46,15 @@ def _paint(text: str, code: str) -> str:
 
 
 def info(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    _emit(message)
 
 
 def warn(message: str) -> None:
-    print(_paint(f"warning: {message}", "33"), file=sys.stderr, flush=True)
+    _emit(_paint(f"warning: {message}", "33"))
 
 
 def error(message: str) -> None:
-    print(_paint(f"error: {message}", "31"), file=sys.stderr, flush=True)
+    _emit(_paint(f"error: {message}", "31"))
 
 
 @contextmanager

@@ -309,7 +309,7 @@ SUITE_KINDS = ("speed", "pkey", "tls")
 DEVICE = re.compile(r"^/dev/[A-Za-z0-9_][A-Za-z0-9_./-]*$")
 MASK_KEYS = ("name", "ia32cap", "disable")
 CPUSET = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
-DOCKER_HOST = re.compile(r"^((unix|tcp|ssh|http|https)://\S+|context:[A-Za-z0-9][\w.-]*)$")
+DOCKER_HOST = re.compile(r"^((unix|tcp|ssh)://\S+|context:[A-Za-z0-9][\w.-]*)$")
 
 
 def load_matrix(path: str | Path, *, default_urls: Callable[[str], list[str]] | None = None,

@@ -12,6 +12,7 @@ file                                               record             written by
 ``<cpu>/<variant>/<suite>/series-<id>.json``       :class:`Series`    :func:`write_series`
 ``_builds/<variant>/<digest>/build.json``          :class:`BuildRecord` :func:`write_build`
 ``_builds/<variant>/latest.json``                  :class:`Latest`    :func:`write_latest`
+``_builds/<variant>/<digest>/shipped-<engine>.json``  :class:`ShipRecord` :func:`write_ship`
 =================================================  =================  ========================
 
 Each record carries a ``schema`` version (:data:`SCHEMA`). Files written before records
@@ -43,7 +44,7 @@ from typing import Any, ClassVar, TypeVar
 
 from .errors import ResultsError
 from .files import write_json
-from .names import inside, safe_name
+from .names import fold, inside, safe_name
 
 #: The schema version this code writes. Bump it when a field changes meaning (not when
 #: one is added: readers keep unknown keys and new fields have defaults).
@@ -54,6 +55,9 @@ FIGURES = "figures.json"
 BUILD = "build.json"
 LATEST = "latest.json"
 SERIES_PREFIX = "series-"
+SHIP_PREFIX = "shipped-"
+#: The folder of ship records of base and toolchain images (under ``_builds``).
+IMAGES = "_images"
 #: The folder of build records, beside the CPU folders (profile names cannot start with _).
 BUILDS = "_builds"
 #: Folders of a results tree that are not CPU folders.
@@ -328,6 +332,33 @@ class BuildRecord(_Record):
 
 
 @dataclass(frozen=True)
+class ShipRecord(_Record):
+    """An image that reached an engine by shipping, not by building there
+    (``shipped-<engine>.json`` beside the build record): from which engine, how, what it
+    cost, why it was chosen, and the image ID checked on arrival."""
+
+    tag: str = ""
+    image_id: str = ""
+    method: str = ""  # "save-load" | "registry"
+    to_engine: Mapping[str, Any] | None = None
+    from_engine: Mapping[str, Any] | None = None
+    bytes: int | None = None
+    seconds: float | None = None
+    bytes_per_s: float | None = None
+    checked: str | None = None
+    why: str | None = None
+    build_seconds: float | None = None
+    started: str | None = None
+    ended: str | None = None
+
+    _REQUIRED = ("tag", "image_id", "method")
+    _TYPES = MappingProxyType({"tag": STR, "image_id": STR, "method": STR,
+              "to_engine": OPT_OBJ, "from_engine": OPT_OBJ, "bytes": OPT_INT,
+              "seconds": NUM, "bytes_per_s": NUM, "checked": OPT_STR, "why": OPT_STR,
+              "build_seconds": NUM, "started": OPT_STR, "ended": OPT_STR})
+
+
+@dataclass(frozen=True)
 class Latest(_Record):
     """``_builds/<variant>/latest.json``: which build of a variant is the newest."""
 
@@ -472,6 +503,31 @@ def build_records(root: Path, variant: str) -> list[BuildRecord]:
     return [r for r in found if r is not None]
 
 
+def ship_path(folder: Path, engine_key: str) -> Path:
+    """Where the arrival of an image on one engine is recorded (``folder``: its build
+    record's folder, or ``_builds/_images/<name>`` for base and toolchain images)."""
+    safe_name(engine_key, "engine key", error=ResultsError)
+    return folder / f"{SHIP_PREFIX}{engine_key}.json"
+
+
+def images_dir(root: Path, tag: str) -> Path:
+    """``_builds/_images/<tag as a name>/``: ship records of a base or toolchain image."""
+    return inside(root, root / BUILDS / IMAGES / fold(tag), error=ResultsError)
+
+
+def read_ship(path: Path) -> ShipRecord | None:
+    return _read(ShipRecord, path)
+
+
+def read_ships(root: Path) -> list[ShipRecord]:
+    """Every ship record in the tree (variants', base and toolchain images')."""
+    base = root / BUILDS
+    if not base.is_dir():
+        return []
+    found = (read_ship(p) for p in sorted(base.glob(f"*/*/{SHIP_PREFIX}*.json")))
+    return [r for r in found if r is not None]
+
+
 def series_path(suite_dir: Path, series_id: str) -> Path:
     return suite_dir / f"{SERIES_PREFIX}{series_id}.json"
 
@@ -521,6 +577,13 @@ def write_figures(run_dir: Path, figures: Iterable[Figure | Mapping[str, Any]]) 
 def write_build(build_dir: Path, record: BuildRecord | Mapping[str, Any]) -> BuildRecord:
     rec = _as(BuildRecord, record, BUILD)
     write_json(build_dir / BUILD, rec.to_json())
+    return rec
+
+
+def write_ship(folder: Path, engine_key: str, record: ShipRecord | Mapping[str, Any],
+               ) -> ShipRecord:
+    rec = _as(ShipRecord, record, "ship record")
+    write_json(ship_path(folder, engine_key), rec.to_json())
     return rec
 
 

@@ -11,7 +11,8 @@ any other status (zero, suspect-time-basis ...) are counted but never averaged i
 * ``index.html`` - the tables and charts; every cell links to the raw ``openssl speed``
   output it came from, every run to its meta record;
 * ``data/cells.csv``, ``data/method-table-<bytes>.csv``, ``data/report.json``;
-* ``charts/*.png`` - grouped bars per method table, throughput over block size;
+* ``charts/*.png`` - grouped bars per method table, throughput over block size, and
+  per build measured under several CPUs the CPUs side by side (``reportcpus``);
 * ``runs/<cpu>/<variant>/<suite>/<run>/`` - copies of each run's meta and figures records
   and raw output, so the folder stays traceable when moved;
 * ``reproductions/`` - the latest verdicts of each ``invoke matrix reproduce``.
@@ -31,7 +32,7 @@ import re
 import shutil
 import statistics
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -44,6 +45,10 @@ from .files import current_umask
 from .hostinfo import IA32CAP_BITS, IA32CAP_LABELS
 from .names import fold
 from .outputs import check_report_target, swap_in, write_report_marker
+from .reportcpus import Comparison, comparisons
+from .reportcpus import chart as cpus_chart
+from .reportcpus import text as cpus_text
+from .reportcpus import view as cpus_view
 from .reportview import cell_view, href, quality_view, repro_view, run_folder
 from .results import ResultsTree, read_json
 from .speedtypes import STATUS_IMPOSSIBLE, impossible
@@ -334,6 +339,7 @@ class ReportSummary:
     charts: list[Path]
     observations: int
     reproductions: int
+    side_by_side: list[Comparison] = field(default_factory=list)
 
     def text(self) -> str:
         lines = []
@@ -350,6 +356,7 @@ class ReportSummary:
                     row.append(f"{c.pm() if c else MBPS.num(None):>28}")
                 lines.append("  " + f"{m:<{width}}  " + "  ".join(row))
             lines.append("")
+        lines += cpus_text(self.side_by_side, self.block_size)
         lines.append(f"{self.observations} figure(s) in {len(self.groups)} table(s), "
                      f"{len(self.charts)} chart(s), {self.reproductions} reproduction(s)")
         lines.append(f"report: {self.out_dir / 'index.html'}")
@@ -424,6 +431,36 @@ def _figure() -> Any:
     return Figure(figsize=(11, 4.8), dpi=100, layout="constrained")
 
 
+#: One bar series of a grouped bar chart: its label, its cell per algorithm, hatched or not.
+BarSeries = tuple[str, Callable[[str], "Cell | None"], bool]
+
+
+def grouped_bars(title: str, algorithms: Sequence[str], series: Sequence[BarSeries],
+                 path: Path) -> None:
+    """Per algorithm one bar per series (its median, error bars its 95 % interval)."""
+    fig = _figure()
+    ax = fig.subplots()
+    width = 0.8 / len(series)
+    for i, (label, cell_of, hatched) in enumerate(series):
+        xs, ys, lows, highs = [], [], [], []
+        for j, a in enumerate(algorithms):
+            c = cell_of(a)
+            if c and c.median:
+                xs.append(j - 0.4 + width * (i + 0.5))
+                ys.append(c.median / MBPS.scale)
+                low, high = c.error_bar(MBPS.scale)
+                lows.append(low)
+                highs.append(high)
+        ax.bar(xs, ys, width=width, label=label, yerr=[lows, highs], capsize=2,
+               error_kw={"elinewidth": 0.8}, hatch="//" if hatched else None)
+    ax.set_xticks(range(len(algorithms)), algorithms)
+    ax.set_ylabel("MB/s (median; bars: 95 % interval)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.grid(axis="y", which="both", alpha=0.3)
+    fig.savefig(path)
+
+
 def method_chart(g: Group, block: int, path: Path) -> bool:
     rows = [m for m in g.method_rows()
             if any((c := g.cell(m, a, block)) and c.median for a in g.algorithms)]
@@ -431,27 +468,11 @@ def method_chart(g: Group, block: int, path: Path) -> bool:
             if any((c := g.cell(m, a, block)) and c.median for m in rows)]
     if not rows or not algs:
         return False
-    fig = _figure()
-    ax = fig.subplots()
-    width = 0.8 / len(rows)
-    for i, m in enumerate(rows):
-        xs, ys, lows, highs = [], [], [], []
-        for j, a in enumerate(algs):
-            c = g.cell(m, a, block)
-            if c and c.median:
-                xs.append(j - 0.4 + width * (i + 0.5))
-                ys.append(c.median / MBPS.scale)
-                low, high = c.error_bar(MBPS.scale)
-                lows.append(low)
-                highs.append(high)
-        ax.bar(xs, ys, width=width, label=m, yerr=[lows, highs], capsize=2,
-               error_kw={"elinewidth": 0.8})
-    ax.set_xticks(range(len(algs)), algs)
-    ax.set_ylabel("MB/s (median; bars: 95 % interval)")
-    ax.set_title(f"{g.key.title}\n{block}-byte blocks", fontsize=10)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.grid(axis="y", which="both", alpha=0.3)
-    fig.savefig(path)
+    def cells(m: str) -> Callable[[str], Cell | None]:
+        return lambda a: g.cell(m, a, block)
+
+    grouped_bars(f"{g.key.title}\n{block}-byte blocks", algs,
+                 [(m, cells(m), False) for m in rows], path)
     return True
 
 
@@ -536,7 +557,8 @@ def _template() -> jinja2.Template:
 def render_html(groups: Sequence[Group], block: int, charts: Mapping[str, list[str]],
                 runs: Sequence[dict[str, Any]], repros: Sequence[dict[str, Any]],
                 generated: str, tree_root: Path,
-                obs: Sequence[Observation] = ()) -> str:
+                obs: Sequence[Observation] = (),
+                side_by_side: Sequence[dict[str, Any]] = ()) -> str:
     views = []
     for g in groups:
         blocks = sorted(g.blocks)
@@ -564,6 +586,7 @@ def render_html(groups: Sequence[Group], block: int, charts: Mapping[str, list[s
     text = _template().render(css=CSS, block=block, groups=views, unit=MBPS,
                               quality=quality_view(obs, USABLE_STATUSES),
                               repros=[repro_view(r) for r in repros], runs=run_views,
+                              side_by_side=list(side_by_side),
                               generated=generated, tree_root=str(tree_root))
     return text if text.endswith("\n") else text + "\n"
 
@@ -659,6 +682,15 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
                 charts.setdefault(f"sizes:{g.key.slug}", []).append(f"charts/{p.name}")
                 paths.append(p)
             progress.advance()
+    # several CPUs' tables of one build side by side
+    comps = comparisons(groups)
+    side_views = []
+    for comp in comps:
+        p = out / "charts" / f"{comp.slug}-{block}.png"
+        drawn = cpus_chart(comp, block, p)
+        if drawn:
+            paths.append(p)
+        side_views.append(cpus_view(comp, block, [f"charts/{p.name}"] if drawn else []))
     # reproductions
     repros: list[dict[str, Any]] = []
     for spec_id, folder, data in latest_reproductions(tree):
@@ -680,6 +712,13 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
             "cells": {m: {a: (c.median if (c := g.cell(m, a, block)) else None)
                           for a in g.algorithms} for m in g.method_rows()},
         } for g in groups],
+        "cpus_side_by_side": [{
+            "title": comp.title, "cpus": comp.cpus, "block_size": block,
+            "methods": comp.methods(), "algorithms": comp.algorithms(),
+            "cells": {m: {a: {cpu: (x.median if (x := comp.cell(m, a, i, block)) else None)
+                              for i, cpu in enumerate(comp.cpus)}
+                          for a in comp.algorithms()} for m in comp.methods()},
+        } for comp in comps],
         "cells": rows,
         "charts": [f"charts/{p.name}" for p in paths],
         "runs": runs,
@@ -689,7 +728,7 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     (out / "data" / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n",
                                               encoding="utf-8")
     page = render_html(groups, block, charts, runs, repros, generated, tree.root.resolve(),
-                       obs)
+                       obs, side_views)
     from .report_ops import write_ops  # public-key and handshake tables (kind pkey/tls)
 
     ops_html, ops_charts, ops_count = write_ops(tree, out)
@@ -697,4 +736,4 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
         '<a href="#repro">', '<a href="#ops">Public key &amp; TLS</a><a href="#repro">', 1)
     (out / "index.html").write_text(page, encoding="utf-8")
     return ReportSummary(out, groups, block, [*paths, *ops_charts], len(obs) + ops_count,
-                         len(repros))
+                         len(repros), comps)

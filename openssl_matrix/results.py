@@ -74,15 +74,55 @@ def new_numbered_dir(base: Path) -> Path:
             n += 1
 
 
+#: Set by a lab (``lab.py``) in the environment of the engine workers it starts: "PID:TREE".
+LAB_ENV = "OPENSSL_MATRIX_LAB_TREE"
+
+
+def lab_worker() -> bool:
+    """Whether this process (or thread, in tests) is an engine worker of a running lab:
+    ``$OPENSSL_MATRIX_LAB_TREE`` names its parent (or itself)."""
+    pid = os.environ.get(LAB_ENV, "").partition(":")[0]
+    return pid.isdigit() and int(pid) in (os.getppid(), os.getpid())
+
+
 class ResultsTree:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._lock_fh: IO[str] | None = None
+        #: True while the lock is a lab's, held for this process (several engines write
+        #: the tree at once, each under its own CPU): recover only your own CPU's folders.
+        self.shared = False
+
+    def _lab_holds_lock(self) -> bool:
+        """Whether the lab that started this process (or runs this one's engines in
+        threads) holds this tree's lock: ``$OPENSSL_MATRIX_LAB_TREE`` names its pid and
+        this tree, the lock file names that pid, and the lock is taken."""
+        pid, _, root = os.environ.get(LAB_ENV, "").partition(":")
+        if not lab_worker():
+            return False
+        if Path(root) != self.root.resolve():
+            return False
+        path = self.root / ".lock"
+        try:
+            holder = path.read_text(encoding="utf-8")
+            with path.open("a+", encoding="utf-8") as fh:
+                try:
+                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    return holder.startswith(f"pid {pid} ")
+                fcntl.flock(fh, fcntl.LOCK_UN)  # nobody holds it: not delegated
+        except OSError:
+            return False
+        return False
 
     # -- locking --------------------------------------------------------------
     def lock(self, *, wait: bool = False) -> None:
-        """Take the tree's lock; a second bench on the same tree is refused."""
+        """Take the tree's lock; a second bench on the same tree is refused. An engine
+        worker of a lab shares its lab's lock instead (:attr:`shared`)."""
         self.root.mkdir(parents=True, exist_ok=True)
+        if self._lab_holds_lock():
+            self.shared = True
+            return
         fh = (self.root / ".lock").open("a+", encoding="utf-8")
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
@@ -104,6 +144,7 @@ class ResultsTree:
         self._lock_fh = fh
 
     def unlock(self) -> None:
+        self.shared = False
         if self._lock_fh is not None:
             fcntl.flock(self._lock_fh, fcntl.LOCK_UN)
             self._lock_fh.close()
@@ -135,14 +176,13 @@ class ResultsTree:
         (killed between creating the folder and the first write). Call this only while
         holding the tree's lock: then no live process is writing such a folder. Its raw
         output is kept for inspection; its figures are never counted. ``cpu``/``variant``/
-        ``suite`` narrow the search to one cell. Stale temp files of atomic writes are
+        ``suite`` narrow the search (to one CPU, one cell). Stale temp files of atomic writes are
         removed.
         """
         found: list[Path] = []
-        for ref in self.runs():
-            if (cpu, variant, suite) != (None, None, None) and \
-                    (ref.cpu, ref.variant, ref.suite) != (cpu, variant, suite):
-                continue
+        for c, v, s, run, path in records.run_dirs(self.root, cpu=cpu, variant=variant,
+                                                   suite=suite):
+            ref = RunRef(c, v, s, run, path)
             _remove_stale_tmp(ref.path)
             record: dict[str, Any] = {}
             try:

@@ -8,11 +8,12 @@ build and bench logic can be tested without a Docker engine. Integration tests
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from openssl_matrix.backend import RunLimits, RunResult
+from openssl_matrix.backend import ImageFacts, RunLimits, RunResult
 
 Responder = Callable[[str, Sequence[str], Mapping[str, str]], tuple[int, str, str]]
 
@@ -45,9 +46,20 @@ class FakeBackend:
         self.limits: list[RunLimits] = []
         self.removed_labels: list[dict[str, str]] = []
         self.responder = responder
+        self.info: dict[str, Any] = {"endpoint": "fake", "server_version": "0-fake",
+                                     "kernel": "fake", "arch": "x86_64", "os_type": "linux"}
+        self.cpuinfo = CPUINFO_EPYC  # what /proc/cpuinfo (and uname ...) say on this engine
+        self.image_arch: dict[str, str] = {}  # tag -> Docker architecture (default amd64)
+        self.sizes: dict[str, int] = {}  # tag -> bytes (default 200 MB)
+        self.saved: list[str] = []
+        self.loaded: list[str] = []
+        self.pushed: list[tuple[str, str]] = []
+        self.pulled: list[tuple[str, str]] = []
+        self.removed_images: list[str] = []
+        self.registry: dict[str, dict[str, Any]] | None = None  # shared by pushers/pullers
 
     def engine_info(self) -> dict[str, Any]:
-        return {"endpoint": "fake", "server_version": "0-fake", "kernel": "fake"}
+        return dict(self.info)
 
     def image_id(self, tag: str) -> str | None:
         return self.images.get(tag)
@@ -73,7 +85,7 @@ class FakeBackend:
         self.runs.append((image, command, env))
         self.limits.append(limits or RunLimits())
         if command[:2] == ("/bin/sh", "-c") and "cpuinfo" in command[2]:
-            code, out, err = 0, CPUINFO_EPYC, ""
+            code, out, err = 0, self.cpuinfo, ""
         elif command[:2] == ("/bin/sh", "-c") and "openssl-matrix" in command[2] and \
                 command[-1] != "openssl-matrix-tls":  # not the TLS suite's script
             out = ("==> configure.txt\nperl ./Configure linux-x86_64\n==> endbr32.txt\n0\n"
@@ -92,3 +104,48 @@ class FakeBackend:
     def remove_containers(self, labels: Mapping[str, str]) -> list[str]:
         self.removed_labels.append(dict(labels))
         return []
+
+    # -- moving images (ship.py): a saved image is a JSON blob of its id, labels, arch
+
+    def image_facts(self, tag: str) -> ImageFacts | None:
+        if tag not in self.images:
+            return None
+        return ImageFacts(id=self.images[tag], size=self.sizes.get(tag, 200_000_000),
+                          os="linux", arch=self.image_arch.get(tag, "amd64"),
+                          labels=dict(self.labels.get(tag, {})), tags=(tag,))
+
+    def _blob(self, tag: str) -> dict[str, Any]:
+        return {"tag": tag, "id": self.images[tag], "labels": self.labels.get(tag, {}),
+                "arch": self.image_arch.get(tag, "amd64"),
+                "size": self.sizes.get(tag, 200_000_000)}
+
+    def _take(self, blob: Mapping[str, Any], tag: str) -> None:
+        self.images[tag] = str(blob["id"])
+        self.labels[tag] = dict(blob["labels"])
+        self.image_arch[tag] = str(blob["arch"])
+        self.sizes[tag] = int(blob["size"])
+
+    def save_image(self, tag: str) -> Iterator[bytes]:
+        self.saved.append(tag)
+        data = json.dumps(self._blob(tag)).encode()
+        for i in range(0, len(data), 16):
+            yield data[i:i + 16]
+
+    def load_image(self, chunks: Iterable[bytes]) -> None:
+        blob = json.loads(b"".join(chunks))
+        self.loaded.append(str(blob["tag"]))
+        self._take(blob, str(blob["tag"]))
+
+    def push_image(self, tag: str, ref: str) -> None:
+        assert self.registry is not None
+        self.pushed.append((tag, ref))
+        self.registry[ref] = self._blob(tag)
+
+    def pull_image(self, ref: str, tag: str) -> None:
+        assert self.registry is not None
+        self.pulled.append((ref, tag))
+        self._take(self.registry[ref], tag)
+
+    def remove_image(self, tag: str) -> None:
+        self.removed_images.append(tag)
+        self.images.pop(tag, None)

@@ -291,3 +291,23 @@ def test_default_versions_are_the_default_variants_versions() -> None:
     assert set(versions) == {v.version.version for v in m.variants}
     # each with its checksum: a version without one is never in a generated matrix
     assert all(len(sha) == 64 for sha in versions.values())
+
+
+def test_lab_rows_come_from_ship_records_and_the_lab_matrix_names_each_engine() -> None:
+    ships = [{"bytes": 217_000_000, "seconds": s, "bytes_per_s": 217_000_000 / s}
+             for s in (2.0, 4.0, 3.0)]
+    toolchain = {"bytes": 690_000_000, "seconds": 10.0, "bytes_per_s": 69_000_000.0}
+    rows = run.ship_rows(ships, 240.0, toolchain)
+    assert rows[0][1] == "217 MB in 3.0 s [2.0–4.0], 72.3 MB/s (median of 3)"
+    assert rows[1][1] == "690 MB in 10.0 s, 69.0 MB/s"
+    assert rows[2][1] == "240 s"
+    assert run.ship_rows([], None, None) == []
+    doc = run.lab_matrix_doc({"schema": 1, "profiles": {"ryzen": {}}},
+                             {"lab0": "unix:///run/a.sock"}, "AuthenticAMD")
+    assert doc["profiles"] == {"ryzen": {}, "lab0": {
+        "description": "this host's CPU through engine lab0", "vendor": "AuthenticAMD",
+        "model": "*", "flags": [], "docker_host": "unix:///run/a.sock"}}
+    out = ("  2 figure(s) from 6 measurement(s): 0 ok, 2 flagged (2 contended); 6 ...\n"
+           "  2 figure(s) from 2 measurement(s): 1 ok, 1 flagged (1 noisy); 0 ...\n")
+    assert run.figure_counts(out) == (4, 1)
+    assert run.figure_counts("no summary") == (0, 0)

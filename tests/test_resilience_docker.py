@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -30,6 +29,8 @@ import pytest
 from openssl_matrix.backend import KEEP_ENV, NOBODY, TIMEOUT_EXIT, DockerBackend, RunLimits
 from openssl_matrix.bench import TREE_LABEL
 from openssl_matrix.errors import DockerUnavailable
+
+from .engines_fixture import ExtraEngine, extra_engine, wait_for
 
 pytestmark = pytest.mark.docker
 
@@ -60,14 +61,6 @@ def popen(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str
     return subprocess.Popen([sys.executable, "-m", "invoke", "matrix", *args], cwd=ROOT,
                             env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def wait_for(predicate: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")
@@ -174,92 +167,16 @@ def test_bench_sigkilled_mid_run_resumes_and_completes_the_tree(
     assert speed[(asm, "native", "aes-128-cbc")] > 1.3 * speed[(asm, "no-aesni", "aes-128-cbc")]
 
 
-class SecondEngine:
-    """A dockerd of our own (own socket, data root, exec root, bridge; no iptables).
-
-    It gets a bridge of its own: with ``--bridge none`` dockerd deletes the host's
-    docker0, which the main engine's containers (and its builds) need.
-    """
-
-    def __init__(self) -> None:
-        name = f"om-i7-{os.getpid()}"
-        self.sock, self.data = f"/run/{name}.sock", f"/var/lib/{name}"
-        self.exec_root, self.pidfile = f"/run/{name}", f"/run/{name}.pid"
-        self.log = Path(f"/tmp/{name}-dockerd.log")
-        self.url = f"unix://{self.sock}"
-        self.bridge = f"omi7br{os.getpid() % 10000}"
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        if subprocess.run(["ip", "link", "show", self.bridge], capture_output=True).returncode:
-            subprocess.run(["ip", "link", "add", self.bridge, "type", "bridge"], check=True)
-            subprocess.run(["ip", "addr", "add", "172.31.253.1/24", "dev", self.bridge],
-                           check=True)
-        # its own (empty) configuration: the host's /etc/docker/daemon.json may set
-        # data-root or a bridge, which would clash with the flags below
-        config = self.log.with_name(self.log.stem + "-daemon.json")
-        config.write_text("{}\n")
-        with self.log.open("ab") as log:
-            self.proc = subprocess.Popen(
-                ["dockerd", "--config-file", str(config), "--host", self.url,
-                 "--data-root", self.data, "--exec-root", self.exec_root,
-                 "--pidfile", self.pidfile, "-b", self.bridge,
-                 "--iptables=false", "--ip-masq=false"],
-                stdout=log, stderr=log, start_new_session=True)
-        wait_for(lambda: self.answers() or self.proc is None or self.proc.poll() is not None,
-                 60, "dockerd")
-        assert self.proc.poll() is None, self.log.read_text()[-2000:]
-
-    def answers(self) -> bool:
-        # a plain connect first: the SDK leaks the socket of a failed connect
-        with socket.socket(socket.AF_UNIX) as sock:
-            try:
-                sock.connect(self.sock)
-            except OSError:
-                return False
-        client = docker.DockerClient(base_url=self.url, timeout=30)
-        try:
-            return bool(client.ping())
-        except docker.errors.APIError:
-            return False
-        finally:
-            client.close()
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(60)
-
-    def remove(self) -> None:
-        self.stop()
-        subprocess.run(["umount", "-R", self.data], capture_output=True)
-        shutil.rmtree(self.data, ignore_errors=True)
-        shutil.rmtree(self.exec_root, ignore_errors=True)
-        subprocess.run(["ip", "link", "delete", self.bridge], capture_output=True)
-
-
 @pytest.fixture(scope="module")
-def second_engine(engine: docker.DockerClient, built: Path) -> Iterator[SecondEngine]:
+def second_engine(engine: docker.DockerClient, built: Path) -> Iterator[ExtraEngine]:
     """A second dockerd on its own socket, holding the 1.1.1w asm image."""
-    if shutil.which("dockerd") is None:
-        pytest.skip("dockerd is not installed (the docker.io package has it)")
     tag = json.loads((built / "_builds/1.1.1w-asm-x86_64/latest.json").read_text())["tag"]
-    second = SecondEngine()
-    try:
-        second.start()
-        save = subprocess.Popen(["docker", "save", tag], stdout=subprocess.PIPE)
-        load = subprocess.run(["docker", "-H", second.url, "load"], stdin=save.stdout,
-                              capture_output=True, text=True)
-        assert save.stdout is not None
-        save.stdout.close()
-        assert save.wait() == 0 and load.returncode == 0, load.stderr
+    with extra_engine("i7", images=(tag,)) as second:
         yield second
-    finally:
-        second.remove()
 
 
 def test_engine_stopped_mid_run_keeps_results_and_resumes(
-        second_engine: SecondEngine, built: Path, matrix: Path, tmp_path: Path) -> None:
+        second_engine: ExtraEngine, built: Path, matrix: Path, tmp_path: Path) -> None:
     tree = fresh_tree(built, tmp_path)
     url = second_engine.url
     env = {"DOCKER_HOST": url}
@@ -275,7 +192,9 @@ def test_engine_stopped_mid_run_keeps_results_and_resumes(
         f"cannot reach the Docker engine at {url}" in err, err
     assert "rerun the same command" in err and "Traceback" not in err
     before = runs(tree)
-    assert [r["status"] for r in before["aes8k/1.1.1w-asm-x86_64"]] == ["complete"]
+    # more than one complete run when the busy host made figures `contended` (re-measured)
+    finished = [r["status"] for r in before["aes8k/1.1.1w-asm-x86_64"]]
+    assert finished and set(finished) == {"complete"}
     assert [r["status"] for r in before["resume/1.1.1w-asm-x86_64"]] == ["interrupted"]
 
     # while the engine is down, the same command says so and changes nothing
@@ -288,10 +207,10 @@ def test_engine_stopped_mid_run_keeps_results_and_resumes(
     res = invoke(*args, env=env)
     assert res.returncode == 0, res.stdout + res.stderr
     after = runs(tree)
-    assert [r["status"] for r in after["aes8k/1.1.1w-asm-x86_64"]] == ["complete"], \
+    assert [r["status"] for r in after["aes8k/1.1.1w-asm-x86_64"]] == finished, \
         "the suite finished before the engine stopped is not measured again"
-    assert [r["status"] for r in after["resume/1.1.1w-asm-x86_64"]] == ["interrupted",
-                                                                       "complete"]
+    resumed = [r["status"] for r in after["resume/1.1.1w-asm-x86_64"]]
+    assert resumed[0] == "interrupted" and resumed[1:] and set(resumed[1:]) == {"complete"}
     meta = after["resume/1.1.1w-asm-x86_64"][1]
     assert meta["docker"]["endpoint"] == url
     assert not list((tree / "_journal").glob("bench-*.json")), "both sessions closed"
