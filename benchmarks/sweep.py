@@ -41,7 +41,7 @@ def declared_versions(matrix: Path) -> list[str]:
 
 
 def recorded_rows() -> list[sweep.Row]:
-    return [sweep.Row(**r) for r in sweep.read_table()["rows"]]
+    return [sweep.Row.from_dict(r) for r in sweep.read_table()["rows"]]
 
 
 def record(rows: list[sweep.Row], *, keep_tried: bool = False) -> None:
@@ -61,7 +61,7 @@ def record(rows: list[sweep.Row], *, keep_tried: bool = False) -> None:
 def write_docs(root: Path = ROOT) -> None:
     """The recorded table into docs/building.md, its per-release summary into README."""
     recorded = sweep.read_table()
-    rows = [sweep.Row(**r) for r in recorded["rows"]]
+    rows = [sweep.Row.from_dict(r) for r in recorded["rows"]]
     for path, name, body in (
             (root / "docs" / "building.md", "sweep-table",
              sweep.format_table(rows, when=recorded.get("swept_at"))),
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.show:
         recorded = sweep.read_table()
-        print(sweep.format_table([sweep.Row(**r) for r in recorded["rows"]],
+        print(sweep.format_table([sweep.Row.from_dict(r) for r in recorded["rows"]],
                                  when=recorded.get("swept_at")), end="")
         return 0
     if args.docs:

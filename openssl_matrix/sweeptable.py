@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,13 @@ class Row:
     @property
     def variant(self) -> str:
         return f"{self.version}-{self.asm}-{self.arch}"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Row:
+        """A recorded row; keys this version of the tool does not know are left out (a
+        table written by a newer sweep stays readable)."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
 
 
 # --------------------------------------------------------------------------- the table

@@ -187,6 +187,8 @@ def test_resume_leaves_out_tried_cells_and_records_each_row(
                             cache_dir=tmp_path / "cache")
     done = [sweep.Row("1.1.0g", "x86_64", "asm", "built", seconds=99.0),
             sweep.Row("1.1.0g", "x86_64", "no-asm", "not tried", reason="not reached")]
+    assert sweep.Row.from_dict({"version": "1.1.0g", "arch": "x86_64", "asm": "asm",
+                                "status": "built", "added_later": 1}).status == "built"
     assert sweep.tried_cells(done) == {"1.1.0g-asm-x86_64"}
     failed = [sweep.Row("1.1.0g", "i386", "asm", "fails", reason="x")]
     assert sweep.tried_cells(failed) == {"1.1.0g-asm-i386"}
@@ -255,7 +257,7 @@ def test_docs_carry_the_recorded_table_and_readme_names_every_failing_release() 
     """docs/building.md's table and README's release list are the recorded table's
     (``python3 benchmarks/sweep.py --docs`` writes both): a failure is never left out."""
     recorded = sweep.read_table()
-    rows = [sweep.Row(**r) for r in recorded["rows"]]
+    rows = [sweep.Row.from_dict(r) for r in recorded["rows"]]
     building = (ROOT / "docs" / "building.md").read_text(encoding="utf-8")
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert sweep.replace_block(building, "sweep-table",
