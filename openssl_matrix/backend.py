@@ -12,6 +12,7 @@ import contextlib
 import os
 import socket
 import time
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -158,6 +159,9 @@ class DockerBackend:
         self._tunnel: SshTunnel | None = None
         client = None
         tls = self.engine.tls
+        if tls is not None and not tls.verify:
+            # engines.resolve warned once, in words; not urllib3 again for every request
+            warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
         try:
             connect_url = self.base_url
             if self.engine.is_ssh:

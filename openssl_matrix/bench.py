@@ -20,6 +20,7 @@ run folder, and the series figures come from clean attempts only (``stats``).
 
 from __future__ import annotations
 
+import platform
 import time
 import traceback
 from collections.abc import Sequence
@@ -42,7 +43,7 @@ from .cell import (
 )
 from .errors import BuildError, DockerUnavailable, FatalError, ProfileMismatch
 from .guards import spread
-from .hostinfo import CpuInfo, profile_mismatches
+from .hostinfo import CpuInfo, parse_cpuinfo, profile_mismatches
 from .hostlock import HostLock, engine_key
 from .model import Matrix, Suite, Variant, as_jsonable
 from .records import FINISHED
@@ -152,6 +153,15 @@ def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
             for v, invs in need.items()}
 
 
+def _mismatch(name: str, description: str, cpu: CpuInfo, reasons: list[str],
+              ) -> ProfileMismatch:
+    return ProfileMismatch(
+        f"--cpu={name} ({description}) does not describe this host ({cpu.model}, "
+        f"{cpu.vendor}): " + "; ".join(reasons),
+        hint="run on the machine the profile names, use --cpu=auto for this host, or add "
+        "--force to run anyway (the results are then marked forced)")
+
+
 class Bencher:
     def __init__(self, matrix: Matrix, backend: Backend, tree: ResultsTree, *,
                  engine: dict[str, Any], git_commit: str | None,
@@ -206,13 +216,27 @@ class Bencher:
         profile = self.matrix.profile(profile_name)
         reasons = profile_mismatches(profile, cpu)
         if reasons and not force:
-            raise ProfileMismatch(
-                f"--cpu={profile_name} ({profile.description}) does not describe this host "
-                f"({cpu.model}, {cpu.vendor}): " + "; ".join(reasons),
-                hint="run on the machine the profile names, use --cpu=auto for this host, "
-                "or add --force to run anyway (the results are then marked forced)",
-            )
+            raise _mismatch(profile_name, profile.description, cpu, reasons)
         return profile.name, cpu, extra, reasons
+
+    def refuse_early(self, profile_name: str) -> None:
+        """Refuse a profile that does not describe this machine before waiting for the
+        engine's measurement lock (another bench may hold it for an hour), when the engine
+        runs on this machine: a local socket and this kernel, so this machine's
+        /proc/cpuinfo is what a container there reads. Else the check comes after the
+        lock, through the engine, as always."""
+        if not endpoint_is_local(self.engine) or \
+                self.engine.get("kernel") != platform.release():
+            return
+        try:
+            cpu = parse_cpuinfo(Path("/proc/cpuinfo").read_text(encoding="utf-8",
+                                                                errors="replace"))
+        except OSError:
+            return
+        profile = self.matrix.profile(profile_name)
+        reasons = profile_mismatches(profile, cpu)
+        if reasons:
+            raise _mismatch(profile_name, profile.description, cpu, reasons)
 
     def host_lock(self) -> HostLock | None:
         """The engine's measurement lock; None for an engine that has no ID (a fake)."""
@@ -233,6 +257,8 @@ class Bencher:
         a rerun measure the first again).
         """
         lock = self.host_lock() if self.take_host_lock else None
+        if lock is not None and profile_name != "auto" and not force:
+            self.refuse_early(profile_name)
         if lock is None:
             return self._bench(variants, suite, profile_name, force=force, repeat=repeat,
                                fresh=fresh, keep_open=keep_open)

@@ -34,6 +34,7 @@ from typing import Any
 
 from . import log, records
 from .backend import Backend, RunLimits
+from .claims import Claims
 from .clock import now
 from .eras import base_image_hint
 from .errors import BuildError, DockerUnavailable, FatalError, ResultsError
@@ -43,7 +44,7 @@ from .model import Matrix, Variant
 from .patches import endbr32_warning
 from .render import Rendered, render, tarball_name, toolchain_tag
 from .results import Journal, ResultsTree, atomic_write
-from .ship import Choice, Shipper, engine_ref
+from .ship import Choice, Shipper, engine_ref, same_family
 from .sources import fetch_source_info
 
 WORK = ".work"
@@ -80,7 +81,7 @@ class BuildOutcome:
 class Builder:
     def __init__(self, matrix: Matrix, backend: Backend, tree: ResultsTree, *,
                  workdir: Path | None = None, engine_tag: str | None = None,
-                 images: Shipper | None = None) -> None:
+                 images: Shipper | None = None, claims: bool = False) -> None:
         self.matrix = matrix
         self.backend = backend
         self.tree = tree
@@ -90,6 +91,10 @@ class Builder:
         self.workdir = workdir or matrix.path.parent / WORK / \
             (f"engine-{engine_tag}" if engine_tag else "")
         self.images = images
+        #: in a lab (``claims``): claim an image before building it, and wait for a peer
+        #: engine that is building it to ship it here (claims.py)
+        self._claims_wanted = claims and images is not None and images.mode != "build"
+        self.claims: Claims | None = None
         self._host_lock: HostLock | bool | None = False  # False: not looked up yet
         self._engine: dict[str, Any] | None = None
         self._peer_toolchains: dict[str, str] = {}  # tag -> base id: on a peer, not here
@@ -109,6 +114,20 @@ class Builder:
         lock = self._host_lock
         return lock.building(what, say=log.info) if isinstance(lock, HostLock) else \
             contextlib.nullcontext()
+
+    def _serves(self, engine: Mapping[str, Any]) -> bool:
+        """Whether the engine holding a claim is a peer that can ship its image here."""
+        if self.images is None:
+            return False
+        return any(p.engine.get("id") == engine.get("id") and same_family(p.engine,
+                                                                          self.engine())
+                   for p in self.images.peers())
+
+    def _claim(self, tag: str) -> contextlib.AbstractContextManager[dict[str, Any] | None]:
+        """claims.Claims.building, or "build it" (None) when there are no claims."""
+        if self.claims is None:
+            return contextlib.nullcontext(None)
+        return self.claims.building(tag)
 
     # -- base and toolchain images -------------------------------------------
     def base_image_id(self, image: str) -> str:
@@ -130,13 +149,30 @@ class Builder:
         existing = self.backend.image_id(tag)
         if existing and self.backend.image_labels(tag).get("openssl-matrix.base-id") == base_id:
             return existing
-        if self.images is not None and self.images.mode != "build":
-            # a peer's toolchain: its ID goes into the digests (so the peers' images match);
-            # the image itself is shipped only if a variant must be built here
-            source, _ = self.images.sources(tag, {"openssl-matrix.base-id": base_id})
-            if source is not None:
-                self._peer_toolchains[tag] = base_id
-                return source.facts.id
+        peer = self._peer_toolchain(tag, base_id)
+        if peer is not None:
+            return peer
+        with self._claim(tag) as holder:
+            if holder is None:
+                # in a lab, a peer may have built it between the look above and the claim
+                peer = self._peer_toolchain(tag, base_id) if self.claims else None
+                return peer or self._build_toolchain(base_image, base_id, tag)
+        assert self.claims is not None
+        self.claims.wait(holder, f"toolchain image for {base_image}")
+        return self.ensure_toolchain(base_image)  # look again: the peer holds it now
+
+    def _peer_toolchain(self, tag: str, base_id: str) -> str | None:
+        """A peer's toolchain on the same base: its ID goes into the digests (so the peers'
+        images match); the image itself is shipped only if a variant must be built here."""
+        if self.images is None or self.images.mode == "build":
+            return None
+        source, _ = self.images.sources(tag, {"openssl-matrix.base-id": base_id})
+        if source is None:
+            return None
+        self._peer_toolchains[tag] = base_id
+        return source.facts.id
+
+    def _build_toolchain(self, base_image: str, base_id: str, tag: str) -> str:
         context = self.workdir / "toolchain" / tag.split(":", 1)[1]
         context.mkdir(parents=True, exist_ok=True)
         from .render import toolchain_dockerfile
@@ -185,6 +221,8 @@ class Builder:
         """Build every variant not yet built; ``force`` rebuilds the up-to-date ones too."""
         outcomes: list[BuildOutcome] = []
         toolchains: dict[str, str] = {}
+        if self._claims_wanted and not force and self.claims is None:
+            self.claims = Claims(self.tree.root, self.engine(), self._serves)
         for base in sorted({v.base_image for v in variants}):
             try:
                 toolchains[base] = self.ensure_toolchain(base)
@@ -350,13 +388,20 @@ class Builder:
         results: dict[int, BuildOutcome] = {}
         stop: list[BaseException] = []
         slots = threading.Semaphore(max(1, jobs))
+        #: claimed by a peer engine that is building it: received (or built) at the end
+        waiting: list[tuple[int, PlannedBuild, dict[str, Any]]] = []
 
         def work(i: int, p: PlannedBuild) -> None:
             with slots:
                 if stop:
                     return
                 try:
-                    out = self._build_one(p, make_jobs, i + 1, total)
+                    with self._claim(p.tag) as holder:
+                        if holder is not None:
+                            waiting.append((i, p, holder))
+                            return
+                        out = self._arrived_meanwhile(p) or \
+                            self._build_one(p, make_jobs, i + 1, total)
                 except DockerUnavailable as exc:
                     stop.append(exc)
                     return
@@ -373,12 +418,43 @@ class Builder:
         for t in threads:
             while t.is_alive():
                 t.join(0.2)
+        if not stop:
+            for i, p, holder in sorted(waiting, key=lambda w: w[0]):
+                out = self._after_peer(p, holder, journal, make_jobs, i + 1, total)
+                results[i] = out
+                journal.record(out.variant, out.status, tag=out.tag, error=out.error,
+                               log=out.log_path)
         if stop:
             kept = sum(o.status == "built" for o in results.values())
             log.error(f"build stopped: {kept} variant(s) built in this run are kept; "
                       "rerun the same command to build the rest")
             raise stop[0]
         return [results[i] for i in sorted(results)]
+
+    def _arrived_meanwhile(self, p: PlannedBuild) -> BuildOutcome | None:
+        """In a lab, a peer engine may have built ``p`` since the plan was made (its claim
+        came and went before ours): receive it when that is cheaper."""
+        if self.claims is None or self.images is None:
+            return None
+        choice = self.images.choice(p.tag, self.build_seconds_on_record(p))
+        return self._ship_one(p, choice) if choice.way == "ship" else None
+
+    def _after_peer(self, p: PlannedBuild, holder: dict[str, Any], journal: Journal,
+                    make_jobs: int, index: int, total: int) -> BuildOutcome:
+        """A variant a peer engine was building: wait for it, then receive it (or build it
+        here when shipping costs more, or the peer's build failed)."""
+        assert self.claims is not None
+        self.claims.wait(holder, p.variant.id)
+        here, done = self._acquire([p], journal)
+        if done:
+            return done[0]
+        assert here == [p]
+        try:
+            return self._build_one(p, make_jobs, index, total)
+        except DockerUnavailable:
+            raise
+        except Exception as exc:  # a bug: keep its traceback
+            return self._internal_error(p, exc)
 
     def _internal_error(self, p: PlannedBuild, exc: Exception) -> BuildOutcome:
         log_path = self.tree.build_dir(p.variant.id, p.digest) / "error.log"

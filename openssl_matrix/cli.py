@@ -105,7 +105,10 @@ FLAGS: tuple[Flag, ...] = (
         "with docker_host uses that machine's Docker engine); several, comma separated "
         "(--cpu=ryzen,xeon), measure on every profile's engine at once into one results "
         "tree (docs/lab.md)",
-        "reproduce": "CPU profile name from the matrix, or 'auto' for this host",
+        "reproduce": "CPU profile name from the matrix, or 'auto' for this host (a "
+        "profile with docker_host uses that machine's Docker engine); several, comma "
+        "separated (--cpu=ryzen,via), reproduce on each in turn, so that claims comparing "
+        "two machines are judged from both",
     }, ("build", "bench", "reproduce")),
     Flag("images", "", "how a missing image reaches a profile's engine: build (build it "
          "there), ship (from the local engine, which holds it), auto (the default: whichever "
@@ -115,7 +118,8 @@ FLAGS: tuple[Flag, ...] = (
          "(HOST:PORT[/PATH]) instead of streaming docker save into docker load",
          ("build",)),
     Flag("allow_plain_tcp", False, "accept a tcp:// Docker engine without TLS (anyone who "
-         "can reach its port controls it; a loud warning is printed)", ("build", "bench")),
+         "can reach its port controls it; a loud warning is printed)",
+         ("build", "bench", "reproduce")),
     Flag("suite", "", "suite name(s), comma separated (default: the matrix's default_suite)",
          ("bench",)),
     Flag("repeat", 0, "runs per variant, interleaved across variants (default: the "

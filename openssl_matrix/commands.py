@@ -199,22 +199,36 @@ def _lab(command: str, m: Matrix, cpus: list[str], flags: dict[str, Any], result
 
 def _peers(m: Matrix, cpu: str, allow_plain_tcp: bool = False) -> Callable[[], list[Any]]:
     """The engines images may be shipped from, connected when first needed: the local
-    engine (the one `build` without a remote profile uses), when it is not the target.
-    Engines the command does not name are never contacted."""
+    engine (the one `build` without a remote profile uses), when it is not the target,
+    and in a lab the run's other engines (``lab.run_peers``). Engines the command does
+    not name are never contacted; one that cannot be reached is left out with a warning."""
+    from .lab import run_peers
     from .ship import Peer
 
     target = m.profile(cpu) if cpu and cpu != "auto" else None
+    mine = (target.docker_host if target is not None else None) or "local"
+    wanted = {} if mine == "local" else {"local": "the local engine"}
+    for names, engine in run_peers():  # read now: in the worker's own thread
+        if engine != mine:
+            wanted[engine] = f"{names} ({engine})" if engine != "local" else \
+                f"{names} (the local engine)"
 
     def connect() -> list[Peer]:
-        if target is None or not target.docker_host:
-            return []  # the local engine is the target
-        try:
-            local = DockerBackend(allow_plain_tcp=True) if allow_plain_tcp else DockerBackend()
-            return [Peer("the local engine", local, local.engine_info())]
-        except FatalError as exc:  # unreachable, or refused (plain tcp://)
-            log.warn(f"the local engine is not reachable: no images are shipped from it "
-                     f"({exc.message})")
-            return []
+        found = []
+        for engine, label in wanted.items():
+            try:
+                if engine == "local":
+                    backend = DockerBackend(allow_plain_tcp=True) if allow_plain_tcp \
+                        else DockerBackend()
+                elif allow_plain_tcp:
+                    backend = DockerBackend(base_url=engine, allow_plain_tcp=True)
+                else:
+                    backend = DockerBackend(base_url=engine)
+                found.append(Peer(label, backend, backend.engine_info()))
+            except FatalError as exc:  # unreachable, or refused (plain tcp://)
+                log.warn(f"{label} is not reachable: no images are shipped from it "
+                         f"({exc.message})")
+        return found
 
     return connect
 
@@ -223,7 +237,7 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
               force: bool, cpu: str, all: bool = False, allow_plain_tcp: bool = False,
               images: str = "", registry: str = "") -> int:
     from .build import Builder
-    from .lab import split_cpus
+    from .lab import run_peers, split_cpus
     from .results import lab_worker
     from .ship import Shipper, check_mode, check_registry
 
@@ -242,8 +256,10 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
     tree = _tree(results)
     shipper = Shipper(backend, backend.engine_info(), mode, _peers(m, cpu, allow_plain_tcp),
                       tree.root, registry=registry or None)
+    in_lab = lab_worker()
     builder = Builder(m, backend, tree, images=shipper,
-                      engine_tag=(cpu or "auto") if lab_worker() else None)
+                      engine_tag=(cpu or "auto") if in_lab else None,
+                      claims=in_lab and bool(run_peers()))
     with _terminate_as_interrupt():
         outcomes = builder.build(variants, jobs=n_jobs, force=force)
     by_id = {v.id: v for v in variants}
@@ -279,7 +295,7 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
     from .lab import split_cpus
     from .records import FINISHED
 
-    if not cpu:
+    if not split_cpus(cpu):
         raise UsageError("`invoke matrix bench` needs --cpu=PROFILE",
                          hint="--cpu=auto measures this host; named profiles are in the "
                          "matrix's 'profiles'")
@@ -506,9 +522,15 @@ def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
         print(f"  CPU model: {summary(mine) if mine else 'this core is not in the model'}")
     for r in rows:
         engine = r.get("engine") or {}
+        how = str(engine.get("transport"))
+        if how == "tcp (no TLS)":
+            how += ": refused without --allow-plain-tcp; for TLS set DOCKER_CERT_PATH or " \
+                "use a context (docs/lab.md)"
+        elif engine.get("tls_verify") is False:
+            how += ", the engine's certificate is not checked"
         where = "local engine" if not r["docker_host"] else \
             f"engine {r['docker_host']} — {engine['problem']}" if engine.get("problem") else \
-            f"engine {r['docker_host']} ({engine.get('transport')})"
+            f"engine {r['docker_host']} ({how})"
         match = r.get("this_machine")
         verdict = ("matches this machine" if match is True else "remote: checked at bench "
                    "time" if match is None else "not this machine: " + "; ".join(match))
@@ -667,7 +689,9 @@ def _reports_dir() -> Path:
 
 
 def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bool,
-                  wait: bool, json: bool, check: bool = False) -> int:
+                  wait: bool, json: bool, check: bool = False,
+                  allow_plain_tcp: bool = False) -> int:
+    from .lab import LabError, split_cpus
     from .reportspec import find_spec, load_spec
     from .reproduce import Environment, as_json, render_text, reproduce
 
@@ -686,22 +710,47 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
         else:
             print(report.text(), end="")
         return 0
-    profile = cpu or "auto"
-    if profile != "auto":
-        _matrix(matrix).profile(profile)
-    backend = DockerBackend()
+    m = _matrix(matrix)
+    profiles = split_cpus(cpu) or ["auto"]
+    for name in profiles:
+        if name != "auto":
+            m.profile(name)  # an unknown profile is refused before any engine is reached
     from .bench import MAX_ATTEMPTS
 
-    rep = reproduce(spec, env, backend, _tree(results), cpu_profile=profile, force=force,
-                    wait=wait, engine=backend.engine_info(), git_commit=_git_commit(),
-                    max_attempts=MAX_ATTEMPTS)
-    if json:
-        import json as _json
+    rep = None
+    failed: list[tuple[int, str, FatalError]] = []
+    for i, profile in enumerate(profiles):
+        # one profile after the other, each on its own engine (its docker_host): they
+        # write the same reproduction folder; the last one judges from all of them
+        if len(profiles) > 1:
+            log.info(f"═ reproduce {spec.id} --cpu={profile} ({i + 1} of {len(profiles)})")
+        try:
+            backend = _backend_for(m, profile, allow_plain_tcp)
+            rep = reproduce(spec, env, backend, _tree(results), cpu_profile=profile,
+                            force=force, wait=wait, engine=backend.engine_info(),
+                            git_commit=_git_commit(), max_attempts=MAX_ATTEMPTS)
+        except FatalError as exc:
+            if len(profiles) == 1:
+                raise
+            log.error(f"reproduce --cpu={profile}: {exc}")
+            failed.append((i, profile, exc))
+    if rep is not None:
+        if json:
+            import json as _json
 
-        print(_json.dumps(as_json(rep), indent=2, default=str))
-    else:
-        print(render_text(rep), end="")
-    log.info(f"written to {rep.out_dir} (verdicts.json, side-by-side.txt)")
+            print(_json.dumps(as_json(rep), indent=2, default=str))
+        else:
+            print(render_text(rep), end="")
+        log.info(f"written to {rep.out_dir} (verdicts.json, side-by-side.txt)")
+    if failed:
+        mask = 0
+        for i, _, _ in failed:
+            mask |= 1 << min(i, 4)
+        raise LabError(f"{len(failed)} of {len(profiles)} profile(s) did not reproduce: "
+                       + "; ".join(f"{p} (exit {e.exit_code}: {e.message.splitlines()[0]})"
+                                   for _, p, e in failed), mask=mask,
+                       hint="the verdicts above use the profiles that ran (and any earlier "
+                       "results of the others); fix the cause and rerun the same command")
     return 0
 
 

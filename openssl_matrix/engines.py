@@ -290,6 +290,11 @@ def resolve(spec: str | None = None, *, allow_plain_tcp: bool = False,
                 "--allow-plain-tcp if you accept the risk on a network you own")
         if warn:
             log.warn(PLAIN_TCP_WARNING.format(url=engine.url))
+    elif engine.tls is not None and not engine.tls.verify and warn:
+        log.warn(f"{_named(engine.url, engine.spec)}: TLS without checking the engine's "
+                 f"certificate ({engine.tls.source}): encrypted, but whoever sits between "
+                 "could pose as the engine; set DOCKER_TLS_VERIFY=1 (or drop "
+                 "skip-tls-verify from the context) to check it against ca.pem")
     return engine
 
 

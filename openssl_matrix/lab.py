@@ -34,6 +34,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -78,6 +79,9 @@ class EngineJob:
     command: str
     flags: Mapping[str, Any]
     index: int = 0  # position of its first profile in --cpu
+    #: the run's other engines, as (profile names, docker_host): where images may be
+    #: shipped from (ship.py) and who may be building a variant already (claims.py)
+    peers: tuple[tuple[str, str], ...] = ()
 
     @property
     def name(self) -> str:
@@ -86,14 +90,25 @@ class EngineJob:
     def to_json(self) -> str:
         return json.dumps({"engine": self.engine, "cpus": list(self.cpus),
                            "command": self.command, "flags": dict(self.flags),
-                           "index": self.index})
+                           "index": self.index, "peers": [list(p) for p in self.peers]})
 
     @classmethod
     def from_json(cls, text: str) -> EngineJob:
         data = json.loads(text)
         return cls(engine=str(data["engine"]), cpus=tuple(data["cpus"]),
                    command=str(data["command"]), flags=dict(data["flags"]),
-                   index=int(data.get("index", 0)))
+                   index=int(data.get("index", 0)),
+                   peers=tuple((str(n), str(e)) for n, e in data.get("peers") or ()))
+
+
+#: in an engine worker: the other engines of its lab (EngineJob.peers)
+_RUN_PEERS: ContextVar[tuple[tuple[str, str], ...]] = ContextVar("lab_peers", default=())
+
+
+def run_peers() -> tuple[tuple[str, str], ...]:
+    """The other engines of the lab this worker (process, or thread in tests) belongs to,
+    as (profile names, docker_host ``"local"`` for the local engine); () outside a lab."""
+    return _RUN_PEERS.get()
 
 
 def plan_jobs(m: Matrix, command: str, cpus: list[str], flags: Mapping[str, Any],
@@ -107,8 +122,11 @@ def plan_jobs(m: Matrix, command: str, cpus: list[str], flags: Mapping[str, Any]
         host = "local" if cpu == "auto" else (m.profile(cpu).docker_host or "local")
         groups.setdefault(host, []).append(cpu)
         first.setdefault(host, i)
+    names_of = {host: "+".join(names[:1] if command == "build" else names)
+                for host, names in groups.items()}
     return [EngineJob(engine=host, cpus=tuple(names[:1] if command == "build" else names),
-                      command=command, flags=dict(flags), index=first[host])
+                      command=command, flags=dict(flags), index=first[host],
+                      peers=tuple((names_of[h], h) for h in groups if h != host))
             for host, names in groups.items()]
 
 
@@ -117,23 +135,28 @@ def plan_jobs(m: Matrix, command: str, cpus: list[str], flags: Mapping[str, Any]
 
 def worker_run(job: EngineJob) -> int:
     """Run the job's command for each of its profiles; the first failing exit status
-    (later profiles still run), else 0."""
+    (later profiles still run), else 0. The run's other engines are its peers
+    (:func:`run_peers`) while it runs."""
     from invoke.exceptions import Exit
 
     from .cli import dispatch
     from .commands import HANDLERS
 
     worst = 0
-    for cpu in job.cpus:
-        log.info(f"═ {job.command} --cpu={cpu} on {job.engine}")
-        code = 0
-        try:
-            dispatch(job.command, "", {**job.flags, "cpu": cpu}, HANDLERS)
-        except Exit as exc:
-            code = int(exc.code or 0)
-        worst = worst or code
-        if code == 130:
-            break
+    token = _RUN_PEERS.set(job.peers)
+    try:
+        for cpu in job.cpus:
+            log.info(f"═ {job.command} --cpu={cpu} on {job.engine}")
+            code = 0
+            try:
+                dispatch(job.command, "", {**job.flags, "cpu": cpu}, HANDLERS)
+            except Exit as exc:
+                code = int(exc.code or 0)
+            worst = worst or code
+            if code == 130:
+                break
+    finally:
+        _RUN_PEERS.reset(token)
     return worst
 
 

@@ -96,6 +96,19 @@ def runs_on(image: ImageFacts, engine: Mapping[str, Any]) -> str | None:
     return None
 
 
+def family(engine: Mapping[str, Any]) -> str:
+    """The image architectures an engine (its :meth:`Backend.engine_info`) runs, as one
+    word (``amd64+386``); its ``uname -m`` when not known here."""
+    machine = str(engine.get("arch") or "")
+    return "+".join(RUNS.get(machine, (machine or "unknown",)))
+
+
+def same_family(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two engines run the same image architectures, so that what one builds the
+    other can run."""
+    return str(a.get("arch") or "") in RUNS and family(a) == family(b)
+
+
 def engine_ref(engine: Mapping[str, Any]) -> dict[str, Any]:
     """What a record keeps of an engine: enough to name it, never more."""
     return {k: engine.get(k) for k in ("id", "name", "endpoint", "arch") if k in engine}

@@ -182,3 +182,40 @@ def test_export_has_guard_and_cycle_columns(matrix: Path, tmp_path: Path) -> Non
     assert guards.ENGINE_NOT_ENGAGED in afalg["guards"].split(";")
     assert float(afalg["cycles_per_byte"]) > 0 and afalg["clock_hz"] == "2450000000.0"
     assert afalg["pinning"] == "1" and afalg["docker_endpoint"] == "fake"
+
+
+def test_a_wrong_profile_on_this_machine_is_refused_before_waiting_for_the_engine(
+        fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`bench --cpu=via` on a machine that is no VIA C3: refused at once, even while
+    another bench holds the engine (it used to wait for the lock, then refuse)."""
+    import platform
+
+    from openssl_matrix.errors import ProfileMismatch
+    from openssl_matrix.hostlock import EngineBusy, HostLock, engine_key
+
+    monkeypatch.setenv("OPENSSL_MATRIX_LOCK_DIR", str(tmp_path / "locks"))
+    fake_matrix.write_text(fake_matrix.read_text() + "\n".join([
+        "  via-c3:", "    description: a VIA C3 (no machine running these tests is one)",
+        "    vendor: CentaurHauls", "    model: \"*Nehemiah*\"", ""]))
+    m = load_matrix(fake_matrix, default_urls=default_urls)
+    backend = FakeBackend(responder)
+    backend.info.update(id="ENGINE-HERE", endpoint="unix:///var/run/docker.sock",
+                        kernel=platform.release())  # an engine on this machine
+    tree = ResultsTree(tmp_path / "results")
+    variants = m.select("1.1.1w-asm-x86_64")
+    Builder(m, backend, tree, workdir=tmp_path / "work").build(variants)
+
+    def bencher() -> Bencher:
+        return Bencher(m, backend, tree, engine=backend.engine_info(), git_commit=None,
+                       wait_for_host=False)
+
+    with HostLock(engine_key(backend.engine_info())).measuring("someone else's bench",
+                                                               wait=False):
+        with pytest.raises(ProfileMismatch, match=r"--cpu=via-c3 .* does not describe"):
+            bencher().bench(variants, m.suite("quick"), "via-c3")
+        with pytest.raises(EngineBusy):  # a matching profile waits (here: refused) as before
+            bencher().bench(variants, m.suite("quick"), "auto")
+    # a remote engine: the check stays after the lock, through the engine
+    backend.info.update(endpoint="ssh://bench@via.lab")
+    with pytest.raises(ProfileMismatch):
+        bencher().bench(variants, m.suite("quick"), "via-c3")

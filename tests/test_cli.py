@@ -58,6 +58,8 @@ def test_bench_without_cpu_says_what_to_do() -> None:
     out = invoke("matrix", "bench")
     assert out.returncode == 10
     assert "--cpu=auto" in out.stderr
+    commas = invoke("matrix", "bench", "--cpu=,")
+    assert commas.returncode == 10 and "needs --cpu=PROFILE" in commas.stderr
 
 
 def test_bad_matrix_is_a_config_error_not_a_traceback(tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ import yaml
 
 from openssl_matrix.hostinfo import parse_cpuinfo
 from openssl_matrix.lab import LAB_EXIT
+from openssl_matrix.render import toolchain_tag
 
 from .engines_fixture import (
     ExtraEngine,
@@ -201,3 +202,32 @@ def test_an_engine_stopped_mid_run_resumes_and_the_other_is_not_measured_again(
     assert "resuming the interrupted bench session" in (tree / "_lab").joinpath(
         sorted(p.name for p in (tree / "_lab").iterdir())[-1], "lab-tls.log").read_text()
     assert not list((tree / "_journal").glob("bench-*.json")), "sessions closed at the end"
+
+
+def test_a_lab_build_ships_an_image_from_one_lab_engine_to_another(
+        lab: Lab, tmp_path: Path) -> None:
+    """`build --cpu=lab-ssh,lab-tls`: lab-tls lacks the image, lab-ssh has it (and the
+    toolchain it was planned with, and the base image); the local engine is out of reach
+    (DOCKER_HOST names no socket), so the image can only come from the other lab engine:
+    saved over ssh, loaded over TLS, its ID checked on arrival."""
+    tag = json.loads((lab.built / "_builds" / VARIANT / "latest.json").read_text())["tag"]
+    for image in (toolchain_tag("debian:bookworm"), "debian:bookworm"):
+        copy_image(image, lab.engines["lab-ssh"].url)
+    ssh, tls = lab.engines["lab-ssh"].client(), lab.engines["lab-tls"].client()
+    tls.images.remove(tag)
+    tree = tmp_path / "results"
+    env = {**lab.env, "DOCKER_HOST": f"unix://{tmp_path}/no-engine-here.sock"}
+    res = invoke(["build", "--cpu=lab-ssh,lab-tls", "--only", VARIANT, "--matrix",
+                  str(lab.matrix), "--results", str(tree)], env)
+    text = res.stdout + res.stderr
+    assert res.returncode == 0, text
+    assert "the local engine is not reachable" in text
+    assert f"shipping {tag} from lab-ssh (ssh://" in text, text
+    [ship] = [json.loads(p.read_text()) for p in tree.glob(f"_builds/{VARIANT}/*/shipped-*.json")]
+    assert ship["method"] == "save-load" and ship["bytes"] > 0
+    try:
+        assert ship["from_engine"]["id"] == ssh.info()["ID"]
+        assert tls.images.get(tag).id == ship["image_id"], "the same image, checked"
+    finally:
+        ssh.close()
+        tls.close()

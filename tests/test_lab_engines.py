@@ -153,3 +153,23 @@ def test_profiles_describe_an_engine_without_connecting_or_warning(
     assert "no Docker context named 'nope'" in engines.describe_spec("context:nope",
                                                                      env)["problem"]
     assert capsys.readouterr().err == ""
+
+
+def test_tls_that_does_not_check_the_engine_is_said_once_in_words(
+        tmp_path: Path, env: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    for f in ("ca", "cert", "key"):
+        (certs / f"{f}.pem").write_text("x")
+    e = resolve("tcp://xeon.lab:2376", environ={**env, "DOCKER_CERT_PATH": str(certs)})
+    assert e.tls is not None and not e.tls.verify
+    err = capsys.readouterr().err
+    assert "TLS without checking the engine's certificate (DOCKER_CERT_PATH" in err
+    assert "set DOCKER_TLS_VERIFY=1" in err
+    add_context(Path(env["DOCKER_CONFIG"]), "loose", "tcp://10.0.0.9:2376", skip_verify=True)
+    resolve("context:loose", environ=env)
+    assert "TLS without checking the engine's certificate (context loose" in \
+        capsys.readouterr().err
+    resolve("tcp://xeon.lab:2376", environ={**env, "DOCKER_CERT_PATH": str(certs),
+                                            "DOCKER_TLS_VERIFY": "1"})
+    assert capsys.readouterr().err == "", "a checked engine: no warning"

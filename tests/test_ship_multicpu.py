@@ -155,3 +155,78 @@ def test_a_two_machine_claim_is_judged_from_one_tree_written_by_two_engines(
     engines_by_cpu = {p.parts[-5]: json.loads(p.read_text())["docker"]["id"]
                       for p in tree.root.glob("*/*/*/*/meta.json")}
     assert engines_by_cpu == {"epyc": "ENGINE-A", "ryzen": "ENGINE-B"}
+
+
+LAB_PROFILES = """  epyc-lab:
+    description: the first fake engine's CPU, behind ssh
+    vendor: AuthenticAMD
+    model: "*EPYC*"
+    flags: [aes]
+    docker_host: ssh://bench@epyc.lab
+  ryzen-lab:
+    description: the second fake engine's CPU, behind TLS
+    vendor: AuthenticAMD
+    model: "*Ryzen*"
+    flags: [aes]
+    docker_host: tcp://ryzen.lab:2376
+"""
+
+
+def test_reproduce_runs_each_profile_on_its_docker_host_and_judges_from_both(
+        fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`invoke matrix reproduce SPEC --cpu=a,b`: each profile on its own engine (its
+    docker_host, never the local one), one after the other; a two-machine claim is judged
+    from both; an unreachable engine fails alone with a lab's exit status."""
+    import hashlib
+
+    from invoke.exceptions import Exit
+
+    from openssl_matrix import commands
+    from openssl_matrix.cli import dispatch
+    from openssl_matrix.errors import DockerUnavailable
+    from openssl_matrix.lab import LAB_EXIT
+    from openssl_matrix.repro import resolve
+
+    fake_matrix.write_text(fake_matrix.read_text() + LAB_PROFILES)
+    src = tmp_path / "src"
+    sha = hashlib.sha256((src / "openssl-1.1.1w.tar.gz").read_bytes()).hexdigest()
+    spec_path = tmp_path / "two-machines.yaml"
+    spec_path.write_text(SPEC.format(sha=sha, src=src).replace("profile: epyc}", "profile: "
+                         "epyc-lab}").replace("profile: ryzen}", "profile: ryzen-lab}"))
+    a, b = engines(monkeypatch, tmp_path)
+    a.responder, b.responder = fake_speed, halved(fake_speed)  # type: ignore[assignment]
+    by_host = {"ssh://bench@epyc.lab": a, "tcp://ryzen.lab:2376": b}
+
+    def backend(base_url: str | None = None, **_: object) -> FakeBackend:
+        assert base_url is not None, "reproduce --cpu=PROFILE uses the profile's engine"
+        if base_url not in by_host:
+            raise DockerUnavailable(f"cannot reach the Docker engine at {base_url}")
+        return by_host[base_url]
+
+    monkeypatch.setattr(commands, "DockerBackend", backend)
+    offline = resolve.Environment.from_matrix
+
+    def from_matrix(path: Path | None) -> Environment:
+        env = offline(path)
+        return Environment(env.matrix_path, env.versions, env.defaults, env.profiles,
+                           env.sources_dirs, env.lock_file, mirrors=lambda v: [])
+
+    monkeypatch.setattr(resolve.Environment, "from_matrix", staticmethod(from_matrix))
+    flags = {"matrix": str(fake_matrix), "results": str(tmp_path / "results"),
+             "cpu": "epyc-lab,ryzen-lab", "force": False, "wait": False, "json": True}
+    dispatch("reproduce", str(spec_path), flags, commands.HANDLERS)
+    out = json.loads(capsys.readouterr().out)
+    [claim] = out["claims"]
+    assert claim["verdict"] == REPRODUCED, claim
+    engines_by_cpu = {p.parts[-5]: json.loads(p.read_text())["docker"]["id"]
+                      for p in (tmp_path / "results").glob("*/*/*/*/meta.json")}
+    assert engines_by_cpu == {"epyc-lab": "ENGINE-A", "ryzen-lab": "ENGINE-B"}
+
+    # the second machine's engine is gone: the first still runs; exit 32 + bit 1
+    del by_host["tcp://ryzen.lab:2376"]
+    with pytest.raises(Exit) as exc:
+        dispatch("reproduce", str(spec_path), {**flags, "json": False}, commands.HANDLERS)
+    assert exc.value.code == LAB_EXIT + 0b10
+    err = capsys.readouterr().err
+    assert "1 of 2 profile(s) did not reproduce: ryzen-lab (exit 6: cannot reach" in err

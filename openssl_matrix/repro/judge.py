@@ -479,7 +479,7 @@ def _judge_two_machines(spec: ReportSpec, claim: Claim, result: ClaimResult,
     if any(o is None or not o.runs for o in have):
         result.reason = (f"not testable here: needs {wanted[0]} and {wanted[1]} (it compares "
                          f"{machines[0].cpu} with {machines[1].cpu}; run `invoke matrix "
-                         f"reproduce {spec.id} --cpu=PROFILE` with each profile)")
+                         f"reproduce {spec.id} --cpu={wanted[0]},{wanted[1]}`)")
         return result
     num, den = have
     assert num is not None and den is not None
