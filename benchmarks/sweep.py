@@ -3,6 +3,7 @@
     python3 benchmarks/sweep.py --tarballs DIR [--arch x86_64,i386] [--asm asm,no-asm]
                                 [--only '1.0.*'] [--results DIR] [--no-speed] [--record]
     python3 benchmarks/sweep.py --show        # the recorded table, building nothing
+    python3 benchmarks/sweep.py --docs        # write it into docs/building.md and README
 
 Each release found as ``openssl-<v>.tar.gz`` (or Debian's ``openssl_<v>.orig.tar.gz``) is
 built the way ``invoke matrix build`` builds it (default base image debian:bookworm, the
@@ -39,13 +40,61 @@ def declared_versions(matrix: Path) -> list[str]:
     return [v.version for v in load_matrix(matrix).versions]
 
 
+def recorded_rows() -> list[sweep.Row]:
+    return [sweep.Row.from_dict(r) for r in sweep.read_table()["rows"]]
+
+
+def record(rows: list[sweep.Row], *, keep_tried: bool = False) -> None:
+    """Merge ``rows`` into the recorded table (a "not tried" row, with ``keep_tried``,
+    never replaces an outcome). Two sweeps may run at once (say, one building the old
+    series at make -j1 beside one building 3.x): the read-merge-write holds a lock."""
+    import fcntl
+    import tempfile
+
+    lock = Path(tempfile.gettempdir()) / "openssl-matrix-sweep-table.lock"
+    with open(lock, "a", encoding="utf-8") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        sweep.write_table(sweep.merge_rows(recorded_rows(), rows, keep_tried=keep_tried),
+                          host=socket.gethostname())
+
+
+def write_docs(root: Path = ROOT) -> None:
+    """The recorded table into docs/building.md, its per-release summary into README."""
+    recorded = sweep.read_table()
+    rows = [sweep.Row.from_dict(r) for r in recorded["rows"]]
+    for path, name, body in (
+            (root / "docs" / "building.md", "sweep-table",
+             sweep.format_table(rows, when=recorded.get("swept_at"))),
+            (root / "README.md", "sweep-releases", sweep.release_summary(rows))):
+        path.write_text(sweep.replace_block(path.read_text(encoding="utf-8"), name, body),
+                        encoding="utf-8")
+        print(f"wrote the {name} block of {path}")
+
+
+#: The on/off switches: (flag, help).
+SWITCHES = (
+    ("--show", "print the recorded table (openssl_matrix/sweep-table.json), build nothing"),
+    ("--docs", "write the recorded table into docs/building.md and its per-release summary "
+               "into README.md (their sweep blocks), build nothing"),
+    ("--resmoke", "build nothing: run the smoke check again, with host accounting, for "
+                  "recorded built cells that lack it (their images found through the build "
+                  "records under --results)"),
+    ("--third-party", "also build trees whose bytes differ from their version's official "
+                      "tarball (pinned in the sweep's own lock; marked)"),
+    ("--no-speed", "skip the speed smoke check"),
+    ("--record", "store the table in openssl_matrix/sweep-table.json, each row as soon as "
+                 "its cell is done"),
+    ("--resume", "leave out the cells the recorded table already has built or failed (a "
+                 "sweep cut short goes on where it stopped)"),
+    ("--retry-failed", "with --resume: build the selected failed cells again (after a fix, "
+                       "or with another tree of the release)"),
+)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tarballs", type=Path,
                         help="folder of openssl-<version>.tar.gz files")
-    parser.add_argument("--show", action="store_true",
-                        help="print the recorded table (openssl_matrix/sweep-table.json), "
-                        "build nothing")
     parser.add_argument("--arch", default="x86_64", help="x86_64,i386 (default x86_64)")
     parser.add_argument("--asm", default="asm,no-asm", help="asm,no-asm (default both)")
     parser.add_argument("--only", default="", help="fnmatch patterns over versions, comma "
@@ -54,23 +103,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--matrix", type=Path, default=ROOT / "matrix.yaml",
                         help="its versions without a tarball in the folder are tabled as "
                         "not tried (default: the project's matrix.yaml)")
-    parser.add_argument("--third-party", action="store_true",
-                        help="also build trees whose bytes differ from their version's "
-                        "official tarball (pinned in the sweep's own lock; marked)")
     parser.add_argument("--not-tried", metavar="REASON", default="",
                         help="build nothing: table the selected cells as not tried, for "
                         "REASON (recorded only where the table has no row for them yet)")
-    parser.add_argument("--no-speed", action="store_true", help="skip the speed smoke check")
-    parser.add_argument("--record", action="store_true",
-                        help="store the table in openssl_matrix/sweep-table.json")
+    for flag, text in SWITCHES:
+        parser.add_argument(flag, action="store_true", help=text)
     args = parser.parse_args(argv)
     if args.show:
         recorded = sweep.read_table()
-        print(sweep.format_table([sweep.Row(**r) for r in recorded["rows"]],
+        print(sweep.format_table([sweep.Row.from_dict(r) for r in recorded["rows"]],
                                  when=recorded.get("swept_at")), end="")
         return 0
+    if args.docs:
+        write_docs()
+        return 0
+    if args.resmoke:
+        done = sweep.resmoke(recorded_rows(), args.results,
+                             on_row=lambda row: record([row]))
+        print(sweep.format_table(done), end="")
+        return 0
     if args.tarballs is None:
-        parser.error("--tarballs DIR is required (or --show)")
+        parser.error("--tarballs DIR is required (or --show, --docs)")
     arches = [a for a in args.arch.split(",") if a]
     asms = [a for a in args.asm.split(",") if a]
     bad = [a for a in arches if a not in sweep.ARCHES] + [a for a in asms if a not in sweep.ASMS]
@@ -89,12 +142,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.not_tried:
         rows = [*plan.skipped, *sweep.not_tried(plan, args.not_tried)]
     else:
-        rows = sweep.run_sweep(plan, args.results, speed=not args.no_speed)
+        skip = sweep.tried_cells(recorded_rows(), failed=not args.retry_failed) \
+            if args.resume else set()
+        if skip & set(plan.variants):
+            print(f"sweep: resuming: {len(skip & set(plan.variants))} cell(s) already in "
+                  "the recorded table are left out", flush=True)
+        rows = sweep.run_sweep(plan, args.results, speed=not args.no_speed, skip=skip,
+                               on_row=(lambda row: record([row])) if args.record else None)
     print(sweep.format_table(rows))
     if args.record:
-        previous = [sweep.Row(**r) for r in sweep.read_table()["rows"]]
-        sweep.write_table(sweep.merge_rows(previous, rows, keep_tried=bool(args.not_tried)),
-                          host=socket.gethostname())
+        record(rows, keep_tried=True)
         print(f"recorded in {sweep.TABLE_FILE}")
     return 1 if any(r.status == "fails" for r in rows) else 0
 

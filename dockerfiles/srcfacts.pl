@@ -46,6 +46,16 @@ sub build_system {
     return "unknown";
 }
 
+# How many quilt patches a tree says are applied to it (.pc/applied-patches, left by
+# `quilt push` in a distribution's source package: seen in a Debian-patched 1.0.1k copy,
+# whose backports left ssl/s2_srvr.c without a closing brace). 0: a plain tree.
+sub applied_patches {
+    my $list = slurp(".pc/applied-patches");
+    return 0 unless defined $list;
+    my @names = grep { /\S/ } split(/\n/, $list);
+    return scalar(@names);
+}
+
 # Whether ./Configure (or Configurations/*.conf) defines a target.
 sub has_target {
     my ($target) = @_;
@@ -118,6 +128,14 @@ sub check {
     }
     fail("srcfacts.pl check: --facts FILE is required") unless defined $facts;
     my @out;
+    my $quilted = applied_patches();
+    if ($quilted) {
+        fail("this tree has $quilted quilt patch(es) applied (.pc/applied-patches: a "
+             . "distribution's source package as patched, e.g. Debian's): it is not the "
+             . "release its name says. Build the release tarball, or undo them "
+             . "(`quilt pop -a`) and leave .pc/ and debian/ out; to build the patched tree "
+             . "as it is, leave .pc/ out of the tarball");
+    }
     my $found = build_system();
     push(@out, "build_system=$found");
     if (defined $system && $found ne $system) {

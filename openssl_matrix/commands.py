@@ -86,7 +86,7 @@ def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = 
     tree = _tree(results)
     from .records import read_latest
     from .sources import read_pins
-    from .sweep import build_status, describe_versions, sha256_status
+    from .sweeptable import build_status, describe_versions, sha256_status
 
     pins = read_pins(m.path.with_suffix(".lock"))
     rows = []

@@ -71,10 +71,11 @@ def configure_target(version: str, arch: str) -> str:
     from ``uname -m``, which says x86_64 inside an i386 container on an amd64 kernel."""
     if arch == "x86_64":
         return "linux-x86_64"
-    # 32-bit x86: linux-elf up to 1.0.x (in Configure's own table: seen in 0.9.8y,
-    # 1.0.1s, 1.0.2u); linux-x86 from 1.1.0 (Configurations/10-main.conf: 1.1.0g, 1.1.0i,
-    # 1.1.1w, 3.0.20, 3.6.3; linux-elf remains there as the generic ELF target). The
-    # source stage (dockerfiles/srcfacts.pl) checks the target exists in each release.
+    # 32-bit x86: linux-elf up to 1.0.x (in Configure's own table: seen in every 0.9.8-
+    # 1.0.2 tree swept, 0.9.8y ... 1.0.2zl); linux-x86 from 1.1.0 (Configurations/
+    # 10-main.conf: every 1.1.0-3.6 tree swept, 1.1.0g ... 3.6.3; linux-elf remains there
+    # as the generic ELF target). The source stage (dockerfiles/srcfacts.pl) checks the
+    # target exists in each release; docs/building.md lists the trees.
     return "linux-elf" if series(version)[:2] < (1, 1) else "linux-x86"
 
 

@@ -163,7 +163,8 @@ def recipe(variant: Variant) -> Recipe:
         pre_make.append(("make", "depend"))
     install = ("make", "install_sw")
     # The build system follows the series (Makefile.org in every 0.9.8-1.0.2 tree
-    # examined: 0.9.8y, 1.0.1k, 1.0.1s, 1.0.2, 1.0.2k, 1.0.2u; build.info from 1.1.0g on);
+    # examined: 0.9.8y, 1.0.1k/s/t, 1.0.2, 1.0.2k/n/s/u/zl; build.info in every 1.1.0-3.6
+    # one: 1.1.0g/i, 1.1.1, 1.1.1b/w/zb, 3.0.0-3.0.22, 3.1.0-3.1.7, 3.2.0, 3.3.0, 3.5.7, 3.6.3);
     # the source stage checks it per release and stops with a message if it differs.
     # engine switches and the matrix's own options must exist in this release's Configure
     required = tuple(o for o in (*engine_options(variant), *variant.configure)

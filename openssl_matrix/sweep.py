@@ -11,137 +11,52 @@ is used only when its bytes match it; any other is pinned in the sweep's own loc
 (``<results>/_sweep/sweep.lock``, never the project's) and its rows say it was not an
 official tarball. The speed figure is ``openssl speed -elapsed -evp aes-128-cbc`` at
 8192-byte blocks, one run: a smoke check that the build works, not a measurement; each
-row carries the host's load average around it.
+row carries the tool's own host accounting of that run (``hostacct``: the speed
+process's own CPU share and the cores everything else kept busy, sampled inside the
+container just before and after it) and whether that says the run was clean.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from .sweeptable import (
+    ARCHES,
+    ASMS,
+    TABLE_FILE,
+    Row,
+    build_status,
+    counts,
+    describe_versions,
+    format_table,
+    host_verdict,
+    merge_rows,
+    read_table,
+    release_summary,
+    replace_block,
+    result_text,
+    secs,
+    sha256_status,
+    tried_cells,
+    write_table,
+)
 from .version import Version
 
-#: The recorded table of the last sweep here (written by ``sweep.py --record``).
-TABLE_FILE = Path(__file__).resolve().with_name("sweep-table.json")
+__all__ = [
+    "ARCHES", "ASMS", "TABLE_FILE", "Plan", "Row", "Smoke", "build_status", "counts",
+    "describe_versions", "failure_reason", "find_tarballs", "format_table", "host_verdict",
+    "merge_rows", "not_tried", "plan_sweep", "read_notes", "read_table", "release_summary",
+    "replace_block", "resmoke", "result_text", "run_sweep", "secs", "sha256_status",
+    "smoke_speed", "tried_cells", "write_table",
+]
 
-ARCHES = ("x86_64", "i386")
-ASMS = ("asm", "no-asm")
 _TARBALL = re.compile(r"^openssl[-_](\d+\.\d+\.\d+[a-z]{0,2})(?:\.orig)?\.tar\.gz$")
-
-
-@dataclass
-class Row:
-    """One cell of the sweep: a release built one way, and what came of it."""
-
-    version: str
-    arch: str
-    asm: str
-    status: str  # built | fails | not tried
-    seconds: float | None = None
-    reason: str = ""
-    source: str = ""
-    openssl_version: str = ""
-    speed_bytes_per_s: float | None = None
-    speed_note: str = ""
-    load_before: float | None = None
-    load_after: float | None = None
-    compat: list[str] = field(default_factory=list)
-
-    @property
-    def variant(self) -> str:
-        return f"{self.version}-{self.asm}-{self.arch}"
-
-
-# --------------------------------------------------------------------------- the table
-
-
-def read_table(path: Path = TABLE_FILE) -> dict[str, Any]:
-    """The recorded sweep (an absent or unreadable file is an empty table)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {"rows": []}
-    return data if isinstance(data, dict) and isinstance(data.get("rows"), list) \
-        else {"rows": []}
-
-
-def rows_for(version: str, table: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    data = read_table() if table is None else table
-    return [r for r in data["rows"] if isinstance(r, dict) and r.get("version") == version]
-
-
-def build_status(version: str, arch: str, asm: bool,
-                 table: dict[str, Any] | None = None) -> str:
-    """What the recorded sweep says about one variant's release on this kind of machine."""
-    data = read_table() if table is None else table
-    rows = rows_for(version, data)
-    if not rows:
-        return "not swept"
-    want = "asm" if asm else "no-asm"
-    for r in rows:
-        if r.get("arch") in (arch, "any") and r.get("asm") in (want, "any"):
-            if r.get("status") == "built":
-                third = " (third-party tree)" if "third-party" in str(r.get("source")) else ""
-                return f"built {_secs(r.get('seconds'))}{third}"
-            return f"{r.get('status')}: {r.get('reason')}"
-    built = [r for r in rows if r.get("status") == "built"]
-    if built:
-        return "not swept this way; built " + ", ".join(
-            f"{r.get('arch')} {r.get('asm')}" for r in built)
-    return "not swept this way"
-
-
-def _secs(value: Any) -> str:
-    return f"{float(value):.0f} s" if isinstance(value, (int, float)) else "?"
-
-
-def format_table(rows: Sequence[Row], *, when: str | None = None) -> str:
-    """The sweep as a Markdown table (what docs/building.md carries)."""
-    lines = [
-        "| release | source | arch | asm | result | aes-128-cbc 8192 B (EVP) |",
-        "|---|---|---|---|---|---|",
-    ]
-    for r in sorted(rows, key=lambda r: (Version.parse(r.version).key, ARCHES.index(r.arch)
-                                         if r.arch in ARCHES else 9, r.asm)):
-        if r.status == "built":
-            result = f"built ({_secs(r.seconds)})"
-            if r.compat:
-                result += "; compat: " + ", ".join(sorted({c.split(":")[0] for c in r.compat}))
-        elif r.status == "fails":
-            result = f"fails: {r.reason}"
-        else:
-            result = f"not tried: {r.reason}"
-        speed = (f"{r.speed_bytes_per_s / 1e6:,.0f} MB/s" if r.speed_bytes_per_s
-                 else (r.speed_note or "—"))
-        if r.speed_bytes_per_s and r.load_before is not None:
-            speed += f" (load {r.load_before:.1f}→{r.load_after:.1f})"
-        lines.append(f"| {r.version} | {r.source or '—'} | {r.arch} | {r.asm} | {result} | "
-                     f"{speed} |")
-    if when:
-        lines.append("")
-        lines.append(f"Swept {when}.")
-    return "\n".join(lines) + "\n"
-
-
-def write_table(rows: Sequence[Row], path: Path = TABLE_FILE, *, host: str = "") -> None:
-    from .results import atomic_write
-
-    document = {
-        "about": "openssl-matrix release sweep (benchmarks/sweep.py); speed figures are one "
-                 "smoke-check run each on a shared, busy host, not measurements",
-        "swept_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "host": host,
-        "rows": [asdict(r) for r in sorted(rows, key=lambda r: (Version.parse(r.version).key,
-                                                                  r.arch, r.asm))],
-    }
-    atomic_write(path, json.dumps(document, indent=1) + "\n")
 
 
 # --------------------------------------------------------------------------- the sweep
@@ -256,23 +171,6 @@ def not_tried(plan: Plan, reason: str) -> list[Row]:
     return rows
 
 
-def merge_rows(previous: Sequence[Row], new: Sequence[Row], *,
-               keep_tried: bool = False) -> list[Row]:
-    """The recorded table updated with ``new`` rows (one row per release × arch × asm).
-
-    With ``keep_tried``, a new "not tried" row never replaces a built or failed one."""
-    def cell(r: Row) -> tuple[str, str, str]:
-        return r.version, r.arch, r.asm
-
-    out = {cell(r): r for r in previous}
-    for r in new:
-        old = out.get(cell(r))
-        if keep_tried and old is not None and old.status != "not tried":
-            continue
-        out[cell(r)] = r
-    return list(out.values())
-
-
 def failure_reason(log_text: str, error: str | None) -> str:
     """One line saying why a build failed, from its log (the first telling line)."""
     patterns = (
@@ -286,7 +184,8 @@ def failure_reason(log_text: str, error: str | None) -> str:
         r".*error: .*",
         r"make(\[\d+\])?: \*\*\* .*",
     )
-    lines = [re.sub(r"^#\d+ (?:[\d.]+ )?", "", line).strip() for line in log_text.splitlines()]
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", log_text)  # the engine's colours around stderr
+    lines = [re.sub(r"^#\d+ (?:[\d.]+ )?", "", line).strip() for line in plain.splitlines()]
     for pattern in patterns:
         for line in lines:
             if re.fullmatch(pattern, line):
@@ -301,31 +200,60 @@ def loadavg() -> float | None:
         return None
 
 
-def smoke_speed(backend: Any, tag: str, version: str) -> tuple[float | None, str]:
-    """``openssl speed -elapsed -evp aes-128-cbc``: bytes/s at 8192-byte blocks."""
+@dataclass
+class Smoke:
+    """One smoke-check speed run: its figure (or why none) and the host around it."""
+
+    bytes_per_s: float | None
+    note: str = ""
+    acct: Any = None  # hostacct.HostAccounting | None
+    contended: list[str] = field(default_factory=list)
+
+
+def smoke_speed(backend: Any, tag: str, version: str) -> Smoke:
+    """``openssl speed -elapsed -evp aes-128-cbc``: bytes/s at 8192-byte blocks, run in
+    the bench's own wrapper, so that the tool's host accounting brackets it."""
+    from . import hostacct
     from .backend import RunLimits
     from .errors import ParseError
+    from .guards import split_times
     from .parsing import parse_speed
+    from .speedcmd import SPEED_WRAPPER, WRAPPER_NAME
 
-    command = ["openssl", "speed", "-elapsed", "-evp", "aes-128-cbc"]
+    args = ["speed", "-elapsed", "-evp", "aes-128-cbc"]
     if Version.parse(version) >= Version.parse("1.1.1"):
-        command += ["-seconds", "1", "-bytes", "8192"]
-    res = backend.run(tag, command, limits=RunLimits(timeout=300))
+        args += ["-seconds", "1", "-bytes", "8192"]
+    res = backend.run(tag, ["/bin/sh", "-c", SPEED_WRAPPER, WRAPPER_NAME, *args],
+                      limits=RunLimits(timeout=300))
+    with_samples, times = split_times(res.stderr or "")
+    stderr, acct = hostacct.from_stderr(
+        with_samples, cpu_seconds=None if times is None else times.user + times.system)
+    smoke = Smoke(None, acct=acct, contended=hostacct.contention_reasons(acct))
     if res.exit_code != 0:
-        return None, f"speed exit {res.exit_code}: {(res.stderr or res.stdout).strip()[:120]}"
+        said = " ".join((stderr or res.stdout).split())  # one line: it goes into a table
+        smoke.note = f"speed exit {res.exit_code}: {said[:240]}"
+        return smoke
     try:
-        run = parse_speed(res.stdout, res.stderr, version=version, evp=True)
+        run = parse_speed(res.stdout, stderr, version=version, evp=True)
     except ParseError as exc:
-        return None, f"unparsed: {exc}"
+        smoke.note = f"unparsed: {exc}"
+        return smoke
     fig = run.figure("aes-128-cbc", 8192)
     if fig is None or fig.bytes_per_s is None:
-        return None, "no 8192-byte figure in the output"
-    return fig.bytes_per_s, ""
+        smoke.note = "no 8192-byte figure in the output"
+        return smoke
+    smoke.bytes_per_s = fig.bytes_per_s
+    return smoke
 
 
 def run_sweep(plan: Plan, results: Path, *, jobs: int = 1, speed: bool = True,
-              backend: Any = None) -> list[Row]:
-    """Build every planned variant with the tool's own builder; one row per cell."""
+              backend: Any = None, skip: Collection[str] = (),
+              on_row: Callable[[Row], None] | None = None) -> list[Row]:
+    """Build every planned variant with the tool's own builder; one row per cell.
+
+    Variants named in ``skip`` (a resumed sweep's cells already tried) are left out;
+    ``on_row`` sees each row as soon as its cell is done (the script records it then, so
+    a sweep cut short keeps what it did)."""
     from . import log
     from .build import Builder
     from .model import load_matrix
@@ -342,7 +270,7 @@ def run_sweep(plan: Plan, results: Path, *, jobs: int = 1, speed: bool = True,
     m = load_matrix(plan.matrix_path, default_urls=default_urls)
     tree = ResultsTree(results)
     wanted = set(plan.variants)
-    variants = [v for v in m.all_variants if v.id in wanted]
+    variants = [v for v in m.all_variants if v.id in wanted and v.id not in skip]
     builder = Builder(m, backend, tree, workdir=plan.matrix_path.parent / "work")
     for variant in variants:  # one at a time: a row's seconds are that build's alone
         (outcome,) = builder.build([variant], jobs=jobs)
@@ -355,11 +283,13 @@ def run_sweep(plan: Plan, results: Path, *, jobs: int = 1, speed: bool = True,
             row.seconds = record.get("seconds") or outcome.seconds or None
             row.openssl_version = str(record.get("openssl_version", ""))
             row.compat = [str(c) for c in record.get("compat_changes", [])]
+            endbr32 = record.get("endbr32")
+            row.endbr32 = endbr32 if isinstance(endbr32, int) else None
             if speed and outcome.tag:
                 row.load_before = loadavg()
-                row.speed_bytes_per_s, row.speed_note = smoke_speed(backend, outcome.tag,
-                                                                    version)
+                smoke = smoke_speed(backend, outcome.tag, version)
                 row.load_after = loadavg()
+                fill_smoke(row, smoke)
         else:
             text = ""
             if outcome.log_path and Path(outcome.log_path).is_file():
@@ -367,37 +297,49 @@ def run_sweep(plan: Plan, results: Path, *, jobs: int = 1, speed: bool = True,
             row.reason = failure_reason(text, outcome.error)
             row.seconds = outcome.seconds or None
         log.info(f"sweep: {row.variant}: {row.status} "
-                 f"{row.reason or _secs(row.seconds)}")
+                 f"{row.reason or secs(row.seconds)}")
         rows.append(row)
+        if on_row is not None:
+            on_row(row)
     return rows
 
 
-# --------------------------------------------------------------------------- listing
+def fill_smoke(row: Row, smoke: Smoke) -> None:
+    """A row's speed columns from one smoke run (figure, note, host accounting)."""
+    row.speed_bytes_per_s, row.speed_note = smoke.bytes_per_s, smoke.note
+    if smoke.acct is not None:
+        row.host_own_share = (None if smoke.acct.own_share is None
+                              else round(smoke.acct.own_share, 3))
+        row.host_foreign_cores = round(smoke.acct.foreign_cores, 3)
+        row.host_contended = smoke.contended
 
 
-def sha256_status(version: str, sha256: str | None, pins: dict[str, str]) -> str:
-    """Whether a version's tarball can be verified: the matrix's sha256, a pin, or none."""
-    from .sources import PIN_COMMAND
+def resmoke(rows: Sequence[Row], results: Path, *, backend: Any = None,
+            on_row: Callable[[Row], None] | None = None) -> list[Row]:
+    """The smoke run again, with host accounting, for built rows that lack it (swept
+    before the sweep carried it), on the image their newest build record names under
+    ``results``; builds nothing. A row whose image is gone is left as it is."""
+    from . import log
+    from .records import read_latest
 
-    if sha256:
-        return "sha256 in the matrix"
-    if version in pins:
-        return "sha256 pinned in the lock file"
-    return f"no sha256: pin a tarball you trust with `{PIN_COMMAND.format(version=version)}`"
+    if backend is None:
+        from .backend import DockerBackend
 
-
-def describe_versions(variants: Sequence[Any], pins: dict[str, str],
-                      table: dict[str, Any] | None = None) -> list[str]:
-    """Per version of the listed variants: its checksum status and what the recorded
-    sweep says about building each listed variant on this kind of machine."""
-    data = read_table() if table is None else table
-    by_version: dict[str, list[Any]] = {}
-    for v in variants:
-        by_version.setdefault(v.version.version, []).append(v)
-    lines = []
-    for version in sorted(by_version, key=lambda v: Version.parse(v).key):
-        vs = by_version[version]
-        lines.append(f"  {version:<8} {sha256_status(version, vs[0].version.sha256, pins)}")
-        for v in vs:
-            lines.append(f"    {v.id}: {build_status(version, v.arch, v.asm, data)}")
-    return lines
+        backend = DockerBackend()
+    done = []
+    for row in rows:
+        if row.status != "built" or row.host_own_share is not None:
+            continue
+        latest = read_latest(results, row.variant)
+        if latest is None or backend.image_id(latest.tag) is None:
+            log.info(f"sweep: {row.variant}: no image of its build under {results}; "
+                     "left as it is")
+            continue
+        row.load_before = loadavg()
+        fill_smoke(row, smoke_speed(backend, latest.tag, row.version))
+        row.load_after = loadavg()
+        log.info(f"sweep: {row.variant}: smoke run again ({host_verdict(row)})")
+        done.append(row)
+        if on_row is not None:
+            on_row(row)
+    return done

@@ -117,6 +117,21 @@ def test_check_records_facts_and_drops_unknown_optional_options(tmp_path: Path) 
     assert "drop=" in facts.read_text().splitlines()
 
 
+def test_check_stops_on_a_tree_with_quilt_patches_applied(tmp_path: Path) -> None:
+    tree = legacy_tree(tmp_path / "t")
+    (tree / ".pc").mkdir()
+    (tree / ".pc" / "applied-patches").write_text("fix-a.patch\nfix-b.patch\n")
+    out = srcfacts(tree, "check", "--facts", str(tmp_path / "f"), "--target", "linux-elf",
+                   "--build-system", "legacy")
+    assert out.returncode == 1
+    assert out.stderr.startswith("openssl-matrix: this tree has 2 quilt patch(es) applied")
+    assert "`quilt pop -a`" in out.stderr
+    (tree / ".pc" / "applied-patches").write_text("")   # every patch popped: a plain tree
+    out = srcfacts(tree, "check", "--facts", str(tmp_path / "f"), "--target", "linux-elf",
+                   "--build-system", "legacy")
+    assert out.returncode == 0, out.stderr
+
+
 @pytest.mark.parametrize(("kind", "target", "system", "message"), [
     ("legacy", "linux-x86", "legacy", "has no target 'linux-x86'"),
     ("legacy", "linux-elf", "unified", "drives the unified build system"),

@@ -32,6 +32,14 @@ aes-128-cbc    1187840.00k
 """
 
 
+def host_samples(name: str) -> str:
+    """The wrapper's stderr of a real speed run (tests/fixtures/hostacct), its speed lines
+    left out: what the smoke check's wrapper adds around speed's own stderr."""
+    text = (ROOT / "tests" / "fixtures" / "hostacct" / f"{name}.stderr").read_text()
+    return "".join(line for line in text.splitlines(keepends=True)
+                   if not line.startswith(("+DT", "+R")))
+
+
 def tarballs(tmp_path: Path) -> Path:
     folder = tmp_path / "tarballs"
     folder.mkdir()
@@ -103,21 +111,28 @@ def test_run_sweep_builds_with_the_tool_and_tables_the_outcome(
     def responder(image: str, command: Sequence[str], env: Mapping[str, str],
                   ) -> tuple[int, str, str]:
         speed_calls.append(command)
-        return 0, SPEED_1_1_1, ""
+        return 0, SPEED_1_1_1, host_samples("busy-saturated")
 
     rows = sweep.run_sweep(plan, tmp_path / "r", backend=SweepBackend(responder))
     by = {(r.version, r.asm): r for r in rows}
     built = by[("1.1.0g", "asm")]
     assert built.status == "built" and built.speed_bytes_per_s == 1187840000.0
     assert built.source.startswith("third-party tree")
-    assert speed_calls == [("openssl", "speed", "-elapsed", "-evp", "aes-128-cbc")]
+    # the smoke check runs in the bench's wrapper: the tool's host accounting brackets it
+    (call,) = speed_calls
+    assert call[:2] == ("/bin/sh", "-c") and "_hs 0; openssl" in call[2]
+    assert tuple(call[4:]) == ("speed", "-elapsed", "-evp", "aes-128-cbc")
+    assert built.host_own_share == pytest.approx(0.494, abs=0.005)
+    assert built.host_foreign_cores == pytest.approx(1.51, abs=0.01)
+    assert "other work kept 1.51 core(s) busy" in built.host_contended[1]
     failed = by[("1.1.0g", "no-asm")]
     assert failed.status == "fails"
     assert failed.reason == "***** Unsupported options: no-bogus"
     assert by[("1.1.1w", "asm")].status == "not tried"
     table = sweep.format_table(rows)
-    assert "| 1.1.0g | third-party tree" in table
-    assert "| x86_64 | asm | built (" in table and "1,188 MB/s" in table
+    assert "- 1.1.0g: third-party tree" in table
+    assert "| x86_64 | asm | built (" in table
+    assert "1,188 MB/s (contended: own 49%, others 1.51 cores)" in table
     assert "fails: ***** Unsupported options: no-bogus" in table
     assert "not tried: openssl-1.1.1w.tar.gz is not the official tarball" in table
     # nothing to build: the table still says what was not tried, and nothing is built
@@ -146,6 +161,50 @@ def test_not_tried_rows_never_replace_a_tried_cell(tmp_path: Path) -> None:
     assert {r.asm: r.status for r in again} == {"asm": "fails", "no-asm": "not tried"}
 
 
+def test_host_verdict_says_clean_or_contended_from_the_accounting() -> None:
+    from openssl_matrix import hostacct
+    from openssl_matrix.guards import split_times
+
+    with_samples, times = split_times(host_samples("quiet-aes-256-cbc"))
+    assert times is not None
+    _, acct = hostacct.from_stderr(with_samples, cpu_seconds=times.user + times.system)
+    assert acct is not None and hostacct.contention_reasons(acct) == []
+    row = sweep.Row("3.0.2", "x86_64", "asm", "built", seconds=300.0,
+                    speed_bytes_per_s=1.4e9, host_own_share=round(acct.own_share or 0, 3),
+                    host_foreign_cores=round(acct.foreign_cores, 3))
+    assert sweep.host_verdict(row).startswith("clean: own ")
+    old = sweep.Row("3.0.2", "x86_64", "asm", "built", seconds=300.0,
+                    speed_bytes_per_s=1.4e9, load_before=2.0, load_after=2.5)
+    assert sweep.host_verdict(old) == "no host accounting; load 2.0→2.5"
+    assert "(no host accounting; load 2.0→2.5)" in sweep.format_table([old])
+
+
+def test_resume_leaves_out_tried_cells_and_records_each_row(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
+    folder = tarballs(tmp_path)
+    plan = sweep.plan_sweep(folder, tmp_path / "r" / "_sweep", only=["1.1.0g"],
+                            cache_dir=tmp_path / "cache")
+    done = [sweep.Row("1.1.0g", "x86_64", "asm", "built", seconds=99.0),
+            sweep.Row("1.1.0g", "x86_64", "no-asm", "not tried", reason="not reached")]
+    assert sweep.Row.from_dict({"version": "1.1.0g", "arch": "x86_64", "asm": "asm",
+                                "status": "built", "added_later": 1}).status == "built"
+    assert sweep.tried_cells(done) == {"1.1.0g-asm-x86_64"}
+    failed = [sweep.Row("1.1.0g", "i386", "asm", "fails", reason="x")]
+    assert sweep.tried_cells(failed) == {"1.1.0g-asm-i386"}
+    assert sweep.tried_cells(failed, failed=False) == set()
+    seen: list[str] = []
+    backend = SweepBackend(lambda image, command, env: (0, SPEED_1_1_1, ""))
+    rows = sweep.run_sweep(plan, tmp_path / "r", backend=backend,
+                           skip=sweep.tried_cells(done), on_row=lambda r: seen.append(r.variant))
+    assert seen == ["1.1.0g-no-asm-x86_64"] and [r.variant for r in rows] == seen
+    assert len(backend.builds) == 1
+    # a release that now has rows of its own loses its "no tarball" row
+    absent = sweep.Row("1.1.0g", "any", "any", "not tried", reason="no tarball")
+    merged = sweep.merge_rows([absent], rows, keep_tried=True)
+    assert [r.variant for r in merged] == ["1.1.0g-no-asm-x86_64"]
+
+
 def test_failure_reason_picks_the_telling_line() -> None:
     log = ("#8 1.0 gcc -c x.c\n#8 2.0 x.c:3: warning: unused\n"
            '#8 2.1 "glob" is not exported by the File::Glob module\n'
@@ -155,6 +214,9 @@ def test_failure_reason_picks_the_telling_line() -> None:
     assert sweep.failure_reason("#5 openssl-matrix: patch x does not apply\n", "e") == \
         "openssl-matrix: patch x does not apply"
     assert sweep.failure_reason("", "build failed at step 3\nmore") == "build failed at step 3"
+    coloured = "\x1b[0m\x1b[91ms2_srvr.c:566:12: error: invalid storage class for function 'f'\n"
+    assert sweep.failure_reason(coloured, None) == \
+        "s2_srvr.c:566:12: error: invalid storage class for function 'f'"
 
 
 TABLE: dict[str, Any] = {"rows": [
@@ -189,3 +251,86 @@ def test_recorded_table_is_readable_and_list_says_sha256_and_build_status(
         "`invoke matrix pin 0.9.8y --file PATH`" in out
     assert "3.5.7    sha256 in the matrix" in out
     assert f"    3.5.7-asm-x86_64: {sweep.build_status('3.5.7', 'x86_64', True)}" in out
+
+
+def test_docs_carry_the_recorded_table_and_readme_names_every_failing_release() -> None:
+    """docs/building.md's table and README's release list are the recorded table's
+    (``python3 benchmarks/sweep.py --docs`` writes both): a failure is never left out."""
+    recorded = sweep.read_table()
+    rows = [sweep.Row.from_dict(r) for r in recorded["rows"]]
+    building = (ROOT / "docs" / "building.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert sweep.replace_block(building, "sweep-table",
+                               sweep.format_table(rows, when=recorded.get("swept_at"))) \
+        == building
+    assert sweep.replace_block(readme, "sweep-releases", sweep.release_summary(rows)) == readme
+    for r in rows:
+        if r.status == "fails":
+            assert f"**fails** {r.arch} {r.asm}: {r.reason}" in readme
+
+
+def test_release_summary_and_counts() -> None:
+    rows = [sweep.Row("1.1.0g", "x86_64", "asm", "built", seconds=120.0),
+            sweep.Row("1.1.0g", "i386", "asm", "fails", reason="Unsupported options: x"),
+            sweep.Row("1.1.0g", "i386", "no-asm", "not tried", reason="no time"),
+            sweep.Row("1.0.0", "any", "any", "not tried", reason="no tarball")]
+    assert sweep.release_summary(rows) == (
+        "- 1.0.0: not tried: no tarball\n"
+        "- 1.1.0g: builds (x86_64 asm); **fails** i386 asm: Unsupported options: x; "
+        "not tried: i386 no-asm (no time)\n")
+    assert sweep.result_text(sweep.Row("3.0.2", "i386", "asm", "built", seconds=284.0,
+                                       endbr32=170)) == "built (284 s); 170 ENDBR32"
+    broken = sweep.Row("1.0.2n", "x86_64", "asm", "built", seconds=136.0,
+                       speed_note="speed exit 1: Error configuring OpenSSL\n1402:error:a|b")
+    assert "| speed exit 1: Error configuring OpenSSL 1402:error:a\\|b |" in \
+        sweep.format_table([broken])
+    c = sweep.counts(rows)
+    assert (c["built"], c["fails"], c["not tried"], c["build_seconds"], c["releases"]) == \
+        (1, 1, 2, 120.0, 2)
+    assert "Cells: 1 built (120 s of building in all), 1 fail, 2 not tried" in \
+        sweep.format_table(rows)
+    with pytest.raises(ValueError, match="no <!-- x: "):
+        sweep.replace_block("text", "x", "body")
+
+
+def test_resmoke_runs_the_smoke_check_again_on_the_recorded_image(tmp_path: Path) -> None:
+    from openssl_matrix.records import write_latest
+
+    old = sweep.Row("1.0.2u", "x86_64", "asm", "built", seconds=120.0,
+                    speed_bytes_per_s=1.0e9, load_before=5.0, load_after=5.0)
+    gone = sweep.Row("1.0.2u", "i386", "asm", "built", seconds=121.0)
+    fresh = sweep.Row("3.0.22", "x86_64", "asm", "built", seconds=252.0, host_own_share=0.99,
+                      host_foreign_cores=0.05)
+    tag = "openssl-matrix/1.0.2u-asm-x86_64:abc"
+    write_latest(tmp_path, old.variant, "abc" * 8, tag)
+    write_latest(tmp_path, gone.variant, "def" * 8, "openssl-matrix/1.0.2u-asm-i386:def")
+    backend = FakeBackend(lambda image, command, env: (0, SPEED_1_1_1,
+                                                       host_samples("busy-saturated")))
+    backend.images[tag] = "sha256:img"
+    seen: list[str] = []
+    done = sweep.resmoke([old, gone, fresh], tmp_path, backend=backend,
+                         on_row=lambda r: seen.append(r.variant))
+    assert [r.variant for r in done] == seen == ["1.0.2u-asm-x86_64"]
+    assert [run[0] for run in backend.runs] == [tag] and backend.builds == []
+    assert old.host_own_share == pytest.approx(0.494, abs=0.005)
+    assert sweep.host_verdict(old).startswith("contended: own 49%")
+    assert gone.host_own_share is None and fresh.host_own_share == 0.99
+
+
+def test_list_says_when_a_variant_adds_to_the_plain_build_the_sweep_made() -> None:
+    from types import SimpleNamespace
+
+    spec = SimpleNamespace(version="1.0.2u", sha256="ab" * 32)
+    plain = SimpleNamespace(id="1.0.2u-asm-x86_64", version=spec, arch="x86_64", asm=True,
+                            march=None, patches=(SimpleNamespace(name="glob", apply="auto"),),
+                            engines=(), configure=())
+    extra = SimpleNamespace(id="1.0.2u-asm-x86_64-march-native", version=spec, arch="x86_64",
+                            asm=True, march="native",
+                            patches=(SimpleNamespace(name="no-endbr32", apply="on-request"),),
+                            engines=("padlock",), configure=("no-ssl2",))
+    lines = sweep.describe_versions([plain, extra], {}, TABLE)
+    assert lines[1] == "    1.0.2u-asm-x86_64: built 212 s (third-party tree)"
+    assert lines[2] == (
+        "    1.0.2u-asm-x86_64-march-native: built 212 s (third-party tree) (the sweep's plain "
+        "asm x86_64 build; not with this variant's -march=native, patch no-endbr32, engine "
+        "padlock, no-ssl2)")
