@@ -5,8 +5,10 @@ import io
 import os
 import tarfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+import yaml
 from hypothesis import settings
 
 # CI explores a fixed set of examples (a red CI must be reproducible); local runs
@@ -16,6 +18,35 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 ROOT = Path(__file__).resolve().parent.parent
+
+if TYPE_CHECKING:
+    from openssl_matrix.backend import DockerBackend
+    from openssl_matrix.model import Matrix
+    from openssl_matrix.results import ResultsTree
+
+
+def built_matrix(tmp: Path, suites: Any, default_suite: str,
+                 variants: str) -> tuple[Path, Matrix, ResultsTree, DockerBackend]:
+    """The repository's matrix.yaml with a test file's suites, written under ``tmp``,
+    and ``variants`` built into a results tree there through the real Docker engine
+    (docker-marked tests only; images already on the engine are reused)."""
+    from openssl_matrix.backend import DockerBackend
+    from openssl_matrix.build import Builder
+    from openssl_matrix.model import load_matrix
+    from openssl_matrix.results import ResultsTree
+    from openssl_matrix.sources import default_urls
+
+    data = yaml.safe_load((ROOT / "matrix.yaml").read_text())
+    data["suites"] = suites
+    data["default_suite"] = default_suite
+    path = tmp / "matrix.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    m = load_matrix(path, default_urls=default_urls)
+    tree = ResultsTree(tmp / "results")
+    backend = DockerBackend()
+    outcomes = Builder(m, backend, tree, workdir=tmp / "work").build(m.select(variants))
+    assert [o.status for o in outcomes if o.status == "failed"] == []
+    return path, m, tree, backend
 
 
 def make_tarball(path: Path, version: str) -> str:

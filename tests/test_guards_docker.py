@@ -22,13 +22,13 @@ import yaml
 from openssl_matrix import guards
 from openssl_matrix.backend import DockerBackend, RunLimits
 from openssl_matrix.bench import Bencher, speed_invocations
-from openssl_matrix.build import Builder
 from openssl_matrix.hostinfo import IA32CAP_BITS, parse_cpuinfo
 from openssl_matrix.model import load_matrix
 from openssl_matrix.parsing import parse_speed
 from openssl_matrix.results import ResultsTree
 from openssl_matrix.sources import default_urls
 
+from .conftest import built_matrix
 from .engines_fixture import copy_image, extra_engine
 
 pytestmark = pytest.mark.docker
@@ -66,16 +66,7 @@ def kernel_has_af_alg() -> bool:
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ResultsTree]:
     """A matrix with the default versions and this file's suites/profiles; images built."""
-    tmp = tmp_path_factory.mktemp("guards")
-    data = yaml.safe_load((ROOT / "matrix.yaml").read_text())
-    data["suites"] = SUITES
-    data["default_suite"] = "eng"
-    path = tmp / "matrix.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    m = load_matrix(path, default_urls=default_urls)
-    tree = ResultsTree(tmp / "results")
-    outcomes = Builder(m, DockerBackend(), tree, workdir=tmp / "work").build(m.select(VARIANTS))
-    assert [o.status for o in outcomes if o.status == "failed"] == []
+    path, _, tree, _ = built_matrix(tmp_path_factory.mktemp("guards"), SUITES, "eng", VARIANTS)
     return path, tree
 
 

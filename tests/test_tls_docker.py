@@ -15,20 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from openssl_matrix.backend import DockerBackend
 from openssl_matrix.bench import Bencher
-from openssl_matrix.build import Builder
 from openssl_matrix.export import render
 from openssl_matrix.hostacct import HostAccounting, contention_reasons
-from openssl_matrix.model import load_matrix
 from openssl_matrix.report import build_report
 from openssl_matrix.results import ResultsTree
-from openssl_matrix.sources import default_urls
+
+from .conftest import built_matrix
 
 pytestmark = pytest.mark.docker
-ROOT = Path(__file__).resolve().parent.parent
 VARIANTS = "1.1.1w-asm-x86_64,3.0.20-asm-x86_64"
 SUITES: dict[str, Any] = {
     "hs": {"kind": "tls", "algorithms": ["ecdsap256"], "protocols": ["tls1.2", "tls1.3"],
@@ -44,17 +40,7 @@ MEASURED = USABLE | {"contended"}
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Bencher, ResultsTree]:
-    tmp = tmp_path_factory.mktemp("tls")
-    data = yaml.safe_load((ROOT / "matrix.yaml").read_text())
-    data["suites"] = SUITES
-    data["default_suite"] = "hs"
-    path = tmp / "matrix.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    m = load_matrix(path, default_urls=default_urls)
-    tree = ResultsTree(tmp / "results")
-    backend = DockerBackend()
-    outcomes = Builder(m, backend, tree, workdir=tmp / "work").build(m.select(VARIANTS))
-    assert [o.status for o in outcomes if o.status == "failed"] == []
+    _, m, tree, backend = built_matrix(tmp_path_factory.mktemp("tls"), SUITES, "hs", VARIANTS)
     return Bencher(m, backend, tree, engine=backend.engine_info(), git_commit=None), tree
 
 
