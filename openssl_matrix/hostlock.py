@@ -46,6 +46,11 @@ class EngineBusy(ResultsError):
 
 #: Seconds between "still waiting" lines.
 PROGRESS_EVERY = 10.0
+#: What a waiter says when the holder has not named itself (yet).
+UNNAMED = "another process"
+#: How long a waiter gives a holder that just took the lock to name itself (20 × 50 ms).
+NAME_TRIES = 20
+NAME_PAUSE_S = 0.05
 
 
 def lock_dir() -> Path:
@@ -117,13 +122,22 @@ class HostLock:
             if pid.isdigit() and Path(f"/proc/{pid}").exists():
                 with contextlib.suppress(OSError):
                     builds.append(path.read_text(encoding="utf-8").strip())
-        return "; ".join([t for t in (text,) if t] + builds) or "another process"
+        return "; ".join([t for t in (text,) if t] + builds) or UNNAMED
 
     def _wait(self, fh: IO[str], mode: int, *, wait: bool, what: str,
               say: Callable[[str], None], builds_only: bool = False) -> None:
         if _try(fh, mode):
             return
         holder = self.holder(builds_only=builds_only)
+        # A bench names itself in the gate just after it takes the lock: asked in between,
+        # the gate is still empty. Give it a moment before calling it "another process".
+        for _ in range(NAME_TRIES):
+            if holder != UNNAMED:
+                break
+            time.sleep(NAME_PAUSE_S)
+            if _try(fh, mode):
+                return
+            holder = self.holder(builds_only=builds_only)
         if not wait:
             fh.close()
             raise EngineBusy(

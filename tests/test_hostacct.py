@@ -6,7 +6,10 @@ project's machine (tests/fixtures/hostacct/README.md says when and under what lo
 
 from __future__ import annotations
 
+import fcntl
 import math
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -179,6 +182,30 @@ def test_one_measurement_per_engine_and_builds_pause(tmp_path: Path) -> None:
         pass
     assert said == []  # nobody waited
     assert HostLock("other", tmp_path).holder() == "another process"
+
+
+def test_a_waiter_names_a_bench_that_has_just_taken_the_lock(tmp_path: Path) -> None:
+    """The holder writes its name just after taking the lock; a waiter asking in that
+    window names it all the same (it said "another process" in a clean-clone CI run)."""
+    key = engine_key({"id": "RACE"})
+    gate = HostLock(key, tmp_path)._open(HostLock(key, tmp_path).gate)
+    fcntl.flock(gate, fcntl.LOCK_EX)  # taken, not named yet
+
+    def name_it() -> None:
+        time.sleep(0.2)
+        gate.write("bench one: pid 1\n")
+        gate.flush()
+
+    namer = threading.Thread(target=name_it)
+    namer.start()
+    try:
+        with pytest.raises(ResultsError) as exc, \
+                HostLock(key, tmp_path).measuring("two", wait=False, say=print):
+            pass
+    finally:
+        namer.join()
+        gate.close()
+    assert "(bench one: pid 1)" in exc.value.message
 
 
 def test_settle_reads_the_host_and_names_why_it_waits() -> None:
