@@ -20,6 +20,7 @@ Builds and results go under --results (default results-sweep/), never the main t
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import os
 import socket
 import sys
@@ -76,9 +77,10 @@ SWITCHES = (
     ("--show", "print the recorded table (openssl_matrix/sweep-table.json), build nothing"),
     ("--docs", "write the recorded table into docs/building.md and its per-release summary "
                "into README.md (their sweep blocks), build nothing"),
-    ("--resmoke", "build nothing: run the smoke check again, with host accounting, for "
-                  "recorded built cells that lack it (their images found through the build "
-                  "records under --results)"),
+    ("--resmoke", "build nothing: run the smoke check again (--runs runs, with host "
+                  "accounting) for recorded built cells whose figure falls short: no "
+                  "accounting, contended, or fewer runs (their images found through the "
+                  "build records under --results; --only narrows it)"),
     ("--third-party", "also build trees whose bytes differ from their version's official "
                       "tarball (pinned in the sweep's own lock; marked)"),
     ("--no-speed", "skip the speed smoke check"),
@@ -106,9 +108,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--not-tried", metavar="REASON", default="",
                         help="build nothing: table the selected cells as not tried, for "
                         "REASON (recorded only where the table has no row for them yet)")
+    parser.add_argument("--runs", type=int, default=sweep.SMOKE_RUNS,
+                        help="speed runs per smoke check; the table gives their median, "
+                        f"95 %% interval and count (default {sweep.SMOKE_RUNS})")
     for flag, text in SWITCHES:
         parser.add_argument(flag, action="store_true", help=text)
     args = parser.parse_args(argv)
+    if args.runs < 1:
+        parser.error(f"--runs {args.runs}: give 1 or more (3 gives a figure its interval)")
     if args.show:
         recorded = sweep.read_table()
         print(sweep.format_table([sweep.Row.from_dict(r) for r in recorded["rows"]],
@@ -118,7 +125,10 @@ def main(argv: list[str] | None = None) -> int:
         write_docs()
         return 0
     if args.resmoke:
-        done = sweep.resmoke(recorded_rows(), args.results,
+        patterns = [p for p in args.only.split(",") if p]
+        rows = [r for r in recorded_rows()
+                if not patterns or any(fnmatch.fnmatchcase(r.version, p) for p in patterns)]
+        done = sweep.resmoke(rows, args.results, runs=args.runs,
                              on_row=lambda row: record([row]))
         print(sweep.format_table(done), end="")
         return 0
@@ -148,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"sweep: resuming: {len(skip & set(plan.variants))} cell(s) already in "
                   "the recorded table are left out", flush=True)
         rows = sweep.run_sweep(plan, args.results, speed=not args.no_speed, skip=skip,
+                               runs=args.runs,
                                on_row=(lambda row: record([row])) if args.record else None)
     print(sweep.format_table(rows))
     if args.record:

@@ -48,6 +48,9 @@ class Row:
     """Why hostacct calls the speed run contended; empty and ``host_own_share`` set: clean."""
     endbr32: int | None = None
     """ENDBR32 instructions in the built libcrypto (SIGILL on CPUs without CET NOPs)."""
+    speed_samples: list[float] = field(default_factory=list)
+    """Every smoke run's bytes/s (``speed_bytes_per_s`` is their median); empty for rows
+    swept when the smoke was one run."""
 
     @property
     def variant(self) -> str:
@@ -136,10 +139,7 @@ def format_table(rows: Sequence[Row], *, when: str | None = None) -> str:
     ]
     sources: dict[str, str] = {}
     for r in sorted(rows, key=_order):
-        speed = (f"{r.speed_bytes_per_s / 1e6:,.0f} MB/s" if r.speed_bytes_per_s
-                 else (r.speed_note or "—"))
-        if r.speed_bytes_per_s:
-            speed += f" ({host_verdict(r)})"
+        speed = speed_text(r)
         lines.append(f"| {r.version} | {r.arch} | {r.asm} | {cell(result_text(r))} | "
                      f"{cell(speed)} |")
         if r.source:
@@ -152,6 +152,24 @@ def format_table(rows: Sequence[Row], *, when: str | None = None) -> str:
     if when:
         lines += ["", f"Swept {when}."]
     return "\n".join(lines) + "\n"
+
+
+def speed_text(r: Row) -> str:
+    """A row's smoke figure as the table prints it: median ± 95 % half-width in MB/s with
+    the run count (one run says so), then what the host accounting found; or why there is
+    no figure."""
+    from .stats import estimate
+
+    if not r.speed_bytes_per_s:
+        return r.speed_note or "—"
+    est = estimate(r.speed_samples) if r.speed_samples else None
+    if est is None:
+        figure = f"{r.speed_bytes_per_s / 1e6:,.0f} MB/s (one run)"
+    else:
+        figure = est.text(1e6, "{:,.0f}").replace(" (n=", " MB/s (n=")
+        if est.n == 1:
+            figure = figure.replace(" (one sample) MB/s (n=1)", " MB/s (one run)")
+    return f"{figure}, {host_verdict(r)}"
 
 
 def counts(rows: Sequence[Row]) -> dict[str, Any]:
@@ -218,8 +236,9 @@ def write_table(rows: Sequence[Row], path: Path = TABLE_FILE, *, host: str = "")
     from .results import atomic_write
 
     document = {
-        "about": "openssl-matrix release sweep (benchmarks/sweep.py); speed figures are one "
-                 "smoke-check run each on a shared, busy host, not measurements",
+        "about": "openssl-matrix release sweep (benchmarks/sweep.py); speed figures are "
+                 "smoke checks (median of speed_samples, with each run's host accounting), "
+                 "not measurements",
         "swept_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "host": host,
         "rows": [asdict(r) for r in sorted(rows, key=lambda r: (Version.parse(r.version).key,

@@ -119,7 +119,9 @@ def test_run_sweep_builds_with_the_tool_and_tables_the_outcome(
     assert built.status == "built" and built.speed_bytes_per_s == 1187840000.0
     assert built.source.startswith("third-party tree")
     # the smoke check runs in the bench's wrapper: the tool's host accounting brackets it
-    (call,) = speed_calls
+    assert len(speed_calls) == sweep.SMOKE_RUNS  # a figure is never one bare run
+    call = speed_calls[0]
+    assert built.speed_samples == [1187840000.0] * sweep.SMOKE_RUNS
     assert call[:2] == ("/bin/sh", "-c") and "_hs 0; openssl" in call[2]
     assert tuple(call[4:]) == ("speed", "-elapsed", "-evp", "aes-128-cbc")
     assert built.host_own_share == pytest.approx(0.494, abs=0.005)
@@ -132,7 +134,7 @@ def test_run_sweep_builds_with_the_tool_and_tables_the_outcome(
     table = sweep.format_table(rows)
     assert "- 1.1.0g: third-party tree" in table
     assert "| x86_64 | asm | built (" in table
-    assert "1,188 MB/s (contended: own 49%, others 1.51 cores)" in table
+    assert "1,188 ± 0 MB/s (n=3), contended: own 49%, others 1.51 cores" in table
     assert "fails: ***** Unsupported options: no-bogus" in table
     assert "not tried: openssl-1.1.1w.tar.gz is not the official tarball" in table
     # nothing to build: the table still says what was not tried, and nothing is built
@@ -176,7 +178,8 @@ def test_host_verdict_says_clean_or_contended_from_the_accounting() -> None:
     old = sweep.Row("3.0.2", "x86_64", "asm", "built", seconds=300.0,
                     speed_bytes_per_s=1.4e9, load_before=2.0, load_after=2.5)
     assert sweep.host_verdict(old) == "no host accounting; load 2.0→2.5"
-    assert "(no host accounting; load 2.0→2.5)" in sweep.format_table([old])
+    assert "1,400 MB/s (one run), no host accounting; load 2.0→2.5 |" in \
+        sweep.format_table([old])
 
 
 def test_resume_leaves_out_tried_cells_and_records_each_row(
@@ -311,10 +314,56 @@ def test_resmoke_runs_the_smoke_check_again_on_the_recorded_image(tmp_path: Path
     done = sweep.resmoke([old, gone, fresh], tmp_path, backend=backend,
                          on_row=lambda r: seen.append(r.variant))
     assert [r.variant for r in done] == seen == ["1.0.2u-asm-x86_64"]
-    assert [run[0] for run in backend.runs] == [tag] and backend.builds == []
+    assert [run[0] for run in backend.runs] == [tag] * sweep.SMOKE_RUNS
+    assert backend.builds == [] and len(old.speed_samples) == sweep.SMOKE_RUNS
     assert old.host_own_share == pytest.approx(0.494, abs=0.005)
     assert sweep.host_verdict(old).startswith("contended: own 49%")
     assert gone.host_own_share is None and fresh.host_own_share == 0.99
+
+
+def speed_out(kbytes: float) -> str:
+    return SPEED_1_1_1.replace("1187840.00k", f"{kbytes:.2f}k")
+
+
+def test_smoke_is_the_median_of_its_runs_and_as_contended_as_its_worst_run() -> None:
+    answers = iter([(0, speed_out(1_000_000), host_samples("quiet-aes-256-cbc")),
+                    (0, speed_out(1_100_000), host_samples("busy-saturated")),
+                    (0, speed_out(1_050_000), host_samples("quiet-aes-256-cbc"))])
+    backend = FakeBackend(lambda image, command, env: next(answers))
+    smoke = sweep.smoke_speed(backend, "img", "1.1.1w", runs=3)
+    assert smoke.samples == [1.0e9, 1.1e9, 1.05e9] and smoke.bytes_per_s == 1.05e9
+    assert smoke.contended and smoke.acct.own_share == pytest.approx(0.494, abs=0.005)
+    row = sweep.Row("1.1.1w", "x86_64", "asm", "built")
+    sweep.fill_smoke(row, smoke)
+    # median ± the t-interval's half-width (t(2) = 4.303 · s/√3), the run count, the host
+    assert sweep.speed_text(row) == \
+        "1,050 ± 124 MB/s (n=3), contended: own 49%, others 1.51 cores"
+    assert sweep.needs_resmoke(row)
+    # a run that fails ends the smoke: no figure, the reason, the runs before it kept
+    answers = iter([(0, speed_out(1_000_000), host_samples("quiet-aes-256-cbc")),
+                    (1, "", "speed: Illegal instruction")])
+    failed = sweep.smoke_speed(FakeBackend(lambda image, command, env: next(answers)),
+                               "img", "1.1.1w", runs=3)
+    assert failed.bytes_per_s is None and failed.samples == [1.0e9]
+    assert failed.note == "speed exit 1: speed: Illegal instruction"
+
+
+def test_what_needs_the_smoke_again_and_how_old_one_run_rows_print() -> None:
+    clean = sweep.Row("3.0.22", "x86_64", "asm", "built", speed_bytes_per_s=1.0e9,
+                      speed_samples=[1.0e9, 1.0e9, 1.0e9], host_own_share=0.99,
+                      host_foreign_cores=0.05)
+    assert not sweep.needs_resmoke(clean)
+    assert sweep.speed_text(clean) == "1,000 ± 0 MB/s (n=3), clean: own 99%, others 0.05 cores"
+    one_run = sweep.Row("3.0.22", "i386", "asm", "built", speed_bytes_per_s=9.0e8,
+                        host_own_share=0.99, host_foreign_cores=0.05)
+    assert sweep.needs_resmoke(one_run) and not sweep.needs_resmoke(one_run, runs=1)
+    assert sweep.speed_text(one_run) == "900 MB/s (one run), clean: own 99%, others 0.05 cores"
+    no_acct = sweep.Row("1.0.2u", "x86_64", "asm", "built", speed_bytes_per_s=1.0e9,
+                        load_before=5.0, load_after=4.0)
+    assert sweep.needs_resmoke(no_acct, runs=1)
+    assert sweep.speed_text(no_acct) == \
+        "1,000 MB/s (one run), no host accounting; load 5.0→4.0"
+    assert not sweep.needs_resmoke(sweep.Row("1.0.0", "any", "any", "not tried"))
 
 
 def test_list_says_when_a_variant_adds_to_the_plain_build_the_sweep_made() -> None:
