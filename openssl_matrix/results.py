@@ -129,9 +129,11 @@ class ResultsTree:
         except OSError as exc:
             if exc.errno not in (errno.EAGAIN, errno.EACCES):
                 raise
-            fh.seek(0)
-            holder = fh.read().strip() or "another process"
+            holder = _holder_named(fh)
             fh.close()
+            if holder is None:  # released while we looked: take it after all
+                self.lock(wait=wait)
+                return
             raise ResultsError(
                 f"{self.root} is in use by {holder}",
                 hint="wait for it to finish, or pass --wait to queue behind it",
@@ -303,3 +305,32 @@ class Journal:
             self.path.unlink()
         self._closed = True
         return dest
+
+
+#: How long a refused ``lock`` waits for the holder to write its name: a holder writes it
+#: just after taking the flock, so asked in between the file is empty (or names the
+#: previous holder, whose process is gone).
+NAME_TRIES = 20
+NAME_PAUSE_S = 0.05
+
+
+def _holder_named(fh: IO[str]) -> str | None:
+    """Who holds the tree's lock, as the holder wrote it (``pid N (command) since …``);
+    "another process" if no live holder has named itself within NAME_TRIES pauses; None
+    if the lock came free meanwhile."""
+    for attempt in range(NAME_TRIES + 1):
+        fh.seek(0)
+        text = fh.read().strip()
+        pid = text.split()[1] if text.startswith("pid ") and len(text.split()) > 1 else ""
+        if pid.isdigit() and Path(f"/proc/{pid}").exists():
+            return text
+        if attempt == NAME_TRIES:
+            break
+        time.sleep(NAME_PAUSE_S)
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        return None
+    return "another process"
