@@ -13,20 +13,17 @@ __all__ = ["series"]  # re-exported: eras.series is Version.parse(v).series
 
 ENGINES = ("afalg", "padlock", "devcrypto")
 
-#: (first version of the era, x86_64 base image, i386 base image or None).
-#: The x86_64 images are the Debian releases that shipped that OpenSSL series, so the
-#: compiler and perl are the ones the series was written for: squeeze 0.9.8o (gcc 4.4,
-#: perl 5.10), wheezy 1.0.1e (gcc 4.7), stretch 1.0.2u and 1.1.0l (gcc 6.3). Retired
-#: releases exist only as ``debian/eol:<suite>`` images (their apt needs
-#: Acquire::Check-Valid-Until=false, which the toolchain image sets). Those are not
-#: published under an i386 name, so an i386 variant of those eras names its image.
-#: 1.1.1 and 3.x build as they are on bookworm's gcc 12 / perl 5.36.
-ERA_BASE_IMAGES: tuple[tuple[tuple[int, int, int], str, str | None], ...] = (
-    ((0, 9, 8), "debian/eol:squeeze", None),
-    ((1, 0, 1), "debian/eol:wheezy", None),
-    ((1, 0, 2), "debian/eol:stretch", None),
-    ((1, 1, 1), "debian:bookworm", "i386/debian:bookworm"),
-)
+#: The default base image, for every release: the toolchain the release sweep proved
+#: (bookworm's gcc 12 / perl 5.36 build 0.9.8 to 3.6 with the compat fixes in patches/),
+#: and the one a machine without a registry can make (debootstrap + docker import).
+#: The Debian release that shipped a series (its own gcc and perl) is opt-in, per version
+#: or include rule: ``debian/eol:squeeze`` (0.9.8/1.0.0), ``wheezy`` (1.0.1),
+#: ``stretch`` (1.0.2/1.1.0); those retired releases are published for amd64 only, and
+#: their apt needs Acquire::Check-Valid-Until=false, which the toolchain image sets.
+DEFAULT_BASE_IMAGE = "debian:bookworm"
+ERA_IMAGES: dict[str, str] = {"0.9.8": "debian/eol:squeeze", "1.0.0": "debian/eol:squeeze",
+                              "1.0.1": "debian/eol:wheezy", "1.0.2": "debian/eol:stretch",
+                              "1.1.0": "debian/eol:stretch"}
 
 #: gcc -march values of 32-bit-only CPUs: not valid with -m64.
 MARCH_32BIT_ONLY = frozenset({
@@ -45,14 +42,11 @@ def era_name(version: str) -> str:
     return Version.parse(version).era
 
 
-def era_base_image(version: str, arch: str) -> str | None:
-    """The default base image of a version's era for ``arch`` (None: none is known)."""
-    s = series(version)
-    chosen: tuple[str, str | None] = (ERA_BASE_IMAGES[0][1], ERA_BASE_IMAGES[0][2])
-    for first, x86_64, i386 in ERA_BASE_IMAGES:
-        if s >= first:
-            chosen = (x86_64, i386)
-    return chosen[0] if arch == "x86_64" else chosen[1]
+def era_base_image(version: str, arch: str) -> str:
+    """The default base image for ``arch``: bookworm for every release (see
+    DEFAULT_BASE_IMAGE; ``version`` does not change it)."""
+    del version
+    return DEFAULT_BASE_IMAGE if arch == "x86_64" else f"i386/{DEFAULT_BASE_IMAGE}"
 
 
 def i386_name(image: str) -> str | None:

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .eras import ENGINES, engine_options, era_base_image, era_name, i386_name, march_problem
+from .eras import ENGINES, engine_options, era_base_image, i386_name, march_problem
 from .errors import ConfigError
 from .names import clip, name_problem
 from .outputs import read_regular
@@ -542,15 +542,7 @@ def _resolve_base_image(ctx: _Ctx, cell: Mapping[str, Any], spec: VersionSpec,
                                hint=f"give both: base_image: {{x86_64: {generic}, "
                                "i386: IMAGE}")
             return twin
-    era = era_base_image(spec.version, arch)
-    if era is None:
-        raise ctx.fail(where, f"no {arch} base image is known for the OpenSSL "
-                       f"{era_name(spec.version)} era (its Debian releases are published as "
-                       f"debian/eol images for amd64 only)",
-                       hint=f"set versions.{spec.version}.base_image: {{{arch}: "
-                       f"i386/debian:bookworm}} (the compat patches build "
-                       f"{era_name(spec.version)} there) or an {arch} image you have")
-    return era
+    return era_base_image(spec.version, arch)
 
 
 def _sigill_cpus(march: str | None, cpu: str | None, profiles: Sequence[Profile],

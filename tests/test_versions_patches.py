@@ -79,12 +79,17 @@ def test_base_image_precedence_and_i386_twin(tmp_path: Path) -> None:
         "1.1.1w-asm-x86_64-march-native": "local/x:1"}
 
 
-def test_old_era_i386_needs_an_image(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError) as exc:
-        load_matrix(write(tmp_path, {"versions": {"0.9.8y": {}}, "axes": {"arch": ["i386"]}}))
-    text = str(exc.value)
-    assert "no i386 base image is known for the OpenSSL 0.9.8 era" in text
-    assert "versions.0.9.8y.base_image: {i386: i386/debian:bookworm}" in text
+def test_every_release_builds_on_bookworm_unless_the_matrix_says_otherwise(
+        tmp_path: Path) -> None:
+    m = load_matrix(write(tmp_path, {"versions": {"0.9.8y": {}},
+                                     "axes": {"arch": ["x86_64", "i386"]}}))
+    got = {v.id: v.base_image for v in m.all_variants}
+    assert got == {"0.9.8y-asm-x86_64": "debian:bookworm",
+                   "0.9.8y-asm-i386": "i386/debian:bookworm"}
+    # the era's own Debian release is opt-in, named in the matrix
+    era = load_matrix(write(tmp_path, {"versions": {"1.0.1e": {
+        "base_image": "debian/eol:wheezy"}}}))
+    assert [v.base_image for v in era.all_variants] == ["debian/eol:wheezy"]
 
 
 def test_non_library_image_has_no_derived_i386_twin(tmp_path: Path) -> None:
@@ -274,7 +279,8 @@ def test_endbr32_warning_only_for_cpus_without_it() -> None:
 
 def test_missing_era_image_says_how_to_build_without_a_registry(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    m = load_matrix(write(tmp_path, {"versions": {"1.0.1e": {"sha256": "a" * 64}}}))
+    m = load_matrix(write(tmp_path, {"versions": {"1.0.1e": {
+        "sha256": "a" * 64, "base_image": "debian/eol:wheezy"}}}))
     assert m.variants[0].base_image == "debian/eol:wheezy"
     builder = Builder(m, FakeBackend(), ResultsTree(tmp_path / "r"), workdir=tmp_path / "w")
     (outcome,) = builder.build(list(m.variants))
