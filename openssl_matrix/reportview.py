@@ -10,7 +10,9 @@ from __future__ import annotations
 import math
 import statistics
 import urllib.parse
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import records
@@ -86,16 +88,46 @@ def cell_view(cell: Cell | None, unit: Unit = MBPS) -> dict[str, Any] | None:
             "links": links, "flagged": None if vals else flagged_only(cell, unit)}
 
 
+@dataclass(frozen=True)
+class Flagged:
+    """A cell without one usable figure, as the tables and the charts show it: what its
+    flagged figures read (their median; None when none has a value) and how many of each
+    status there were. Never a median of the table: the page prints it grey, a chart as
+    an unfilled hatched bar (``report.flagged_bar``)."""
+
+    value: float | None
+    statuses: tuple[tuple[str, int], ...]
+
+    @classmethod
+    def of(cls, values: Iterable[float | None], statuses: Iterable[str]) -> Flagged:
+        vals = [v for v in values if v is not None]
+        return cls(statistics.median(vals) if vals else None,
+                   tuple(sorted(Counter(statuses).items())))
+
+    @property
+    def counts(self) -> str:
+        """``2 contended`` or ``1 contended, 1 noisy``."""
+        return ", ".join(f"{n} {s}" for s, n in self.statuses)
+
+    @property
+    def what(self) -> str:
+        """``all 2 contended`` (one status) or ``1 contended, 1 noisy``."""
+        return f"all {self.counts}" if len(self.statuses) == 1 else self.counts
+
+    def text(self, num: Callable[[float], str]) -> str | None:
+        """``≈ 648.3, all 6 contended`` or ``≈ 648.3 (1 contended, 1 noisy)``; None
+        when no flagged figure has a value."""
+        if self.value is None:
+            return None
+        return f"≈ {num(self.value)}, {self.what}" if len(self.statuses) == 1 \
+            else f"≈ {num(self.value)} ({self.counts})"
+
+
 def flagged_only(cell: Cell, unit: Unit) -> str | None:
     """A cell without one usable figure: what its flagged figures read, named by their
     statuses (``≈ 648.3, all 6 contended``), never as a median of the table."""
-    values = [o.bytes_per_s for o in cell.observations if o.bytes_per_s is not None]
-    if not values:
-        return None
-    statuses = cell.other_statuses
-    what = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
-    return f"≈ {unit.num(statistics.median(values))}, all {what}" if len(statuses) == 1 \
-        else f"≈ {unit.num(statistics.median(values))} ({what})"
+    flagged = cell.flagged
+    return flagged.text(unit.num) if flagged is not None else None
 
 
 # -- measurement quality -------------------------------------------------------------

@@ -146,3 +146,35 @@ def test_a_busy_host_shows_its_flags_not_medians(fake_matrix: Path, tmp_path: Pa
     panel = html.split('id="quality"')[1].split('id="methods"')[0]
     assert re.search(r"(\d+) of \1 figure\(s\) flagged; \1 of them kept out", panel)
     assert "1.1.1w-asm-x86_64/quick: <a href=" in panel
+
+
+def test_a_method_row_of_only_contended_figures_stays_in_its_chart(
+        fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bulk method chart: a row whose figures were all contended is drawn where its
+    bars would be, unfilled and cross-hatched at what they read, labelled with their
+    status, and keeps its legend entry (the public-key and handshake charts do the same)."""
+    from openssl_matrix.report import FLAGGED_LEGEND
+
+    from .test_report_ops import capture_charts, flagged_bars
+
+    tree = make_tree(fake_matrix, tmp_path)
+    for path in tree.root.glob("*/1.1.1w-asm-x86_64/*/*/figures.json"):
+        figures = json.loads(path.read_text())
+        for f in figures:
+            if f["mask"] == "no-aesni":
+                f["status"] = "contended"
+        path.write_text(json.dumps(figures))
+    charts = capture_charts(monkeypatch)
+    summary = build_report(tree, tmp_path / "report")
+    g = summary.groups[0]
+    masked = "asm, AES-NI & PCLMULQDQ off"
+    cell = g.cell(masked, "aes-128-cbc", 8192)
+    assert cell is not None and cell.median is None and cell.flagged is not None
+    [ax] = charts[f"{g.key.slug}-methods-8192.png"].axes
+    legend = [x.get_text() for x in ax.get_legend().get_texts()]
+    assert masked in legend and FLAGGED_LEGEND in legend
+    read = [f.value for a in ("aes-128-cbc", "sha256")
+            if (c := g.cell(masked, a, 8192)) and (f := c.flagged)]
+    assert [b.get_height() * MBPS.scale for b in flagged_bars(ax)] == pytest.approx(read)
+    assert len(read) == 2
+    assert [x.get_text() for x in ax.texts] == [" all 2 contended"] * 2

@@ -161,3 +161,29 @@ def test_the_report_shows_handshakes_with_interval_count_and_flagged_cells(
     page = (tmp_path / "report" / "index.html").read_text()
     assert " ± 0.0 (n=2)" in page and "no usable figure" in page
     assert "all 3 contended" in page
+
+
+def test_the_chart_keeps_the_row_whose_handshakes_were_all_contended(
+        bench: tuple[Bencher, FakeBackend], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The resumption row, contended in all three attempts, is drawn as an unfilled,
+    cross-hatched bar at what it read, labelled "all 3 contended", beside the full
+    handshake's median: it does not vanish from the picture."""
+    from openssl_matrix.report import build_report
+
+    from .test_report_ops import capture_charts, flagged_bars
+
+    bencher, _ = bench
+    m = bencher.matrix
+    bencher.bench(list(m.variants), m.suite("hs"), "auto", repeat=1)
+    charts = capture_charts(monkeypatch)
+    build_report(bencher.tree, tmp_path / "report")
+    [ax] = next(f for name, f in charts.items() if name.startswith("tls-")).axes
+    rows = [x.get_text() for x in ax.get_yticklabels()]
+    assert len(rows) == 2 and "full" in rows[0] and "resumed" in rows[1]
+    resumes = [float(f["ops_per_s"]) for p in bencher.tree.root.rglob("figures.json")
+               for f in json.loads(p.read_text()) if f["operation"] == "resume"]
+    [bar] = flagged_bars(ax)
+    assert bar.get_y() + bar.get_height() / 2 == pytest.approx(1.0)  # the resumption row
+    assert bar.get_width() == pytest.approx(sorted(resumes)[1])  # what they read: median
+    assert " all 3 contended" in [x.get_text() for x in ax.texts]
