@@ -49,7 +49,8 @@ from .reportcpus import Comparison, comparisons
 from .reportcpus import chart as cpus_chart
 from .reportcpus import text as cpus_text
 from .reportcpus import view as cpus_view
-from .reportview import Flagged, cell_view, href, quality_view, repro_view, run_folder
+from .reportquality import Quality
+from .reportview import Flagged, cell_view, href, repro_view, run_folder
 from .results import ResultsTree, read_json
 from .speedtypes import STATUS_IMPOSSIBLE, impossible
 from .stats import Estimate, estimate
@@ -351,6 +352,8 @@ class ReportSummary:
     ops_lines: list[str] = field(default_factory=list)
     """The public-key and handshake tables (``report_ops.table_text``)."""
     ops_tables: int = 0
+    quality: Quality | None = None
+    """The measurement-quality panel over every kind of figure (``reportquality``)."""
 
     def text(self) -> str:
         lines = []
@@ -369,6 +372,7 @@ class ReportSummary:
             lines.append("")
         lines += cpus_text(self.side_by_side, self.block_size)
         lines += self.ops_lines
+        lines += self.quality.lines() if self.quality else []  # last: seen without scrolling
         lines.append(f"{self.observations} figure(s) in {len(self.groups)} table(s)"
                      + (f" and {self.ops_tables} public-key/handshake table(s)"
                         if self.ops_tables else "") + ", "
@@ -632,8 +636,7 @@ def _template() -> jinja2.Template:
 
 def render_html(groups: Sequence[Group], block: int, charts: Mapping[str, list[str]],
                 runs: Sequence[dict[str, Any]], repros: Sequence[dict[str, Any]],
-                generated: str, tree_root: Path,
-                obs: Sequence[Observation] = (),
+                generated: str, tree_root: Path, quality: Quality,
                 side_by_side: Sequence[dict[str, Any]] = ()) -> str:
     views = []
     for g in groups:
@@ -660,7 +663,7 @@ def render_html(groups: Sequence[Group], block: int, charts: Mapping[str, list[s
                   for f in run["files"]],
     } for run in runs]
     text = _template().render(css=CSS, block=block, groups=views, unit=MBPS,
-                              quality=quality_view(obs, USABLE_STATUSES),
+                              quality=quality.view(),
                               repros=[repro_view(r) for r in repros], runs=run_views,
                               side_by_side=list(side_by_side),
                               generated=generated, tree_root=str(tree_root))
@@ -716,6 +719,11 @@ def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192) -> Rep
 
 def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observation],
            block: int) -> ReportSummary:
+    from .report_ops import ops_observations, write_ops  # public-key and handshake figures
+    from .reportquality import quality
+
+    ops_obs = ops_observations(tree)
+    panel = quality(obs, ops_obs)
     (out / "data").mkdir()
     (out / "charts").mkdir()
     # runs: copy their files so every link works from the folder alone
@@ -781,6 +789,7 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
     report = {
         "generated": generated, "results_tree": str(tree.root.resolve()), "block_size": block,
+        "quality": panel.to_json(),
         "method_tables": [{
             "title": g.key.title, "cpu": g.key.cpu, "version": g.key.version,
             "arch": g.key.arch, "methods": g.method_rows(), "algorithms": g.algorithms,
@@ -804,12 +813,10 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     (out / "data" / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n",
                                               encoding="utf-8")
     page = render_html(groups, block, charts, runs, repros, generated, tree.root.resolve(),
-                       obs, side_views)
-    from .report_ops import write_ops  # public-key and handshake tables (kind pkey/tls)
-
-    ops = write_ops(tree, out)
+                       panel, side_views)
+    ops = write_ops(tree, out, ops_obs)
     page = page.replace('<h2 id="repro">', ops.html + '<h2 id="repro">', 1).replace(
         '<a href="#repro">', '<a href="#ops">Public key &amp; TLS</a><a href="#repro">', 1)
     (out / "index.html").write_text(page, encoding="utf-8")
     return ReportSummary(out, groups, block, [*paths, *ops.charts], len(obs) + ops.figures,
-                         len(repros), comps, ops.lines, ops.tables)
+                         len(repros), comps, ops.lines, ops.tables, panel)

@@ -24,7 +24,7 @@ import jinja2
 
 from . import records
 from .report import USABLE_STATUSES, _copy_run, flagged_bar, legend, series_colors
-from .reportview import Flagged
+from .reportview import Flagged, run_folder
 from .reportview import href as _href
 from .results import ResultsTree
 from .stats import estimate
@@ -217,10 +217,6 @@ def _fmt(value: float | None) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:,.1f}"
 
 
-def _rel(o: OpsObservation) -> str:
-    return f"runs/{o.cpu}/{o.variant}/{o.suite}/{o.run}"
-
-
 def value_text(t: OpsTable, row: str, column: str) -> str:
     """A cell as a figure is shown everywhere: ``median ± half-width of the 95 % interval
     (n=…)`` over its usable figures; ``(n=1)`` alone with one; with none, what the flagged
@@ -272,8 +268,8 @@ def _cell_view(t: OpsTable, row: str, column: str) -> dict[str, Any] | None:
     links = []
     for o in sorted(obs, key=lambda o: (o.variant, o.run)):
         mark = "" if o.status == "ok" else f" [{o.status}]"
-        links.append({"raw": _href(f"{_rel(o)}/{o.raw_file}"),
-                      "meta": _href(f"{_rel(o)}/{records.META}"),
+        links.append({"raw": _href(f"{run_folder(o)}/{o.raw_file}"),
+                      "meta": _href(f"{run_folder(o)}/{records.META}"),
                       "title": f"{o.variant} run {o.run}: {_fmt(o.value)}{mark}",
                       "mark": mark, "usable": o.usable})
     return {"refused": None, "value": value_text(t, row, column),
@@ -385,7 +381,7 @@ def cell_rows(tables: Sequence[OpsTable]) -> list[dict[str, Any]]:
                     "ratio_low": ratio[1] if ratio else None,
                     "ratio_high": ratio[2] if ratio else None,
                     "not_usable": len(obs) - len(vals),
-                    "runs": " ".join(sorted({_rel(o) for o in obs}))})
+                    "runs": " ".join(sorted({run_folder(o) for o in obs}))})
     return out
 
 
@@ -400,17 +396,18 @@ class OpsSection:
     lines: list[str]
 
 
-def write_ops(tree: ResultsTree, out: Path) -> OpsSection:
-    """Tables, charts and data of the ops-per-second figures into the report folder
-    ``out``."""
-    obs = ops_observations(tree)
+def write_ops(tree: ResultsTree, out: Path,
+              obs: Sequence[OpsObservation] | None = None) -> OpsSection:
+    """Tables, charts and data of the ops-per-second figures ``obs`` (default: read from
+    the tree) into the report folder ``out``."""
+    obs = ops_observations(tree) if obs is None else obs
     tables = ops_tables(obs)
     add_refusals(tree, tables)
     charts: list[Path] = []
     views = []
     for o in obs:
-        if not (out / _rel(o)).exists():
-            _copy_run(o.run_path, out / _rel(o))
+        if not (out / run_folder(o)).exists():
+            _copy_run(o.run_path, out / run_folder(o))
     for t in tables:
         path = out / "charts" / f"{t.slug}.png"
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -178,3 +178,34 @@ def test_a_method_row_of_only_contended_figures_stays_in_its_chart(
     assert [b.get_height() * MBPS.scale for b in flagged_bars(ax)] == pytest.approx(read)
     assert len(read) == 2
     assert [x.get_text() for x in ax.texts] == [" all 2 contended"] * 2
+
+
+def test_the_quality_panel_counts_every_kind_and_splits_by_kind(
+        fake_matrix: Path, tmp_path: Path) -> None:
+    """Bulk figures (the fake tree's real outputs) and public-key figures (real 3.0.20
+    values, one contended) in one panel: counted per kind, added up only as counts; a
+    cell's samples decide whether it carries an interval."""
+    from openssl_matrix.report import group_observations, observations
+    from openssl_matrix.reportquality import quality
+
+    from .test_report_ops import DSA2048_SIGN, RSA1024_SIGN, _obs
+
+    tree = make_tree(fake_matrix, tmp_path)  # two rounds: every bulk cell has n=2
+    bulk = observations(tree)
+    cells = [c for g in group_observations(bulk) for c in g.cells.values()]
+    q = quality(bulk, [_obs("pkey", "3.0.20", "rsa1024 sign", RSA1024_SIGN),
+                       _obs("pkey", "3.0.20", "dsa2048 sign", DSA2048_SIGN, "contended")])
+    b, p = q.kinds
+    assert (b.kind, b.figures, b.cells) == ("bulk", len(bulk), len(cells))
+    assert b.with_interval == sum(len(c.ok_values) >= 2 for c in cells) > 0
+    assert b.ok + b.flagged_in_medians + b.flagged_out == b.figures
+    assert (p.kind, p.figures, p.ok, p.flagged_out, p.contended) == ("pkey", 2, 1, 1, 1)
+    assert (p.cells, p.with_interval, p.one_sample, p.no_usable) == (2, 0, 1, 1)
+    assert q.total == len(bulk) + 2
+    contended = next(r for r in q.statuses if r.status == "contended")
+    assert contended.by_kind == {"pkey": 1} and contended.kinds_text == "1 pkey"
+    lines = q.lines()
+    assert lines[1].startswith(f"  bulk ciphers and hashes (MB/s): {len(bulk)} figure(s)")
+    assert lines[2].startswith("  public-key operations (ops/s): 2 figure(s): 1 ok, 1 "
+                               "flagged (0 kept in the medians, 1 kept out, 1 of them "
+                               "contended); 2 table cell(s): 0 with a 95 % interval")

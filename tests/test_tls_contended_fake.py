@@ -187,3 +187,44 @@ def test_the_chart_keeps_the_row_whose_handshakes_were_all_contended(
     assert bar.get_y() + bar.get_height() / 2 == pytest.approx(1.0)  # the resumption row
     assert bar.get_width() == pytest.approx(sorted(resumes)[1])  # what they read: median
     assert " all 3 contended" in [x.get_text() for x in ax.texts]
+
+
+def test_the_quality_panel_counts_handshake_figures_and_cells(
+        bench: tuple[Bencher, FakeBackend], tmp_path: Path) -> None:
+    """A tree of handshakes only: the measurement-quality panel (page, terminal,
+    report.json) counts them — 6 figures from three attempts, 4 contended and kept out;
+    the full-handshake cell rests on 2 clean samples with an interval, the resumption
+    cell on none — instead of "All 0 bulk figure(s) are ok"."""
+    from openssl_matrix.report import build_report
+
+    bencher, _ = bench
+    m = bencher.matrix
+    bencher.bench(list(m.variants), m.suite("hs"), "auto", repeat=1)
+    out = tmp_path / "report"
+    summary = build_report(bencher.tree, out)
+    line = ("TLS handshakes (connections/s): 6 figure(s): 2 ok, 4 flagged (0 kept in the "
+            "medians, 4 kept out, 4 of them contended); 2 table cell(s): 1 with a 95 % "
+            "interval (n ≥ 2), 0 on one sample (no interval), 1 with no usable figure")
+    text = summary.text().splitlines()
+    assert "Measurement quality: 6 figure(s), 4 flagged, 4 of them kept out of the " \
+        "medians; per kind (each in its own unit):" in text
+    assert f"  {line}" in text
+    assert "  contended: 4 figure(s) (4 tls), kept out of the medians" in text
+    assert not any(x.lstrip().startswith("bulk ciphers") for x in text), "no empty kind"
+    page = (out / "index.html").read_text()
+    panel = page.split('id="quality"')[1].split('id="methods"')[0]
+    assert "<td>TLS handshakes (connections/s)</td><td class=\"num\">6</td>" \
+        "<td class=\"num\">2</td><td class=\"num\">0</td><td class=\"num\">4</td>" \
+        "<td class=\"num\">4</td><td class=\"num\">2</td><td class=\"num\">1</td>" \
+        "<td class=\"num\">0</td><td class=\"num\">1</td>" in panel
+    assert "4 of 6 figure(s) flagged; 4 of them kept out of the medians" in panel
+    assert '<td class="bad">contended</td><td class="num">4</td><td>4 tls</td>' in panel
+    assert "0.9.8y-asm-x86_64/hs: <a href=" in panel
+    assert "bulk (MB/s) figure(s)" not in panel
+    data = json.loads((out / "data" / "report.json").read_text())["quality"]
+    assert (data["figures"], data["flagged"], data["out_of_medians"]) == (6, 4, 4)
+    [tls] = data["kinds"]
+    assert tls["kind"] == "tls" and tls["contended"] == 4 and tls["cells_with_interval"] == 1
+    assert tls["cells_no_usable_figure"] == 1
+    [contended] = data["statuses"]
+    assert contended["by_kind"] == {"tls": 4} and len(contended["runs"]) == 3
