@@ -122,7 +122,7 @@ class Quality:
                f"{self.out_of_medians} of them kept out of the medians; per kind (each in "
                "its own unit):"]
         out += [f"  {k.line()}" for k in self.kinds]
-        out += [f"  {r.status}: {r.count} figure(s) ({r.kinds_text}), "
+        out += [f"  flagged {r.status}: {r.count} figure(s) ({r.kinds_text}), "
                 + ("kept in the medians" if r.in_medians else "kept out of the medians")
                 for r in self.statuses]
         return [*out, ""]
@@ -142,7 +142,6 @@ class Quality:
         return {"total": self.total, "flagged": self.flagged,
                 "ok": sum(k.ok for k in self.kinds), "out_of_medians": self.out_of_medians,
                 "kinds": self.kinds,
-                "split": ", ".join(f"{k.figures} {k.label}" for k in self.kinds),
                 "rows": [{"status": r.status, "count": r.count, "by_kind": r.kinds_text,
                           "in_medians": r.in_medians,
                           "cells": [{"name": name,

@@ -209,7 +209,7 @@ def test_the_quality_panel_counts_handshake_figures_and_cells(
     assert "Measurement quality: 6 figure(s), 4 flagged, 4 of them kept out of the " \
         "medians; per kind (each in its own unit):" in text
     assert f"  {line}" in text
-    assert "  contended: 4 figure(s) (4 tls), kept out of the medians" in text
+    assert "  flagged contended: 4 figure(s) (4 tls), kept out of the medians" in text
     assert not any(x.lstrip().startswith("bulk ciphers") for x in text), "no empty kind"
     page = (out / "index.html").read_text()
     panel = page.split('id="quality"')[1].split('id="methods"')[0]
