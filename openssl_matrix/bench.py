@@ -162,11 +162,18 @@ def _mismatch(name: str, description: str, cpu: CpuInfo, reasons: list[str],
         "--force to run anyway (the results are then marked forced)")
 
 
+def build_command(variant_ids: Sequence[str], tree_root: Path) -> str:
+    """The command that builds ``variant_ids`` into the results tree ``tree_root``."""
+    tree = "" if tree_root == Path("results") else f" --results {tree_root}"
+    return f"invoke matrix build --only {','.join(variant_ids)}{tree}"
+
+
 class Bencher:
     def __init__(self, matrix: Matrix, backend: Backend, tree: ResultsTree, *,
                  engine: dict[str, Any], git_commit: str | None,
                  settle: float = 0.0, wait_for_host: bool = True,
-                 max_attempts: int = 0, take_host_lock: bool = True) -> None:
+                 max_attempts: int = 0, take_host_lock: bool = True,
+                 suites: Sequence[str] = ()) -> None:
         self.matrix = matrix
         self.backend = backend
         self.tree = tree
@@ -178,6 +185,10 @@ class Bencher:
         self.take_host_lock = take_host_lock  # False: the caller holds it (benchmarks)
         self.session: str | None = None  # the run journal's id, written into each run record
         self.finished_sessions: list[Journal] = []  # kept open by bench(keep_open=True)
+        # The suites the command runs on these variants: a variant that is not built is
+        # then reported once, naming them all, not once per suite (``_say_unbuilt``).
+        self.suites = tuple(suites)
+        self._told_unbuilt: set[str] = set()
 
     def image_for(self, variant: Variant) -> tuple[str, dict[str, Any]]:
         """The built image of a variant and its build record.
@@ -197,10 +208,9 @@ class Bencher:
             if self.backend.image_id(str(rec["tag"])):
                 return str(rec["tag"]), self._arrival(variant.id, rec)
         where = self.engine.get("endpoint", "this engine")
-        tree = "" if self.tree.root == Path("results") else f" --results {self.tree.root}"
         raise BuildError(f"{variant.id} is not built on {where}: the results tree "
                          f"{self.tree.root} has no build of it whose image is there",
-                         hint=f"run `invoke matrix build --only {variant.id}{tree}` first "
+                         hint=f"run `{build_command([variant.id], self.tree.root)}` first "
                          "(an image already on the engine, found by its content hash, is "
                          "reused, not rebuilt; with --cpu=PROFILE it builds on a profile's "
                          "Docker engine)")
@@ -273,6 +283,17 @@ class Bencher:
             return self._bench(variants, suite, profile_name, force=force, repeat=repeat,
                                fresh=fresh, keep_open=keep_open)
 
+    def _say_unbuilt(self, variant_id: str, err: BuildError, suite: Suite) -> None:
+        """Report a variant with no image: once per Bencher when it knows the command's
+        suites (none of them can run on it), naming them; else once per suite."""
+        if variant_id in self._told_unbuilt:
+            return
+        names = self.suites or (suite.name,)
+        log.error(f"{err.message}; {'suite' if len(names) == 1 else 'suites'} "
+                  f"{', '.join(names)} cannot run on it\n  hint: {err.hint}")
+        if self.suites:
+            self._told_unbuilt.add(variant_id)
+
     def _any_image(self, variants: Sequence[Variant]) -> bool:
         """Whether any of ``variants`` has a built image on this engine."""
         for v in variants:
@@ -299,8 +320,8 @@ class Bencher:
         cpu_name, cpu, extra, mismatch = self.resolve_cpu(profile_name, probe, force=force)
         outcomes: list[CellOutcome] = []
         for vid, err in missing.items():
-            log.error(f"{vid}: {err}")
-            outcomes.append(CellOutcome(vid, "failed", error=str(err)))
+            self._say_unbuilt(vid, err, suite)
+            outcomes.append(CellOutcome(vid, "failed", error=str(err), unbuilt=True))
         if not images:
             return outcomes
         if mismatch:
@@ -439,8 +460,12 @@ class Bencher:
                 self.finished_sessions.append(journal)
             else:
                 journal.close("finished")
-        else:
-            log.warn(f"{len(unfinished)} cell(s) did not finish ({', '.join(unfinished)}): "
+            return
+        # a variant that is not built was reported with the command that builds it
+        failed = [v for v in unfinished if not any(o.unbuilt for o in outcomes
+                                                   if o.variant == v)]
+        if failed:
+            log.warn(f"{len(failed)} cell(s) did not finish ({', '.join(failed)}): "
                      "rerunning the same command measures only those (--fresh starts over)")
 
     def close_sessions(self) -> None:

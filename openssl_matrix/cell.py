@@ -78,6 +78,7 @@ class CellOutcome:
     round: int = 1
     findings: list[dict[str, Any]] = field(default_factory=list)
     reused: bool = False  # finished earlier in this (resumed) session, not measured again
+    unbuilt: bool = False  # failed before measuring: the variant has no image on this engine
 
 
 def cpu_via_container(backend: Backend, image: str) -> tuple[CpuInfo, dict[str, str]]:

@@ -290,7 +290,7 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
               force: bool, wait: bool, repeat: int | None, fresh: bool = False,
               settle: str | float | None = None, no_wait: bool = False,
               allow_plain_tcp: bool = False) -> int:
-    from .bench import DEFAULT_SETTLE, MAX_ATTEMPTS, Bencher, CellOutcome
+    from .bench import DEFAULT_SETTLE, MAX_ATTEMPTS, Bencher, CellOutcome, build_command
     from .hostlock import EngineBusy
     from .lab import split_cpus
     from .records import FINISHED
@@ -327,7 +327,8 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
         with _terminate_as_interrupt():
             bencher = Bencher(m, backend, tree, engine=backend.engine_info(),
                               git_commit=_git_commit(), settle=settle_s,
-                              wait_for_host=not no_wait, max_attempts=MAX_ATTEMPTS)
+                              wait_for_host=not no_wait, max_attempts=MAX_ATTEMPTS,
+                              suites=[s.name for s in suites])
             for the_suite in suites:
                 try:
                     outcomes = bencher.bench(variants, the_suite, cpu, force=force,
@@ -350,6 +351,8 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
     finally:
         tree.unlock()
     failures: list[str] = []
+    cells = 0  # cells and suites that did not complete (each unbuilt variant per suite)
+    unbuilt: dict[str, list[str]] = {}  # variant -> the suites that could not run on it
     for name, outcomes, error in per_suite:
         the_suite = m.suite(name)
         if len(suites) > 1:
@@ -358,23 +361,35 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
                              int(repeat) if repeat else the_suite.repeat)
         if error:
             failures.append(f"suite {name}: {error.splitlines()[0]}")
+            cells += 1
         for o in outcomes:
-            if o.status != "complete":
-                where = f"{o.run_dir}/raw" if o.run_dir else "(no run folder)"
-                rnd = f" round {o.round}" if o.round > 1 else ""
-                failures.append(f"{name} · {o.variant}{rnd}: {o.status} — "
-                                f"{(o.error or '').splitlines()[0] if o.error else ''} "
-                                f"[{where}]")
+            if o.status == "complete":
+                continue
+            cells += 1
+            if o.unbuilt:
+                unbuilt.setdefault(o.variant, []).append(name)
+                continue
+            where = f"{o.run_dir}/raw" if o.run_dir else "(no run folder)"
+            rnd = f" round {o.round}" if o.round > 1 else ""
+            failures.append(f"{name} · {o.variant}{rnd}: {o.status} — "
+                            f"{(o.error or '').splitlines()[0] if o.error else ''} "
+                            f"[{where}]")
+    # a variant that is not built: one line, whatever the number of suites
+    failures += [f"{vid}: not built on this engine — {'suite' if len(names) == 1 else 'suites'}"
+                 f" {', '.join(names)} could not run on it; run "
+                 f"`{build_command([vid], tree.root)}` first" for vid, names in unbuilt.items()]
     if failures:
         print("\nfailures (raw output and logs in the folders named):")
         for f in failures:
             print(f"  ✕ {f}")
         done = any(o.status in FINISHED for _, outs, _ in per_suite for o in outs)
-        raise BenchError(f"{len(failures)} cell(s) or suite(s) did not complete",
+        raise BenchError(f"{cells} cell(s) or suite(s) did not complete",
                          hint=("the others finished and are kept; " if done else
                                "nothing was measured; ")
-                         + "fix the cause and rerun the same command: only what did not "
-                         "finish is measured again")
+                         + (f"build what is missing (`{build_command(list(unbuilt), tree.root)}`)"
+                            if len(unbuilt) > 1 else "fix the cause")
+                         + " and rerun the same command: only what did not finish is "
+                         "measured again")
     return 0
 
 
@@ -392,6 +407,9 @@ def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05,
           "says what the figure is not)")
     rounds = max((o.round for o in outcomes), default=1)
     for o in outcomes:
+        if getattr(o, "unbuilt", False):  # said once, with the fix, under failures
+            print(f"  {o.variant}: not built — not measured")
+            continue
         print(f"  {o.variant}" + (f" round {o.round}" if rounds > 1 else "")
               + f": {o.status}" + (f" — {o.run_dir}" if o.run_dir else "")
               + (" (finished earlier in this session, not measured again)"

@@ -49,7 +49,8 @@ from .reportcpus import Comparison, comparisons
 from .reportcpus import chart as cpus_chart
 from .reportcpus import text as cpus_text
 from .reportcpus import view as cpus_view
-from .reportview import cell_view, href, quality_view, repro_view, run_folder
+from .reportquality import Quality
+from .reportview import Flagged, cell_view, href, repro_view, run_folder
 from .results import ResultsTree, read_json
 from .speedtypes import STATUS_IMPOSSIBLE, impossible
 from .stats import Estimate, estimate
@@ -283,6 +284,14 @@ class Cell:
         return MBPS.num(e.median) + ("" if hw is None else f" ± {MBPS.num(hw, e.median)}")
 
     @property
+    def flagged(self) -> Flagged | None:
+        """What the cell shows without one usable figure (None: it has one)."""
+        if self.ok_values:
+            return None
+        return Flagged.of((o.bytes_per_s for o in self.observations),
+                          (o.status for o in self.observations if o.status != "ok"))
+
+    @property
     def other_statuses(self) -> dict[str, int]:
         """Statuses other than ok, used or not (shown beside the figure)."""
         out: dict[str, int] = {}
@@ -343,6 +352,8 @@ class ReportSummary:
     ops_lines: list[str] = field(default_factory=list)
     """The public-key and handshake tables (``report_ops.table_text``)."""
     ops_tables: int = 0
+    quality: Quality | None = None
+    """The measurement-quality panel over every kind of figure (``reportquality``)."""
 
     def text(self) -> str:
         lines = []
@@ -361,6 +372,7 @@ class ReportSummary:
             lines.append("")
         lines += cpus_text(self.side_by_side, self.block_size)
         lines += self.ops_lines
+        lines += self.quality.lines() if self.quality else []  # last: seen without scrolling
         lines.append(f"{self.observations} figure(s) in {len(self.groups)} table(s)"
                      + (f" and {self.ops_tables} public-key/handshake table(s)"
                         if self.ops_tables else "") + ", "
@@ -440,40 +452,102 @@ def _figure() -> Any:
 #: One bar series of a grouped bar chart: its label, its cell per algorithm, hatched or not.
 BarSeries = tuple[str, Callable[[str], "Cell | None"], bool]
 
+#: The legend's entry for ``flagged_bar``.
+FLAGGED_LEGEND = "unfilled, cross-hatched: no usable figure;\nwhat the flagged runs read " \
+    "(never a median)"
+
+
+def series_colors() -> list[str]:
+    """The colours a chart gives its series, in order (matplotlib's cycle)."""
+    import matplotlib
+
+    return list(matplotlib.rcParams["axes.prop_cycle"].by_key()["color"])
+
+
+def flagged_bar(ax: Any, at: float, size: float, f: Flagged, color: str, scale: float, *,
+                horizontal: bool) -> None:
+    """Draw a cell without one usable figure where its bar would be, so its row never
+    vanishes from a chart: an unfilled bar cross-hatched in its series' colour at what the
+    flagged figures read, with no error bar, labelled with their statuses (``all 2
+    contended``) as the table's grey text is; with no value at all, the label alone
+    (``no figure: 2 unreadable``) at the axis."""
+    style = {"facecolor": "none", "edgecolor": color, "hatch": "xx", "linewidth": 0.8}
+    text = {"fontsize": 7, "color": "#555555"}
+    if f.value is not None and f.value > 0:
+        v = f.value / scale
+        if horizontal:
+            ax.barh([at], [v], height=size, **style)
+            ax.text(v, at, f" {f.what}", va="center", ha="left", **text)
+        else:
+            ax.bar([at], [v], width=size, **style)
+            ax.text(at, v, f" {f.what}", rotation=90, ha="center", va="bottom", **text)
+    elif horizontal:
+        ax.text(0.005, at, f"no figure: {f.counts}", transform=ax.get_yaxis_transform(),
+                va="center", ha="left", **text)
+    else:
+        ax.text(at, 0.005, f"no figure: {f.counts}", transform=ax.get_xaxis_transform(),
+                rotation=90, ha="center", va="bottom", **text)
+
+
+def legend(ax: Any, series: Sequence[tuple[str, str, bool]], flagged: bool,
+           **where: Any) -> None:
+    """A legend of (label, colour, hatched) series, with ``FLAGGED_LEGEND`` when a cell
+    was drawn by ``flagged_bar`` (a series of only such cells still has its entry)."""
+    from matplotlib.patches import Patch
+
+    handles = [Patch(facecolor=color, hatch="//" if hatched else None, label=label)
+               for label, color, hatched in series]
+    if flagged:
+        handles.append(Patch(facecolor="none", edgecolor="#555555", hatch="xx",
+                             label=FLAGGED_LEGEND))
+    ax.legend(handles=handles, fontsize=8, **where)
+
 
 def grouped_bars(title: str, algorithms: Sequence[str], series: Sequence[BarSeries],
                  path: Path) -> None:
-    """Per algorithm one bar per series (its median, error bars its 95 % interval)."""
+    """Per algorithm one bar per series (its median, error bars its 95 % interval); a
+    cell without one usable figure as ``flagged_bar``."""
     fig = _figure()
     ax = fig.subplots()
     width = 0.8 / len(series)
+    colors = series_colors()
+    entries: list[tuple[str, str, bool]] = []
+    flagged = False
     for i, (label, cell_of, hatched) in enumerate(series):
+        color = colors[i % len(colors)]
         xs, ys, lows, highs = [], [], [], []
         for j, a in enumerate(algorithms):
             c = cell_of(a)
+            x = j - 0.4 + width * (i + 0.5)
             if c and c.median:
-                xs.append(j - 0.4 + width * (i + 0.5))
+                xs.append(x)
                 ys.append(c.median / MBPS.scale)
                 low, high = c.error_bar(MBPS.scale)
                 lows.append(low)
                 highs.append(high)
-        ax.bar(xs, ys, width=width, label=label, yerr=[lows, highs], capsize=2,
-               error_kw={"elinewidth": 0.8}, hatch="//" if hatched else None)
+            elif c and (f := c.flagged) is not None:
+                flagged_bar(ax, x, width, f, color, MBPS.scale, horizontal=False)
+                flagged = True
+        if xs:
+            ax.bar(xs, ys, width=width, color=color, yerr=[lows, highs], capsize=2,
+                   error_kw={"elinewidth": 0.8}, hatch="//" if hatched else None)
+        entries.append((label, color, hatched))
     ax.set_xticks(range(len(algorithms)), algorithms)
     ax.set_ylabel("MB/s (median; bars: 95 % interval)")
     ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    legend(ax, entries, flagged, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(axis="y", which="both", alpha=0.3)
     fig.savefig(path)
 
 
 def method_chart(g: Group, block: int, path: Path) -> bool:
-    rows = [m for m in g.method_rows()
-            if any((c := g.cell(m, a, block)) and c.median for a in g.algorithms)]
-    algs = [a for a in g.algorithms
-            if any((c := g.cell(m, a, block)) and c.median for m in rows)]
-    if not rows or not algs:
+    """Grouped bars of a method table at one block size: every row and algorithm that has
+    a figure there, usable or flagged (``flagged_bar``); none when no figure is usable."""
+    rows = [m for m in g.method_rows() if any(g.cell(m, a, block) for a in g.algorithms)]
+    algs = [a for a in g.algorithms if any(g.cell(m, a, block) for m in rows)]
+    if not any((c := g.cell(m, a, block)) and c.median for m in rows for a in algs):
         return False
+
     def cells(m: str) -> Callable[[str], Cell | None]:
         return lambda a: g.cell(m, a, block)
 
@@ -562,8 +636,7 @@ def _template() -> jinja2.Template:
 
 def render_html(groups: Sequence[Group], block: int, charts: Mapping[str, list[str]],
                 runs: Sequence[dict[str, Any]], repros: Sequence[dict[str, Any]],
-                generated: str, tree_root: Path,
-                obs: Sequence[Observation] = (),
+                generated: str, tree_root: Path, quality: Quality,
                 side_by_side: Sequence[dict[str, Any]] = ()) -> str:
     views = []
     for g in groups:
@@ -590,7 +663,7 @@ def render_html(groups: Sequence[Group], block: int, charts: Mapping[str, list[s
                   for f in run["files"]],
     } for run in runs]
     text = _template().render(css=CSS, block=block, groups=views, unit=MBPS,
-                              quality=quality_view(obs, USABLE_STATUSES),
+                              quality=quality.view(),
                               repros=[repro_view(r) for r in repros], runs=run_views,
                               side_by_side=list(side_by_side),
                               generated=generated, tree_root=str(tree_root))
@@ -646,6 +719,11 @@ def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192) -> Rep
 
 def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observation],
            block: int) -> ReportSummary:
+    from .report_ops import ops_observations, write_ops  # public-key and handshake figures
+    from .reportquality import quality
+
+    ops_obs = ops_observations(tree)
+    panel = quality(obs, ops_obs)
     (out / "data").mkdir()
     (out / "charts").mkdir()
     # runs: copy their files so every link works from the folder alone
@@ -711,6 +789,7 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
     report = {
         "generated": generated, "results_tree": str(tree.root.resolve()), "block_size": block,
+        "quality": panel.to_json(),
         "method_tables": [{
             "title": g.key.title, "cpu": g.key.cpu, "version": g.key.version,
             "arch": g.key.arch, "methods": g.method_rows(), "algorithms": g.algorithms,
@@ -734,12 +813,10 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     (out / "data" / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n",
                                               encoding="utf-8")
     page = render_html(groups, block, charts, runs, repros, generated, tree.root.resolve(),
-                       obs, side_views)
-    from .report_ops import write_ops  # public-key and handshake tables (kind pkey/tls)
-
-    ops = write_ops(tree, out)
+                       panel, side_views)
+    ops = write_ops(tree, out, ops_obs)
     page = page.replace('<h2 id="repro">', ops.html + '<h2 id="repro">', 1).replace(
         '<a href="#repro">', '<a href="#ops">Public key &amp; TLS</a><a href="#repro">', 1)
     (out / "index.html").write_text(page, encoding="utf-8")
     return ReportSummary(out, groups, block, [*paths, *ops.charts], len(obs) + ops.figures,
-                         len(repros), comps, ops.lines, ops.tables)
+                         len(repros), comps, ops.lines, ops.tables, panel)

@@ -23,7 +23,8 @@ from typing import Any
 import jinja2
 
 from . import records
-from .report import USABLE_STATUSES, _copy_run
+from .report import USABLE_STATUSES, _copy_run, flagged_bar, legend, series_colors
+from .reportview import Flagged, run_folder
 from .reportview import href as _href
 from .results import ResultsTree
 from .stats import estimate
@@ -142,6 +143,13 @@ class OpsTable:
         vals = self.values(row, column)
         return statistics.median(vals) if vals else None
 
+    def flagged(self, row: str, column: str) -> Flagged | None:
+        """What a cell with figures but not one usable shows instead (None otherwise)."""
+        obs = self.cells.get((row, column), [])
+        if not obs or self.values(row, column):
+            return None
+        return Flagged.of((o.value for o in obs), (o.status for o in obs))
+
     def error_bar(self, row: str, column: str, *, log: bool) -> tuple[float, float]:
         """(below, above) the median for a chart: the 95 % interval's half-width (``stats``,
         as the bulk charts), the lower arm stopping at zero, or on a log axis (which has
@@ -209,29 +217,17 @@ def _fmt(value: float | None) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:,.1f}"
 
 
-def _rel(o: OpsObservation) -> str:
-    return f"runs/{o.cpu}/{o.variant}/{o.suite}/{o.run}"
-
-
 def value_text(t: OpsTable, row: str, column: str) -> str:
     """A cell as a figure is shown everywhere: ``median ± half-width of the 95 % interval
     (n=…)`` over its usable figures; ``(n=1)`` alone with one; with none, what the flagged
     figures read, named by their statuses (``≈ 1,234, all 2 contended``), never a median."""
-    obs = t.cells.get((row, column), [])
     e = estimate(t.values(row, column))
     if e is not None:
         hw = e.half_width
         return f"{_fmt(e.median)}" + (f" ± {_fmt(hw)}" if hw is not None else "") \
             + f" (n={e.n})"
-    flagged = [o.value for o in obs if o.value is not None]
-    statuses: dict[str, int] = {}
-    for o in obs:
-        statuses[o.status] = statuses.get(o.status, 0) + 1
-    what = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
-    if not flagged:
-        return f"no figure ({what})"
-    median = _fmt(statistics.median(flagged))
-    return f"≈ {median}, all {what}" if len(statuses) == 1 else f"≈ {median} ({what})"
+    flagged = t.flagged(row, column) or Flagged(None, ())
+    return flagged.text(_fmt) or f"no figure ({flagged.counts})"
 
 
 def table_text(t: OpsTable) -> list[str]:
@@ -272,8 +268,8 @@ def _cell_view(t: OpsTable, row: str, column: str) -> dict[str, Any] | None:
     links = []
     for o in sorted(obs, key=lambda o: (o.variant, o.run)):
         mark = "" if o.status == "ok" else f" [{o.status}]"
-        links.append({"raw": _href(f"{_rel(o)}/{o.raw_file}"),
-                      "meta": _href(f"{_rel(o)}/{records.META}"),
+        links.append({"raw": _href(f"{run_folder(o)}/{o.raw_file}"),
+                      "meta": _href(f"{run_folder(o)}/{records.META}"),
                       "title": f"{o.variant} run {o.run}: {_fmt(o.value)}{mark}",
                       "mark": mark, "usable": o.usable})
     return {"refused": None, "value": value_text(t, row, column),
@@ -292,13 +288,23 @@ def _cell_view(t: OpsTable, row: str, column: str) -> dict[str, Any] | None:
 # Both carry the 95 % intervals as error bars, like the bulk charts (docs/report.md).
 
 
-def chart(t: OpsTable, path: Path) -> bool:
-    """Bars per row and version. With several versions, rows only one version has are left
-    to the table (3.2+ speed adds generic kem-/sig- RSA rows), except ML-KEM/ML-DSA."""
-    rows = [r for r in t.rows if any(t.median(r, c) for c in t.columns)]
+def chart_rows(t: OpsTable) -> list[str]:
+    """The rows a chart shows: every row with a figure, usable or flagged (a row of only
+    contended figures is drawn by ``report.flagged_bar``, never left out); none when not
+    one figure of the table is usable. With several versions, rows only one version has
+    are left to the table (3.2+ speed adds generic kem-/sig- RSA rows), except
+    ML-KEM/ML-DSA."""
+    rows = [r for r in t.rows if any(t.cells.get((r, c)) for c in t.columns)]
     if len(t.columns) > 1:
         rows = [r for r in rows if "-ml-" in r
-                or sum(1 for c in t.columns if t.median(r, c)) > 1] or rows
+                or sum(1 for c in t.columns if t.cells.get((r, c))) > 1] or rows
+    return rows if any(t.median(r, c) for r in rows for c in t.columns) else []
+
+
+def chart(t: OpsTable, path: Path) -> bool:
+    """Bars per row (``chart_rows``) and version: medians with their 95 % intervals, a
+    cell without one usable figure as ``report.flagged_bar``."""
+    rows = chart_rows(t)
     if not rows:
         return False
     import matplotlib
@@ -311,29 +317,40 @@ def chart(t: OpsTable, path: Path) -> bool:
     ax = fig.subplots()
     height = 0.8 / max(1, len(t.columns))
     log = t.kind != "tls"  # see above
+    if log:
+        ax.set_xscale("log")
+    colors = series_colors()
+    entries: list[tuple[str, str, bool]] = []
+    flagged = False
     for i, c in enumerate(t.columns):
+        color = colors[i % len(colors)]
         ys, xs, lows, highs = [], [], [], []
         for j, r in enumerate(rows):
+            y = j - 0.4 + height * (i + 0.5)
             m = t.median(r, c)
             if m:
-                ys.append(j - 0.4 + height * (i + 0.5))
+                ys.append(y)
                 xs.append(m)
                 low, high = t.error_bar(r, c, log=log)
                 lows.append(low)
                 highs.append(high)
-        ax.barh(ys, xs, height=height, label=f"OpenSSL {c}", xerr=[lows, highs],
-                capsize=2, error_kw={"elinewidth": 0.8})
+            elif (f := t.flagged(r, c)) is not None:
+                flagged_bar(ax, y, height, f, color, 1.0, horizontal=True)
+                flagged = True
+        if ys:
+            ax.barh(ys, xs, height=height, color=color, xerr=[lows, highs], capsize=2,
+                    error_kw={"elinewidth": 0.8})
+        entries.append((f"OpenSSL {c}", color, False))
     ax.set_yticks(range(len(rows)), [t.short.get(r, r) for r in rows], fontsize=8)
     ax.invert_yaxis()
     if not log:
         ax.set_xlabel("connections per second (median; bars: 95 % interval; higher is "
                       "better)")
     else:
-        ax.set_xscale("log")
         ax.set_xlabel("operations per second (median, log scale; bars: 95 % interval; "
                       "higher is better)")
     ax.set_title(t.title, fontsize=10)
-    ax.legend(fontsize=8, loc="lower right")
+    legend(ax, entries, flagged, loc="lower right")
     ax.grid(axis="x", which="both", alpha=0.3)
     fig.savefig(path)
     return True
@@ -364,7 +381,7 @@ def cell_rows(tables: Sequence[OpsTable]) -> list[dict[str, Any]]:
                     "ratio_low": ratio[1] if ratio else None,
                     "ratio_high": ratio[2] if ratio else None,
                     "not_usable": len(obs) - len(vals),
-                    "runs": " ".join(sorted({_rel(o) for o in obs}))})
+                    "runs": " ".join(sorted({run_folder(o) for o in obs}))})
     return out
 
 
@@ -379,17 +396,18 @@ class OpsSection:
     lines: list[str]
 
 
-def write_ops(tree: ResultsTree, out: Path) -> OpsSection:
-    """Tables, charts and data of the ops-per-second figures into the report folder
-    ``out``."""
-    obs = ops_observations(tree)
+def write_ops(tree: ResultsTree, out: Path,
+              obs: Sequence[OpsObservation] | None = None) -> OpsSection:
+    """Tables, charts and data of the ops-per-second figures ``obs`` (default: read from
+    the tree) into the report folder ``out``."""
+    obs = ops_observations(tree) if obs is None else obs
     tables = ops_tables(obs)
     add_refusals(tree, tables)
     charts: list[Path] = []
     views = []
     for o in obs:
-        if not (out / _rel(o)).exists():
-            _copy_run(o.run_path, out / _rel(o))
+        if not (out / run_folder(o)).exists():
+            _copy_run(o.run_path, out / run_folder(o))
     for t in tables:
         path = out / "charts" / f"{t.slug}.png"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -400,7 +418,8 @@ def write_ops(tree: ResultsTree, out: Path) -> OpsSection:
                       "rows": [{"name": r, "cells": [_cell_view(t, r, c) for c in t.columns]}
                                for r in t.rows],
                       "refused": refusal_lines(t),
-                      "chart": _href(f"charts/{path.name}") if drawn else None})
+                      "chart": _href(f"charts/{path.name}") if drawn else None,
+                      "no_chart": not drawn})
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(CELL_FIELDS), lineterminator="\n")
     writer.writeheader()

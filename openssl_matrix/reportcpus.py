@@ -118,8 +118,8 @@ def chart(c: Comparison, block: int, path: Path) -> bool:
 
     series = [(f"{cpu} · {m}", cells(m, i), i % 2 == 1)
               for i, cpu in enumerate(c.cpus) for m in c.methods()
-              if any((x := c.cell(m, a, i, block)) and x.median for a in algs)]
-    if not series:
+              if any(c.cell(m, a, i, block) for a in algs)]
+    if not any((x := cell_of(a)) and x.median for _, cell_of, _ in series for a in algs):
         return False
     grouped_bars(f"{c.title}\n{block}-byte blocks, CPUs side by side", algs, series, path)
     return True

@@ -10,15 +10,17 @@ from __future__ import annotations
 import math
 import statistics
 import urllib.parse
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import records
 from .names import fold
 from .units import MBPS, Unit, raw_bytes
 
 if TYPE_CHECKING:
-    from .report import Cell, Observation
+    from .report import Cell
 
 
 def href(path: str) -> str:
@@ -26,12 +28,26 @@ def href(path: str) -> str:
     return urllib.parse.quote(path, safe="/+=,@~")
 
 
-def run_folder(o: Observation) -> str:
+class RunLike(Protocol):
+    """A figure as far as naming its run goes (``report.Observation``,
+    ``report_ops.OpsObservation``)."""
+
+    @property
+    def cpu(self) -> str: ...
+    @property
+    def variant(self) -> str: ...
+    @property
+    def suite(self) -> str: ...
+    @property
+    def run(self) -> str: ...
+
+
+def run_folder(o: RunLike) -> str:
     """The run's folder inside the report (its files are copied there)."""
     return f"runs/{o.cpu}/{o.variant}/{o.suite}/{o.run}"
 
 
-def run_name(o: Observation) -> str:
+def run_name(o: RunLike) -> str:
     """How a page names a run: ``1.1.1w-asm-x86_64/blog-8k/0002``."""
     return f"{o.variant}/{o.suite}/{o.run}"
 
@@ -86,45 +102,46 @@ def cell_view(cell: Cell | None, unit: Unit = MBPS) -> dict[str, Any] | None:
             "links": links, "flagged": None if vals else flagged_only(cell, unit)}
 
 
+@dataclass(frozen=True)
+class Flagged:
+    """A cell without one usable figure, as the tables and the charts show it: what its
+    flagged figures read (their median; None when none has a value) and how many of each
+    status there were. Never a median of the table: the page prints it grey, a chart as
+    an unfilled hatched bar (``report.flagged_bar``)."""
+
+    value: float | None
+    statuses: tuple[tuple[str, int], ...]
+
+    @classmethod
+    def of(cls, values: Iterable[float | None], statuses: Iterable[str]) -> Flagged:
+        vals = [v for v in values if v is not None]
+        return cls(statistics.median(vals) if vals else None,
+                   tuple(sorted(Counter(statuses).items())))
+
+    @property
+    def counts(self) -> str:
+        """``2 contended`` or ``1 contended, 1 noisy``."""
+        return ", ".join(f"{n} {s}" for s, n in self.statuses)
+
+    @property
+    def what(self) -> str:
+        """``all 2 contended`` (one status) or ``1 contended, 1 noisy``."""
+        return f"all {self.counts}" if len(self.statuses) == 1 else self.counts
+
+    def text(self, num: Callable[[float], str]) -> str | None:
+        """``≈ 648.3, all 6 contended`` or ``≈ 648.3 (1 contended, 1 noisy)``; None
+        when no flagged figure has a value."""
+        if self.value is None:
+            return None
+        return f"≈ {num(self.value)}, {self.what}" if len(self.statuses) == 1 \
+            else f"≈ {num(self.value)} ({self.counts})"
+
+
 def flagged_only(cell: Cell, unit: Unit) -> str | None:
     """A cell without one usable figure: what its flagged figures read, named by their
     statuses (``≈ 648.3, all 6 contended``), never as a median of the table."""
-    values = [o.bytes_per_s for o in cell.observations if o.bytes_per_s is not None]
-    if not values:
-        return None
-    statuses = cell.other_statuses
-    what = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
-    return f"≈ {unit.num(statistics.median(values))}, all {what}" if len(statuses) == 1 \
-        else f"≈ {unit.num(statistics.median(values))} ({what})"
-
-
-# -- measurement quality -------------------------------------------------------------
-
-
-def quality_view(obs: Sequence[Observation], usable: Sequence[str]) -> dict[str, Any]:
-    """How many figures were flagged, by status, each status with the runs it came from
-    (linked to the run's figures file, where each figure's status and detail are)."""
-    by_status: dict[str, list[Observation]] = {}
-    for o in obs:
-        if o.status != "ok":
-            by_status.setdefault(o.status, []).append(o)
-    rows: list[dict[str, Any]] = []
-    for status, items in sorted(by_status.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        # per variant and suite, its runs: "1.1.1w-asm-x86_64/blog-8k: 0001 (12) · 0002 (3)"
-        cells: dict[str, dict[str, dict[str, Any]]] = {}
-        for o in items:
-            runs = cells.setdefault(f"{o.variant}/{o.suite}", {})
-            r = runs.setdefault(o.run, {"name": o.run, "count": 0,
-                                        "href": href(f"{run_folder(o)}/{records.FIGURES}")})
-            r["count"] += 1
-        rows.append({"status": status, "count": len(items),
-                     "in_medians": status in usable,
-                     "cells": [{"name": name, "runs": [runs[k] for k in sorted(runs)]}
-                               for name, runs in sorted(cells.items())]})
-    flagged = sum(r["count"] for r in rows)
-    return {"total": len(obs), "flagged": flagged, "ok": len(obs) - flagged,
-            "out_of_medians": sum(r["count"] for r in rows if not r["in_medians"]),
-            "rows": rows}
+    flagged = cell.flagged
+    return flagged.text(unit.num) if flagged is not None else None
 
 
 # -- reproductions ------------------------------------------------------------------

@@ -23,17 +23,18 @@ PAGE_FACTS = """
 (() => {
   const imgs = Array.from(document.images);
   const tables = Array.from(document.querySelectorAll('table'));
+  const method = tables.find(t => !t.classList.contains('quality'));  // the first table
   return {
     title: document.title,
     tables: tables.length,
     visibleTables: tables.filter(t => t.getBoundingClientRect().height > 0).length,
-    methodRows: Array.from(tables[0] ? tables[0].querySelectorAll('tr th:first-child') : [])
+    methodRows: Array.from(method ? method.querySelectorAll('tr th:first-child') : [])
       .map(th => th.textContent),
     images: imgs.map(i => ({src: i.getAttribute('src'), complete: i.complete,
                             width: i.naturalWidth, height: i.naturalHeight,
                             shown: i.getBoundingClientRect().width})),
     links: Array.from(document.querySelectorAll('a[href]')).length,
-    figures: Array.from(document.querySelectorAll('td.num'))
+    figures: Array.from(document.querySelectorAll('table:not(.quality) td.num'))  // not counts
       .map(td => td.firstChild ? td.firstChild.textContent.trim() : ''),
     provenance: Array.from(document.querySelectorAll('.prov a')).map(a => a.textContent),
     headings: Array.from(document.querySelectorAll('h2, h3')).map(h => h.textContent),
@@ -66,7 +67,8 @@ def test_html_report_opens_from_disk_with_tables_and_charts(fake_matrix: Path,
     assert page.errors == [], page.errors
     assert facts["protocol"] == "file:"
     assert facts["title"] == "openssl-matrix report"
-    assert facts["tables"] == 5 and facts["visibleTables"] == 5
+    # the quality panel's table per kind, method tables, by-size tables, runs
+    assert facts["tables"] == 6 and facts["visibleTables"] == 6
     assert facts["methodRows"][:5] == ["Method", "no-asm", "no-asm, AES-NI & PCLMULQDQ off",
                                        "asm, AES-NI & PCLMULQDQ off",
                                        "asm + AES-NI & SHA ext."]

@@ -1,13 +1,16 @@
 """The public-key and handshake charts of the report: medians with their 95 % intervals
 as error bars, like the bulk charts; the public-key chart on a log axis (docs/report.md
-says why). The values are made up for the arithmetic under test."""
+says why). The values are made up for the arithmetic under test, except where a test
+names the real output it took them from."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from openssl_matrix.report import FLAGGED_LEGEND
 from openssl_matrix.report_ops import (
     OpsObservation,
     chart,
@@ -25,6 +28,54 @@ def _obs(kind: str, version: str, row: str, value: float, status: str = "ok",
                           run_path=Path("/nonexistent"), invocation="inv", algorithm=row,
                           operation="sign", row=row, value=value, status=status,
                           raw_file="raw/inv.stdout", short=row)
+
+
+def capture_charts(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Every chart saved from now on, by file name, to read what was drawn on it."""
+    from matplotlib.figure import Figure
+
+    charts: dict[str, Any] = {}
+    real = Figure.savefig
+
+    def savefig(self: Figure, path: Any, *args: Any, **kwargs: Any) -> None:
+        charts[Path(path).name] = self
+        real(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", savefig)
+    return charts
+
+
+def flagged_bars(ax: Any) -> list[Any]:
+    """The bars ``report.flagged_bar`` drew: unfilled, cross-hatched."""
+    return [p for p in ax.patches if p.get_hatch() == "xx"]
+
+
+# tests/fixtures/speed/real-3.0.20/mr-usertime-pk.stdout: +F2 (rsa 1024 sign) and
+# +F3 (dsa 2048 sign), operations per second
+RSA1024_SIGN, DSA2048_SIGN = 12230.303030, 4227.0
+
+
+def test_a_row_of_only_contended_figures_keeps_its_place_in_the_chart(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Drawn where its bar would be, unfilled and cross-hatched, at what the contended
+    figure read and labelled so, as the table's grey "≈ …, all 1 contended" — not left
+    out of the picture; a table with no usable figure at all gets no chart (as bulk)."""
+    charts = capture_charts(monkeypatch)
+    [t] = ops_tables([_obs("pkey", "3.0.20", "rsa1024 sign", RSA1024_SIGN),
+                      _obs("pkey", "3.0.20", "dsa2048 sign", DSA2048_SIGN, "contended")])
+    assert chart(t, tmp_path / "pkey.png")
+    ax = charts["pkey.png"].axes[0]
+    assert [x.get_text() for x in ax.get_yticklabels()] == ["dsa2048 sign", "rsa1024 sign"]
+    [bar] = flagged_bars(ax)
+    assert bar.get_width() == DSA2048_SIGN and bar.get_facecolor()[3] == 0  # unfilled
+    assert bar.get_y() + bar.get_height() / 2 == pytest.approx(0.0)  # the dsa row
+    assert " all 1 contended" in [x.get_text() for x in ax.texts]
+    assert FLAGGED_LEGEND in [x.get_text() for x in ax.get_legend().get_texts()]
+    filled = [p for p in ax.patches if p.get_hatch() is None]
+    assert [p.get_width() for p in filled] == [RSA1024_SIGN]
+    [flagged_only] = ops_tables([_obs("pkey", "3.0.20", "dsa2048 sign", DSA2048_SIGN,
+                                      "contended")])
+    assert not chart(flagged_only, tmp_path / "none.png")
 
 
 def test_error_bars_are_the_95_percent_interval_cut_where_the_axis_ends() -> None:

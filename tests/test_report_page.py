@@ -146,3 +146,66 @@ def test_a_busy_host_shows_its_flags_not_medians(fake_matrix: Path, tmp_path: Pa
     panel = html.split('id="quality"')[1].split('id="methods"')[0]
     assert re.search(r"(\d+) of \1 figure\(s\) flagged; \1 of them kept out", panel)
     assert "1.1.1w-asm-x86_64/quick: <a href=" in panel
+
+
+def test_a_method_row_of_only_contended_figures_stays_in_its_chart(
+        fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bulk method chart: a row whose figures were all contended is drawn where its
+    bars would be, unfilled and cross-hatched at what they read, labelled with their
+    status, and keeps its legend entry (the public-key and handshake charts do the same)."""
+    from openssl_matrix.report import FLAGGED_LEGEND
+
+    from .test_report_ops import capture_charts, flagged_bars
+
+    tree = make_tree(fake_matrix, tmp_path)
+    for path in tree.root.glob("*/1.1.1w-asm-x86_64/*/*/figures.json"):
+        figures = json.loads(path.read_text())
+        for f in figures:
+            if f["mask"] == "no-aesni":
+                f["status"] = "contended"
+        path.write_text(json.dumps(figures))
+    charts = capture_charts(monkeypatch)
+    summary = build_report(tree, tmp_path / "report")
+    g = summary.groups[0]
+    masked = "asm, AES-NI & PCLMULQDQ off"
+    cell = g.cell(masked, "aes-128-cbc", 8192)
+    assert cell is not None and cell.median is None and cell.flagged is not None
+    [ax] = charts[f"{g.key.slug}-methods-8192.png"].axes
+    legend = [x.get_text() for x in ax.get_legend().get_texts()]
+    assert masked in legend and FLAGGED_LEGEND in legend
+    read = [f.value for a in ("aes-128-cbc", "sha256")
+            if (c := g.cell(masked, a, 8192)) and (f := c.flagged)]
+    assert [b.get_height() * MBPS.scale for b in flagged_bars(ax)] == pytest.approx(read)
+    assert len(read) == 2
+    assert [x.get_text() for x in ax.texts] == [" all 2 contended"] * 2
+
+
+def test_the_quality_panel_counts_every_kind_and_splits_by_kind(
+        fake_matrix: Path, tmp_path: Path) -> None:
+    """Bulk figures (the fake tree's real outputs) and public-key figures (real 3.0.20
+    values, one contended) in one panel: counted per kind, added up only as counts; a
+    cell's samples decide whether it carries an interval."""
+    from openssl_matrix.report import group_observations, observations
+    from openssl_matrix.reportquality import quality
+
+    from .test_report_ops import DSA2048_SIGN, RSA1024_SIGN, _obs
+
+    tree = make_tree(fake_matrix, tmp_path)  # two rounds: every bulk cell has n=2
+    bulk = observations(tree)
+    cells = [c for g in group_observations(bulk) for c in g.cells.values()]
+    q = quality(bulk, [_obs("pkey", "3.0.20", "rsa1024 sign", RSA1024_SIGN),
+                       _obs("pkey", "3.0.20", "dsa2048 sign", DSA2048_SIGN, "contended")])
+    b, p = q.kinds
+    assert (b.kind, b.figures, b.cells) == ("bulk", len(bulk), len(cells))
+    assert b.with_interval == sum(len(c.ok_values) >= 2 for c in cells) > 0
+    assert b.ok + b.flagged_in_medians + b.flagged_out == b.figures
+    assert (p.kind, p.figures, p.ok, p.flagged_out, p.contended) == ("pkey", 2, 1, 1, 1)
+    assert (p.cells, p.with_interval, p.one_sample, p.no_usable) == (2, 0, 1, 1)
+    assert q.total == len(bulk) + 2
+    contended = next(r for r in q.statuses if r.status == "contended")
+    assert contended.by_kind == {"pkey": 1} and contended.kinds_text == "1 pkey"
+    lines = q.lines()
+    assert lines[1].startswith(f"  bulk ciphers and hashes (MB/s): {len(bulk)} figure(s)")
+    assert lines[2].startswith("  public-key operations (ops/s): 2 figure(s): 1 ok, 1 "
+                               "flagged (0 kept in the medians, 1 kept out, 1 of them "
+                               "contended); 2 table cell(s): 0 with a 95 % interval")

@@ -161,3 +161,70 @@ def test_the_report_shows_handshakes_with_interval_count_and_flagged_cells(
     page = (tmp_path / "report" / "index.html").read_text()
     assert " ± 0.0 (n=2)" in page and "no usable figure" in page
     assert "all 3 contended" in page
+
+
+def test_the_chart_keeps_the_row_whose_handshakes_were_all_contended(
+        bench: tuple[Bencher, FakeBackend], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The resumption row, contended in all three attempts, is drawn as an unfilled,
+    cross-hatched bar at what it read, labelled "all 3 contended", beside the full
+    handshake's median: it does not vanish from the picture."""
+    from openssl_matrix.report import build_report
+
+    from .test_report_ops import capture_charts, flagged_bars
+
+    bencher, _ = bench
+    m = bencher.matrix
+    bencher.bench(list(m.variants), m.suite("hs"), "auto", repeat=1)
+    charts = capture_charts(monkeypatch)
+    build_report(bencher.tree, tmp_path / "report")
+    [ax] = next(f for name, f in charts.items() if name.startswith("tls-")).axes
+    rows = [x.get_text() for x in ax.get_yticklabels()]
+    assert len(rows) == 2 and "full" in rows[0] and "resumed" in rows[1]
+    resumes = [float(f["ops_per_s"]) for p in bencher.tree.root.rglob("figures.json")
+               for f in json.loads(p.read_text()) if f["operation"] == "resume"]
+    [bar] = flagged_bars(ax)
+    assert bar.get_y() + bar.get_height() / 2 == pytest.approx(1.0)  # the resumption row
+    assert bar.get_width() == pytest.approx(sorted(resumes)[1])  # what they read: median
+    assert " all 3 contended" in [x.get_text() for x in ax.texts]
+
+
+def test_the_quality_panel_counts_handshake_figures_and_cells(
+        bench: tuple[Bencher, FakeBackend], tmp_path: Path) -> None:
+    """A tree of handshakes only: the measurement-quality panel (page, terminal,
+    report.json) counts them — 6 figures from three attempts, 4 contended and kept out;
+    the full-handshake cell rests on 2 clean samples with an interval, the resumption
+    cell on none — instead of "All 0 bulk figure(s) are ok"."""
+    from openssl_matrix.report import build_report
+
+    bencher, _ = bench
+    m = bencher.matrix
+    bencher.bench(list(m.variants), m.suite("hs"), "auto", repeat=1)
+    out = tmp_path / "report"
+    summary = build_report(bencher.tree, out)
+    line = ("TLS handshakes (connections/s): 6 figure(s): 2 ok, 4 flagged (0 kept in the "
+            "medians, 4 kept out, 4 of them contended); 2 table cell(s): 1 with a 95 % "
+            "interval (n ≥ 2), 0 on one sample (no interval), 1 with no usable figure")
+    text = summary.text().splitlines()
+    assert "Measurement quality: 6 figure(s), 4 flagged, 4 of them kept out of the " \
+        "medians; per kind (each in its own unit):" in text
+    assert f"  {line}" in text
+    assert "  flagged contended: 4 figure(s) (4 tls), kept out of the medians" in text
+    assert not any(x.lstrip().startswith("bulk ciphers") for x in text), "no empty kind"
+    page = (out / "index.html").read_text()
+    panel = page.split('id="quality"')[1].split('id="methods"')[0]
+    assert "<td>TLS handshakes (connections/s)</td><td class=\"num\">6</td>" \
+        "<td class=\"num\">2</td><td class=\"num\">0</td><td class=\"num\">4</td>" \
+        "<td class=\"num\">4</td><td class=\"num\">2</td><td class=\"num\">1</td>" \
+        "<td class=\"num\">0</td><td class=\"num\">1</td>" in panel
+    assert "4 of 6 figure(s) flagged; 4 of them kept out of the medians" in panel
+    assert '<td class="bad">contended</td><td class="num">4</td><td>4 tls</td>' in panel
+    assert "0.9.8y-asm-x86_64/hs: <a href=" in panel
+    assert "bulk (MB/s) figure(s)" not in panel
+    data = json.loads((out / "data" / "report.json").read_text())["quality"]
+    assert (data["figures"], data["flagged"], data["out_of_medians"]) == (6, 4, 4)
+    [tls] = data["kinds"]
+    assert tls["kind"] == "tls" and tls["contended"] == 4 and tls["cells_with_interval"] == 1
+    assert tls["cells_no_usable_figure"] == 1
+    [contended] = data["statuses"]
+    assert contended["by_kind"] == {"tls": 4} and len(contended["runs"]) == 3
