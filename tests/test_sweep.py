@@ -383,3 +383,85 @@ def test_list_says_when_a_variant_adds_to_the_plain_build_the_sweep_made() -> No
         "    1.0.2u-asm-x86_64-march-native: built 212 s (third-party tree) (the sweep's plain "
         "asm x86_64 build; not with this variant's -march=native, patch no-endbr32, engine "
         "padlock, no-ssl2)")
+
+
+def test_list_says_a_third_party_tree_was_swept_when_the_matrix_declares_the_official_one(
+        ) -> None:
+    official = KNOWN_SHA256["3.0.2"]
+    table = {"rows": [
+        {"version": "3.0.2", "arch": "x86_64", "asm": "asm", "status": "built",
+         "seconds": 297.5, "source": "third-party tree (not the official tarball's bytes)"},
+        {"version": "3.0.2", "arch": "x86_64", "asm": "no-asm", "status": "fails",
+         "reason": "make: *** [x] Error 1", "source": "third-party tree, pinned locally"}]}
+    assert sweep.build_status("3.0.2", "x86_64", True, table,
+                              declared_sha256=official) == \
+        "built 298 s (from a third-party tree, not the official tarball the matrix declares)"
+    assert sweep.build_status("3.0.2", "x86_64", False, table,
+                              declared_sha256=official) == (
+        "fails: make: *** [x] Error 1 (from a third-party tree, not the official tarball the "
+        "matrix declares)")
+    # a matrix that declares some other checksum (or none) built that very tree
+    assert sweep.build_status("3.0.2", "x86_64", True, table, declared_sha256="ab" * 32) == \
+        "built 298 s (third-party tree)"
+    assert sweep.build_status("3.0.2", "x86_64", True, table) == \
+        "built 298 s (third-party tree)"
+    from types import SimpleNamespace
+
+    spec = SimpleNamespace(version="3.0.2", sha256=official)
+    variant = SimpleNamespace(id="3.0.2-asm-x86_64", version=spec, arch="x86_64", asm=True,
+                              march=None, patches=(), engines=(), configure=())
+    assert sweep.describe_versions([variant], {}, table)[1] == (
+        "    3.0.2-asm-x86_64: built 298 s (from a third-party tree, not the official "
+        "tarball the matrix declares)")
+
+
+NOT_REACHED = ("not reached: the session's time ran out (one 2-core host shared with other "
+               "engineers' builds and benches); `benchmarks/sweep.py --resume` goes on with it")
+
+
+def test_cells_the_sweep_did_not_reach_say_how_to_build_them_once_per_version() -> None:
+    from types import SimpleNamespace
+
+    rows = [sweep.Row("3.0.20", "x86_64", "asm", "built", seconds=250.0),
+            sweep.Row("3.0.20", "x86_64", "no-asm", "not tried", reason=NOT_REACHED),
+            sweep.Row("3.0.20", "i386", "asm", "not tried", reason=NOT_REACHED),
+            sweep.Row("3.0.20", "i386", "no-asm", "not tried", reason="no time")]
+    hint = "`benchmarks/sweep.py --tarballs DIR --resume` builds"
+    assert sweep.result_text(rows[1]) == f"not yet built by the recorded sweep ({hint} it)"
+    assert sweep.result_text(rows[3]) == "not tried: no time"
+    table = sweep.format_table(rows)
+    assert "the session's time ran out" not in table
+    assert f"| x86_64 | no-asm | not yet built by the recorded sweep ({hint} it) |" in table
+    assert sweep.release_summary(rows) == (
+        "- 3.0.20: builds (x86_64 asm); not yet built by the recorded sweep: x86_64 no-asm, "
+        f"i386 asm ({hint} them); not tried: i386 no-asm (no time)\n")
+    data = {"rows": [vars(r) for r in rows]}
+    assert sweep.build_status("3.0.20", "i386", True, data) == \
+        f"not yet built by the recorded sweep ({hint} it)"
+    spec = SimpleNamespace(version="3.0.20", sha256=None)
+
+    def variant(arch: str, asm: bool) -> SimpleNamespace:
+        return SimpleNamespace(id=f"3.0.20-{'asm' if asm else 'no-asm'}-{arch}", version=spec,
+                               arch=arch, asm=asm, march=None, patches=(), engines=(),
+                               configure=())
+
+    lines = sweep.describe_versions([variant("x86_64", True), variant("x86_64", False),
+                                     variant("i386", True), variant("i386", False)], {}, data)
+    assert lines[1:] == [
+        "    3.0.20-asm-x86_64: built 250 s",
+        "    3.0.20-no-asm-x86_64, 3.0.20-asm-i386: not yet built by the recorded sweep "
+        f"({hint} them)",
+        "    3.0.20-no-asm-i386: not tried: no time"]
+
+
+def test_release_summary_names_a_built_cell_whose_speed_check_failed() -> None:
+    note = ("speed exit 1: Error configuring OpenSSL\n140307504355008:error:260B806D:engine "
+            "routines:ENGINE_TABLE_REGISTER:init failed:eng_table.c:1")
+    rows = [sweep.Row("1.0.2n", "x86_64", "asm", "built", seconds=136.0, speed_note=note),
+            sweep.Row("1.0.2n", "i386", "asm", "built", seconds=140.0,
+                      speed_bytes_per_s=1.0e8, speed_note="")]
+    assert sweep.release_summary(rows) == (
+        "- 1.0.2n: builds (x86_64 asm, i386 asm); speed check fails (x86_64 asm): speed exit "
+        "1: Error configuring OpenSSL 140307504355008:error:260B806D:engine routines:"
+        "ENGINE_TABLE_REGISTER:init failed:eng_table.c:1\n")
+    assert sweep.short_note("a\nb " + "x" * 200, limit=10) == "a b xxxxx…"
