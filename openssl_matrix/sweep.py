@@ -10,10 +10,12 @@ A tarball whose version has an official checksum on record (``sources.KNOWN_SHA2
 is used only when its bytes match it; any other is pinned in the sweep's own lock file
 (``<results>/_sweep/sweep.lock``, never the project's) and its rows say it was not an
 official tarball. The speed figure is ``openssl speed -elapsed -evp aes-128-cbc`` at
-8192-byte blocks, one run: a smoke check that the build works, not a measurement; each
-row carries the tool's own host accounting of that run (``hostacct``: the speed
-process's own CPU share and the cores everything else kept busy, sampled inside the
-container just before and after it) and whether that says the run was clean.
+8192-byte blocks, ``SMOKE_RUNS`` (3) runs: a smoke check that the build works, not a
+measurement. The row keeps every run's figure and their median; each run goes through
+the bench's own wrapper, so the tool's host accounting brackets it (``hostacct``: the
+speed process's own CPU share and the cores everything else kept busy, sampled inside
+the container just before and after it), and the row carries the worst run's
+accounting and whether that says the runs were clean.
 """
 
 from __future__ import annotations

@@ -465,3 +465,25 @@ def test_release_summary_names_a_built_cell_whose_speed_check_failed() -> None:
         "1: Error configuring OpenSSL 140307504355008:error:260B806D:engine routines:"
         "ENGINE_TABLE_REGISTER:init failed:eng_table.c:1\n")
     assert sweep.short_note("a\nb " + "x" * 200, limit=10) == "a b xxxxx…"
+
+
+def test_the_sweep_script_builds_both_arches_by_default(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from .scripts import load_script
+
+    script = load_script("sweep")
+    seen: list[list[str]] = []
+
+    def plan(folder: Path, workdir: Path, *, arches: Any, **kwargs: Any) -> sweep.Plan:
+        seen.append(list(arches))
+        return sweep.Plan(matrix_path=workdir / "sweep.yaml", variants=[], skipped=[],
+                          sources={})
+
+    monkeypatch.setattr(script.sweep, "plan_sweep", plan)
+    args = ["--tarballs", str(tmp_path), "--matrix", str(tmp_path / "none.yaml"),
+            "--results", str(tmp_path / "r"), "--not-tried", "x"]
+    assert script.main(args) == 0
+    assert script.main([*args, "--arch", "i386"]) == 0
+    assert seen == [["x86_64", "i386"], ["i386"]]
+    assert "0 variant(s) to build" in capsys.readouterr().out
