@@ -62,6 +62,7 @@ __all__ = [
     "Row",
     "Smoke",
     "build_status",
+    "compat_applied",
     "counts",
     "describe_versions",
     "failure_reason",
@@ -355,7 +356,7 @@ def run_sweep(plan: Plan, results: Path, *, jobs: int = 1, speed: bool = True,
             row.status = "built"
             row.seconds = record.get("seconds") or outcome.seconds or None
             row.openssl_version = str(record.get("openssl_version", ""))
-            row.compat = [str(c) for c in record.get("compat_changes", [])]
+            row.compat = compat_applied(record)
             endbr32 = record.get("endbr32")
             row.endbr32 = endbr32 if isinstance(endbr32, int) else None
             if speed and outcome.tag:
@@ -375,6 +376,20 @@ def run_sweep(plan: Plan, results: Path, *, jobs: int = 1, speed: bool = True,
         if on_row is not None:
             on_row(row)
     return rows
+
+
+def compat_applied(record: dict[str, Any]) -> list[str]:
+    """What a build record says the compat fixes did: each rewrite script's changes (its
+    ``compat_changes`` lines), then each ``auto`` diff applied (``NAME: diff applied``),
+    from the patches the record's variant lists."""
+    out = [str(c) for c in record.get("compat_changes", [])]
+    variant = record.get("variant")
+    patches = variant.get("patches", []) if isinstance(variant, dict) else []
+    for p in patches:
+        if isinstance(p, dict) and p.get("apply") == "auto" and \
+                str(p.get("file", "")).endswith(".patch"):
+            out.append(f"{p.get('name')}: diff applied")
+    return out
 
 
 def fill_smoke(row: Row, smoke: Smoke) -> None:

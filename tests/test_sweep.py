@@ -487,3 +487,33 @@ def test_the_sweep_script_builds_both_arches_by_default(
     assert script.main([*args, "--arch", "i386"]) == 0
     assert seen == [["x86_64", "i386"], ["i386"]]
     assert "0 variant(s) to build" in capsys.readouterr().out
+
+
+def test_a_row_names_the_compat_diffs_applied_as_well_as_the_scripts_changes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
+    folder = tarballs(tmp_path)
+    plan = sweep.plan_sweep(folder, tmp_path / "r" / "_sweep", only=["1.1.0g"],
+                            asms=["asm"], cache_dir=tmp_path / "cache")
+    fixes = tmp_path / "fixes"
+    fixes.mkdir()
+    (fixes / "fix-a.patch").write_text("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n")
+    (fixes / "fix-a.yaml").write_text(yaml.safe_dump(
+        {"why": "w", "versions": ["1.1.0*"], "apply": "auto"}))
+    (fixes / "on-ask.patch").write_text("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+c\n")
+    (fixes / "on-ask.yaml").write_text(yaml.safe_dump({"why": "w", "versions": ["1.1.0*"]}))
+    data = yaml.safe_load(plan.matrix_path.read_text())
+    data["patches_dirs"] = [str(fixes)]
+    plan.matrix_path.write_text(yaml.safe_dump(data))
+    (row,) = sweep.run_sweep(plan, tmp_path / "r", speed=False,
+                             backend=SweepBackend(lambda image, command, env: (0, "", "")))
+    assert row.status == "built" and row.compat == ["fix-a: diff applied"]
+    assert sweep.result_text(row).endswith("; compat: fix-a")
+    record = {"compat_changes": ["perl-file-glob: Configure: 1"],
+              "variant": {"patches": [
+                  {"name": "perl-file-glob", "apply": "auto", "file": "/p/perl-file-glob.pl"},
+                  {"name": "fix-a", "apply": "auto", "file": "/p/fix-a.patch"},
+                  {"name": "no-endbr32", "apply": "on-request", "file": "/p/no-endbr32.patch"}]}}
+    assert sweep.compat_applied(record) == ["perl-file-glob: Configure: 1",
+                                            "fix-a: diff applied"]
+    assert sweep.compat_applied({}) == []
