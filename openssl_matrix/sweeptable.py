@@ -147,11 +147,16 @@ def _order(r: Row) -> tuple[Any, ...]:
             r.asm)
 
 
+#: What buildinfo.sh records for a compat script that found nothing to change.
+NOTHING_CHANGED = "construct not found, nothing changed"
+
+
 def result_text(r: Row) -> str:
     if r.status == "built":
         result = f"built ({secs(r.seconds)})"
-        if r.compat:
-            result += "; compat: " + ", ".join(sorted({c.split(":")[0] for c in r.compat}))
+        acted = sorted({c.split(":")[0] for c in r.compat if not c.endswith(NOTHING_CHANGED)})
+        if acted:
+            result += "; compat: " + ", ".join(acted)
         if r.endbr32:
             result += f"; {r.endbr32} ENDBR32"
         return result

@@ -517,3 +517,7 @@ def test_a_row_names_the_compat_diffs_applied_as_well_as_the_scripts_changes(
     assert sweep.compat_applied(record) == ["perl-file-glob: Configure: 1",
                                             "fix-a: diff applied"]
     assert sweep.compat_applied({}) == []
+    # a compat script that found nothing to change is not named as a fix the build needed
+    idle = sweep.Row("1.1.1w", "x86_64", "asm", "built", seconds=1.0, compat=[
+        "perl-file-glob: construct not found, nothing changed", "fix-a: diff applied"])
+    assert sweep.result_text(idle) == "built (1 s); compat: fix-a"
