@@ -1,21 +1,30 @@
 #!/usr/bin/perl
-# openssl-matrix: facts about an unpacked OpenSSL source tree, read before it is built.
+# openssl-matrix: facts about an unpacked OpenSSL source tree, read before it is built,
+# and the build steps those facts decide.
 #
-#   perl srcfacts.pl check --facts FILE --target T --build-system legacy|unified \
+#   perl srcfacts.pl check --facts FILE [--target T]... [--unified-only OPTION]... \
 #        [--optional OPTION]... [--require OPTION]...
-#     Run in the tree at the end of the source stage. Checks what the recipe relies on
-#     (the Configure target exists; the build system is the one the recipe drives: the
-#     legacy Makefile.org one, which wants `make depend` and -j1, or the unified
-#     build.info one) and fails with a message saying what to do when it does not hold.
-#     For each --optional Configure option it records whether this release's Configure
-#     knows it; unknown ones are dropped by `configure` (e.g. `no-tests`, which early
-#     1.1.0 releases refuse with "Unsupported options"). Each --require option (an
-#     engine switch, an option the matrix gives) must be known, or the check stops here
-#     with a message naming it. Writes key=value lines to FILE.
+#     Run in the tree at the end of the source stage. Finds what the recipe depends on
+#     and records it in FILE (key=value lines), failing with a message that says what
+#     to do when the tree cannot be built:
+#     - the build system: "legacy" (Makefile.org: `make depend`, then make -j1) or
+#       "unified" (build.info and Configurations/: make -jN);
+#     - the Configure target: the first --target this tree's Configure defines (the
+#       recipe lists them in order of preference: linux-x86, then linux-elf for i386);
+#     - each --unified-only option (e.g. --libdir=lib) is kept on unified trees only;
+#     - each --optional option is kept only if this release's Configure knows it (e.g.
+#       `no-tests`, which early 1.1.0 releases refuse with "Unsupported options");
+#     - each --require option (an engine switch, an option the matrix gives) must be
+#       known, or the check stops here with a message naming it.
 #
-#   perl srcfacts.pl configure --facts FILE -- perl ./Configure ARGS...
-#     Runs the Configure command without the options FILE says to drop, saying so, and
-#     records the line it ran in FILE's folder as configure-line.txt.
+#   perl srcfacts.pl configure --facts FILE -- perl ./Configure @target@ ARGS...
+#     Runs the Configure command with @target@ replaced by the target FILE records and
+#     without the options FILE says to drop, saying so, and records the line it ran in
+#     FILE's folder as configure-line.txt.
+#
+#   perl srcfacts.pl make --facts FILE
+#     Builds as the tree's build system wants: legacy: `make depend`, then `make -j1`;
+#     unified: `make -j$MAKE_JOBS` (the build argument; 1 if unset).
 #
 #   perl srcfacts.pl knows OPTION
 #     Prints "yes" or "no": whether ./Configure knows OPTION (for tests and by hand).
@@ -113,15 +122,18 @@ sub knows {
     return 1;    # compiler flags and the like go through as they are
 }
 
+#: The argument of the Configure command that stands for the target the check chose.
+my $TARGET_TOKEN = '@target@';
+
 sub check {
     my @args = @_;
-    my ($facts, $target, $system);
-    my (@optional, @required);
+    my $facts;
+    my (@targets, @unified_only, @optional, @required);
     while (@args) {
         my $a = shift @args;
         if ($a eq '--facts') { $facts = shift @args; }
-        elsif ($a eq '--target') { $target = shift @args; }
-        elsif ($a eq '--build-system') { $system = shift @args; }
+        elsif ($a eq '--target') { push(@targets, shift @args); }
+        elsif ($a eq '--unified-only') { push(@unified_only, shift @args); }
         elsif ($a eq '--optional') { push(@optional, shift @args); }
         elsif ($a eq '--require') { push(@required, shift @args); }
         else { fail("srcfacts.pl check: unknown argument $a"); }
@@ -136,23 +148,23 @@ sub check {
              . "(`quilt pop -a`) and leave .pc/ and debian/ out; to build the patched tree "
              . "as it is, leave .pc/ out of the tarball");
     }
-    my $found = build_system();
-    push(@out, "build_system=$found");
-    if (defined $system && $found ne $system) {
-        my %how = (legacy => "Makefile.org: `make depend`, then make -j1",
-                   unified => "build.info: make -jN, no `make depend`");
-        fail("the recipe drives the $system build system ($how{$system}) but this source "
-             . "tree has the $found one"
-             . ($how{$found} ? " ($how{$found})" : "")
-             . ": is it the release its name says? Check crypto/opensslv.h or "
-             . "include/openssl/opensslv.h");
+    my $system = build_system();
+    if ($system eq 'unknown') {
+        fail("this tree has neither Makefile.org (the legacy build system, 0.9.8-1.0.2) "
+             . "nor build.info and Configurations/ (the unified one, 1.1.0 on): is it an "
+             . "OpenSSL release tree? Check that the tarball has one top folder with "
+             . "Configure in it");
     }
-    if (defined $target) {
-        if (!has_target($target)) {
-            fail("this source's Configure has no target '$target': is the tree the release "
-                 . "its name says? (linux-x86 exists from 1.1.0, linux-elf in every release)");
+    push(@out, "build_system=$system");
+    if (@targets) {
+        my ($chosen) = grep { has_target($_) } @targets;
+        if (!defined $chosen) {
+            fail("this source's Configure has none of the targets "
+                 . join(", ", map { "'$_'" } @targets)
+                 . ": is the tree the release its name says? (linux-x86 exists from "
+                 . "1.1.0, linux-elf in every release)");
         }
-        push(@out, "target.$target=yes");
+        push(@out, "target=$chosen");
     }
     foreach my $option (@required) {
         if (!knows($option)) {
@@ -162,22 +174,38 @@ sub check {
         }
         push(@out, "option.$option=known");
     }
-    my @drop;
+    my (@drop, @why);
+    my %unified_only = map { $_ => 1 } @unified_only;
+    foreach my $option (@unified_only) {
+        next if $system eq 'unified';
+        push(@out, "option.$option=unified-only");
+        push(@drop, $option);
+        push(@why, "'$option' is for the unified build system; this tree has the legacy one");
+    }
     foreach my $option (@optional) {
+        next if $unified_only{$option} && $system ne 'unified';
         my $known = knows($option);
         push(@out, "option.$option=" . ($known ? "known" : "unknown"));
-        push(@drop, $option) unless $known;
+        next if $known;
+        push(@drop, $option);
+        push(@why, "this release's Configure does not know '$option'");
     }
     push(@out, "drop=" . join(",", @drop));
     open(my $fh, '>', $facts) or fail("cannot write $facts: $!");
     print $fh map { "$_\n" } @out;
     close($fh);
     print "openssl-matrix source facts: ", join("; ", @out), "\n";
-    foreach my $option (@drop) {
-        print "openssl-matrix note: this release's Configure does not know '$option': "
-            . "it will be left out\n";
-    }
+    print "openssl-matrix note: $_: it will be left out\n" foreach @why;
     return 0;
+}
+
+# The facts file's key=value lines.
+sub read_facts {
+    my ($facts) = @_;
+    my $text = slurp($facts);
+    fail("no source facts in $facts: the source stage did not run its check") unless defined $text;
+    my %facts = map { /^([^=]+)=(.*)$/ ? ($1 => $2) : () } split(/\n/, $text);
+    return \%facts;
 }
 
 sub configure {
@@ -190,17 +218,18 @@ sub configure {
     }
     shift @args;
     fail("srcfacts.pl configure: --facts FILE -- COMMAND...") unless defined $facts && @args;
-    my %drop;
-    my $text = slurp($facts);
-    fail("no source facts in $facts: the source stage did not run its check") unless defined $text;
-    if ($text =~ /^drop=(.*)$/m) {
-        %drop = map { $_ => 1 } grep { length } split(/,/, $1);
-    }
+    my $found = read_facts($facts);
+    my %drop = map { $_ => 1 } grep { length } split(/,/, defined $found->{drop} ? $found->{drop} : '');
     my @command;
     foreach my $a (@args) {
+        if ($a eq $TARGET_TOKEN) {
+            fail("the source stage chose no Configure target (its check ran without "
+                 . "--target)") unless defined $found->{target};
+            push(@command, $found->{target});
+            next;
+        }
         if ($drop{$a}) {
-            print "openssl-matrix note: leaving out '$a': this release's Configure does not "
-                . "know it\n";
+            print "openssl-matrix note: leaving out '$a' (see the source facts)\n";
             next;
         }
         push(@command, $a);
@@ -215,13 +244,39 @@ sub configure {
     exec { $command[0] } @command or fail("cannot run $command[0]: $!");
 }
 
+sub run_make {
+    my @args = @_;
+    my $facts;
+    while (@args) {
+        my $a = shift @args;
+        if ($a eq '--facts') { $facts = shift @args; }
+        else { fail("srcfacts.pl make: unknown argument $a"); }
+    }
+    fail("srcfacts.pl make: --facts FILE is required") unless defined $facts;
+    my $system = read_facts($facts)->{build_system};
+    $system = '' unless defined $system;
+    if ($system eq 'legacy') {
+        # Makefile.org trees: dependencies first, and one job (their makefiles are not
+        # parallel-safe; distributions build them with -j1)
+        print "openssl-matrix: legacy build system (Makefile.org): make depend, then make -j1\n";
+        system("make", "depend") == 0 or fail("make depend failed (exit " . ($? >> 8) . ")");
+        exec { "make" } "make", "-j1" or fail("cannot run make: $!");
+    }
+    fail("srcfacts.pl make: no build system in $facts") unless $system eq 'unified';
+    my $jobs = $ENV{MAKE_JOBS};
+    $jobs = 1 unless defined $jobs && $jobs =~ /^[1-9][0-9]*$/;
+    print "openssl-matrix: unified build system (build.info): make -j$jobs\n";
+    exec { "make" } "make", "-j$jobs" or fail("cannot run make: $!");
+}
+
 my $mode = shift @ARGV || '';
 if ($mode eq 'check') { exit check(@ARGV); }
 if ($mode eq 'configure') { configure(@ARGV); }
+if ($mode eq 'make') { run_make(@ARGV); }
 if ($mode eq 'knows') {
     my $option = shift @ARGV;
     fail("srcfacts.pl knows OPTION") unless defined $option;
     print knows($option) ? "yes\n" : "no\n";
     exit 0;
 }
-fail("usage: srcfacts.pl check|configure|knows ...");
+fail("usage: srcfacts.pl check|configure|make|knows ...");

@@ -479,7 +479,7 @@ class Builder:
         v = p.variant
         bdir = self.tree.build_dir(v.id, p.digest)
         log_path = bdir / (f"build-{self.engine_tag}.log" if self.engine_tag else "build.log")
-        jobs = make_jobs if p.rendered.recipe.parallel_make else 1
+        jobs = make_jobs  # a legacy (Makefile.org) tree builds at -j1 all the same
         if self.images is not None:  # before the clock: shipping is not building
             try:
                 self._toolchain_here(v.base_image)

@@ -66,17 +66,17 @@ def i386_name(image: str) -> str | None:
     return f"i386/{image}"
 
 
-def configure_target(version: str, arch: str) -> str:
-    """The ``./Configure`` target. ``./config`` is never used: it guesses the target
-    from ``uname -m``, which says x86_64 inside an i386 container on an amd64 kernel."""
-    if arch == "x86_64":
-        return "linux-x86_64"
-    # 32-bit x86: linux-elf up to 1.0.x (in Configure's own table: seen in every 0.9.8-
-    # 1.0.2 tree swept, 0.9.8y ... 1.0.2zl); linux-x86 from 1.1.0 (Configurations/
-    # 10-main.conf: every 1.1.0-3.6 tree swept, 1.1.0g ... 3.6.3; linux-elf remains there
-    # as the generic ELF target). The source stage (dockerfiles/srcfacts.pl) checks the
-    # target exists in each release; docs/building.md lists the trees.
-    return "linux-elf" if series(version)[:2] < (1, 1) else "linux-x86"
+def configure_targets(arch: str) -> tuple[str, ...]:
+    """The ``./Configure`` targets for ``arch`` in order of preference; the build's source
+    stage uses the first one the release's Configure defines (dockerfiles/srcfacts.pl).
+    ``./config`` is never used: it guesses the target from ``uname -m``, which says
+    x86_64 inside an i386 container on an amd64 kernel.
+
+    - x86_64: ``linux-x86_64`` (every release);
+    - i386: ``linux-x86`` (Configurations/10-main.conf, 1.1.0 on: in every 1.1.0-3.6 tree
+      swept), else ``linux-elf`` (Configure's own table, 0.9.8-1.0.2: in every tree of
+      those swept; 1.1.0+ keep it as the generic ELF target, hence the order)."""
+    return ("linux-x86_64",) if arch == "x86_64" else ("linux-x86", "linux-elf")
 
 
 def engine_options(version: str, engine: str) -> tuple[str, ...]:

@@ -1,19 +1,23 @@
 """Rendering: a variant becomes a Dockerfile and a build context, deterministically.
 
-The per-era build recipe is decided here in Python, so the templates in ``dockerfiles/``
-stay simple and every decision is testable without Docker:
+The build recipe is the same for every release; what differs between releases is
+decided by the release's own source tree, probed in the build's first stage by
+``dockerfiles/srcfacts.pl`` (tested without Docker on trees the tests write), not by
+version cutoffs:
 
 - ``perl ./Configure <target>`` always (``./config`` guesses the target from
-  ``uname -m``, which is x86_64 inside an i386 container on an amd64 kernel), run
-  through ``dockerfiles/srcfacts.pl``: the source stage checks the unpacked tree (the
-  target exists, the build system is the one the steps drive) and notes which optional
-  options its Configure does not know, which are then left out (``no-tests`` in early
-  1.1.0 releases);
-  ``linux-x86_64``, or ``linux-elf`` (0.9.8-1.0.x) / ``linux-x86`` (1.1.0+) for i386;
-- ``shared``, ``--prefix``/``--openssldir``, plus ``--libdir=lib`` and ``no-tests``
-  from 1.1.0 (both are unknown before; ``no-tests`` only where Configure knows it);
-- 0.9.8-1.0.x: ``make depend`` first and ``make`` with -j1 (their makefiles are not
-  parallel-safe; distros force -j1); 1.1.0+: ``make -jN``;
+  ``uname -m``, which is x86_64 inside an i386 container on an amd64 kernel). The
+  target is the first of ``eras.configure_targets(arch)`` the tree's Configure defines:
+  ``linux-x86_64``; for i386 ``linux-x86`` (Configurations/, 1.1.0 on), else
+  ``linux-elf`` (Configure's own table, 0.9.8-1.0.2);
+- the build system the tree has decides the steps: unified (build.info and
+  Configurations/, 1.1.0 on): ``--libdir=lib`` (3.x would default to lib64) and
+  ``make -jN``; legacy (Makefile.org, 0.9.8-1.0.2): ``make depend``, then ``make -j1``
+  (their makefiles are not parallel-safe; distributions force -j1);
+- ``no-tests`` (unified trees) only where the release's Configure knows it (early
+  1.1.0 releases do not); engine switches and the matrix's own no-/enable- options must
+  be known, or the source stage stops naming them;
+- ``shared``, ``--prefix``/``--openssldir``;
 - always ``make install_sw`` (software only: ``install`` runs pod2man, which fails on
   the 1.0.x pods with perl >= 5.18) and never ``make test`` (old test suites carry
   expired certificates);
@@ -22,6 +26,9 @@ stay simple and every decision is testable without Docker:
 - patches (``patches/``) are applied with ``patch --fuzz=0`` while the source is
   prepared (rewrite scripts, ``NAME.pl``, are run there instead); one that does not
   apply fails that variant with a message naming it.
+
+What ran is recorded in the image (``configure.txt``, ``source-facts.txt``) and in the
+build record (``configure_line_in_image``, ``source_facts``).
 """
 
 from __future__ import annotations
@@ -48,32 +55,37 @@ FACTS_FILE = "/src/facts.txt"
 TOOLCHAIN_PACKAGES = ("build-essential", "perl", "binutils", "patch", "linux-libc-dev")
 
 
+#: The Configure argument srcfacts.pl replaces with the target the source stage chose.
+TARGET_TOKEN = "@target@"
+
+
 @dataclass(frozen=True)
 class Recipe:
-    """How one variant is configured, built and installed."""
+    """How one variant is configured, built and installed: one recipe for every release,
+    with what the release's tree decides left to the source stage's probe."""
 
     configure: tuple[str, ...]
-    pre_make: tuple[tuple[str, ...], ...]
+    """``perl ./Configure @target@ ...``: the target and the dropped options are filled in
+    by srcfacts.pl from the source facts."""
     install: tuple[str, ...]
-    parallel_make: bool
+    #: Configure targets in order of preference: the first the tree defines is used
+    targets: tuple[str, ...] = ("linux-x86_64",)
+    #: options kept on unified-build trees only (``--libdir=lib``, ``no-tests``)
+    unified_only: tuple[str, ...] = ()
     #: options of ``configure`` left out when the release's own Configure does not know
     #: them (probed in the source stage: ``no-tests`` is unknown to 1.1.0g and 1.1.0i)
     optional: tuple[str, ...] = ()
-    #: the build system the steps drive, checked against the tree in the source stage:
-    #: ``legacy`` (Makefile.org: make depend, -j1) or ``unified`` (build.info)
-    build_system: str = "unified"
     #: options that must be known to the release's Configure (engine switches, the
     #: matrix's own no-/enable- options): checked in the source stage
     required: tuple[str, ...] = ()
 
-    @property
-    def target(self) -> str:
-        return self.configure[2]
-
     def check_command(self, facts: str) -> tuple[str, ...]:
-        """The source-stage check (dockerfiles/srcfacts.pl): target, build system, options."""
-        out = ["perl", f"/src/{SRCFACTS}", "check", "--facts", facts, "--target", self.target,
-               "--build-system", self.build_system]
+        """The source-stage probe (dockerfiles/srcfacts.pl): build system, target, options."""
+        out = ["perl", f"/src/{SRCFACTS}", "check", "--facts", facts]
+        for target in self.targets:
+            out += ["--target", target]
+        for option in self.unified_only:
+            out += ["--unified-only", option]
         for option in self.optional:
             out += ["--optional", option]
         for option in self.required:
@@ -81,13 +93,21 @@ class Recipe:
         return tuple(out)
 
     def configure_command(self, facts: str) -> tuple[str, ...]:
-        """Configure, run through srcfacts.pl so the options the check found unknown drop."""
+        """Configure, run through srcfacts.pl: the chosen target in, dropped options out."""
         return ("perl", f"/src/{SRCFACTS}", "configure", "--facts", facts, "--",
                 *self.configure)
 
+    @staticmethod
+    def make_command(facts: str) -> tuple[str, ...]:
+        """make as the tree's build system wants it (legacy: make depend, -j1)."""
+        return ("perl", f"/src/{SRCFACTS}", "make", "--facts", facts)
+
     @property
     def configure_line(self) -> str:
-        return " ".join(self.configure)
+        """The Configure line as rendered, for people: the target choices joined by |
+        (the line that ran is the build record's ``configure_line_in_image``)."""
+        return " ".join("|".join(self.targets) if a == TARGET_TOKEN else a
+                        for a in self.configure)
 
 
 @dataclass(frozen=True)
@@ -123,10 +143,6 @@ def _env() -> jinja2.Environment:
     return env
 
 
-def configure_target(variant: Variant) -> str:
-    return eras.configure_target(variant.version.version, variant.arch)
-
-
 def engine_options(variant: Variant) -> tuple[str, ...]:
     out: list[str] = []
     for engine in variant.engines:
@@ -137,17 +153,13 @@ def engine_options(variant: Variant) -> tuple[str, ...]:
 
 
 def recipe(variant: Variant) -> Recipe:
-    """The build recipe for a variant's OpenSSL era (see the module docstring)."""
-    major, minor, _ = variant.version.series
-    era = (major, minor)
+    """The build recipe of a variant (see the module docstring): the same for every
+    release; the release's tree decides the rest in the source stage."""
     opts: list[str] = [f"--prefix={PREFIX}", f"--openssldir={PREFIX}/ssl"]
-    optional: list[str] = []
-    if era >= (1, 1):
-        # --libdir: every unified-build release has it (3.x would default to lib64);
-        # no-tests only shortens the build, and 1.1.0g/1.1.0i do not know it: optional
-        opts.append("--libdir=lib")
-        opts.append("no-tests")
-        optional.append("no-tests")
+    # unified trees: --libdir=lib (3.x would default to lib64); no-tests only shortens
+    # the build, and 1.1.0g/1.1.0i do not know it: optional too
+    unified_only = ("--libdir=lib", "no-tests")
+    opts += unified_only
     opts.append("shared")
     if not variant.asm:
         opts.append("no-asm")
@@ -156,22 +168,14 @@ def recipe(variant: Variant) -> Recipe:
         cflags.append("-m32")
     if variant.march:
         cflags.append(f"-march={variant.march}")
-    configure = ("perl", "./Configure", configure_target(variant), *opts,
-                 *engine_options(variant), *variant.configure, *cflags)
-    pre_make: list[tuple[str, ...]] = []
-    if era < (1, 1):
-        pre_make.append(("make", "depend"))
-    install = ("make", "install_sw")
-    # The build system follows the series (Makefile.org in every 0.9.8-1.0.2 tree
-    # examined: 0.9.8y, 1.0.1k/s/t, 1.0.2, 1.0.2k/n/s/u/zl; build.info in every 1.1.0-3.6
-    # one: 1.1.0g/i, 1.1.1, 1.1.1b/w/zb, 3.0.0-3.0.22, 3.1.0-3.1.7, 3.2.0, 3.3.0, 3.5.7, 3.6.3);
-    # the source stage checks it per release and stops with a message if it differs.
+    configure = ("perl", "./Configure", TARGET_TOKEN, *opts, *engine_options(variant),
+                 *variant.configure, *cflags)
     # engine switches and the matrix's own options must exist in this release's Configure
     required = tuple(o for o in (*engine_options(variant), *variant.configure)
                      if o.startswith(("no-", "enable-", "disable-")))
-    return Recipe(configure=configure, pre_make=tuple(pre_make), install=install,
-                  parallel_make=era >= (1, 1), optional=tuple(optional), required=required,
-                  build_system="unified" if era >= (1, 1) else "legacy")
+    return Recipe(configure=configure, install=("make", "install_sw"),
+                  targets=eras.configure_targets(variant.arch), unified_only=unified_only,
+                  optional=("no-tests",), required=required)
 
 
 def is_eol_image(base_image: str) -> bool:
@@ -255,7 +259,7 @@ def render(variant: Variant) -> Rendered:
         "source_check": list(r.check_command(FACTS_FILE)),
         "srcfacts": SRCFACTS,
         "configure_line": r.configure_line,
-        "pre_make": [list(c) for c in r.pre_make],
+        "make": list(r.make_command(FACTS_FILE)),
         "install": list(r.install),
     }
     text = _env().get_template("openssl.Dockerfile.j2").render(**context)

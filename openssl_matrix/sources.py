@@ -99,6 +99,8 @@ KNOWN_SHA256: dict[str, str] = {
     "3.1.8": "d319da6aecde3aa6f426b44bbf997406d95275c5c59ab6f6ef53caaa079f456f",
     "3.2.6": "89681a9ddaa9ed7cf25ea8ef61338db805200bae47d00510490623547380c148",
     "3.3.7": "4900be54e81c4dfe00bb1a10dad33fd8414833573c40d0e9e3274d4ed32e53a2",
+    # 3.4.3: pinned alike by two unrelated public build scripts, one citing openssl.org
+    "3.4.3": "fa727ed1399a64e754030a033435003991aee36bda9a5b080995cb2ac5cf7f37",
     "3.5.7": "a8c0d28a529ca480f9f36cf5792e2cd21984552a3c8e4aa11a24aa31aeac98e8",
     "3.5.9": "603f5602e2eef00d77fbd429d34dcd5822bb301757a1bc9cdb24c670f1eb859a",
     "3.6.3": "243a86649cf6f23eeb6a2ff2456e09e5d77dd9018a54d3d96b0c6bdd6ba6c7f1",

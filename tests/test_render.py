@@ -36,7 +36,7 @@ def configure_args(variant: Variant) -> list[str]:
 def test_matrix_declares_every_seed_version_and_the_newest_3x() -> None:
     declared = {v.version for v in MATRIX.versions}
     assert set(SEED_VERSIONS) <= declared
-    assert {"3.0.20", "3.1.8", "3.2.6", "3.3.7", "3.5.9", "3.6.5"} <= declared
+    assert {"3.0.20", "3.1.8", "3.2.6", "3.3.7", "3.4.3", "3.5.9", "3.6.5"} <= declared
     # a version with no trustworthy checksum on record carries none (it must be pinned)
     unpinned = {v.version for v in MATRIX.versions if v.sha256 is None}
     assert unpinned == {"0.9.8n", "0.9.8s", "0.9.8x", "0.9.8y", "1.0.1"}
@@ -48,21 +48,23 @@ def test_every_variant_renders_its_era_recipe(variant: Variant) -> None:
     assert render(variant).dockerfile == r.dockerfile, "rendering must be deterministic"
     text = r.dockerfile
     version = variant.version.version
-    old = variant.version.series[:2] < (1, 1)
     args = configure_args(variant)
-    assert args[2] == ("linux-x86_64" if variant.arch == "x86_64" else
-                       "linux-elf" if old else "linux-x86")
+    # one recipe for every release: the tree's own facts choose the target and whether
+    # the unified-build options stay (tests/test_srcfacts.py runs these steps on trees)
+    assert args[2] == "@target@"
+    assert r.recipe.targets == (("linux-x86_64",) if variant.arch == "x86_64" else
+                                ("linux-x86", "linux-elf"))
+    assert r.recipe.unified_only == ("--libdir=lib", "no-tests")
+    assert r.recipe.optional == ("no-tests",)
     assert "shared" in args and "-Wa,--noexecstack" in args
-    assert ("no-tests" in args) is (not old)
-    assert ("--libdir=lib" in args) is (not old)
+    assert "no-tests" in args and "--libdir=lib" in args
     assert ("no-asm" in args) is (not variant.asm)
     assert ("-m32" in args) is (variant.arch == "i386")
     if variant.march:
         assert f"-march={variant.march}" in args
     runs = run_lines(text)
-    assert (["make", "depend"] in runs) is old
+    assert ["perl", "/src/srcfacts.pl", "make", "--facts", "/src/facts.txt"] in runs
     assert ["make", "install_sw"] in runs
-    assert r.recipe.parallel_make is (not old), "0.9.8/1.0.x must build with make -j1"
     assert not any(run[:2] == ["make", "test"] or "make test" in " ".join(run)
                    for run in runs), "a build never runs make test"
     assert f"FROM {variant.base_image}\n" in text
@@ -79,13 +81,14 @@ def test_every_variant_renders_its_era_recipe(variant: Variant) -> None:
 def test_era_recipes_spelled_out() -> None:
     by_id = {v.id: v for v in MATRIX.all_variants}
     assert configure_args(by_id["0.9.8y-asm-x86_64"])[2:] == [
-        "linux-x86_64", "--prefix=/opt/openssl", "--openssldir=/opt/openssl/ssl", "shared",
-        "-Wa,--noexecstack"]
+        "@target@", "--prefix=/opt/openssl", "--openssldir=/opt/openssl/ssl",
+        "--libdir=lib", "no-tests", "shared", "-Wa,--noexecstack"]
     c3 = by_id["1.1.0l-asm-i386-march-c3-2-engine-padlock"]
     assert configure_args(c3)[2:] == [
-        "linux-x86", "--prefix=/opt/openssl", "--openssldir=/opt/openssl/ssl",
+        "@target@", "--prefix=/opt/openssl", "--openssldir=/opt/openssl/ssl",
         "--libdir=lib", "no-tests", "shared", "enable-hw-padlock", "-Wa,--noexecstack",
         "-m32", "-march=c3-2"]
+    assert recipe(c3).configure_line.startswith("perl ./Configure linux-x86|linux-elf ")
     assert c3.base_image == "i386/debian:bookworm"
     via302 = by_id["3.0.2-asm-i386-march-c3-2-patch-no-endbr32-engine-padlock"]
     assert "enable-padlockeng" in configure_args(via302)
@@ -141,4 +144,4 @@ def test_era_default_base_images(tmp_path: Path) -> None:
                       "1.0.1e": "debian/eol:wheezy", "1.0.2u": "debian/eol:stretch",
                       "1.1.0l": "debian/eol:stretch", "1.1.1w": "debian:bookworm",
                       "3.0.20": "debian:bookworm"}
-    assert recipe(m.all_variants[0]).pre_make == (("make", "depend"),)
+    assert recipe(m.all_variants[0]).targets == ("linux-x86_64",)

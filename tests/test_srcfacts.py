@@ -6,7 +6,9 @@ is committed) and runs the real script with the host's perl, as the build does.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -107,10 +109,11 @@ def test_check_records_facts_and_drops_unknown_optional_options(tmp_path: Path) 
     tree = unified_tree(tmp_path / "t", knows_tests=False)
     facts = tmp_path / "facts.txt"
     out = srcfacts(tree, "check", "--facts", str(facts), "--target", "linux-x86",
-                   "--build-system", "unified", "--optional", "no-tests")
+                   "--target", "linux-elf", "--unified-only", "--libdir=lib",
+                   "--unified-only", "no-tests", "--optional", "no-tests")
     assert out.returncode == 0, out.stderr
     assert facts.read_text().splitlines() == [
-        "build_system=unified", "target.linux-x86=yes", "option.no-tests=unknown",
+        "build_system=unified", "target=linux-x86", "option.no-tests=unknown",
         "drop=no-tests"]
     assert "does not know 'no-tests': it will be left out" in out.stdout
     late = unified_tree(tmp_path / "late", knows_tests=True)
@@ -118,33 +121,53 @@ def test_check_records_facts_and_drops_unknown_optional_options(tmp_path: Path) 
     assert "drop=" in facts.read_text().splitlines()
 
 
+def test_the_tree_chooses_the_target_and_the_build_systems_options(tmp_path: Path) -> None:
+    """No version in sight: a legacy tree (Makefile.org, linux-elf in Configure's table)
+    gets linux-elf and loses the unified-only options; a unified one keeps them."""
+    legacy = legacy_tree(tmp_path / "legacy")
+    facts = tmp_path / "facts.txt"
+    out = srcfacts(legacy, "check", "--facts", str(facts), "--target", "linux-x86",
+                   "--target", "linux-elf", "--unified-only", "--libdir=lib",
+                   "--unified-only", "no-tests", "--optional", "no-tests")
+    assert out.returncode == 0, out.stderr
+    assert facts.read_text().splitlines() == [
+        "build_system=legacy", "target=linux-elf", "option.--libdir=lib=unified-only",
+        "option.no-tests=unified-only", "drop=--libdir=lib,no-tests"]
+    assert ("'--libdir=lib' is for the unified build system; this tree has the legacy "
+            "one: it will be left out") in out.stdout
+    x86_64 = srcfacts(legacy, "check", "--facts", str(facts), "--target", "linux-x86_64")
+    assert x86_64.returncode == 0 and "target=linux-x86_64" in facts.read_text()
+
+
 def test_check_stops_on_a_tree_with_quilt_patches_applied(tmp_path: Path) -> None:
     tree = legacy_tree(tmp_path / "t")
     (tree / ".pc").mkdir()
     (tree / ".pc" / "applied-patches").write_text("fix-a.patch\nfix-b.patch\n")
-    out = srcfacts(tree, "check", "--facts", str(tmp_path / "f"), "--target", "linux-elf",
-                   "--build-system", "legacy")
+    out = srcfacts(tree, "check", "--facts", str(tmp_path / "f"), "--target", "linux-elf")
     assert out.returncode == 1
     assert out.stderr.startswith("openssl-matrix: this tree has 2 quilt patch(es) applied")
     assert "`quilt pop -a`" in out.stderr
     (tree / ".pc" / "applied-patches").write_text("")   # every patch popped: a plain tree
-    out = srcfacts(tree, "check", "--facts", str(tmp_path / "f"), "--target", "linux-elf",
-                   "--build-system", "legacy")
+    out = srcfacts(tree, "check", "--facts", str(tmp_path / "f"), "--target", "linux-elf")
     assert out.returncode == 0, out.stderr
 
 
-@pytest.mark.parametrize(("kind", "target", "system", "message"), [
-    ("legacy", "linux-x86", "legacy", "has no target 'linux-x86'"),
-    ("legacy", "linux-elf", "unified", "drives the unified build system"),
-    ("unified", "linux-elf", "unified", "has no target 'linux-elf'"),
-    ("unified", "linux-x86", "legacy", "but this source tree has the unified one"),
+@pytest.mark.parametrize(("kind", "targets", "message"), [
+    ("legacy", ["linux-x86"], "has none of the targets 'linux-x86'"),
+    ("unified", ["linux-elf", "linux-x32"], "has none of the targets 'linux-elf', 'linux-x32'"),
+    ("neither", ["linux-x86_64"], "neither Makefile.org (the legacy build system"),
 ])
-def test_check_stops_when_the_tree_is_not_what_the_recipe_expects(
-        tmp_path: Path, kind: str, target: str, system: str, message: str) -> None:
-    tree = legacy_tree(tmp_path / "t") if kind == "legacy" else \
-        unified_tree(tmp_path / "t", knows_tests=True)
-    out = srcfacts(tree, "check", "--facts", str(tmp_path / "f"), "--target", target,
-                   "--build-system", system)
+def test_check_stops_when_the_tree_cannot_be_built(
+        tmp_path: Path, kind: str, targets: list[str], message: str) -> None:
+    if kind == "neither":
+        tree = tmp_path / "t"
+        tree.mkdir()
+        (tree / "Configure").write_text(LEGACY_CONFIGURE)
+    else:
+        tree = legacy_tree(tmp_path / "t") if kind == "legacy" else \
+            unified_tree(tmp_path / "t", knows_tests=True)
+    args = [a for t in targets for a in ("--target", t)]
+    out = srcfacts(tree, "check", "--facts", str(tmp_path / "f"), *args)
     assert out.returncode == 1
     assert message in out.stderr and out.stderr.startswith("openssl-matrix: ")
 
@@ -160,14 +183,16 @@ def test_check_stops_on_a_required_option_the_release_lacks(tmp_path: Path) -> N
     assert "leave it out of the matrix for this version" in out.stderr
 
 
-def test_configure_leaves_out_what_the_check_dropped(tmp_path: Path) -> None:
+def test_configure_puts_in_the_target_and_leaves_out_what_the_check_dropped(
+        tmp_path: Path) -> None:
     tree = unified_tree(tmp_path / "t", knows_tests=False)
     facts = tmp_path / "src" / "facts.txt"
     facts.parent.mkdir()
-    srcfacts(tree, "check", "--facts", str(facts), "--optional", "no-tests")
+    srcfacts(tree, "check", "--facts", str(facts), "--target", "linux-x86",
+             "--optional", "no-tests")
     echo = ["perl", "-e", "print join('|', @ARGV)", "--"]
     out = srcfacts(tree, "configure", "--facts", str(facts), "--", *echo,
-                   "linux-x86", "no-tests", "shared")
+                   "@target@", "no-tests", "shared")
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[-1] == "linux-x86|shared"
     assert "leaving out 'no-tests'" in out.stdout
@@ -175,6 +200,43 @@ def test_configure_leaves_out_what_the_check_dropped(tmp_path: Path) -> None:
         "linux-x86 shared")
     missing = srcfacts(tree, "configure", "--facts", str(tmp_path / "none"), "--", "true")
     assert missing.returncode == 1 and "source stage did not run its check" in missing.stderr
+    srcfacts(tree, "check", "--facts", str(facts))  # no --target: no target to put in
+    untargeted = srcfacts(tree, "configure", "--facts", str(facts), "--", *echo, "@target@")
+    assert untargeted.returncode == 1 and "chose no Configure target" in untargeted.stderr
+
+
+def fake_make(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """A ``make`` on PATH that logs its arguments, one call a line."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    log = tmp_path / "make.log"
+    (bin_dir / "make").write_text(f'#!/bin/sh\necho "$*" >> {log}\n')
+    (bin_dir / "make").chmod(0o755)
+    import os
+
+    return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}, log
+
+
+@pytest.mark.parametrize(("kind", "jobs", "calls"), [
+    ("legacy", "2", ["depend", "-j1"]),
+    ("unified", "2", ["-j2"]),
+    ("unified", None, ["-j1"]),
+])
+def test_make_follows_the_trees_build_system(tmp_path: Path, kind: str, jobs: str | None,
+                                             calls: list[str]) -> None:
+    tree = legacy_tree(tmp_path / "t") if kind == "legacy" else \
+        unified_tree(tmp_path / "t", knows_tests=True)
+    facts = tmp_path / "facts.txt"
+    assert srcfacts(tree, "check", "--facts", str(facts)).returncode == 0
+    env, log = fake_make(tmp_path)
+    env.pop("MAKE_JOBS", None)
+    if jobs is not None:
+        env["MAKE_JOBS"] = jobs
+    out = subprocess.run(["perl", str(SRCFACTS_PL), "make", "--facts", str(facts)], cwd=tree,
+                         capture_output=True, text=True, timeout=60, check=False, env=env)
+    assert out.returncode == 0, out.stderr
+    assert log.read_text().splitlines() == calls
+    assert f"openssl-matrix: {kind} build system" in out.stdout
 
 
 # --- how the recipe uses them ------------------------------------------------------------
@@ -195,18 +257,52 @@ def test_the_source_stage_checks_the_recipe_and_configure_drops_unknown_options(
     new, old = by_id["1.1.0g-asm-i386"], by_id["1.0.2u-asm-i386"]
     text = render(new).dockerfile
     assert ('RUN ["perl", "/src/srcfacts.pl", "check", "--facts", "/src/facts.txt", '
-            '"--target", "linux-x86", "--build-system", "unified", "--optional", "no-tests"]'
-            in text)
+            '"--target", "linux-x86", "--target", "linux-elf", "--unified-only", '
+            '"--libdir=lib", "--unified-only", "no-tests", "--optional", "no-tests"]' in text)
     assert 'RUN ["perl", "/src/srcfacts.pl", "configure", "--facts", "/src/facts.txt", ' \
-        '"--", "perl", "./Configure", "linux-x86"' in text
+        '"--", "perl", "./Configure", "@target@"' in text
     # the check runs in the source stage, after the patches
     assert text.index("srcfacts.pl\", \"check\"") < text.index("AS build")
     assert text.index("patch-perl-file-glob.pl") < text.index("srcfacts.pl\", \"check\"")
     assert render(new).context_files[SRCFACTS] == SRCFACTS_PL
-    r = recipe(old)
-    assert r.build_system == "legacy" and r.optional == () and r.target == "linux-elf"
-    assert "--optional" not in render(old).dockerfile
-    assert r.required == () and "--require" not in render(old).dockerfile
+    # one recipe for both: the versions do not enter it, their trees decide
+    assert render(old).dockerfile.split("srcfacts.pl\", \"check\"")[1].split("\n")[0] == \
+        text.split("srcfacts.pl\", \"check\"")[1].split("\n")[0]
+    assert recipe(old).required == () and "--require" not in render(old).dockerfile
+
+
+def test_the_rendered_steps_on_a_legacy_and_a_unified_tree(tmp_path: Path) -> None:
+    """The Dockerfile's own srcfacts.pl lines, run on trees of each build system (with
+    echo for Configure and a logging make): what each tree gets."""
+    by_id = {v.id: v for v in _matrix(tmp_path, ["1.0.2u", "1.1.0g"])}
+    env, log = fake_make(tmp_path)
+    env["MAKE_JOBS"] = "2"
+    got = {}
+    for kind, variant in (("legacy", by_id["1.0.2u-asm-i386"]),
+                          ("unified", by_id["1.1.0g-asm-i386"])):
+        tree = legacy_tree(tmp_path / kind) if kind == "legacy" else \
+            unified_tree(tmp_path / kind, knows_tests=False)
+        runs = [json.loads(m) for m in re.findall(r"^RUN (\[.*\])$", render(variant).dockerfile,
+                                                  re.M)]
+        facts = str(tmp_path / kind / "facts.txt")
+        steps = [[facts if a == "/src/facts.txt" else str(SRCFACTS_PL)
+                  if a == "/src/srcfacts.pl" else a for a in r]
+                 for r in runs if r[:2] == ["perl", "/src/srcfacts.pl"]]
+        check, configure, make = steps
+        assert subprocess.run(check, cwd=tree, capture_output=True, check=False).returncode == 0
+        dash = configure.index("--")
+        # "perl ./Configure" becomes a perl that prints the arguments it was given
+        configure[dash + 1:dash + 3] = ["perl", "-e", "print join(' ', @ARGV)", "--"]
+        out = subprocess.run(configure, cwd=tree, capture_output=True, text=True, check=False)
+        assert out.returncode == 0, out.stderr
+        log.write_text("")
+        assert subprocess.run(make, cwd=tree, env=env, capture_output=True,
+                              check=False).returncode == 0
+        got[kind] = (out.stdout.splitlines()[-1], log.read_text().splitlines())
+    assert got["legacy"] == ("linux-elf --prefix=/opt/openssl --openssldir=/opt/openssl/ssl "
+                             "shared -Wa,--noexecstack -m32", ["depend", "-j1"])
+    assert got["unified"] == ("linux-x86 --prefix=/opt/openssl --openssldir=/opt/openssl/ssl "
+                              "--libdir=lib shared -Wa,--noexecstack -m32", ["-j2"])
 
 
 def test_engine_switches_and_matrix_options_are_required_in_the_source(
