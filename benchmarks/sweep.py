@@ -7,14 +7,17 @@
 
 Each release found as ``openssl-<v>.tar.gz`` (or Debian's ``openssl_<v>.orig.tar.gz``) is
 built the way ``invoke matrix build`` builds it (default base image debian:bookworm, the
-compat patches, the source-stage checks), one variant at a time, with the build seconds;
-what built runs ``openssl speed -elapsed -evp aes-128-cbc`` once (8192-byte blocks: a
-smoke check, not a measurement; the load average around it is printed). A tarball of a
-release with an official checksum on record must match it; other trees are pinned in the
-sweep's own lock file and marked third-party. An optional ``notes.yaml`` in the folder
-(version: where the tree came from) fills the source column. ``--record`` stores the table
-in the package (openssl_matrix/sweep-table.json), which ``invoke matrix list`` reads.
-Builds and results go under --results (default results-sweep/), never the main tree.
+compat patches, the source-stage checks), for x86_64 and i386, asm and no-asm unless
+--arch/--asm say otherwise, one variant at a time, with the build seconds. What built
+runs ``openssl speed -elapsed -evp aes-128-cbc`` at 8192-byte blocks --runs times
+(default 3): a smoke check, not a measurement; the table gives the median ± the 95 %
+half-width with the run count, and the tool's host accounting of the worst run (clean or
+contended, and why). A tarball of a release with an official checksum on record must
+match it; other trees are pinned in the sweep's own lock file and marked third-party. An
+optional ``notes.yaml`` in the folder (version: where the tree came from) fills the
+source column. ``--record`` stores the table in the package
+(openssl_matrix/sweep-table.json), which ``invoke matrix list`` reads. Builds and results
+go under --results (default results-sweep/), never the main tree.
 """
 
 from __future__ import annotations
@@ -97,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tarballs", type=Path,
                         help="folder of openssl-<version>.tar.gz files")
-    parser.add_argument("--arch", default="x86_64", help="x86_64,i386 (default x86_64)")
+    parser.add_argument("--arch", default=",".join(sweep.ARCHES),
+                        help=f"x86_64,i386 (default {','.join(sweep.ARCHES)})")
     parser.add_argument("--asm", default="asm,no-asm", help="asm,no-asm (default both)")
     parser.add_argument("--only", default="", help="fnmatch patterns over versions, comma "
                         "separated ('1.0.*,3.5.7')")

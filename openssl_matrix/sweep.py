@@ -10,10 +10,12 @@ A tarball whose version has an official checksum on record (``sources.KNOWN_SHA2
 is used only when its bytes match it; any other is pinned in the sweep's own lock file
 (``<results>/_sweep/sweep.lock``, never the project's) and its rows say it was not an
 official tarball. The speed figure is ``openssl speed -elapsed -evp aes-128-cbc`` at
-8192-byte blocks, one run: a smoke check that the build works, not a measurement; each
-row carries the tool's own host accounting of that run (``hostacct``: the speed
-process's own CPU share and the cores everything else kept busy, sampled inside the
-container just before and after it) and whether that says the run was clean.
+8192-byte blocks, ``SMOKE_RUNS`` (3) runs: a smoke check that the build works, not a
+measurement. The row keeps every run's figure and their median; each run goes through
+the bench's own wrapper, so the tool's host accounting brackets it (``hostacct``: the
+speed process's own CPU share and the cores everything else kept busy, sampled inside
+the container just before and after it), and the row carries the worst run's
+accounting and whether that says the runs were clean.
 """
 
 from __future__ import annotations
@@ -37,12 +39,14 @@ from .sweeptable import (
     format_table,
     host_verdict,
     merge_rows,
+    not_tried_text,
     read_table,
     release_summary,
     replace_block,
     result_text,
     secs,
     sha256_status,
+    short_note,
     speed_text,
     tried_cells,
     write_table,
@@ -58,6 +62,7 @@ __all__ = [
     "Row",
     "Smoke",
     "build_status",
+    "compat_applied",
     "counts",
     "describe_versions",
     "failure_reason",
@@ -67,6 +72,7 @@ __all__ = [
     "merge_rows",
     "needs_resmoke",
     "not_tried",
+    "not_tried_text",
     "plan_sweep",
     "read_notes",
     "read_table",
@@ -77,6 +83,7 @@ __all__ = [
     "run_sweep",
     "secs",
     "sha256_status",
+    "short_note",
     "smoke_once",
     "smoke_speed",
     "speed_text",
@@ -349,7 +356,7 @@ def run_sweep(plan: Plan, results: Path, *, jobs: int = 1, speed: bool = True,
             row.status = "built"
             row.seconds = record.get("seconds") or outcome.seconds or None
             row.openssl_version = str(record.get("openssl_version", ""))
-            row.compat = [str(c) for c in record.get("compat_changes", [])]
+            row.compat = compat_applied(record)
             endbr32 = record.get("endbr32")
             row.endbr32 = endbr32 if isinstance(endbr32, int) else None
             if speed and outcome.tag:
@@ -369,6 +376,20 @@ def run_sweep(plan: Plan, results: Path, *, jobs: int = 1, speed: bool = True,
         if on_row is not None:
             on_row(row)
     return rows
+
+
+def compat_applied(record: dict[str, Any]) -> list[str]:
+    """What a build record says the compat fixes did: each rewrite script's changes (its
+    ``compat_changes`` lines), then each ``auto`` diff applied (``NAME: diff applied``),
+    from the patches the record's variant lists."""
+    out = [str(c) for c in record.get("compat_changes", [])]
+    variant = record.get("variant")
+    patches = variant.get("patches", []) if isinstance(variant, dict) else []
+    for p in patches:
+        if isinstance(p, dict) and p.get("apply") == "auto" and \
+                str(p.get("file", "")).endswith(".patch"):
+            out.append(f"{p.get('name')}: diff applied")
+    return out
 
 
 def fill_smoke(row: Row, smoke: Smoke) -> None:

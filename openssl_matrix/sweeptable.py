@@ -83,8 +83,13 @@ def rows_for(version: str, table: dict[str, Any] | None = None) -> list[dict[str
 
 
 def build_status(version: str, arch: str, asm: bool,
-                 table: dict[str, Any] | None = None) -> str:
-    """What the recorded sweep says about one variant's release on this kind of machine."""
+                 table: dict[str, Any] | None = None, *,
+                 declared_sha256: str | None = None) -> str:
+    """What the recorded sweep says about one variant's release on this kind of machine.
+
+    ``declared_sha256`` is the matrix's checksum for the release: when it is the official
+    tarball's and the sweep built a third-party tree, the status says the declared tarball
+    itself was not what was swept."""
     data = read_table() if table is None else table
     rows = rows_for(version, data)
     if not rows:
@@ -92,15 +97,45 @@ def build_status(version: str, arch: str, asm: bool,
     want = "asm" if asm else "no-asm"
     for r in rows:
         if r.get("arch") in (arch, "any") and r.get("asm") in (want, "any"):
-            if r.get("status") == "built":
-                third = " (third-party tree)" if "third-party" in str(r.get("source")) else ""
-                return f"built {secs(r.get('seconds'))}{third}"
-            return f"{r.get('status')}: {r.get('reason')}"
+            status = str(r.get("status"))
+            third = "third-party" in str(r.get("source"))
+            if status == "not tried":
+                return not_tried_text(str(r.get("reason") or ""))
+            text = f"built {secs(r.get('seconds'))}" if status == "built" \
+                else f"{status}: {r.get('reason')}"
+            if third and declared_sha256 and _official(version) == declared_sha256:
+                return text + (" (from a third-party tree, not the official tarball the "
+                               "matrix declares)")
+            return text + (" (third-party tree)" if third and status == "built" else "")
     built = [r for r in rows if r.get("status") == "built"]
     if built:
         return "not swept this way; built " + ", ".join(
             f"{r.get('arch')} {r.get('asm')}" for r in built)
     return "not swept this way"
+
+
+def _official(version: str) -> str | None:
+    from .sources import KNOWN_SHA256
+
+    return KNOWN_SHA256.get(version)
+
+
+#: How the reason of a cell a sweep cut short starts (``--not-tried "not reached: ..."``);
+#: such a reason is the sweeper's note, and the docs and ``list`` word it for users.
+NOT_REACHED = "not reached"
+RESUME_HINT = "`benchmarks/sweep.py --tarballs DIR --resume` builds"
+
+
+def not_reached(reason: str) -> bool:
+    return reason.startswith(NOT_REACHED)
+
+
+def not_tried_text(reason: str) -> str:
+    """A "not tried" cell as users read it: a cell the sweep did not reach yet says how to
+    build it, any other says why it was not tried."""
+    if not_reached(reason):
+        return f"not yet built by the recorded sweep ({RESUME_HINT} it)"
+    return f"not tried: {reason}"
 
 
 def secs(value: Any) -> str:
@@ -112,17 +147,22 @@ def _order(r: Row) -> tuple[Any, ...]:
             r.asm)
 
 
+#: What buildinfo.sh records for a compat script that found nothing to change.
+NOTHING_CHANGED = "construct not found, nothing changed"
+
+
 def result_text(r: Row) -> str:
     if r.status == "built":
         result = f"built ({secs(r.seconds)})"
-        if r.compat:
-            result += "; compat: " + ", ".join(sorted({c.split(":")[0] for c in r.compat}))
+        acted = sorted({c.split(":")[0] for c in r.compat if not c.endswith(NOTHING_CHANGED)})
+        if acted:
+            result += "; compat: " + ", ".join(acted)
         if r.endbr32:
             result += f"; {r.endbr32} ENDBR32"
         return result
     if r.status == "fails":
         return f"fails: {r.reason}"
-    return f"not tried: {r.reason}"
+    return not_tried_text(r.reason)
 
 
 def cell(text: str) -> str:
@@ -184,8 +224,8 @@ def counts(rows: Sequence[Row]) -> dict[str, Any]:
 
 
 def release_summary(rows: Sequence[Row]) -> str:
-    """Per release, one Markdown list item: how it was built here, and every failure with
-    its reason (README's version list)."""
+    """Per release, one Markdown list item: how it was built here, a built cell whose
+    speed check failed, and every failure with its reason (README's version list)."""
     by: dict[str, list[Row]] = {}
     for r in sorted(rows, key=_order):
         by.setdefault(r.version, []).append(r)
@@ -195,17 +235,29 @@ def release_summary(rows: Sequence[Row]) -> str:
         built = [f"{r.arch} {r.asm}" for r in rs if r.status == "built"]
         if built:
             parts.append("builds (" + ", ".join(built) + ")")
+        parts += [f"speed check fails ({r.arch} {r.asm}): {short_note(r.speed_note)}"
+                  for r in rs if r.status == "built" and r.speed_note
+                  and not r.speed_bytes_per_s]
         parts += [f"**fails** {r.arch} {r.asm}: {r.reason}" for r in rs if r.status == "fails"]
         left = [r for r in rs if r.status == "not tried"]
         if left and not built and all(r.arch == "any" for r in left):
-            parts.append(f"not tried: {left[0].reason}")
+            parts.append(not_tried_text(left[0].reason))
         else:
             reasons: dict[str, list[str]] = {}
             for r in left:
                 reasons.setdefault(r.reason, []).append(f"{r.arch} {r.asm}")
-            parts += [f"not tried: {', '.join(cells)} ({why})" for why, cells in reasons.items()]
+            parts += [f"not yet built by the recorded sweep: {', '.join(cells)} "
+                      f"({RESUME_HINT} {'it' if len(cells) == 1 else 'them'})"
+                      if not_reached(why) else f"not tried: {', '.join(cells)} ({why})"
+                      for why, cells in reasons.items()]
         lines.append(f"- {version}: " + "; ".join(parts))
     return "\n".join(lines) + "\n"
+
+
+def short_note(note: str, limit: int = 160) -> str:
+    """A speed note on one line, cut to ``limit`` characters."""
+    text = " ".join(note.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def replace_block(text: str, name: str, body: str) -> str:
@@ -290,7 +342,8 @@ def sha256_status(version: str, sha256: str | None, pins: dict[str, str]) -> str
 def describe_versions(variants: Sequence[Any], pins: dict[str, str],
                       table: dict[str, Any] | None = None) -> list[str]:
     """Per version of the listed variants: its checksum status and what the recorded
-    sweep says about building each listed variant on this kind of machine."""
+    sweep says about building each listed variant on this kind of machine (variants of
+    a version with the same status share one line)."""
     data = read_table() if table is None else table
     by_version: dict[str, list[Any]] = {}
     for v in variants:
@@ -298,14 +351,20 @@ def describe_versions(variants: Sequence[Any], pins: dict[str, str],
     lines = []
     for version in sorted(by_version, key=lambda v: Version.parse(v).key):
         vs = by_version[version]
-        lines.append(f"  {version:<8} {sha256_status(version, vs[0].version.sha256, pins)}")
+        declared = vs[0].version.sha256
+        lines.append(f"  {version:<8} {sha256_status(version, declared, pins)}")
+        same: dict[str, list[str]] = {}
         for v in vs:
-            status = build_status(version, v.arch, v.asm, data)
+            status = build_status(version, v.arch, v.asm, data, declared_sha256=declared)
             extras = variant_extras(v)
             if extras and status.startswith(("built", "fails")):
                 status += (f" (the sweep's plain {'asm' if v.asm else 'no-asm'} {v.arch} "
                            f"build; not with this variant's {', '.join(extras)})")
-            lines.append(f"    {v.id}: {status}")
+            same.setdefault(status, []).append(v.id)
+        lines += [f"    {', '.join(ids)}: "
+                  + (status.replace(f"{RESUME_HINT} it)", f"{RESUME_HINT} them)")
+                     if len(ids) > 1 else status)
+                  for status, ids in same.items()]
     return lines
 
 

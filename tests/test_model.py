@@ -136,6 +136,46 @@ def test_the_documented_example_expands_as_documented(tmp_path: Path) -> None:
     assert m.select("1.0.1e-asm-*")[0].configure == ("no-ssl2",)
 
 
+def test_docs_way_to_declare_a_release_tree_you_have(tmp_path: Path) -> None:
+    """docs/matrix.md's local tree recipe: its tar command makes a tarball `pin` takes
+    (one top folder, no .git/.pc/debian), and its snippet needs a complete matrix."""
+    import shlex
+    import subprocess
+    import tarfile
+
+    from openssl_matrix.sources import pin_source
+
+    text = (ROOT / "docs" / "matrix.md").read_text()
+    example = text.split("```yaml\n", 1)[1].split("```", 1)[0]
+    section = text.split("**A release tree you have**", 1)[1]
+    snippet = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    command = section.split("```sh\n", 1)[1].split("```", 1)[0].splitlines()[0]
+    assert command.startswith("tar -czf openssl-1.0.2k.tar.gz ")
+    tree = tmp_path / "openssl-1.0.2k"
+    for folder in (".git", ".pc", "debian", "crypto"):
+        (tree / folder).mkdir(parents=True)
+        (tree / folder / "file").write_text("x\n")
+    (tree / "Configure").write_text("x\n")
+    subprocess.run(shlex.split(command), cwd=tmp_path, check=True, timeout=60)
+    tarball = tmp_path / "openssl-1.0.2k.tar.gz"
+    with tarfile.open(tarball, "r:gz") as archive:
+        names = archive.getnames()
+    assert {n.split("/")[0] for n in names} == {"openssl-1.0.2k"}
+    assert sorted(n.split("/", 1)[1] for n in names if "/" in n) == \
+        ["Configure", "crypto", "crypto/file"]
+    sha = pin_source("1.0.2k", tarball, tmp_path / "pins.lock", cache_dir=tmp_path / "cache")
+    mine = snippet.replace("<sha256sum of the file>", sha).replace(
+        "/srv/tarballs/openssl-1.0.2k.tar.gz", str(tarball))
+    with pytest.raises(ConfigError, match="suites: no suites declared"):
+        load_matrix(write(tmp_path, mine))
+    doc = yaml.safe_load(example)   # the lines added to the complete example
+    doc["versions"].update(yaml.safe_load(mine)["versions"])
+    m = load_matrix(write(tmp_path, doc))
+    (mine_first, *_) = m.select("1.0.2k-*")
+    assert mine_first.base_image == "debian:bookworm"
+    assert mine_first.version.urls == (f"file://{tarball}",)
+
+
 def test_a_matrix_is_constructible_in_python_as_the_file_would_load(tmp_path: Path) -> None:
     doc = yaml.safe_load((ROOT / "matrix.yaml").read_text())
     path = tmp_path / "m.yaml"

@@ -7,6 +7,7 @@ is committed) and runs the real script with the host's perl, as the build does.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -361,6 +362,71 @@ def test_file_glob_fix_leaves_a_tree_without_the_construct_alone(tmp_path: Path)
     out = run_fix(FILE_GLOB, tree)
     assert out.returncode == 0 and out.stdout == ""
     assert (tree / "Configure").read_text() == "use OpenSSL::Glob;\nprint 1;\n"
+
+
+INC_DOT = PROJECT_PATCHES / "perl-inc-dot.pl"
+
+#: the head of 0.9.8's crypto/des/asm/des-586.pl (its own lines, enough to be the construct)
+DES_586 = """#!/usr/local/bin/perl
+#
+# The inner loop instruction sequence and the IP/FP modifications are from
+# Svend Olaf Mikkelsen <svolaf@inet.uni-c.dk>
+#
+
+push(@INC,"perlasm","../../perlasm");
+require "x86asm.pl";
+require "cbc.pl";
+require "desboth.pl";
+
+print &both(), "\\n";
+"""
+
+
+def test_inc_dot_fix_lets_the_des_generator_find_desboth_on_this_perl(
+        tmp_path: Path) -> None:
+    tree = tmp_path / "t"
+    asm, perlasm = tree / "crypto" / "des" / "asm", tree / "crypto" / "perlasm"
+    asm.mkdir(parents=True)
+    perlasm.mkdir()
+    (asm / "des-586.pl").write_text(DES_586)
+    (asm / "desboth.pl").write_text('sub both { "desboth loaded" }\n1;\n')
+    for stub in ("x86asm.pl", "cbc.pl"):
+        (perlasm / stub).write_text("1;\n")
+    # a generator whose helpers all live in perlasm, and a 1.0.1-style one: left alone
+    (tree / "crypto" / "bf" / "asm").mkdir(parents=True)
+    bf = 'push(@INC,"perlasm","../../perlasm");\nrequire "cbc.pl";\n'
+    (tree / "crypto" / "bf" / "asm" / "bf-586.pl").write_text(bf)
+    later = 'push(@INC,"${dir}","${dir}../../perlasm");\nrequire "desboth.pl";\n'
+    (asm / "later.pl").write_text(later)
+    env = {k: v for k, v in os.environ.items() if k != "PERL_USE_UNSAFE_INC"}
+
+    def generate() -> subprocess.CompletedProcess[str]:
+        # as 0.9.8's crypto/des/Makefile runs it: `(cd asm; $(PERL) des-586.pl elf ...)`
+        return subprocess.run(["perl", "des-586.pl", "elf"], cwd=asm, capture_output=True,
+                              text=True, timeout=60, check=False, env=env)
+
+    before = generate()
+    if before.returncode == 0:
+        pytest.skip("this perl still has . in @INC (< 5.26)")
+    assert "Can't locate desboth.pl in @INC" in before.stderr
+    out = run_fix(INC_DOT, tree)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "crypto/des/asm/des-586.pl: 1\n"
+    after = generate()
+    assert after.returncode == 0, after.stderr
+    assert after.stdout == "desboth loaded\n"
+    assert 'push(@INC,".","perlasm","../../perlasm");' in (asm / "des-586.pl").read_text()
+    assert (tree / "crypto" / "bf" / "asm" / "bf-586.pl").read_text() == bf
+    assert (asm / "later.pl").read_text() == later
+    assert run_fix(INC_DOT, tree).stdout == "", "a second run changes nothing"
+
+
+def test_inc_dot_fix_is_an_i386_compat_script_for_releases_before_1_0_1() -> None:
+    fix = load_patches([PROJECT_PATCHES])["perl-inc-dot"]
+    assert fix.is_script and fix.apply == "auto"
+    assert all(fix.applies_to(v, "i386") for v in ("0.9.8a", "0.9.8y", "0.9.8zh", "1.0.0t"))
+    assert not fix.applies_to("0.9.8y", "x86_64")
+    assert not fix.applies_to("1.0.1k", "i386")   # built here on i386 without it
 
 
 def test_rewrite_scripts_load_as_patches(tmp_path: Path) -> None:

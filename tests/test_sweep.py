@@ -383,3 +383,141 @@ def test_list_says_when_a_variant_adds_to_the_plain_build_the_sweep_made() -> No
         "    1.0.2u-asm-x86_64-march-native: built 212 s (third-party tree) (the sweep's plain "
         "asm x86_64 build; not with this variant's -march=native, patch no-endbr32, engine "
         "padlock, no-ssl2)")
+
+
+def test_list_says_a_third_party_tree_was_swept_when_the_matrix_declares_the_official_one(
+        ) -> None:
+    official = KNOWN_SHA256["3.0.2"]
+    table = {"rows": [
+        {"version": "3.0.2", "arch": "x86_64", "asm": "asm", "status": "built",
+         "seconds": 297.5, "source": "third-party tree (not the official tarball's bytes)"},
+        {"version": "3.0.2", "arch": "x86_64", "asm": "no-asm", "status": "fails",
+         "reason": "make: *** [x] Error 1", "source": "third-party tree, pinned locally"}]}
+    assert sweep.build_status("3.0.2", "x86_64", True, table,
+                              declared_sha256=official) == \
+        "built 298 s (from a third-party tree, not the official tarball the matrix declares)"
+    assert sweep.build_status("3.0.2", "x86_64", False, table,
+                              declared_sha256=official) == (
+        "fails: make: *** [x] Error 1 (from a third-party tree, not the official tarball the "
+        "matrix declares)")
+    # a matrix that declares some other checksum (or none) built that very tree
+    assert sweep.build_status("3.0.2", "x86_64", True, table, declared_sha256="ab" * 32) == \
+        "built 298 s (third-party tree)"
+    assert sweep.build_status("3.0.2", "x86_64", True, table) == \
+        "built 298 s (third-party tree)"
+    from types import SimpleNamespace
+
+    spec = SimpleNamespace(version="3.0.2", sha256=official)
+    variant = SimpleNamespace(id="3.0.2-asm-x86_64", version=spec, arch="x86_64", asm=True,
+                              march=None, patches=(), engines=(), configure=())
+    assert sweep.describe_versions([variant], {}, table)[1] == (
+        "    3.0.2-asm-x86_64: built 298 s (from a third-party tree, not the official "
+        "tarball the matrix declares)")
+
+
+NOT_REACHED = ("not reached: the session's time ran out (one 2-core host shared with other "
+               "engineers' builds and benches); `benchmarks/sweep.py --resume` goes on with it")
+
+
+def test_cells_the_sweep_did_not_reach_say_how_to_build_them_once_per_version() -> None:
+    from types import SimpleNamespace
+
+    rows = [sweep.Row("3.0.20", "x86_64", "asm", "built", seconds=250.0),
+            sweep.Row("3.0.20", "x86_64", "no-asm", "not tried", reason=NOT_REACHED),
+            sweep.Row("3.0.20", "i386", "asm", "not tried", reason=NOT_REACHED),
+            sweep.Row("3.0.20", "i386", "no-asm", "not tried", reason="no time")]
+    hint = "`benchmarks/sweep.py --tarballs DIR --resume` builds"
+    assert sweep.result_text(rows[1]) == f"not yet built by the recorded sweep ({hint} it)"
+    assert sweep.result_text(rows[3]) == "not tried: no time"
+    table = sweep.format_table(rows)
+    assert "the session's time ran out" not in table
+    assert f"| x86_64 | no-asm | not yet built by the recorded sweep ({hint} it) |" in table
+    assert sweep.release_summary(rows) == (
+        "- 3.0.20: builds (x86_64 asm); not yet built by the recorded sweep: x86_64 no-asm, "
+        f"i386 asm ({hint} them); not tried: i386 no-asm (no time)\n")
+    data = {"rows": [vars(r) for r in rows]}
+    assert sweep.build_status("3.0.20", "i386", True, data) == \
+        f"not yet built by the recorded sweep ({hint} it)"
+    spec = SimpleNamespace(version="3.0.20", sha256=None)
+
+    def variant(arch: str, asm: bool) -> SimpleNamespace:
+        return SimpleNamespace(id=f"3.0.20-{'asm' if asm else 'no-asm'}-{arch}", version=spec,
+                               arch=arch, asm=asm, march=None, patches=(), engines=(),
+                               configure=())
+
+    lines = sweep.describe_versions([variant("x86_64", True), variant("x86_64", False),
+                                     variant("i386", True), variant("i386", False)], {}, data)
+    assert lines[1:] == [
+        "    3.0.20-asm-x86_64: built 250 s",
+        "    3.0.20-no-asm-x86_64, 3.0.20-asm-i386: not yet built by the recorded sweep "
+        f"({hint} them)",
+        "    3.0.20-no-asm-i386: not tried: no time"]
+
+
+def test_release_summary_names_a_built_cell_whose_speed_check_failed() -> None:
+    note = ("speed exit 1: Error configuring OpenSSL\n140307504355008:error:260B806D:engine "
+            "routines:ENGINE_TABLE_REGISTER:init failed:eng_table.c:1")
+    rows = [sweep.Row("1.0.2n", "x86_64", "asm", "built", seconds=136.0, speed_note=note),
+            sweep.Row("1.0.2n", "i386", "asm", "built", seconds=140.0,
+                      speed_bytes_per_s=1.0e8, speed_note="")]
+    assert sweep.release_summary(rows) == (
+        "- 1.0.2n: builds (x86_64 asm, i386 asm); speed check fails (x86_64 asm): speed exit "
+        "1: Error configuring OpenSSL 140307504355008:error:260B806D:engine routines:"
+        "ENGINE_TABLE_REGISTER:init failed:eng_table.c:1\n")
+    assert sweep.short_note("a\nb " + "x" * 200, limit=10) == "a b xxxxx…"
+
+
+def test_the_sweep_script_builds_both_arches_by_default(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from .scripts import load_script
+
+    script = load_script("sweep")
+    seen: list[list[str]] = []
+
+    def plan(folder: Path, workdir: Path, *, arches: Any, **kwargs: Any) -> sweep.Plan:
+        seen.append(list(arches))
+        return sweep.Plan(matrix_path=workdir / "sweep.yaml", variants=[], skipped=[],
+                          sources={})
+
+    monkeypatch.setattr(script.sweep, "plan_sweep", plan)
+    args = ["--tarballs", str(tmp_path), "--matrix", str(tmp_path / "none.yaml"),
+            "--results", str(tmp_path / "r"), "--not-tried", "x"]
+    assert script.main(args) == 0
+    assert script.main([*args, "--arch", "i386"]) == 0
+    assert seen == [["x86_64", "i386"], ["i386"]]
+    assert "0 variant(s) to build" in capsys.readouterr().out
+
+
+def test_a_row_names_the_compat_diffs_applied_as_well_as_the_scripts_changes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
+    folder = tarballs(tmp_path)
+    plan = sweep.plan_sweep(folder, tmp_path / "r" / "_sweep", only=["1.1.0g"],
+                            asms=["asm"], cache_dir=tmp_path / "cache")
+    fixes = tmp_path / "fixes"
+    fixes.mkdir()
+    (fixes / "fix-a.patch").write_text("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n")
+    (fixes / "fix-a.yaml").write_text(yaml.safe_dump(
+        {"why": "w", "versions": ["1.1.0*"], "apply": "auto"}))
+    (fixes / "on-ask.patch").write_text("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+c\n")
+    (fixes / "on-ask.yaml").write_text(yaml.safe_dump({"why": "w", "versions": ["1.1.0*"]}))
+    data = yaml.safe_load(plan.matrix_path.read_text())
+    data["patches_dirs"] = [str(fixes)]
+    plan.matrix_path.write_text(yaml.safe_dump(data))
+    (row,) = sweep.run_sweep(plan, tmp_path / "r", speed=False,
+                             backend=SweepBackend(lambda image, command, env: (0, "", "")))
+    assert row.status == "built" and row.compat == ["fix-a: diff applied"]
+    assert sweep.result_text(row).endswith("; compat: fix-a")
+    record = {"compat_changes": ["perl-file-glob: Configure: 1"],
+              "variant": {"patches": [
+                  {"name": "perl-file-glob", "apply": "auto", "file": "/p/perl-file-glob.pl"},
+                  {"name": "fix-a", "apply": "auto", "file": "/p/fix-a.patch"},
+                  {"name": "no-endbr32", "apply": "on-request", "file": "/p/no-endbr32.patch"}]}}
+    assert sweep.compat_applied(record) == ["perl-file-glob: Configure: 1",
+                                            "fix-a: diff applied"]
+    assert sweep.compat_applied({}) == []
+    # a compat script that found nothing to change is not named as a fix the build needed
+    idle = sweep.Row("1.1.1w", "x86_64", "asm", "built", seconds=1.0, compat=[
+        "perl-file-glob: construct not found, nothing changed", "fix-a: diff applied"])
+    assert sweep.result_text(idle) == "built (1 s); compat: fix-a"
