@@ -105,38 +105,36 @@ def test_probe_legacy_configure_takes_any_no_option(tmp_path: Path) -> None:
     assert not knows(tree, "--libdir=lib")
 
 
-def test_check_records_facts_and_drops_unknown_optional_options(tmp_path: Path) -> None:
-    tree = unified_tree(tmp_path / "t", knows_tests=False)
-    facts = tmp_path / "facts.txt"
-    out = srcfacts(tree, "check", "--facts", str(facts), "--target", "linux-x86",
-                   "--target", "linux-elf", "--unified-only", "--libdir=lib",
-                   "--unified-only", "no-tests", "--optional", "no-tests")
+#: The i386 source check as the recipe renders it: target candidates, unified-only and
+#: optional options.
+I386_CHECK = ("--target", "linux-x86", "--target", "linux-elf", "--unified-only",
+              "--libdir=lib", "--unified-only", "no-tests", "--optional", "no-tests")
+
+
+@pytest.mark.parametrize(("kind", "facts", "note"), [
+    # an early unified tree (1.1.0g): linux-x86, --libdir kept, no-tests unknown
+    ("unified", ["build_system=unified", "target=linux-x86", "option.no-tests=unknown",
+                 "drop=no-tests"], "this release's Configure does not know 'no-tests'"),
+    # no version in sight: a legacy tree (Makefile.org, linux-elf in Configure's table)
+    # gets linux-elf and loses the unified-only options
+    ("legacy", ["build_system=legacy", "target=linux-elf", "option.--libdir=lib=unified-only",
+                "option.no-tests=unified-only", "drop=--libdir=lib,no-tests"],
+     "'--libdir=lib' is for the unified build system; this tree has the legacy one"),
+])
+def test_the_tree_chooses_the_target_and_drops_what_it_does_not_take(
+        tmp_path: Path, kind: str, facts: list[str], note: str) -> None:
+    tree = legacy_tree(tmp_path / "t") if kind == "legacy" else \
+        unified_tree(tmp_path / "t", knows_tests=False)
+    path = tmp_path / "facts.txt"
+    out = srcfacts(tree, "check", "--facts", str(path), *I386_CHECK)
     assert out.returncode == 0, out.stderr
-    assert facts.read_text().splitlines() == [
-        "build_system=unified", "target=linux-x86", "option.no-tests=unknown",
-        "drop=no-tests"]
-    assert "does not know 'no-tests': it will be left out" in out.stdout
+    assert path.read_text().splitlines() == facts
+    assert f"{note}: it will be left out" in out.stdout
     late = unified_tree(tmp_path / "late", knows_tests=True)
-    srcfacts(late, "check", "--facts", str(facts), "--optional", "no-tests")
-    assert "drop=" in facts.read_text().splitlines()
-
-
-def test_the_tree_chooses_the_target_and_the_build_systems_options(tmp_path: Path) -> None:
-    """No version in sight: a legacy tree (Makefile.org, linux-elf in Configure's table)
-    gets linux-elf and loses the unified-only options; a unified one keeps them."""
-    legacy = legacy_tree(tmp_path / "legacy")
-    facts = tmp_path / "facts.txt"
-    out = srcfacts(legacy, "check", "--facts", str(facts), "--target", "linux-x86",
-                   "--target", "linux-elf", "--unified-only", "--libdir=lib",
-                   "--unified-only", "no-tests", "--optional", "no-tests")
-    assert out.returncode == 0, out.stderr
-    assert facts.read_text().splitlines() == [
-        "build_system=legacy", "target=linux-elf", "option.--libdir=lib=unified-only",
-        "option.no-tests=unified-only", "drop=--libdir=lib,no-tests"]
-    assert ("'--libdir=lib' is for the unified build system; this tree has the legacy "
-            "one: it will be left out") in out.stdout
-    x86_64 = srcfacts(legacy, "check", "--facts", str(facts), "--target", "linux-x86_64")
-    assert x86_64.returncode == 0 and "target=linux-x86_64" in facts.read_text()
+    srcfacts(late, "check", "--facts", str(path), *I386_CHECK)
+    assert "drop=" in path.read_text().splitlines()
+    x86_64 = srcfacts(tree, "check", "--facts", str(path), "--target", "linux-x86_64")
+    assert x86_64.returncode == 0 and "target=linux-x86_64" in path.read_text()
 
 
 def test_check_stops_on_a_tree_with_quilt_patches_applied(tmp_path: Path) -> None:
