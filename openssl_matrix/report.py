@@ -276,12 +276,16 @@ class Cell:
         return min(hw, e.median) / scale, hw / scale
 
     def pm(self) -> str:
-        """``median ± half-width`` in MB/s (``units.MBPS``)."""
+        """``median ± half-width (n=N)`` in MB/s (``units.MBPS``); one sample says so; a
+        cell without one usable figure says why (``no ok: all 6 contended``)."""
         e = self.estimate
         if e is None:
-            return MBPS.num(None)
+            flagged = self.flagged
+            return f"no ok: {flagged.what}" if flagged is not None and flagged.statuses \
+                else MBPS.num(None)
         hw = e.half_width
-        return MBPS.num(e.median) + ("" if hw is None else f" ± {MBPS.num(hw, e.median)}")
+        return (MBPS.num(e.median) + (" (one sample)" if hw is None
+                                      else f" ± {MBPS.num(hw, e.median)}") + f" (n={e.n})")
 
     @property
     def flagged(self) -> Flagged | None:

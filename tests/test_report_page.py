@@ -67,7 +67,8 @@ def test_one_unit_named_runs_and_a_quiet_quality_panel(
     assert re.search(r"drawing charts: 6/6 \(\d+\.\ds\)", err), err
     # the summary printed to the terminal is in the page's unit too
     assert "interval, MB/s\n" in summary.text()
-    assert f"{MBPS.num(EVP_AES)} ± " in summary.text()
+    # each terminal figure carries its sample count, as in the page
+    assert re.search(rf"{re.escape(MBPS.num(EVP_AES))} ± [\d.,]+ \(n=2\)", summary.text())
 
 
 def test_flagged_figures_reproductions_and_imports_in_the_page(
@@ -146,6 +147,8 @@ def test_a_busy_host_shows_its_flags_not_medians(fake_matrix: Path, tmp_path: Pa
     panel = html.split('id="quality"')[1].split('id="methods"')[0]
     assert re.search(r"(\d+) of \1 figure\(s\) flagged; \1 of them kept out", panel)
     assert "1.1.1w-asm-x86_64/quick: <a href=" in panel
+    # the terminal table says why a cell has no figure, never a bare dash
+    assert "no ok: all 2 contended" in summary.text()
 
 
 def test_a_method_row_of_only_contended_figures_stays_in_its_chart(
