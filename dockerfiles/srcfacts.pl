@@ -258,14 +258,14 @@ sub run_make {
     if ($system eq 'legacy') {
         # Makefile.org trees: dependencies first, and one job (their makefiles are not
         # parallel-safe; distributions build them with -j1)
-        print "openssl-matrix: legacy build system (Makefile.org): make depend, then make -j1\n";
+        print "openssl-matrix runs: make depend, then make -j1 (legacy build system: Makefile.org)\n";
         system("make", "depend") == 0 or fail("make depend failed (exit " . ($? >> 8) . ")");
         exec { "make" } "make", "-j1" or fail("cannot run make: $!");
     }
     fail("srcfacts.pl make: no build system in $facts") unless $system eq 'unified';
     my $jobs = $ENV{MAKE_JOBS};
     $jobs = 1 unless defined $jobs && $jobs =~ /^[1-9][0-9]*$/;
-    print "openssl-matrix: unified build system (build.info): make -j$jobs\n";
+    print "openssl-matrix runs: make -j$jobs (unified build system: build.info)\n";
     exec { "make" } "make", "-j$jobs" or fail("cannot run make: $!");
 }
 

@@ -207,8 +207,11 @@ def not_tried(plan: Plan, reason: str) -> list[Row]:
 
 
 def failure_reason(log_text: str, error: str | None) -> str:
-    """One line saying why a build failed, from its log (the first telling line)."""
+    """One line saying why a build failed, from its log (the first telling line, the
+    most specific kind first)."""
     patterns = (
+        r".*: Permission denied",  # a tree that lost its executable bits (util/domd)
+        r".*: not found",
         r"openssl-matrix: .*",
         r".*Unsupported options: .*",
         r".* is not exported by .*",

@@ -220,6 +220,15 @@ def test_failure_reason_picks_the_telling_line() -> None:
     coloured = "\x1b[0m\x1b[91ms2_srvr.c:566:12: error: invalid storage class for function 'f'\n"
     assert sweep.failure_reason(coloured, None) == \
         "s2_srvr.c:566:12: error: invalid storage class for function 'f'"
+    # a copy that lost its executable bits (the 1.0.1u copy swept here): the cause, not
+    # srcfacts.pl's line saying what it runs, nor its generic "make depend failed"
+    lost_modes = ("openssl-matrix runs: make depend, then make -j1 (legacy build system: "
+                  "Makefile.org)\nmaking depend in crypto...\n"
+                  "\x1b[91m/bin/sh: 1: ../util/domd: Permission denied\n"
+                  "\x1b[0m\x1b[91mmake[1]: *** [Makefile:137: local_depend] Error 126\n"
+                  "\x1b[91mopenssl-matrix: \x1b[0m\x1b[91mmake depend failed (exit 2)\n")
+    assert sweep.failure_reason(lost_modes, None) == \
+        "/bin/sh: 1: ../util/domd: Permission denied"
 
 
 TABLE: dict[str, Any] = {"rows": [
