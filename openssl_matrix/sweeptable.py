@@ -101,8 +101,9 @@ def build_status(version: str, arch: str, asm: bool,
             third = "third-party" in str(r.get("source"))
             if status == "not tried":
                 return not_tried_text(str(r.get("reason") or ""))
-            text = f"built {secs(r.get('seconds'))}" if status == "built" \
-                else f"{status}: {r.get('reason')}"
+            text = (f"{status}: {r.get('reason')}" if status != "built"
+                    else "built" if r.get("seconds") is None
+                    else f"built {secs(r.get('seconds'))}")
             if third and declared_sha256 and _official(version) == declared_sha256:
                 return text + (" (from a third-party tree, not the official tarball the "
                                "matrix declares)")
@@ -153,7 +154,10 @@ NOTHING_CHANGED = "construct not found, nothing changed"
 
 def result_text(r: Row) -> str:
     if r.status == "built":
-        result = f"built ({secs(r.seconds)})"
+        # an image already there (built by another results tree, e.g. the test suite's)
+        # is not timed again
+        result = (f"built ({secs(r.seconds)})" if r.seconds is not None
+                  else "built (image already present: not timed)")
         acted = sorted({c.split(":")[0] for c in r.compat if not c.endswith(NOTHING_CHANGED)})
         if acted:
             result += "; compat: " + ", ".join(acted)
