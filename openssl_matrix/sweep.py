@@ -363,10 +363,7 @@ def run_sweep(plan: Plan, results: Path, *, jobs: int = 1, speed: bool = True,
             endbr32 = record.get("endbr32")
             row.endbr32 = endbr32 if isinstance(endbr32, int) else None
             if speed and outcome.tag:
-                row.load_before = loadavg()
-                smoke = smoke_speed(backend, outcome.tag, version, runs=runs)
-                row.load_after = loadavg()
-                fill_smoke(row, smoke)
+                smoke_row(row, backend, outcome.tag, runs)
         else:
             text = ""
             if outcome.log_path and Path(outcome.log_path).is_file():
@@ -393,6 +390,15 @@ def compat_applied(record: dict[str, Any]) -> list[str]:
                 str(p.get("file", "")).endswith(".patch"):
             out.append(f"{p.get('name')}: diff applied")
     return out
+
+
+def smoke_row(row: Row, backend: Any, tag: str, runs: int) -> None:
+    """Run a built row's smoke check on ``tag`` and fill its speed columns, with the
+    load average just before and after."""
+    row.load_before = loadavg()
+    smoke = smoke_speed(backend, tag, row.version, runs=runs)
+    row.load_after = loadavg()
+    fill_smoke(row, smoke)
 
 
 def fill_smoke(row: Row, smoke: Smoke) -> None:
@@ -437,9 +443,7 @@ def resmoke(rows: Sequence[Row], results: Path, *, backend: Any = None, runs: in
             log.info(f"sweep: [{i}/{len(todo)}] {row.variant}: no image of its build under "
                      f"{results}; left as it is")
             continue
-        row.load_before = loadavg()
-        fill_smoke(row, smoke_speed(backend, latest.tag, row.version, runs=runs))
-        row.load_after = loadavg()
+        smoke_row(row, backend, latest.tag, runs)
         log.info(f"sweep: [{i}/{len(todo)}] {row.variant}: smoke run again "
                  f"({host_verdict(row)})")
         done.append(row)
