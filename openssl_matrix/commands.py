@@ -21,14 +21,16 @@ from .errors import (
     FatalError,
     ParseError,
     ProfileMismatch,
+    ResultsError,
     UsageError,
 )
+from .files import read_bounded
 from .model import MAX_BYTES, MAX_REPEAT, Matrix, Variant, load_matrix
 from .names import clip, inside, name_problem, safe_name
-from .outputs import check_output_file, read_regular
+from .outputs import check_output_file
 from .patches import endbr32_warning
 from .render import render as render_variant
-from .results import ResultsTree, atomic_write
+from .results import ResultsTree, atomic_write, new_numbered_dir
 from .sources import default_urls
 
 
@@ -586,7 +588,7 @@ def cmd_parse(*, target: str, matrix: str, results: str, json: bool) -> int:
     from .parsing import figure_records, parse_report
 
     try:
-        text = read_regular(Path(target), MAX_REPORT_BYTES).decode("utf-8", errors="replace")
+        text = read_bounded(Path(target), cap=MAX_REPORT_BYTES).decode("utf-8", errors="replace")
     except OSError as exc:
         raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
     runs = parse_report(text)
@@ -638,20 +640,27 @@ def parse_table(recs: list[dict[str, Any]]) -> list[str]:
 
 
 def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
-    """Store a published report's figures in the results tree as reference results."""
+    """Store a published report's figures in the results tree as reference results.
+
+    An import is identified by the source file's sha256 and ``--as``: importing the same
+    file again says where it is and adds nothing; an import that was stopped (Ctrl-C, a
+    kill, a full disk) is completed by the next one, never stored twice. The pasted text
+    is stored once per import (in its first run folder, ``raw/report.txt``), not per run.
+    """
     import hashlib
     import re
+    import shutil
 
     from . import records as rec
     from .clock import now
     from .parsing import figure_records, parse_report
 
-    if not as_ or not re.match(r"^[a-z0-9][a-z0-9._-]*$", as_) or name_problem(as_):
+    if not as_ or not re.match(r"^[a-z0-9][a-z0-9._-]*\Z", as_) or name_problem(as_):
         raise UsageError("`invoke matrix import FILE` needs --as NAME (lower-case letters, "
                          "digits, '.', '_', '-'" + (f"; got {clip(as_)}" if as_ else "") + ")",
                          hint="e.g. --as ivy-bridge-blog-2013")
     try:
-        raw = read_regular(Path(target), MAX_REPORT_BYTES)
+        raw = read_bounded(Path(target), cap=MAX_REPORT_BYTES)
     except OSError as exc:
         raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
     text = raw.decode("utf-8", errors="replace")
@@ -661,34 +670,103 @@ def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
     for i, run in enumerate(runs, 1):  # every folder name checked before anything is written
         safe_name(run.header.version or "unknown",
                   f"{target}: run {i}: the version in its header", error=ParseError)
+    sha256 = hashlib.sha256(raw).hexdigest()
     tree = _tree(results)
+    _import_target(tree.root)
     cpu = f"ref-{as_}"
     tree.lock()
     try:
+        # a run folder a killed import left half-written is marked (never counted)
+        tree.recover(cpu=cpu, reason="the import writing it was stopped before it finished; "
+                     "the next import of the same file stored the run again")
+        done, paste_at = _imported_before(tree, cpu, sha256)
+        if all(i in done for i in range(1, len(runs) + 1)):
+            where = sorted({str(p.parent.parent.parent) for p in done.values()})
+            print(f"{target} is already imported (sha256 {sha256[:16]}…, --as {as_}): "
+                  f"{len(runs)} run(s) in {', '.join(where)}; nothing added")
+            return 0
+        if done:
+            log.info(f"completing an import of {target} that was stopped: {len(done)} of "
+                     f"{len(runs)} run(s) were stored, storing the rest")
+        last: dict[str, int] = {}  # the last run number per version folder, for the next
         for i, run in enumerate(runs, 1):
+            if i in done:
+                continue
             version = run.header.version or "unknown"
-            run_dir = tree.new_run_dir(cpu, version, "import")
-            atomic_write(run_dir / "raw" / "report.txt", text)
-            records = figure_records(run)
-            rec.write_figures(run_dir, records)
-            rec.write_meta(run_dir, rec.RunMeta(
-                status="complete",
-                kind="reference",
-                warnings=list(run.warnings),
-                variant={"version": run.header.version},
-                extra={
-                    "source_file": str(Path(target).resolve()),
-                    "source_sha256": hashlib.sha256(raw).hexdigest(),
-                    "imported": now("seconds"),
-                    "run_in_report": i,
-                    "header": {k: getattr(run.header, k)
-                               for k in run.header.__dataclass_fields__},
-                }))
+            run_dir = new_numbered_dir(tree.suite_dir(cpu, version, "import"),
+                                       after=last.get(version))
+            last[version] = int(run_dir.name)
+            try:
+                if paste_at is None:
+                    atomic_write(run_dir / "raw" / "report.txt", text)
+                    paste_at = run_dir / "raw" / "report.txt"
+                records = figure_records(run)
+                rec.write_figures(run_dir, records)
+                rec.write_meta(run_dir, rec.RunMeta(
+                    status="complete",
+                    kind="reference",
+                    warnings=list(run.warnings),
+                    variant={"version": run.header.version},
+                    extra={
+                        "source_file": str(Path(target).resolve()),
+                        "source_sha256": sha256,
+                        "imported": now("seconds"),
+                        "run_in_report": i,
+                        "runs_in_report": len(runs),
+                        "raw_report": str(paste_at.relative_to(tree.root)),
+                        "header": {k: getattr(run.header, k)
+                                   for k in run.header.__dataclass_fields__},
+                    }))
+            except BaseException:
+                # this run's folder has no meta.json yet: it is ours and half-written
+                if not (run_dir / rec.META).exists():
+                    shutil.rmtree(run_dir, ignore_errors=True)
+                raise
             print(f"{run_dir}: {len(records)} figure(s) from run {i} "
                   f"({run.header.version_line or 'no version header'})")
     finally:
         tree.unlock()
     return 0
+
+
+def _import_target(root: Path) -> None:
+    """``import --results``: a results tree, a new name or an empty folder; never a file, a
+    dangling link, or someone's non-empty folder (ResultsError, as export/report say)."""
+    from . import records as rec
+
+    shown = clip(str(root), 200)
+    if root.is_symlink() and not root.exists():
+        raise ResultsError(f"--results {shown} is a symbolic link to nothing (dangling)",
+                           hint="give the results tree itself, or a new folder")
+    if root.exists() and not root.is_dir():
+        raise ResultsError(f"--results {shown} exists and is not a folder",
+                           hint="give the results tree (`invoke matrix bench` writes "
+                           "results/), or a new folder")
+    if root.is_dir():
+        rec.require_tree(root)
+
+
+def _imported_before(tree: ResultsTree, cpu: str, sha256: str,
+                     ) -> tuple[dict[int, Path], Path | None]:
+    """The finished runs of earlier imports of this file under ``cpu`` (run in report ->
+    folder) and where its pasted text is stored (None: not yet)."""
+    from . import records as rec
+
+    done: dict[int, Path] = {}
+    paste_at: Path | None = None
+    for *_, path in rec.run_dirs(tree.root, cpu=cpu):
+        meta = rec.read_meta(path)
+        if meta is None or meta.status != "complete" or \
+                meta.extra.get("source_sha256") != sha256:
+            continue
+        i = meta.extra.get("run_in_report")
+        if isinstance(i, int) and not isinstance(i, bool):
+            done.setdefault(i, path)
+        held = tree.root / str(meta.extra.get("raw_report") or "")
+        if paste_at is None and held != tree.root and held.is_file() and \
+                held.resolve().is_relative_to(tree.root.resolve()):
+            paste_at = held
+    return done, paste_at
 
 
 def cmd_pin(*, target: str, matrix: str, results: str, file: str, force: bool) -> int:

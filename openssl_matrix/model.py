@@ -19,8 +19,8 @@ from typing import Any
 
 from .eras import ENGINES, engine_options, era_base_image, i386_name, march_problem
 from .errors import ConfigError
+from .files import read_bounded
 from .names import clip, name_problem
-from .outputs import read_regular
 from .patches import (
     PROJECT_PATCHES,
     Patch,
@@ -41,9 +41,9 @@ from .yamlcheck import _choices_hint, _Ctx, _kind, load_yaml_file
 from .yamlload import MAX_BYTES as MAX_YAML_BYTES
 
 SCHEMA_VERSION = 1
-NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*\Z")
 VERSION = DECLARABLE  # the release numbers a matrix may declare (see version.py)
-PATTERN = re.compile(r"^[A-Za-z0-9_.,:=+/~@%*?!\[\]-]+$")
+PATTERN = re.compile(r"^[A-Za-z0-9_.,:=+/~@%*?!\[\]-]+\Z")
 
 ARCHES = ("x86_64", "i386")
 #: Bounds of a suite's numbers (docs/matrix.md): `openssl speed -seconds` per algorithm,
@@ -306,10 +306,10 @@ SUITE_KEYS = ("description", "algorithms", "evp", "decrypt", "engine", "provider
               "seconds", "bytes", "masks", "repeat", "noise_threshold", "devices", "kind",
               "protocols", "modes", "pinning")
 SUITE_KINDS = ("speed", "pkey", "tls")
-DEVICE = re.compile(r"^/dev/[A-Za-z0-9_][A-Za-z0-9_./-]*$")
+DEVICE = re.compile(r"^/dev/[A-Za-z0-9_][A-Za-z0-9_./-]*\Z")
 MASK_KEYS = ("name", "ia32cap", "disable")
-CPUSET = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
-DOCKER_HOST = re.compile(r"^((unix|tcp|ssh)://\S+|context:[A-Za-z0-9][\w.-]*)$")
+CPUSET = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*\Z")
+DOCKER_HOST = re.compile(r"^((unix|tcp|ssh)://\S+|context:[A-Za-z0-9][\w.-]*)\Z")
 
 
 def load_matrix(path: str | Path, *, default_urls: Callable[[str], list[str]] | None = None,
@@ -318,7 +318,7 @@ def load_matrix(path: str | Path, *, default_urls: Callable[[str], list[str]] | 
     p = Path(path)
     ctx = _Ctx(p)
     try:
-        text = read_regular(p, 4 * MAX_YAML_BYTES).decode("utf-8")
+        text = read_bounded(p, cap=4 * MAX_YAML_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{p}: no such matrix file",
                           hint="pass --matrix PATH, or run from the project folder") from None
@@ -584,7 +584,7 @@ def _apply_default_selection(ctx: _Ctx, value: Any, variants: list[Variant],
 
 
 def _check_image(ctx: _Ctx, image: str, keypath: str) -> None:
-    if not re.match(r"^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9._-]+)?(@sha256:[0-9a-f]{64})?$", image):
+    if not re.match(r"^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9._-]+)?(@sha256:[0-9a-f]{64})?\Z", image):
         raise ctx.fail(keypath, f"{image!r} is not a Docker image reference")
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
-import errno
 import json
 import os
 import shutil
@@ -150,20 +149,6 @@ def check_output_file(path: str, tree_root: Path | None = None) -> Path | None:
         raise UsageError(f"--output {shown} is {kind}",
                          hint="give a file name, or '-' for standard output")
     return p
-
-
-def read_regular(path: Path, limit: int) -> bytes:
-    """The bytes of a file the user named as input (a matrix, a spec, a pasted report):
-    OSError when it is not a regular file (a FIFO or /dev/zero would block or never end)
-    or larger than ``limit`` bytes."""
-    if not stat.S_ISREG(os.stat(path).st_mode):  # before open: a FIFO blocks in open()
-        raise OSError(errno.EINVAL, "not a regular file")
-    with open(path, "rb") as fh:
-        data = fh.read(limit + 1)
-    if len(data) > limit:
-        raise OSError(errno.EFBIG, f"larger than {limit} bytes; this is not a file this tool "
-                      "reads")
-    return data
 
 
 def refuse_special(path: Path) -> None:

@@ -43,7 +43,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
 from .errors import ResultsError
-from .files import write_json
+from .files import read_bounded, write_json
 from .names import fold, inside, safe_name
 
 #: The schema version this code writes. Bump it when a field changes meaning (not when
@@ -400,7 +400,7 @@ def read_json(path: Path) -> Any:
     Not UTF-8, not JSON, or NaN/Infinity anywhere: a ResultsError naming the file.
     """
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_bounded(path, "results").decode("utf-8")
         return json.loads(text, parse_constant=_reject_constant)
     except FileNotFoundError:
         return None

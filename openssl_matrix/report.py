@@ -155,11 +155,22 @@ def observations(tree: ResultsTree) -> list[Observation]:
                 bytes_per_s=float(value) if isinstance(value, (int, float)) else None,
                 status=status, forced=bool(meta.get("forced")),
                 host_flags=tuple(host.get("cpu_flags") or ()),
-                raw_file="raw/report.txt" if published else f"raw/{invocation}.stdout",
+                raw_file=_published_raw(tree.root, ref.path, meta.extra) if published
+                else f"raw/{invocation}.stdout",
                 published=published, decrypt=fig.get("direction") == "decrypt",
                 source=source,
             ))
     return out
+
+
+def _published_raw(root: Path, run: Path, extra: Mapping[str, Any]) -> str:
+    """Where an imported run's pasted text is, relative to the run: its own
+    ``raw/report.txt``, else the one copy its import stored (``raw_report``, in the
+    import's first run folder; the report lays runs out as the tree does)."""
+    held = str(extra.get("raw_report") or "")
+    if (run / "raw" / "report.txt").is_file() or not held:
+        return "raw/report.txt"
+    return os.path.relpath(root / held, run)
 
 
 # ----------------------------------------------------------------------------------

@@ -23,8 +23,8 @@ from typing import Any
 
 from .cpumodel import CORES, Core, core_named, core_of_name
 from .errors import ConfigError
+from .files import read_bounded
 from .model import ARCHES, MAX_SECONDS, NAME, VERSION
-from .outputs import read_regular
 from .yamlcheck import _choices_hint, _Ctx, load_yaml_file
 from .yamlload import MAX_BYTES as MAX_YAML_BYTES
 
@@ -75,7 +75,7 @@ CLAIM_KEYS = ("id", "says", "where", "compare", "expect", "ratio", "tolerance", 
 DEPENDS_ON = ("code-path", "cpu")
 MEASURE_KEYS = ("seconds", "repeat", "rows")
 
-_FIGURE = re.compile(r"^\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*(k|B/s)?\s*$")
+_FIGURE = re.compile(r"^\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*(k|B/s)?\s*\Z")
 
 
 # ----------------------------------------------------------------------------------
@@ -285,7 +285,7 @@ def load_spec(path: str | Path) -> ReportSpec:
     """Read and validate a report spec; raise ConfigError naming file and key path."""
     p = Path(path)
     try:
-        text = read_regular(p, 4 * MAX_YAML_BYTES).decode("utf-8")
+        text = read_bounded(p, cap=4 * MAX_YAML_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{p}: no such report spec",
                           hint="give a path, or the id of a spec in reports/ "
@@ -364,10 +364,10 @@ def _source(ctx: _Ctx, value: Any) -> SourceInfo:
         raise ctx.fail("source.kind", f"{kind!r} is not one of {', '.join(SOURCE_KINDS)}",
                        hint=_choices_hint(kind, SOURCE_KINDS))
     url = _opt_text(ctx, s.get("url"), "source.url")
-    if url is not None and not re.match(r"^(https?|ftp|news|mailto):\S+$", url):
+    if url is not None and not re.match(r"^(https?|ftp|news|mailto):\S+\Z", url):
         raise ctx.fail("source.url", f"{url!r} is not a URL")
     date = _opt_text(ctx, s.get("date"), "source.date")
-    if date is not None and not re.match(r"^\d{4}(-\d{2}(-\d{2})?)?$", date):
+    if date is not None and not re.match(r"^\d{4}(-\d{2}(-\d{2})?)?\Z", date):
         raise ctx.fail("source.date", f"{date!r} is not a date such as 2013-08-27, 2013-08 "
                        "or 2013")
     return SourceInfo(kind=kind, where=ctx.string(_required(ctx, s, "where", "source"),
@@ -681,7 +681,7 @@ def _tls_measurement(ctx: _Ctx, m: Mapping[str, Any], proto: Measurement,
 
 def _split_figure(key: Any) -> bool:
     """A mapping key that is really the tail of a figure split at a comma by YAML."""
-    return not isinstance(key, str) or bool(re.match(r"^\d{3}(\.\d+)?(k|B/s)?$", key))
+    return not isinstance(key, str) or bool(re.match(r"^\d{3}(\.\d+)?(k|B/s)?\Z", key))
 
 
 def _sizes_mapping(ctx: _Ctx, value: Any, keypath: str) -> dict[Any, Any]:

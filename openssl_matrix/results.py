@@ -31,7 +31,7 @@ from typing import IO, Any
 from . import records
 from .clock import now as _now
 from .errors import ResultsError
-from .files import atomic_write, write_json
+from .files import UnreadableFile, atomic_write, open_lock, read_bounded, write_json
 from .names import inside, safe_name
 from .records import FINISHED, JOURNALS, read_json
 
@@ -59,12 +59,17 @@ class RunRef:
         return self.meta.finished
 
 
-def new_numbered_dir(base: Path) -> Path:
+def new_numbered_dir(base: Path, *, after: int | None = None) -> Path:
     """Create the next numbered folder under base (0001, 0002, ...); never reuse one,
-    even when another process creates the same number first."""
+    even when another process creates the same number first. ``after``: the number the
+    caller made last there (it holds the tree's lock), so the folder is not listed again
+    for each new run (an import of 20,000 runs)."""
     base.mkdir(parents=True, exist_ok=True)
-    numbers = [int(p.name) for p in base.iterdir() if p.name.isdigit()]
-    n = max(numbers, default=0) + 1
+    if after is None:
+        numbers = [int(p.name) for p in base.iterdir() if p.name.isdigit()]
+        n = max(numbers, default=0) + 1
+    else:
+        n = after + 1
     while True:
         path = base / f"{n:04d}"
         try:
@@ -104,8 +109,8 @@ class ResultsTree:
             return False
         path = self.root / ".lock"
         try:
-            holder = path.read_text(encoding="utf-8")
-            with path.open("a+", encoding="utf-8") as fh:
+            holder = read_bounded(path, "lock").decode("utf-8", errors="replace")
+            with open_lock(path) as fh:
                 try:
                     fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except OSError:
@@ -123,7 +128,12 @@ class ResultsTree:
         if self._lab_holds_lock():
             self.shared = True
             return
-        fh = (self.root / ".lock").open("a+", encoding="utf-8")
+        try:
+            fh = open_lock(self.root / ".lock")
+        except UnreadableFile as exc:
+            raise ResultsError(f"{self.root / '.lock'}: {exc.strerror}; it is the results "
+                               "tree's lock file", hint="move it away (it holds no results) "
+                               "and rerun") from None
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except OSError as exc:

@@ -55,7 +55,7 @@ import yaml
 
 from .clock import now
 from .errors import SourceError
-from .files import atomic_write, file_sha256
+from .files import atomic_write, file_sha256, open_regular, read_bounded_text
 from .log import info, step, warn
 from .version import Version, VersionError
 
@@ -114,7 +114,7 @@ _MAX_SIGNATURE_BYTES = 64 << 10
 #: Leftover partial downloads older than this are removed.
 _STALE_PART_SECONDS = 3600.0
 
-_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+_SHA256_RE = re.compile(r"^[0-9a-f]{64}\Z")
 
 
 @dataclass(frozen=True)
@@ -570,9 +570,12 @@ def _is_json(lock_file: Path) -> bool:
 
 def _read_lock_document(lock_file: Path) -> dict[str, Any]:
     try:
-        text = lock_file.read_text(encoding="utf-8")
+        text = read_bounded_text(lock_file, "yaml")
     except FileNotFoundError:
         return {}
+    except UnicodeDecodeError:
+        raise SourceError(f"the lock file {lock_file} is not UTF-8 text",
+                          hint="fix or delete it") from None
     except OSError as exc:
         raise SourceError(f"cannot read the lock file {lock_file}: {exc}") from exc
     try:
@@ -596,20 +599,28 @@ def _read_lock_document(lock_file: Path) -> dict[str, Any]:
 @contextlib.contextmanager
 def _locked(lock_file: Path) -> Iterator[None]:
     """Serialise read-modify-write of a lock file between processes."""
-    guard = lock_file.with_name(f".{lock_file.name}.lock")
-    with open(guard, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+    # the folder itself is the lock: no guard file is left beside the lock file (an
+    # older version left ``.<name>.lock``; it is removed here when found)
+    fd = os.open(lock_file.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
+            with contextlib.suppress(OSError):
+                stale = lock_file.with_name(f".{lock_file.name}.lock")
+                if stale.is_file() and not stale.is_symlink() and stale.stat().st_size == 0:
+                    stale.unlink()
             yield
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 def _check_layout(tarball: Path, version: str) -> None:
     """A release tarball is a gzip tar whose top directory is ``openssl-<version>``."""
     expected = f"openssl-{version}"
     try:
-        with tarfile.open(tarball, mode="r:gz") as archive:
+        with open_regular(tarball) as fh, tarfile.open(fileobj=fh, mode="r:gz") as archive:
             first = archive.next()
     except (OSError, tarfile.TarError, EOFError) as exc:
         raise SourceError(
@@ -647,7 +658,12 @@ def pin_source(
     _check_layout(tarball, version)
     directory = sources_dir(cache_dir)
     _prepare_dir(directory)
-    with open(tarball, "rb") as src:
+    try:
+        src = open_regular(tarball)
+    except OSError as exc:
+        raise SourceError(f"{tarball}: {exc.strerror}", hint="give the path of the tarball "
+                          "itself (a regular file)") from None
+    with src:
         tmp, sha256, _size = _copy_local(src, directory, tarball)
     try:
         known = KNOWN_SHA256.get(version)

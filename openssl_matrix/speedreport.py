@@ -21,7 +21,7 @@ from .speedlines import (
     _PROGRESS_SYM_RE,
     _parse_lines,
 )
-from .speedtypes import SpeedRun
+from .speedtypes import Figure, SpeedHeader, SpeedRun
 
 # --------------------------------------------------------------------------------------
 # Reports: rebuild the lines of a pasted text, then split it into runs
@@ -483,6 +483,7 @@ def _is_progress_item(item: _Item) -> bool:
 def parse_report_text(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
     """The runs in a pasted report (see :func:`openssl_matrix.parsing.parse_report`)."""
     runs: list[SpeedRun] = []
+    seen: set[tuple[SpeedHeader, tuple[Figure, ...]]] = set()  # one look-up per run, not a scan
     previous: SpeedRun | None = None
     for segment in _segments(_Lexer(text).run()):
         evp: bool | None = None
@@ -514,10 +515,10 @@ def parse_report_text(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
         if extra:
             run = replace(run, warnings=(*run.warnings, *extra))
         previous = run
-        if not keep_duplicates and any(
-            r.header == run.header and r.figures == run.figures for r in runs
-        ):
+        key = (run.header, run.figures)
+        if not keep_duplicates and key in seen:
             continue  # a quoted copy of a run already read
+        seen.add(key)
         runs.append(run)
     if not runs:
         raise ParseError(

@@ -18,14 +18,14 @@ from .hostinfo import IA32CAP_BITS
 from .names import ALPHABET, clip, name_problem
 from .yamlload import YamlProblem, load_yaml
 
-IA32CAP_VALUE = re.compile(r"^~?(0x[0-9a-fA-F]+)?(:~?0x[0-9a-fA-F]+)?$")
+IA32CAP_VALUE = re.compile(r"^~?(0x[0-9a-fA-F]+)?(:~?0x[0-9a-fA-F]+)?\Z")
 """An OPENSSL_ia32cap value: one or two words, each optionally inverted with ~."""
 
 # Characters allowed in any value that reaches a Dockerfile RUN line or a container
 # command. Everything is passed as exec-form arguments, but a value that needs a shell
 # metacharacter is never a legitimate Configure option, -march value or ia32cap mask.
-SAFE_TOKEN = re.compile(r"^[A-Za-z0-9_.,:=+/~@%-]+$")
-SHA256 = re.compile(r"^[0-9a-f]{64}$")
+SAFE_TOKEN = re.compile(r"^[A-Za-z0-9_.,:=+/~@%-]+\Z")
+SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
 
 
 def _choices_hint(wanted: str, choices: Sequence[str]) -> str:
@@ -162,7 +162,7 @@ class _Ctx:
                               what="sha256 (64 lower-case hex digits)")
         urls = self.strings(entry.get("urls"), f"{keypath}.urls")
         for i, u in enumerate(urls):
-            if not re.match(r"^(https?|file)://\S+$", u):
+            if not re.match(r"^(https?|file)://\S+\Z", u):
                 raise self.fail(f"{keypath}.urls[{i}]",
                                 f"{clip(u)} is not an http(s):// or file:// URL")
         return sha, urls
