@@ -146,12 +146,17 @@ def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = 
 
 def cmd_render(*, target: str, matrix: str, results: str, only: str, output: str,
                all: bool = False) -> int:
+    from .outputs import RenderedFolder
+
     m = _matrix(matrix)
     out = Path(output or "dockerfiles/rendered")
-    for v in m.select(only or None, every=all):
-        r = render_variant(v)
-        path = inside(out, out / f"{safe_name(v.id, 'variant id')}.Dockerfile")
-        atomic_write(path, r.dockerfile)
+    rendered = [(inside(out, out / f"{safe_name(v.id, 'variant id')}.Dockerfile"),
+                 render_variant(v).dockerfile) for v in m.select(only or None, every=all)]
+    folder = RenderedFolder(out)
+    for path, text in rendered:  # every refusal before the first write
+        folder.check(path, text)
+    for path, text in rendered:
+        folder.write(path, text)
         print(path)
     return 0
 
@@ -774,10 +779,32 @@ def cmd_pin(*, target: str, matrix: str, results: str, file: str, force: bool) -
 
     if not file:
         raise UsageError("`invoke matrix pin VERSION` needs --file PATH (a tarball you trust)")
-    lock = Path(matrix or "matrix.yaml").with_suffix(".lock")
+    from .sources import check_version
+
+    check_version(target)  # before the matrix: the version named is the first thing said
+    lock = _pins_beside(Path(matrix or "matrix.yaml"))
     digest = pin_source(target, Path(file), lock, force=force)
     print(f"pinned openssl {target}: sha256 {digest} (recorded in {lock})")
     return 0
+
+
+def _pins_beside(matrix: Path) -> Path:
+    """The lock (pins) file of an existing matrix file: ``m.yaml`` -> ``m.lock`` beside it.
+    A mistyped --matrix is refused (a pin there would have no effect), as is a matrix whose
+    lock file would be the matrix itself (``--matrix m.lock``)."""
+    from .errors import ConfigError
+
+    shown = str(matrix)[:200]
+    if not matrix.is_file():
+        raise ConfigError(f"{shown}: no such matrix file" if not matrix.exists() else
+                          f"{shown}: not a regular file", hint="pin records the tarball's "
+                          "sha256 in the lock file beside the matrix: give --matrix the "
+                          "matrix.yaml you build with")
+    lock = matrix.with_suffix(".lock")
+    if lock.resolve() == matrix.resolve():
+        raise ConfigError(f"{shown} is a lock file name, not a matrix (the pin would "
+                          "overwrite it)", hint="give --matrix the matrix's .yaml file")
+    return lock
 
 
 def _reports_dir() -> Path:

@@ -106,5 +106,20 @@ def render(tree: ResultsTree, fmt: str) -> str:
     writer = csv.DictWriter(buf, fieldnames=list(FIELDS), lineterminator="\n")
     writer.writeheader()
     for r in rows:
-        writer.writerow({k: ("" if v is None else v) for k, v in r.items()})
+        writer.writerow({k: _cell(v) for k, v in r.items()})
     return buf.getvalue()
+
+
+#: A text cell starting with one of these is read as a formula by spreadsheets.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+
+
+def _cell(value: object) -> object:
+    """A CSV cell: empty for None; text a spreadsheet would run as a formula (``=cmd|…``,
+    ``+``, ``-``, ``@``, a tab or carriage return first) gets a leading ``'``, as OWASP's
+    CSV-injection guidance says. Numbers stay numbers (``-5`` is not text here)."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value

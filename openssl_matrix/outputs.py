@@ -6,6 +6,9 @@
   when it carries the marker. A non-empty folder without it, the results tree itself, a
   folder that holds the results tree, and any folder inside the tree other than its own
   ``_report`` are refused.
+* ``render --output DIR`` writes Dockerfiles beside a marker of its own
+  (``RENDER_MARKER``: each file's name and the sha256 of what it wrote); a file there that
+  it did not write, or that was edited since, is refused, never overwritten.
 * An output file (``export --output FILE``) is a regular file or a new name; ``-`` means
   standard output. A device, a folder, a FIFO or a symbolic link is refused: an atomic
   write replaces the name by rename, which would break a device node or turn a link into
@@ -159,3 +162,56 @@ def refuse_special(path: Path) -> None:
         if not stat.S_ISREG(st.st_mode):
             raise ResultsError(f"{clip(str(path), 200)} exists and is not a regular file; "
                                "it is left alone", hint="move it away, or write elsewhere")
+
+
+RENDER_MARKER = ".openssl-matrix-rendered.json"
+
+
+class RenderedFolder:
+    """A folder of rendered Dockerfiles: the files ``render`` wrote there, by sha256."""
+
+    def __init__(self, folder: Path) -> None:
+        from .files import read_bounded
+
+        self.folder = folder
+        self.marker = folder / RENDER_MARKER
+        self.written: dict[str, str] = {}
+        with contextlib.suppress(OSError, ValueError):
+            data = json.loads(read_bounded(self.marker, "config"))
+            if isinstance(data, dict) and isinstance(data.get("files"), dict):
+                self.written = {str(k): str(v) for k, v in data["files"].items()}
+
+    def check(self, path: Path, text: str) -> None:
+        """UsageError when ``path`` holds a file render did not write (or that was edited
+        since) and would change."""
+        import hashlib
+
+        from .files import read_bounded
+
+        try:
+            current = read_bounded(path, "text")
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise UsageError(f"{path}: {exc.strerror}; left alone",
+                             hint="move it away, or give another --output folder") from None
+        new = text.encode("utf-8")
+        if current == new:
+            return
+        if self.written.get(path.name) != hashlib.sha256(current).hexdigest():
+            raise UsageError(f"{path} exists and was not written by `invoke matrix render` "
+                             "(or was edited since): it is left alone",
+                             hint="move it away or give another --output folder; render "
+                             f"replaces only the files its marker {RENDER_MARKER} lists")
+
+    def write(self, path: Path, text: str) -> None:
+        import hashlib
+
+        from .files import atomic_write, write_json
+
+        self.written[path.name] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        atomic_write(path, text)
+        write_json(self.marker, {"written_by": "openssl-matrix render",
+                                 "note": "render replaces only these files, and only while "
+                                 "they hold what it wrote",
+                                 "files": dict(sorted(self.written.items()))})

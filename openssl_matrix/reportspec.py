@@ -25,6 +25,8 @@ from .cpumodel import CORES, Core, core_named, core_of_name
 from .errors import ConfigError
 from .files import read_bounded
 from .model import ARCHES, MAX_SECONDS, NAME, VERSION
+from .names import clip
+from .speedtypes import MAX_BLOCK_SIZE, impossible
 from .yamlcheck import _choices_hint, _Ctx, load_yaml_file
 from .yamlload import MAX_BYTES as MAX_YAML_BYTES
 
@@ -504,15 +506,22 @@ def parse_figure(ctx: _Ctx, value: Any, keypath: str) -> float:
     """A reference figure: a number in 1000s of bytes/s, or text as printed (``1,234.5k``)."""
     if isinstance(value, bool):
         raise ctx.fail(keypath, f"expected a figure, got {value!r}")
+    figure: float | None = None
     if isinstance(value, (int, float)):
         if value < 0:
             raise ctx.fail(keypath, f"a figure cannot be negative ({value!r})")
-        return float(value) * 1000.0
-    if isinstance(value, str):
+        figure = float(value) * 1000.0
+    elif isinstance(value, str):
         m = _FIGURE.match(value)
         if m:
             number = float(m.group(1).replace(",", ""))
-            return number if m.group(2) == "B/s" else number * 1000.0
+            figure = number if m.group(2) == "B/s" else number * 1000.0
+    if figure is not None:
+        problem = impossible(figure)  # NaN, inf, zero, beyond any machine
+        if problem is not None:
+            raise ctx.fail(keypath, f"{clip(value)} is no measurement: {problem}",
+                           hint="transcribe the figure as the report prints it")
+        return figure
     raise ctx.fail(keypath, f"{value!r} is not a figure",
                    hint="write it as printed, e.g. 305049.90k or '1,086,559.57k' "
                    "(1000s of bytes per second), or '9876.54 B/s'")
@@ -701,7 +710,8 @@ def _sizes_mapping(ctx: _Ctx, value: Any, keypath: str) -> dict[Any, Any]:
 
 def _block(ctx: _Ctx, key: Any, keypath: str) -> int:
     text = str(key)
-    if isinstance(key, bool) or not text.isdigit() or int(text) <= 0:
+    if isinstance(key, bool) or not text.isdigit() or len(text) > 10 or \
+            not 0 < int(text) <= MAX_BLOCK_SIZE:
         raise ctx.fail(keypath if keypath.endswith("block_size") else f"{keypath}.{text}",
                        f"{text!r} is not a block size in bytes",
                        hint="keys are block sizes: 16, 64, 256, 1024, 8192, 16384")

@@ -161,7 +161,8 @@ def tarball_name(version: str) -> str:
     return f"openssl-{version}.tar.gz"
 
 
-def _check_version(version: str) -> Version:
+def check_version(version: str) -> Version:
+    """The release version ``version`` names; SourceError when it names none."""
     try:
         return Version.parse(version)
     except VersionError:
@@ -190,7 +191,7 @@ def default_urls(version: str) -> list[str]:
     security archive's pool), which carry byte-identical upstream tarballs for the
     versions its suites still use.
     """
-    v = _check_version(version)
+    v = check_version(version)
     major, minor, patch = str(v.major), str(v.minor), str(v.patch)
     if major == "0":
         series = f"{major}.{minor}.x"
@@ -651,7 +652,7 @@ def pin_source(
     Refuses (unless ``force``) a file whose hash differs from a known official checksum
     or from an existing pin for the version. Returns the sha256.
     """
-    _check_version(version)
+    check_version(version)
     tarball = Path(tarball)
     if not tarball.is_file():
         raise SourceError(f"no such file: {tarball}", hint="give the path of the tarball")
@@ -789,7 +790,7 @@ def fetch_source_info(
     read. Raises :class:`SourceError` listing every attempt when none gives the bytes
     whose sha256 is expected.
     """
-    _check_version(version)
+    check_version(version)
     expected = _expected_sha256(version, sha256, lock_file)
     directory = sources_dir(cache_dir)
     _prepare_dir(directory)

@@ -8,6 +8,7 @@ YAML loader whose problems name the file.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -191,8 +192,9 @@ class _Ctx:
     def number(self, value: Any, keypath: str) -> float | None:
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise self.fail(keypath, f"expected a positive number, got {clip(value)}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                not math.isfinite(value) or value <= 0 or value > 1e12:
+            raise self.fail(keypath, f"expected a positive, finite number, got {clip(value)}")
         return float(value)
 
 
