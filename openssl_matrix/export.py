@@ -10,7 +10,7 @@ from typing import Any
 
 from . import records as rec
 from .results import ResultsTree
-from .speedtypes import STATUS_IMPOSSIBLE, impossible
+from .speedtypes import MAX_BLOCK_SIZE, STATUS_IMPOSSIBLE, impossible
 
 FIELDS = ("cpu", "variant", "version", "suite", "run", "mask", "ia32cap", "algorithm", "label",
           "evp", "block_size", "bytes_per_s", "ops_per_s", "operation", "status", "detail",
@@ -88,6 +88,12 @@ def records(tree: ResultsTree) -> Iterator[dict[str, Any]]:
 def _finite(row: dict[str, Any]) -> dict[str, Any]:
     """An impossible rate (negative, absurd: the reader already refuses non-finite ones)
     empties the figure and marks it ``impossible``: never a number in an export."""
+    block = row.get("block_size")
+    if isinstance(block, int) and not 0 < block <= MAX_BLOCK_SIZE:
+        row.update(block_size=None, bytes_per_s=None, ops_per_s=None, cycles_per_byte=None,
+                   cycles_per_op=None, status=STATUS_IMPOSSIBLE,
+                   detail=f"block_size in {rec.FIGURES}: {str(block)[:40]} bytes is beyond "
+                   f"any speed table (at most {MAX_BLOCK_SIZE})")
     for key in ("bytes_per_s", "ops_per_s"):
         value = row.get(key)
         reason = None if value is None else impossible(value)

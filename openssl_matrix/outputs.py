@@ -20,12 +20,14 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import fcntl
 import json
 import os
 import shutil
 import stat
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import IO
 
 from .errors import ResultsError, UsageError
 from .names import clip
@@ -41,6 +43,35 @@ def write_report_marker(folder: Path) -> None:
         "note": "this folder is replaced as a whole by the next `invoke matrix report` "
                 "to it; do not keep your own files here",
     }, indent=2) + "\n", encoding="utf-8")
+
+
+def hold_report(folder: Path) -> IO[bytes]:
+    """Hold the marker of a report folder being written (an flock, released when the
+    process ends, however it ends): :func:`remove_stale_reports` leaves a held one alone."""
+    fh = open(folder / REPORT_MARKER, "rb")  # noqa: SIM115 (held until the report is in)
+    fcntl.flock(fh, fcntl.LOCK_EX)
+    return fh
+
+
+def remove_stale_reports(out: Path) -> list[Path]:
+    """The temporary folders of earlier ``report --output OUT`` runs that were killed
+    (``.OUT.*`` beside OUT, with the report marker, no live writer): removed. A folder
+    without the marker is not ours and is left alone."""
+    from .files import open_regular  # files imports this module
+
+    removed: list[Path] = []
+    with contextlib.suppress(OSError):
+        for cand in out.parent.glob(f".{out.name}.*"):
+            if cand.is_symlink() or not cand.is_dir() or not is_report(cand):
+                continue
+            try:
+                with open_regular(cand / REPORT_MARKER, follow=False) as fh:
+                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a live writer holds it
+                    shutil.rmtree(cand)
+                removed.append(cand)
+            except OSError:
+                continue
+    return removed
 
 
 def is_report(folder: Path) -> bool:

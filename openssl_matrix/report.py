@@ -44,7 +44,13 @@ from . import log, records
 from .files import current_umask
 from .hostinfo import IA32CAP_BITS, IA32CAP_LABELS
 from .names import fold
-from .outputs import check_report_target, swap_in, write_report_marker
+from .outputs import (
+    check_report_target,
+    hold_report,
+    remove_stale_reports,
+    swap_in,
+    write_report_marker,
+)
 from .reportcpus import Comparison, comparisons
 from .reportcpus import chart as cpus_chart
 from .reportcpus import text as cpus_text
@@ -52,7 +58,7 @@ from .reportcpus import view as cpus_view
 from .reportquality import Quality
 from .reportview import Flagged, cell_view, href, repro_view, run_folder
 from .results import ResultsTree, read_json
-from .speedtypes import STATUS_IMPOSSIBLE, impossible
+from .speedtypes import MAX_BLOCK_SIZE, STATUS_IMPOSSIBLE, impossible
 from .stats import Estimate, estimate
 from .units import MBPS, speed_k
 from .version import sort_key as version_sort_key
@@ -129,6 +135,12 @@ def observations(tree: ResultsTree) -> list[Observation]:
                 continue
             block = fig.get("block_size")
             if not isinstance(block, int):
+                continue
+            if not 0 < block <= MAX_BLOCK_SIZE:  # one impossible row never ends the report
+                log.warn(f"{ref.path}: a figure of {fig.algorithm} has a block size of "
+                         f"{str(block)[:40]} bytes, beyond any speed table: left out of the "
+                         f"report; move {ref.path} out of the results tree (or fix "
+                         f"{records.FIGURES} there) to silence this")
                 continue
             invocation = str(fig.get("invocation") or "")
             command = commands.get(invocation, [])
@@ -719,15 +731,22 @@ def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192) -> Rep
     groups = group_observations(obs)
     out = check_report_target(out, tree.root)
     out.parent.mkdir(parents=True, exist_ok=True)
+    for stale in remove_stale_reports(out):  # what killed reports left (with our marker)
+        log.info(f"removed {stale}: the unfinished folder of a report that was stopped")
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    held = None
     try:
         os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp's 0700 would hide the report
         write_report_marker(tmp)
+        held = hold_report(tmp)
         summary = _write(tree, tmp, groups, obs, block_size)
         swap_in(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        if held is not None:
+            held.close()
     summary.out_dir = out
     return summary
 
