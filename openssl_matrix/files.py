@@ -106,8 +106,8 @@ def open_lock(path: Path) -> IO[str]:
         fd = os.open(path, flags, 0o666)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENXIO):
-            raise UnreadableFile(exc.errno, "a symbolic link or a special file, not a "
-                                 "regular lock file", str(path)) from None
+            raise UnreadableFile(exc.errno, "not a regular file (a symbolic link or a "
+                                 "special file)", str(path)) from None
         raise
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):

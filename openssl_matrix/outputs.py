@@ -55,14 +55,20 @@ def hold_report(folder: Path) -> IO[bytes]:
 
 def remove_stale_reports(out: Path) -> list[Path]:
     """The temporary folders of earlier ``report --output OUT`` runs that were killed
-    (``.OUT.*`` beside OUT, with the report marker, no live writer): removed. A folder
-    without the marker is not ours and is left alone."""
+    (``.OUT.*`` beside OUT, with the report marker, no live writer; or empty, killed
+    before the marker was written): removed. A non-empty folder without the marker is
+    not ours and is left alone."""
     from .files import open_regular  # files imports this module
 
     removed: list[Path] = []
     with contextlib.suppress(OSError):
         for cand in out.parent.glob(f".{out.name}.*"):
-            if cand.is_symlink() or not cand.is_dir() or not is_report(cand):
+            if cand.is_symlink() or not cand.is_dir():
+                continue
+            if not is_report(cand):  # killed before its marker: removed only when empty
+                with contextlib.suppress(OSError):
+                    cand.rmdir()
+                    removed.append(cand)
                 continue
             try:
                 with open_regular(cand / REPORT_MARKER, follow=False) as fh:

@@ -192,6 +192,12 @@ class ResultsTree:
         removed.
         """
         found: list[Path] = []
+        if not self.shared:  # a lab's engines share the journals: only the lab cleans them
+            if (self.root / JOURNALS).is_dir():
+                _remove_stale_tmp(self.root / JOURNALS)
+            for tmp in self.root.glob(".*.tmp"):  # export.csv and its kind, at the top
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
         for c, v, s, run, path in records.run_dirs(self.root, cpu=cpu, variant=variant,
                                                    suite=suite):
             ref = RunRef(c, v, s, run, path)

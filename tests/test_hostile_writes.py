@@ -8,7 +8,9 @@ trusted, no leftovers, nothing written outside the target.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
+import io
 import json
 import os
 import shutil
@@ -45,8 +47,13 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def imported(root: Path) -> list[tuple[str, int]]:
     """(source sha256, run in report) of every finished imported run of the tree."""
+    from openssl_matrix.records import run_dirs
+
     out = []
-    for meta in sorted(root.rglob("meta.json")):
+    for *_, run_dir in run_dirs(root):
+        meta = run_dir / "meta.json"
+        if not meta.is_file():
+            continue
         doc = json.loads(meta.read_text())
         if doc.get("kind") == "reference" and doc.get("status") == "complete":
             assert (meta.parent / "figures.json").is_file(), meta
@@ -57,6 +64,8 @@ def imported(root: Path) -> list[tuple[str, int]]:
 def consistent(root: Path) -> None:
     """What every command after a crash must find: each imported run once, no temp file
     or half-written run trusted, an export that reads."""
+    from openssl_matrix.records import run_dirs
+
     counts = Counter(imported(root))
     assert all(n == 1 for n in counts.values()), counts
     leftovers = [p for p in root.rglob("*") if p.name.endswith(".tmp")
@@ -64,10 +73,13 @@ def consistent(root: Path) -> None:
     assert leftovers == [], leftovers
     code, out, err = run("export", results=str(root), format="jsonl")
     assert code == 0, err
-    rows = [json.loads(line) for line in out.splitlines()]
-    keys = Counter((r["cpu"], r["variant"], r["suite"], r["run"], r["algorithm"],
-                    r.get("block_size"), r.get("operation")) for r in rows)
-    assert all(n == 1 for n in keys.values())
+    rows = Counter("/".join((r["cpu"], r["variant"], r["suite"], r["run"]))
+                   for r in map(json.loads, out.splitlines()))
+    for *_, run_dir in run_dirs(root):  # each finished run once, with all its figures
+        meta = run_dir / "meta.json"
+        if meta.is_file() and json.loads(meta.read_text()).get("status") in ("complete", "partial"):
+            figures = json.loads((meta.parent / "figures.json").read_text())
+            assert rows[str(meta.parent.relative_to(root))] == len(figures), meta
 
 
 # -- finding 1: figures counted twice ----------------------------------------------
@@ -333,11 +345,46 @@ def test_import_recovers_what_a_killed_import_left(tmp_path: Path) -> None:
 # -- the crash test: a kill at every file write, then the next command ------------------
 
 
-def _kill_at(n: int, command: Callable[[], Any]) -> int:
-    """Run ``command`` in a forked child killed (os._exit, no clean-up) at its n-th
-    atomic write; the child's exit status (137 when it was killed)."""
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+
+
+@contextlib.contextmanager
+def _on_every_write(hook: Callable[[Path], None], opens: bool) -> Iterator[None]:
+    """Call ``hook`` before every atomic write's rename; with ``opens`` also before every
+    file opened for writing (a report writes its own folder directly, through open(),
+    os.open and shutil.copy2, all of which end in os.open)."""
+    real_open = os.open
+
+    def counting_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if flags & _WRITE_FLAGS:
+            hook(Path(os.fsdecode(path)))
+        return real_open(path, flags, *args, **kwargs)
+
+    real_io_open = io.open
+
+    def counting_io_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if isinstance(file, (str, bytes, os.PathLike)) and set(mode) & set("wax+"):
+            hook(Path(os.fsdecode(file)))
+        return real_io_open(file, mode, *args, **kwargs)
+
+    old = files.WRITE_HOOK
+    files.WRITE_HOOK = None if opens else hook
+    if opens:
+        os.open = counting_open  # type: ignore[assignment]
+        io.open = builtins.open = counting_io_open
+    try:
+        yield
+    finally:
+        files.WRITE_HOOK = old
+        os.open = real_open
+        io.open = builtins.open = real_io_open
+
+
+def _kill_at(n: int, command: Callable[[], Any], *, opens: bool = False) -> int:
+    """Run ``command`` in a forked child killed (os._exit: no clean-up, no flush, as a
+    SIGKILL would) at its n-th file write; the child's exit status (137 when killed)."""
     pid = os.fork()
-    if pid == 0:  # the child: no pytest clean-up, no flush, as a SIGKILL would
+    if pid == 0:
         count = [0]
 
         def hook(path: Path) -> None:
@@ -345,10 +392,9 @@ def _kill_at(n: int, command: Callable[[], Any]) -> int:
             if count[0] == n:
                 os._exit(137)
 
-        files.WRITE_HOOK = hook
         try:
             with open(os.devnull, "w") as null, contextlib.redirect_stdout(null), \
-                    contextlib.redirect_stderr(null):
+                    contextlib.redirect_stderr(null), _on_every_write(hook, opens):
                 command()
         except BaseException:
             os._exit(1)
@@ -357,8 +403,9 @@ def _kill_at(n: int, command: Callable[[], Any]) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
-def _writes(command: Callable[[], Any]) -> int:
-    with fail_at_write(10**9, KeyboardInterrupt) as seen:
+def _writes(command: Callable[[], Any], *, opens: bool = False) -> int:
+    seen: list[Path] = []
+    with _on_every_write(seen.append, opens):
         command()
     return len(seen)
 
@@ -384,10 +431,10 @@ def test_report_killed_at_every_write(tmp_path: Path) -> None:
     src.write_text(THREE)
     res = tmp_path / "results"
     assert run("import", str(src), as_="x", results=str(res))[0] == 0
-    total = _writes(lambda: run("report", results=str(res)))
-    assert total >= 1
+    total = _writes(lambda: run("report", results=str(res)), opens=True)
+    assert total >= 10
     for n in range(1, total + 1):
-        assert _kill_at(n, lambda: run("report", results=str(res))) == 137, n
+        assert _kill_at(n, lambda: run("report", results=str(res)), opens=True) == 137, n
         code, _out, err = run("report", results=str(res))
         assert code == 0, (n, err)
         assert (res / "_report" / "index.html").is_file()
@@ -491,16 +538,15 @@ def test_a_silent_engine_is_named_within_5_s_and_given_up(tmp_path: Path,
                 held.append(server.accept()[0])  # and never a byte back
 
     threading.Thread(target=accept, daemon=True).start()
-    old = getattr(backend, "ANSWER_TIMEOUT_S", None)
-    backend.ANSWER_TIMEOUT_S = 7.0  # type: ignore[attr-defined]
+    old = backend.ANSWER_TIMEOUT_S
+    backend.ANSWER_TIMEOUT_S = 7.0
     t0 = time.monotonic()
     try:
         with time_limit(20), pytest.raises(DockerUnavailable) as err:
             backend.DockerBackend(f"unix://{path}")
     finally:
         stop.set()
-        if old is not None:
-            backend.ANSWER_TIMEOUT_S = old  # type: ignore[attr-defined]
+        backend.ANSWER_TIMEOUT_S = old
         for s in held:
             s.close()
         server.close()
