@@ -370,7 +370,7 @@ def _on_every_write(hook: Callable[[Path], None], opens: bool) -> Iterator[None]
     old = files.WRITE_HOOK
     files.WRITE_HOOK = None if opens else hook
     if opens:
-        os.open = counting_open  # type: ignore[assignment]
+        os.open = counting_open
         io.open = builtins.open = counting_io_open
     try:
         yield
