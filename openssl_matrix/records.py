@@ -562,16 +562,19 @@ def _as(cls: type[R], record: R | Mapping[str, Any], what: str) -> R:
                            hint="this is a bug in openssl-matrix; please report it") from None
 
 
-def write_meta(run_dir: Path, meta: RunMeta | Mapping[str, Any]) -> RunMeta:
+def write_meta(run_dir: Path, meta: RunMeta | Mapping[str, Any], *,
+               durable: bool = True) -> RunMeta:
     """Write (or rewrite) the run's meta.json; the record is checked first."""
     record = _as(RunMeta, meta, META)
-    write_json(run_dir / META, record.to_json())
+    write_json(run_dir / META, record.to_json(), durable=durable)
     return record
 
 
-def write_figures(run_dir: Path, figures: Iterable[Figure | Mapping[str, Any]]) -> None:
+def write_figures(run_dir: Path, figures: Iterable[Figure | Mapping[str, Any]], *,
+                  durable: bool = True) -> None:
     """Write the run's figures.json; each figure is checked first."""
-    write_json(run_dir / FIGURES, [_as(Figure, f, "figure").to_json() for f in figures])
+    write_json(run_dir / FIGURES, [_as(Figure, f, "figure").to_json() for f in figures],
+               durable=durable)
 
 
 def write_build(build_dir: Path, record: BuildRecord | Mapping[str, Any]) -> BuildRecord:
