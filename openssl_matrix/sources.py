@@ -494,7 +494,8 @@ def _signature_for_file(local: Path, data: Path) -> str:
         return "not checked: gpg not installed"
     sig_path = local.with_name(local.name + ".asc")
     try:
-        signature = sig_path.read_bytes()[: _MAX_SIGNATURE_BYTES + 1]
+        with open_regular(sig_path) as fh:  # never a FIFO or a device
+            signature = fh.read(_MAX_SIGNATURE_BYTES + 1)
     except OSError:
         return f"not checked: no {sig_path.name} beside {local}"
     return _gpg_verify(data, signature)
@@ -509,7 +510,7 @@ def _origin_record(path: Path) -> Path:
 
 def _read_origin(path: Path, sha256: str) -> tuple[str, str]:
     try:
-        record = json.loads(_origin_record(path).read_text(encoding="utf-8"))
+        record = json.loads(read_bounded_text(_origin_record(path), "config"))
     except (OSError, ValueError):
         return "cache", "not checked: no record of where the cached file came from"
     if not isinstance(record, dict) or record.get("sha256") != sha256:
@@ -655,7 +656,9 @@ def pin_source(
     check_version(version)
     tarball = Path(tarball)
     if not tarball.is_file():
-        raise SourceError(f"no such file: {tarball}", hint="give the path of the tarball")
+        raise SourceError(f"{tarball}: not a regular file (a FIFO, a device or a folder)"
+                          if tarball.exists() else f"no such file: {tarball}",
+                          hint="give the path of the tarball")
     _check_layout(tarball, version)
     directory = sources_dir(cache_dir)
     _prepare_dir(directory)
@@ -838,7 +841,7 @@ def _from_local_dirs(
         for candidate in candidates:
             info(f"  trying {candidate}")
             try:
-                with open(candidate, "rb") as src:
+                with open_regular(candidate) as src:  # a FIFO there would block for ever
                     tmp, got, _size = _stream_to_temp(src, directory, None)
             except (OSError, _AttemptFailed) as exc:
                 failures.append((str(candidate), _describe(exc)))

@@ -545,6 +545,13 @@ def _imported_formula(w: Path) -> None:
     assert code == 0, err
 
 
+def _tarball_and_fifo_lock(w: Path) -> None:
+    from .conftest import make_tarball
+
+    make_tarball(w / "openssl-3.0.20.tar.gz", "3.0.20")
+    os.mkfifo(w / "m.lock")
+
+
 INPUTS_26 = [
     Case("import-as-trailing-newline", {"r.txt": REPORT}, "import", "{w}/r.txt",
          {"as_": "x\n", "results": "{w}/results"}, 10, r"needs --as NAME .*'x\\n'"),
@@ -586,6 +593,15 @@ INPUTS_26 = [
     Case("pin-matrix-is-the-lock", {"m.lock": "versions: {}\n", "t.tar.gz": b"x"}, "pin",
          "3.0.20", {"file": "{w}/t.tar.gz", "matrix": "{w}/m.lock", "force": True}, 2,
          r"m\.lock.*(lock file|\.yaml)", check=_keep("m.lock", "versions: {}\n")),
+    Case("pin-tarball-is-a-fifo", {"m.yaml": "versions: {}\n"}, "pin", "3.0.20",
+         {"file": "{w}/t.tar.gz", "matrix": "{w}/m.yaml"}, 3,
+         r"t\.tar\.gz: not a regular file", setup=_mkfifo("t.tar.gz")),
+    Case("pin-tarball-is-dev-zero", {"m.yaml": "versions: {}\n"}, "pin", "3.0.20",
+         {"file": "{w}/t.tar.gz", "matrix": "{w}/m.yaml"}, 3,
+         r"t\.tar\.gz: not a regular file", setup=_symlink("t.tar.gz", "/dev/zero")),
+    Case("pin-lock-is-a-fifo", {"m.yaml": "versions: {}\n"}, "pin", "3.0.20",
+         {"file": "{w}/openssl-3.0.20.tar.gz", "matrix": "{w}/m.yaml", "force": True}, 3,
+         r"lock file .*m\.lock.*not a regular file", setup=_tarball_and_fifo_lock),
     Case("import-into-a-project-folder", {"r.txt": REPORT, "proj/README.md": "mine"},
          "import", "{w}/r.txt", {"as_": "x", "results": "{w}/proj"}, 9,
          r"proj is not a results tree"),
