@@ -113,7 +113,9 @@ class _Lexer:
         self.line_end = bytearray()
         lined = unquoted.count("\n") > 2
         for line in unquoted.splitlines() if lined else [unquoted]:
-            words = [t for t in line.split() if not _R_QUOTES.fullmatch(t)]  # inline ones
+            words = line.split()
+            if ">" in line:  # inline quote marks
+                words = [t for t in words if not _R_QUOTES.fullmatch(t)]
             tokens += words
             if words:
                 self.line_end += bytes(len(words) - 1) + b"\x01" if lined else \

@@ -9,6 +9,7 @@ values). The formats and the meaning of each status are described in
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, replace
@@ -138,6 +139,7 @@ _SYMMETRIC_ALIASES = {
 }
 
 
+@functools.lru_cache(maxsize=4096)  # pure; a paste of 20,000 runs asks the same few
 def canonical_algorithm(label: str) -> str:
     """The algorithm id of a symmetric row name (see :mod:`openssl_matrix.parsing`)."""
     name = label.strip().lower()
@@ -147,6 +149,7 @@ def canonical_algorithm(label: str) -> str:
 
 
 
+@functools.lru_cache(maxsize=4096)  # pure; asked for every row of every run
 def version_tuple(version: str | None) -> tuple[int, int, int] | None:
     """``"1.1.1w"`` -> ``(1, 1, 1)``; ``"3.0.2"`` -> ``(3, 0, 2)``; None if not a version."""
     found = Version.find(version)
