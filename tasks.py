@@ -6,7 +6,7 @@ command's work is in ``openssl_matrix/commands.py``.
 
 from __future__ import annotations
 
-from openssl_matrix.cli import matrix_task
-from openssl_matrix.commands import HANDLERS
+from openssl_matrix.cli.commands import HANDLERS
+from openssl_matrix.cli.table import matrix_task
 
 matrix = matrix_task(HANDLERS)

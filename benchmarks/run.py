@@ -64,19 +64,20 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from openssl_matrix import records  # noqa: E402
-from openssl_matrix.backend import DockerBackend, RunLimits, RunResult  # noqa: E402
-from openssl_matrix.bench import Bencher, speed_invocations, unwrap_speed  # noqa: E402
-from openssl_matrix.build import Builder  # noqa: E402
-from openssl_matrix.errors import FatalError  # noqa: E402
-from openssl_matrix.export import records as export_records  # noqa: E402
-from openssl_matrix.hostlock import engine_key  # noqa: E402
-from openssl_matrix.model import Mask, Matrix, Suite, Variant, load_matrix  # noqa: E402
-from openssl_matrix.records import build_dir, read_latest  # noqa: E402
-from openssl_matrix.render import render, tarball_name, toolchain_dockerfile  # noqa: E402
-from openssl_matrix.render import toolchain_tag as render_toolchain_tag  # noqa: E402
-from openssl_matrix.results import ResultsTree  # noqa: E402
-from openssl_matrix.sources import default_urls, fetch_source_info  # noqa: E402
+from openssl_matrix.build.build import Builder  # noqa: E402
+from openssl_matrix.build.render import render, tarball_name, toolchain_dockerfile  # noqa: E402
+from openssl_matrix.build.render import toolchain_tag as render_toolchain_tag  # noqa: E402
+from openssl_matrix.build.sources import default_urls, fetch_source_info  # noqa: E402
+from openssl_matrix.core.errors import FatalError  # noqa: E402
+from openssl_matrix.engine.backend import DockerBackend, RunLimits, RunResult  # noqa: E402
+from openssl_matrix.engine.hostlock import engine_key  # noqa: E402
+from openssl_matrix.matrix.model import Mask, Matrix, Suite, Variant, load_matrix  # noqa: E402
+from openssl_matrix.measure.session import Bencher  # noqa: E402
+from openssl_matrix.measure.speedcmd import speed_invocations, unwrap_speed  # noqa: E402
+from openssl_matrix.results import records  # noqa: E402
+from openssl_matrix.results.export import records as export_records  # noqa: E402
+from openssl_matrix.results.records import build_dir, read_latest  # noqa: E402
+from openssl_matrix.results.tree import ResultsTree  # noqa: E402
 
 BLOCK = 8192
 QUIET_BUSY = 0.10
@@ -1247,7 +1248,7 @@ def lab_matrix_doc(base: Mapping[str, Any], engines: Mapping[str, str],
 
 def section_lab(ctx: Context) -> None:
     """Images to another engine: ship vs build; N engines at once vs one after another."""
-    from openssl_matrix.ship import Peer, Shipper
+    from openssl_matrix.engine.ship import Peer, Shipper
     from tests.engines_fixture import ExtraEngine, can_start_engines
 
     why = can_start_engines()
@@ -1313,7 +1314,7 @@ def section_lab(ctx: Context) -> None:
 
 def lab_parallel(ctx: Context, engines: Sequence[Any], v: Variant) -> dict[str, Any]:
     """``bench --cpu=lab0,lab1`` against ``--cpu=lab0`` then ``--cpu=lab1``, as typed."""
-    from openssl_matrix.hostinfo import parse_cpuinfo
+    from openssl_matrix.measure.hostinfo import parse_cpuinfo
 
     vendor = parse_cpuinfo(Path("/proc/cpuinfo").read_text()).vendor
     names = {f"lab{i}": e.url for i, e in enumerate(engines)}
