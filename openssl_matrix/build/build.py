@@ -32,7 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openssl_matrix.build.render import Rendered, render, tarball_name, toolchain_tag
+from openssl_matrix.build.render import (
+    Rendered,
+    render,
+    tarball_name,
+    toolchain_dockerfile,
+    toolchain_tag,
+)
 from openssl_matrix.build.sources import fetch_source_info
 from openssl_matrix.core import log
 from openssl_matrix.core.clock import now
@@ -176,8 +182,6 @@ class Builder:
     def _build_toolchain(self, base_image: str, base_id: str, tag: str) -> str:
         context = self.workdir / "toolchain" / tag.split(":", 1)[1]
         context.mkdir(parents=True, exist_ok=True)
-        from openssl_matrix.build.render import toolchain_dockerfile
-
         (context / "Dockerfile").write_text(toolchain_dockerfile(base_image), encoding="utf-8")
         log_path = self.tree.root / "_builds" / "_toolchain" / f"{tag.split(':', 1)[1]}.log"
         with log.step(f"toolchain image for {base_image} (apt-get, needs network)"), \

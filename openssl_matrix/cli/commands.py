@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json as _json
+import re
 import signal
 import subprocess
 import sys
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from openssl_matrix.build.build import Builder
 from openssl_matrix.build.render import render as render_variant
-from openssl_matrix.build.sources import default_urls
+from openssl_matrix.build.sources import default_urls, pin_source, read_pins
 from openssl_matrix.core import log
+from openssl_matrix.core.clock import now
 from openssl_matrix.core.errors import (
     BenchError,
     BuildError,
@@ -29,10 +35,45 @@ from openssl_matrix.core.names import clip, inside, name_problem, safe_name
 from openssl_matrix.core.outputs import check_output_file, read_regular
 from openssl_matrix.core.resources import USER_REPORTS, project_reports, user_folder
 from openssl_matrix.engine.backend import DockerBackend
+from openssl_matrix.engine.engines import describe_spec
+from openssl_matrix.engine.hostlock import EngineBusy
+from openssl_matrix.engine.ship import Peer, Shipper, check_mode, check_registry
+from openssl_matrix.lab.run import (
+    LabError,
+    close_sessions,
+    lab_outcome,
+    print_summaries,
+    run_lab,
+    run_peers,
+    split_cpus,
+    tree_for_lab,
+)
 from openssl_matrix.matrix.model import MAX_BYTES, MAX_REPEAT, Matrix, Variant, load_matrix
 from openssl_matrix.matrix.patches import endbr32_warning
 from openssl_matrix.measure import opsummary
-from openssl_matrix.results.tree import ResultsTree
+from openssl_matrix.measure.cell import CellOutcome
+from openssl_matrix.measure.cpumodel import core_of_cpu, core_of_march, summary
+from openssl_matrix.measure.guards import CONTENDED
+from openssl_matrix.measure.hostinfo import parse_cpuinfo, profile_mismatches
+from openssl_matrix.measure.session import (
+    DEFAULT_SETTLE,
+    MAX_ATTEMPTS,
+    Bencher,
+    build_command,
+    summarize_series,
+)
+from openssl_matrix.parse import figure_records, parse_report
+from openssl_matrix.report.page import build_report
+from openssl_matrix.repro.check import check as check_spec
+from openssl_matrix.repro.resolve import Environment
+from openssl_matrix.repro.run import reproduce
+from openssl_matrix.repro.spec import find_spec, load_spec
+from openssl_matrix.repro.verdicts import as_json, render_text
+from openssl_matrix.results import records as rec
+from openssl_matrix.results.export import render
+from openssl_matrix.results.records import FINISHED, read_latest
+from openssl_matrix.results.tree import ResultsTree, lab_worker
+from openssl_matrix.sweep.table import build_status, describe_versions, sha256_status
 
 
 def _matrix(path: str) -> Matrix:
@@ -87,10 +128,6 @@ def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = 
     """The default selection; --all adds the opt-in variants; --only filters."""
     m = _matrix(matrix)
     tree = _tree(results)
-    from openssl_matrix.build.sources import read_pins
-    from openssl_matrix.results.records import read_latest
-    from openssl_matrix.sweep.table import build_status, describe_versions, sha256_status
-
     pins = read_pins(m.path.with_suffix(".lock"))
     rows = []
     selected = m.select(only or None, every=all)
@@ -111,8 +148,6 @@ def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = 
                 info["endbr32_warning"] = _endbr32_warning(v, record)
         rows.append(info)
     if json:
-        import json as _json
-
         print(_json.dumps(rows, indent=2))
         return 0
     width = max(len(r["id"]) for r in rows)
@@ -182,14 +217,6 @@ def _backend_for(m: Matrix, cpu: str, allow_plain_tcp: bool = False) -> DockerBa
 def _lab(command: str, m: Matrix, cpus: list[str], flags: dict[str, Any], results: str, *,
          wait: bool = False) -> int:
     """``--cpu=a,b,...``: every profile's engine at once (lab.py)."""
-    from openssl_matrix.lab.run import (
-        close_sessions,
-        lab_outcome,
-        print_summaries,
-        run_lab,
-        tree_for_lab,
-    )
-
     for name in cpus:
         if name != "auto":
             m.profile(name)  # an unknown profile is refused before any engine starts
@@ -212,9 +239,6 @@ def _peers(m: Matrix, cpu: str, allow_plain_tcp: bool = False) -> Callable[[], l
     engine (the one `build` without a remote profile uses), when it is not the target,
     and in a lab the run's other engines (``lab.run_peers``). Engines the command does
     not name are never contacted; one that cannot be reached is left out with a warning."""
-    from openssl_matrix.engine.ship import Peer
-    from openssl_matrix.lab.run import run_peers
-
     target = m.profile(cpu) if cpu and cpu != "auto" else None
     mine = (target.docker_host if target is not None else None) or "local"
     wanted = {} if mine == "local" else {"local": "the local engine"}
@@ -246,11 +270,6 @@ def _peers(m: Matrix, cpu: str, allow_plain_tcp: bool = False) -> Callable[[], l
 def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | None,
               force: bool, cpu: str, all: bool = False, allow_plain_tcp: bool = False,
               images: str = "", registry: str = "") -> int:
-    from openssl_matrix.build.build import Builder
-    from openssl_matrix.engine.ship import Shipper, check_mode, check_registry
-    from openssl_matrix.lab.run import run_peers, split_cpus
-    from openssl_matrix.results.tree import lab_worker
-
     n_jobs = bounded("--jobs", jobs or 1, 1, 64)
     mode = check_mode(images)
     registry = check_registry(registry, mode) or ""
@@ -300,12 +319,6 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
               force: bool, wait: bool, repeat: int | None, fresh: bool = False,
               settle: str | float | None = None, no_wait: bool = False,
               allow_plain_tcp: bool = False) -> int:
-    from openssl_matrix.engine.hostlock import EngineBusy
-    from openssl_matrix.lab.run import split_cpus
-    from openssl_matrix.measure.cell import CellOutcome
-    from openssl_matrix.measure.session import DEFAULT_SETTLE, MAX_ATTEMPTS, Bencher, build_command
-    from openssl_matrix.results.records import FINISHED
-
     if not split_cpus(cpu):
         raise UsageError("`invoke matrix bench` needs --cpu=PROFILE",
                          hint="--cpu=auto measures this host; named profiles are in the "
@@ -410,9 +423,6 @@ def _mbs(value: Any) -> str:
 
 def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05,
                          planned: int | None = None) -> None:
-    from openssl_matrix.measure.guards import CONTENDED
-    from openssl_matrix.measure.session import summarize_series
-
     print(f"\nbench summary (MB/s at {block} bytes, cycles/byte when the clock is known; "
           "public-key operations in ops/s, handshakes in conn/s; a status other than ok "
           "says what the figure is not)")
@@ -503,8 +513,6 @@ def _pm(row: dict[str, Any]) -> str:
 
 def flag_summary(rows: list[dict[str, Any]]) -> str:
     """One line: how many figures were reported, how many flagged and why."""
-    from collections import Counter
-
     counts: Counter[str] = Counter()
     for row in rows:
         worst = [s for s in row["statuses"] if s != "ok"]
@@ -521,10 +529,6 @@ def flag_summary(rows: list[dict[str, Any]]) -> str:
 
 def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
     """The matrix's CPU profiles, and which of them describes the machine this runs on."""
-    from openssl_matrix.engine.engines import describe_spec
-    from openssl_matrix.measure.cpumodel import core_of_cpu, core_of_march, summary
-    from openssl_matrix.measure.hostinfo import parse_cpuinfo, profile_mismatches
-
     m = _matrix(matrix)
     try:
         here = parse_cpuinfo(Path("/proc/cpuinfo").read_text(encoding="utf-8"))
@@ -542,8 +546,6 @@ def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
         info["cpu_model"] = summary(core) if core is not None else None
         rows.append(info)
     if json:
-        import json as _json
-
         print(_json.dumps({"this_machine": here.model if here else None, "auto": here.slug()
                            if here else None, "profiles": rows}, indent=2))
         return 0
@@ -577,8 +579,6 @@ def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
 
 def cmd_export(*, target: str, matrix: str, results: str, format: str,
                output: str) -> int:
-    from openssl_matrix.results.export import render
-
     fmt = format or "csv"
     if fmt not in ("csv", "jsonl"):
         raise UsageError(f"--format {fmt!r} is not one of csv, jsonl")
@@ -593,8 +593,6 @@ def cmd_export(*, target: str, matrix: str, results: str, format: str,
 
 
 def cmd_parse(*, target: str, matrix: str, results: str, json: bool) -> int:
-    from openssl_matrix.parse import figure_records, parse_report
-
     try:
         text = read_regular(Path(target), MAX_REPORT_BYTES).decode("utf-8", errors="replace")
     except OSError as exc:
@@ -606,8 +604,6 @@ def cmd_parse(*, target: str, matrix: str, results: str, json: bool) -> int:
         out.append({"run": i, "header": header, "warnings": list(run.warnings),
                     "records": figure_records(run)})
     if json:
-        import json as _json
-
         print(_json.dumps(out, indent=2))
         return 0
     for r in out:
@@ -649,13 +645,6 @@ def parse_table(recs: list[dict[str, Any]]) -> list[str]:
 
 def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
     """Store a published report's figures in the results tree as reference results."""
-    import hashlib
-    import re
-
-    from openssl_matrix.core.clock import now
-    from openssl_matrix.parse import figure_records, parse_report
-    from openssl_matrix.results import records as rec
-
     if not as_ or not re.match(r"^[a-z0-9][a-z0-9._-]*$", as_) or name_problem(as_):
         raise UsageError("`invoke matrix import FILE` needs --as NAME (lower-case letters, "
                          "digits, '.', '_', '-'" + (f"; got {clip(as_)}" if as_ else "") + ")",
@@ -702,8 +691,6 @@ def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
 
 
 def cmd_pin(*, target: str, matrix: str, results: str, file: str, force: bool) -> int:
-    from openssl_matrix.build.sources import pin_source
-
     if not file:
         raise UsageError("`invoke matrix pin VERSION` needs --file PATH (a tarball you trust)")
     lock = Path(matrix or "matrix.yaml").with_suffix(".lock")
@@ -722,21 +709,11 @@ def _reports_dirs(matrix: str) -> list[Path]:
 def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bool,
                   wait: bool, json: bool, check: bool = False,
                   allow_plain_tcp: bool = False) -> int:
-    from openssl_matrix.lab.run import LabError, split_cpus
-    from openssl_matrix.repro.resolve import Environment
-    from openssl_matrix.repro.run import reproduce
-    from openssl_matrix.repro.spec import find_spec, load_spec
-    from openssl_matrix.repro.verdicts import as_json, render_text
-
     spec = load_spec(find_spec(target, _reports_dirs(matrix)))
     env = Environment.from_matrix(Path(matrix or "matrix.yaml"))
     if check:
-        from openssl_matrix.repro.check import check as check_spec
-
         report = check_spec(spec, env, Path(results or "results"))
         if json:
-            import json as _json
-
             print(_json.dumps({"spec": spec.id, "path": str(spec.path),
                                "problems": report.problems, "text": report.text()},
                               indent=2))
@@ -748,8 +725,6 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
     for name in profiles:
         if name != "auto":
             m.profile(name)  # an unknown profile is refused before any engine is reached
-    from openssl_matrix.measure.session import MAX_ATTEMPTS
-
     rep = None
     failed: list[tuple[int, str, FatalError]] = []
     for i, profile in enumerate(profiles):
@@ -769,8 +744,6 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
             failed.append((i, profile, exc))
     if rep is not None:
         if json:
-            import json as _json
-
             print(_json.dumps(as_json(rep), indent=2, default=str))
         else:
             print(render_text(rep), end="")
@@ -789,8 +762,6 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
 
 def cmd_report(*, target: str, matrix: str, results: str, output: str,
                block_size: int) -> int:
-    from openssl_matrix.report.page import build_report
-
     tree = _tree(results)
     out = Path(output) if output else tree.root / "_report"
     summary = build_report(tree, out,

@@ -24,6 +24,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import sys
+import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,8 @@ from invoke.exceptions import Exit
 from invoke.parser.argument import Argument
 from invoke.tasks import Task, task
 
+from openssl_matrix.core import log
+from openssl_matrix.core.crash import INTERNAL_ERROR, crash_line, write_crash_log
 from openssl_matrix.core.errors import FatalError, UsageError
 
 ALL = "*"  # a flag every command takes
@@ -245,8 +248,6 @@ def matrix_task(handlers: Mapping[str, Callable[..., int]]) -> MatrixTask:
 
 
 def _wrap(text: str, indent: int, width: int = 92) -> str:
-    import textwrap
-
     pad = " " * indent
     return textwrap.fill(text, width, initial_indent=pad, subsequent_indent=pad)[indent:]
 
@@ -318,8 +319,6 @@ def dispatch(command: str, target: str, flags: Mapping[str, Any],
         code = handlers[command](target=target, **{
             f.name: flags.get(f.name, f.default) for f in allowed if f.name not in _OWN})
     except FatalError as exc:
-        from openssl_matrix.core import log
-
         log.error("\n".join(line if len(line) <= 2000 else f"{line[:2000]}… (cut)"
                              for line in str(exc).splitlines()))  # never unbounded text
         raise Exit(code=exc.exit_code) from None
@@ -330,8 +329,6 @@ def dispatch(command: str, target: str, flags: Mapping[str, Any],
     except Exit:
         raise
     except Exception as exc:  # the last resort: one line, the traceback in a crash log
-        from openssl_matrix.core.crash import INTERNAL_ERROR, crash_line, write_crash_log
-
         print("error: " + crash_line(command, exc, write_crash_log(command, exc)),
               file=sys.stderr)
         raise Exit(code=INTERNAL_ERROR) from None

@@ -4,7 +4,9 @@
 (their ``docker_host``; profiles without one share the local engine) and starts one
 **engine worker** per engine, all at the same time. A worker is a child process running
 the ordinary single-profile command for each of its profiles in turn
-(:func:`worker_main`), so each engine validates its CPU against its profile, measures
+(:func:`worker_main`, started as ``python -m openssl_matrix.cli.worker``: the command
+line's entry point hands the worker its :data:`Runner`, the command table, so this module
+imports nothing of the command line), so each engine validates its CPU against its profile, measures
 under its own engine lock (``hostlock``), keeps its own journal and resumes where it
 stopped when the same command is run again, exactly as ``--cpu=ONE`` does. One engine
 that is unreachable, fails or is killed never stops the others.
@@ -16,10 +18,10 @@ Before starting, the lab marks folders left half-written by an earlier killed ru
 ``interrupted``; while the workers run, each recovers only its own CPU's folders.
 
 Each worker's output goes to ``<results>/_lab/<started>/<engine>.log``; the terminal
-shows one refreshed line per engine (``labview``). The exit status is 0 when every engine
-finished, else ``32 + mask`` where bit *i* stands for the *i*-th engine in ``--cpu``
-order (the 5th bit for the 5th and any later one): ``33`` = the first failed, ``38`` =
-the 2nd and 3rd; the message names each with its own exit status.
+shows one refreshed line per engine (:mod:`openssl_matrix.lab.view`). The exit status is 0
+when every engine finished, else ``32 + mask`` where bit *i* stands for the *i*-th engine
+in ``--cpu`` order (the 5th bit for the 5th and any later one): ``33`` = the first failed,
+``38`` = the 2nd and 3rd; the message names each with its own exit status.
 """
 
 from __future__ import annotations
@@ -42,19 +44,13 @@ from typing import Any, Protocol
 
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import FatalError, UsageError
+from openssl_matrix.lab.view import REASONS, Display
 from openssl_matrix.matrix.model import Matrix
-from openssl_matrix.results.tree import LAB_ENV, ResultsTree
+from openssl_matrix.results.records import read_json
+from openssl_matrix.results.tree import LAB_ENV, Journal, ResultsTree
 
 #: Exit status of a lab some engines of which did not finish: LAB_EXIT + mask.
 LAB_EXIT = 32
-#: Exit statuses an engine worker reports, in words (see errors.py).
-REASONS = {1: "error", 2: "configuration error", 3: "source error", 4: "build failed",
-           5: "bench cells failed", 6: "engine unreachable", 7: "CPU does not match the "
-           "profile", 8: "parse error", 9: "results tree / engine busy", 10: "usage error",
-           70: "internal error (crash log written)", 130: "interrupted",
-           -9: "killed (SIGKILL)", -15: "terminated"}
-
-
 class LabError(FatalError):
     """Some engines of a lab did not finish (exit status LAB_EXIT + mask)."""
 
@@ -133,25 +129,25 @@ def plan_jobs(m: Matrix, command: str, cpus: list[str], flags: Mapping[str, Any]
 # -- a worker: the ordinary command, per profile ---------------------------------------
 
 
-def worker_run(job: EngineJob) -> int:
+#: Runs one command with its flags and returns its exit status (the command line's
+#: dispatcher, passed in by :mod:`openssl_matrix.cli.worker`).
+Runner = Callable[[str, Mapping[str, Any]], int]
+
+#: The module a worker process runs (``python -m``): it calls :func:`worker_main` with the
+#: command table. Named, not imported: the command line sits above the lab.
+WORKER_MODULE = "openssl_matrix.cli.worker"
+
+
+def worker_run(job: EngineJob, run: Runner) -> int:
     """Run the job's command for each of its profiles; the first failing exit status
     (later profiles still run), else 0. The run's other engines are its peers
     (:func:`run_peers`) while it runs."""
-    from invoke.exceptions import Exit
-
-    from openssl_matrix.cli.commands import HANDLERS
-    from openssl_matrix.cli.table import dispatch
-
     worst = 0
     token = _RUN_PEERS.set(job.peers)
     try:
         for cpu in job.cpus:
             log.info(f"═ {job.command} --cpu={cpu} on {job.engine}")
-            code = 0
-            try:
-                dispatch(job.command, "", {**job.flags, "cpu": cpu}, HANDLERS)
-            except Exit as exc:
-                code = int(exc.code or 0)
+            code = run(job.command, {**job.flags, "cpu": cpu})
             worst = worst or code
             if code == 130:
                 break
@@ -170,10 +166,10 @@ def _watch_parent(parent: int) -> None:
     threading.Thread(target=watch, daemon=True, name="lab parent watch").start()
 
 
-def worker_main(job_json: str) -> int:
-    """The entry point of an engine worker process (``python -c ... JOB``)."""
+def worker_main(job_json: str, run: Runner) -> int:
+    """The body of an engine worker process (``python -m WORKER_MODULE JOB``)."""
     _watch_parent(os.getppid())
-    return worker_run(EngineJob.from_json(job_json))
+    return worker_run(EngineJob.from_json(job_json), run)
 
 
 # -- starting workers ------------------------------------------------------------------
@@ -199,8 +195,7 @@ class ProcessWorker:
                    p for p in (package_parent, os.environ.get("PYTHONPATH")) if p),
                "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", "import sys; from openssl_matrix.lab.run import worker_main; "
-             "sys.exit(worker_main(sys.argv[1]))", job.to_json()],
+            [sys.executable, "-m", WORKER_MODULE, job.to_json()],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             env=env, text=True, encoding="utf-8", errors="replace", bufsize=1)
 
@@ -219,23 +214,24 @@ class ProcessWorker:
 
 class ThreadWorker:
     """An engine worker in a thread of this process (unit tests with a fake backend):
-    the same :func:`worker_run`, its log lines captured with ``log.to``."""
+    the same :func:`worker_run` with the ``run`` given, its log lines captured with
+    ``log.to``."""
 
-    def __init__(self, job: EngineJob, tree_root: Path) -> None:
+    def __init__(self, job: EngineJob, tree_root: Path, run: Runner) -> None:
         self._lines: queue.Queue[str | None] = queue.Queue()
         self.code: int | None = None
         os.environ[LAB_ENV] = f"{os.getpid()}:{tree_root.resolve()}"  # shares the lab's lock
 
-        def run() -> None:
+        def body() -> None:
             with log.to(self._lines.put):
                 try:
-                    self.code = worker_run(job)
+                    self.code = worker_run(job, run)
                 except BaseException as exc:  # a bug in the test's fake: reported as 70
                     self._lines.put(f"error: {type(exc).__name__}: {exc}")
                     self.code = 70
             self._lines.put(None)
 
-        self.thread = threading.Thread(target=run, daemon=True, name=f"lab {job.name}")
+        self.thread = threading.Thread(target=body, daemon=True, name=f"lab {job.name}")
         self.thread.start()
 
     def lines(self) -> Iterator[str]:
@@ -251,7 +247,8 @@ class ThreadWorker:
 
 
 Launcher = Callable[[EngineJob, Path], Worker]
-#: How the lab starts its engine workers (tests with fakes use ThreadWorker).
+#: How the lab starts its engine workers (tests with fakes use
+#: :func:`openssl_matrix.cli.worker.thread_worker`).
 launcher: Launcher = ProcessWorker
 
 
@@ -293,8 +290,6 @@ def run_lab(m: Matrix, command: str, cpus: list[str], flags: Mapping[str, Any],
             out: Any = None) -> list[EngineState]:
     """Run ``command`` on every engine of ``cpus`` at once (see the module docstring);
     the caller holds the tree's lock (a bench) and turns the states into an exit."""
-    from openssl_matrix.lab.view import Display
-
     if len(cpus) < 2:
         raise UsageError("a lab needs two or more profiles: --cpu=a,b")
     jobs = plan_jobs(m, command, cpus, flags)
@@ -393,9 +388,6 @@ def close_sessions(tree: ResultsTree, m: Matrix, cpus: list[str],
     """Close the bench sessions the engines of a lab left open (every engine finished):
     those of the lab's profiles, suites and variants. Until then a rerun of the same
     command resumes each of them, measuring only what did not finish."""
-    from openssl_matrix.results.records import read_json
-    from openssl_matrix.results.tree import Journal
-
     suites = {m.suite(n or None).name
               for n in [x.strip() for x in str(flags.get("suite") or "").split(",")] or [""]}
     variants = sorted(v.id for v in m.select(flags.get("only") or None))

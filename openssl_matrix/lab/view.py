@@ -12,6 +12,13 @@ import shutil
 import threading
 from typing import Any, TextIO
 
+#: Exit statuses an engine worker reports, in words (see errors.py).
+REASONS = {1: "error", 2: "configuration error", 3: "source error", 4: "build failed",
+           5: "bench cells failed", 6: "engine unreachable", 7: "CPU does not match the "
+           "profile", 8: "parse error", 9: "results tree / engine busy", 10: "usage error",
+           70: "internal error (crash log written)", 130: "interrupted",
+           -9: "killed (SIGKILL)", -15: "terminated"}
+
 MARK = {"starting": "…", "running": "▸", "finished": "✓", "failed": "✕"}
 
 
@@ -23,8 +30,6 @@ def _clock(seconds: float) -> str:
 
 def status_line(state: Any, width: int, name_width: int = 12) -> str:
     """``✓ xeon     ssh://bench@xeon.lab  3/12  4:05  <latest line>`` cut to ``width``."""
-    from openssl_matrix.lab.run import REASONS
-
     job = state.job
     head = (f"{MARK.get(state.status, '?')} {job.name:<{name_width}} {state.status:<9}"
             f"{state.progress:>7}  {_clock(state.elapsed):>6}  ")

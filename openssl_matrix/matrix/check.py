@@ -16,7 +16,7 @@ from typing import Any
 from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.core.names import ALPHABET, clip, name_problem
 from openssl_matrix.core.yamlload import YamlProblem, load_yaml
-from openssl_matrix.measure.hostinfo import IA32CAP_BITS
+from openssl_matrix.matrix.isa import IA32CAP_BITS
 
 IA32CAP_VALUE = re.compile(r"^~?(0x[0-9a-fA-F]+)?(:~?0x[0-9a-fA-F]+)?$")
 """An OPENSSL_ia32cap value: one or two words, each optionally inverted with ~."""

@@ -39,11 +39,11 @@ from openssl_matrix.matrix.patches import (
     select_patches,
 )
 from openssl_matrix.matrix.pkey import ALGORITHMS as PK_ALGORITHMS
-from openssl_matrix.measure.tls import KEYS as TLS_KEYS
-from openssl_matrix.measure.tls import MODES as TLS_MODES
-from openssl_matrix.measure.tls import PINNINGS as TLS_PINNINGS
-from openssl_matrix.measure.tls import PROTOCOLS as TLS_PROTOCOLS
-from openssl_matrix.measure.tls import TlsOptions
+from openssl_matrix.matrix.tlsvocab import KEYS as TLS_KEYS
+from openssl_matrix.matrix.tlsvocab import MODES as TLS_MODES
+from openssl_matrix.matrix.tlsvocab import PINNINGS as TLS_PINNINGS
+from openssl_matrix.matrix.tlsvocab import PROTOCOLS as TLS_PROTOCOLS
+from openssl_matrix.matrix.tlsvocab import TlsOptions
 
 SCHEMA_VERSION = 1
 NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")

@@ -26,6 +26,7 @@ from openssl_matrix.core.errors import BenchError, ParseError
 from openssl_matrix.core.files import atomic_write
 from openssl_matrix.core.version import Version, series
 from openssl_matrix.engine.backend import Backend, RunLimits, RunResult, endpoint_is_local
+from openssl_matrix.matrix.isa import parse_cpuinfo_line
 from openssl_matrix.matrix.model import Matrix, Profile, Suite, Variant
 from openssl_matrix.measure import guards, hostacct
 from openssl_matrix.measure.guards import (
@@ -51,10 +52,11 @@ from openssl_matrix.measure.hostinfo import (
     CpuInfo,
     SystemState,
     clock_hz,
-    parse_cpuinfo_line,
     parse_system_state,
 )
-from openssl_matrix.measure.speedcmd import Invocation, speed_invocations
+from openssl_matrix.measure.invocation import Invocation
+from openssl_matrix.measure.speedcmd import speed_invocations
+from openssl_matrix.measure.tlsbench import parse_tls
 from openssl_matrix.parse import figure_records, parse_speed
 from openssl_matrix.results import records
 from openssl_matrix.results.tree import ResultsTree, RunRef
@@ -360,8 +362,6 @@ class BenchCell:
                    vectors: dict[str, tuple[int, int] | None], cpu: CpuInfo,
                    ) -> tuple[list[dict[str, Any]], float | None, list[Finding], list[str]]:
         if inv.path == "tls":
-            from openssl_matrix.measure.tlsbench import parse_tls
-
             return parse_tls(inv, stdout)
         try:
             parsed = parse_speed(stdout, speed_stderr, version=version,

@@ -42,8 +42,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from openssl_matrix.core.version import series
-from openssl_matrix.measure import hostacct
-from openssl_matrix.measure.hostinfo import (
+from openssl_matrix.matrix.isa import (
     IA32CAP_BITS,
     IA32CAP_CPUINFO_FLAG,
     capabilities_of,
@@ -51,6 +50,7 @@ from openssl_matrix.measure.hostinfo import (
     known_flags,
     march_flags,
 )
+from openssl_matrix.measure import hostacct
 
 ENGINE_NOT_ENGAGED = "engine-not-engaged"
 ENGINE_UNVERIFIED = "engine-unverified"

@@ -8,12 +8,14 @@ speed (``hostacct``) and prints the shell's ``times`` (the time-basis guard).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from openssl_matrix.core.version import series
+from openssl_matrix.matrix.isa import render_ia32cap
 from openssl_matrix.matrix.model import Mask, Suite
-from openssl_matrix.measure.hostacct import SAMPLE_FUNCTION
-from openssl_matrix.measure.hostinfo import render_ia32cap
+from openssl_matrix.matrix.pkey import plan as pk_plan
+from openssl_matrix.measure.invocation import SPEED_WRAPPER, WRAPPER_NAME, Invocation
+from openssl_matrix.measure.tlsbench import tls_invocations
 
 # Ciphers and digests that OpenSSL 3.x moved to the legacy provider.
 LEGACY_PROVIDER_ALGS = ("idea", "des-", "des3", "desx", "rc2", "rc4", "rc5", "bf-", "blowfish",
@@ -35,15 +37,6 @@ SPEED_OPTIONS: dict[str, tuple[tuple[int, int, int], tuple[int, int, int] | None
     "-testmode": ((3, 4, 0), None),
 }
 
-#: The wrapper every speed invocation runs in: a host sample (``hostacct``) just before
-#: and just after speed, then the shell's ``times``: the user and system CPU seconds of
-#: speed and its children (the time-basis guard).
-SPEED_WRAPPER = (SAMPLE_FUNCTION + '; _hs 0; openssl "$@"; rc=$?; _hs 1; '
-                 'echo +CPUTIMES >&2; times >&2; exit $rc')
-WRAPPER_NAME = "openssl-speed"
-
-
-
 def has_option(option: str, version: str) -> bool:
     """Whether ``openssl speed`` of ``version`` has ``option``."""
     first, gone = SPEED_OPTIONS[option]
@@ -55,29 +48,6 @@ def _since(option: str) -> str:
     first, gone = SPEED_OPTIONS[option]
     text = "from " + ".".join(map(str, first))
     return text + (f", gone in {'.'.join(map(str, gone))}" if gone else "")
-
-
-@dataclass(frozen=True)
-class Invocation:
-    """One ``openssl speed`` command of a run."""
-
-    name: str
-    mask: Mask
-    algorithm: str
-    command: tuple[str, ...]
-    env: dict[str, str]
-    engine: str | None = None
-    path: str = "evp"
-    direction: str = "encrypt"
-    ia32cap: str | None = None
-    """OPENSSL_ia32cap as given to this version (None: unmasked)."""
-    multi: int | None = None
-    algorithms: tuple[str, ...] = ()
-
-    @property
-    def exec_command(self) -> list[str]:
-        """What the container runs: ``command`` inside the CPU-times wrapper."""
-        return ["/bin/sh", "-c", SPEED_WRAPPER, WRAPPER_NAME, *self.command[1:]]
 
 
 def unwrap_speed(command: Sequence[str]) -> tuple[str, ...]:
@@ -107,12 +77,8 @@ def speed_invocations(version: str, suite: Suite, configure: Sequence[str] = (),
     """
     notes: list[str] = []
     if suite.kind == "tls":
-        from openssl_matrix.measure.tlsbench import tls_invocations
-
         return tls_invocations(version, suite, tuple(configure))
     if suite.kind == "pkey":
-        from openssl_matrix.matrix.pkey import plan as pk_plan
-
         planned = pk_plan(version, suite.algorithms, tuple(configure))
         notes += [r.note() for r in planned.refused]
         suite = replace(suite, algorithms=tuple(arg for _, arg, _ in planned.runs))

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from openssl_matrix.matrix.model import Mask, Suite
+from openssl_matrix.matrix.tlsvocab import TlsOptions
 from openssl_matrix.measure.guards import Finding, apply_findings
-from openssl_matrix.measure.speedcmd import Invocation
-from openssl_matrix.measure.tls import TlsOptions, TlsPlan, parse_output, plans, script
+from openssl_matrix.measure.invocation import Invocation
+from openssl_matrix.measure.tls import TlsPlan, parse_output, plans, script
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,7 @@ from dataclasses import asdict, replace
 from openssl_matrix.core.errors import ParseError
 from openssl_matrix.parse.figures import SpeedRun
 from openssl_matrix.parse.lines import _Builder
+from openssl_matrix.parse.paste import parse_report_text
 
 
 def _version_token(version: str | None) -> str | None:
@@ -157,6 +158,4 @@ def parse_report(text: str, *, keep_duplicates: bool = False) -> list[SpeedRun]:
     ``-multi`` the children's ``Got: ...`` records are skipped, as in :func:`parse_speed`:
     the parent's table (3.x prints it without a ``type`` header) is the result.
     """
-    from openssl_matrix.parse.paste import parse_report_text
-
     return parse_report_text(text, keep_duplicates=keep_duplicates)

@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openssl_matrix.core.units import MBPS
+from openssl_matrix.report.charts import grouped_bars
+from openssl_matrix.report.view import cell_view, href
 
 if TYPE_CHECKING:
-    from openssl_matrix.report.page import Cell, Group
+    from openssl_matrix.report.types import Cell, Group
 
 
 @dataclass(frozen=True)
@@ -94,8 +96,6 @@ def text(comps: Sequence[Comparison], block: int) -> list[str]:
 
 def view(c: Comparison, block: int, charts: Sequence[str]) -> dict[str, Any]:
     """What the HTML template lays out for one comparison."""
-    from openssl_matrix.report.view import cell_view, href
-
     algs = c.algorithms()
     return {
         "slug": c.slug, "title": c.title, "cpus": c.cpus, "algorithms": algs,
@@ -109,8 +109,6 @@ def view(c: Comparison, block: int, charts: Sequence[str]) -> dict[str, Any]:
 def chart(c: Comparison, block: int, path: Path) -> bool:
     """Grouped bars: per algorithm, one bar per CPU and method, each named by its CPU
     (every second CPU's bars hatched)."""
-    from openssl_matrix.report.page import grouped_bars
-
     algs = c.algorithms()
 
     def cells(m: str, i: int) -> Callable[[str], Cell | None]:

@@ -24,16 +24,12 @@ import jinja2
 
 from openssl_matrix.core.resources import templates
 from openssl_matrix.core.version import sort_key
+from openssl_matrix.matrix.pkey import ALGORITHMS
 from openssl_matrix.measure.stats import estimate
-from openssl_matrix.report.page import (
-    USABLE_STATUSES,
-    _copy_run,
-    flagged_bar,
-    legend,
-    series_colors,
-)
-from openssl_matrix.report.view import Flagged, run_folder
+from openssl_matrix.report.charts import flagged_bar, legend, series_colors
+from openssl_matrix.report.types import USABLE_STATUSES, Flagged, copy_run
 from openssl_matrix.report.view import href as _href
+from openssl_matrix.report.view import run_folder
 from openssl_matrix.results import records
 from openssl_matrix.results.tree import ResultsTree
 
@@ -200,8 +196,6 @@ _NOT_MEASURED = re.compile(r"^(\S+): not measured: (.+)$")
 def add_refusals(tree: ResultsTree, tables: Sequence[OpsTable]) -> None:
     """Note in each table why a column lacks a public-key row: the run's notes say which
     algorithm its version or build could not measure (``pkey.plan``)."""
-    from openssl_matrix.matrix.pkey import ALGORITHMS
-
     by_key = {(t.cpu, t.arch): t for t in tables if t.kind == "pkey"}
     for run in records.finished_runs(tree.root, figures=False):
         variant = run.meta.variant or {}
@@ -413,7 +407,7 @@ def write_ops(tree: ResultsTree, out: Path,
     views = []
     for o in obs:
         if not (out / run_folder(o)).exists():
-            _copy_run(o.run_path, out / run_folder(o))
+            copy_run(o.run_path, out / run_folder(o))
     for t in tables:
         path = out / "charts" / f"{t.slug}.png"
         path.parent.mkdir(parents=True, exist_ok=True)

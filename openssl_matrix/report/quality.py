@@ -27,12 +27,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openssl_matrix.measure.guards import CONTENDED
+from openssl_matrix.measure.stats import estimate
+from openssl_matrix.report.ops import ops_tables
+from openssl_matrix.report.types import USABLE_STATUSES, group_observations
 from openssl_matrix.report.view import RunLike, href, run_folder
 from openssl_matrix.results import records
 
 if TYPE_CHECKING:
     from openssl_matrix.report.ops import OpsObservation
-    from openssl_matrix.report.page import Observation
+    from openssl_matrix.report.types import Observation
 
 #: The kinds in the order the panel lists them, each named with its unit.
 KINDS = {"bulk": "bulk ciphers and hashes (MB/s)",
@@ -183,10 +186,6 @@ def _cell(counts: KindCounts, usable: int, interval: bool) -> None:
 def quality(obs: Sequence[Observation], ops: Sequence[OpsObservation]) -> Quality:
     """The panel over the bulk figures ``obs`` and the public-key and handshake figures
     ``ops`` (pure: the tables' cells are grouped here as the tables group them)."""
-    from openssl_matrix.measure.stats import estimate
-    from openssl_matrix.report.ops import ops_tables
-    from openssl_matrix.report.page import USABLE_STATUSES, group_observations
-
     kinds = {k: KindCounts(k) for k in KINDS}
     rows: dict[str, StatusRow] = {}
     for o in obs:

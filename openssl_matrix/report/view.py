@@ -8,11 +8,8 @@ reproduction. The template only loops and escapes.
 from __future__ import annotations
 
 import math
-import statistics
 import urllib.parse
-from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from openssl_matrix.core.names import fold
@@ -20,7 +17,7 @@ from openssl_matrix.core.units import MBPS, Unit, raw_bytes
 from openssl_matrix.results import records
 
 if TYPE_CHECKING:
-    from openssl_matrix.report.page import Cell
+    from openssl_matrix.report.types import Cell
 
 
 def href(path: str) -> str:
@@ -100,41 +97,6 @@ def cell_view(cell: Cell | None, unit: Unit = MBPS) -> dict[str, Any] | None:
         half = unit.num(est.half_width, est.median) if est.half_width is not None else None
     return {"median": median, "half_width": half, "n": len(vals), "tip": "; ".join(tip),
             "links": links, "flagged": None if vals else flagged_only(cell, unit)}
-
-
-@dataclass(frozen=True)
-class Flagged:
-    """A cell without one usable figure, as the tables and the charts show it: what its
-    flagged figures read (their median; None when none has a value) and how many of each
-    status there were. Never a median of the table: the page prints it grey, a chart as
-    an unfilled hatched bar (``report.flagged_bar``)."""
-
-    value: float | None
-    statuses: tuple[tuple[str, int], ...]
-
-    @classmethod
-    def of(cls, values: Iterable[float | None], statuses: Iterable[str]) -> Flagged:
-        vals = [v for v in values if v is not None]
-        return cls(statistics.median(vals) if vals else None,
-                   tuple(sorted(Counter(statuses).items())))
-
-    @property
-    def counts(self) -> str:
-        """``2 contended`` or ``1 contended, 1 noisy``."""
-        return ", ".join(f"{n} {s}" for s, n in self.statuses)
-
-    @property
-    def what(self) -> str:
-        """``all 2 contended`` (one status) or ``1 contended, 1 noisy``."""
-        return f"all {self.counts}" if len(self.statuses) == 1 else self.counts
-
-    def text(self, num: Callable[[float], str]) -> str | None:
-        """``≈ 648.3, all 6 contended`` or ``≈ 648.3 (1 contended, 1 noisy)``; None
-        when no flagged figure has a value."""
-        if self.value is None:
-            return None
-        return f"≈ {num(self.value)}, {self.what}" if len(self.statuses) == 1 \
-            else f"≈ {num(self.value)} ({self.counts})"
 
 
 def flagged_only(cell: Cell, unit: Unit) -> str | None:

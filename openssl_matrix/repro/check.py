@@ -15,6 +15,7 @@ reproduction without Docker and without measuring.
 
 from __future__ import annotations
 
+import platform
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,8 +69,6 @@ class CheckReport:
 
 def local_facts() -> HostFacts:
     """This host as /proc/cpuinfo shows it, without Docker."""
-    import platform
-
     try:
         cpu = parse_cpuinfo(Path("/proc/cpuinfo").read_text(encoding="utf-8"))
     except OSError:

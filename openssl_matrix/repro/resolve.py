@@ -3,7 +3,9 @@ the machine (its CPU, kernel and devices, seen through the engine) can do."""
 
 from __future__ import annotations
 
+import re
 import socket
+import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,8 +101,6 @@ def _obtain(version: str, ref: VersionRef | None, env: Environment, offline: boo
                                   local_dirs=env.sources_dirs, lock_file=env.lock_file)
     except SourceError as exc:
         if offline:
-            import urllib.parse
-
             hosts = ", ".join(dict.fromkeys(urllib.parse.urlparse(u).netloc or u
                                             for u in urls)) or "nowhere"
             return sha, urls, None, (f"openssl-{version}.tar.gz is not in the cache or a "
@@ -114,9 +114,6 @@ def _obtain(version: str, ref: VersionRef | None, env: Environment, offline: boo
 
 def _attempts(exc: SourceError) -> str:
     """The places a failed fetch tried, one short reason each."""
-    import re
-    import urllib.parse
-
     parts: list[str] = []
     for line in exc.message.splitlines()[1:]:
         line = line.strip()

@@ -33,7 +33,7 @@ from openssl_matrix.engine.backend import Backend
 from openssl_matrix.matrix.model import Matrix, Variant
 from openssl_matrix.measure.cpumodel import Core, core_of_cpu, core_of_march
 from openssl_matrix.measure.session import Bencher
-from openssl_matrix.report.page import REPRO_DIR
+from openssl_matrix.report.types import REPRO_DIR
 from openssl_matrix.repro.judge import (
     Ours,
     Reproduction,
@@ -51,12 +51,7 @@ from openssl_matrix.repro.plan import (
     generated_matrix,
     plan,
 )
-from openssl_matrix.repro.resolve import (
-    Environment,
-    HostFacts,
-    host_facts,
-    resolve_versions,
-)
+from openssl_matrix.repro.resolve import Environment, HostFacts, host_facts, resolve_versions
 from openssl_matrix.repro.spec import ReportSpec
 from openssl_matrix.repro.verdicts import write_reproduction
 from openssl_matrix.results.tree import ResultsTree

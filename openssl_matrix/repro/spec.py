@@ -26,7 +26,10 @@ from openssl_matrix.core.outputs import read_regular
 from openssl_matrix.core.yamlload import MAX_BYTES as MAX_YAML_BYTES
 from openssl_matrix.matrix.check import _choices_hint, _Ctx, load_yaml_file
 from openssl_matrix.matrix.model import ARCHES, MAX_SECONDS, NAME, VERSION
+from openssl_matrix.matrix.pkey import ALGORITHMS
+from openssl_matrix.matrix.tlsvocab import KEYS, PINNINGS, PROTOCOLS
 from openssl_matrix.measure.cpumodel import CORES, Core, core_named, core_of_name
+from openssl_matrix.parse.algorithms import closest, resolve
 
 SPEC_SCHEMA = 1
 
@@ -425,8 +428,6 @@ def _core(ctx: _Ctx, value: Any, keypath: str) -> str | None:
 
 def _algorithm(ctx: _Ctx, value: Any, keypath: str) -> str:
     """An algorithm in any spelling speed has printed or taken; its canonical id."""
-    from openssl_matrix.parse.algorithms import closest, resolve
-
     name = ctx.string(value, keypath).strip()
     found = resolve(name)
     if found is not None:
@@ -620,8 +621,6 @@ def _measurements(ctx: _Ctx, value: Any, machines: Mapping[str, Machine],
 def _pk_measurement(ctx: _Ctx, m: Mapping[str, Any], proto: Measurement,
                     kp: str) -> Measurement:
     """A public-key measurement: a pkey suite algorithm, one operation, one figure."""
-    from openssl_matrix.matrix.pkey import ALGORITHMS
-
     for key in ("algorithms", "block_size", "evp", "disable", "ia32cap", "engine", "decrypt"):
         if key in m:
             raise ctx.fail(f"{kp}.{key}", "not used with 'operation' (a public-key figure)")
@@ -656,8 +655,6 @@ def _one_figure(ctx: _Ctx, m: Mapping[str, Any], kp: str, what: str) -> dict[int
 def _tls_measurement(ctx: _Ctx, m: Mapping[str, Any], proto: Measurement,
                      kp: str) -> Measurement:
     """A TLS measurement: server key, protocol, handshake or resume, one figure."""
-    from openssl_matrix.measure.tls import KEYS, PINNINGS, PROTOCOLS
-
     for key in ("algorithms", "block_size", "evp", "disable", "ia32cap", "engine", "decrypt"):
         if key in m:
             raise ctx.fail(f"{kp}.{key}", "not used with a TLS figure (operation "

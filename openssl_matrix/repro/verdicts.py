@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from openssl_matrix.core.files import atomic_write, write_json
+from openssl_matrix.core.units import speed_k as k
 from openssl_matrix.measure.guards import cycles
-from openssl_matrix.report.page import USABLE_STATUSES, k
+from openssl_matrix.report.types import USABLE_STATUSES
 from openssl_matrix.repro.judge import (
     NOT_REPRODUCED,
     NOT_TESTABLE,

@@ -20,7 +20,9 @@ accounting and whether that says the runs were clean.
 
 from __future__ import annotations
 
+import fnmatch
 import re
+import statistics
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,13 +30,26 @@ from typing import Any
 
 import yaml
 
-from openssl_matrix.core.version import Version
-from openssl_matrix.sweep.table import (
-    ASMS,
-    Row,
-    host_verdict,
-    secs,
+from openssl_matrix.build.build import Builder
+from openssl_matrix.build.sources import (
+    KNOWN_SHA256,
+    default_urls,
+    pin_source,
+    read_pins,
+    sha256_file,
 )
+from openssl_matrix.core import log
+from openssl_matrix.core.errors import ParseError
+from openssl_matrix.core.version import Version
+from openssl_matrix.engine.backend import DockerBackend, RunLimits
+from openssl_matrix.matrix.model import load_matrix
+from openssl_matrix.measure import hostacct
+from openssl_matrix.measure.guards import split_times
+from openssl_matrix.measure.invocation import SPEED_WRAPPER, WRAPPER_NAME
+from openssl_matrix.parse import parse_speed
+from openssl_matrix.results.records import read_latest
+from openssl_matrix.results.tree import ResultsTree
+from openssl_matrix.sweep.table import ASMS, Row, host_verdict, secs
 
 _TARBALL = re.compile(r"^openssl[-_](\d+\.\d+\.\d+[a-z]{0,2})(?:\.orig)?\.tar\.gz$")
 
@@ -81,10 +96,6 @@ def plan_sweep(folder: Path, workdir: Path, *, arches: Iterable[str] = ("x86_64"
     tried" row each, so the table names every release the matrix offers. A tarball whose
     bytes differ from its version's official one is left out unless ``third_party``
     (then it is pinned in the sweep's own lock, and its rows say so)."""
-    import fnmatch
-
-    from openssl_matrix.build.sources import KNOWN_SHA256, pin_source, read_pins, sha256_file
-
     arches, asms, only = list(arches), list(asms), list(only)
     workdir.mkdir(parents=True, exist_ok=True)
     matrix_path = workdir / "sweep.yaml"
@@ -204,8 +215,6 @@ def smoke_speed(backend: Any, tag: str, version: str, *, runs: int = SMOKE_RUNS)
     8192-byte blocks and every run's figure. Each run goes through the bench's own
     wrapper, so the tool's host accounting brackets it; the smoke is contended if any run
     was (the worst run's accounting is kept), and the first failing run ends it."""
-    import statistics
-
     figures: list[float] = []
     worst: Smoke | None = None
     for _ in range(max(1, runs)):
@@ -235,13 +244,6 @@ def _worse(a: Smoke, b: Smoke) -> bool:
 
 def smoke_once(backend: Any, tag: str, version: str) -> Smoke:
     """One smoke speed run: bytes/s at 8192-byte blocks, with its host accounting."""
-    from openssl_matrix.core.errors import ParseError
-    from openssl_matrix.engine.backend import RunLimits
-    from openssl_matrix.measure import hostacct
-    from openssl_matrix.measure.guards import split_times
-    from openssl_matrix.measure.speedcmd import SPEED_WRAPPER, WRAPPER_NAME
-    from openssl_matrix.parse import parse_speed
-
     args = ["speed", "-elapsed", "-evp", "aes-128-cbc"]
     if Version.parse(version) >= Version.parse("1.1.1"):
         args += ["-seconds", "1", "-bytes", "8192"]
@@ -276,15 +278,7 @@ def run_sweep(plan: Plan, results: Path, *, jobs: int = 1, speed: bool = True,
     Variants named in ``skip`` (a resumed sweep's cells already tried) are left out;
     ``on_row`` sees each row as soon as its cell is done (the script records it then, so
     a sweep cut short keeps what it did)."""
-    from openssl_matrix.build.build import Builder
-    from openssl_matrix.build.sources import default_urls
-    from openssl_matrix.core import log
-    from openssl_matrix.matrix.model import load_matrix
-    from openssl_matrix.results.tree import ResultsTree
-
     if backend is None:
-        from openssl_matrix.engine.backend import DockerBackend
-
         backend = DockerBackend()
     rows = list(plan.skipped)
     if not plan.variants:
@@ -373,12 +367,7 @@ def resmoke(rows: Sequence[Row], results: Path, *, backend: Any = None, runs: in
     repeated runs, or contended), on the image their newest build record names under
     ``results``; builds nothing. A row whose image is gone is left as it is; a row whose
     new figure is contended again keeps it (the table says so)."""
-    from openssl_matrix.core import log
-    from openssl_matrix.results.records import read_latest
-
     if backend is None:
-        from openssl_matrix.engine.backend import DockerBackend
-
         backend = DockerBackend()
     todo = [row for row in rows if needs_resmoke(row, runs)]
     done = []

@@ -8,14 +8,18 @@ The sweep itself (planning, building, the smoke speed run) is ``sweep.py``.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from openssl_matrix.build.sources import KNOWN_SHA256, PIN_COMMAND
+from openssl_matrix.core.files import atomic_write
 from openssl_matrix.core.resources import sweep_table
 from openssl_matrix.core.version import Version
+from openssl_matrix.measure.stats import estimate
 
 #: The recorded table of the last sweep here (written by ``sweep.py --record``).
 TABLE_FILE = sweep_table()
@@ -117,8 +121,6 @@ def build_status(version: str, arch: str, asm: bool,
 
 
 def _official(version: str) -> str | None:
-    from openssl_matrix.build.sources import KNOWN_SHA256
-
     return KNOWN_SHA256.get(version)
 
 
@@ -203,8 +205,6 @@ def speed_text(r: Row) -> str:
     """A row's smoke figure as the table prints it: median ± 95 % half-width in MB/s with
     the run count (one run says so), then what the host accounting found; or why there is
     no figure."""
-    from openssl_matrix.measure.stats import estimate
-
     if not r.speed_bytes_per_s:
         return r.speed_note or "—"
     est = estimate(r.speed_samples) if r.speed_samples else None
@@ -268,8 +268,6 @@ def short_note(note: str, limit: int = 160) -> str:
 def replace_block(text: str, name: str, body: str) -> str:
     """``text`` with what lies between ``<!-- name: ... -->`` and ``<!-- /name -->``
     replaced by ``body`` (an absent block is an error: the docs say where it goes)."""
-    import re
-
     m = re.search(rf"(<!-- {re.escape(name)}:[^\n]*-->\n)(.*?)(<!-- /{re.escape(name)} -->)",
                   text, re.S)
     if m is None:
@@ -290,8 +288,6 @@ def host_verdict(r: Row) -> str:
 
 
 def write_table(rows: Sequence[Row], path: Path = TABLE_FILE, *, host: str = "") -> None:
-    from openssl_matrix.core.files import atomic_write
-
     document = {
         "about": "openssl-matrix release sweep (benchmarks/sweep.py); speed figures are "
                  "smoke checks (median of speed_samples, with each run's host accounting), "
@@ -335,8 +331,6 @@ def tried_cells(rows: Iterable[Row], *, failed: bool = True) -> set[str]:
 
 def sha256_status(version: str, sha256: str | None, pins: dict[str, str]) -> str:
     """Whether a version's tarball can be verified: the matrix's sha256, a pin, or none."""
-    from openssl_matrix.build.sources import PIN_COMMAND
-
     if sha256:
         return "sha256 in the matrix"
     if version in pins:

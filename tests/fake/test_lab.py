@@ -2,7 +2,7 @@
 
 Three CPU profiles on three "engines" (fakes keyed by docker_host, each with its own
 engine ID), run by `invoke matrix bench --cpu=a,b,c` as dispatched from the command
-line; the engine workers run in threads (lab.ThreadWorker: the same worker function as
+line; the engine workers run in threads (cli.worker.thread_worker: the same worker function as
 the real child processes). Checked: every engine measures at once and files under its CPU
 with its identity; an unreachable engine and one that dies mid-run never stop the others;
 the exit status names them; a rerun resumes each engine where it stopped without
@@ -26,6 +26,7 @@ from openssl_matrix.build.build import Builder
 from openssl_matrix.build.sources import default_urls
 from openssl_matrix.cli import commands
 from openssl_matrix.cli.table import dispatch
+from openssl_matrix.cli.worker import thread_worker
 from openssl_matrix.core.errors import DockerUnavailable, ProfileMismatch
 from openssl_matrix.lab import run as lab
 from openssl_matrix.lab.run import EngineJob, EngineState, plan_jobs, split_cpus
@@ -104,7 +105,7 @@ def lab_setup(fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         return engines[base_url]
 
     monkeypatch.setattr(commands, "DockerBackend", backend)
-    monkeypatch.setattr(lab, "launcher", lab.ThreadWorker)
+    monkeypatch.setattr(lab, "launcher", thread_worker)
     monkeypatch.setenv("OPENSSL_MATRIX_LOCK_DIR", str(tmp_path / "locks"))
     monkeypatch.setenv(LAB_ENV, "")  # restored after the test: ThreadWorker sets it
     return fake_matrix, tree, engines

@@ -22,6 +22,7 @@ import pytest
 from openssl_matrix.build.sources import default_urls
 from openssl_matrix.cli import commands
 from openssl_matrix.cli.table import dispatch
+from openssl_matrix.cli.worker import thread_worker
 from openssl_matrix.core.errors import BuildError, DockerUnavailable
 from openssl_matrix.engine import claims
 from openssl_matrix.engine.claims import Claims
@@ -83,7 +84,7 @@ def three(fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         return engines[base_url]
 
     monkeypatch.setattr(commands, "DockerBackend", backend)
-    monkeypatch.setattr(lab, "launcher", lab.ThreadWorker)
+    monkeypatch.setattr(lab, "launcher", thread_worker)
     monkeypatch.setattr(claims, "POLL", 0.05)
     monkeypatch.setenv("OPENSSL_MATRIX_LOCK_DIR", str(tmp_path / "locks"))
     monkeypatch.setenv(LAB_ENV, "")

@@ -21,7 +21,8 @@ from openssl_matrix.cli.commands import cmd_import
 from openssl_matrix.core.errors import ResultsError
 from openssl_matrix.matrix.model import load_matrix
 from openssl_matrix.measure.session import Bencher
-from openssl_matrix.report.page import build_report, describe_mask, method_of, observations
+from openssl_matrix.report.page import build_report
+from openssl_matrix.report.types import describe_mask, method_of, observations
 from openssl_matrix.results.tree import ResultsTree
 
 from ..fakes import FakeBackend

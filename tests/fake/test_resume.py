@@ -407,7 +407,8 @@ def test_lock_refuses_a_second_bench_through_the_cli_and_wait_queues(
     monkeypatch.setattr(commands, "DockerBackend", lambda: PersistentFake(state))
     script = ("import sys, time; from pathlib import Path; "
               "from openssl_matrix.results.tree import ResultsTree; "
-              "t = ResultsTree(Path(sys.argv[1])); t.lock(); print('locked', flush=True); time.sleep(float(sys.argv[2]))")
+              "t = ResultsTree(Path(sys.argv[1])); t.lock(); print('locked', flush=True); "
+              "time.sleep(float(sys.argv[2]))")
     with subprocess.Popen([sys.executable, "-c", script, str(tree), "2"],
                           stdout=subprocess.PIPE, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}) as holder:

@@ -11,6 +11,7 @@ import pytest
 
 from openssl_matrix.build.build import Builder
 from openssl_matrix.build.sources import default_urls
+from openssl_matrix.cli.worker import thread_worker
 from openssl_matrix.core.errors import UsageError
 from openssl_matrix.engine.backend import ImageFacts
 from openssl_matrix.engine.ship import (
@@ -328,7 +329,7 @@ def test_a_lab_build_ships_the_local_engines_images_to_each_engine(
             e.info.update(id=f"ID-{url}", name=url)
     monkeypatch.setattr(commands, "DockerBackend",
                         lambda base_url=None, **_: engines[base_url])
-    monkeypatch.setattr(lab, "launcher", lab.ThreadWorker)
+    monkeypatch.setattr(lab, "launcher", thread_worker)
     dispatch("build", "", {"matrix": str(fake_matrix), "results": str(tree),
                            "cpu": "lab-a,lab-b", "only": VARIANT, "images": "ship"},
              commands.HANDLERS)

@@ -31,6 +31,7 @@ from openssl_matrix.repro.resolve import ResolvedVersion
 from openssl_matrix.repro.spec import ReportSpec, load_spec
 
 REPORTS = project_reports()
+MATRIX = Path(__file__).resolve().parents[2] / "matrix.yaml"
 
 # This host's figures as issue 16 reports them from a reproduction of the Ivy Bridge blog on
 # it (AMD EPYC, /proc/cpuinfo 2596.154 MHz): EVP AES-128-CBC at 2.14 cycles/byte, 3.7x the
@@ -267,7 +268,7 @@ def test_profiles_show_the_models_numbers(capsys: pytest.CaptureFixture[str]) ->
     assert summary(CORES["ivybridge"]) == (
         "Intel Ivy Bridge, AESENC latency 8 → AES-128-CBC encrypt 5.00 c/B, masked (vpaes) "
         "10 c/B, SHA-256 10.3 c/B")
-    cmd_profiles(target="", matrix=str(Path(__file__).resolve().parents[2] / "matrix.yaml"), results="",
+    cmd_profiles(target="", matrix=str(MATRIX), results="",
                  json=False)
     out = capsys.readouterr().out
     assert "CPU model: Intel Ivy Bridge, AESENC latency 8" in out

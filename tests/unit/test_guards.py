@@ -8,6 +8,12 @@ from typing import Any
 
 import pytest
 
+from openssl_matrix.matrix.isa import (
+    IA32CAP_BITS,
+    capabilities_of,
+    parse_cpuinfo_line,
+    render_ia32cap,
+)
 from openssl_matrix.measure import guards
 from openssl_matrix.measure.guards import (
     CpuTimes,
@@ -27,12 +33,6 @@ from openssl_matrix.measure.guards import (
     split_times,
     spread,
     time_basis_findings,
-)
-from openssl_matrix.measure.hostinfo import (
-    IA32CAP_BITS,
-    capabilities_of,
-    parse_cpuinfo_line,
-    render_ia32cap,
 )
 from openssl_matrix.parse import figure_records, parse_speed
 

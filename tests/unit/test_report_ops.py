@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from openssl_matrix.measure.stats import estimate
+from openssl_matrix.report.charts import FLAGGED_LEGEND
 from openssl_matrix.report.ops import OpsObservation, chart, ops_tables, table_text, value_text
-from openssl_matrix.report.page import FLAGGED_LEGEND
 
 
 def _obs(kind: str, version: str, row: str, value: float, status: str = "ok",

@@ -156,7 +156,7 @@ def test_a_method_row_of_only_contended_figures_stays_in_its_chart(
     """The bulk method chart: a row whose figures were all contended is drawn where its
     bars would be, unfilled and cross-hatched at what they read, labelled with their
     status, and keeps its legend entry (the public-key and handshake charts do the same)."""
-    from openssl_matrix.report.page import FLAGGED_LEGEND
+    from openssl_matrix.report.charts import FLAGGED_LEGEND
 
     from .test_report_ops import capture_charts, flagged_bars
 
@@ -188,8 +188,8 @@ def test_the_quality_panel_counts_every_kind_and_splits_by_kind(
     """Bulk figures (the fake tree's real outputs) and public-key figures (real 3.0.20
     values, one contended) in one panel: counted per kind, added up only as counts; a
     cell's samples decide whether it carries an interval."""
-    from openssl_matrix.report.page import group_observations, observations
     from openssl_matrix.report.quality import quality
+    from openssl_matrix.report.types import group_observations, observations
 
     from .test_report_ops import DSA2048_SIGN, RSA1024_SIGN, _obs
 

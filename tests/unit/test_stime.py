@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.measure.tls import TlsOptions, parse_output, plans, read_output
+from openssl_matrix.matrix.tlsvocab import TlsOptions
+from openssl_matrix.measure.tls import parse_output, plans, read_output
 from openssl_matrix.parse.stime import parse_stime
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "stime"

@@ -14,16 +14,9 @@ import pytest
 
 from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.matrix.model import load_matrix
+from openssl_matrix.matrix.tlsvocab import PROTOCOLS, TlsOptions
 from openssl_matrix.measure.speedcmd import speed_invocations
-from openssl_matrix.measure.tls import (
-    PROTOCOLS,
-    TlsOptions,
-    client_options,
-    config_text,
-    plans,
-    script,
-    server_options,
-)
+from openssl_matrix.measure.tls import client_options, config_text, plans, script, server_options
 
 ROOT = Path(__file__).resolve().parents[2]
 ALL = TlsOptions(protocols=("tls1.0", "tls1.2", "tls1.3"), pinning=("same-core", "cross-core"))

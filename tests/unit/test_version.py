@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from openssl_matrix.core.version import Version, VersionError, series, sort_key
+from openssl_matrix.matrix.isa import IA32CAP_BITS, render_ia32cap
 from openssl_matrix.matrix.patches import version_key
-from openssl_matrix.measure.hostinfo import IA32CAP_BITS, render_ia32cap
 from openssl_matrix.parse.figures import version_tuple
-from openssl_matrix.report.page import CAP_BITS, describe_mask
+from openssl_matrix.report.types import CAP_BITS, describe_mask
 
 
 def test_parse_compare_series_era() -> None:
