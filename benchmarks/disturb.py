@@ -54,7 +54,8 @@ from openssl_matrix.build.build import Builder  # noqa: E402
 from openssl_matrix.build.sources import default_urls  # noqa: E402
 from openssl_matrix.engine.backend import DockerBackend  # noqa: E402
 from openssl_matrix.engine.hostlock import HostLock, engine_key  # noqa: E402
-from openssl_matrix.matrix.model import Mask, Suite, load_matrix  # noqa: E402
+from openssl_matrix.matrix.load import load_matrix  # noqa: E402
+from openssl_matrix.matrix.model import Mask, Suite  # noqa: E402
 from openssl_matrix.measure import hostacct  # noqa: E402
 from openssl_matrix.measure.session import Bencher  # noqa: E402
 from openssl_matrix.results.records import read_json  # noqa: E402

@@ -71,7 +71,8 @@ from openssl_matrix.build.sources import default_urls, fetch_source_info  # noqa
 from openssl_matrix.core.errors import FatalError  # noqa: E402
 from openssl_matrix.engine.backend import DockerBackend, RunLimits, RunResult  # noqa: E402
 from openssl_matrix.engine.hostlock import engine_key  # noqa: E402
-from openssl_matrix.matrix.model import Mask, Matrix, Suite, Variant, load_matrix  # noqa: E402
+from openssl_matrix.matrix.load import load_matrix, matrix_from_document  # noqa: E402
+from openssl_matrix.matrix.model import Mask, Matrix, Suite, Variant  # noqa: E402
 from openssl_matrix.measure.session import Bencher  # noqa: E402
 from openssl_matrix.measure.speedcmd import speed_invocations, unwrap_speed  # noqa: E402
 from openssl_matrix.results import records  # noqa: E402
@@ -154,7 +155,7 @@ def busy_share(before: tuple[int, int], after: tuple[int, int]) -> float:
 def host_figure(stdout: str, algorithm: str, block: int = BLOCK) -> float:
     """Bytes per second of ``algorithm`` at ``block`` bytes from ``openssl speed -mr`` stdout.
 
-    Deliberately independent of the tool's parser (openssl_matrix.parsing): the
+    Deliberately independent of the tool's parser (openssl_matrix.parse): the
     fidelity comparison must not trust the code it checks. Reads the ``+H`` line for
     the block sizes and the ``+F`` line whose name is ``algorithm``.
     """
@@ -768,7 +769,7 @@ def section_noop(ctx: Context) -> None:
         marches = usable_marches(flags)
         path = ctx.out / "noop-matrix.yaml"
         path.write_text(noop_matrix_yaml(versions, marches, "1.1.1w"))  # for the CLI
-        m = Matrix.from_document(noop_matrix_doc(versions, marches, "1.1.1w"), path=path,
+        m = matrix_from_document(noop_matrix_doc(versions, marches, "1.1.1w"), path=path,
                                  default_urls=default_urls)
         only = ""
     variants = m.select(only)
@@ -877,7 +878,7 @@ def section_cold(ctx: Context) -> None:
                 mpath = ctx.out / f"cold-{nonce}.yaml"
                 doc = cold_matrix_doc(spec.version, str(spec.sha256), nonce)
                 mpath.write_text(yaml.safe_dump(doc, sort_keys=False))  # for the CLI
-                m = Matrix.from_document(doc, path=mpath, default_urls=default_urls)
+                m = matrix_from_document(doc, path=mpath, default_urls=default_urls)
                 v = m.select(f"*frandom-seed-{nonce}")[0]
                 with StepTail(tree.root / "_builds" / v.id, "*/build.log") as tail:
                     tail.marks.append((time.monotonic(), "(command started)"))
@@ -1283,7 +1284,7 @@ def section_lab(ctx: Context) -> None:
         toolchain = None
         if not ctx.quick:
             doc = cold_matrix_doc(v.version.version, str(v.version.sha256), f"{ctx.nonce}lab")
-            cold = Matrix.from_document(doc, path=ctx.out / "lab-cold.yaml",
+            cold = matrix_from_document(doc, path=ctx.out / "lab-cold.yaml",
                                         default_urls=default_urls)
             cv = cold.select("*frandom-seed-*")[0]
             [built] = Builder(cold, target, tree, workdir=ctx.out / "work",

@@ -39,7 +39,7 @@ def declared_versions(matrix: Path) -> list[str]:
     """The versions a matrix file declares (none if there is no such file)."""
     if not matrix.is_file():
         return []
-    from openssl_matrix.matrix.model import load_matrix
+    from openssl_matrix.matrix.load import load_matrix
 
     return [v.version for v in load_matrix(matrix).versions]
 

@@ -33,7 +33,7 @@ def built_matrix(tmp: Path, suites: Any, default_suite: str,
     from openssl_matrix.build.build import Builder
     from openssl_matrix.build.sources import default_urls
     from openssl_matrix.engine.backend import DockerBackend
-    from openssl_matrix.matrix.model import load_matrix
+    from openssl_matrix.matrix.load import load_matrix
     from openssl_matrix.results.tree import ResultsTree
 
     data = yaml.safe_load((ROOT / "matrix.yaml").read_text())

@@ -13,7 +13,7 @@ builds only what is missing (Docker's layer cache keeps the steps that completed
 A run journal (``results/_journal/build-*.json``) tells the rerun it is resuming. One
 failing variant, or one failing toolchain image, never stops the others.
 
-With a :class:`~openssl_matrix.ship.Shipper` (``--images``), a missing image may instead
+With a :class:`~openssl_matrix.engine.ship.Shipper` (``--images``), a missing image may instead
 be shipped from another engine that holds it (``ship.py`` weighs the costs); a missing
 base image is shipped, and a missing toolchain image is taken from a peer only when a
 variant must be built here.

@@ -48,7 +48,8 @@ from openssl_matrix.lab.run import (
     split_cpus,
     tree_for_lab,
 )
-from openssl_matrix.matrix.model import MAX_BYTES, MAX_REPEAT, Matrix, Variant, load_matrix
+from openssl_matrix.matrix.load import load_matrix
+from openssl_matrix.matrix.model import MAX_BYTES, MAX_REPEAT, Matrix, Variant
 from openssl_matrix.matrix.patches import endbr32_warning
 from openssl_matrix.measure import opsummary
 from openssl_matrix.measure.cell import CellOutcome
@@ -67,7 +68,7 @@ from openssl_matrix.report.page import build_report
 from openssl_matrix.repro.check import check as check_spec
 from openssl_matrix.repro.resolve import Environment
 from openssl_matrix.repro.run import reproduce
-from openssl_matrix.repro.spec import find_spec, load_spec
+from openssl_matrix.repro.specload import find_spec, load_spec
 from openssl_matrix.repro.verdicts import as_json, render_text
 from openssl_matrix.results import records as rec
 from openssl_matrix.results.export import render

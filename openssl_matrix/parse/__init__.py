@@ -87,7 +87,7 @@ from dataclasses import asdict, replace
 
 from openssl_matrix.core.errors import ParseError
 from openssl_matrix.parse.figures import SpeedRun
-from openssl_matrix.parse.lines import _Builder
+from openssl_matrix.parse.lines import Builder
 from openssl_matrix.parse.paste import parse_report_text
 
 
@@ -118,7 +118,7 @@ def parse_speed(
 
     Raises ParseError when neither stream looks like speed output at all.
     """
-    builder = _Builder(version_hint=_version_token(version), evp_hint=evp)
+    builder = Builder(version_hint=_version_token(version), evp_hint=evp)
     for line in _split_lines(stderr):
         builder.feed(line)
     # Progress printed on stderr must not end a table that starts on stdout.

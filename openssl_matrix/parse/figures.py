@@ -4,7 +4,7 @@ The frozen dataclasses (:class:`Figure`, :class:`SpeedHeader`, :class:`Progress`
 :class:`SpeedRun`), the status codes and limits a figure is judged by, the algorithm ids
 (:func:`canonical_algorithm`), and the number rules (``k`` suffix, rounding, impossible
 values). The formats and the meaning of each status are described in
-:mod:`openssl_matrix.parsing`, the public entry point, which re-exports these names.
+:mod:`openssl_matrix.parse`, the public entry point, which re-exports these names.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ _SYMMETRIC_ALIASES = {
 
 
 def canonical_algorithm(label: str) -> str:
-    """The algorithm id of a symmetric row name (see :mod:`openssl_matrix.parsing`)."""
+    """The algorithm id of a symmetric row name (see :mod:`openssl_matrix.parse`)."""
     name = label.strip().lower()
     name = re.sub(r"^([\w.-]+)\((.+)\)$", r"\1-\2", name)
     name = re.sub(r"\s+", "-", name)
@@ -170,7 +170,7 @@ def _number(token: str) -> float | None:
         return None
 
 
-def _sym_value(token: str, *, thousands_suffix: bool) -> tuple[float | None, str, str]:
+def sym_value(token: str, *, thousands_suffix: bool) -> tuple[float | None, str, str]:
     """Bytes per second of one symmetric cell, with its status and detail."""
     text = token.strip()
     scale = Decimal(1)
@@ -213,7 +213,7 @@ def impossible(value: object, limit: float = MAX_BYTES_PER_S) -> str | None:
     return None
 
 
-def _sane(fig: Figure) -> Figure:
+def sane(fig: Figure) -> Figure:
     """The figure, or an ``impossible`` one without values when a value is impossible."""
     for value, limit in ((fig.bytes_per_s, MAX_BYTES_PER_S), (fig.ops_per_s, MAX_OPS_PER_S)):
         reason = None if value is None else impossible(value, limit)
@@ -224,7 +224,7 @@ def _sane(fig: Figure) -> Figure:
     return fig
 
 
-def _rate_from_tokens(
+def rate_from_tokens(
     rate_token: str | None, seconds_token: str | None
 ) -> tuple[float | None, float | None, str, str]:
     """Ops per second from a printed rate and/or a printed seconds-per-op.

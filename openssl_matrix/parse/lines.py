@@ -1,179 +1,77 @@
-"""The line reader behind :func:`openssl_matrix.parsing.parse_speed` and the report reader:
-one ``_Builder`` fed line by line (headers, symmetric and public-key tables, human and
+"""The line reader behind :func:`openssl_matrix.parse.parse_speed` and the report reader:
+one ``Builder`` fed line by line (headers, symmetric and public-key tables, human and
 ``-mr`` progress, ``-mr`` records with speed.c's curve tables) and finished into one
-:class:`~openssl_matrix.speedtypes.SpeedRun`. The formats are described in
-:mod:`openssl_matrix.parsing`.
+:class:`~openssl_matrix.parse.figures.SpeedRun`. The formats are described in
+:mod:`openssl_matrix.parse`.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from openssl_matrix.parse.figures import (
-    STATUS_IMPRECISE,
-    STATUS_OK,
-    STATUS_SUSPECT_TIME_BASIS,
     STATUS_UNIDENTIFIED,
     STATUS_UNKNOWN_UNIT,
     STATUS_UNPARSABLE,
-    SUSPECT_TIME_RATIO,
     Figure,
     Progress,
     SpeedHeader,
     SpeedRun,
-    _rate_from_tokens,
-    _sane,
-    _sym_value,
     canonical_algorithm,
+    rate_from_tokens,
+    sane,
+    sym_value,
     version_tuple,
 )
+from openssl_matrix.parse.grammar import (
+    AMBIGUOUS_LEGACY_NAMES,
+    ELAPSED_RE,
+    EVP_ROW_INDEX,
+    FAMILY_OPERATIONS,
+    HEADER_FIELD_RES,
+    MR_DT_RE,
+    MR_DTP_RE,
+    MR_F_RE,
+    MR_FN_RE,
+    MR_H_RE,
+    MR_R_RE,
+    NUMBERS_NOTE_RE,
+    PK_CURVE_RE,
+    PK_FFDH_RE,
+    PK_GENERIC_RE,
+    PK_HEADERS,
+    PK_RSA_DSA_RE,
+    PROGRESS_KS_RE,
+    PROGRESS_PK_RE,
+    PROGRESS_SYM_COUNT_RE,
+    PROGRESS_SYM_RE,
+    SYM_HEADER_RE,
+    SYM_VALUE_RE,
+    VERSION3_LINE_RE,
+    VERSION_LINE_RE,
+    canonical_curve,
+    curve_by_index,
+    float_or_none,
+    int_or_none,
+    pk_progress_kind,
+)
+from openssl_matrix.parse.timebasis import check_time_basis
 
 # --------------------------------------------------------------------------------------
 # Names
 
-#: Names of speed.c's legacy (low-level) table that contain no blank: on 1.x the EVP row
-#: of a digest or rc4 prints the same name, so these alone cannot tell the path.
-_AMBIGUOUS_LEGACY_NAMES = frozenset(
-    {
-        "md2", "mdc2", "md4", "md5", "hmac(md5)", "sha1", "rmd160", "rc4", "sha256",
-        "sha512", "whirlpool", "ghash", "rand",
-    }
-)  # fmt: skip
-
-#: Index of the EVP row in speed.c's names[] table (``+F:<index>:``), where known from the
-#: source: 1.0.0 to 1.1.1 (checked in 1.0.2 and 1.1.1w).
-_EVP_ROW_INDEX = 22
-
-
-def _canonical_curve(name: str) -> str:
-    low = name.lower()
-    match = re.fullmatch(r"nist([pkb]\d+)", low)
-    return match.group(1) if match else low
-
-
-#: speed.c's curve table (1.1.1 to 3.6): name and bits by index, used by ``+F4``/``+F5``.
-_CURVES_111 = (
-    ("secp160r1", 160), ("nistp192", 192), ("nistp224", 224), ("nistp256", 256),
-    ("nistp384", 384), ("nistp521", 521),
-    ("nistk163", 163), ("nistk233", 233), ("nistk283", 283), ("nistk409", 409),
-    ("nistk571", 571), ("nistb163", 163), ("nistb233", 233), ("nistb283", 283),
-    ("nistb409", 409), ("nistb571", 571),
-    ("brainpoolP256r1", 256), ("brainpoolP256t1", 256), ("brainpoolP384r1", 384),
-    ("brainpoolP384t1", 384), ("brainpoolP512r1", 512), ("brainpoolP512t1", 512),
-    ("X25519", 253), ("X448", 448),
-)  # fmt: skip
-#: The same table built with ``no-ec2m``: the binary curves are compiled out.
-_CURVES_111_NO_EC2M = _CURVES_111[:6] + _CURVES_111[16:]
-#: 0.9.8 to 1.0.2: sixteen curves, no brainpool; 1.1.0 appends X25519 for ecdh.
-_CURVES_102 = _CURVES_111[:16]
-_CURVES_110 = (*_CURVES_102, ("X25519", 253))
-
-
-def _curve_tables(version: tuple[int, int, int] | None) -> list[tuple[tuple[str, int], ...]]:
-    if version is None:
-        return [_CURVES_111, _CURVES_111_NO_EC2M, _CURVES_110]
-    if version >= (1, 1, 1):
-        return [_CURVES_111, _CURVES_111_NO_EC2M]
-    if version >= (1, 1, 0):
-        return [_CURVES_110]
-    return [_CURVES_102]
-
-
-def _curve_by_index(index: int, bits: int, version: tuple[int, int, int] | None) -> str | None:
-    names = set()
-    for table in _curve_tables(version):
-        if index < len(table) and table[index][1] == bits:
-            names.add(table[index][0])
-    return names.pop() if len(names) == 1 else None
-
-
 # --------------------------------------------------------------------------------------
 # Regular expressions
-
-_SYM_VALUE_RE = re.compile(r"(?:-?\d+\.\d+|inf|-?nan)k?", re.IGNORECASE)
-_SYM_HEADER_RE = re.compile(r"^\s*type\s+((?:\d+\s+bytes\s*)+)$")
-_VERSION_LINE_RE = re.compile(
-    r"^\s*(OpenSSL\s+(\d+\.\d+\.\d+[a-z]*(?:[-+][\w.+-]*)?)\s+"
-    r"(?:\d{1,2}\s+[A-Z][a-z]{2}\s+\d{4}|xx\s+XXX\s+xxxx)\b.*?)\s*$"
-)
-_VERSION3_LINE_RE = re.compile(r"^\s*(version:\s*(\d+\.\d+\.\d+\S*))\s*$")
-_HEADER_FIELD_RES = (
-    ("built_on", re.compile(r"^\s*built on:\s*(.*?)\s*$")),
-    ("platform", re.compile(r"^\s*platform:\s*(.*?)\s*$")),
-    ("options", re.compile(r"^\s*options:\s*(.*?)\s*$")),
-    ("compiler", re.compile(r"^\s*compiler:\s*(.*?)\s*$")),
-    ("timing_options", re.compile(r"^\s*available timing options:\s*(.*?)\s*$")),
-    ("timing_function", re.compile(r"^\s*timing function used:\s*(.*?)\s*$")),
-    ("cpuinfo", re.compile(r"^\s*CPUINFO:\s*(.*?)\s*$")),
-)
-_ELAPSED_RE = re.compile(r"You have chosen to measure elapsed time")
-_NUMBERS_NOTE_RE = re.compile(r"^\s*The 'numbers' are in 1000s of bytes per second")
-
-_PK_HEADERS = {
-    ("sign", "verify", "sign/s", "verify/s"): "sign-verify",
-    ("op", "op/s"): "op",
-    (
-        "sign", "verify", "encrypt", "decrypt", "sign/s", "verify/s", "encr./s", "decr./s",
-    ): "rsa4",
-    ("keygen", "encaps", "decaps", "keygens/s", "encaps/s", "decaps/s"): "kem",
-    ("keygen", "signs", "verify", "keygens/s", "sign/s", "verify/s"): "sig",
-}  # fmt: skip
-_PK_RSA_DSA_RE = re.compile(r"^\s*(?P<fam>rsa|dsa)\s+(?P<bits>\d+)\s+bits?\s+(?P<vals>.*)$")
-_PK_CURVE_RE = re.compile(
-    r"^\s*(?P<bits>\d+)\s+bits?\s+(?P<fam>ecdsa|ecdh|EdDSA|SM2)\s+\((?P<curve>[^)\s]+)\)"
-    r"\s+(?P<vals>.*)$"
-)
-_PK_FFDH_RE = re.compile(r"^\s*(?P<bits>\d+)\s+bits?\s+(?P<fam>ffdh)\s+(?P<vals>.*)$")
-_PK_GENERIC_RE = re.compile(r"^\s*(?P<name>\S+)\s+(?P<vals>(?:\S+s\s+){3}(?:\S+\s+){2}\S+)\s*$")
-
-_FAMILY_OPERATIONS = {
-    "rsa": ("sign", "verify"),
-    "rsa4": ("sign", "verify", "encrypt", "decrypt"),
-    "dsa": ("sign", "verify"),
-    "ecdsa": ("sign", "verify"),
-    "eddsa": ("sign", "verify"),
-    "sm2": ("sign", "verify"),
-    "ecdh": ("op",),
-    "ffdh": ("op",),
-    "kem": ("keygen", "encaps", "decaps"),
-    "sig": ("keygen", "sign", "verify"),
-}
-
-_MR_H_RE = re.compile(r"^\s*\+H((?::\d+)+)\s*$")
-_MR_F_RE = re.compile(r"^\s*\+F:(?P<idx>\d+):(?P<name>[^:]+)(?P<vals>(?::\S*)*)\s*$")
-_MR_FN_RE = re.compile(r"^\s*\+F(?P<kind>\d+):(?P<rest>\S*)\s*$")
-_MR_DT_RE = re.compile(r"^\s*\+D[TN]:(?P<label>[^:]+):(?P<secs>\d+):(?P<size>\d+)\s*$")
-_MR_DTP_RE = re.compile(r"^\s*\+D[TN]P:(?P<rest>\S.*?)\s*$")
-_MR_R_RE = re.compile(r"^\s*\+R(?P<kind>\d*):(?P<rest>\S.*?)\s*$")
-
-_PROGRESS_SYM_RE = re.compile(
-    r"Doing (?P<label>[^\s:][^:]{0,80}?) (?:ops )?for (?P<secs>\d+)s on (?P<size>\d+) size "
-    r"blocks: (?P<count>\d+) (?P<label2>[^\s:][^:]{0,80}?)(?:'s| ops) in "
-    r"(?P<time>\d+(?:\.\d+)?)s"
-)
-_PROGRESS_SYM_COUNT_RE = re.compile(
-    r"Doing (?P<label>[^\s:][^:]{0,80}?) (?P<n>\d+) times on (?P<size>\d+) size blocks: "
-    r"(?P<count>\d+) (?P<label2>[^\s:][^:]{0,80}?)'s in (?P<time>\d+(?:\.\d+)?)s"
-)
-_PROGRESS_PK_RE = re.compile(
-    r"Doing (?P<bits>\d+) bits? (?P<what>[^:]{0,60}?)(?:'s| ops) for (?P<secs>\d+)s: "
-    r"(?P<count>\d+) (?P<result>[^:]{0,80}?) in (?P<time>\d+(?:\.\d+)?)s"
-)
-_PROGRESS_KS_RE = re.compile(
-    r"Doing (?P<name>\S+) (?P<op>keygen|encaps|decaps|signs|verify) ops for (?P<secs>\d+)s: "
-    r"(?P<count>\d+) (?P=name) (?P<kind>KEM|signature) \S+ ops in (?P<time>\d+(?:\.\d+)?)s"
-)
-
 
 # --------------------------------------------------------------------------------------
 # The line parser
 
 
 @dataclass
-class _Builder:
+class Builder:
     version_hint: str | None
     evp_hint: bool | None
     evp_names: frozenset[str] | None = None
@@ -215,7 +113,7 @@ class _Builder:
         pk_key: tuple[str, int | None, str] | None = None,
         mr_index: int | None = None,
     ) -> None:
-        self.figures.append(_sane(fig))
+        self.figures.append(sane(fig))
         self.pk_keys.append(pk_key)
         self.mr_indexes.append(mr_index)
 
@@ -229,11 +127,11 @@ class _Builder:
             # -multi: the parent echoes each child's -mr records; its own table follows,
             # without a "type" header in 3.x, so the children's +H gives the sizes.
             self.multi = True
-            match = _MR_H_RE.match(stripped[5:].split(" from ")[0])
+            match = MR_H_RE.match(stripped[5:].split(" from ")[0])
             if match and self.sym_sizes is None:
                 self.multi_sizes = [int(n) for n in match.group(1).split(":")[1:]]
             return
-        if _ELAPSED_RE.search(stripped):
+        if ELAPSED_RE.search(stripped):
             self.header["elapsed"] = True
             self.saw_progress_stream = True
         if stripped.startswith("Doing "):
@@ -245,14 +143,14 @@ class _Builder:
             return
         if self._header_line(stripped):
             return
-        match = _SYM_HEADER_RE.match(stripped)
+        match = SYM_HEADER_RE.match(stripped)
         if match:
             self.sym_sizes = [int(n) for n in re.findall(r"\d+", match.group(1))]
             self.pk_table = None
             return
         columns = tuple(stripped.split())
-        if columns in _PK_HEADERS:
-            self.pk_table = _PK_HEADERS[columns]
+        if columns in PK_HEADERS:
+            self.pk_table = PK_HEADERS[columns]
             self.sym_sizes = None
             return
         if self._pk_row(stripped):
@@ -266,17 +164,17 @@ class _Builder:
         self.sym_sizes = None
 
     def _header_line(self, line: str) -> bool:
-        match = _VERSION_LINE_RE.match(line) or _VERSION3_LINE_RE.match(line)
+        match = VERSION_LINE_RE.match(line) or VERSION3_LINE_RE.match(line)
         if match:
             self.header["version_line"] = match.group(1)
             self.header["version"] = match.group(2)
             return True
-        for name, regex in _HEADER_FIELD_RES:
+        for name, regex in HEADER_FIELD_RES:
             match = regex.match(line)
             if match:
                 self.header[name] = match.group(1)
                 return True
-        return bool(_NUMBERS_NOTE_RE.match(line))
+        return bool(NUMBERS_NOTE_RE.match(line))
 
     # -- symmetric rows ----------------------------------------------------------------
 
@@ -285,7 +183,7 @@ class _Builder:
         assert sizes is not None
         tokens = line.split()
         values: list[str] = []
-        while tokens and _SYM_VALUE_RE.fullmatch(tokens[-1]):
+        while tokens and SYM_VALUE_RE.fullmatch(tokens[-1]):
             values.insert(0, tokens.pop())
         if not tokens or not values:
             return False
@@ -308,7 +206,7 @@ class _Builder:
         if token is None:
             value, status, detail = None, STATUS_UNPARSABLE, "column count does not match"
         else:
-            value, status, detail = _sym_value(token, thousands_suffix=human)
+            value, status, detail = sym_value(token, thousands_suffix=human)
         return Figure(
             algorithm=canonical_algorithm(label),
             label=label,
@@ -331,10 +229,10 @@ class _Builder:
             return True
         if " " in name:
             return False
-        if name.lower() not in _AMBIGUOUS_LEGACY_NAMES:
+        if name.lower() not in AMBIGUOUS_LEGACY_NAMES:
             return True
         if index is not None and version is not None and (1, 0, 0) <= version < (3, 0, 0):
-            return index == _EVP_ROW_INDEX
+            return index == EVP_ROW_INDEX
         if self.evp_names is not None:
             return canonical_algorithm(name) in {canonical_algorithm(n) for n in self.evp_names}
         if self.evp_hint is False:
@@ -344,10 +242,10 @@ class _Builder:
     # -- public-key rows ---------------------------------------------------------------
 
     def _pk_row(self, line: str) -> bool:
-        match = _PK_RSA_DSA_RE.match(line) or _PK_FFDH_RE.match(line)
+        match = PK_RSA_DSA_RE.match(line) or PK_FFDH_RE.match(line)
         curve = None
         if match is None:
-            match = _PK_CURVE_RE.match(line)
+            match = PK_CURVE_RE.match(line)
             if match is not None:
                 curve = match.group("curve")
         if match is not None:
@@ -356,7 +254,7 @@ class _Builder:
             label = line[: match.start("vals")].strip()
             if family in ("ecdsa", "ecdh"):
                 assert curve is not None
-                algorithm = f"{family}-{_canonical_curve(curve)}"
+                algorithm = f"{family}-{canonical_curve(curve)}"
             elif family == "eddsa" or family == "sm2":
                 assert curve is not None
                 algorithm = "sm2" if family == "sm2" else curve.lower()
@@ -365,7 +263,7 @@ class _Builder:
             self._pk_values(family, bits, algorithm, label, match.group("vals").split())
             return True
         if self.pk_table in ("kem", "sig"):
-            match = _PK_GENERIC_RE.match(line)
+            match = PK_GENERIC_RE.match(line)
             if match is not None:
                 name = match.group("name")
                 family = self.pk_table
@@ -380,7 +278,7 @@ class _Builder:
     ) -> None:
         count = len(tokens) // 2
         ops_key = "rsa4" if family == "rsa" and count == 4 else family
-        operations = _FAMILY_OPERATIONS.get(ops_key, ())
+        operations = FAMILY_OPERATIONS.get(ops_key, ())
         seconds = tokens[:count]
         rates = tokens[count:]
         ok_shape = (
@@ -400,7 +298,7 @@ class _Builder:
                 )  # fmt: skip
             return
         for operation, sec_token, rate_token in zip(operations, seconds, rates, strict=True):
-            ops, sec, status, detail = _rate_from_tokens(rate_token, sec_token)
+            ops, sec, status, detail = rate_from_tokens(rate_token, sec_token)
             self.add(
                 self._pk_figure(
                     family, bits, algorithm, label, operation, ops, sec, status, detail,
@@ -458,7 +356,7 @@ class _Builder:
     # -- progress ------------------------------------------------------------------------
 
     def _human_progress(self, line: str) -> None:
-        for match in _PROGRESS_SYM_RE.finditer(line):
+        for match in PROGRESS_SYM_RE.finditer(line):
             self.progress.append(
                 Progress(
                     label=match.group("label"),
@@ -468,7 +366,7 @@ class _Builder:
                     seconds_reported=float(match.group("time")),
                 )
             )
-        for match in _PROGRESS_SYM_COUNT_RE.finditer(line):
+        for match in PROGRESS_SYM_COUNT_RE.finditer(line):
             self.progress.append(
                 Progress(
                     label=match.group("label"),
@@ -478,8 +376,8 @@ class _Builder:
                     seconds_reported=float(match.group("time")),
                 )
             )
-        for match in _PROGRESS_PK_RE.finditer(line):
-            family, operation = _pk_progress_kind(match.group("what"))
+        for match in PROGRESS_PK_RE.finditer(line):
+            family, operation = pk_progress_kind(match.group("what"))
             self.progress.append(
                 Progress(
                     label=f"{match.group('bits')} bits {match.group('what').strip()}",
@@ -492,7 +390,7 @@ class _Builder:
                     family=family,
                 )
             )
-        for match in _PROGRESS_KS_RE.finditer(line):
+        for match in PROGRESS_KS_RE.finditer(line):
             family = "kem" if match.group("kind") == "KEM" else "sig"
             op = match.group("op")
             self.progress.append(
@@ -510,22 +408,22 @@ class _Builder:
     # -- -mr -------------------------------------------------------------------------------
 
     def _machine_line(self, line: str) -> None:
-        match = _MR_H_RE.match(line)
+        match = MR_H_RE.match(line)
         if match:
             self.machine_readable = True
             self.mr_sizes = [int(n) for n in match.group(1).split(":")[1:]]
             return
-        match = _MR_F_RE.match(line)
+        match = MR_F_RE.match(line)
         if match:
             self.machine_readable = True
             self._mr_symmetric(int(match.group("idx")), match.group("name"), match.group("vals"))
             return
-        match = _MR_FN_RE.match(line)
+        match = MR_FN_RE.match(line)
         if match:
             self.machine_readable = True
             self._mr_public_key(int(match.group("kind")), match.group("rest").split(":"), line)
             return
-        match = _MR_DT_RE.match(line)
+        match = MR_DT_RE.match(line)
         if match:
             self.saw_progress_stream = True
             self.mr_pending = (
@@ -538,12 +436,12 @@ class _Builder:
                 None,
             )
             return
-        match = _MR_DTP_RE.match(line)
+        match = MR_DTP_RE.match(line)
         if match:
             self.saw_progress_stream = True
             self._mr_dtp(match.group("rest").split(":"), line)
             return
-        match = _MR_R_RE.match(line)
+        match = MR_R_RE.match(line)
         if match:
             self._mr_result(match.group("kind"), match.group("rest").split(":"))
             return
@@ -586,17 +484,17 @@ class _Builder:
         values: list[str]
         if kind in (2, 3, 8):
             family = {2: "rsa", 3: "dsa", 8: "ffdh"}[kind]
-            bits = _int_or_none(parts[1]) if len(parts) > 1 else None
+            bits = int_or_none(parts[1]) if len(parts) > 1 else None
             algorithm = f"{family}-{bits}" if bits is not None else None
             values = parts[2:]
         elif kind in (4, 5):
             family = "ecdsa" if kind == 4 else "ecdh"
-            bits = _int_or_none(parts[1]) if len(parts) > 1 else None
-            curve = _curve_by_index(index, bits, version) if bits is not None else None
-            algorithm = f"{family}-{_canonical_curve(curve)}" if curve else None
+            bits = int_or_none(parts[1]) if len(parts) > 1 else None
+            curve = curve_by_index(index, bits, version) if bits is not None else None
+            algorithm = f"{family}-{canonical_curve(curve)}" if curve else None
             values = parts[2:]
         elif kind in (6, 7):
-            bits = _int_or_none(parts[1]) if len(parts) > 1 else None
+            bits = int_or_none(parts[1]) if len(parts) > 1 else None
             name = parts[2] if len(parts) > 2 else ""
             if name.lower() == "curvesm2":
                 kind = 7  # Tongsuo's 1.1.1 printed SM2 under EdDSA's +F6
@@ -611,7 +509,7 @@ class _Builder:
             self.warn(f"unknown -mr record {label!r}")
             return
         ops_key = "rsa4" if family == "rsa" and len(values) == 4 else family
-        operations = _FAMILY_OPERATIONS[ops_key]
+        operations = FAMILY_OPERATIONS[ops_key]
         pending_name = f"{family}-#{index}"
         if rates_era is None and values:
             rates_era = self._unit_from_progress(family, bits, operations[0], values[0])
@@ -633,15 +531,15 @@ class _Builder:
             if rates_era is None:
                 results = [(None, None, STATUS_UNKNOWN_UNIT, "")]
             elif rates_era:
-                results = [_rate_from_tokens(first, second + "s" if second else None)]
+                results = [rate_from_tokens(first, second + "s" if second else None)]
             else:
-                results = [_rate_from_tokens(second, first + "s")]
+                results = [rate_from_tokens(second, first + "s")]
         elif rates_era is None:
             results = [(None, None, STATUS_UNKNOWN_UNIT, "")] * len(operations)
         elif rates_era:
-            results = [_rate_from_tokens(v, None) for v in values[: len(operations)]]
+            results = [rate_from_tokens(v, None) for v in values[: len(operations)]]
         else:
-            results = [_rate_from_tokens(None, v + "s") for v in values[: len(operations)]]
+            results = [rate_from_tokens(None, v + "s") for v in values[: len(operations)]]
         for operation, (ops, sec, status, detail) in zip(operations, results, strict=True):
             if status == STATUS_UNKNOWN_UNIT:
                 detail = (
@@ -675,7 +573,7 @@ class _Builder:
         many operations ran in how many seconds; the printed value is either that rate
         or its inverse, and the two differ by orders of magnitude except near 1 op/s.
         """
-        value = _float_or_none(token)
+        value = float_or_none(token)
         if value is None or not math.isfinite(value) or value <= 0:
             return None
         for p in self.progress:
@@ -699,10 +597,10 @@ class _Builder:
         # +DTP:<bits>:<op>:<alg>:<secs> (all) or +DTP:<name>:<op>:<secs> (3.2+ KEM/sig)
         if len(parts) >= 4 and parts[0].isdigit():
             bits = int(parts[0])
-            family, operation = _pk_progress_kind(f"{parts[1]} {parts[2]}")
+            family, operation = pk_progress_kind(f"{parts[1]} {parts[2]}")
             self.mr_pending = (
                 f"{bits} bits {parts[1]} {parts[2]}".replace("  ", " "),
-                _float_or_none(parts[3]),
+                float_or_none(parts[3]),
                 None,
                 bits,
                 family,
@@ -712,7 +610,7 @@ class _Builder:
             name, op = parts[0], parts[1]
             self.mr_pending = (
                 f"{name} {op}",
-                _float_or_none(parts[2]),
+                float_or_none(parts[2]),
                 None,
                 None,
                 None,
@@ -726,13 +624,13 @@ class _Builder:
         if pending is None or not parts:
             return
         label, secs, size, bits, family, operation = pending
-        count = _int_or_none(parts[0])
-        reported = _float_or_none(parts[-1])
+        count = int_or_none(parts[0])
+        reported = float_or_none(parts[-1])
         if count is None or reported is None:
             return
         if family is None and operation is not None:
             # 3.2+ KEM (+R15..+R17) and signature (+R18..+R20) runs, named by +DTP.
-            number = _int_or_none(kind) or 0
+            number = int_or_none(kind) or 0
             family = "kem" if 15 <= number <= 17 else "sig"
             names = self.kem_names if family == "kem" else self.sig_names
             name = label.rsplit(" ", 1)[0]
@@ -848,102 +746,12 @@ class _Builder:
             ]
 
     def _check_time_basis(self) -> None:
-        suspects = [
-            p
-            for p in self.progress
-            if p.time_ratio is not None and p.time_ratio < SUSPECT_TIME_RATIO
-        ]
-        if not suspects:
-            return
-        pk_queues: dict[tuple[str, int | None, str], list[Progress]] = {}
-        for p in self.progress:
-            if p.family is not None and p.operation is not None:
-                pk_queues.setdefault((p.family, p.bits, p.operation), []).append(p)
-        pk_seen: dict[tuple[str, int | None, str], int] = {}
-        marked = 0
-        for i, fig in enumerate(self.figures):
-            culprit: Progress | None = None
-            if fig.block_size is not None:
-                culprit = _matching_sym_progress(fig, suspects)
-            else:
-                key = self.pk_keys[i]
-                if key is not None:
-                    family, bits, operation = key
-                    lookup = (family, None if family in ("kem", "sig") else bits, operation)
-                    position = pk_seen.get(lookup, 0)
-                    pk_seen[lookup] = position + 1
-                    queue = pk_queues.get(lookup, [])
-                    if position < len(queue) and queue[position] in suspects:
-                        culprit = queue[position]
-            if culprit is None or fig.status not in (STATUS_OK, STATUS_IMPRECISE):
-                continue
-            marked += 1
-            self.figures[i] = replace(
-                fig,
-                status=STATUS_SUSPECT_TIME_BASIS,
-                detail=(
-                    f"measured {culprit.seconds_reported:g}s for a {culprit.seconds_requested:g}s "
-                    "run: user CPU time while the work ran outside the process?"
-                ),
-            )
-        labels = sorted({p.label for p in suspects})
-        worst = min(p.time_ratio or 0.0 for p in suspects)
-        self.warn(
-            f"time basis: {len(suspects)} measurement(s) of {', '.join(labels)} report as "
-            f"little as {worst:.0%} of the requested time (user CPU time while the work ran "
-            f"elsewhere, e.g. /dev/crypto or AF_ALG); {marked} figure(s) marked "
-            f"{STATUS_SUSPECT_TIME_BASIS}. Re-run with -elapsed."
-        )
+        warning = check_time_basis(self.figures, self.progress, self.pk_keys)
+        if warning:
+            self.warn(warning)
 
 
-def _matching_sym_progress(fig: Figure, suspects: Iterable[Progress]) -> Progress | None:
-    for p in suspects:
-        if (
-            p.block_size == fig.block_size
-            and p.family is None
-            and (p.label == fig.label or canonical_algorithm(p.label) == fig.algorithm)
-        ):
-            return p
-    return None
-
-
-def _pk_progress_kind(what: str) -> tuple[str | None, str | None]:
-    """(family, operation) of a public-key progress description."""
-    words = what.lower().split()
-    if "rsa" in words:
-        for candidate in ("encrypt", "decrypt"):
-            if candidate in words:
-                return "rsa", candidate
-        if "sign" in words or "private" in words:
-            return "rsa", "sign"
-        return "rsa", "verify"
-    for family in ("ecdsa", "dsa", "ecdh", "ffdh"):
-        if family in words:
-            if family in ("ecdh", "ffdh"):
-                return family, "op"
-            return family, "verify" if "verify" in words else "sign"
-    operation = "verify" if "verify" in words else "sign"
-    if any(w.startswith("ed25519") or w.startswith("ed448") for w in words):
-        return "eddsa", operation
-    if any("sm2" in w for w in words):
-        return "sm2", operation
-    return None, None
-
-def _int_or_none(text: str) -> int | None:
-    try:
-        return int(text)
-    except ValueError:
-        return None
-
-
-def _float_or_none(text: str) -> float | None:
-    try:
-        return float(text)
-    except ValueError:
-        return None
-
-
-def _parse_lines(
+def parse_lines(
     lines: Sequence[str],
     *,
     version: str | None = None,
@@ -951,7 +759,7 @@ def _parse_lines(
     evp_names: frozenset[str] | None = None,
 ) -> SpeedRun:
     """Parse already split lines (stdout and stderr interleaved) into one run."""
-    builder = _Builder(version_hint=version, evp_hint=evp, evp_names=evp_names)
+    builder = Builder(version_hint=version, evp_hint=evp, evp_names=evp_names)
     for line in lines:
         builder.feed(line)
     return builder.finish()

@@ -1,8 +1,8 @@
 """Pasted reports: rebuild the lines of ``openssl speed`` output from a mailing-list post
 or blog (mail quoting, wrapped lines, prose between tables, several runs) and split it
-into runs, each parsed by the line parser of :mod:`openssl_matrix.speedlines`.
+into runs, each parsed by the line parser of :mod:`openssl_matrix.parse.lines`.
 
-The public entry point is :func:`openssl_matrix.parsing.parse_report`.
+The public entry point is :func:`openssl_matrix.parse.parse_report`.
 """
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ from dataclasses import dataclass, field, replace
 
 from openssl_matrix.core.errors import ParseError
 from openssl_matrix.parse.figures import SpeedRun
-from openssl_matrix.parse.lines import (
-    _MR_H_RE,
-    _PK_HEADERS,
-    _PROGRESS_KS_RE,
-    _PROGRESS_PK_RE,
-    _PROGRESS_SYM_COUNT_RE,
-    _PROGRESS_SYM_RE,
-    _parse_lines,
+from openssl_matrix.parse.grammar import (
+    MR_H_RE,
+    PK_HEADERS,
+    PROGRESS_KS_RE,
+    PROGRESS_PK_RE,
+    PROGRESS_SYM_COUNT_RE,
+    PROGRESS_SYM_RE,
 )
+from openssl_matrix.parse.lines import parse_lines
 
 # --------------------------------------------------------------------------------------
 # Reports: rebuild the lines of a pasted text, then split it into runs
@@ -44,7 +44,7 @@ _R_FIELDS = (
     "MODULESDIR:", "Seeding source:", "available timing options:", "timing function used:",
     "CPUINFO:",
 )  # fmt: skip
-_R_PK_HEADER_TEXTS = {" ".join(cols): kind for cols, kind in _PK_HEADERS.items()}
+_R_PK_HEADER_TEXTS = {" ".join(cols): kind for cols, kind in PK_HEADERS.items()}
 _R_ANCHOR = re.compile(
     "|".join(
         [
@@ -69,7 +69,7 @@ _R_MR = re.compile(
     r"|F:\d+:[^:\s]+(?: [^:\s]+){0,2}(?::[^:\s]+)+"
     r"|(?:H|F\d+|R\d+):\S*)"
 )
-_R_PROGRESS = (_PROGRESS_SYM_RE, _PROGRESS_SYM_COUNT_RE, _PROGRESS_PK_RE, _PROGRESS_KS_RE)
+_R_PROGRESS = (PROGRESS_SYM_RE, PROGRESS_SYM_COUNT_RE, PROGRESS_PK_RE, PROGRESS_KS_RE)
 _R_ELAPSED = re.compile(r"You have chosen to measure elapsed time instead of user CPU time\.?")
 _R_NUMBERS = re.compile(r"The 'numbers' are in 1000s of bytes per second processed\.?")
 _R_SYM_HEADER = re.compile(r"type(?: \d+ bytes)+")
@@ -218,7 +218,7 @@ class _Lexer:
             if found:
                 # a child's -mr record echoed by the -multi parent: not a result of its own
                 self.emit("multi", found[0])
-                header = _MR_H_RE.match(found[0][5:].split(" from ")[0])
+                header = MR_H_RE.match(found[0][5:].split(" from ")[0])
                 if header:
                     self.multi_columns = len(header.group(1).split(":")) - 1
                 return found[1]
@@ -481,7 +481,7 @@ def _is_progress_item(item: _Item) -> bool:
 
 
 def parse_report_text(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
-    """The runs in a pasted report (see :func:`openssl_matrix.parsing.parse_report`)."""
+    """The runs in a pasted report (see :func:`openssl_matrix.parse.parse_report`)."""
     runs: list[SpeedRun] = []
     previous: SpeedRun | None = None
     for segment in _segments(_Lexer(text).run()):
@@ -494,7 +494,7 @@ def parse_report_text(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
         # progress first, as parse_speed reads stderr first: -mr units may depend on it
         progress = [i.text for i in segment.items if _is_progress_item(i)]
         lines = progress + [i.text for i in segment.items if not _is_progress_item(i)]
-        run = _parse_lines(lines, evp=evp, evp_names=evp_names)
+        run = parse_lines(lines, evp=evp, evp_names=evp_names)
         extra = [f"table text that could not be read: {b!r}" for b in segment.broken]
         if (
             run.header.version is None
@@ -505,7 +505,7 @@ def parse_report_text(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
         ):
             # The author printed the build header once above several tables of one build.
             inherited = replace(previous.header, elapsed=run.header.elapsed)
-            run = _parse_lines(lines, version=inherited.version, evp=evp, evp_names=evp_names)
+            run = parse_lines(lines, version=inherited.version, evp=evp, evp_names=evp_names)
             run = replace(run, header=replace(inherited, elapsed=run.header.elapsed))
             extra.append(
                 f"no header printed with this table: header of the run above "

@@ -11,14 +11,22 @@ from typing import Any
 from openssl_matrix.core.units import MBPS
 from openssl_matrix.report.types import Cell, Flagged, Group
 
+#: Why matplotlib is imported inside the functions that draw: importing it took 1.6-2.5 s
+#: (2026-12-01, this project's 2-core machine, host contended: load 6.6), paid by every
+#: command that imports the report page (each ``invoke matrix`` run) but drawn only by
+#: ``report``. The one other such import in the package is docker's, nowhere: the engine
+#: imports it at the top, being the one module that uses it.
+LAZY_MATPLOTLIB = "matplotlib: 1.6-2.5 s to import, needed only to draw"
 
-def _figure() -> Any:
-    import matplotlib
+
+def new_figure(height: float = 4.8) -> Any:
+    """An empty 11-inch-wide figure drawn without a display."""
+    import matplotlib  # lazy: LAZY_MATPLOTLIB
 
     matplotlib.use("Agg")
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # lazy: LAZY_MATPLOTLIB
 
-    return Figure(figsize=(11, 4.8), dpi=100, layout="constrained")
+    return Figure(figsize=(11, height), dpi=100, layout="constrained")
 
 
 #: One bar series of a grouped bar chart: its label, its cell per algorithm, hatched or not.
@@ -30,7 +38,7 @@ FLAGGED_LEGEND = "unfilled, cross-hatched: no usable figure;\nwhat the flagged r
 
 def series_colors() -> list[str]:
     """The colours a chart gives its series, in order (matplotlib's cycle)."""
-    import matplotlib
+    import matplotlib  # lazy: LAZY_MATPLOTLIB
 
     return list(matplotlib.rcParams["axes.prop_cycle"].by_key()["color"])
 
@@ -64,7 +72,7 @@ def legend(ax: Any, series: Sequence[tuple[str, str, bool]], flagged: bool,
            **where: Any) -> None:
     """A legend of (label, colour, hatched) series, with ``FLAGGED_LEGEND`` when a cell
     was drawn by ``flagged_bar`` (a series of only such cells still has its entry)."""
-    from matplotlib.patches import Patch
+    from matplotlib.patches import Patch  # lazy: LAZY_MATPLOTLIB
 
     handles = [Patch(facecolor=color, hatch="//" if hatched else None, label=label)
                for label, color, hatched in series]
@@ -78,7 +86,7 @@ def grouped_bars(title: str, algorithms: Sequence[str], series: Sequence[BarSeri
                  path: Path) -> None:
     """Per algorithm one bar per series (its median, error bars its 95 % interval); a
     cell without one usable figure as ``flagged_bar``."""
-    fig = _figure()
+    fig = new_figure()
     ax = fig.subplots()
     width = 0.8 / len(series)
     colors = series_colors()
@@ -132,7 +140,7 @@ def size_chart(g: Group, algorithm: str, path: Path) -> bool:
                     if any((c := g.cell(m, algorithm, b)) and c.median for m in g.methods))
     if len(blocks) < 2:
         return False
-    fig = _figure()
+    fig = new_figure()
     ax = fig.subplots()
     for m in g.method_rows():
         pts = [(b, c.median / MBPS.scale, *c.error_bar(MBPS.scale))

@@ -26,7 +26,7 @@ from openssl_matrix.core.resources import templates
 from openssl_matrix.core.version import sort_key
 from openssl_matrix.matrix.pkey import ALGORITHMS
 from openssl_matrix.measure.stats import estimate
-from openssl_matrix.report.charts import flagged_bar, legend, series_colors
+from openssl_matrix.report.charts import flagged_bar, legend, new_figure, series_colors
 from openssl_matrix.report.types import USABLE_STATUSES, Flagged, copy_run
 from openssl_matrix.report.view import href as _href
 from openssl_matrix.report.view import run_folder
@@ -303,17 +303,11 @@ def chart_rows(t: OpsTable) -> list[str]:
 
 def chart(t: OpsTable, path: Path) -> bool:
     """Bars per row (``chart_rows``) and version: medians with their 95 % intervals, a
-    cell without one usable figure as ``report.flagged_bar``."""
+    cell without one usable figure as ``charts.flagged_bar``."""
     rows = chart_rows(t)
     if not rows:
         return False
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(11, max(3.0, 0.42 * len(rows) * max(1, len(t.columns)) / 2 + 1.5)),
-                 dpi=100, layout="constrained")
+    fig = new_figure(max(3.0, 0.42 * len(rows) * max(1, len(t.columns)) / 2 + 1.5))
     ax = fig.subplots()
     height = 0.8 / max(1, len(t.columns))
     log = t.kind != "tls"  # see above

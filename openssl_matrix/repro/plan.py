@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openssl_matrix.core.errors import FatalError
-from openssl_matrix.matrix.model import SUITE_KEYS, Matrix, Variant, variant_id
+from openssl_matrix.matrix.load import SUITE_KEYS
+from openssl_matrix.matrix.model import Matrix, Variant, variant_id
 from openssl_matrix.parse.algorithms import speed_argument
 from openssl_matrix.repro.resolve import (
     Environment,

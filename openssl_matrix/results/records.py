@@ -27,7 +27,7 @@ write it from the producer; nothing else changes.
 
 A damaged file (not UTF-8, not JSON, the wrong shape, a missing key, a number that is
 not finite where a number belongs) is never a traceback and never a silently dropped
-run: the reader raises :class:`~openssl_matrix.errors.ResultsError` (exit 9) naming the
+run: the reader raises :class:`~openssl_matrix.core.errors.ResultsError` (exit 9) naming the
 file, what is wrong, and how to set it aside.
 """
 

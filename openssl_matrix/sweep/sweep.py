@@ -42,7 +42,7 @@ from openssl_matrix.core import log
 from openssl_matrix.core.errors import ParseError
 from openssl_matrix.core.version import Version
 from openssl_matrix.engine.backend import DockerBackend, RunLimits
-from openssl_matrix.matrix.model import load_matrix
+from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure import hostacct
 from openssl_matrix.measure.guards import split_times
 from openssl_matrix.measure.invocation import SPEED_WRAPPER, WRAPPER_NAME

@@ -25,7 +25,7 @@ from openssl_matrix.build.build import Builder
 from openssl_matrix.build.sources import KNOWN_SHA256, default_urls
 from openssl_matrix.core.errors import DockerUnavailable
 from openssl_matrix.engine.backend import DockerBackend, RunLimits
-from openssl_matrix.matrix.model import load_matrix
+from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.results.tree import ResultsTree
 
 pytestmark = pytest.mark.docker

@@ -22,7 +22,7 @@ import yaml
 from openssl_matrix.build.sources import default_urls
 from openssl_matrix.engine.backend import DockerBackend, RunLimits
 from openssl_matrix.matrix.isa import IA32CAP_BITS
-from openssl_matrix.matrix.model import load_matrix
+from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure import guards
 from openssl_matrix.measure.hostinfo import parse_cpuinfo
 from openssl_matrix.measure.session import Bencher

@@ -17,7 +17,7 @@ import pytest
 from openssl_matrix.build.build import Builder
 from openssl_matrix.build.sources import default_urls
 from openssl_matrix.engine.backend import DockerBackend
-from openssl_matrix.matrix.model import load_matrix
+from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.hostinfo import parse_cpuinfo
 from openssl_matrix.measure.session import Bencher
 from openssl_matrix.results.export import records

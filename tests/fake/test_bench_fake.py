@@ -13,7 +13,7 @@ import pytest
 from openssl_matrix.build.build import Builder
 from openssl_matrix.build.sources import default_urls
 from openssl_matrix.core.files import write_json
-from openssl_matrix.matrix.model import load_matrix
+from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure import guards
 from openssl_matrix.measure.session import Bencher
 from openssl_matrix.measure.speedcmd import unwrap_speed

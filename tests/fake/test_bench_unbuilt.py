@@ -15,7 +15,7 @@ from openssl_matrix.build.sources import default_urls
 from openssl_matrix.cli import commands
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.core.errors import BenchError
-from openssl_matrix.matrix.model import load_matrix
+from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.speedcmd import unwrap_speed
 from openssl_matrix.results.tree import ResultsTree
 

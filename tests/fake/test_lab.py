@@ -31,7 +31,7 @@ from openssl_matrix.core.errors import DockerUnavailable, ProfileMismatch
 from openssl_matrix.lab import run as lab
 from openssl_matrix.lab.run import EngineJob, EngineState, plan_jobs, split_cpus
 from openssl_matrix.lab.view import Display, status_line
-from openssl_matrix.matrix.model import load_matrix
+from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.results.tree import LAB_ENV, ResultsTree
 
 from ..fakes import FakeBackend

@@ -28,7 +28,7 @@ from openssl_matrix.engine import claims
 from openssl_matrix.engine.claims import Claims
 from openssl_matrix.lab import run as lab
 from openssl_matrix.lab.run import EngineJob, plan_jobs
-from openssl_matrix.matrix.model import load_matrix
+from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.results.tree import LAB_ENV
 
 from ..fakes import FakeBackend

@@ -13,7 +13,7 @@ import pytest
 from openssl_matrix.build.build import Builder
 from openssl_matrix.build.sources import default_urls
 from openssl_matrix.core.errors import ProfileMismatch, ResultsError
-from openssl_matrix.matrix.model import load_matrix
+from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.session import Bencher
 from openssl_matrix.measure.speedcmd import speed_invocations, unwrap_speed
 from openssl_matrix.results.export import render as export

@@ -20,7 +20,7 @@ from openssl_matrix.repro.judge import NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED,
 from openssl_matrix.repro.plan import mask_name
 from openssl_matrix.repro.resolve import Environment, HostFacts, requirement_problem
 from openssl_matrix.repro.run import reproduce
-from openssl_matrix.repro.spec import load_spec
+from openssl_matrix.repro.specload import load_spec
 from openssl_matrix.repro.verdicts import as_json, render_text
 from openssl_matrix.results.tree import ResultsTree
 

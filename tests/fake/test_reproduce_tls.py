@@ -19,7 +19,8 @@ from openssl_matrix.core.resources import project_reports
 from openssl_matrix.repro.judge import NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED
 from openssl_matrix.repro.resolve import Environment
 from openssl_matrix.repro.run import reproduce
-from openssl_matrix.repro.spec import OP_BLOCK, load_spec
+from openssl_matrix.repro.spec import OP_BLOCK
+from openssl_matrix.repro.specload import load_spec
 from openssl_matrix.repro.verdicts import render_text
 from openssl_matrix.results.tree import ResultsTree
 

@@ -27,7 +27,8 @@ from openssl_matrix.cli import commands
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.core.errors import BenchError, ConfigError, DockerUnavailable, ResultsError
 from openssl_matrix.engine.backend import RunLimits, RunResult
-from openssl_matrix.matrix.model import Matrix, load_matrix
+from openssl_matrix.matrix.load import load_matrix
+from openssl_matrix.matrix.model import Matrix
 from openssl_matrix.measure.cell import TREE_LABEL
 from openssl_matrix.measure.session import Bencher
 from openssl_matrix.measure.speedcmd import unwrap_speed

@@ -26,7 +26,8 @@ from openssl_matrix.engine.ship import (
     rate_on_record,
     runs_on,
 )
-from openssl_matrix.matrix.model import Matrix, load_matrix
+from openssl_matrix.matrix.load import load_matrix
+from openssl_matrix.matrix.model import Matrix
 from openssl_matrix.results import records
 from openssl_matrix.results.tree import ResultsTree
 

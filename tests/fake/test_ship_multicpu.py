@@ -14,13 +14,13 @@ import pytest
 from openssl_matrix.build.build import Builder
 from openssl_matrix.build.sources import default_urls
 from openssl_matrix.engine.ship import Peer, Shipper
-from openssl_matrix.matrix.model import load_matrix
+from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.session import Bencher
 from openssl_matrix.report.page import build_report
 from openssl_matrix.repro.judge import REPRODUCED
 from openssl_matrix.repro.resolve import Environment
 from openssl_matrix.repro.run import reproduce
-from openssl_matrix.repro.spec import load_spec
+from openssl_matrix.repro.specload import load_spec
 from openssl_matrix.results.tree import ResultsTree
 
 from ..conftest import make_tarball

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from invoke.exceptions import Exit
 
-from openssl_matrix.build import sources
+from openssl_matrix.build import download
 from openssl_matrix.build.sources import fetch_source_info
 from openssl_matrix.cli import commands
 from openssl_matrix.cli.table import dispatch
@@ -100,13 +100,13 @@ def raw_server() -> Iterator[RawServer]:
 
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    sources.forget_failed_hosts()
+    download.forget_failed_hosts()
     for var in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("GNUPGHOME", str(tmp_path / "gnupg"))
     (tmp_path / "gnupg").mkdir(mode=0o700)
     yield
-    sources.forget_failed_hosts()
+    download.forget_failed_hosts()
 
 
 def test_mirror_dropping_the_connection_mid_file_is_reported_and_the_next_used(

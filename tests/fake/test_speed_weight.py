@@ -7,7 +7,7 @@ from pathlib import Path
 
 from openssl_matrix.build.build import Builder
 from openssl_matrix.build.sources import default_urls
-from openssl_matrix.matrix.model import load_matrix
+from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.cell import SPEED_CPU_SHARES
 from openssl_matrix.measure.session import Bencher
 from openssl_matrix.measure.speedcmd import unwrap_speed

@@ -21,7 +21,7 @@ from openssl_matrix.build.build import Builder
 from openssl_matrix.build.render import SRCFACTS, recipe, render
 from openssl_matrix.core.resources import dockerfiles, project_patches
 from openssl_matrix.engine.backend import RunLimits, RunResult
-from openssl_matrix.matrix.model import load_matrix
+from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.matrix.patches import PatchError, load_patches
 from openssl_matrix.results.tree import ResultsTree
 

@@ -13,7 +13,7 @@ import yaml
 from openssl_matrix.build.sources import KNOWN_SHA256, read_pins
 from openssl_matrix.cli.commands import cmd_list
 from openssl_matrix.core.errors import BuildError
-from openssl_matrix.matrix.model import load_matrix
+from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.sweep import sweep
 from openssl_matrix.sweep import table as sweep_table
 

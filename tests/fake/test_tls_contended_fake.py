@@ -16,7 +16,7 @@ import pytest
 
 from openssl_matrix.build.build import Builder
 from openssl_matrix.build.sources import default_urls
-from openssl_matrix.matrix.model import load_matrix
+from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure import guards
 from openssl_matrix.measure.session import MAX_ATTEMPTS, Bencher
 from openssl_matrix.results.export import render as export

@@ -17,7 +17,8 @@ from openssl_matrix.cli.commands import cmd_list
 from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.core.resources import project_patches
 from openssl_matrix.engine.backend import RunLimits, RunResult
-from openssl_matrix.matrix.model import load_matrix, variant_id
+from openssl_matrix.matrix.load import load_matrix
+from openssl_matrix.matrix.model import variant_id
 from openssl_matrix.matrix.patches import (
     PatchError,
     endbr32_warning,

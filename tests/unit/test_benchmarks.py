@@ -11,7 +11,7 @@ import pytest
 
 from openssl_matrix.build.render import render
 from openssl_matrix.build.sources import default_urls
-from openssl_matrix.matrix.model import load_matrix
+from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.speedcmd import speed_invocations
 
 from ..scripts import load_script

@@ -28,7 +28,8 @@ from openssl_matrix.repro.judge import (
 )
 from openssl_matrix.repro.plan import PlannedMeasurement
 from openssl_matrix.repro.resolve import ResolvedVersion
-from openssl_matrix.repro.spec import ReportSpec, load_spec
+from openssl_matrix.repro.spec import ReportSpec
+from openssl_matrix.repro.specload import load_spec
 
 REPORTS = project_reports()
 MATRIX = Path(__file__).resolve().parents[2] / "matrix.yaml"

@@ -567,7 +567,7 @@ def test_the_corpus_is_big_enough() -> None:
 
 
 def test_a_valid_matrix_with_anchors_and_merge_keys_still_loads(tmp_path: Path) -> None:
-    from openssl_matrix.matrix.model import load_matrix
+    from openssl_matrix.matrix.load import load_matrix
 
     path = tmp_path / "m.yaml"
     doc = (ROOT / "matrix.yaml").read_text()

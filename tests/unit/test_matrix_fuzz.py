@@ -28,7 +28,7 @@ from openssl_matrix.cli import commands
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.matrix.check import SAFE_TOKEN
-from openssl_matrix.matrix.model import load_matrix
+from openssl_matrix.matrix.load import load_matrix
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_TEXT = (ROOT / "matrix.yaml").read_text()

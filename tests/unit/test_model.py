@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from openssl_matrix.core.errors import ConfigError
-from openssl_matrix.matrix.model import Matrix, load_matrix, variant_id
+from openssl_matrix.matrix.load import load_matrix, matrix_from_document
+from openssl_matrix.matrix.model import variant_id
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -181,8 +182,8 @@ def test_a_matrix_is_constructible_in_python_as_the_file_would_load(tmp_path: Pa
     path = tmp_path / "m.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))  # versions keep the file's order
     from_file = load_matrix(path)
-    built = Matrix.from_document(doc, path=path)
+    built = matrix_from_document(doc, path=path)
     assert [v.id for v in built.all_variants] == [v.id for v in from_file.all_variants]
     assert built.digest == from_file.digest and built.path == path
     with pytest.raises(ConfigError, match=r"<python>: versions"):
-        Matrix.from_document({**doc, "versions": {"1.1": {}}})
+        matrix_from_document({**doc, "versions": {"1.1": {}}})

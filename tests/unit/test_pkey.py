@@ -8,7 +8,8 @@ import pytest
 
 from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.core.resources import project_reports
-from openssl_matrix.matrix.model import Matrix, load_matrix
+from openssl_matrix.matrix.load import load_matrix
+from openssl_matrix.matrix.model import Matrix
 from openssl_matrix.matrix.pkey import ALGORITHMS, plan
 from openssl_matrix.measure.speedcmd import speed_invocations
 
@@ -115,7 +116,8 @@ def test_issue_16221_spec_plans_pkey_suites_and_collects_ops_figures(tmp_path: P
     from openssl_matrix.repro.judge import collect
     from openssl_matrix.repro.plan import plan
     from openssl_matrix.repro.resolve import HostFacts, ResolvedVersion
-    from openssl_matrix.repro.spec import OP_BLOCK, load_spec
+    from openssl_matrix.repro.spec import OP_BLOCK
+    from openssl_matrix.repro.specload import load_spec
 
     from ..fakes import CPUINFO_EPYC
 

@@ -11,7 +11,8 @@ import yaml
 
 from openssl_matrix.build.render import recipe, render, toolchain_dockerfile
 from openssl_matrix.matrix import eras
-from openssl_matrix.matrix.model import Variant, load_matrix
+from openssl_matrix.matrix.load import load_matrix
+from openssl_matrix.matrix.model import Variant
 
 ROOT = Path(__file__).resolve().parents[2]
 MATRIX = load_matrix(ROOT / "matrix.yaml")

@@ -19,7 +19,7 @@ from openssl_matrix.cli.commands import cmd_import
 from openssl_matrix.core.units import MBPS, raw_bytes, speed_k
 from openssl_matrix.report.page import build_report
 from openssl_matrix.repro.run import reproduce
-from openssl_matrix.repro.spec import load_spec
+from openssl_matrix.repro.specload import load_spec
 from openssl_matrix.results.tree import ResultsTree
 
 from ..fake.test_report import FIXTURES, links, make_tree

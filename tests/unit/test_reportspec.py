@@ -12,7 +12,7 @@ from openssl_matrix.core.resources import project_reports
 from openssl_matrix.matrix.pkey import ALGORITHMS as PK_ALGORITHMS
 from openssl_matrix.parse import parse_report
 from openssl_matrix.repro.judge import passes
-from openssl_matrix.repro.spec import find_spec, load_spec
+from openssl_matrix.repro.specload import find_spec, load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORTS = project_reports()

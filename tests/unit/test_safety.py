@@ -22,7 +22,7 @@ from openssl_matrix.cli.table import dispatch
 from openssl_matrix.core.errors import ConfigError, ResultsError, UsageError
 from openssl_matrix.core.files import atomic_write
 from openssl_matrix.core.names import fold, inside, name_problem, safe_name
-from openssl_matrix.matrix.model import load_matrix
+from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.parse import parse_speed
 from openssl_matrix.report.page import build_report
 from openssl_matrix.results.export import render as export_render
@@ -105,7 +105,7 @@ def test_safe_names() -> None:
 def test_finding3_an_alias_bomb_with_a_duplicate_key_does_not_hang(tmp_path: Path) -> None:
     m = tmp_path / "m.yaml"
     m.write_text(bomb(tail="versions: {v: {x: 1, x: 2}}\n"))
-    code = ("import sys; from openssl_matrix.matrix.model import load_matrix\n"
+    code = ("import sys; from openssl_matrix.matrix.load import load_matrix\n"
             "try:\n load_matrix(sys.argv[1])\nexcept Exception as e: print(str(e)[:300])")
     try:
         out = subprocess.run([sys.executable, "-c", code, str(m)], capture_output=True,

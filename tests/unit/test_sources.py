@@ -1,4 +1,4 @@
-"""Tests for openssl_matrix.sources: fetch, verify, cache and pin source tarballs.
+"""Tests for openssl_matrix.build.sources: fetch, verify, cache and pin source tarballs.
 
 Every server here listens on 127.0.0.1; no test reaches another host.
 """
@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 import yaml
 
-from openssl_matrix.build import sources
+from openssl_matrix.build import download, sources
 from openssl_matrix.build.sources import (
     default_cache_dir,
     default_urls,
@@ -97,16 +97,16 @@ def server() -> Iterator[Server]:
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Fresh failed-host memory, a private gpg home, no proxies, no user cache."""
-    sources.forget_failed_hosts()
+    download.forget_failed_hosts()
     gnupg = tmp_path / "gnupg"
     gnupg.mkdir(mode=0o700)
     monkeypatch.setenv("GNUPGHOME", str(gnupg))
-    monkeypatch.delenv(sources.KEYRING_ENV, raising=False)
+    monkeypatch.delenv(download.KEYRING_ENV, raising=False)
     for var in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "user-cache"))
     yield
-    sources.forget_failed_hosts()
+    download.forget_failed_hosts()
 
 
 @pytest.fixture
@@ -608,7 +608,7 @@ def keyring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         check=True,
         capture_output=True,
     )
-    monkeypatch.setenv(sources.KEYRING_ENV, str(path))
+    monkeypatch.setenv(download.KEYRING_ENV, str(path))
     return path
 
 

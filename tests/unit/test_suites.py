@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from openssl_matrix.core.errors import ConfigError
-from openssl_matrix.matrix.model import load_matrix
+from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.session import interleaved
 from openssl_matrix.measure.speedcmd import has_option, speed_invocations
 

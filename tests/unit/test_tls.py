@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from openssl_matrix.core.errors import ConfigError
-from openssl_matrix.matrix.model import load_matrix
+from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.matrix.tlsvocab import PROTOCOLS, TlsOptions
 from openssl_matrix.measure.speedcmd import speed_invocations
 from openssl_matrix.measure.tls import client_options, config_text, plans, script, server_options
