@@ -65,8 +65,8 @@ class Figures:
 
 
 def measure(runs: int, work: Path) -> Figures:
-    from openssl_matrix import commands
-    from openssl_matrix.parsing import parse_report
+    from openssl_matrix.cli import commands
+    from openssl_matrix.parse import parse_report
 
     text = paste(runs)
     src = work / f"paste-{runs}.txt"
