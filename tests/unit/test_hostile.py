@@ -546,6 +546,17 @@ def _imported_formula(w: Path) -> None:
     assert code == 0, err
 
 
+def _tarball(w: Path) -> None:
+    from ..conftest import make_tarball
+
+    make_tarball(w / "openssl-3.0.20.tar.gz", "3.0.20")
+
+
+def _only_lock_beside(w: Path) -> None:
+    assert sorted(p.name for p in w.iterdir()) == ["m.lock", "m.yaml",
+                                                   "openssl-3.0.20.tar.gz"]
+
+
 def _tarball_and_fifo_lock(w: Path) -> None:
     from ..conftest import make_tarball
 
@@ -611,6 +622,10 @@ INPUTS_26 = [
                                       "p/evil.patch": ""}, "list", "",
          {"matrix": "{w}/m.yaml"}, 2, r"evil\.yaml: cannot read.*not a regular file",
          setup=_mkfifo("p/evil.yaml")),
+    Case("pin-leaves-no-guard-file", {"m.yaml": "versions: {}\n"}, "pin", "3.0.20",
+         {"file": "{w}/openssl-3.0.20.tar.gz", "matrix": "{w}/m.yaml", "force": True}, 0,
+         r"pinned openssl 3\.0\.20", may_change=("m.lock",), setup=_tarball,
+         check=lambda w, out: _only_lock_beside(w)),
     Case("import-into-a-project-folder", {"r.txt": REPORT, "proj/README.md": "mine"},
          "import", "{w}/r.txt", {"as_": "x", "results": "{w}/proj"}, 9,
          r"proj is not a results tree"),
