@@ -41,7 +41,13 @@ import jinja2
 from openssl_matrix.core import log
 from openssl_matrix.core.files import current_umask
 from openssl_matrix.core.names import fold
-from openssl_matrix.core.outputs import check_report_target, swap_in, write_report_marker
+from openssl_matrix.core.outputs import (
+    check_report_target,
+    hold_report,
+    remove_stale_reports,
+    swap_in,
+    write_report_marker,
+)
 from openssl_matrix.core.resources import templates
 from openssl_matrix.core.units import MBPS
 from openssl_matrix.report.charts import method_chart, size_chart
@@ -279,15 +285,22 @@ def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192) -> Rep
     groups = group_observations(obs)
     out = check_report_target(out, tree.root)
     out.parent.mkdir(parents=True, exist_ok=True)
+    for stale in remove_stale_reports(out):  # what killed reports left (with our marker)
+        log.info(f"removed {stale}: the unfinished folder of a report that was stopped")
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    held = None
     try:
         os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp's 0700 would hide the report
         write_report_marker(tmp)
+        held = hold_report(tmp)
         summary = _write(tree, tmp, groups, obs, block_size)
         swap_in(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        if held is not None:
+            held.close()
     summary.out_dir = out
     return summary
 

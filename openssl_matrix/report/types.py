@@ -6,19 +6,22 @@ cells and groups, the usable statuses), and the copying of a run into the report
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import shutil
 import statistics
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from openssl_matrix.core import log
 from openssl_matrix.core.units import MBPS
 from openssl_matrix.core.version import sort_key as version_sort_key
 from openssl_matrix.matrix.isa import IA32CAP_BITS, IA32CAP_LABELS
 from openssl_matrix.measure.stats import Estimate, estimate
-from openssl_matrix.parse.figures import STATUS_IMPOSSIBLE, impossible
+from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, STATUS_IMPOSSIBLE, impossible
 from openssl_matrix.results import records
 from openssl_matrix.results.tree import ResultsTree
 
@@ -124,6 +127,12 @@ def observations(tree: ResultsTree) -> list[Observation]:
             block = fig.get("block_size")
             if not isinstance(block, int):
                 continue
+            if not 0 < block <= MAX_BLOCK_SIZE:  # one impossible row never ends the report
+                log.warn(f"{ref.path}: a figure of {fig.algorithm} has a block size of "
+                         f"{str(block)[:40]} bytes, beyond any speed table: left out of the "
+                         f"report; move {ref.path} out of the results tree (or fix "
+                         f"{records.FIGURES} there) to silence this")
+                continue
             invocation = str(fig.get("invocation") or "")
             command = commands.get(invocation, [])
             engine = fig.get("engine")
@@ -149,11 +158,22 @@ def observations(tree: ResultsTree) -> list[Observation]:
                 bytes_per_s=float(value) if isinstance(value, (int, float)) else None,
                 status=status, forced=bool(meta.get("forced")),
                 host_flags=tuple(host.get("cpu_flags") or ()),
-                raw_file="raw/report.txt" if published else f"raw/{invocation}.stdout",
+                raw_file=_published_raw(tree.root, ref.path, meta.extra) if published
+                else f"raw/{invocation}.stdout",
                 published=published, decrypt=fig.get("direction") == "decrypt",
                 source=source,
             ))
     return out
+
+
+def _published_raw(root: Path, run: Path, extra: Mapping[str, Any]) -> str:
+    """Where an imported run's pasted text is, relative to the run: its own
+    ``raw/report.txt``, else the one copy its import stored (``raw_report``, in the
+    import's first run folder; the report lays runs out as the tree does)."""
+    held = str(extra.get("raw_report") or "")
+    if (run / "raw" / "report.txt").is_file() or not held:
+        return "raw/report.txt"
+    return os.path.relpath(root / held, run)
 
 
 def describe_mask(ia32cap: str) -> str:

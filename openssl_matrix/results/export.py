@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from openssl_matrix.parse.figures import STATUS_IMPOSSIBLE, impossible
+from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, STATUS_IMPOSSIBLE, impossible
 from openssl_matrix.results import records as rec
 from openssl_matrix.results.tree import ResultsTree
 
@@ -88,6 +88,12 @@ def records(tree: ResultsTree) -> Iterator[dict[str, Any]]:
 def _finite(row: dict[str, Any]) -> dict[str, Any]:
     """An impossible rate (negative, absurd: the reader already refuses non-finite ones)
     empties the figure and marks it ``impossible``: never a number in an export."""
+    block = row.get("block_size")
+    if isinstance(block, int) and not 0 < block <= MAX_BLOCK_SIZE:
+        row.update(block_size=None, bytes_per_s=None, ops_per_s=None, cycles_per_byte=None,
+                   cycles_per_op=None, status=STATUS_IMPOSSIBLE,
+                   detail=f"block_size in {rec.FIGURES}: {str(block)[:40]} bytes is beyond "
+                   f"any speed table (at most {MAX_BLOCK_SIZE})")
     for key in ("bytes_per_s", "ops_per_s"):
         value = row.get(key)
         reason = None if value is None else impossible(value)
@@ -106,5 +112,20 @@ def render(tree: ResultsTree, fmt: str) -> str:
     writer = csv.DictWriter(buf, fieldnames=list(FIELDS), lineterminator="\n")
     writer.writeheader()
     for r in rows:
-        writer.writerow({k: ("" if v is None else v) for k, v in r.items()})
+        writer.writerow({k: _cell(v) for k, v in r.items()})
     return buf.getvalue()
+
+
+#: A text cell starting with one of these is read as a formula by spreadsheets.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+
+
+def _cell(value: object) -> object:
+    """A CSV cell: empty for None; text a spreadsheet would run as a formula (``=cmd|…``,
+    ``+``, ``-``, ``@``, a tab or carriage return first) gets a leading ``'``, as OWASP's
+    CSV-injection guidance says. Numbers stay numbers (``-5`` is not text here)."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value

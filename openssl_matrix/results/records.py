@@ -43,7 +43,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
 from openssl_matrix.core.errors import ResultsError
-from openssl_matrix.core.files import write_json
+from openssl_matrix.core.files import read_bounded, write_json
 from openssl_matrix.core.names import fold, inside, safe_name
 
 #: The schema version this code writes. Bump it when a field changes meaning (not when
@@ -400,7 +400,7 @@ def read_json(path: Path) -> Any:
     Not UTF-8, not JSON, or NaN/Infinity anywhere: a ResultsError naming the file.
     """
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_bounded(path, "results").decode("utf-8")
         return json.loads(text, parse_constant=_reject_constant)
     except FileNotFoundError:
         return None
@@ -562,16 +562,19 @@ def _as(cls: type[R], record: R | Mapping[str, Any], what: str) -> R:
                            hint="this is a bug in openssl-matrix; please report it") from None
 
 
-def write_meta(run_dir: Path, meta: RunMeta | Mapping[str, Any]) -> RunMeta:
+def write_meta(run_dir: Path, meta: RunMeta | Mapping[str, Any], *,
+               durable: bool = True) -> RunMeta:
     """Write (or rewrite) the run's meta.json; the record is checked first."""
     record = _as(RunMeta, meta, META)
-    write_json(run_dir / META, record.to_json())
+    write_json(run_dir / META, record.to_json(), durable=durable)
     return record
 
 
-def write_figures(run_dir: Path, figures: Iterable[Figure | Mapping[str, Any]]) -> None:
+def write_figures(run_dir: Path, figures: Iterable[Figure | Mapping[str, Any]], *,
+                  durable: bool = True) -> None:
     """Write the run's figures.json; each figure is checked first."""
-    write_json(run_dir / FIGURES, [_as(Figure, f, "figure").to_json() for f in figures])
+    write_json(run_dir / FIGURES, [_as(Figure, f, "figure").to_json() for f in figures],
+               durable=durable)
 
 
 def write_build(build_dir: Path, record: BuildRecord | Mapping[str, Any]) -> BuildRecord:
