@@ -35,6 +35,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ import jinja2
 
 from . import log, records
 from .files import current_umask
+from .history import RULE, Change, changes
 from .hostinfo import IA32CAP_BITS, IA32CAP_LABELS
 from .names import fold
 from .outputs import check_report_target, swap_in, write_report_marker
@@ -52,6 +54,16 @@ from .reportcpus import view as cpus_view
 from .reportquality import Quality
 from .reportview import Flagged, cell_view, href, repro_view, run_folder
 from .results import ResultsTree, read_json
+from .sessions import (
+    UNKNOWN,
+    Provenance,
+    Selection,
+    SessionFigure,
+    Sessions,
+    check_selection,
+    session_table,
+    split,
+)
 from .speedtypes import STATUS_IMPOSSIBLE, impossible
 from .stats import Estimate, estimate
 from .units import MBPS, speed_k
@@ -104,17 +116,21 @@ class Observation:
     published: bool = False  # imported from a published report (`invoke matrix import`)
     decrypt: bool = False
     source: str = ""  # an imported report's source file (name) and run in it
+    prov: Provenance | None = None  # the run's session and conditions (``sessions``)
 
     @property
     def usable(self) -> bool:
         return self.status in USABLE_STATUSES and self.bytes_per_s is not None
 
 
-def observations(tree: ResultsTree) -> list[Observation]:
-    """Every symmetric (bytes per second) figure in the tree."""
+def observations(tree: ResultsTree, sessions: Sessions | None = None) -> list[Observation]:
+    """Every symmetric (bytes per second) figure in the tree, each with its run's session
+    (``sessions.Sessions``: one per tree, shared with the public-key figures)."""
+    sessions = sessions or Sessions(tree.root)
     out: list[Observation] = []
     for ref in records.finished_runs(tree.root):
         meta = ref.meta
+        prov = sessions.provenance(ref)
         figures = ref.figures
         variant = meta.get("variant") or {}
         host = meta.get("host") or {}
@@ -157,7 +173,7 @@ def observations(tree: ResultsTree) -> list[Observation]:
                 host_flags=tuple(host.get("cpu_flags") or ()),
                 raw_file="raw/report.txt" if published else f"raw/{invocation}.stdout",
                 published=published, decrypt=fig.get("direction") == "decrypt",
-                source=source,
+                source=source, prov=prov,
             ))
     return out
 
@@ -242,14 +258,45 @@ class GroupKey:
 
 @dataclass
 class Cell:
-    """Every observation of one method and algorithm at one block size."""
+    """Every observation of one method and algorithm at one block size, over every
+    session; its figure is one session's (``selection``: the latest by default), never
+    a pool of several (``sessions``)."""
 
     observations: list[Observation] = field(default_factory=list)
+    selection: Selection = field(default_factory=Selection)
+    page: str = ""
+    """The cell's own page in the report folder (``cellpage``)."""
+    title: str = ""
+
+    @cached_property
+    def history(self) -> list[SessionFigure]:
+        """The cell's sessions, oldest first (``--since`` applied), one entry each."""
+        published = any(o.published for o in self.observations)
+        return self.selection.keep(split(self.observations, lambda o: o.bytes_per_s,
+                                         interval=not published))
+
+    @cached_property
+    def shown(self) -> SessionFigure | None:
+        """The session the cell's figure comes from (None: not in the chosen one)."""
+        return self.selection.choose(self.history)
+
+    @cached_property
+    def changes(self) -> list[Change]:
+        """The changes of the cell's history by the rule of ``history``."""
+        return changes(self.history)
+
+    @cached_property
+    def current(self) -> list[Observation]:
+        """The figures of the shown session: the only ones its median and interval use."""
+        if self.shown is None:
+            return []
+        sid = self.shown.session
+        return [o for o in self.observations if (o.prov or UNKNOWN).session == sid]
 
     @property
     def ok_values(self) -> list[float]:
-        """Values that go into the median (see ``USABLE_STATUSES``)."""
-        return [o.bytes_per_s for o in self.observations
+        """Values of the shown session that go into the median (``USABLE_STATUSES``)."""
+        return [o.bytes_per_s for o in self.current
                 if o.status in USABLE_STATUSES and o.bytes_per_s is not None]
 
     @property
@@ -290,16 +337,16 @@ class Cell:
     @property
     def flagged(self) -> Flagged | None:
         """What the cell shows without one usable figure (None: it has one)."""
-        if self.ok_values:
+        if self.ok_values or not self.current:
             return None
-        return Flagged.of((o.bytes_per_s for o in self.observations),
-                          (o.status for o in self.observations if o.status != "ok"))
+        return Flagged.of((o.bytes_per_s for o in self.current),
+                          (o.status for o in self.current if o.status != "ok"))
 
     @property
     def other_statuses(self) -> dict[str, int]:
-        """Statuses other than ok, used or not (shown beside the figure)."""
+        """Statuses other than ok in the shown session, used or not (beside the figure)."""
         out: dict[str, int] = {}
-        for o in self.observations:
+        for o in self.current:
             if o.status != "ok":
                 out[o.status] = out.get(o.status, 0) + 1
         return out
@@ -320,7 +367,10 @@ class Group:
         return self.cells.get((method, algorithm, block))
 
 
-def group_observations(obs: Iterable[Observation]) -> list[Group]:
+def group_observations(obs: Iterable[Observation],
+                       selection: Selection | None = None) -> list[Group]:
+    """The method tables of ``obs``; each cell shows the session ``selection`` picks."""
+    selection = selection or Selection()
     groups: dict[GroupKey, Group] = {}
     for o in obs:
         key = GroupKey(o.cpu, o.version, o.arch, o.march, o.configure, o.source)
@@ -330,7 +380,15 @@ def group_observations(obs: Iterable[Observation]) -> list[Group]:
         if o.algorithm not in g.algorithms:
             g.algorithms.append(o.algorithm)
         g.blocks.add(o.block_size)
-        g.cells.setdefault((label, o.algorithm, o.block_size), Cell()).observations.append(o)
+        at = (label, o.algorithm, o.block_size)
+        cell = g.cells.get(at)
+        if cell is None:
+            cell = g.cells[at] = Cell(
+                selection=selection,
+                page=f"cells/{key.slug}--{fold(label)}--{fold(o.algorithm)}--{o.block_size}"
+                     ".html",
+                title=f"{key.title} · {label} · {o.algorithm} · {o.block_size} bytes")
+        cell.observations.append(o)
     return [groups[k] for k in sorted(groups, key=lambda k: (k.cpu, version_sort_key(k.version),
                                                              k.arch, k.march or "",
                                                              k.configure))]
@@ -358,6 +416,9 @@ class ReportSummary:
     ops_tables: int = 0
     quality: Quality | None = None
     """The measurement-quality panel over every kind of figure (``reportquality``)."""
+    sessions: int = 0
+    changes: int = 0
+    """Cells whose history has a change (``history``)."""
 
     def text(self) -> str:
         lines = []
@@ -381,6 +442,8 @@ class ReportSummary:
                      + (f" and {self.ops_tables} public-key/handshake table(s)"
                         if self.ops_tables else "") + ", "
                      f"{len(self.charts)} chart(s), {self.reproductions} reproduction(s)")
+        lines.append(f"{self.sessions} session(s); {self.changes} cell(s) changed (see the "
+                     "page's Changes)")
         lines.append(f"report: {self.out_dir / 'index.html'}")
         return "\n".join(lines) + "\n"
 
@@ -388,8 +451,7 @@ class ReportSummary:
 def cells_rows(groups: Sequence[Group]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for g in groups:
-        for (method, alg, block), cell in sorted(g.cells.items(), key=lambda kv: (
-                g.methods[kv[0][0]], kv[0][0], g.algorithms.index(kv[0][1]), kv[0][2])):
+        for (method, alg, block), cell in _sorted_cells(g):
             vals = cell.ok_values
             first = cell.observations[0]
             rows.append({
@@ -405,9 +467,14 @@ def cells_rows(groups: Sequence[Group]) -> list[dict[str, Any]]:
                 "ci_low": (e := cell.estimate) and e.ci_low,
                 "ci_high": e and e.ci_high,
                 "not_ok": json.dumps(cell.other_statuses) if cell.other_statuses else "",
-                "forced": any(o.forced for o in cell.observations),
-                "variants": " ".join(sorted({o.variant for o in cell.observations})),
-                "runs": " ".join(sorted({f"{run_folder(o)}" for o in cell.observations})),
+                "forced": any(o.forced for o in cell.current),
+                "variants": " ".join(sorted({o.variant for o in cell.current})),
+                "runs": " ".join(sorted({f"{run_folder(o)}" for o in cell.current})),
+                "session": cell.shown.session if cell.shown else None,
+                "session_started": cell.shown.when if cell.shown else None,
+                "sessions": len(cell.history),
+                "changed": cell.changes[-1].text() if cell.changes else "",
+                "page": cell.page,
             })
     return rows
 
@@ -424,8 +491,9 @@ def _csv(rows: Sequence[Mapping[str, Any]], fields: Sequence[str]) -> str:
 
 CELL_FIELDS = ("cpu", "version", "arch", "march", "configure", "method", "algorithm",
                "block_size", "evp", "mask", "ia32cap", "engine", "median_bytes_per_s",
-               "min_bytes_per_s", "max_bytes_per_s", "n", "not_ok", "forced", "variants",
-               "runs")
+               "min_bytes_per_s", "max_bytes_per_s", "n", "ci_low", "ci_high", "not_ok",
+               "forced", "variants", "runs", "session", "session_started", "sessions",
+               "changed", "page")
 
 
 def method_table_rows(groups: Sequence[Group], block: int) -> list[dict[str, Any]]:
@@ -639,9 +707,10 @@ def _template() -> jinja2.Template:
 
 
 def render_html(groups: Sequence[Group], block: int, charts: Mapping[str, list[str]],
-                runs: Sequence[dict[str, Any]], repros: Sequence[dict[str, Any]],
+                sessions: Sequence[Mapping[str, Any]], repros: Sequence[dict[str, Any]],
                 generated: str, tree_root: Path, quality: Quality,
-                side_by_side: Sequence[dict[str, Any]] = ()) -> str:
+                side_by_side: Sequence[dict[str, Any]] = (),
+                changed: Sequence[Mapping[str, Any]] = (), chosen: str = "") -> str:
     views = []
     for g in groups:
         blocks = sorted(g.blocks)
@@ -659,19 +728,28 @@ def render_html(groups: Sequence[Group], block: int, charts: Mapping[str, list[s
             "no_chart": not any(c.ok_values for c in g.cells.values()),
             "size_charts": [href(c) for c in charts.get(f"sizes:{g.key.slug}", [])],
         })
-    run_views = [{
-        "id": run["id"], "status": run["status"], "forced": run["forced"],
-        "started": run["started"], "cpu_model": run["cpu_model"],
-        "image": str(run["image_id"])[:19], "tarball": str(run["tarball_sha256"])[:16],
-        "files": [{"href": href(f"{run['path']}/{f}"), "name": f.split("/")[-1]}
-                  for f in run["files"]],
-    } for run in runs]
     text = _template().render(css=CSS, block=block, groups=views, unit=MBPS,
                               quality=quality.view(),
-                              repros=[repro_view(r) for r in repros], runs=run_views,
+                              repros=[repro_view(r) for r in repros],
+                              session_rows=list(sessions), changes=list(changed),
+                              rule=RULE, chosen=chosen or Selection().describe(),
                               side_by_side=list(side_by_side),
                               generated=generated, tree_root=str(tree_root))
     return text if text.endswith("\n") else text + "\n"
+
+
+def change_rows(title: str, page: str, found: Sequence[Change],
+                num: Callable[[float], str]) -> list[dict[str, Any]]:
+    """The page's "Changes" rows of one cell (its latest change), and report.json's."""
+    if not found:
+        return []
+    c = found[-1]
+    return [{"title": title, "page": href(page), "date": c.date, "percent": c.percent,
+             "confirmed": c.confirmed, "before": num(c.reference.median or 0),
+             "after": num(c.at.median or 0),
+             "conditions": [f"{w}: {b or '—'} → {a or '—'}" for w, b, a in c.conditions],
+             "json": {"cell": title, "page": page, **c.to_json(),
+                      "changes": len(found)}}]
 
 
 # -- the whole report ------------------------------------------------------------
@@ -701,18 +779,27 @@ def _copy_run(src: Path, dest: Path) -> list[str]:
     return copied
 
 
-def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192) -> ReportSummary:
-    """Write the report folder ``out`` from the results tree (replacing an older report)."""
+def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192,
+                 selection: Selection | None = None) -> ReportSummary:
+    """Write the report folder ``out`` from the results tree (replacing an older report).
+    Each cell shows the session ``selection`` picks (the latest by default)."""
+    from .report_ops import ops_observations
+
     records.require_tree(tree.root)
-    obs = observations(tree)  # a damaged run file is named first, before the target
-    groups = group_observations(obs)
+    selection = selection or Selection()
+    sessions = Sessions(tree.root)
+    obs = observations(tree, sessions)  # a damaged run file is named first, before the target
+    ops_obs = ops_observations(tree, sessions)
+    check_selection(selection, {p.session for p in _one_per_run([*obs, *ops_obs])})
+    groups = group_observations(obs, selection)
     out = check_report_target(out, tree.root)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
         os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp's 0700 would hide the report
         write_report_marker(tmp)
-        summary = _write(tree, tmp, groups, obs, block_size)
+        summary = _write(tree, tmp, groups, obs, block_size,
+                         Shown(out, selection, ops_obs))
         swap_in(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -721,32 +808,57 @@ def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192) -> Rep
     return summary
 
 
+@dataclass(frozen=True)
+class Shown:
+    """What the report shows beyond its tables: where it will live (links into the tree
+    are relative to it), which session each cell shows, and the public-key figures."""
+
+    final: Path
+    selection: Selection
+    ops_obs: Sequence[Any]
+
+
+def _run_record(run_path: Path, rel: str, files: list[str], o: Observation | Any
+                ) -> dict[str, Any]:
+    meta = records.read_meta(run_path) or records.RunMeta()
+    return {"id": f"{o.cpu}/{o.variant}/{o.suite}/{o.run}", "path": rel,
+            "files": files, "status": meta.get("status"),
+            "forced": bool(meta.get("forced")), "started": meta.get("started"),
+            "session": (o.prov or UNKNOWN).session,
+            "cpu_model": (meta.get("host") or {}).get("cpu_model"),
+            "image_id": meta.get("image_id"),
+            "tarball_sha256": meta.get("tarball_sha256"),
+            "source": str(run_path)}
+
+
 def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observation],
-           block: int) -> ReportSummary:
-    from .report_ops import ops_observations, write_ops  # public-key and handshake figures
+           block: int, shown: Shown) -> ReportSummary:
+    from .cellpage import Links, PageUnit, page_view, write_pages
+    from .report_ops import write_ops  # public-key and handshake figures
     from .reportquality import quality
 
-    ops_obs = ops_observations(tree)
-    panel = quality(obs, ops_obs)
+    ops_obs = shown.ops_obs
     (out / "data").mkdir()
     (out / "charts").mkdir()
-    # runs: copy their files so every link works from the folder alone
+    # runs: copy those of the sessions the cells show, so every figure's link works from
+    # the folder alone; earlier sessions' runs are linked in the tree by the cells' pages
     runs: list[dict[str, Any]] = []
     seen: set[Path] = set()
-    for o in obs:
+    current = [o for g in groups for c in g.cells.values() for o in c.current]
+    for o in current:
         if o.run_path in seen:
             continue
         seen.add(o.run_path)
         rel = run_folder(o)
-        files = _copy_run(o.run_path, out / rel)
-        meta = records.read_meta(o.run_path) or records.RunMeta()
-        runs.append({"id": f"{o.cpu}/{o.variant}/{o.suite}/{o.run}", "path": rel,
-                     "files": files, "status": meta.get("status"),
-                     "forced": bool(meta.get("forced")), "started": meta.get("started"),
-                     "cpu_model": (meta.get("host") or {}).get("cpu_model"),
-                     "image_id": meta.get("image_id"),
-                     "tarball_sha256": meta.get("tarball_sha256"),
-                     "source": str(o.run_path)})
+        runs.append(_run_record(o.run_path, rel, _copy_run(o.run_path, out / rel), o))
+    ops = write_ops(tree, out, ops_obs, selection=shown.selection, final=shown.final,
+                    css=CSS)
+    for op in ops.current:
+        if op.run_path not in seen:
+            seen.add(op.run_path)
+            rel = run_folder(op)
+            runs.append(_run_record(op.run_path, rel, _copy_run(op.run_path, out / rel), op))
+    panel = quality(current, ops.current)
     # data
     rows = cells_rows(groups)
     (out / "data" / "cells.csv").write_text(_csv(rows, CELL_FIELDS), encoding="utf-8")
@@ -754,6 +866,18 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     mt = method_table_rows(groups, block)
     (out / "data" / f"method-table-{block}.csv").write_text(
         _csv(mt, ["cpu", "version", "arch", "method", *algs]), encoding="utf-8")
+    # each cell's own page: its history, changes, sessions and runs
+    links = Links(shown.final, tree.root.resolve(), frozenset(seen))
+    unit = PageUnit(MBPS.name, MBPS.scale, MBPS.num)
+    chosen = shown.selection.describe()
+    write_pages(out, ((c.page, page_view(
+        title=c.title, back=f"../index.html#{g.key.slug}", history=c.history,
+        found=c.changes, shown=c.shown, observations=c.observations,
+        value=lambda o: o.bytes_per_s, unit=unit, links=links, chosen=chosen))
+        for g in groups for c in g.cells.values()), CSS)
+    changed = [r for g in groups for (m, a, b), c in g.cells.items()
+               for r in change_rows(c.title, c.page, c.changes, MBPS.num)]
+    changed += ops.changed
     # charts
     charts: dict[str, list[str]] = {}
     paths: list[Path] = []
@@ -790,9 +914,16 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
         repros.append({"id": spec_id, "data": data,
                        "text": f"reproductions/{dest.name}/side-by-side.txt",
                        "json": f"reproductions/{dest.name}/verdicts.json"})
+    session_rows = session_table(_one_per_run([*obs, *ops_obs]))
     generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
     report = {
         "generated": generated, "results_tree": str(tree.root.resolve()), "block_size": block,
+        "selection": {"session": shown.selection.session,
+                      "since": shown.selection.since.isoformat()
+                      if shown.selection.since else None, "shows": chosen},
+        "change_rule": RULE,
+        "changes": [r["json"] for r in changed],
+        "sessions": session_rows,
         "quality": panel.to_json(),
         "method_tables": [{
             "title": g.key.title, "cpu": g.key.cpu, "version": g.key.version,
@@ -808,19 +939,41 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
                               for i, cpu in enumerate(comp.cpus)}
                           for a in comp.algorithms()} for m in comp.methods()},
         } for comp in comps],
-        "cells": rows,
+        "cells": [{**row, "history": [f.to_json() for f in c.history]}
+                  for row, c in zip(rows, _cells_in_row_order(groups), strict=True)],
+        "ops_cells": ops.json_cells,
         "charts": [f"charts/{p.name}" for p in paths],
         "runs": runs,
         "reproductions": [{"id": r["id"], "summary": r["data"].get("summary"),
                            "side_by_side": r["text"]} for r in repros],
     }
-    (out / "data" / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n",
+    (out / "data" / "report.json").write_text(json.dumps(report, default=str) + "\n",
                                               encoding="utf-8")
-    page = render_html(groups, block, charts, runs, repros, generated, tree.root.resolve(),
-                       panel, side_views)
-    ops = write_ops(tree, out, ops_obs)
+    page = render_html(groups, block, charts, session_rows, repros, generated,
+                       tree.root.resolve(), panel, side_views, changed, chosen)
     page = page.replace('<h2 id="repro">', ops.html + '<h2 id="repro">', 1).replace(
         '<a href="#repro">', '<a href="#ops">Public key &amp; TLS</a><a href="#repro">', 1)
     (out / "index.html").write_text(page, encoding="utf-8")
-    return ReportSummary(out, groups, block, [*paths, *ops.charts], len(obs) + ops.figures,
-                         len(repros), comps, ops.lines, ops.tables, panel)
+    return ReportSummary(out, groups, block, [*paths, *ops.charts], len(obs) + len(ops_obs),
+                         len(repros), comps, ops.lines, ops.tables, panel,
+                         sessions=len(session_rows), changes=len(changed))
+
+
+def _one_per_run(obs: Iterable[Any]) -> list[Provenance]:
+    """One provenance per run (the figures of a run share it)."""
+    seen: dict[Path, Provenance] = {}
+    for o in obs:
+        if o.run_path not in seen:
+            seen[o.run_path] = o.prov or UNKNOWN
+    return list(seen.values())
+
+
+def _sorted_cells(g: Group) -> list[tuple[tuple[str, str, int], Cell]]:
+    """A table's cells in row order: method, algorithm, block size."""
+    return sorted(g.cells.items(), key=lambda kv: (
+        g.methods[kv[0][0]], kv[0][0], g.algorithms.index(kv[0][1]), kv[0][2]))
+
+
+def _cells_in_row_order(groups: Sequence[Group]) -> list[Cell]:
+    """The cells in the order of ``cells_rows``."""
+    return [cell for g in groups for _, cell in _sorted_cells(g)]
