@@ -30,7 +30,9 @@ from .test_reproduce_fake import EVP_AES, EVP_AES_MASKED, fake_speed
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
-def make_tree(fake_matrix: Path, tmp_path: Path, rounds: int = 2) -> ResultsTree:
+def make_tree(fake_matrix: Path, tmp_path: Path, rounds: int = 2, repeat: int = 1,
+              ) -> ResultsTree:
+    """``rounds`` bench commands (sessions) of ``repeat`` rounds each."""
     text = fake_matrix.read_text().replace("    bytes: 8192\n", "")
     text = text.replace("algorithms: [aes-128-cbc]", "algorithms: [aes-128-cbc, sha256]")
     fake_matrix.write_text(text)
@@ -40,7 +42,8 @@ def make_tree(fake_matrix: Path, tmp_path: Path, rounds: int = 2) -> ResultsTree
     Builder(m, backend, tree, workdir=tmp_path / "work").build(list(m.variants))
     bencher = Bencher(m, backend, tree, engine=backend.engine_info(), git_commit="abc")
     for _ in range(rounds):
-        outcomes = bencher.bench(list(m.variants), m.suite("quick"), "auto")
+        outcomes = bencher.bench(list(m.variants), m.suite("quick"), "auto",
+                                 repeat=repeat if repeat > 1 else None)
         assert {o.status for o in outcomes} == {"complete"}
     return tree
 
