@@ -566,14 +566,14 @@ def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
 
 
 def cmd_export(*, target: str, matrix: str, results: str, format: str,
-               output: str) -> int:
+               output: str, per_session: bool = False) -> int:
     from .export import render
 
     fmt = format or "csv"
     if fmt not in ("csv", "jsonl"):
         raise UsageError(f"--format {fmt!r} is not one of csv, jsonl")
     dest = check_output_file(output, _tree(results).root) if output else None
-    text = render(_tree(results), fmt)
+    text = render(_tree(results), fmt, by_session=per_session)
     if dest is not None:
         atomic_write(dest, text)
         log.info(f"wrote {output}")
@@ -777,13 +777,15 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
 
 
 def cmd_report(*, target: str, matrix: str, results: str, output: str,
-               block_size: int) -> int:
+               block_size: int, session: str = "", since: str = "") -> int:
     from .report import build_report
+    from .sessions import Selection
 
     tree = _tree(results)
     out = Path(output) if output else tree.root / "_report"
     summary = build_report(tree, out,
-                           block_size=bounded("--block-size", block_size or 8192, 1, MAX_BYTES))
+                           block_size=bounded("--block-size", block_size or 8192, 1, MAX_BYTES),
+                           selection=Selection.of(session, since))
     print(summary.text(), end="")
     return 0
 

@@ -1,4 +1,9 @@
-"""Export: every figure in the results tree as flat records (CSV or JSON lines)."""
+"""Export: every figure in the results tree as flat records (CSV or JSON lines).
+
+Each row names its bench ``session`` (``sessions``: the run's own id, or one derived for a
+run of an older tree). ``per_session`` gives one row per session and figure instead: the
+median and 95 % interval of that session's usable figures, never pooled across sessions.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,8 @@ from typing import Any
 
 from . import records as rec
 from .results import ResultsTree
-from .speedtypes import STATUS_IMPOSSIBLE, impossible
+from .speedtypes import STATUS_IMPOSSIBLE, USABLE_STATUSES, impossible
+from .stats import CI_METHOD, estimate
 
 FIELDS = ("cpu", "variant", "version", "suite", "run", "mask", "ia32cap", "algorithm", "label",
           "evp", "block_size", "bytes_per_s", "ops_per_s", "operation", "status", "detail",
@@ -21,7 +27,17 @@ FIELDS = ("cpu", "variant", "version", "suite", "run", "mask", "ia32cap", "algor
           "ci_high", "ci_method", "source",
           # pkey/tls suites: the unit of ops_per_s, and what a handshake figure measured
           "unit", "protocol", "key", "cipher", "group", "tls_pinning", "connections",
-          "wall_s", "server_cpu_s", "client_cpu_s", "bottleneck")
+          "wall_s", "server_cpu_s", "client_cpu_s", "bottleneck",
+          # the bench session the run belongs to (derived: the run recorded none)
+          "session", "session_derived")
+
+#: ``per_session`` rows: what identifies a figure, its session, and the session's median.
+SESSION_FIELDS = ("cpu", "variant", "version", "suite", "mask", "ia32cap", "algorithm",
+                  "label", "evp", "block_size", "operation", "engine", "path", "direction",
+                  "multi", "unit", "protocol", "key", "cipher", "group", "tls_pinning",
+                  "source", "session", "session_derived", "session_started", "image_id",
+                  "docker_endpoint", "runs", "figures", "samples", "bytes_per_s",
+                  "ops_per_s", "ci_low", "ci_high", "ci_method", "statuses")
 
 def _series_rows(path: Any, cache: dict[Any, dict[tuple[Any, ...], dict[str, Any]]],
                  ) -> dict[tuple[Any, ...], dict[str, Any]]:
@@ -42,8 +58,12 @@ def records(tree: ResultsTree) -> Iterator[dict[str, Any]]:
     interval."""
     rec.require_tree(tree.root)
     series_cache: dict[Any, dict[tuple[Any, ...], dict[str, Any]]] = {}
+    journals: dict[str, str] | None = None
     for run in rec.finished_runs(tree.root):
         meta = run.meta
+        if journals is None and not meta.session:
+            journals = rec.journal_runs(tree.root)
+        session, derived = rec.run_session(run, journals or {})
         common = {
             "cpu": run.cpu,
             "variant": run.variant,
@@ -64,6 +84,8 @@ def records(tree: ResultsTree) -> Iterator[dict[str, Any]]:
             # measured here, or a published report's figures stored by `import --as NAME`
             "source": (f"imported:{run.cpu.removeprefix('ref-')}"
                        if meta.kind == "reference" else "measured"),
+            "session": session,
+            "session_derived": derived,
         }
         series_id = meta.series_id
         in_series = _series_rows(rec.series_path(run.path.parent, series_id),
@@ -98,12 +120,51 @@ def _finite(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def render(tree: ResultsTree, fmt: str) -> str:
-    rows = list(records(tree))
+def per_session(rows: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """One row per session and figure: the median and 95 % interval (``stats``) of that
+    session's usable figures (every round of it), with how many it had; oldest first."""
+    ident = [f for f in SESSION_FIELDS if f in FIELDS and f not in (
+        "session_derived", "image_id", "docker_endpoint", "bytes_per_s", "ops_per_s",
+        "ci_low", "ci_high", "ci_method")]
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(tuple(r.get(f) for f in ident), []).append(r)
+    out = []
+    for key, members in groups.items():
+        first = min(members, key=lambda r: str(r.get("started") or ""))
+        row: dict[str, Any] = dict.fromkeys(SESSION_FIELDS)
+        row.update(zip(ident, key, strict=True))
+        row.update({"session_derived": first["session_derived"],
+                    "session_started": first.get("started"), "image_id": first["image_id"],
+                    "docker_endpoint": first["docker_endpoint"],
+                    "runs": len({r["run"] for r in members}), "figures": len(members)})
+        counts: dict[str, int] = {}
+        for r in members:
+            counts[str(r.get("status"))] = counts.get(str(r.get("status")), 0) + 1
+        row["statuses"] = ";".join(f"{s}={n}" for s, n in sorted(counts.items()))
+        for value_key in ("bytes_per_s", "ops_per_s"):
+            vals = [r[value_key] for r in members
+                    if r.get(value_key) is not None and r.get("status") in USABLE_STATUSES]
+            e = estimate(vals)
+            if e is not None:
+                row.update({value_key: e.median, "samples": e.n, "ci_low": e.ci_low,
+                            "ci_high": e.ci_high,
+                            "ci_method": CI_METHOD if e.ci_low is not None else None})
+        row["samples"] = row["samples"] or 0
+        out.append(row)
+    out.sort(key=lambda r: (str(r["session_started"] or ""), str(r["session"])))
+    return iter(out)
+
+
+def render(tree: ResultsTree, fmt: str, *, by_session: bool = False) -> str:
+    """The export as text: every figure (or, ``by_session``, one row per session's
+    median and interval of each figure)."""
+    rows = list(per_session(records(tree)) if by_session else records(tree))
+    fields = SESSION_FIELDS if by_session else FIELDS
     if fmt == "jsonl":
         return "".join(json.dumps(r, sort_keys=False, allow_nan=False) + "\n" for r in rows)
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(FIELDS), lineterminator="\n")
+    writer = csv.DictWriter(buf, fieldnames=list(fields), lineterminator="\n")
     writer.writeheader()
     for r in rows:
         writer.writerow({k: ("" if v is None else v) for k, v in r.items()})

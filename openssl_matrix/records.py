@@ -665,6 +665,55 @@ def finished_runs(root: Path, *, cpu: str | None = None, variant: str | None = N
             yield run
 
 
+# -- sessions: the bench session a run belongs to ------------------------------------------
+
+#: Prefixes of a derived session id (a run that recorded none), by where it came from.
+FROM_JOURNAL = "journal:"
+FROM_SERIES = "series:"
+FROM_START = "run:"
+FROM_IMPORT = "import:"
+
+
+def journal_runs(root: Path) -> dict[str, str]:
+    """Run folder (``cpu/variant/suite/run``) -> the id of the bench journal (open or
+    closed, ``_journal/``) that names it: where a run without a session id came from."""
+    found: dict[str, str] = {}
+    base = root / JOURNALS
+    for path in sorted(base.glob("bench-*.json")) + sorted(base.glob("closed/bench-*.json")):
+        data = read_json(path)
+        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+            continue
+        cells = data.get("cells")
+        for entry in cells.values() if isinstance(cells, dict) else ():
+            run_dir = entry.get("run_dir") if isinstance(entry, dict) else None
+            if isinstance(run_dir, str):
+                found.setdefault(run_dir, data["id"])
+    return found
+
+
+def run_session(run: Run, journals: Mapping[str, str]) -> tuple[str, bool]:
+    """(session id, derived) of a run. A bench run since sessions were recorded names its
+    session (``meta.session``: its bench journal's id). An older run gets one derived
+    deterministically, in this order: the bench journal naming its folder (``journals``,
+    from :func:`journal_runs`); its repeated series (``series.id``: the rounds of one
+    ``--repeat`` bench); else the run alone, by when it started (without a start time, by
+    its folder). The runs of one ``import`` of a published report (which records no
+    session) are one session: the file's digest and the import's time."""
+    meta = run.meta
+    if meta.session:
+        return meta.session, False
+    rel = f"{run.cpu}/{run.variant}/{run.suite}/{run.run}"
+    if meta.kind == "reference":
+        return (f"{FROM_IMPORT}{run.cpu}/{str(meta.extra.get('source_sha256'))[:16]}/"
+                f"{meta.extra.get('imported') or ''}"), True
+    journal = journals.get(rel)
+    if journal is not None:
+        return FROM_JOURNAL + journal, True
+    if meta.series_id:
+        return f"{FROM_SERIES}{run.cpu}/{run.variant}/{run.suite}/{meta.series_id}", True
+    return FROM_START + (meta.started or rel), True
+
+
 def require_tree(root: Path) -> None:
     """Refuse a folder that is not a results tree (for export and report)."""
     if not root.is_dir():

@@ -65,18 +65,13 @@ from .sessions import (
     split,
 )
 from .speedtypes import STATUS_IMPOSSIBLE, impossible
+from .speedtypes import USABLE_STATUSES as USABLE_STATUSES  # where report's users find it
 from .stats import Estimate, estimate
 from .units import MBPS, speed_k
 from .version import sort_key as version_sort_key
 
 REPRO_DIR = "_reproduce"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-
-#: Statuses whose figure goes into a median: the parser's ok and imprecise, and guard
-#: labels that keep a good value (the low-level path, a noisy spread, a busy host). Other
-#: statuses (engine not engaged, mask not applied or overreaching, unreadable output) are
-#: counted and shown, never averaged in.
-USABLE_STATUSES = ("ok", "imprecise", "legacy-path", "noisy", "time-basis")
 
 #: OPENSSL_ia32cap bits this report can name: (word, bit) -> feature.
 CAP_BITS: dict[tuple[int, int], str] = {pos: IA32CAP_LABELS[name]

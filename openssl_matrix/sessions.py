@@ -17,11 +17,8 @@ that measured it, or the one the user picks (:class:`Selection`: ``--session ID`
 entry each, for ``history`` to chart and to look for a change in.
 
 A run written before sessions were recorded has no ``session`` key; it gets one derived
-deterministically (:func:`session_of`), in this order: the bench journal (open or closed,
-``_journal/``) that names its run folder; its repeated series (``series.id``: the rounds
-of one ``--repeat`` bench); else the run alone, named by when it started (a run with no
-start time: by its folder). The runs of one ``invoke matrix import`` (the runs of one
-published report) are one session: the file's digest and the import's time.
+deterministically (``records.run_session``: from its bench journal, its series, or its
+start).
 """
 
 from __future__ import annotations
@@ -36,12 +33,6 @@ from typing import Protocol, TypeVar
 from . import records
 from .errors import UsageError
 from .stats import Estimate, estimate
-
-#: Prefixes of a derived session id (a run that recorded none), by where it came from.
-FROM_JOURNAL = "journal:"
-FROM_SERIES = "series:"
-FROM_START = "run:"
-FROM_IMPORT = "import:"
 
 
 @dataclass(frozen=True)
@@ -93,45 +84,18 @@ def flags_digest(flags: Iterable[str]) -> str | None:
 
 
 class Sessions:
-    """Derives the session of every run of one tree (reads its journals once, lazily)."""
+    """Derives the session of every run of one tree (reads its journals once, lazily;
+    the derivation itself is ``records.run_session``)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self._journals: dict[str, str] | None = None
 
-    def journals(self) -> dict[str, str]:
-        """Run folder (relative to the tree) -> the id of the bench journal naming it."""
-        if self._journals is None:
-            found: dict[str, str] = {}
-            base = self.root / records.JOURNALS
-            paths = sorted(base.glob("bench-*.json")) + sorted(base.glob("closed/bench-*.json"))
-            for path in paths:
-                data = records.read_json(path)
-                if not isinstance(data, dict) or not isinstance(data.get("id"), str):
-                    continue
-                cells = data.get("cells")
-                for entry in (cells or {}).values() if isinstance(cells, dict) else ():
-                    run_dir = entry.get("run_dir") if isinstance(entry, dict) else None
-                    if isinstance(run_dir, str):
-                        found.setdefault(run_dir, data["id"])
-            self._journals = found
-        return self._journals
-
     def session_of(self, run: records.Run) -> tuple[str, bool]:
         """(session id, derived): the run's own, else derived (see the module's text)."""
-        meta = run.meta
-        if meta.session:
-            return meta.session, False
-        rel = f"{run.cpu}/{run.variant}/{run.suite}/{run.run}"
-        if meta.kind == "reference":  # one `import` of one file: one session
-            return (f"{FROM_IMPORT}{run.cpu}/{str(meta.extra.get('source_sha256'))[:16]}/"
-                    f"{meta.extra.get('imported') or ''}"), True
-        journal = self.journals().get(rel)
-        if journal is not None:
-            return FROM_JOURNAL + journal, True
-        if meta.series_id:
-            return f"{FROM_SERIES}{run.cpu}/{run.variant}/{run.suite}/{meta.series_id}", True
-        return FROM_START + (meta.started or rel), True
+        if self._journals is None and not run.meta.session:
+            self._journals = records.journal_runs(self.root)
+        return records.run_session(run, self._journals or {})
 
     def provenance(self, run: records.Run) -> Provenance:
         """The run's :class:`Provenance` (one object per run, shared by its figures)."""

@@ -26,6 +26,13 @@ STATUS_SUSPECT_TIME_BASIS = "suspect-time-basis"
 STATUS_IMPRECISE = "imprecise"
 STATUS_IMPOSSIBLE = "impossible"
 
+#: Statuses whose figure goes into a median (the report's cells, the export's session
+#: medians): the parser's ok and imprecise, and guard labels that keep a good value (the
+#: low-level path, a noisy spread, a busy host's time basis). Other statuses (engine not
+#: engaged, mask not applied or overreaching, contended, unreadable output) are counted
+#: and shown, never averaged in.
+USABLE_STATUSES = ("ok", "imprecise", "legacy-path", "noisy", "time-basis")
+
 #: Above these a printed figure is no measurement (``1e400``, ``1e30``): 100 TB/s is far
 #: beyond any CPU's memory bandwidth, even summed over ``-multi`` children.
 MAX_BYTES_PER_S = 1e14
