@@ -125,7 +125,7 @@ def per_session(rows: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     session's usable figures (every round of it), with how many it had; oldest first."""
     ident = [f for f in SESSION_FIELDS if f in FIELDS and f not in (
         "session_derived", "image_id", "docker_endpoint", "bytes_per_s", "ops_per_s",
-        "ci_low", "ci_high", "ci_method")]
+        "samples", "ci_low", "ci_high", "ci_method")]
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault(tuple(r.get(f) for f in ident), []).append(r)
@@ -146,9 +146,11 @@ def per_session(rows: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
             vals = [r[value_key] for r in members
                     if r.get(value_key) is not None and r.get("status") in USABLE_STATUSES]
             e = estimate(vals)
-            if e is not None:
-                row.update({value_key: e.median, "samples": e.n, "ci_low": e.ci_low,
-                            "ci_high": e.ci_high,
+            if e is None:
+                continue
+            row[value_key] = e.median
+            if row["samples"] is None:  # the interval is the figure's rate's (bytes first)
+                row.update({"samples": e.n, "ci_low": e.ci_low, "ci_high": e.ci_high,
                             "ci_method": CI_METHOD if e.ci_low is not None else None})
         row["samples"] = row["samples"] or 0
         out.append(row)
