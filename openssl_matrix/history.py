@@ -130,19 +130,18 @@ def changes(history: Sequence[SessionFigure], min_run: int = MIN_RUN) -> list[Ch
 def chart_svg(history: Sequence[SessionFigure], found: Sequence[Change], *,
               num: Callable[[float], str], scale: float, unit: str,
               shown: str | None = None, width: int = 560, height: int = 170) -> str:
-    """A small SVG time chart: per session its median (a dot) and 95 % interval (a bar),
-    in session order (equal spacing; the dates under the first and last), a change as a
-    red dot with a dashed line, the session the figure shows ringed. Inline in a page,
-    no script; each dot's tooltip names the session."""
-    pts = [(i, f) for i, f in enumerate(history) if f.median is not None]
+    """A small SVG time chart: per session its 95 % interval (a bar) and its median (on
+    the line), in session order (equal spacing; the dates under the first and last), a
+    change as a red dot with a dashed line (its tooltip says what changed), the session
+    the figure shows ringed. Inline in a page, no script. Drawn as one path for the
+    intervals and one line for the medians, so a long history stays a few bytes per
+    session (the page's table beside it has every number)."""
+    pts = [(i, f, f.median) for i, f in enumerate(history) if f.median is not None]
     if not pts:
         return ""
     left, right, top, bottom = 64, 12, 10, 30
-    lows = [(f.estimate.ci_low if f.estimate and f.estimate.ci_low is not None
-             else f.median or 0) for _, f in pts]
-    highs = [(f.estimate.ci_high if f.estimate and f.estimate.ci_high is not None
-              else f.median or 0) for _, f in pts]
-    lo, hi = min(lows) / scale, max(highs) / scale
+    spans = [_interval(f) or (m, m) for _, f, m in pts]
+    lo, hi = min(a for a, _ in spans) / scale, max(b for _, b in spans) / scale
     pad = (hi - lo) * 0.1 or abs(hi) * 0.05 or 1.0
     lo, hi = lo - pad, hi + pad
     n = len(history)
@@ -164,34 +163,28 @@ def chart_svg(history: Sequence[SessionFigure], found: Sequence[Change], *,
                      f'text-anchor="end" fill="#555">{escape(num(v * scale))}</text>')
     parts.append(f'<text x="4" y="{top + 10}" font-size="10" fill="#555">'
                  f'{escape(unit)}</text>')
-    first, last = history[0].when[:10], history[-1].when[:10]
     parts.append(f'<text x="{left}" y="{height - 8}" font-size="10" fill="#555">'
-                 f'{escape(first)}</text>')
+                 f'{escape(history[0].when[:10])}</text>')
     if n > 1:
         parts.append(f'<text x="{width - right}" y="{height - 8}" font-size="10" '
-                     f'text-anchor="end" fill="#555">{escape(last)}</text>')
-    line = " ".join(f"{x(i):.1f},{y(f.median):.1f}" for i, f in pts if f.median is not None)
-    parts.append(f'<polyline class="medians" points="{line}" fill="none" stroke="#9ab" '
+                     f'text-anchor="end" fill="#555">{escape(history[-1].when[:10])}</text>')
+    bars = "".join(f"M{x(i):.1f} {y(a):.1f}V{y(b):.1f}" for (i, _, _), (a, b)
+                   in zip(pts, spans, strict=True) if a != b)
+    if bars:
+        parts.append(f'<path class="intervals" d="{bars}" stroke="#36c" fill="none"/>')
+    line = " ".join(f"{x(i):.1f},{y(m):.1f}" for i, _, m in pts)
+    parts.append(f'<polyline class="medians" points="{line}" fill="none" stroke="#36c" '
                  f'stroke-width="1"/>')
-    for i, f in pts:
-        assert f.median is not None
-        cx, cy = x(i), y(f.median)
-        iv = _interval(f)
-        if iv is not None:
-            parts.append(f'<line class="interval" x1="{cx:.1f}" x2="{cx:.1f}" '
-                         f'y1="{y(iv[0]):.1f}" y2="{y(iv[1]):.1f}" stroke="#36c"/>')
+    for i, f, m in pts:
         c = changed.get(f.session)
         if c is not None:
-            parts.append(f'<line class="change" x1="{cx:.1f}" x2="{cx:.1f}" y1="{top}" '
-                         f'y2="{height - bottom}" stroke="#b00" stroke-dasharray="3,2"/>')
-        color = "#b00" if c is not None else "#36c"
-        tip = f"{f.when[:16]} · {f.session}: {num(f.median)}" + (
-            f" (95 % interval {num(iv[0])} – {num(iv[1])}, n={f.n})" if iv else
-            f" (n={f.n}, no interval)") + (f" — {c.text()}" if c else "")
-        parts.append(f'<circle class="session" cx="{cx:.1f}" cy="{cy:.1f}" r="3" '
-                     f'fill="{color}"><title>{escape(tip)}</title></circle>')
+            parts.append(f'<line class="change" x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{top}" '
+                         f'y2="{height - bottom}" stroke="#b00" stroke-dasharray="3,2"/>'
+                         f'<circle class="changed" cx="{x(i):.1f}" cy="{y(m):.1f}" r="4" '
+                         f'fill="#b00"><title>{escape(c.text())}</title></circle>')
         if f.session == shown:
-            parts.append(f'<circle class="shown" cx="{cx:.1f}" cy="{cy:.1f}" r="6" '
-                         f'fill="none" stroke="#222"/>')
+            parts.append(f'<circle class="shown" cx="{x(i):.1f}" cy="{y(m):.1f}" r="6" '
+                         f'fill="none" stroke="#222"><title>{escape(f.when[:16])}: '
+                         f'{escape(num(m))} (the figure shown)</title></circle>')
     parts.append("</svg>")
     return "".join(parts)

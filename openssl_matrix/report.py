@@ -828,7 +828,7 @@ def _run_record(run_path: Path, rel: str, files: list[str], o: Observation | Any
 
 def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observation],
            block: int, shown: Shown) -> ReportSummary:
-    from .cellpage import Links, PageUnit, page_view, write_pages
+    from .cellpage import Links, PageUnit, page_view, write_pages, write_session_pages
     from .report_ops import write_ops  # public-key and handshake figures
     from .reportquality import quality
 
@@ -846,8 +846,10 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
         seen.add(o.run_path)
         rel = run_folder(o)
         runs.append(_run_record(o.run_path, rel, _copy_run(o.run_path, out / rel), o))
+    session_rows = session_table(_one_per_run([*obs, *ops_obs]))
+    numbers = {str(r["session"]): n for n, r in enumerate(session_rows, 1)}
     ops = write_ops(tree, out, ops_obs, selection=shown.selection, final=shown.final,
-                    css=CSS)
+                    css=CSS, numbers=numbers)
     for op in ops.current:
         if op.run_path not in seen:
             seen.add(op.run_path)
@@ -862,7 +864,8 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     (out / "data" / f"method-table-{block}.csv").write_text(
         _csv(mt, ["cpu", "version", "arch", "method", *algs]), encoding="utf-8")
     # each cell's own page: its history, changes, sessions and runs
-    links = Links(shown.final, tree.root.resolve(), frozenset(seen))
+    links = Links(shown.final, tree.root.resolve(), frozenset(seen), numbers)
+    write_session_pages(out, session_rows, [*obs, *ops_obs], links, CSS)
     unit = PageUnit(MBPS.name, MBPS.scale, MBPS.num)
     chosen = shown.selection.describe()
     write_pages(out, ((c.page, page_view(
@@ -909,7 +912,6 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
         repros.append({"id": spec_id, "data": data,
                        "text": f"reproductions/{dest.name}/side-by-side.txt",
                        "json": f"reproductions/{dest.name}/verdicts.json"})
-    session_rows = session_table(_one_per_run([*obs, *ops_obs]))
     generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
     report = {
         "generated": generated, "results_tree": str(tree.root.resolve()), "block_size": block,
@@ -934,7 +936,8 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
                               for i, cpu in enumerate(comp.cpus)}
                           for a in comp.algorithms()} for m in comp.methods()},
         } for comp in comps],
-        "cells": [{**row, "history": [f.to_json() for f in c.history]}
+        "history_columns": list(HISTORY_COLUMNS),
+        "cells": [{**row, **history_json(c.history, numbers)}
                   for row, c in zip(rows, _cells_in_row_order(groups), strict=True)],
         "ops_cells": ops.json_cells,
         "charts": [f"charts/{p.name}" for p in paths],
@@ -952,6 +955,33 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     return ReportSummary(out, groups, block, [*paths, *ops.charts], len(obs) + len(ops_obs),
                          len(repros), comps, ops.lines, ops.tables, panel,
                          sessions=len(session_rows), changes=len(changed))
+
+
+#: The columns of a cell's ``history`` rows in report.json: the session's number in
+#: ``sessions`` (1 = the oldest; its id, start, engine and conditions are there), the
+#: median and 95 % interval of that session's usable figures (bytes/s, ops/s or conn/s),
+#: their count, and the cell's image id in that session (an index into ``images``).
+HISTORY_COLUMNS = ("session", "median", "ci_low", "ci_high", "n", "image")
+
+
+def history_json(history: Sequence[SessionFigure], numbers: Mapping[str, int],
+                 ) -> dict[str, Any]:
+    """A cell's sessions for report.json, one compact row each (``HISTORY_COLUMNS``), so
+    the file grows by a few bytes per cell and session."""
+    images: list[str | None] = []
+    rows = []
+    for f in history:
+        if f.prov.image_id not in images:
+            images.append(f.prov.image_id)
+        e = f.estimate
+
+        def r(v: float | None) -> float | None:
+            return None if v is None else round(v, 1)
+
+        rows.append([numbers.get(f.session), r(e.median) if e else None,
+                     r(e.ci_low) if e else None, r(e.ci_high) if e else None,
+                     e.n if e else 0, images.index(f.prov.image_id)])
+    return {"history": rows, "images": images}
 
 
 def _one_per_run(obs: Iterable[Any]) -> list[Provenance]:

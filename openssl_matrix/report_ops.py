@@ -16,7 +16,7 @@ import hashlib
 import io
 import re
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -467,13 +467,13 @@ def _unit(t: OpsTable) -> PageUnit:
 def write_ops(tree: ResultsTree, out: Path,
               obs: Sequence[OpsObservation] | None = None, *,
               selection: Selection | None = None, final: Path | None = None,
-              css: str = "") -> OpsSection:
+              css: str = "", numbers: Mapping[str, int] | None = None) -> OpsSection:
     """Tables, charts, cell pages and data of the ops-per-second figures ``obs`` (default:
     read from the tree) into the report folder ``out`` (``final``: where it will live, for
     the cell pages' links into the tree). Copies nothing: ``report`` copies the runs the
     cells show (``OpsSection.current``)."""
     from .cellpage import Links, page_view, write_pages
-    from .report import change_rows
+    from .report import change_rows, history_json
 
     obs = ops_observations(tree) if obs is None else obs
     tables = ops_tables(obs, selection)
@@ -493,7 +493,8 @@ def write_ops(tree: ResultsTree, out: Path,
                       "refused": refusal_lines(t),
                       "chart": _href(f"charts/{path.name}") if drawn else None,
                       "no_chart": not drawn})
-    links = Links(final or out, tree.root.resolve(), frozenset(o.run_path for o in current))
+    links = Links(final or out, tree.root.resolve(), frozenset(o.run_path for o in current),
+                  numbers or {})
     chosen = (selection or Selection()).describe()
     write_pages(out, ((t.page(r, c), page_view(
         title=f"{t.title} · {r} · OpenSSL {c}", back=f"../index.html#{t.slug}",
@@ -506,8 +507,9 @@ def write_ops(tree: ResultsTree, out: Path,
     rows = cell_rows(tables)
     history = {(t.cpu, t.kind, t.arch, r, c): t.history(r, c) for t in tables
                for (r, c) in t.cells}
-    json_cells = [{**row, "history": [f.to_json() for f in history[
-        (row["cpu"], row["kind"], row["arch"], row["row"], row["column"])]]} for row in rows]
+    json_cells = [{**row, **history_json(history[
+        (row["cpu"], row["kind"], row["arch"], row["row"], row["column"])], numbers or {})}
+        for row in rows]
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(CELL_FIELDS), lineterminator="\n")
     writer.writeheader()

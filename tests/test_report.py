@@ -95,9 +95,12 @@ def test_report_folder(fake_matrix: Path, tmp_path: Path) -> None:
     assert len(data["runs"]) == 4  # the shown (latest) session's runs of four variants
     assert len(data["sessions"]) == 2
     jcell = next(c for c in data["cells"] if c["page"] == cell.page)
-    assert [s["session"] for s in jcell["history"]] == [f.session for f in cell.history]
-    assert set(jcell["history"][0]) >= {"when", "engine", "image_id", "median", "ci_low",
-                                        "ci_high", "n"}
+    assert data["history_columns"] == ["session", "median", "ci_low", "ci_high", "n", "image"]
+    assert [data["sessions"][r[0] - 1]["session"] for r in jcell["history"]] == \
+        [f.session for f in cell.history]
+    assert [r[1] for r in jcell["history"]] == [EVP_AES, EVP_AES]
+    assert {"when", "engine", "kernel"} <= set(data["sessions"][0])
+    assert jcell["images"][jcell["history"][0][5]].startswith("sha256:")
 
     # charts: one grouped-bar chart per table, one block-size chart per algorithm
     pngs = sorted(p.name for p in (out / "charts").iterdir())
@@ -116,15 +119,22 @@ def test_report_folder(fake_matrix: Path, tmp_path: Path) -> None:
     for t in targets:
         assert (out / t).is_dir() if t.endswith("/") else (out / t).is_file(), t
     assert sum(t.startswith("cells/") for t in targets) == 2 * 4 * 2 * (1 + 6)
-    # the cell's page: both sessions, the shown one's runs copied, the earlier in the tree
+    # the cell's page: both sessions, the shown one's run copied and linked; each
+    # session's page lists its runs, the earlier one's linked in the tree
     page = (out / cell.page).read_text()
     assert page.count("<tr") == 1 + 2 and '<svg class="history"' in page
-    raws = [t for t in links(page) if t.endswith(".stdout")]
-    assert len(raws) == 2
-    assert raws[0].startswith("../runs/") and (out / "cells" / raws[0]).is_file()
-    assert not raws[1].startswith("../runs/")
-    assert (out / "cells" / raws[1]).resolve().read_text().startswith("+H:")
-    assert (out / "cells" / raws[1]).resolve().is_relative_to(tree.root.resolve())
+    [raw] = [t for t in links(page) if t.endswith(".stdout")]
+    assert raw.startswith("../runs/") and (out / "cells" / raw).read_text().startswith("+H:")
+    assert [t for t in links(page) if "sessions/" in t] == ["../sessions/2.html"] * 2 + [
+        "../sessions/1.html"]  # the figure's session, then the table, newest first
+    earlier = links((out / "sessions" / "1.html").read_text())
+    runs = [t for t in earlier if t.endswith("/") and "quick" in t]
+    assert len(runs) == 4 and not any(t.startswith("../runs/") for t in runs)
+    for t in runs:
+        folder = (out / "sessions" / t).resolve()
+        assert folder.is_relative_to(tree.root.resolve()) and (folder / "meta.json").is_file()
+    assert all(t.startswith("../runs/") for t in links((out / "sessions" / "2.html")
+                                                       .read_text()) if "quick" in t)
 
 
 def test_report_replaces_the_old_one_and_keeps_it_on_failure(

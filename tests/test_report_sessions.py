@@ -2,11 +2,9 @@
 and interval, every session is one entry of the cell's history, and a session that moves
 a figure beyond its interval is flagged as a change, with what else changed.
 
-The trees come from the real Builder and Bencher against the fake backend (the one seam),
-answering ``openssl speed -mr`` in the real 1.1.1w format (``test_reproduce_fake``). So
-that a session has a spread, the responder gives each figure's repetitions the factors
-``ROUND_FACTORS`` in turn, and a whole session a level (``Levels``): a documented
-synthetic load, not a measurement.
+The trees come from the real Builder and Bencher against the fake backend (the one seam):
+``sessiontrees.bench_sessions``, whose responder gives each session a level and each
+repetition a small factor (a documented synthetic load, not a measurement).
 """
 
 from __future__ import annotations
@@ -15,75 +13,24 @@ import csv
 import io
 import json
 import re
-from collections.abc import Mapping, Sequence
 from html import escape
 from pathlib import Path
 
 import pytest
 
-from openssl_matrix.bench import Bencher
-from openssl_matrix.build import Builder
 from openssl_matrix.errors import UsageError
 from openssl_matrix.export import render
 from openssl_matrix.history import MIN_RUN, changes
-from openssl_matrix.model import load_matrix
 from openssl_matrix.records import FROM_JOURNAL, FROM_SERIES, META
 from openssl_matrix.report import build_report
-from openssl_matrix.results import ResultsTree
 from openssl_matrix.sessions import Provenance, Selection, SessionFigure
-from openssl_matrix.sources import default_urls
 from openssl_matrix.stats import estimate
 
-from .fakes import CPUINFO_EPYC, FakeBackend
+from .sessiontrees import bench_sessions
 from .test_report import links
-from .test_reproduce_fake import EVP_AES, fake_speed
+from .test_reproduce_fake import EVP_AES
 
-#: The factors the repetitions of one figure get in turn (a 0.4 % spread: n=3 gives a
-#: 95 % interval of about ±1 %).
-ROUND_FACTORS = (1.0, 1.004, 0.996)
 ASM = "asm + AES-NI & SHA ext."
-
-
-class Levels:
-    """The fake engine's responder: ``fake_speed`` with every figure multiplied by the
-    session's level and the repetition's factor."""
-
-    def __init__(self) -> None:
-        self.level = 1.0
-        self.calls: dict[tuple[str, tuple[tuple[str, str], ...], str], int] = {}
-
-    def __call__(self, image: str, command: Sequence[str], env: Mapping[str, str],
-                 ) -> tuple[int, str, str]:
-        code, out, err = fake_speed(image, command, env)
-        key = (image, tuple(sorted(env.items())), " ".join(command))
-        n = self.calls[key] = self.calls.get(key, -1) + 1
-        factor = self.level * ROUND_FACTORS[n % len(ROUND_FACTORS)]
-
-        def scale(line: str) -> str:
-            if not line.startswith("+F:"):
-                return line
-            parts = line.split(":")  # +F:<n>:<label>:<value per block size>...
-            return ":".join([*parts[:3], *(f"{float(v) * factor:.2f}" for v in parts[3:])])
-
-        return code, "\n".join(scale(x) for x in out.splitlines()) + "\n", err
-
-
-def bench_sessions(fake_matrix: Path, tmp_path: Path, levels: Sequence[float],
-                   kernels: Sequence[str] = ()) -> ResultsTree:
-    """One ``bench --repeat 3`` session per level (and kernel, when given)."""
-    m = load_matrix(fake_matrix, default_urls=default_urls)
-    responder = Levels()
-    backend = FakeBackend(responder)
-    tree = ResultsTree(tmp_path / "results")
-    Builder(m, backend, tree, workdir=tmp_path / "work").build(list(m.variants))
-    bencher = Bencher(m, backend, tree, engine=backend.engine_info(), git_commit="abc")
-    for i, level in enumerate(levels):
-        responder.level = level
-        if kernels:
-            backend.cpuinfo = CPUINFO_EPYC.replace("Linux 6.1.0", f"Linux {kernels[i]}")
-        outcomes = bencher.bench(list(m.variants), m.suite("quick"), "auto", repeat=3)
-        assert {o.status for o in outcomes} == {"complete"}
-    return tree
 
 
 def test_two_sessions_are_two_entries_and_the_interval_is_one_sessions(
@@ -105,8 +52,11 @@ def test_two_sessions_are_two_entries_and_the_interval_is_one_sessions(
     assert cell.changes == []
     data = json.loads((tmp_path / "report" / "data" / "report.json").read_text())
     row = next(c for c in data["cells"] if c["page"] == cell.page)
-    assert [(s["session"], s["n"]) for s in row["history"]] == \
+    sessions = [s["session"] for s in data["sessions"]]
+    assert [(sessions[r[0] - 1], r[4]) for r in row["history"]] == \
         [(first.session, 3), (latest.session, 3)]
+    assert row["history"][1][1:4] == [round(v, 1) for v in (own.median, own.ci_low,
+                                                            own.ci_high)]
     assert row["n"] == 3 and row["session"] == latest.session
     assert data["changes"] == [] and len(data["sessions"]) == 2
     # --session: the figure is the first session's, its history still both
@@ -159,8 +109,10 @@ def test_a_third_session_that_moves_a_figure_is_a_change(fake_matrix: Path,
     # the cell's page: the chart with three sessions and the change marked, every link
     # resolves (the shown session's runs in the report, the others in the tree)
     page = (out / cell.page).read_text()
-    assert page.count('<circle class="session"') == 3 and page.count('class="change"') == 1
-    assert page.count('<line class="interval"') == 3
+    chart = page.split('<svg class="history"')[1].split("</svg>")[0]
+    assert chart.split('points="')[1].split('"')[0].count(",") == 3  # three medians
+    assert chart.count("V") == 3  # three intervals
+    assert chart.count('class="changed"') == 1 and chart.count('class="shown"') == 1
     for t in links(page):
         assert (out / "cells" / t).resolve().is_file(), t
     copied = {p.parent.parent for p in (out / "runs").glob("*/*/*/*/raw/*.stdout")}
