@@ -160,20 +160,25 @@ def _env() -> jinja2.Environment:
                               undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
 
 
+#: The stylesheet the cell and session pages share (written once, beside index.html).
+STYLESHEET = "report.css"
+
+
 def write_pages(out: Path, pages: Iterable[tuple[str, Mapping[str, Any]]], css: str) -> int:
-    """Write each (page path relative to ``out``, cell view) page; return how many."""
+    """Write each (page path relative to ``out``, cell view) page, and the stylesheet
+    ``css`` they link; return how many pages."""
     template = _env().get_template("cell.html.j2")
     count = 0
     (out / "cells").mkdir(exist_ok=True)
+    (out / STYLESHEET).write_text(css, encoding="utf-8")
     for path, view in pages:
-        (out / path).write_text(template.render(css=css, **view), encoding="utf-8")
+        (out / path).write_text(template.render(**view), encoding="utf-8")
         count += 1
     return count
 
 
 def write_session_pages(out: Path, sessions: Sequence[Mapping[str, Any]],
-                        observations: Iterable[PageObservation], links: Links,
-                        css: str) -> int:
+                        observations: Iterable[PageObservation], links: Links) -> int:
     """One page per session of the tree (``sessions``: ``sessions.session_table``'s rows,
     numbered in order): its conditions and its runs, each linked to its folder, with the
     statuses of its figures."""
@@ -187,12 +192,12 @@ def write_session_pages(out: Path, sessions: Sequence[Mapping[str, Any]],
     for n, row in enumerate(sessions, 1):
         entries = sorted(runs.get(str(row["session"]), {}).values(),
                          key=lambda e: (e[0].cpu, e[0].variant, e[0].suite, e[0].run))
-        view = [{"name": f"{o.cpu}/{o.variant}/{o.suite}/{o.run}",
+        view = [{"name": f"{o.variant}/{o.suite}/{o.run}",
                  "href": href(links.run_dir(o) + "/"),
                  "image": ((o.prov or UNKNOWN).image_id or "—")[:19],
                  "statuses": ", ".join(f"{c} {s}" for s, c in sorted(counts.items())),
                  "copied": o.run_path in links.copied} for o, counts in entries]
         (out / "sessions" / f"{n}.html").write_text(
-            template.render(css=css, number=n, session=row, runs=view,
-                            tree=str(links.tree)), encoding="utf-8")
+            template.render(number=n, session=row, runs=view, tree=str(links.tree)),
+            encoding="utf-8")
     return len(sessions)

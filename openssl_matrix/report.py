@@ -118,12 +118,14 @@ class Observation:
         return self.status in USABLE_STATUSES and self.bytes_per_s is not None
 
 
-def observations(tree: ResultsTree, sessions: Sessions | None = None) -> list[Observation]:
-    """Every symmetric (bytes per second) figure in the tree, each with its run's session
-    (``sessions.Sessions``: one per tree, shared with the public-key figures)."""
+def observations(tree: ResultsTree, sessions: Sessions | None = None,
+                 runs: Iterable[records.Run] | None = None) -> list[Observation]:
+    """Every symmetric (bytes per second) figure in the tree (or of its finished ``runs``,
+    read once by the caller), each with its run's session (``sessions.Sessions``: one per
+    tree, shared with the public-key figures)."""
     sessions = sessions or Sessions(tree.root)
     out: list[Observation] = []
-    for ref in records.finished_runs(tree.root):
+    for ref in records.finished_runs(tree.root) if runs is None else runs:
         meta = ref.meta
         prov = sessions.provenance(ref)
         figures = ref.figures
@@ -688,6 +690,8 @@ nav a{margin-right:1em}
 .pm{color:#555;font-size:.9em}.flagged{color:#999;font-size:.85em}
 .prov .run{white-space:nowrap}.prov a.meta{color:#888}.model{margin:0 0 .3em 0}
 table.quality td{vertical-align:middle}
+table.sessions td:nth-child(3){text-align:right;font-variant-numeric:tabular-nums}
+tr.shown td{background:#f6f6e8}svg.history{display:block;margin:.5em 0}
 """
 
 
@@ -783,8 +787,9 @@ def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192,
     records.require_tree(tree.root)
     selection = selection or Selection()
     sessions = Sessions(tree.root)
-    obs = observations(tree, sessions)  # a damaged run file is named first, before the target
-    ops_obs = ops_observations(tree, sessions)
+    runs = list(records.finished_runs(tree.root))  # the tree read once, a damaged run file
+    obs = observations(tree, sessions, runs)  # named first, before the target
+    ops_obs = ops_observations(tree, sessions, runs)
     check_selection(selection, {p.session for p in _one_per_run([*obs, *ops_obs])})
     groups = group_observations(obs, selection)
     out = check_report_target(out, tree.root)
@@ -794,7 +799,7 @@ def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192,
         os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp's 0700 would hide the report
         write_report_marker(tmp)
         summary = _write(tree, tmp, groups, obs, block_size,
-                         Shown(out, selection, ops_obs))
+                         Shown(out, selection, ops_obs, runs))
         swap_in(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -811,6 +816,7 @@ class Shown:
     final: Path
     selection: Selection
     ops_obs: Sequence[Any]
+    runs: Sequence[records.Run] = ()
 
 
 def _run_record(run_path: Path, rel: str, files: list[str], o: Observation | Any
@@ -849,7 +855,7 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     session_rows = session_table(_one_per_run([*obs, *ops_obs]))
     numbers = {str(r["session"]): n for n, r in enumerate(session_rows, 1)}
     ops = write_ops(tree, out, ops_obs, selection=shown.selection, final=shown.final,
-                    css=CSS, numbers=numbers)
+                    css=CSS, numbers=numbers, runs=shown.runs)
     for op in ops.current:
         if op.run_path not in seen:
             seen.add(op.run_path)
@@ -865,7 +871,7 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
         _csv(mt, ["cpu", "version", "arch", "method", *algs]), encoding="utf-8")
     # each cell's own page: its history, changes, sessions and runs
     links = Links(shown.final, tree.root.resolve(), frozenset(seen), numbers)
-    write_session_pages(out, session_rows, [*obs, *ops_obs], links, CSS)
+    write_session_pages(out, session_rows, [*obs, *ops_obs], links)
     unit = PageUnit(MBPS.name, MBPS.scale, MBPS.num)
     chosen = shown.selection.describe()
     write_pages(out, ((c.page, page_view(
@@ -975,8 +981,8 @@ def history_json(history: Sequence[SessionFigure], numbers: Mapping[str, int],
             images.append(f.prov.image_id)
         e = f.estimate
 
-        def r(v: float | None) -> float | None:
-            return None if v is None else round(v, 1)
+        def r(v: float | None) -> float | None:  # bytes/s to the byte, ops/s to 0.01
+            return None if v is None else round(v) if abs(v) >= 1e5 else round(v, 2)
 
         rows.append([numbers.get(f.session), r(e.median) if e else None,
                      r(e.ci_low) if e else None, r(e.ci_high) if e else None,

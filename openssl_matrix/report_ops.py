@@ -16,7 +16,7 @@ import hashlib
 import io
 import re
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -91,11 +91,12 @@ def _row_label(fig: dict[str, Any], kind: str) -> str:
 
 
 def ops_observations(tree: ResultsTree, sessions: Sessions | None = None,
-                     ) -> list[OpsObservation]:
-    """Every ops-per-second figure of a pkey or tls run in the tree, with its session."""
+                     runs: Iterable[records.Run] | None = None) -> list[OpsObservation]:
+    """Every ops-per-second figure of a pkey or tls run in the tree (or of its finished
+    ``runs``, read once by the caller), with its session."""
     sessions = sessions or Sessions(tree.root)
     out: list[OpsObservation] = []
-    for run in records.finished_runs(tree.root):
+    for run in records.finished_runs(tree.root) if runs is None else runs:
         meta = run.meta
         suite = meta.suite or {}
         kind = str(suite.get("kind") or "speed")
@@ -240,13 +241,14 @@ def ops_tables(obs: Sequence[OpsObservation],
 _NOT_MEASURED = re.compile(r"^(\S+): not measured: (.+)$")
 
 
-def add_refusals(tree: ResultsTree, tables: Sequence[OpsTable]) -> None:
+def add_refusals(tree: ResultsTree, tables: Sequence[OpsTable],
+                 runs: Iterable[records.Run] | None = None) -> None:
     """Note in each table why a column lacks a public-key row: the run's notes say which
     algorithm its version or build could not measure (``pkey.plan``)."""
     from .pkey import ALGORITHMS
 
     by_key = {(t.cpu, t.arch): t for t in tables if t.kind == "pkey"}
-    for run in records.finished_runs(tree.root, figures=False):
+    for run in records.finished_runs(tree.root, figures=False) if runs is None else runs:
         variant = run.meta.variant or {}
         t = by_key.get((run.cpu, str(variant.get("arch") or "?")))
         if t is None or str((run.meta.suite or {}).get("kind")) != "pkey":
@@ -467,7 +469,8 @@ def _unit(t: OpsTable) -> PageUnit:
 def write_ops(tree: ResultsTree, out: Path,
               obs: Sequence[OpsObservation] | None = None, *,
               selection: Selection | None = None, final: Path | None = None,
-              css: str = "", numbers: Mapping[str, int] | None = None) -> OpsSection:
+              css: str = "", numbers: Mapping[str, int] | None = None,
+              runs: Sequence[records.Run] = ()) -> OpsSection:
     """Tables, charts, cell pages and data of the ops-per-second figures ``obs`` (default:
     read from the tree) into the report folder ``out`` (``final``: where it will live, for
     the cell pages' links into the tree). Copies nothing: ``report`` copies the runs the
@@ -477,7 +480,7 @@ def write_ops(tree: ResultsTree, out: Path,
 
     obs = ops_observations(tree) if obs is None else obs
     tables = ops_tables(obs, selection)
-    add_refusals(tree, tables)
+    add_refusals(tree, tables, runs or None)
     charts: list[Path] = []
     views = []
     current = [o for t in tables for key in t.cells for o in t.current(*key)]
