@@ -951,7 +951,8 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
         "reproductions": [{"id": r["id"], "summary": r["data"].get("summary"),
                            "side_by_side": r["text"]} for r in repros],
     }
-    (out / "data" / "report.json").write_text(json.dumps(report, default=str) + "\n",
+    (out / "data" / "report.json").write_text(json.dumps(report, default=str,
+                                                         separators=(",", ":")) + "\n",
                                               encoding="utf-8")
     page = render_html(groups, block, charts, session_rows, repros, generated,
                        tree.root.resolve(), panel, side_views, changed, chosen)

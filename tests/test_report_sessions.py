@@ -55,8 +55,9 @@ def test_two_sessions_are_two_entries_and_the_interval_is_one_sessions(
     sessions = [s["session"] for s in data["sessions"]]
     assert [(sessions[r[0] - 1], r[4]) for r in row["history"]] == \
         [(first.session, 3), (latest.session, 3)]
-    assert row["history"][1][1:4] == [round(v, 1) for v in (own.median, own.ci_low,
-                                                            own.ci_high)]
+    assert own.ci_low is not None and own.ci_high is not None
+    assert row["history"][1][1:4] == [round(own.median), round(own.ci_low),
+                                      round(own.ci_high)]
     assert row["n"] == 3 and row["session"] == latest.session
     assert data["changes"] == [] and len(data["sessions"]) == 2
     # --session: the figure is the first session's, its history still both
