@@ -141,17 +141,21 @@ class _Record:
                 raise RecordError(f"{at}the key '{key}' is missing")
         names = _field_names(cls)
         values: dict[str, Any] = {}
-        for key in names:
-            if key not in data:
-                continue
-            value = data[key]
-            kind = cls._TYPES.get(key, ANY)
-            if not _CHECKS[kind](value):
-                raise RecordError(f"{at}'{key}' is {_show(value)}, expected {kind}")
-            values[key] = value
-        extra = {k: v for k, v in data.items() if k not in names and k != "schema"}
-        record = cls(schema=schema, extra=MappingProxyType(extra), **values)
-        object.__setattr__(record, "_given", frozenset(values))
+        extra: dict[str, Any] = {}
+        types = cls._TYPES
+        for key, value in data.items():  # one pass over what the file holds
+            if key in names:
+                kind = types.get(key, ANY)
+                if not _CHECKS[kind](value):
+                    raise RecordError(f"{at}'{key}' is {_show(value)}, expected {kind}")
+                values[key] = value
+            elif key != "schema":
+                extra[key] = value
+        # built as __init__ would (every field its default, then the values read), without
+        # its per-field frozen setattr: a report reads 100,000s of figures
+        record = cls.__new__(cls)
+        record.__dict__.update(_field_defaults(cls), **values, schema=schema,
+                               extra=MappingProxyType(extra), _given=frozenset(values))
         return record
 
     def to_json(self) -> dict[str, Any]:
@@ -188,6 +192,16 @@ class _Record:
 
 
 _NAMES: dict[type, frozenset[str]] = {}
+_DEFAULTS: dict[type, dict[str, Any]] = {}
+
+
+def _field_defaults(cls: type) -> dict[str, Any]:
+    """Every field's default (``extra`` aside: each record gets its own)."""
+    found = _DEFAULTS.get(cls)
+    if found is None:
+        found = _DEFAULTS[cls] = {f.name: _default(f) for f in dataclasses.fields(cls)
+                                  if f.name != "extra"}
+    return found
 
 
 def _field_names(cls: type) -> frozenset[str]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import io
 import json
 import os
@@ -131,45 +132,47 @@ def observations(tree: ResultsTree, sessions: Sessions | None = None,
         figures = ref.figures
         variant = meta.get("variant") or {}
         host = meta.get("host") or {}
-        commands = {str(i.get("name")): list(i.get("command") or [])
+        commands = {str(i.get("name")): [str(c) for c in i["command"]]
+                    if isinstance(i.get("command"), list) else []
                     for i in meta.get("invocations") or [] if isinstance(i, dict)}
         suite = meta.get("suite") or {}
         published = meta.get("kind") == "reference"
         source = Path(str(meta.extra.get("source_file") or "a published report")).name \
             if published else ""
+        # what every figure of the run shares, found once (a report reads 100,000s)
+        version, asm = str(variant.get("version") or "?"), bool(variant.get("asm", True))
+        arch, march = str(variant.get("arch") or "?"), variant.get("march")
+        configure = tuple(variant.get("configure") or ())
+        forced, flags = bool(meta.get("forced")), tuple(host.get("cpu_flags") or ())
+        suite_evp = bool(suite.get("evp", True))
         for fig in figures:
-            if fig.operation is not None:
+            block = fig.block_size
+            if fig.operation is not None or not isinstance(block, int):
                 continue
-            block = fig.get("block_size")
-            if not isinstance(block, int):
-                continue
-            invocation = str(fig.get("invocation") or "")
+            invocation = str(fig.invocation or "")
             command = commands.get(invocation, [])
-            engine = fig.get("engine")
+            engine = fig.engine
             if engine is None and "-engine" in command:
                 idx = command.index("-engine")
                 engine = command[idx + 1] if idx + 1 < len(command) else "?"
-            value = fig.get("bytes_per_s")
-            status = str(fig.get("status") or "?")
+            value = fig.bytes_per_s
+            status = str(fig.status or "?")
             if value is not None and impossible(value):  # NaN, inf, negative, absurd
                 value, status = None, STATUS_IMPOSSIBLE
-            evp = fig.get("evp")
-            if fig.get("path") in ("evp", "legacy"):
-                evp = fig.get("path") == "evp"
+            evp = fig.evp
+            if fig.path in ("evp", "legacy"):
+                evp = fig.path == "evp"
             out.append(Observation(
-                cpu=ref.cpu, variant=ref.variant, version=str(variant.get("version") or "?"),
-                asm=bool(variant.get("asm", True)), arch=str(variant.get("arch") or "?"),
-                march=variant.get("march"), configure=tuple(variant.get("configure") or ()),
+                cpu=ref.cpu, variant=ref.variant, version=version, asm=asm, arch=arch,
+                march=march, configure=configure,
                 suite=ref.suite, run=ref.run, run_path=ref.path, invocation=invocation,
-                mask=str(fig.get("mask") or "default"), ia32cap=fig.get("ia32cap"),
-                engine=engine,
-                evp=bool(suite.get("evp", True)) if evp is None else bool(evp),
-                algorithm=str(fig.get("algorithm")), block_size=block,
+                mask=str(fig.mask or "default"), ia32cap=fig.ia32cap, engine=engine,
+                evp=suite_evp if evp is None else bool(evp),
+                algorithm=str(fig.algorithm), block_size=block,
                 bytes_per_s=float(value) if isinstance(value, (int, float)) else None,
-                status=status, forced=bool(meta.get("forced")),
-                host_flags=tuple(host.get("cpu_flags") or ()),
+                status=status, forced=forced, host_flags=flags,
                 raw_file="raw/report.txt" if published else f"raw/{invocation}.stdout",
-                published=published, decrypt=fig.get("direction") == "decrypt",
+                published=published, decrypt=fig.direction == "decrypt",
                 source=source, prov=prov,
             ))
     return out
@@ -179,6 +182,7 @@ def observations(tree: ResultsTree, sessions: Sessions | None = None,
 # methods
 
 
+@functools.cache  # one per mask of the tree, asked once per figure
 def describe_mask(ia32cap: str) -> str:
     """``~0x200000200000000`` -> ``AES-NI & PCLMULQDQ off``."""
     words = ia32cap.split(":")
@@ -290,7 +294,7 @@ class Cell:
         sid = self.shown.session
         return [o for o in self.observations if (o.prov or UNKNOWN).session == sid]
 
-    @property
+    @cached_property
     def ok_values(self) -> list[float]:
         """Values of the shown session that go into the median (``USABLE_STATUSES``)."""
         return [o.bytes_per_s for o in self.current
@@ -301,7 +305,7 @@ class Cell:
         vals = self.ok_values
         return statistics.median(vals) if vals else None
 
-    @property
+    @cached_property
     def estimate(self) -> Estimate | None:
         """Median and 95 % interval of the usable values (``stats``). A published report's
         figures are transcribed, not repetitions of one measurement: no interval."""
