@@ -155,15 +155,6 @@ class SessionFigure:
     def n(self) -> int:
         return self.estimate.n if self.estimate is not None else 0
 
-    def to_json(self) -> dict[str, object]:
-        e = self.estimate
-        return {"session": self.session, "when": self.when, "derived": self.prov.derived,
-                "engine": self.prov.engine, "image_id": self.prov.image_id,
-                "median": e.median if e else None, "ci_low": e.ci_low if e else None,
-                "ci_high": e.ci_high if e else None, "n": e.n if e else 0,
-                "figures": self.figures,
-                "not_ok": dict(self.statuses)}
-
 
 UNKNOWN = Provenance("?", True, "", "?", None, None, None, None, None)
 
