@@ -44,9 +44,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from openssl_matrix import hostacct, records  # noqa: E402
-from openssl_matrix.report import build_report  # noqa: E402
-from openssl_matrix.results import ResultsTree, new_numbered_dir  # noqa: E402
+from openssl_matrix.measure import hostacct  # noqa: E402
+from openssl_matrix.report.page import build_report  # noqa: E402
+from openssl_matrix.results import records  # noqa: E402
+from openssl_matrix.results.tree import ResultsTree, new_numbered_dir  # noqa: E402
 
 #: The goals of issue 28 for a tree of 2,500 runs.
 PAGE_MAX = 2_000_000

@@ -12,14 +12,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar
 
-from openssl_matrix.bench import Bencher
-from openssl_matrix.build import Builder
-from openssl_matrix.model import load_matrix
-from openssl_matrix.results import ResultsTree
-from openssl_matrix.sources import default_urls
+from openssl_matrix.build.build import Builder
+from openssl_matrix.build.sources import default_urls
+from openssl_matrix.matrix.load import load_matrix
+from openssl_matrix.measure.session import Bencher
+from openssl_matrix.results.tree import ResultsTree
 
+from .fake.test_reproduce_fake import fake_speed
 from .fakes import CPUINFO_EPYC, FakeBackend
-from .test_reproduce_fake import fake_speed
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "speed"
 
@@ -75,7 +75,7 @@ class Replay:
     FILES: ClassVar[Mapping[str, str]] = {"1.1.1w": "real-1.1.1w", "3.0.20": "real-3.0.20"}
 
     def __init__(self, legacy_from: int) -> None:
-        from openssl_matrix.parsing import parse_report
+        from openssl_matrix.parse import parse_report
 
         self.legacy_from = legacy_from
         self.session = 0
