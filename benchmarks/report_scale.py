@@ -135,6 +135,8 @@ class Row:
     runs: int
     sessions: int
     seconds: float
+    cpu_seconds: float
+    """The report's own CPU time (user + system): what the wall time is on a quiet host."""
     page_bytes: int
     report_bytes: int
     tree_bytes: int
@@ -163,13 +165,13 @@ def measure(seed: list[records.Run], work: Path, runs: int) -> Row:
     summary = build_report(tree, out)
     seconds = time.perf_counter() - t0
     cpu1, after = os.times(), hostacct.read_host_stat()
-    acct = hostacct.accounting(before, after, cpu_seconds=(cpu1.user + cpu1.system)
-                               - (cpu0.user + cpu0.system))
+    cpu = (cpu1.user + cpu1.system) - (cpu0.user + cpu0.system)
+    acct = hostacct.accounting(before, after, cpu_seconds=cpu)
     reasons = hostacct.contention_reasons(acct, software=False)
     host = ("ok" if not reasons else "contended: " + "; ".join(reasons)) + (
         f" ({acct.describe()})" if acct is not None else "")
     count = sum(1 for _ in records.run_dirs(dest))
-    return Row(count, sessions, seconds, (out / "index.html").stat().st_size,
+    return Row(count, sessions, seconds, cpu, (out / "index.html").stat().st_size,
                folder_bytes(out), folder_bytes(dest, skip="_report"),
                sum(1 for _ in (out / "cells").iterdir()), summary.changes, host)
 
@@ -193,11 +195,13 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
         else:
             print(f"trees kept in {work}", file=sys.stderr)
-    print(f"{'runs':>6} {'sessions':>8} {'report s':>8} {'index.html':>11} {'report':>9} "
+    print(f"{'runs':>6} {'sessions':>8} {'report s':>8} {'cpu s':>6} {'index.html':>11} "
+          f"{'report':>9} "
           f"{'tree':>9} {'share':>6} {'cells':>6} {'changed':>7}  goals (2,500: <2 MB, "
           "<10 %, <15 s) · host accounting")
     for r in rows:
-        print(f"{r.runs:>6} {r.sessions:>8} {r.seconds:>8.1f} {r.page_bytes / 1e6:>8.2f} MB "
+        print(f"{r.runs:>6} {r.sessions:>8} {r.seconds:>8.1f} {r.cpu_seconds:>6.1f} "
+              f"{r.page_bytes / 1e6:>8.2f} MB "
               f"{r.report_bytes / 1e6:>6.1f} MB {r.tree_bytes / 1e6:>6.1f} MB "
               f"{r.share:>6.1%} {r.cell_pages:>6} {r.changed:>7}  {r.verdict()} · {r.host}")
     if args.json:
