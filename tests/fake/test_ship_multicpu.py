@@ -109,11 +109,11 @@ def test_the_report_puts_two_cpus_method_tables_side_by_side(
     assert again.status == "complete"
     summary = build_report(tree, tmp_path / "report2")
     [side] = summary.side_by_side
-    cell = side.cell("asm + AES-NI & SHA ext.", "aes-128-cbc", 0, 8192)
-    assert cell is not None and len(cell.history) == 2 and len(cell.ok_values) == 1
+    both = side.cell("asm + AES-NI & SHA ext.", "aes-128-cbc", 0, 8192)
+    assert both is not None and len(both.history) == 2 and len(both.ok_values) == 1
     html = (tmp_path / "report2/index.html").read_text()
     section = html.split('id="cpus"')[1].split('id="sizes"')[0]
-    assert f'<a class="cell" href="{cell.page}"' in section and ">2 sessions</a>" in section
+    assert f'<a class="cell" href="{both.page}"' in section and ">2 sessions</a>" in section
 
 
 SPEC = """
