@@ -63,13 +63,15 @@ from openssl_matrix.measure.session import (
     summarize_series,
 )
 from openssl_matrix.parse import figure_records, parse_report
+from openssl_matrix.report.medians import SESSION_FIELDS, session_medians
 from openssl_matrix.report.page import build_report
+from openssl_matrix.report.sessions import Selection
 from openssl_matrix.repro.check import check as check_spec
 from openssl_matrix.repro.resolve import Environment
 from openssl_matrix.repro.run import reproduce
 from openssl_matrix.repro.specload import find_spec, load_spec
 from openssl_matrix.repro.verdicts import as_json, render_text
-from openssl_matrix.results.export import render
+from openssl_matrix.results.export import records, render, render_rows
 from openssl_matrix.results.imports import import_report
 from openssl_matrix.results.records import FINISHED, read_latest
 from openssl_matrix.results.tree import ResultsTree, lab_worker
@@ -581,12 +583,13 @@ def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
 
 
 def cmd_export(*, target: str, matrix: str, results: str, format: str,
-               output: str) -> int:
+               output: str, per_session: bool = False) -> int:
     fmt = format or "csv"
     if fmt not in ("csv", "jsonl"):
         raise UsageError(f"--format {fmt!r} is not one of csv, jsonl")
     dest = check_output_file(output, _tree(results).root) if output else None
-    text = render(_tree(results), fmt)
+    text = render_rows(list(session_medians(records(_tree(results)))), SESSION_FIELDS, fmt) \
+        if per_session else render(_tree(results), fmt)
     if dest is not None:
         atomic_write(dest, text)
         log.info(f"wrote {output}")
@@ -762,11 +765,12 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
 
 
 def cmd_report(*, target: str, matrix: str, results: str, output: str,
-               block_size: int) -> int:
+               block_size: int, session: str = "", since: str = "") -> int:
     tree = _tree(results)
     out = Path(output) if output else tree.root / "_report"
     summary = build_report(tree, out,
-                           block_size=bounded("--block-size", block_size or 8192, 1, MAX_BYTES))
+                           block_size=bounded("--block-size", block_size or 8192, 1, MAX_BYTES),
+                           selection=Selection.of(session, since))
     print(summary.text(), end="")
     return 0
 

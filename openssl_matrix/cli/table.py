@@ -160,6 +160,14 @@ FLAGS: tuple[Flag, ...] = (
     }, ("export", "render", "report")),
     Flag("block_size", 0, "block size of the method tables and charts (default 8192)",
          ("report",)),
+    Flag("session", "", "the bench session whose figures the cells show (an id from the "
+         "report's Sessions table, or a unique start of one; default: each cell's latest "
+         "session); the other sessions stay in each cell's history", ("report",)),
+    Flag("since", "", "leave out sessions started before this ISO date or time "
+         "(2026-12-01, 2026-12-01T08:00; UTC unless it says)", ("report",)),
+    Flag("per_session", False, "one row per session and figure: the median and 95 % "
+         "interval of that session's usable figures (never pooled across sessions)",
+         ("export",)),
     Flag("file", "", "path of a tarball you trust", ("pin",)),
     Flag("as_", "", "name for the imported report (results go under results/ref-NAME)",
          ("import",)),
