@@ -728,14 +728,15 @@ def run_session(run: Run, journals: Mapping[str, str]) -> tuple[str, bool]:
     from :func:`journal_runs`); its repeated series (``series.id``: the rounds of one
     ``--repeat`` bench); else the run alone, by when it started (without a start time, by
     its folder). The runs of one ``import`` of a published report (which records no
-    session) are one session: the file's digest and the import's time."""
+    session) are one session, named by what identifies an import: its ``--as`` name and
+    the file's digest (not the import's time: an interrupted import completed later is
+    the same session)."""
     meta = run.meta
     if meta.session:
         return meta.session, False
     rel = f"{run.cpu}/{run.variant}/{run.suite}/{run.run}"
     if meta.kind == "reference":
-        return (f"{FROM_IMPORT}{run.cpu}/{str(meta.extra.get('source_sha256'))[:16]}/"
-                f"{meta.extra.get('imported') or ''}"), True
+        return f"{FROM_IMPORT}{run.cpu}/{str(meta.extra.get('source_sha256'))[:16]}", True
     journal = journals.get(rel)
     if journal is not None:
         return FROM_JOURNAL + journal, True
