@@ -93,7 +93,8 @@ def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = 
     selected = m.select(only or None, every=all)
     for v in selected:
         info = v.describe()
-        info["sha256_status"] = sha256_status(v.version.version, v.version.sha256, pins)
+        info["sha256_status"] = sha256_status(v.version.version, v.version.sha256, pins,
+                                              v.version)
         info["builds_here"] = build_status(v.version.version, v.arch, v.asm,
                                            declared_sha256=v.version.sha256)
         info["image"] = None

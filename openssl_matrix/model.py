@@ -74,6 +74,23 @@ class VersionSpec:
     patches: tuple[str, ...] = ()
     #: engines built in, spelled per version by eras.engine_options
     engines: tuple[str, ...] = ()
+    #: True: ``sha256`` is the official tarball's, confirmed in the release catalogue
+    #: (openssl_matrix/releases.yaml); False: declared ``official: false`` (a
+    #: third-party tree's own bytes); None: the matrix gives a checksum the catalogue
+    #: does not know, or none
+    official: bool | None = None
+    #: where the catalogue's digest was confirmed ("project: where"), empty otherwise
+    sources: tuple[str, ...] = ()
+    #: the catalogue's digest comes from one project only
+    single_source: bool = False
+    #: declared by the catalogue alone (matrix.yaml's ``catalogue: true``), not by the file
+    from_catalogue: bool = False
+
+    @property
+    def series_name(self) -> str:
+        """OpenSSL's name for the series: ``1.0.2``, ``1.1.1``, ``3.0``, ``3.6``."""
+        major, minor, patch = self.series
+        return f"{major}.{minor}" if major >= 3 else f"{major}.{minor}.{patch}"
 
     @property
     def series(self) -> tuple[int, int, int]:
@@ -204,6 +221,10 @@ class Variant:
             "configure": list(self.configure),
             "base_image": self.base_image,
             "sha256": self.version.sha256,
+            "series": self.version.series_name,
+            "official": self.version.official,
+            "single_source": self.version.single_source,
+            "sha256_sources": list(self.version.sources),
             "patches": [p.describe() for p in self.patches],
             "engines": list(self.engines),
             "default": self.default,
@@ -293,9 +314,10 @@ class Matrix:
 # loading and validation
 
 TOP_KEYS = ("schema", "defaults", "versions", "axes", "include", "exclude", "profiles",
-            "suites", "default_suite", "sources_dirs", "default_variants", "patches_dirs")
+            "suites", "default_suite", "sources_dirs", "default_variants", "patches_dirs",
+            "catalogue")
 DEFAULT_KEYS = ("base_image", "configure", "patches", "engines")
-VERSION_KEYS = ("sha256", "urls", "configure", "base_image", "patches", "engines")
+VERSION_KEYS = ("sha256", "urls", "configure", "base_image", "patches", "engines", "official")
 INCLUDE_KEYS = ("version", "asm", "arch", "march", "configure", "patches", "engines",
                 "base_image", "cpu")
 AXIS_KEYS = ("asm", "arch", "march")
@@ -345,6 +367,7 @@ def build_matrix(data: Any, ctx: _Ctx, *,
     profiles = _load_profiles(ctx, top.get("profiles"))
 
     versions = _load_versions(ctx, top.get("versions"), default_urls)
+    versions = _merge_catalogue(ctx, versions, top.get("catalogue", False), default_urls)
     by_version = {v.version: v for v in versions}
 
     axes = ctx.mapping(top.get("axes"), "axes")
@@ -605,7 +628,12 @@ def _load_versions(ctx: _Ctx, value: Any,
         if not urls and default_urls is not None:
             urls = tuple(default_urls(name))
         base_image, per_arch = _base_images(ctx, entry.get("base_image"), f"{kp}.base_image")
-        out.append(VersionSpec(version=name, sha256=sha, urls=urls,
+        official = entry.get("official")
+        if official is not None and official is not False:
+            raise ctx.fail(f"{kp}.official", "only official: false may be written (a "
+                           "third-party tree's own checksum); the catalogue says what is "
+                           "official")
+        out.append(VersionSpec(version=name, sha256=sha, urls=urls, official=official,
                                configure=ctx.tokens(entry.get("configure"), f"{kp}.configure"),
                                base_image=base_image,
                                base_images=tuple(sorted(per_arch.items())),
@@ -613,6 +641,56 @@ def _load_versions(ctx: _Ctx, value: Any,
                                engines=_build_engines(ctx, entry.get("engines"),
                                                       f"{kp}.engines")))
     return tuple(out)
+
+
+def _merge_catalogue(ctx: _Ctx, versions: tuple[VersionSpec, ...], flag: Any,
+                     default_urls: Callable[[str], list[str]] | None,
+                     ) -> tuple[VersionSpec, ...]:
+    """Each file version checked against the release catalogue (a checksum that is not
+    the official one must say ``official: false``); with ``catalogue: true`` every
+    catalogue release the file does not declare is added after them, opt-in."""
+    from .releases import load_catalogue
+
+    if not isinstance(flag, bool):
+        raise ctx.fail("catalogue", "expected true or false",
+                       hint="catalogue: true adds every release of openssl_matrix/releases.yaml")
+    cat = load_catalogue()
+    out: list[VersionSpec] = []
+    for spec in versions:
+        rel = cat.get(spec.version)
+        kp = f"versions.{spec.version}"
+        if spec.official is False:
+            out.append(spec)
+            continue
+        if rel is None:
+            out.append(spec)
+            continue
+        if spec.sha256 is not None and spec.sha256 != rel.sha256:
+            if not flag:  # a matrix without the catalogue keeps its own word
+                out.append(spec)
+                continue
+            raise ctx.fail(f"{kp}.sha256",
+                           f"{spec.sha256[:16]}… is not the official tarball's sha256 "
+                           f"({rel.sha256[:16]}…, confirmed by {', '.join(rel.projects)} in "
+                           "openssl_matrix/releases.yaml)",
+                           hint="fix the checksum, or say official: false if this is "
+                                "another tree's tarball on purpose")
+        out.append(replace(spec, sha256=spec.sha256 or rel.sha256, official=True,
+                           sources=_source_lines(rel), single_source=rel.single_source))
+    if flag:
+        have = {v.version for v in versions}
+        for rel in cat.releases:
+            if rel.version in have:
+                continue
+            urls = tuple(default_urls(rel.version)) if default_urls is not None else ()
+            out.append(VersionSpec(version=rel.version, sha256=rel.sha256, urls=urls,
+                                   official=True, sources=_source_lines(rel),
+                                   single_source=rel.single_source, from_catalogue=True))
+    return tuple(out)
+
+
+def _source_lines(rel: Any) -> tuple[str, ...]:
+    return tuple(f"{s.project}: {s.where}" for s in rel.sources)
 
 
 def _axis(ctx: _Ctx, value: Any, keypath: str, allowed: Sequence[str] | None) -> list[str]:

@@ -88,11 +88,11 @@ versions:
   1.0.1e:
     stand_in: 1.1.1w
     stand_in_why: the same EVP and low-level paths
-  0.9.8s: {{}}
+  0.9.8x: {{}}
 builds:
   new: {{version: 1.1.1w}}
   old: {{version: 1.0.1e}}
-  ancient: {{version: 0.9.8s}}
+  ancient: {{version: 0.9.8x}}
 measurements:
   evp-on: {{build: old, algorithm: aes-128-cbc, reference: {{8192: 200000.00k}}}}
   evp-off: {{build: old, algorithm: aes-128-cbc, disable: [aesni, pclmulqdq],
@@ -149,8 +149,8 @@ def test_verdicts_for_each_kind_of_claim(setup: tuple[Path, Environment, FakeBac
     assert verdicts["needs-padlock"].verdict == NOT_TESTABLE
     assert "needs VIA PadLock" in (verdicts["needs-padlock"].reason or "")
     assert verdicts["no-source"].verdict == NOT_TESTABLE
-    assert "no sha256 is known for OpenSSL 0.9.8s" in (verdicts["no-source"].reason or "")
-    assert "invoke matrix pin 0.9.8s --file PATH" in (verdicts["no-source"].reason or "")
+    assert "no sha256 is known for OpenSSL 0.9.8x" in (verdicts["no-source"].reason or "")
+    assert "invoke matrix pin 0.9.8x --file PATH" in (verdicts["no-source"].reason or "")
     # a one-word mask on 1.1.1w clears the second capability word too: the guard labels
     # those figures mask-overreach, and they stay out of the ratios
     overreach = verdicts["one-word-mask"]
@@ -160,7 +160,7 @@ def test_verdicts_for_each_kind_of_claim(setup: tuple[Path, Environment, FakeBac
     assert verdicts["legacy-same"].labels.get("legacy-path", 0) >= 4
     # the version resolution says why the stand-in was used
     assert rep.resolved["1.0.1e"].release == "1.1.1w" and rep.resolved["1.0.1e"].stand_in
-    assert rep.resolved["0.9.8s"].release is None
+    assert rep.resolved["0.9.8x"].release is None
     # 1.1.1w-asm serves both builds (one itself, one as stand-in): per repetition one EVP
     # suite (aes-128-cbc and sha256 under three masks: 6 invocations) and one legacy suite
     # (two masks: 2 invocations)
