@@ -723,7 +723,8 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
     if check:
         from .repro.check import check as check_spec
 
-        report = check_spec(spec, env, Path(results or "results"))
+        report = check_spec(spec, env, Path(results or "results"),
+                            profiles=tuple(split_cpus(cpu)))
         if json:
             import json as _json
 

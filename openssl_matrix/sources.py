@@ -774,6 +774,13 @@ def fetch_source_info(
         _origin_record(final).unlink(missing_ok=True)
 
     failures: list[tuple[str, str]] = []
+    if not urls:  # nothing is downloaded: a look into local folders, not a "fetch"
+        found = _from_local_dirs(version, expected, local_dirs, directory, failures)
+        if found is None:
+            raise _all_failed(version, expected, failures, local_dirs, directory)
+        tmp, origin, signature = found
+        _install(tmp, final, expected, origin, signature)
+        return FetchedSource(final, expected, origin, signature, cached=False)
     with step(f"fetch {name}"):
         found = _from_local_dirs(version, expected, local_dirs, directory, failures)
         if found is None:
