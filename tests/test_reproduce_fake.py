@@ -181,7 +181,8 @@ def test_reproduction_is_written_and_runs_are_reused(
     first = reproduce(spec, env, backend, tree)
     assert first.out_dir == tree.root / "_reproduce" / "made-up" / "0001"
     data = json.loads((first.out_dir / "verdicts.json").read_text())
-    assert data["summary"] == {REPRODUCED: 2, NOT_REPRODUCED: 1, NOT_TESTABLE: 4}
+    assert data["summary"] == {REPRODUCED: 2, NOT_REPRODUCED: 1, "inconclusive": 0,
+                               NOT_TESTABLE: 4}
     claim = next(c for c in data["claims"] if c["id"] == "about-twice")
     assert claim["blocks"][0]["pairs"] == 2 and claim["blocks"][0]["stable"] is True
     m = data["measurements"]["evp-on"]
@@ -268,7 +269,8 @@ def test_side_by_side_for_a_seed_spec_without_docker(tmp_path: Path,
     rep = Reproduction(spec, resolved, planned, ours, results, {"cpu_model": cpu.model},
                        [], "start", "end")
     text = render_text(rep)
-    assert "Summary: 0 reproduced, 0 not reproduced, 11 not testable here" in text
+    assert "Summary: 0 reproduced, 0 not reproduced, 0 inconclusive, 11 not testable here" \
+        in text
     assert "put openssl-1.1.0l.tar.gz" in text
     # the blog's method table, row by row: reference → ours (nothing measured here)
     assert "Table rows for AMD Ryzen 5 3600 (Zen 2) at 8192 bytes" in text

@@ -3,6 +3,7 @@ and the verdict on each claim (reproduced / not reproduced / not testable here).
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,11 +27,14 @@ from ..report import USABLE_STATUSES
 from ..reportspec import OP_BLOCK, Claim, Machine, Measurement, ReportSpec
 from ..results import ResultsTree
 from ..speedtypes import canonical_algorithm
+from ..stats import estimate
 from .plan import PlannedMeasurement
 from .resolve import ResolvedVersion
 
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
+#: our paired ratio's 95 % interval straddles the claim's band, after every round allowed
+INCONCLUSIVE = "inconclusive"
 NOT_TESTABLE = "not testable here"
 
 # ----------------------------------------------------------------------------------
@@ -194,6 +198,39 @@ class BlockJudgement:
     by_model: bool = False  # judged on direction and against the CPU model
     model_theirs: float | None = None  # the ratio the model predicts on their CPU
     model_here: float | None = None  # ... and on ours
+    #: 95 % t-interval of the paired ratios (stats.estimate); None with one pair
+    ci: tuple[float, float] | None = None
+
+    def band(self) -> tuple[float, float]:
+        """The ratios that meet the claim (or, judged by the model, the model's band on
+        the claim's side of 1)."""
+        if self.by_model:
+            lo, hi = 0.0, math.inf
+            if self.model_here is not None:
+                lo, hi = (self.model_here * (1 - MODEL_TOLERANCE),
+                          self.model_here * (1 + MODEL_TOLERANCE))
+            if self.expect == "faster" or (self.expect == "ratio" and self.target > 1):
+                lo = max(lo, 1.0)
+            elif self.expect == "slower" or (self.expect == "ratio" and self.target < 1):
+                hi = min(hi, 1.0)
+            return lo, hi
+        return band(self.expect, self.target, self.tolerance)
+
+    @property
+    def decision(self) -> bool | None:
+        """True: the whole 95 % interval of our paired ratio meets the claim; False: none
+        of it does; None: it straddles the band (or no figure). With one pair, the pair."""
+        if self.ours is None:
+            return None
+        if self.ci is None:
+            return self.passed
+        lo, hi = self.ci
+        a, b = self.band()
+        if a <= lo and hi <= b:
+            return True
+        if hi < a or lo > b:
+            return False
+        return None
 
     def _passes(self, value: float) -> bool:
         if self.by_model:
@@ -220,6 +257,42 @@ class ClaimResult:
     def unstable(self) -> list[int]:
         """Block sizes where our own spread straddles the expectation."""
         return [b.block for b in self.blocks if b.stable is False]
+
+
+def band(expect: str, target: float, tolerance: float) -> tuple[float, float]:
+    """The ratios ``passes`` accepts, as an interval."""
+    if expect == "faster":
+        return 1 + tolerance, math.inf
+    if expect == "slower":
+        return 0.0, 1 / (1 + tolerance)
+    if expect == "same":
+        return 1 - tolerance, 1 + tolerance
+    return target * (1 - tolerance), target * (1 + tolerance)
+
+
+def interval_verdict(blocks: Sequence[BlockJudgement]) -> str:
+    """reproduced when every block's interval meets the claim, not reproduced when one
+    block's interval lies wholly outside it, else inconclusive."""
+    decisions = [b.decision for b in blocks]
+    if decisions and all(d is True for d in decisions):
+        return REPRODUCED
+    if any(d is False for d in decisions):
+        return NOT_REPRODUCED
+    return INCONCLUSIVE
+
+
+def straddle_text(blocks: Sequence[BlockJudgement]) -> str:
+    """Where our interval straddles the band, in words."""
+    parts = []
+    for b in blocks:
+        if b.decision is None and b.ci is not None:
+            lo, hi = b.band()
+            band_text = f"≥ {lo:.2f}×" if hi == math.inf else f"≤ {hi:.2f}×" if lo <= 0 \
+                else f"{lo:.2f}–{hi:.2f}×"
+            where = "the operation" if b.block == OP_BLOCK else f"{b.block} bytes"
+            parts.append(f"at {where} our paired ratio's 95 % interval {b.ci[0]:.2f}–"
+                         f"{b.ci[1]:.2f}× ({b.pairs} pairs) straddles the band {band_text}")
+    return "; ".join(parts)
 
 
 def passes(expect: str, value: float, target: float, tolerance: float) -> bool:
@@ -289,12 +362,15 @@ def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, PlannedMeasureme
         target = claim.ratio if claim.ratio is not None else (ref if ref is not None else 1.0)
         ratios = paired_ratios(ours[claim.numerator], ours[claim.denominator], block)
         value = statistics.median(ratios) if ratios else None
+        est = estimate(ratios)
+        ci = (est.ci_low, est.ci_high) if est is not None and est.ci_low is not None \
+            and est.ci_high is not None else None
         result.blocks.append(BlockJudgement(
             block, ref, value, target,
             None if value is None else passes(claim.expect, value, target, claim.tolerance),
             None if ref is None else passes(claim.expect, ref, target, claim.tolerance),
             (min(ratios), max(ratios)) if ratios else None, len(ratios), claim.expect,
-            claim.tolerance))
+            claim.tolerance, ci=ci))
     missing = [b.block for b in result.blocks if b.ours is None]
     if missing:
         detail = []
@@ -312,8 +388,9 @@ def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, PlannedMeasureme
     if claim.depends_on == "cpu" and not (here is not None and their.model_core is not None
                                           and their.model_core.name == here.name):
         return _judge_by_model(spec, claim, result, their, here, planned, ours)
-    ok = all(b.passed for b in result.blocks)
-    result.verdict = REPRODUCED if ok else NOT_REPRODUCED
+    result.verdict = interval_verdict(result.blocks)
+    if result.verdict == INCONCLUSIVE:
+        result.reason = straddle_text(result.blocks) + ": neither reproduced nor refuted"
     return result
 
 
@@ -426,7 +503,9 @@ def _judge_by_model(spec: ReportSpec, claim: Claim, result: ClaimResult, their: 
         bad = [b for b in result.blocks if not b.passed]
         if any(not direction_holds(claim.expect, b.target, b.ours or 0.0) for b in bad):
             result.model += "; the direction does not hold here"
-    result.verdict = REPRODUCED if ok else NOT_REPRODUCED
+    result.verdict = interval_verdict(result.blocks)
+    if result.verdict == INCONCLUSIVE:
+        result.reason = straddle_text(result.blocks) + ": neither reproduced nor refuted"
     return result
 
 
