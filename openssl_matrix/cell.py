@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import guards, hostacct, log, records
+from . import coreclock, guards, hostacct, log, records
 from .backend import Backend, RunLimits, RunResult, endpoint_is_local
 from .clock import now as _now
 from .errors import BenchError, ParseError
@@ -235,6 +235,10 @@ class BenchCell:
             "notes": notes,
             "invocations": [],
         }
+        # the cores' effective clock right before the speed runs (and after them, below):
+        # cycles per byte in core cycles (coreclock.py); the nominal clock stays above
+        clock_before = coreclock.reading(ctx.engine, pin)
+        meta["host"]["core_clock"] = coreclock.run_clock(clock_before, {})
         records.write_meta(run_dir, meta)
         where = "+" if self.why else f"{self.index}/{self.total}"
         log.info(f"▸ [{where}] {v.id} · suite {suite.name}"
@@ -336,6 +340,8 @@ class BenchCell:
                 warnings.append(text)
                 log.warn(f"  {v.id}: {text}")
         records.write_figures(run_dir, figures)
+        meta["host"]["core_clock"] = coreclock.run_clock(
+            clock_before, coreclock.reading(ctx.engine, pin))
         meta["ended"] = _now()
         meta["warnings"] = warnings
         meta["findings"] = [f.as_dict() for f in findings]

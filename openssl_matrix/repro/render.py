@@ -67,6 +67,8 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
                                                              m.reference.get(b)),
                 "ours_cycles_per_byte": cycles_per_byte(o.clock_ghz, o.median(b)),
             } for b in blocks],
+            "clock_ghz": o.clock_ghz, "clock_source": o.clock_source,
+            "nominal_ghz": o.nominal_ghz,
         }
     return {
         "spec": {"id": spec.id, "title": spec.title, "path": str(spec.path),
@@ -225,6 +227,13 @@ def render_text(rep: Reproduction) -> str:
                          f"{sp}{cpb}")
         if o.runs:
             lines.append(f"      runs: {', '.join(o.runs)}")
+        if o.clock_ghz and m.operation is None:
+            lines.append("      our c/B: " + (
+                f"the cores' clock measured around the runs, {o.clock_ghz:.2f} GHz (median "
+                f"of {len(o.measured)}; nominal {o.nominal_ghz or 0:.2f} GHz: provenance)"
+                if o.clock_source == "measured" else
+                f"at the nominal {o.clock_ghz:.2f} GHz (the cores' clock was not measured: "
+                "not core cycles on a boosting CPU)"))
     counts = summary_counts(rep)
     lines += ["", "Summary: " + ", ".join(f"{v} {k}" for k, v in counts.items())]
     for w in rep.warnings:
