@@ -215,3 +215,29 @@ def test_a_claim_between_two_machines_depends_on_their_cpus_by_default(tmp_path:
     assert claims["two-machines"].depends_on == "cpu"
     assert claims["judged"].depends_on == "code-path"
     assert spec.measurements["e"].stand_in is False and spec.measurements["a"].stand_in
+
+
+def test_docs_way_to_describe_an_unnamed_cpu_as_a_profile(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/reports.md's profile for a CPU a report does not name loads in the matrix,
+    and a claim between it and a named machine can then be judged on the two profiles."""
+    monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
+    text = (ROOT / "docs" / "reports.md").read_text(encoding="utf-8")
+    section = text.split("#### A CPU the report does not name", 1)[1]
+    snippet = yaml.safe_load(section.split("```yaml\n", 1)[1].split("```", 1)[0])
+    matrix = yaml.safe_load((ROOT / "matrix.yaml").read_text(encoding="utf-8"))
+    matrix["profiles"].update(snippet["profiles"])
+    sha = fake_tarball(tmp_path / "tarballs", "9.9.9")
+    matrix["sources_dirs"] = [str(tmp_path / "tarballs")]
+    mpath = tmp_path / "matrix.yaml"
+    mpath.write_text(yaml.safe_dump(matrix, sort_keys=False), encoding="utf-8")
+    env = Environment.from_matrix(mpath)
+    doc = spec_doc(sha)
+    doc["machines"]["old"]["profile"] = "report-old-xeon"  # type: ignore[index]
+    spec_path = tmp_path / "unnamed.yaml"
+    spec_path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    out = check(load_spec(spec_path), env, tmp_path / "results", facts(UNKNOWN_CPU),
+                profiles=("report-old-xeon", "ivy-bridge")).text()
+    assert lines_by_claim(out)["two-machines"] == \
+        "  two-machines: can be judged (report-old-xeon and ivy-bridge)"
+    assert "Plan on profile report-old-xeon (CPU as the profile describes it" in out
