@@ -63,6 +63,7 @@ def spec_doc(sha_here: str) -> dict[str, object]:
                       "profile": "westmeer"},   # misspelled: the matrix has westmere
             "old": {"cpu": "Intel Xeon 5670 (Westmere)", "flags": ["aes"],
                     "profile": "westmere"},
+            "mystery": {"cpu": "Some Vendor's Chip", "flags": ["aes"]},
         },
         "versions": {
             "9.9.9": {"sha256": sha_here},       # its tarball is in sources_dirs
@@ -79,6 +80,8 @@ def spec_doc(sha_here: str) -> dict[str, object]:
             "f": measurement("here", machine="other"),
             "g": measurement("here", machine="old"),
             "h": measurement("here", needs=["af_alg"]),
+            "k": measurement("here", machine="mystery"),
+            "l": measurement("here", machine="mystery", ia32cap="~0x200000200000000"),
         },
         "claims": [
             {"id": "judged", "says": "s", "compare": ["a", "b"], "expect": "faster"},
@@ -88,8 +91,10 @@ def spec_doc(sha_here: str) -> dict[str, object]:
             {"id": "misspelled-profile", "says": "s", "compare": ["f", "a"],
              "expect": "faster"},
             {"id": "two-machines", "says": "s", "compare": ["g", "a"], "expect": "faster"},
-            {"id": "cpu-beyond-model", "says": "s", "compare": ["a", "b"], "expect": "ratio",
-             "ratio": 1.0, "depends_on": "cpu"},
+            {"id": "cpu-beyond-model", "says": "s", "compare": ["k", "l"], "expect": "ratio",
+             "ratio": 2.0, "depends_on": "cpu"},
+            {"id": "cpu-model-here", "says": "s", "compare": ["a", "b"], "expect": "ratio",
+             "ratio": 2.0, "depends_on": "cpu"},
             {"id": "no-af-alg", "says": "s", "compare": ["h", "a"], "expect": "faster"},
         ],
     }
@@ -130,18 +135,20 @@ def test_each_reason_a_claim_cannot_be_judged_is_one_line(
         "(closest: westmere)" in got["misspelled-profile"]
     assert "[no-profile] it compares westmere with ivy-bridge: run with " \
         "--cpu=westmere,ivy-bridge" in got["two-machines"]
-    assert "[cpu] its size depends on the CPU and the CPU model does not know this CPU" \
-        in got["cpu-beyond-model"]
+    assert "[cpu] its size depends on the CPU (ours differs from Some Vendor's Chip) and " \
+        "the CPU model does not know Some Vendor's Chip" in got["cpu-beyond-model"]
+    # our core unknown to the model: judged on the model's word on their CPU (Ivy Bridge)
+    assert got["cpu-model-here"] == "  cpu-model-here: can be judged (this machine)"
     assert "[needs] h needs the kernel crypto API (AF_ALG)" in got["no-af-alg"]
-    assert "  1 of 8 claims can be judged here" in text
-    assert "Summary: 1 of 8 claims can be judged here" in text
+    assert "  2 of 9 claims can be judged here" in text
+    assert "Summary: 2 of 9 claims can be judged here" in text
     # the misspelled profile is a problem of the spec, said in the summary too
     assert "warning: claim misspelled-profile: profile 'westmeer'" in text
     # nothing is planned for the claims that cannot be judged: only a and b are measured
     plan = text.split("Plan on this machine", 1)[1]
     runs = [line for line in plan.splitlines() if line.startswith("  run ")]
     assert len(runs) == 1 and runs[0].endswith(": a, b")
-    for name in "cdefgh":
+    for name in "cdefghkl":
         assert f"  not measured: {name}: " in plan
 
 
@@ -154,7 +161,8 @@ def test_the_profiles_given_with_cpu_are_honoured_in_the_preview(
     got = lines_by_claim(text)
     assert got["two-machines"] == "  two-machines: can be judged (westmere and ivy-bridge)"
     # on the ivy-bridge profile the core is the report's own: judged as measured
-    assert "on ivy-bridge" not in got["cpu-beyond-model"]
+    assert got["cpu-model-here"] == \
+        "  cpu-model-here: can be judged (westmere and ivy-bridge)"
     assert "Plan on profile westmere (" in text and "Plan on profile ivy-bridge (" in text
     assert "claims can be judged on westmere and ivy-bridge" in text
     with pytest.raises(ConfigError, match=r"--cpu=ivy-brigde: no CPU profile.*closest: "
@@ -167,7 +175,8 @@ def test_the_same_core_or_a_known_one_is_judgeable(setup: tuple[Path, Environmen
     spec = load_spec(spec_path)
     resolved = resolve_versions(spec, env, offline=True)
     by_id = {p.claim: p for p in judgeable(spec, resolved, env, facts(IVY))}
-    assert by_id["cpu-beyond-model"].judgeable   # the report's own core
+    assert by_id["cpu-model-here"].judgeable   # the report's own core
+    assert [m.kind for m in by_id["cpu-beyond-model"].missing] == ["cpu"]
     assert [m.kind for m in by_id["no-sha"].missing] == ["no-sha256"]
     assert [m.kind for m in by_id["no-tarball"].missing] == ["no-tarball"]
 

@@ -223,7 +223,8 @@ def _here(spec: ReportSpec, claim: Claim, here: Core | None) -> str | None:
     """What the model predicts on this machine's core (for a 1.1.1 or later build, as
     the releases and stand-ins built here are)."""
     if here is None:
-        return "the CPU model does not know this machine's CPU: not testable here"
+        return ("the CPU model does not know this machine's CPU: judged on its direction, "
+                "with the per-core constants calibrated from our runs")
     their = spec.machines[spec.measurements[claim.numerator].machine].model_core
     if their is not None and their.name == here.name:
         return f"the same core ({here.label}): judged as measured"
