@@ -25,10 +25,15 @@ import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..cpumodel import Core, core_of_cpu, core_of_march, predicted_ratio
-from ..reportspec import Claim, ReportSpec
-from .judge import _cost, machine_profiles, model_on_their_cpu, two_machines
-from .resolve import Environment, HostFacts, ResolvedVersion, requirement_problem
+from openssl_matrix.measure.cpumodel import Core, core_of_cpu, core_of_march, predicted_ratio
+from openssl_matrix.repro.judge import _cost, machine_profiles, model_on_their_cpu, two_machines
+from openssl_matrix.repro.resolve import (
+    Environment,
+    HostFacts,
+    ResolvedVersion,
+    requirement_problem,
+)
+from openssl_matrix.repro.spec import Claim, ReportSpec
 
 KINDS = ("no-sha256", "no-tarball", "no-release", "stand-in", "no-profile", "cpu", "needs")
 
