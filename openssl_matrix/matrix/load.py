@@ -396,7 +396,8 @@ def _merge_catalogue(ctx: _Ctx, versions: tuple[VersionSpec, ...], flag: Any,
     catalogue release the file does not declare is added after them, opt-in."""
     if not isinstance(flag, bool):
         raise ctx.fail("catalogue", "expected true or false",
-                       hint="catalogue: true adds every release of openssl_matrix/releases.yaml")
+                       hint="catalogue: true adds every release of "
+                            "openssl_matrix/resources/releases.yaml")
     cat = load_catalogue()
     out: list[VersionSpec] = []
     for spec in versions:
@@ -415,7 +416,7 @@ def _merge_catalogue(ctx: _Ctx, versions: tuple[VersionSpec, ...], flag: Any,
             raise ctx.fail(f"{kp}.sha256",
                            f"{spec.sha256[:16]}… is not the official tarball's sha256 "
                            f"({rel.sha256[:16]}…, confirmed by {', '.join(rel.projects)} in "
-                           "openssl_matrix/releases.yaml)",
+                           "openssl_matrix/resources/releases.yaml)",
                            hint="fix the checksum, or say official: false if this is "
                                 "another tree's tarball on purpose")
         out.append(replace(spec, sha256=spec.sha256 or rel.sha256, official=True,

@@ -110,7 +110,7 @@ def series_name(version: str) -> str:
 def _fail(path: Path, keypath: str, message: str) -> ConfigError:
     return ConfigError(f"{path}: {keypath}: {message}",
                        hint="the catalogue's rules are in its header; "
-                            "tests/test_releases.py checks them")
+                            "tests/unit/test_releases.py checks them")
 
 
 def _sources(path: Path, value: Any, keypath: str) -> tuple[ReleaseSource, ...]:
