@@ -135,7 +135,8 @@ def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = 
     selected = m.select(only or None, every=all)
     for v in selected:
         info = v.describe()
-        info["sha256_status"] = sha256_status(v.version.version, v.version.sha256, pins)
+        info["sha256_status"] = sha256_status(v.version.version, v.version.sha256, pins,
+                                              v.version)
         info["builds_here"] = build_status(v.version.version, v.arch, v.asm,
                                            declared_sha256=v.version.sha256)
         info["image"] = None
@@ -716,7 +717,8 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
     spec = load_spec(find_spec(target, _reports_dirs(matrix)))
     env = Environment.from_matrix(Path(matrix or "matrix.yaml"))
     if check:
-        report = check_spec(spec, env, Path(results or "results"))
+        report = check_spec(spec, env, Path(results or "results"),
+                            profiles=tuple(split_cpus(cpu)))
         if json:
             print(_json.dumps({"spec": spec.id, "path": str(spec.path),
                                "problems": report.problems, "text": report.text()},
