@@ -164,9 +164,15 @@ class BenchCell:
         return f"{self.variant.id}#{self.round}"
 
     def invocations(self) -> tuple[list[Invocation], list[str]]:
-        invocations, notes = speed_invocations(
-            self.variant.version.version, self.suite,
-            (*self.variant.version.configure, *self.variant.configure))
+        if self.suite.kind == "library":  # one per operation and thread count
+            from .library import library_invocations
+
+            invocations, notes = library_invocations(
+                self.variant.version.version, self.suite, self.ctx.cpu.logical_cpus or 1)
+        else:
+            invocations, notes = speed_invocations(
+                self.variant.version.version, self.suite,
+                (*self.variant.version.configure, *self.variant.configure))
         if self.only is not None:
             wanted = set(self.only)
             invocations = [i for i in invocations if i.name in wanted]
@@ -207,7 +213,8 @@ class BenchCell:
                                                  "endbr64", "endbr32_warning",
                                                  "patches_in_image", "tarball_sha256",
                                                  "source_origin", "base_image",
-                                                 "base_image_id", "engine", "shipped")},
+                                                 "base_image_id", "engine", "shipped",
+                                                 "harness")},
             "tarball_sha256": record.get("tarball_sha256"),
             "openssl_version_a": version_res.stdout,
             "host": {"cpu_model": ctx.cpu.model, "cpu_vendor": ctx.cpu.vendor,
@@ -240,7 +247,8 @@ class BenchCell:
         log.info(f"▸ [{where}] {v.id} · suite {suite.name}"
                  + (f" · round {self.round}" if self.series else "")
                  + (f" · {self.why}" if self.why else "")
-                 + f" · {len(invocations)} {'handshake' if suite.kind == 'tls' else 'speed'}"
+                 + f" · {len(invocations)} "
+                 + {"tls": "handshake", "library": "harness"}.get(suite.kind, "speed")
                  + f" run(s) → {run_dir}")
         if not self.why:  # what the suite asks and this version cannot do, said up front
             for note in notes:
@@ -296,6 +304,9 @@ class BenchCell:
                     entry["host_accounting"] = {
                         f"{r.get('protocol')} {r.get('operation')}": r.pop("host_accounting",
                                                                           None) for r in recs}
+                elif inv.path == "library":  # taken by the harness around its window
+                    entry["host_accounting"] = {
+                        str(r.get("algorithm")): r.pop("host_accounting", None) for r in recs}
                 figures.extend(recs)
                 by_invocation[inv.name] = recs
                 flagged = flagged_note(recs, inv_findings)
@@ -312,7 +323,8 @@ class BenchCell:
                     warnings.append(f"{inv.name}: no figures in the output")
             meta["invocations"].append(entry)
             host = "" if acct is None else f"; {acct.describe()}"
-            if inv.path == "tls" and isinstance(entry.get("host_accounting"), dict):
+            if inv.path in ("tls", "library") and isinstance(entry.get("host_accounting"),
+                                                             dict):
                 busy = [a["foreign_cores"] for a in entry["host_accounting"].values() if a]
                 host = f"; others up to {max(busy):.2f} core(s) busy" if busy else ""
             log.info(f"    [{n}/{len(invocations)}] {inv.name}: {entry['status']}{flagged} "
@@ -360,6 +372,10 @@ class BenchCell:
             from .tlsbench import parse_tls
 
             return parse_tls(inv, stdout)
+        if inv.path == "library":
+            from .library import parse_library
+
+            return parse_library(inv, stdout)
         try:
             parsed = parse_speed(stdout, speed_stderr, version=version,
                                  evp=inv.path == "evp")

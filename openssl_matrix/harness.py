@@ -24,9 +24,9 @@ from pathlib import Path
 from . import log
 from .backend import Backend
 from .errors import BuildError
+from .files import atomic_write
 from .model import Variant
 from .render import toolchain_tag
-from .files import atomic_write
 from .version import series
 
 #: Where the binary is installed in the sibling image (on PATH there).
