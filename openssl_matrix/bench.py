@@ -578,6 +578,8 @@ def summarize_series(outcomes: Sequence[CellOutcome], threshold: float,
     rows: list[dict[str, Any]] = []
     for (invocation, algorithm, block, operation), figs in groups.items():
         unit = "bytes_per_s" if block is not None else "ops_per_s"
+        if any(f.get("unit") == "bytes" for f in figs):  # a library memory figure
+            unit = "bytes"
         clean = [f for f in figs if f.get("status") != guards.CONTENDED]
         used = clean or figs
         values = [f[unit] for f in used if isinstance(f.get(unit), (int, float))]

@@ -146,6 +146,9 @@ FLAGS: tuple[Flag, ...] = (
     }, ("export", "render", "report")),
     Flag("block_size", 0, "block size of the method tables and charts (default 8192)",
          ("report",)),
+    Flag("versions", "", "fnmatch patterns over release versions, comma separated "
+         "('3.0.*'): the library section shows those releases only, in release order",
+         ("report",)),
     Flag("file", "", "path of a tarball you trust", ("pin",)),
     Flag("as_", "", "name for the imported report (results go under results/ref-NAME)",
          ("import",)),

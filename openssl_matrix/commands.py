@@ -777,13 +777,14 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
 
 
 def cmd_report(*, target: str, matrix: str, results: str, output: str,
-               block_size: int) -> int:
+               block_size: int, versions: str = "") -> int:
     from .report import build_report
 
     tree = _tree(results)
     out = Path(output) if output else tree.root / "_report"
     summary = build_report(tree, out,
-                           block_size=bounded("--block-size", block_size or 8192, 1, MAX_BYTES))
+                           block_size=bounded("--block-size", block_size or 8192, 1, MAX_BYTES),
+                           versions=tuple(p.strip() for p in versions.split(",") if p.strip()))
     print(summary.text(), end="")
     return 0
 

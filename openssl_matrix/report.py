@@ -701,8 +701,10 @@ def _copy_run(src: Path, dest: Path) -> list[str]:
     return copied
 
 
-def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192) -> ReportSummary:
-    """Write the report folder ``out`` from the results tree (replacing an older report)."""
+def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192,
+                 versions: Sequence[str] = ()) -> ReportSummary:
+    """Write the report folder ``out`` from the results tree (replacing an older report);
+    ``versions`` (fnmatch patterns) limits the library section to those releases."""
     records.require_tree(tree.root)
     obs = observations(tree)  # a damaged run file is named first, before the target
     groups = group_observations(obs)
@@ -712,7 +714,7 @@ def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192) -> Rep
     try:
         os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp's 0700 would hide the report
         write_report_marker(tmp)
-        summary = _write(tree, tmp, groups, obs, block_size)
+        summary = _write(tree, tmp, groups, obs, block_size, versions)
         swap_in(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -722,7 +724,8 @@ def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192) -> Rep
 
 
 def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observation],
-           block: int) -> ReportSummary:
+           block: int, versions: Sequence[str] = ()) -> ReportSummary:
+    from .report_library import write_library  # the library harness's figures
     from .report_ops import ops_observations, write_ops  # public-key and handshake figures
     from .reportquality import quality
 
@@ -819,8 +822,11 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     page = render_html(groups, block, charts, runs, repros, generated, tree.root.resolve(),
                        panel, side_views)
     ops = write_ops(tree, out, ops_obs)
-    page = page.replace('<h2 id="repro">', ops.html + '<h2 id="repro">', 1).replace(
-        '<a href="#repro">', '<a href="#ops">Public key &amp; TLS</a><a href="#repro">', 1)
+    lib = write_library(tree, out, versions)
+    page = page.replace('<h2 id="repro">', ops.html + lib.html + '<h2 id="repro">', 1).replace(
+        '<a href="#repro">', '<a href="#ops">Public key &amp; TLS</a><a href="#library">'
+        'Library</a><a href="#repro">', 1)
     (out / "index.html").write_text(page, encoding="utf-8")
-    return ReportSummary(out, groups, block, [*paths, *ops.charts], len(obs) + ops.figures,
-                         len(repros), comps, ops.lines, ops.tables, panel)
+    return ReportSummary(out, groups, block, [*paths, *ops.charts, *lib.charts],
+                         len(obs) + ops.figures + lib.figures, len(repros), comps,
+                         ops.lines + lib.lines, ops.tables + lib.tables, panel)

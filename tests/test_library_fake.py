@@ -94,3 +94,30 @@ def test_a_second_bench_reuses_the_harness_image(bench: tuple[Bencher, FakeBacke
     bencher.bench(list(m.variants), m.suite("lib"), "auto", repeat=1)
     bencher.bench(list(m.variants), m.suite("lib"), "auto", repeat=1, fresh=True)
     assert sum(t.startswith("openssl-matrix/libbench-") for t in backend.builds) == 1
+
+
+def test_the_report_shows_library_tables_memory_and_the_flagged_figures(
+        bench: tuple[Bencher, FakeBackend], tmp_path: Path) -> None:
+    from openssl_matrix.report import build_report
+
+    bencher, _ = bench
+    m = bencher.matrix
+    bencher.bench(list(m.variants), m.suite("lib"), "auto", repeat=1)
+    summary = build_report(bencher.tree, tmp_path / "report")
+    text = summary.text()
+    assert "library · 2 thread(s) (operations per second" in text
+    assert "library · memory (bytes, exact" in text
+    mem = (FIX / "1.1.1w-memory.txt").read_text()
+    ctx_bytes = next(p.split("=")[1] for line in mem.splitlines()
+                     if "op=mem-ssl-ctx" in line and "result" in line
+                     for p in line.split(":") if p.startswith("bytes="))
+    assert f"{int(ctx_bytes):,} B" in text
+    # every attempt of the handshake was contended: no median, what they read, grey
+    row = next(line for line in text.splitlines() if "handshake-tls1.3-rsa2048" in line)
+    assert "all 3 contended" in row and "±" not in row
+    page = (tmp_path / "report" / "index.html").read_text()
+    assert 'id="library"' in page and "no usable figure" in page
+    assert "Library</a>" in page
+    # --versions keeps only matching releases
+    summary = build_report(bencher.tree, tmp_path / "report2", versions=("3.0.*",))
+    assert "library ·" not in summary.text()
