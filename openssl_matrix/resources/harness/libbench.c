@@ -1063,7 +1063,7 @@ static void *run_worker(void *arg)
     pthread_barrier_wait(w->start);
     c0 = thread_cpu();
     while (!failed) {
-        for (i = 0; i < op->batch; i++) {
+        for (i = 0; i < op->batch && (opt_iterations == 0 || n < opt_iterations); i++) {
             if (!op->fn(w)) {
                 failed = 1;
                 break;
