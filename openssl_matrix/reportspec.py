@@ -56,13 +56,17 @@ VERSION_KEYS = ("as_reported", "sha256", "urls", "release", "stand_in", "stand_i
 BUILD_KEYS = ("version", "asm", "arch", "configure", "as_reported")
 MEASUREMENT_KEYS = ("machine", "build", "command", "algorithm", "algorithms", "block_size",
                     "evp", "disable", "ia32cap", "engine", "decrypt", "elapsed", "needs",
-                    "reference", "notes", "operation", "protocol", "pinning")
+                    "reference", "notes", "operation", "protocol", "pinning", "threads")
 
 #: Operations of speed's public-key tables a measurement may name (``operation:``).
 OPERATIONS = ("sign", "verify", "op", "encrypt", "decrypt", "keygen", "encaps", "decaps")
 #: Operations of the TLS suite (``tls.py``): full handshakes and resumed sessions, in
 #: connections per second; such a measurement also names its ``protocol``.
 TLS_OPERATIONS = ("handshake", "resume")
+#: A figure of the library harness (``library.py``): ``algorithm`` names the harness's
+#: operation (``pkey-decode-pem-rsa2048``), ``threads`` its thread count; one figure in
+#: operations per second (all threads together).
+LIBRARY_OPERATION = "library"
 #: The key under which a public-key measurement keeps its figure (operations per second)
 #: where symmetric ones use the block size.
 OP_BLOCK = 0
@@ -72,7 +76,10 @@ CLAIM_KEYS = ("id", "says", "where", "compare", "expect", "ratio", "tolerance", 
 #: What a claim depends on: ``code-path`` (it travels to any CPU: judged as measured) or
 #: ``cpu`` (a hardware effect whose size depends on the CPU: on another CPU it is judged
 #: on its direction and against ``cpumodel``).
-DEPENDS_ON = ("code-path", "cpu")
+#: ``threads``: its size depends on the thread count and on the CPUs that run the threads
+#: (lock contention): judged as measured at the measurements' thread counts, and not
+#: testable where they exceed this host's CPUs.
+DEPENDS_ON = ("code-path", "cpu", "threads")
 MEASURE_KEYS = ("seconds", "repeat", "rows")
 
 _FIGURE = re.compile(r"^\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*(k|B/s)?\s*$")
@@ -175,6 +182,8 @@ class Measurement:
     and ``reference`` one figure in connections per second."""
     pinning: str = "cross-core"
     """A TLS measurement: server and client on one CPU (``same-core``) or two."""
+    threads: int = 1
+    """A library measurement (operation ``library``): the harness's thread count."""
 
     @property
     def masked(self) -> bool:
@@ -182,9 +191,12 @@ class Measurement:
 
     @property
     def kind(self) -> str:
-        """``speed`` (bulk, per block size), ``pkey`` or ``tls`` (one figure)."""
+        """``speed`` (bulk, per block size), ``pkey``, ``tls`` or ``library`` (one
+        figure)."""
         if self.protocol is not None:
             return "tls"
+        if self.operation == LIBRARY_OPERATION:
+            return "library"
         return "speed" if self.operation is None else "pkey"
 
     @property
@@ -208,7 +220,7 @@ class Claim:
     block_sizes: tuple[int, ...] | None  # None: every size both sides have
     stand_in: bool
     notes: str
-    depends_on: str = "code-path"  # or "cpu": see DEPENDS_ON
+    depends_on: str = "code-path"  # or "cpu", "threads": see DEPENDS_ON
 
 
 @dataclass(frozen=True)
@@ -593,6 +605,12 @@ def _measurements(ctx: _Ctx, value: Any, machines: Mapping[str, Machine],
         if "operation" in m and m["operation"] in TLS_OPERATIONS:
             out[name] = _tls_measurement(ctx, m, proto, kp)
             continue
+        if m.get("operation") == LIBRARY_OPERATION:
+            out[name] = _library_measurement(ctx, m, proto, kp)
+            continue
+        if "threads" in m:
+            raise ctx.fail(f"{kp}.threads", "only used with 'operation: library' (a figure "
+                           "of the library harness)")
         for key in ("protocol", "pinning"):
             if key in m:
                 raise ctx.fail(f"{kp}.{key}", "only used with 'operation: handshake' or "
@@ -677,6 +695,27 @@ def _tls_measurement(ctx: _Ctx, m: Mapping[str, Any], proto: Measurement,
     return replace(proto, algorithm=algorithm, reference=reference,
                    operation=str(m["operation"]), evp=False, protocol=protocol,
                    pinning=pinning)
+
+
+def _library_measurement(ctx: _Ctx, m: Mapping[str, Any], proto: Measurement,
+                         kp: str) -> Measurement:
+    """A figure of the library harness: its operation, a thread count, one figure."""
+    from .libvocab import OPERATIONS as LIB_OPS
+
+    for key in ("algorithms", "block_size", "evp", "disable", "ia32cap", "engine", "decrypt",
+                "protocol", "pinning"):
+        if key in m:
+            raise ctx.fail(f"{kp}.{key}", "not used with a library figure (operation library)")
+    algorithm = ctx.token(_required(ctx, m, "algorithm", kp), f"{kp}.algorithm")
+    timed = [o for o in LIB_OPS if o != "memory"]
+    if algorithm not in timed:
+        raise ctx.fail(f"{kp}.algorithm", f"{algorithm!r} is not a timed operation of the "
+                       "library harness", hint=_choices_hint(algorithm, timed))
+    threads = ctx.posint(m.get("threads", 1), f"{kp}.threads", optional=False, maximum=1024)
+    reference = _one_figure(ctx, m, kp, "a library figure is one number, operations per "
+                            "second")
+    return replace(proto, algorithm=algorithm, reference=reference,
+                   operation=LIBRARY_OPERATION, evp=False, threads=threads or 1)
 
 
 def _split_figure(key: Any) -> bool:

@@ -157,3 +157,24 @@ def test_the_harness_image_is_keyed_by_the_variant_image_and_the_source() -> Non
     assert df.splitlines()[1] == "FROM openssl-matrix/3.0.20-asm-x86_64:aaa AS variant"
     assert "FROM openssl-matrix/3.0.20-asm-x86_64:aaa\n" in df and harness.BINARY in df
     assert harness.refusal("1.0.2u") is not None and harness.refusal("1.1.1w") is None
+
+
+def test_report_specs_name_library_figures_with_a_thread_count(tmp_path: Path) -> None:
+    from openssl_matrix.reportspec import load_spec
+
+    reports = MATRIX.parent / "reports"
+    spec = load_spec(reports / "openssl-issue-17064-threaded-aes-sha.yaml")
+    m = spec.measurements["new-aes-t32"]
+    assert (m.kind, m.algorithm, m.threads, m.unit) == ("library", "cipher-setup", 32, "op/s")
+    assert {c.depends_on for c in spec.claims} == {"threads"}
+    text = (reports / "openssl-issue-15199-pkcs8-decoding.yaml").read_text()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text.replace("algorithm: pkey-decode-der-rsa2048",
+                                "algorithm: pkey-decode-der-rsa", 1))
+    with pytest.raises(ConfigError) as err:
+        load_spec(bad)
+    assert "not a timed operation of the library harness" in str(err.value)
+    bad.write_text(text.replace("    threads: 1\n    reference: 2500",
+                                "    threads: 0\n    reference: 2500", 1))
+    with pytest.raises(ConfigError):
+        load_spec(bad)
