@@ -1400,6 +1400,13 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    for (i = first; mem && i < argc; i++)
+        if (!is_mem_op(argv[i])) {
+            fprintf(stderr, "openssl-matrix-libbench: memory operations run alone (their "
+                    "allocator hooks would slow %s down): run it in another process\n",
+                    argv[i]);
+            return 2;
+        }
     if (mem && !CRYPTO_set_mem_functions(lb_malloc, lb_realloc, lb_free)) {
         fprintf(stderr, "openssl-matrix-libbench: CRYPTO_set_mem_functions refused "
                 "(OpenSSL allocated before main)\n");
