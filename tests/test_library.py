@@ -178,3 +178,25 @@ def test_report_specs_name_library_figures_with_a_thread_count(tmp_path: Path) -
                                 "    threads: 0\n    reference: 2500", 1))
     with pytest.raises(ConfigError):
         load_spec(bad)
+
+
+def test_a_thread_count_above_the_hosts_cpus_is_not_measured_and_says_why() -> None:
+    from openssl_matrix.hostinfo import CpuInfo
+    from openssl_matrix.reportspec import load_spec
+    from openssl_matrix.repro.plan import plan
+    from openssl_matrix.repro.resolve import HostFacts, ResolvedVersion
+
+    two = HostFacts(CpuInfo("GenuineIntel", "a 2-core test CPU", ("aes",), None, 2), {},
+                    (False, "test"), (False, "test"))
+    spec = load_spec(MATRIX.parent / "reports" / "openssl-issue-17064-threaded-aes-sha.yaml")
+    resolved = {"1.0.2": ResolvedVersion("1.0.2", "1.1.1w", True, "0" * 64, (), None, None),
+                "3.0.0": ResolvedVersion("3.0.0", "3.0.20", True, "0" * 64, (), None, None)}
+    planned, groups, _ = plan(spec, resolved, two)
+    for name in ("old-aes-t32", "new-aes-t32"):
+        assert planned[name].problem is not None
+        assert planned[name].problem.startswith("needs 32 threads each on its own CPU, and "
+                                                "this host has 2")
+    assert planned["new-aes-t2"].problem is None and planned["new-aes-t2"].suite
+    [g] = [g for g in groups.values() if g.variant == "3.0.20-asm-x86_64"]
+    assert g.definition["kind"] == "library" and g.definition["threads"] == [2]
+    assert g.definition["algorithms"] == ["cipher-setup", "hmac"]
