@@ -193,9 +193,9 @@ def test_a_thread_count_above_the_hosts_cpus_is_not_measured_and_says_why() -> N
                 "3.0.0": ResolvedVersion("3.0.0", "3.0.20", True, "0" * 64, (), None, None)}
     planned, groups, _ = plan(spec, resolved, two)
     for name in ("old-aes-t32", "new-aes-t32"):
-        assert planned[name].problem is not None
-        assert planned[name].problem.startswith("needs 32 threads each on its own CPU, and "
-                                                "this host has 2")
+        problem = planned[name].problem
+        assert problem is not None
+        assert problem.startswith("needs 32 threads each on its own CPU, and this host has 2")
     assert planned["new-aes-t2"].problem is None and planned["new-aes-t2"].suite
     [g] = [g for g in groups.values() if g.variant == "3.0.20-asm-x86_64"]
     assert g.definition["kind"] == "library" and g.definition["threads"] == [2]
