@@ -28,6 +28,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from . import records
 from .report import USABLE_STATUSES, _copy_run, series_colors
@@ -229,7 +230,8 @@ def scaling_chart(tables: Sequence[LibTable], path: Path) -> bool:
     for i, op in enumerate(ops):
         ax = axes[i // ncol][i % ncol]
         for j, c in enumerate(columns):
-            xs, ys, errs = [], [], []
+            color = colors[j % len(colors)]
+            xs, ys, errs, fx, fy = [], [], [], [], []
             for n in counts:
                 t = by_t.get(n)
                 e = estimate(t.values(op, c)) if t else None
@@ -237,9 +239,20 @@ def scaling_chart(tables: Sequence[LibTable], path: Path) -> bool:
                     xs.append(n)
                     ys.append(e.median)
                     errs.append(e.half_width or 0.0)
+                elif t is not None and t.cells.get((op, c)):
+                    f = Flagged.of((o.value for o in t.cells[(op, c)]),
+                                   (o.status for o in t.cells[(op, c)]))
+                    if f.value:
+                        fx.append(n)
+                        fy.append(f.value)
             if xs:
-                ax.errorbar(xs, ys, yerr=errs, marker="o", color=colors[j % len(colors)],
+                ax.errorbar(xs, ys, yerr=errs, marker="o", color=color,
                             label=f"OpenSSL {c}", capsize=2, linewidth=1.2)
+                drawn = True
+            if fx:  # no usable figure: what the flagged runs read, hollow and dashed
+                ax.plot(fx, fy, marker="o", markerfacecolor="none", linestyle="--",
+                        color=color, linewidth=0.8,
+                        label=f"OpenSSL {c}: no usable figure (flagged runs read)")
                 drawn = True
         ax.set_title(op, fontsize=8)
         ax.set_xticks(counts)
@@ -250,11 +263,15 @@ def scaling_chart(tables: Sequence[LibTable], path: Path) -> bool:
         axes[k // ncol][k % ncol].set_visible(False)
     if not drawn:
         return False
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside upper center", ncol=min(6, len(columns)),
-               fontsize=8)
+    seen: dict[str, Any] = {}
+    for row in axes:
+        for ax in row:
+            for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+                seen.setdefault(label, h)
+    fig.legend(list(seen.values()), list(seen), loc="outside upper center",
+               ncol=min(3, len(seen)), fontsize=8)
     fig.supxlabel("threads", fontsize=9)
-    fig.supylabel("operations per second (median of usable figures; bars: 95 % interval)",
+    fig.supylabel("ops/s (median; bars: 95 % interval)",
                   fontsize=9)
     fig.savefig(path)
     return True
@@ -358,7 +375,9 @@ def write_library(tree: ResultsTree, out: Path, versions: Sequence[str] = ()
                          f'alt="thread scaling {html.escape(" ".join(key))}"><figcaption>'
                          "Throughput against threads, per release: a line that stops "
                          "rising is a release whose throughput does not grow with threads "
-                         "(on this host, at most its CPU count).</figcaption></figure>")
+                         "(on this host, at most its CPU count). Hollow, dashed: no usable "
+                         "figure (every run flagged, e.g. contended): what the runs read, "
+                         "never a median.</figcaption></figure>")
         for t in mine:
             parts.append(f'<h3 id="{t.slug}">{html.escape(t.title)}</h3>')
             parts.append("<table><tr><th>Operation</th>" + "".join(
