@@ -1,0 +1,179 @@
+"""The ``openssl speed`` command lines of a suite on one OpenSSL version.
+
+Which options each version has (``SPEED_OPTIONS``), how a capability mask is written for
+it, and the wrapper every speed invocation runs in: it samples the host before and after
+speed (``hostacct``) and prints the shell's ``times`` (the time-basis guard).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from openssl_matrix.core.version import series
+from openssl_matrix.matrix.isa import render_ia32cap
+from openssl_matrix.matrix.model import Mask, Suite
+from openssl_matrix.matrix.pkey import plan as pk_plan
+from openssl_matrix.measure.invocation import SPEED_WRAPPER, WRAPPER_NAME, Invocation
+from openssl_matrix.measure.tlsbench import tls_invocations
+
+# Ciphers and digests that OpenSSL 3.x moved to the legacy provider.
+LEGACY_PROVIDER_ALGS = ("idea", "des-", "des3", "desx", "rc2", "rc4", "rc5", "bf-", "blowfish",
+                        "cast", "seed", "md4", "mdc2", "whirlpool", "rmd160", "ripemd")
+
+#: ``openssl speed`` options: (first version that has it, first version without it).
+#: From apps/speed.c of each series; engines are gone in 4.0.
+SPEED_OPTIONS: dict[str, tuple[tuple[int, int, int], tuple[int, int, int] | None]] = {
+    "-elapsed": ((0, 9, 8), None), "-evp": ((0, 9, 8), None), "-decrypt": ((0, 9, 8), None),
+    "-engine": ((0, 9, 8), (4, 0, 0)), "-multi": ((0, 9, 8), None), "-mr": ((0, 9, 8), None),
+    "-mb": ((1, 0, 2), None), "-misalign": ((1, 0, 2), None),
+    "-async_jobs": ((1, 1, 0), None),
+    "-seconds": ((1, 1, 1), None), "-bytes": ((1, 1, 1), None), "-primes": ((1, 1, 1), None),
+    "-aead": ((1, 1, 1), None),
+    "-hmac": ((3, 0, 0), None), "-cmac": ((3, 0, 0), None), "-provider": ((3, 0, 0), None),
+    "-provider-path": ((3, 0, 0), None), "-propquery": ((3, 0, 0), None),
+    "-config": ((3, 1, 0), None), "-mlock": ((3, 1, 0), None),
+    "-kem-algorithms": ((3, 2, 0), None), "-signature-algorithms": ((3, 2, 0), None),
+    "-testmode": ((3, 4, 0), None),
+}
+
+def has_option(option: str, version: str) -> bool:
+    """Whether ``openssl speed`` of ``version`` has ``option``."""
+    first, gone = SPEED_OPTIONS[option]
+    v = series(version)
+    return v >= first and (gone is None or v < gone)
+
+
+def _since(option: str) -> str:
+    first, gone = SPEED_OPTIONS[option]
+    text = "from " + ".".join(map(str, first))
+    return text + (f", gone in {'.'.join(map(str, gone))}" if gone else "")
+
+
+def unwrap_speed(command: Sequence[str]) -> tuple[str, ...]:
+    """The ``openssl ...`` command inside ``Invocation.exec_command`` (else as given)."""
+    cmd = tuple(command)
+    if cmd[:3] == ("/bin/sh", "-c", SPEED_WRAPPER) and len(cmd) > 3 and cmd[3] == WRAPPER_NAME:
+        return ("openssl", *cmd[4:])
+    return cmd
+
+def mask_value(mask: Mask, version: str) -> tuple[str | None, list[str]]:
+    """OPENSSL_ia32cap for ``mask`` on ``version`` (None: unmasked or not expressible)."""
+    if mask.disable:
+        return render_ia32cap(mask.disable, version)
+    return mask.ia32cap, []
+
+
+def speed_invocations(version: str, suite: Suite, configure: Sequence[str] = (),
+                      ) -> tuple[list[Invocation], list[str]]:
+    """The ``openssl speed`` commands a suite needs on a given OpenSSL version.
+
+    One invocation per mask x engine x path x direction x algorithm (the low-level path
+    runs all algorithms in one invocation). Options a version does not have are left out
+    and reported in the notes, as are settings that cannot apply (``-decrypt`` on the
+    low-level path, a mask the version cannot express). A ``pkey`` suite spells each
+    algorithm for the version (pkey.py) and refuses, in the notes, those it lacks; a
+    ``tls`` suite is planned by tlsbench.py. ``configure``: the variant's options.
+    """
+    notes: list[str] = []
+    if suite.kind == "tls":
+        return tls_invocations(version, suite, tuple(configure))
+    if suite.kind == "pkey":
+        planned = pk_plan(version, suite.algorithms, tuple(configure))
+        notes += [r.note() for r in planned.refused]
+        suite = replace(suite, algorithms=tuple(arg for _, arg, _ in planned.runs))
+        if not suite.algorithms:
+            return [], notes
+    v = series(version)
+    multi = suite.multi
+    if multi is not None and not has_option("-multi", version):
+        notes.append(f"-multi is not in {version} ({_since('-multi')}); one process was run")
+        multi = None
+    # With -multi and -mr the parent prints its sums without a +H of its own; its human
+    # table is read instead (the parser takes the sizes from the children's +H records).
+    base = ["openssl", "speed", "-elapsed"] + ([] if multi else ["-mr"])
+    for opt, value in (("-seconds", suite.seconds), ("-bytes", suite.bytes)):
+        if value is None:
+            continue
+        if has_option(opt, version):
+            base += [opt, str(value)]
+        else:
+            notes.append(f"{opt} is not in {version} ({_since(opt)}); "
+                         + (("speed's default 10 s per operation was used"
+                             if suite.kind == "pkey" else
+                             "speed's default 3 s per size was used") if opt == "-seconds"
+                            else "every block size was run"))
+    if multi is not None:
+        base += ["-multi", str(multi)]
+    if suite.providers is not None and not has_option("-provider", version):
+        notes.append(f"-provider is not in {version} ({_since('-provider')}); the suite's "
+                     "providers were not passed")
+    out: list[Invocation] = []
+    noted: set[str] = set()
+
+    def note_once(text: str) -> None:
+        if text not in noted:
+            noted.add(text)
+            notes.append(text)
+
+    for mask in suite.masks:
+        ia32cap, mask_notes = mask_value(mask, version)
+        for n in mask_notes:
+            note_once(f"mask {mask.name}: {n}")
+        if ia32cap is None and (mask.disable or mask.ia32cap):
+            continue
+        env = {} if ia32cap is None else {"OPENSSL_ia32cap": ia32cap}
+        for engine in suite.engines:
+            if engine is not None and not has_option("-engine", version):
+                note_once(f"-engine is not in {version} ({_since('-engine')}); the {engine} "
+                          "engine was not measured")
+                continue
+            for path in suite.paths:
+                for direction in suite.directions:
+                    if direction == "decrypt" and path == "legacy":
+                        note_once("-decrypt applies to EVP ciphers only: the low-level path "
+                                  "was measured encrypting")
+                        continue
+                    out.extend(_invocations_for(v, suite, mask, ia32cap, env, engine, path,
+                                                direction, multi, base))
+    return out, notes
+
+
+def _invocations_for(v: tuple[int, int, int], suite: Suite, mask: Mask,
+                     ia32cap: str | None, env: dict[str, str], engine: str | None, path: str,
+                     direction: str, multi: int | None, base: list[str]) -> list[Invocation]:
+    groups: list[tuple[str, list[str], tuple[str, ...]]]
+    if path == "evp":
+        groups = [(alg, ["-evp", alg], (alg,)) for alg in suite.algorithms]
+    elif path == "pkey":  # one invocation per algorithm, spelled for the version
+        groups = [(alg.lower(), [alg], (alg,)) for alg in suite.algorithms]
+    else:
+        groups = [("+".join(suite.algorithms), list(suite.algorithms), suite.algorithms)]
+    out = []
+    for alg_name, args, algs in groups:
+        opts: list[str] = []
+        if engine is not None:
+            opts += ["-engine", engine]
+        if v[0] >= 3:
+            if suite.providers is not None:
+                for p in suite.providers:
+                    opts += ["-provider", p]
+            elif any(a.startswith(LEGACY_PROVIDER_ALGS) for a in algs):
+                opts += ["-provider", "legacy", "-provider", "default"]
+        if direction == "decrypt":
+            opts.append("-decrypt")
+        parts = [mask.name]
+        if engine is not None:
+            parts.append(engine)
+        if path == "legacy" and suite.evp:
+            parts.append("legacy")
+        if direction == "decrypt":
+            parts.append("decrypt")
+        parts.append(alg_name)
+        out.append(Invocation(
+            name="--".join(parts), mask=mask, algorithm=alg_name,
+            command=tuple(base + opts + args), env=dict(env), engine=engine, path=path,
+            direction=direction, ia32cap=ia32cap, multi=multi, algorithms=algs,
+        ))
+    return out
+
