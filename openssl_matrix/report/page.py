@@ -95,6 +95,8 @@ class ReportSummary:
     ops_tables: int = 0
     quality: Quality | None = None
     """The measurement-quality panel over every kind of figure (``reportquality``)."""
+    library_tables: int = 0
+    """The library harness's tables (``report.library``)."""
 
     def text(self) -> str:
         lines = []
@@ -115,8 +117,10 @@ class ReportSummary:
         lines += self.ops_lines
         lines += self.quality.lines() if self.quality else []  # last: seen without scrolling
         lines.append(f"{self.observations} figure(s) in {len(self.groups)} table(s)"
-                     + (f" and {self.ops_tables} public-key/handshake/library table(s)"
-                        if self.ops_tables else "") + ", "
+                     + (f" and {self.ops_tables} public-key/handshake table(s)"
+                        if self.ops_tables else "")
+                     + (f" and {self.library_tables} library table(s)"
+                        if self.library_tables else "") + ", "
                      f"{len(self.charts)} chart(s), {self.reproductions} reproduction(s)")
         lines.append(f"report: {self.out_dir / 'index.html'}")
         return "\n".join(lines) + "\n"
@@ -396,4 +400,4 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     (out / "index.html").write_text(page, encoding="utf-8")
     return ReportSummary(out, groups, block, [*paths, *ops.charts, *lib.charts],
                          len(obs) + ops.figures + lib.figures, len(repros), comps,
-                         ops.lines + lib.lines, ops.tables + lib.tables, panel)
+                         ops.lines + lib.lines, ops.tables, panel, lib.tables)
