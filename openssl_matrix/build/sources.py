@@ -52,7 +52,12 @@ from openssl_matrix.build.download import (
 )
 from openssl_matrix.core.clock import now
 from openssl_matrix.core.errors import SourceError
-from openssl_matrix.core.files import atomic_write, file_sha256
+from openssl_matrix.core.files import (
+    atomic_write,
+    file_sha256,
+    open_regular,
+    read_bounded_text,
+)
 from openssl_matrix.core.log import info, step, warn
 from openssl_matrix.core.version import Version, VersionError
 
@@ -103,7 +108,7 @@ KNOWN_SHA256: dict[str, str] = {
 #: Leftover partial downloads older than this are removed.
 _STALE_PART_SECONDS = 3600.0
 
-_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+_SHA256_RE = re.compile(r"^[0-9a-f]{64}\Z")
 
 
 @dataclass(frozen=True)
@@ -150,7 +155,8 @@ def tarball_name(version: str) -> str:
     return f"openssl-{version}.tar.gz"
 
 
-def _check_version(version: str) -> Version:
+def check_version(version: str) -> Version:
+    """The release version ``version`` names; SourceError when it names none."""
     try:
         return Version.parse(version)
     except VersionError:
@@ -179,7 +185,7 @@ def default_urls(version: str) -> list[str]:
     security archive's pool), which carry byte-identical upstream tarballs for the
     versions its suites still use.
     """
-    v = _check_version(version)
+    v = check_version(version)
     major, minor, patch = str(v.major), str(v.minor), str(v.patch)
     if major == "0":
         series = f"{major}.{minor}.x"
@@ -222,7 +228,7 @@ def _origin_record(path: Path) -> Path:
 
 def _read_origin(path: Path, sha256: str) -> tuple[str, str]:
     try:
-        record = json.loads(_origin_record(path).read_text(encoding="utf-8"))
+        record = json.loads(read_bounded_text(_origin_record(path), "config"))
     except (OSError, ValueError):
         return "cache", "not checked: no record of where the cached file came from"
     if not isinstance(record, dict) or record.get("sha256") != sha256:
@@ -284,9 +290,12 @@ def _is_json(lock_file: Path) -> bool:
 
 def _read_lock_document(lock_file: Path) -> dict[str, Any]:
     try:
-        text = lock_file.read_text(encoding="utf-8")
+        text = read_bounded_text(lock_file, "yaml")
     except FileNotFoundError:
         return {}
+    except UnicodeDecodeError:
+        raise SourceError(f"the lock file {lock_file} is not UTF-8 text",
+                          hint="fix or delete it") from None
     except OSError as exc:
         raise SourceError(f"cannot read the lock file {lock_file}: {exc}") from exc
     try:
@@ -310,20 +319,28 @@ def _read_lock_document(lock_file: Path) -> dict[str, Any]:
 @contextlib.contextmanager
 def _locked(lock_file: Path) -> Iterator[None]:
     """Serialise read-modify-write of a lock file between processes."""
-    guard = lock_file.with_name(f".{lock_file.name}.lock")
-    with open(guard, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+    # the folder itself is the lock: no guard file is left beside the lock file (an
+    # older version left ``.<name>.lock``; it is removed here when found)
+    fd = os.open(lock_file.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
+            with contextlib.suppress(OSError):
+                stale = lock_file.with_name(f".{lock_file.name}.lock")
+                if stale.is_file() and not stale.is_symlink() and stale.stat().st_size == 0:
+                    stale.unlink()
             yield
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 def _check_layout(tarball: Path, version: str) -> None:
     """A release tarball is a gzip tar whose top directory is ``openssl-<version>``."""
     expected = f"openssl-{version}"
     try:
-        with tarfile.open(tarball, mode="r:gz") as archive:
+        with open_regular(tarball) as fh, tarfile.open(fileobj=fh, mode="r:gz") as archive:
             first = archive.next()
     except (OSError, tarfile.TarError, EOFError) as exc:
         raise SourceError(
@@ -354,14 +371,21 @@ def pin_source(
     Refuses (unless ``force``) a file whose hash differs from a known official checksum
     or from an existing pin for the version. Returns the sha256.
     """
-    _check_version(version)
+    check_version(version)
     tarball = Path(tarball)
     if not tarball.is_file():
-        raise SourceError(f"no such file: {tarball}", hint="give the path of the tarball")
+        raise SourceError(f"{tarball}: not a regular file (a FIFO, a device or a folder)"
+                          if tarball.exists() else f"no such file: {tarball}",
+                          hint="give the path of the tarball")
     _check_layout(tarball, version)
     directory = sources_dir(cache_dir)
     _prepare_dir(directory)
-    with open(tarball, "rb") as src:
+    try:
+        src = open_regular(tarball)
+    except OSError as exc:
+        raise SourceError(f"{tarball}: {exc.strerror}", hint="give the path of the tarball "
+                          "itself (a regular file)") from None
+    with src:
         tmp, sha256, _size = _copy_local(src, directory, tarball)
     try:
         known = KNOWN_SHA256.get(version)
@@ -487,7 +511,7 @@ def fetch_source_info(
     read. Raises :class:`SourceError` listing every attempt when none gives the bytes
     whose sha256 is expected.
     """
-    _check_version(version)
+    check_version(version)
     expected = _expected_sha256(version, sha256, lock_file)
     directory = sources_dir(cache_dir)
     _prepare_dir(directory)
@@ -535,7 +559,7 @@ def _from_local_dirs(
         for candidate in candidates:
             info(f"  trying {candidate}")
             try:
-                with open(candidate, "rb") as src:
+                with open_regular(candidate) as src:  # a FIFO there would block for ever
                     tmp, got, _size = stream_to_temp(src, directory, None)
             except (OSError, AttemptFailed) as exc:
                 failures.append((str(candidate), describe_failure(exc)))

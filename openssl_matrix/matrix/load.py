@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from openssl_matrix.core.errors import ConfigError
+from openssl_matrix.core.files import read_bounded
 from openssl_matrix.core.names import clip, name_problem
-from openssl_matrix.core.outputs import read_regular
 from openssl_matrix.core.resources import USER_PATCHES, project_patches, user_folder
 from openssl_matrix.core.yamlload import MAX_BYTES as MAX_YAML_BYTES
 from openssl_matrix.matrix.check import _choices_hint, _Ctx, _kind, load_yaml_file
@@ -80,10 +80,10 @@ SUITE_KEYS = ("description", "algorithms", "evp", "decrypt", "engine", "provider
 SUITE_KINDS = ("speed", "pkey", "tls", "library")
 #: Most threads a library suite may ask for.
 MAX_THREADS = 256
-DEVICE = re.compile(r"^/dev/[A-Za-z0-9_][A-Za-z0-9_./-]*$")
+DEVICE = re.compile(r"^/dev/[A-Za-z0-9_][A-Za-z0-9_./-]*\Z")
 MASK_KEYS = ("name", "ia32cap", "disable")
-CPUSET = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
-DOCKER_HOST = re.compile(r"^((unix|tcp|ssh)://\S+|context:[A-Za-z0-9][\w.-]*)$")
+CPUSET = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*\Z")
+DOCKER_HOST = re.compile(r"^((unix|tcp|ssh)://\S+|context:[A-Za-z0-9][\w.-]*)\Z")
 
 
 def load_matrix(path: str | Path, *, default_urls: Callable[[str], list[str]] | None = None,
@@ -92,7 +92,7 @@ def load_matrix(path: str | Path, *, default_urls: Callable[[str], list[str]] | 
     p = Path(path)
     ctx = _Ctx(p)
     try:
-        text = read_regular(p, 4 * MAX_YAML_BYTES).decode("utf-8")
+        text = read_bounded(p, cap=4 * MAX_YAML_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{p}: no such matrix file",
                           hint="pass --matrix PATH, or run from the project folder") from None
@@ -353,7 +353,7 @@ def _apply_default_selection(ctx: _Ctx, value: Any, variants: list[Variant],
 
 
 def _check_image(ctx: _Ctx, image: str, keypath: str) -> None:
-    if not re.match(r"^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9._-]+)?(@sha256:[0-9a-f]{64})?$", image):
+    if not re.match(r"^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9._-]+)?(@sha256:[0-9a-f]{64})?\Z", image):
         raise ctx.fail(keypath, f"{image!r} is not a Docker image reference")
 
 

@@ -24,9 +24,9 @@ from openssl_matrix.matrix.patches import Patch
 from openssl_matrix.matrix.tlsvocab import TlsOptions
 
 SCHEMA_VERSION = 1
-NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*\Z")
 VERSION = DECLARABLE  # the release numbers a matrix may declare (see version.py)
-PATTERN = re.compile(r"^[A-Za-z0-9_.,:=+/~@%*?!\[\]-]+$")
+PATTERN = re.compile(r"^[A-Za-z0-9_.,:=+/~@%*?!\[\]-]+\Z")
 
 ARCHES = ("x86_64", "i386")
 #: Bounds of a suite's numbers (docs/matrix.md): `openssl speed -seconds` per algorithm,

@@ -224,6 +224,7 @@ class BenchCell:
             "host": {"cpu_model": ctx.cpu.model, "cpu_vendor": ctx.cpu.vendor,
                      "cpu_flags": list(ctx.cpu.flags), "cpu_mhz": run_cpu.mhz,
                      "logical_cpus": ctx.cpu.logical_cpus, "kernel": ctx.extra.get("uname"),
+                     "microcode": run_cpu.microcode,
                      "loadavg_before": state.loadavg,
                      "governor": state.governor, "boost": state.boost,
                      "client_machine": platform.node()},

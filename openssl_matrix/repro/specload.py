@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from openssl_matrix.core.errors import ConfigError
-from openssl_matrix.core.outputs import read_regular
+from openssl_matrix.core.files import read_bounded
+from openssl_matrix.core.names import clip
 from openssl_matrix.core.yamlload import MAX_BYTES as MAX_YAML_BYTES
 from openssl_matrix.matrix.check import _choices_hint, _Ctx, load_yaml_file
 from openssl_matrix.matrix.libvocab import OPERATIONS as LIB_OPS
@@ -25,6 +26,7 @@ from openssl_matrix.matrix.pkey import ALGORITHMS
 from openssl_matrix.matrix.tlsvocab import KEYS, PINNINGS, PROTOCOLS
 from openssl_matrix.measure.cpumodel import CORES
 from openssl_matrix.parse.algorithms import closest, resolve
+from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, impossible
 from openssl_matrix.repro.spec import (
     DEFAULT_TOLERANCE,
     DEPENDS_ON,
@@ -60,14 +62,15 @@ MEASUREMENT_KEYS = ("machine", "build", "command", "algorithm", "algorithms", "b
 CLAIM_KEYS = ("id", "says", "where", "compare", "expect", "ratio", "tolerance", "block_sizes",
               "stand_in", "depends_on", "notes")
 MEASURE_KEYS = ("seconds", "repeat", "rows")
-_FIGURE = re.compile(r"^\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*(k|B/s)?\s*$")
+
+_FIGURE = re.compile(r"^\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*(k|B/s)?\s*\Z")
 
 
 def load_spec(path: str | Path) -> ReportSpec:
     """Read and validate a report spec; raise ConfigError naming file and key path."""
     p = Path(path)
     try:
-        text = read_regular(p, 4 * MAX_YAML_BYTES).decode("utf-8")
+        text = read_bounded(p, cap=4 * MAX_YAML_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{p}: no such report spec",
                           hint="give a path, or the id of a spec in reports/ "
@@ -148,10 +151,10 @@ def _source(ctx: _Ctx, value: Any) -> SourceInfo:
         raise ctx.fail("source.kind", f"{kind!r} is not one of {', '.join(SOURCE_KINDS)}",
                        hint=_choices_hint(kind, SOURCE_KINDS))
     url = _opt_text(ctx, s.get("url"), "source.url")
-    if url is not None and not re.match(r"^(https?|ftp|news|mailto):\S+$", url):
+    if url is not None and not re.match(r"^(https?|ftp|news|mailto):\S+\Z", url):
         raise ctx.fail("source.url", f"{url!r} is not a URL")
     date = _opt_text(ctx, s.get("date"), "source.date")
-    if date is not None and not re.match(r"^\d{4}(-\d{2}(-\d{2})?)?$", date):
+    if date is not None and not re.match(r"^\d{4}(-\d{2}(-\d{2})?)?\Z", date):
         raise ctx.fail("source.date", f"{date!r} is not a date such as 2013-08-27, 2013-08 "
                        "or 2013")
     return SourceInfo(kind=kind, where=ctx.string(_required(ctx, s, "where", "source"),
@@ -286,15 +289,22 @@ def parse_figure(ctx: _Ctx, value: Any, keypath: str) -> float:
     """A reference figure: a number in 1000s of bytes/s, or text as printed (``1,234.5k``)."""
     if isinstance(value, bool):
         raise ctx.fail(keypath, f"expected a figure, got {value!r}")
+    figure: float | None = None
     if isinstance(value, (int, float)):
         if value < 0:
             raise ctx.fail(keypath, f"a figure cannot be negative ({value!r})")
-        return float(value) * 1000.0
-    if isinstance(value, str):
+        figure = float(value) * 1000.0
+    elif isinstance(value, str):
         m = _FIGURE.match(value)
         if m:
             number = float(m.group(1).replace(",", ""))
-            return number if m.group(2) == "B/s" else number * 1000.0
+            figure = number if m.group(2) == "B/s" else number * 1000.0
+    if figure is not None:
+        problem = impossible(figure)  # NaN, inf, zero, beyond any machine
+        if problem is not None:
+            raise ctx.fail(keypath, f"{clip(value)} is no measurement: {problem}",
+                           hint="transcribe the figure as the report prints it")
+        return figure
     raise ctx.fail(keypath, f"{value!r} is not a figure",
                    hint="write it as printed, e.g. 305049.90k or '1,086,559.57k' "
                    "(1000s of bytes per second), or '9876.54 B/s'")
@@ -484,7 +494,7 @@ def _library_measurement(ctx: _Ctx, m: Mapping[str, Any], proto: Measurement,
 
 def _split_figure(key: Any) -> bool:
     """A mapping key that is really the tail of a figure split at a comma by YAML."""
-    return not isinstance(key, str) or bool(re.match(r"^\d{3}(\.\d+)?(k|B/s)?$", key))
+    return not isinstance(key, str) or bool(re.match(r"^\d{3}(\.\d+)?(k|B/s)?\Z", key))
 
 
 def _sizes_mapping(ctx: _Ctx, value: Any, keypath: str) -> dict[Any, Any]:
@@ -504,7 +514,8 @@ def _sizes_mapping(ctx: _Ctx, value: Any, keypath: str) -> dict[Any, Any]:
 
 def _block(ctx: _Ctx, key: Any, keypath: str) -> int:
     text = str(key)
-    if isinstance(key, bool) or not text.isdigit() or int(text) <= 0:
+    if isinstance(key, bool) or not text.isdigit() or len(text) > 10 or \
+            not 0 < int(text) <= MAX_BLOCK_SIZE:
         raise ctx.fail(keypath if keypath.endswith("block_size") else f"{keypath}.{text}",
                        f"{text!r} is not a block size in bytes",
                        hint="keys are block sizes: 16, 64, 256, 1024, 8192, 16384")
