@@ -51,9 +51,11 @@ from .hostinfo import (
     parse_system_state,
 )
 from .model import Matrix, Profile, Suite, Variant
+from .multiacct import multi_findings
 from .parsing import figure_records, parse_speed
 from .results import ResultsTree, RunRef, atomic_write
 from .speedcmd import Invocation, speed_invocations
+from .topology import TOPOLOGY_SCRIPT, CpuTopology, parse_cpulist, parse_topology
 from .version import Version, series
 
 #: Label on every bench container: the results tree it writes for (see remove_containers).
@@ -89,10 +91,21 @@ def cpu_via_container(backend: Backend, image: str) -> tuple[CpuInfo, dict[str, 
 
 def system_state(backend: Backend, image: str) -> tuple[CpuInfo, SystemState]:
     """CPU, load, frequency governor and boost, read in a container on the engine's host."""
-    res = backend.run(image, ["/bin/sh", "-c", SYSTEM_SCRIPT], limits=RunLimits(timeout=60))
+    res = backend.run(image, ["/bin/sh", "-c", f"{SYSTEM_SCRIPT}; {TOPOLOGY_SCRIPT}"],
+                      limits=RunLimits(timeout=60))
     if res.exit_code != 0:
         raise BenchError(f"cannot read /proc/cpuinfo in {image}: {res.stderr.strip()[:200]}")
     return parse_system_state(res.stdout)
+
+
+def bench_cpus(pin: str | None, topology: CpuTopology | None, cpu: CpuInfo) -> tuple[int, ...]:
+    """The CPUs a bench container may use: the profile's cpuset, else what a container on
+    the engine was allowed, else every CPU /proc/cpuinfo lists."""
+    if pin:
+        return parse_cpulist(pin)
+    if topology is not None and topology.allowed:
+        return topology.allowed
+    return tuple(range(max(1, cpu.logical_cpus)))
 
 
 @dataclass(frozen=True)
@@ -163,10 +176,11 @@ class BenchCell:
             return self.variant.id
         return f"{self.variant.id}#{self.round}"
 
-    def invocations(self) -> tuple[list[Invocation], list[str]]:
+    def invocations(self, cpus: int | None = None) -> tuple[list[Invocation], list[str]]:
+        """The cell's speed commands; ``cpus``: how many CPUs ``multi: all`` means."""
         invocations, notes = speed_invocations(
             self.variant.version.version, self.suite,
-            (*self.variant.version.configure, *self.variant.configure))
+            (*self.variant.version.configure, *self.variant.configure), cpus=cpus)
         if self.only is not None:
             wanted = set(self.only)
             invocations = [i for i in invocations if i.name in wanted]
@@ -186,7 +200,9 @@ class BenchCell:
         version_line = version_res.stdout.splitlines()[0] if version_res.stdout else ""
         printed = Version.find(version_line) if version_line.startswith("OpenSSL ") else None
         version = str(printed) if printed is not None else v.version.version
-        invocations, notes = self.invocations()
+        topology = parse_topology(state.extra)
+        cpus = bench_cpus(pin, topology, run_cpu)
+        invocations, notes = self.invocations(len(cpus))
         notes += ctx.device_notes(suite)
         clock, clock_source = clock_hz(profile, run_cpu, forced=bool(ctx.mismatch))
         run_dir = ctx.tree.new_run_dir(ctx.cpu_name, v.id, suite.name)
@@ -218,6 +234,7 @@ class BenchCell:
                      "client_machine": platform.node()},
             "pinning": {"cpuset": pin,
                         "source": f"profile {ctx.profile_name}" if pin else None},
+            "topology": None if topology is None else topology.as_dict(),
             "speed_cpu_shares": SPEED_CPU_SHARES,
             "clock_hz": clock,
             "clock_source": clock_source,
@@ -292,6 +309,14 @@ class BenchCell:
                     inv, res.stdout, speed_stderr, version, times, acct, engine_checks,
                     vectors, run_cpu)
                 entry["elapsed_measured"] = elapsed
+                if inv.multi:  # per child: did each get its CPU? (multiacct)
+                    child_found, bal = multi_findings(inv.name, inv.multi, res.stdout, acct)
+                    entry["children"] = bal.as_dict()
+                    if topology is not None:
+                        entry["placement"] = topology.placement(inv.multi, cpus)
+                    if child_found and not any(f.code == guards.CONTENDED
+                                               for f in inv_findings):
+                        inv_findings = [*inv_findings, *child_found]
                 if inv.path == "tls":  # one accounting per s_time run, taken in the script
                     entry["host_accounting"] = {
                         f"{r.get('protocol')} {r.get('operation')}": r.pop("host_accounting",
@@ -362,7 +387,7 @@ class BenchCell:
             return parse_tls(inv, stdout)
         try:
             parsed = parse_speed(stdout, speed_stderr, version=version,
-                                 evp=inv.path == "evp")
+                                 evp=inv.path in ("evp", "aead"))
         except ParseError as perr:
             return [], None, [], [f"output not understood: {perr.message}"]
         recs = figure_records(parsed)

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .aead import ALGORITHMS as AEAD_ALGORITHMS
 from .eras import ENGINES, engine_options, era_base_image, i386_name, march_problem
 from .errors import ConfigError
 from .names import clip, name_problem
@@ -113,15 +114,18 @@ class Suite:
     """``-engine NAME`` per entry; None is the built-in code (no -engine)."""
     providers: tuple[str, ...] | None = None
     """3.x ``-provider`` list; None: ``legacy`` + ``default`` only for legacy algorithms."""
-    multi: int | None = None
+    multi: tuple[int, ...] = ()
+    """``-multi N`` per entry, one figure set each (0: every CPU the bench may use, the
+    profile's cpuset or the engine's CPUs); empty: one process without -multi."""
     repeat: int = 1
     noise_threshold: float = 0.05
     """Coefficient of variation above which a repeated figure is marked noisy."""
     devices: tuple[str, ...] = ()
     """Host devices (e.g. /dev/crypto) the bench container gets, when the host has them."""
     kind: str = "speed"
-    """``speed`` (symmetric ciphers and digests), ``pkey`` (public-key operations, see
-    pkey.py) or ``tls`` (handshakes with s_server/s_time, see tls.py)."""
+    """``speed`` (symmetric ciphers and digests), ``aead`` (AEAD ciphers, see aead.py),
+    ``pkey`` (public-key operations, see pkey.py) or ``tls`` (handshakes with
+    s_server/s_time, see tls.py)."""
     tls: TlsOptions | None = None
     """Protocols, modes and pinnings of a ``tls`` suite."""
 
@@ -139,7 +143,8 @@ class Suite:
             "algorithms": list(self.algorithms), "evp": self.evp, "paths": list(self.paths),
             "directions": list(self.directions), "engines": list(self.engines),
             "providers": None if self.providers is None else list(self.providers),
-            "multi": self.multi, "seconds": self.seconds, "bytes": self.bytes,
+            "multi": [("all" if n == 0 else n) for n in self.multi],
+            "seconds": self.seconds, "bytes": self.bytes,
             "repeat": self.repeat, "noise_threshold": self.noise_threshold,
             "devices": list(self.devices), "kind": self.kind,
             **({"tls": self.tls.describe()} if self.tls is not None else {}),
@@ -305,7 +310,7 @@ PROFILE_KEYS = ("description", "vendor", "model", "flags", "lacks", "clock_ghz",
 SUITE_KEYS = ("description", "algorithms", "evp", "decrypt", "engine", "provider", "multi",
               "seconds", "bytes", "masks", "repeat", "noise_threshold", "devices", "kind",
               "protocols", "modes", "pinning")
-SUITE_KINDS = ("speed", "pkey", "tls")
+SUITE_KINDS = ("speed", "aead", "pkey", "tls")
 DEVICE = re.compile(r"^/dev/[A-Za-z0-9_][A-Za-z0-9_./-]*$")
 MASK_KEYS = ("name", "ia32cap", "disable")
 CPUSET = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
@@ -752,7 +757,7 @@ def _load_suites(ctx: _Ctx, value: Any) -> tuple[Suite, ...]:
             raise ctx.fail(f"{kp}.algorithms", "list at least one algorithm")
         masks = _load_masks(ctx, entry.get("masks"), f"{kp}.masks")
         evp, legacy = _paths(ctx, entry.get("evp", True), f"{kp}.evp")
-        multi = ctx.posint(entry.get("multi"), f"{kp}.multi", maximum=MAX_MULTI)
+        multi = _multi(ctx, entry.get("multi"), f"{kp}.multi")
         repeat = ctx.posint(entry.get("repeat", 1), f"{kp}.repeat", optional=False,
                             maximum=MAX_REPEAT)
         noise = ctx.number(entry.get("noise_threshold", 0.05), f"{kp}.noise_threshold")
@@ -761,7 +766,8 @@ def _load_suites(ctx: _Ctx, value: Any) -> tuple[Suite, ...]:
                            f"got {entry.get('noise_threshold')!r}")
         kind = ctx.string(entry.get("kind", "speed"), f"{kp}.kind")
         if kind not in SUITE_KINDS:
-            raise ctx.fail(f"{kp}.kind", f"{kind!r} is not a suite kind (speed, pkey, tls)")
+            raise ctx.fail(f"{kp}.kind", f"{kind!r} is not a suite kind ("
+                           + ", ".join(SUITE_KINDS) + ")")
         tls = _suite_kind(ctx, kind, entry, algorithms, kp)
         out.append(Suite(
             name=name, kind=kind, tls=tls,
@@ -783,6 +789,29 @@ def _load_suites(ctx: _Ctx, value: Any) -> tuple[Suite, ...]:
     return tuple(out)
 
 
+def _multi(ctx: _Ctx, value: Any, keypath: str) -> tuple[int, ...]:
+    """``multi: 2``, ``multi: [1, 2]`` or ``multi: all`` (0 stands for all, resolved per
+    engine when the bench plans its commands)."""
+    if value is None:
+        return ()
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        raise ctx.fail(keypath, "list at least one process count (or leave the key out)")
+    out: list[int] = []
+    for i, item in enumerate(items):
+        kpi = keypath if not isinstance(value, list) else f"{keypath}[{i}]"
+        if item == "all":
+            n = 0
+        elif isinstance(item, str):
+            raise ctx.fail(kpi, f"expected a process count or 'all', got {clip(item, 40)}")
+        else:
+            n = ctx.posint(item, kpi, maximum=MAX_MULTI) or 0
+        if n in out:
+            raise ctx.fail(kpi, f"{'all' if n == 0 else n} is listed twice")
+        out.append(n)
+    return tuple(out)
+
+
 def _suite_kind(ctx: _Ctx, kind: str, entry: Mapping[str, Any], algorithms: tuple[str, ...],
                 kp: str) -> TlsOptions | None:
     """Check what a pkey or tls suite lists; the TLS options of a tls suite."""
@@ -790,6 +819,16 @@ def _suite_kind(ctx: _Ctx, kind: str, entry: Mapping[str, Any], algorithms: tupl
     if kind != "tls" and tls_keys:
         raise ctx.fail(f"{kp}.{tls_keys[0]}", "only a suite with kind: tls takes this key")
     if kind == "speed":
+        return None
+    if kind == "aead":  # the method (-aead or plain EVP) is the version's: see aead.py
+        for key in ("evp", "engine", "provider", "devices"):
+            if key in entry:
+                raise ctx.fail(f"{kp}.{key}", "not used by a suite with kind: aead (the "
+                               "method, -aead or plain EVP, follows the version)")
+        for i, a in enumerate(algorithms):
+            if a not in AEAD_ALGORITHMS:
+                raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not an AEAD cipher",
+                               hint=_choices_hint(a, list(AEAD_ALGORITHMS)))
         return None
     for key in ("evp", "decrypt", "engine", "bytes", "multi"):
         if key in entry:

@@ -104,6 +104,8 @@ class Observation:
     published: bool = False  # imported from a published report (`invoke matrix import`)
     decrypt: bool = False
     source: str = ""  # an imported report's source file (name) and run in it
+    aead: bool = False  # measured with speed -aead (TLS-like records, aead.py)
+    processes: int = 1  # speed -multi N: the figure is the sum over N processes
 
     @property
     def usable(self) -> bool:
@@ -157,7 +159,8 @@ def observations(tree: ResultsTree) -> list[Observation]:
                 host_flags=tuple(host.get("cpu_flags") or ()),
                 raw_file="raw/report.txt" if published else f"raw/{invocation}.stdout",
                 published=published, decrypt=fig.get("direction") == "decrypt",
-                source=source,
+                source=source, aead=fig.get("path") == "aead",
+                processes=int(fig.get("multi") or 1),
             ))
     return out
 
@@ -197,7 +200,9 @@ def extensions_label(flags: Sequence[str]) -> str:
 
 def method_of(obs: Observation) -> tuple[int, str]:
     """(sort order, label) of the method an observation measures."""
-    path = ("" if obs.evp else " (no -evp)") + (" decrypt" if obs.decrypt else "")
+    path = ("" if obs.evp else " (no -evp)") + (" -aead" if obs.aead else "") + \
+        (" decrypt" if obs.decrypt else "") + \
+        (f" · {obs.processes} processes" if obs.processes > 1 else "")
     if obs.published:
         return 6, f"as published{path}"
     if obs.engine:
@@ -397,7 +402,7 @@ def cells_rows(groups: Sequence[Group]) -> list[dict[str, Any]]:
                 "march": g.key.march, "configure": " ".join(g.key.configure),
                 "method": method, "algorithm": alg, "block_size": block,
                 "evp": first.evp, "mask": first.mask, "ia32cap": first.ia32cap,
-                "engine": first.engine,
+                "engine": first.engine, "processes": first.processes,
                 "median_bytes_per_s": statistics.median(vals) if vals else None,
                 "min_bytes_per_s": min(vals) if vals else None,
                 "max_bytes_per_s": max(vals) if vals else None,
@@ -423,7 +428,7 @@ def _csv(rows: Sequence[Mapping[str, Any]], fields: Sequence[str]) -> str:
 
 
 CELL_FIELDS = ("cpu", "version", "arch", "march", "configure", "method", "algorithm",
-               "block_size", "evp", "mask", "ia32cap", "engine", "median_bytes_per_s",
+               "block_size", "evp", "mask", "ia32cap", "engine", "processes", "median_bytes_per_s",
                "min_bytes_per_s", "max_bytes_per_s", "n", "not_ok", "forced", "variants",
                "runs")
 
