@@ -53,6 +53,8 @@ from .hostinfo import (
 from .model import Matrix, Profile, Suite, Variant
 from .multiacct import multi_findings
 from .parsing import figure_records, parse_speed
+from .pts import PROFILE as PTS_PROFILE
+from .pts import result_for as pts_result_for
 from .results import ResultsTree, RunRef, atomic_write
 from .speedcmd import Invocation, speed_invocations
 from .topology import TOPOLOGY_SCRIPT, CpuTopology, parse_cpulist, parse_topology
@@ -387,7 +389,8 @@ class BenchCell:
             return parse_tls(inv, stdout)
         try:
             parsed = parse_speed(stdout, speed_stderr, version=version,
-                                 evp=inv.path in ("evp", "aead"))
+                                 evp=inv.path in ("evp", "aead") or (
+                                     inv.path == "pts" and "-evp" in inv.command))
         except ParseError as perr:
             return [], None, [], [f"output not understood: {perr.message}"]
         recs = figure_records(parsed)
@@ -401,6 +404,14 @@ class BenchCell:
             rec.update({"mask": inv.mask.name, "ia32cap": inv.ia32cap,
                         "invocation": inv.name, "engine": inv.engine, "path": inv.path,
                         "direction": inv.direction, "multi": inv.multi, **host})
+            if inv.path == "pts":  # the PTS result this figure is, in PTS's unit
+                op, block = rec.get("operation"), rec.get("block_size")
+                res = pts_result_for(str(rec.get("algorithm")),
+                                     op if isinstance(op, str) else None,
+                                     block if isinstance(block, int) else None)
+                if res is not None:
+                    rec.update({"pts_result": res.title, "pts_unit": res.unit,
+                                "pts_profile": PTS_PROFILE})
         elapsed = sum(p.seconds_reported for p in parsed.progress) or None
         found: list[Finding] = []
         if inv.engine is not None:

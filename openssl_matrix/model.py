@@ -31,6 +31,10 @@ from .patches import (
     select_patches,
 )
 from .pkey import ALGORITHMS as PK_ALGORITHMS
+from .pts import OPTIONS as PTS_OPTIONS
+from .pts import RSD_THRESHOLD as PTS_RSD
+from .pts import SECONDS as PTS_SECONDS
+from .pts import TIMES_TO_RUN as PTS_TIMES
 from .tls import KEYS as TLS_KEYS
 from .tls import MODES as TLS_MODES
 from .tls import PINNINGS as TLS_PINNINGS
@@ -310,7 +314,7 @@ PROFILE_KEYS = ("description", "vendor", "model", "flags", "lacks", "clock_ghz",
 SUITE_KEYS = ("description", "algorithms", "evp", "decrypt", "engine", "provider", "multi",
               "seconds", "bytes", "masks", "repeat", "noise_threshold", "devices", "kind",
               "protocols", "modes", "pinning")
-SUITE_KINDS = ("speed", "aead", "pkey", "tls")
+SUITE_KINDS = ("speed", "aead", "pkey", "tls", "pts")
 DEVICE = re.compile(r"^/dev/[A-Za-z0-9_][A-Za-z0-9_./-]*$")
 MASK_KEYS = ("name", "ia32cap", "disable")
 CPUSET = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
@@ -769,12 +773,18 @@ def _load_suites(ctx: _Ctx, value: Any) -> tuple[Suite, ...]:
             raise ctx.fail(f"{kp}.kind", f"{kind!r} is not a suite kind ("
                            + ", ".join(SUITE_KINDS) + ")")
         tls = _suite_kind(ctx, kind, entry, algorithms, kp)
+        seconds = ctx.posint(entry.get("seconds"), f"{kp}.seconds", maximum=MAX_SECONDS)
+        if kind == "pts":  # pts/openssl's own settings unless the suite says otherwise
+            seconds = seconds or PTS_SECONDS
+            multi = multi or (0,)
+            repeat = repeat if "repeat" in entry else PTS_TIMES
+            noise = noise if "noise_threshold" in entry else PTS_RSD
         out.append(Suite(
             name=name, kind=kind, tls=tls,
             description=ctx.string(entry.get("description", ""), f"{kp}.description"),
             algorithms=algorithms,
             evp=evp,
-            seconds=ctx.posint(entry.get("seconds"), f"{kp}.seconds", maximum=MAX_SECONDS),
+            seconds=seconds,
             bytes=ctx.posint(entry.get("bytes"), f"{kp}.bytes", maximum=MAX_BYTES),
             masks=masks,
             legacy=legacy,
@@ -819,6 +829,17 @@ def _suite_kind(ctx: _Ctx, kind: str, entry: Mapping[str, Any], algorithms: tupl
     if kind != "tls" and tls_keys:
         raise ctx.fail(f"{kp}.{tls_keys[0]}", "only a suite with kind: tls takes this key")
     if kind == "speed":
+        return None
+    if kind == "pts":  # pts/openssl's command and columns: see pts.py
+        for key in ("evp", "engine", "provider", "devices", "bytes", "decrypt"):
+            if key in entry:
+                raise ctx.fail(f"{kp}.{key}", "not used by a suite with kind: pts (it runs "
+                               "pts/openssl's command lines)")
+        for i, a in enumerate(algorithms):
+            if a not in PTS_OPTIONS:
+                raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not an entry of "
+                               "pts/openssl's algorithm menu",
+                               hint=_choices_hint(a, list(PTS_OPTIONS)))
         return None
     if kind == "aead":  # the method (-aead or plain EVP) is the version's: see aead.py
         for key in ("evp", "engine", "provider", "devices"):

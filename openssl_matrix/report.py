@@ -106,6 +106,7 @@ class Observation:
     source: str = ""  # an imported report's source file (name) and run in it
     aead: bool = False  # measured with speed -aead (TLS-like records, aead.py)
     processes: int = 1  # speed -multi N: the figure is the sum over N processes
+    pts: bool = False  # pts/openssl's command line (kind: pts, pts.py)
 
     @property
     def usable(self) -> bool:
@@ -159,7 +160,7 @@ def observations(tree: ResultsTree) -> list[Observation]:
                 host_flags=tuple(host.get("cpu_flags") or ()),
                 raw_file="raw/report.txt" if published else f"raw/{invocation}.stdout",
                 published=published, decrypt=fig.get("direction") == "decrypt",
-                source=source, aead=fig.get("path") == "aead",
+                source=source, aead=fig.get("path") == "aead", pts=fig.get("path") == "pts",
                 processes=int(fig.get("multi") or 1),
             ))
     return out
@@ -202,7 +203,8 @@ def method_of(obs: Observation) -> tuple[int, str]:
     """(sort order, label) of the method an observation measures."""
     path = ("" if obs.evp else " (no -evp)") + (" -aead" if obs.aead else "") + \
         (" decrypt" if obs.decrypt else "") + \
-        (f" · {obs.processes} processes" if obs.processes > 1 else "")
+        (f" · {obs.processes} processes" if obs.processes > 1 else "") + \
+        (" (pts/openssl way)" if obs.pts else "")
     if obs.published:
         return 6, f"as published{path}"
     if obs.engine:
@@ -363,6 +365,8 @@ class ReportSummary:
     ops_tables: int = 0
     quality: Quality | None = None
     """The measurement-quality panel over every kind of figure (``reportquality``)."""
+    scaling_lines: list[str] = field(default_factory=list)
+    """The scaling section (``scaling``): throughput against -multi processes."""
 
     def text(self) -> str:
         lines = []
@@ -380,6 +384,7 @@ class ReportSummary:
                 lines.append("  " + f"{m:<{width}}  " + "  ".join(row))
             lines.append("")
         lines += cpus_text(self.side_by_side, self.block_size)
+        lines += self.scaling_lines
         lines += self.ops_lines
         lines += self.quality.lines() if self.quality else []  # last: seen without scrolling
         lines.append(f"{self.observations} figure(s) in {len(self.groups)} table(s)"
@@ -728,6 +733,7 @@ def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192) -> Rep
 
 def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observation],
            block: int) -> ReportSummary:
+    from . import scaling  # imports this module: the scaling section of the page
     from .report_ops import ops_observations, write_ops  # public-key and handshake figures
     from .reportquality import quality
 
@@ -826,6 +832,14 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     ops = write_ops(tree, out, ops_obs)
     page = page.replace('<h2 id="repro">', ops.html + '<h2 id="repro">', 1).replace(
         '<a href="#repro">', '<a href="#ops">Public key &amp; TLS</a><a href="#repro">', 1)
+    scaled = scaling.views(obs, out / "charts")
+    if scaled:
+        page = page.replace('<h2 id="sizes">', scaling.html(scaled) + '<h2 id="sizes">', 1)
+        report["scaling"] = scaled
+        (out / "data" / "report.json").write_text(
+            json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
+        paths += [out / str(v["chart"]) for v in scaled if v["chart"]]
     (out / "index.html").write_text(page, encoding="utf-8")
     return ReportSummary(out, groups, block, [*paths, *ops.charts], len(obs) + ops.figures,
-                         len(repros), comps, ops.lines, ops.tables, panel)
+                         len(repros), comps, ops.lines, ops.tables, panel,
+                         scaling.text(scaled))

@@ -113,6 +113,8 @@ def speed_invocations(version: str, suite: Suite, configure: Sequence[str] = (),
         from .tlsbench import tls_invocations
 
         return tls_invocations(version, suite, tuple(configure))
+    if suite.kind == "pts":
+        return _pts_invocations(version, suite, tuple(configure), cpus)
     method: str | None = None
     if suite.kind == "pkey":
         from .pkey import plan as pk_plan
@@ -164,6 +166,45 @@ def _process_counts(version: str, suite: Suite, cpus: int | None,
         if n not in counts:
             counts.append(n)
     return counts
+
+
+def _pts_invocations(version: str, suite: Suite, configure: tuple[str, ...],
+                     cpus: int | None) -> tuple[list[Invocation], list[str]]:
+    """pts/openssl's command lines (pts.py): ``openssl speed -multi N -seconds S ARGS``
+    exactly, without -elapsed (the children time with the wall clock anyway) or -mr (the
+    parent's table is what PTS reads)."""
+    from .pts import PROFILE
+    from .pts import plan as pts_plan
+
+    planned = pts_plan(version, suite.algorithms, configure)
+    notes = list(planned.refused)
+    seconds: list[str] = []
+    if suite.seconds is not None:
+        if has_option("-seconds", version):
+            seconds = ["-seconds", str(suite.seconds)]
+        else:
+            notes.append(f"-seconds is not in {version} ({_since('-seconds')}); speed's "
+                         f"default times were used, not {PROFILE}'s")
+    out: list[Invocation] = []
+    for multi in _process_counts(version, suite, cpus, notes):
+        for mask in suite.masks:
+            ia32cap, mask_notes = mask_value(mask, version)
+            notes += [f"mask {mask.name}: {n}" for n in mask_notes
+                      if f"mask {mask.name}: {n}" not in notes]
+            if ia32cap is None and (mask.disable or mask.ia32cap):
+                continue
+            for option in planned.options:
+                command = ["openssl", "speed"] + (["-multi", str(multi)] if multi else []) \
+                    + seconds + list(option.args)
+                parts = [mask.name, *([f"multi{multi or 1}"] if len(suite.multi) > 1
+                                      else []), option.name]
+                out.append(Invocation(
+                    name="--".join(parts), mask=mask, algorithm=option.name,
+                    command=tuple(command),
+                    env={} if ia32cap is None else {"OPENSSL_ia32cap": ia32cap},
+                    path="pts", ia32cap=ia32cap, multi=multi,
+                    algorithms=(option.results[0].figure,)))
+    return out, notes
 
 
 def _speed_runs(version: str, suite: Suite, multi: int | None, method: str | None,
