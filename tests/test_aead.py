@@ -101,7 +101,8 @@ def test_multi_counts_per_version_and_cpus(tmp_path: Path) -> None:
     ({"multi": [1, 1]}, r"suites\.s\.multi\[1\]: 1 is listed twice"),
     ({"multi": "many"}, r"suites\.s\.multi: expected a process count or 'all'"),
     ({"multi": []}, r"suites\.s\.multi: list at least one"),
-    ({"algorithms": ["aes-128-gcn"]}, r"'aes-128-gcn' is not an AEAD cipher\n  hint: perhaps you meant 'aes-128-gcm'"),
+    ({"algorithms": ["aes-128-gcn"]},
+     r"'aes-128-gcn' is not an AEAD cipher\n  hint: perhaps you meant 'aes-128-gcm'"),
     ({"evp": "both"}, r"suites\.s\.evp: not used by a suite with kind: aead"),
 ])
 def test_aead_suite_errors(tmp_path: Path, keys: dict[str, Any], message: str) -> None:

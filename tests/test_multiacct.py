@@ -96,7 +96,7 @@ suites:
 
 
 def test_bench_files_a_starved_child_as_contended(bencher: tuple[Bencher, FakeBackend]) -> None:
-    b, backend = bencher
+    b, _ = bencher
     m = b.matrix
     outs = b.bench(m.select("1.1.1w-asm-x86_64"), m.suite("gcm-multi"), "auto", repeat=1)
     [o] = outs
