@@ -733,7 +733,7 @@ def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192) -> Rep
 
 def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observation],
            block: int) -> ReportSummary:
-    from . import scaling  # imports this module: the scaling section of the page
+    from . import aeadview, scaling  # they import this module: sections of the page
     from .report_ops import ops_observations, write_ops  # public-key and handshake figures
     from .reportquality import quality
 
@@ -832,6 +832,11 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     ops = write_ops(tree, out, ops_obs)
     page = page.replace('<h2 id="repro">', ops.html + '<h2 id="repro">', 1).replace(
         '<a href="#repro">', '<a href="#ops">Public key &amp; TLS</a><a href="#repro">', 1)
+    masked = aeadview.checks(groups)
+    if masked:
+        page = page.replace('<h2 id="cpus">', aeadview.html(masked) + '<h2 id="cpus">', 1) \
+            if '<h2 id="cpus">' in page else \
+            page.replace('<h2 id="sizes">', aeadview.html(masked) + '<h2 id="sizes">', 1)
     scaled = scaling.views(obs, out / "charts")
     if scaled:
         page = page.replace('<h2 id="sizes">', scaling.html(scaled) + '<h2 id="sizes">', 1)
@@ -842,4 +847,4 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     (out / "index.html").write_text(page, encoding="utf-8")
     return ReportSummary(out, groups, block, [*paths, *ops.charts], len(obs) + ops.figures,
                          len(repros), comps, ops.lines, ops.tables, panel,
-                         scaling.text(scaled))
+                         [*aeadview.text(masked), *scaling.text(scaled)])
