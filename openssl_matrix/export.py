@@ -21,7 +21,9 @@ FIELDS = ("cpu", "variant", "version", "suite", "run", "mask", "ia32cap", "algor
           "ci_high", "ci_method", "source",
           # pkey/tls suites: the unit of ops_per_s, and what a handshake figure measured
           "unit", "protocol", "key", "cipher", "group", "tls_pinning", "connections",
-          "wall_s", "server_cpu_s", "client_cpu_s", "bottleneck")
+          "wall_s", "server_cpu_s", "client_cpu_s", "bottleneck",
+          # kind: pts suites: the PTS result a figure is, and its unit
+          "pts_result", "pts_unit")
 
 def _series_rows(path: Any, cache: dict[Any, dict[tuple[Any, ...], dict[str, Any]]],
                  ) -> dict[tuple[Any, ...], dict[str, Any]]:
