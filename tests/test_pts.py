@@ -15,6 +15,7 @@ from openssl_matrix.model import load_matrix
 from openssl_matrix.parsing import figure_records, parse_speed
 from openssl_matrix.speedcmd import speed_invocations
 
+from .scripts import load_script
 from .test_suites import ROOT, matrix_with
 
 FIX = Path(__file__).parent / "fixtures" / "speed"
@@ -130,3 +131,25 @@ def test_follow_ups_use_pts_rule_on_pts_columns_only() -> None:
     todo = follow_ups(wide, 3, pts.RSD_THRESHOLD, 12, rule="pts")
     assert todo["v"].invocations == ("default--sha256",)
     assert "pts-core's rule" in todo["v"].why
+
+
+def test_compare_script_rows_from_real_logs() -> None:
+    """benchmarks/pts_compare.py's row: the PTS-way mean of real logs beside figures of
+    ours (here the same logs read by our parser: the ratio is 1 and the mean inside)."""
+    script = load_script("pts_compare")
+    [result] = pts.OPTIONS["aes-128-gcm"].results
+    cases = ["real-1.1.1w/pts-multi2-gcm", "real-3.0.20/pts-multi2-gcm"]
+    values = [v for c in cases if (v := pts.read_result(log(c), result)[0]) is not None]
+    assert len(values) == 2
+    row = script.Row("x", result.title, result.unit, values, "evp", sorted(values),
+                     {"ok": 2})
+    text = row.line()
+    assert "AES-128-GCM" in text and "ratio 1.000" in text and "(ok 2/2)" in text
+    assert "PTS mean in our interval: yes" in text
+    outcome = CellOutcome("v", "complete", figures=[
+        {"pts_result": "AES-128-GCM", "block_size": 8192, "bytes_per_s": 5.0,
+         "status": "ok"},
+        {"pts_result": "AES-128-GCM", "block_size": 8192, "bytes_per_s": 9.0,
+         "status": "contended"}])
+    assert script.ours_by_result([outcome]) == {"AES-128-GCM": ([5.0], {"ok": 1,
+                                                                        "contended": 1})}
