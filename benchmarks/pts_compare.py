@@ -44,6 +44,7 @@ from openssl_matrix import pts  # noqa: E402
 from openssl_matrix.backend import DockerBackend, RunLimits  # noqa: E402
 from openssl_matrix.bench import Bencher  # noqa: E402
 from openssl_matrix.build import Builder  # noqa: E402
+from openssl_matrix.hostlock import HostLock, engine_key  # noqa: E402
 from openssl_matrix.model import load_matrix  # noqa: E402
 from openssl_matrix.results import ResultsTree  # noqa: E402
 from openssl_matrix.sources import default_urls  # noqa: E402
@@ -143,6 +144,56 @@ def accounting_summary(outcomes: Sequence[Any]) -> list[str]:
     return lines
 
 
+def compare(m: Any, backend: DockerBackend, engine: dict[str, Any], tree: ResultsTree,
+            v: Any, suite: Any, names: Sequence[str], seconds: int,
+            ) -> tuple[list[Row], list[str], dict[str, Any]]:
+    """One variant: the PTS-way runs around our bench, with the engine held throughout."""
+    bencher = Bencher(m, backend, tree, engine=engine, git_commit=None,
+                      take_host_lock=False)
+    rows: list[Row] = []
+    out_lines: list[str] = []
+    image, _ = bencher.image_for(v)
+    ncpu = online_cpus(backend, image)
+    logs: dict[str, list[str]] = {}
+
+    def pts_round(option: pts.PtsOption, runs: int, image: str = image, ncpu: int = ncpu,
+                  logs: dict[str, list[str]] = logs) -> None:
+        for _ in range(runs):
+            text, _secs = pts_way(backend, image, option, seconds, ncpu)
+            logs.setdefault(option.name, []).append(text)
+
+    options = [pts.OPTIONS[n] for n in names]
+    first = (pts.TIMES_TO_RUN + 1) // 2
+    print(f"▸ {v.id}: the PTS way, {first} run(s) of each entry before our bench")
+    for o in options:
+        pts_round(o, first)
+    print(f"▸ {v.id}: our pts-openssl suite ({seconds} s)")
+    outcomes = bencher.bench([v], suite, "auto")
+    print(f"▸ {v.id}: the PTS way, the other run(s), and more while pts-core would")
+    for o in options:
+        pts_round(o, pts.TIMES_TO_RUN - first)
+        while True:  # pts-core's dynamic run count on each of the entry's results
+            per = [[pts.read_result(t, r)[0] for t in logs[o.name]] for r in o.results]
+            vals = [[x for x in p if x is not None] for p in per]
+            run_s = 6.0 * seconds
+            if not any(pts.needs_more_runs(x, pts.TIMES_TO_RUN, run_s) for x in vals):
+                break
+            pts_round(o, 1)
+    ours = ours_by_result(outcomes)
+    for o in options:
+        for r in o.results:
+            read = [pts.read_result(t, r) for t in logs[o.name]]
+            values = [x for x, _ in read if x is not None]
+            reader = next((f"{rd.profile} hint {rd.line_hint!r}" for _, rd in read if rd),
+                          "nothing found")
+            got, statuses = ours.get(r.title, ([], {}))
+            rows.append(Row(v.id, r.title, r.unit, values, reader, got, statuses))
+    out_lines += accounting_summary(outcomes)
+    sample = {"ncpu": ncpu, "logs": logs,
+              "ours": {k: {"values": a, "statuses": b} for k, (a, b) in ours.items()}}
+    return rows, out_lines, sample
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", default=",".join(VARIANTS), help="variant ids, comma separated")
@@ -159,8 +210,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if bad:
         ap.error(f"not in pts/openssl's menu: {', '.join(bad)}")
     m = load_matrix(ROOT / "matrix.yaml", default_urls=default_urls)
+    seconds = args.seconds
     suite = dataclasses.replace(m.suite("pts-openssl"), algorithms=tuple(names),
-                                seconds=args.seconds)
+                                seconds=seconds)
     backend = DockerBackend()
     engine = backend.engine_info()
     tree = ResultsTree(args.out)
@@ -168,52 +220,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     Builder(m, backend, tree, workdir=args.out / "_work").build(variants)
     rows: list[Row] = []
     samples: dict[str, Any] = {"started": datetime.now(timezone.utc).isoformat(),
-                               "seconds": args.seconds, "profile": pts.PROFILE, "variants": {}}
+                               "seconds": seconds, "profile": pts.PROFILE, "variants": {}}
     out_lines: list[str] = []
+    lock = HostLock(engine_key(engine))
     for v in variants:
-        bencher = Bencher(m, backend, tree, engine=engine, git_commit=None)
-        image, _ = bencher.image_for(v)
-        ncpu = online_cpus(backend, image)
-        logs: dict[str, list[str]] = {}
-
-        def pts_round(option: pts.PtsOption, runs: int, image: str = image, ncpu: int = ncpu,
-                      logs: dict[str, list[str]] = logs) -> None:
-            for _ in range(runs):
-                text, _secs = pts_way(backend, image, option, args.seconds, ncpu)
-                logs.setdefault(option.name, []).append(text)
-
-        options = [pts.OPTIONS[n] for n in names]
-        first = (pts.TIMES_TO_RUN + 1) // 2
-        print(f"▸ {v.id}: the PTS way, {first} run(s) of each entry before our bench")
-        for o in options:
-            pts_round(o, first)
-        print(f"▸ {v.id}: our pts-openssl suite ({args.seconds} s)")
-        outcomes = bencher.bench([v], suite, "auto")
-        print(f"▸ {v.id}: the PTS way, the other run(s), and more while pts-core would")
-        for o in options:
-            pts_round(o, pts.TIMES_TO_RUN - first)
-            while True:  # pts-core's dynamic run count on each of the entry's results
-                per = [[pts.read_result(t, r)[0] for t in logs[o.name]] for r in o.results]
-                vals = [[x for x in p if x is not None] for p in per]
-                run_s = 6.0 * args.seconds
-                if not any(pts.needs_more_runs(x, pts.TIMES_TO_RUN, run_s) for x in vals):
-                    break
-                pts_round(o, 1)
-        ours = ours_by_result(outcomes)
-        for o in options:
-            for r in o.results:
-                read = [pts.read_result(t, r) for t in logs[o.name]]
-                values = [x for x, _ in read if x is not None]
-                reader = next((f"{rd.profile} hint {rd.line_hint!r}" for _, rd in read if rd),
-                              "nothing found")
-                got, statuses = ours.get(r.title, ([], {}))
-                rows.append(Row(v.id, r.title, r.unit, values, reader, got, statuses))
-        out_lines += accounting_summary(outcomes)
-        samples["variants"][v.id] = {"ncpu": ncpu, "logs": logs,
-                                     "ours": {k: {"values": a, "statuses": b}
-                                              for k, (a, b) in ours.items()}}
+        with lock.measuring(f"pts_compare {v.id}"):  # the PTS-way runs measure too
+            rows_v, lines_v, samples["variants"][v.id] = compare(
+                m, backend, engine, tree, v, suite, names, seconds)
+        rows += rows_v
+        out_lines += lines_v
     print(f"\nPTS way ({pts.PROFILE}: mean of its runs) vs ours (median, 95 % interval) — "
-          f"-multi <online CPUs> -seconds {args.seconds}")
+          f"-multi <online CPUs> -seconds {seconds}")
     for row in rows:
         print(row.line())
         print(f"{'':<43}PTS read: {row.reader}")
