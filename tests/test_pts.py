@@ -3,18 +3,27 @@
 
 from __future__ import annotations
 
+import csv
+import io
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from openssl_matrix import pts
-from openssl_matrix.bench import follow_ups
+from openssl_matrix.bench import Bencher, follow_ups, unwrap_speed
+from openssl_matrix.build import Builder
 from openssl_matrix.cell import CellOutcome
+from openssl_matrix.export import render as export
 from openssl_matrix.model import load_matrix
 from openssl_matrix.parsing import figure_records, parse_speed
+from openssl_matrix.results import ResultsTree
+from openssl_matrix.sources import default_urls
 from openssl_matrix.speedcmd import speed_invocations
 
+from .conftest import make_tarball
+from .fakes import FakeBackend
 from .scripts import load_script
 from .test_suites import ROOT, matrix_with
 
@@ -153,3 +162,60 @@ def test_compare_script_rows_from_real_logs() -> None:
          "status": "contended"}])
     assert script.ours_by_result([outcome]) == {"AES-128-GCM": ([5.0], {"ok": 1,
                                                                         "contended": 1})}
+
+
+def test_fake_bench_labels_the_pts_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           ) -> None:
+    """A pts suite on the fake engine answering with the real PTS-way outputs of the 1.1.1w
+    image: each figure PTS reports carries its result and unit, in the export too."""
+    monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
+    src = tmp_path / "src"
+    src.mkdir()
+    sha = make_tarball(src / "openssl-1.1.1w.tar.gz", "1.1.1w")
+    path = tmp_path / "matrix.yaml"
+    path.write_text(f"""
+versions:
+  1.1.1w:
+    sha256: {sha}
+    urls: [file://{src}/openssl-1.1.1w.tar.gz]
+suites:
+  p:
+    kind: pts
+    algorithms: [rsa4096, sha256, aes-128-gcm]
+    seconds: 1
+    repeat: 1
+""")
+    m = load_matrix(path, default_urls=default_urls)
+    cases = {"rsa4096": "pts-multi2-rsa4096", "sha256": "pts-multi2-sha256",
+             "aes-128-gcm": "pts-multi2-gcm"}
+
+    def responder(image: str, command: Sequence[str], env: Mapping[str, str],
+                  ) -> tuple[int, str, str]:
+        cmd = unwrap_speed(command)
+        assert cmd[:6] == ("openssl", "speed", "-multi", "2", "-seconds", "1")
+        case = FIX / "real-1.1.1w" / cases[cmd[-1]]
+        return 0, Path(f"{case}.stdout").read_text(), Path(f"{case}.stderr").read_text()
+
+    backend = FakeBackend(responder)
+    backend.cpuinfo = (Path(__file__).parent / "fixtures" / "topology" /
+                       "probe-2cpu-vm.txt").read_text()
+    tree = ResultsTree(tmp_path / "results")
+    Builder(m, backend, tree, workdir=tmp_path / "work").build(list(m.variants))
+    outs = Bencher(m, backend, tree, engine=backend.engine_info(), git_commit=None).bench(
+        m.select("1.1.1w-asm-x86_64"), m.suite("p"), "auto")
+    o = outs[0]
+    labelled = {f["pts_result"]: f for f in o.figures if f.get("pts_result")}
+    assert set(labelled) == {"RSA4096 sign/s", "RSA4096 verify/s", "SHA256", "AES-128-GCM"}
+    assert labelled["AES-128-GCM"]["block_size"] == 8192
+    assert labelled["AES-128-GCM"]["algorithm"] == "aes-128-gcm"  # the parent's "evp" row
+    assert labelled["SHA256"]["block_size"] == 256 and labelled["SHA256"]["pts_unit"] == "byte/s"
+    assert labelled["RSA4096 sign/s"]["pts_unit"] == "sign/s"
+    assert all(f["multi"] == 2 and f["path"] == "pts" for f in o.figures)
+    # the busy-host sha256 capture: child 0 measured 61 % of child 1 at 8192 bytes, so
+    # that run is contended and measured again; the others are not (no host samples)
+    assert labelled["SHA256"]["status"] == "contended"
+    assert labelled["AES-128-GCM"]["status"] == "ok"
+    assert len(outs) > 1 and all({f["invocation"] for f in x.figures} == {"default--sha256"}
+                                 for x in outs[1:])
+    rows = list(csv.DictReader(io.StringIO(export(tree, "csv"))))
+    assert {r["pts_result"] for r in rows} >= {"SHA256", "AES-128-GCM", "RSA4096 sign/s"}
