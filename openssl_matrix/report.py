@@ -733,7 +733,7 @@ def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192) -> Rep
 
 def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observation],
            block: int) -> ReportSummary:
-    from . import aeadview, scaling  # they import this module: sections of the page
+    from . import aeadview, ptsview, scaling  # they import this module: page sections
     from .report_ops import ops_observations, write_ops  # public-key and handshake figures
     from .reportquality import quality
 
@@ -832,6 +832,9 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     ops = write_ops(tree, out, ops_obs)
     page = page.replace('<h2 id="repro">', ops.html + '<h2 id="repro">', 1).replace(
         '<a href="#repro">', '<a href="#ops">Public key &amp; TLS</a><a href="#repro">', 1)
+    pts_rows = ptsview.rows(tree)
+    if pts_rows:
+        page = page.replace('<h2 id="repro">', ptsview.html(pts_rows) + '<h2 id="repro">', 1)
     masked = aeadview.checks(groups)
     if masked:
         page = page.replace('<h2 id="cpus">', aeadview.html(masked) + '<h2 id="cpus">', 1) \
@@ -847,4 +850,5 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     (out / "index.html").write_text(page, encoding="utf-8")
     return ReportSummary(out, groups, block, [*paths, *ops.charts], len(obs) + ops.figures,
                          len(repros), comps, ops.lines, ops.tables, panel,
-                         [*aeadview.text(masked), *scaling.text(scaled)])
+                         [*aeadview.text(masked), *scaling.text(scaled),
+                          *ptsview.text(pts_rows)])

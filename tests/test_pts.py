@@ -18,6 +18,7 @@ from openssl_matrix.cell import CellOutcome
 from openssl_matrix.export import render as export
 from openssl_matrix.model import load_matrix
 from openssl_matrix.parsing import figure_records, parse_speed
+from openssl_matrix.report import build_report
 from openssl_matrix.results import ResultsTree
 from openssl_matrix.sources import default_urls
 from openssl_matrix.speedcmd import speed_invocations
@@ -219,3 +220,12 @@ suites:
                                  for x in outs[1:])
     rows = list(csv.DictReader(io.StringIO(export(tree, "csv"))))
     assert {r["pts_result"] for r in rows} >= {"SHA256", "AES-128-GCM", "RSA4096 sign/s"}
+    # the report's PTS table names each result and its unit
+    text = build_report(tree, tmp_path / "report").text()
+    assert "PTS-comparable (pts/openssl-3.6.0)" in text
+    gcm = float(labelled["AES-128-GCM"]["bytes_per_s"]) / 1e6
+    assert (f"AES-128-GCM (byte/s, 2 processes): ours {gcm:,.1f} (n=1) MB/s, mean "
+            f"{gcm:,.1f}") in text
+    assert "SHA256 (byte/s, 2 processes): ours no ok figure" in text  # all contended
+    page = (tmp_path / "report" / "index.html").read_text()
+    assert '<h2 id="pts">' in page and "RSA4096 verify/s" in page
