@@ -20,11 +20,13 @@ from typing import Any
 #: ``cat`` aside: every image has them.
 TOPOLOGY_SCRIPT = (
     "echo '==> topology'; for c in /sys/devices/system/cpu/cpu[0-9]*; do t=$c/topology; "
-    "[ -r $t/core_id ] && echo \"${c##*/}:$(cat $t/physical_package_id):$(cat $t/core_id):"
-    "$(cat $t/thread_siblings_list)\"; done; echo '==> allowed'; "
-    "while read -r k v; do [ \"$k\" = Cpus_allowed_list: ] && echo \"$v\"; done "
-    "</proc/self/status"
+    "if [ -r $t/core_id ]; then echo \"${c##*/}:$(cat $t/physical_package_id):"
+    "$(cat $t/core_id):$(cat $t/thread_siblings_list)\"; fi; done; echo '==> allowed'; "
+    "while read -r k v; do if [ \"$k\" = Cpus_allowed_list: ]; then echo \"$v\"; fi; "
+    "done </proc/self/status"
 )
+#: (Each loop's body is an ``if``: a ``[ ] && echo`` that fails on the last line would
+#: make the loop, and so the whole probe, exit 1.)
 
 _TOKEN = re.compile(r"^cpu(\d+):(-?\d+):(\d+):([\d,-]+)$")
 _CPULIST = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from openssl_matrix.cell import bench_cpus
-from openssl_matrix.hostinfo import parse_system_state
-from openssl_matrix.topology import CpuTopology, cpulist, parse_cpulist, parse_topology
+from openssl_matrix.hostinfo import SYSTEM_SCRIPT, parse_system_state
+from openssl_matrix.topology import (
+    TOPOLOGY_SCRIPT,
+    CpuTopology,
+    cpulist,
+    parse_cpulist,
+    parse_topology,
+)
 
 FIX = Path(__file__).parent / "fixtures" / "topology"
 
@@ -57,3 +65,15 @@ def test_cpulists() -> None:
         parse_cpulist("0-")
     assert parse_topology({}) is None
     assert CpuTopology.from_dict({"threads": [{"cpu": "x"}]}) is None
+
+
+def test_probe_script_exits_zero_here() -> None:
+    """The probe runs as one shell script whose exit status the bench checks: run it here
+    (sysfs and /proc are this machine's) with the system probe before it, as the bench
+    does in a container."""
+    res = subprocess.run(["/bin/sh", "-c", f"{SYSTEM_SCRIPT}; {TOPOLOGY_SCRIPT}"],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    _, state = parse_system_state(res.stdout)
+    topo = parse_topology(state.extra)
+    assert topo is not None and len(topo.cpus) == (os.cpu_count() or len(topo.cpus))
