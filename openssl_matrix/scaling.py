@@ -99,25 +99,50 @@ def topology_notes(obs: Sequence[Observation]) -> dict[GroupKey, list[str]]:
 
 def chart(key: GroupKey, block: int, group_lines: Sequence[Line], path: Path) -> bool:
     """Throughput against processes, one line per method and algorithm, each with its
-    ideal line (dashed); none when no line has a 1-process median."""
-    drawable = [ln for ln in group_lines if ln.base is not None]
+    ideal line (dashed, from the 1-process median). A count without one usable figure is
+    drawn as the method charts draw such a cell: an unfilled marker at what its flagged
+    runs read, labelled with their statuses, never a median (its "ideal" dotted when the
+    1-process figure is flagged too). None at all when no count has a figure."""
+    drawable = [ln for ln in group_lines
+                if any(c.median or (c.flagged and c.flagged.value) for c in ln.cells.values())]
     if not drawable:
         return False
     fig = _figure()
     ax = fig.subplots()
     counts: set[int] = set()
+    flagged_any = False
     for i, ln in enumerate(drawable):
+        color = f"C{i % 10}"
         pts = [(n, c.median / MBPS.scale, *c.error_bar(MBPS.scale))
                for n, c in sorted(ln.cells.items()) if c.median]
         counts.update(n for n, *_ in pts)
-        color = f"C{i % 10}"
-        ax.errorbar([p[0] for p in pts], [p[1] for p in pts],
-                    yerr=[[p[2] for p in pts], [p[3] for p in pts]], marker="o", capsize=3,
-                    color=color, label=f"{ln.algorithm} — {ln.method}")
-        base = ln.base or 0.0
+        if pts:
+            ax.errorbar([p[0] for p in pts], [p[1] for p in pts],
+                        yerr=[[p[2] for p in pts], [p[3] for p in pts]], marker="o",
+                        capsize=3, color=color, label=f"{ln.algorithm} — {ln.method}")
+        flagged = [(n, c.flagged.value, c.flagged.what) for n, c in sorted(ln.cells.items())
+                   if not c.median and c.flagged is not None and c.flagged.value]
+        for n, value, what in flagged:
+            flagged_any = True
+            counts.add(n)
+            y = (value or 0.0) / MBPS.scale
+            ax.plot([n], [y], marker="o", markerfacecolor="none", markeredgecolor=color,
+                    linestyle="none")
+            ax.annotate(what, (n, y), fontsize=7, color=color, xytext=(4, 4),
+                        textcoords="offset points")
+        base = ln.cells.get(1)
         xs = sorted(ln.cells)
-        ax.plot(xs, [base * n / MBPS.scale for n in xs], linestyle="--", color=color,
-                alpha=0.5, label=f"ideal: {ln.algorithm} 1-process median × N")
+        if base is not None and base.median:
+            ax.plot(xs, [base.median * n / MBPS.scale for n in xs], linestyle="--",
+                    color=color, alpha=0.5,
+                    label=f"ideal: {ln.algorithm} 1-process median × N")
+        elif base is not None and base.flagged is not None and base.flagged.value:
+            ax.plot(xs, [base.flagged.value * n / MBPS.scale for n in xs], linestyle=":",
+                    color=color, alpha=0.5,
+                    label=f"{ln.algorithm}: 1-process flagged figure × N (not a median)")
+    if flagged_any:
+        ax.plot([], [], marker="o", markerfacecolor="none", markeredgecolor="grey",
+                linestyle="none", label="unfilled: no usable figure, what flagged runs read")
     ax.set_xticks(sorted(counts), [str(n) for n in sorted(counts)])
     ax.set_xlabel("processes (openssl speed -multi N)")
     ax.set_ylabel(f"{MBPS.name}, sum over processes (median; bars: 95 % interval)")
