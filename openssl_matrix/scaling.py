@@ -135,11 +135,12 @@ def chart(key: GroupKey, block: int, group_lines: Sequence[Line], path: Path) ->
         if base is not None and base.median:
             ax.plot(xs, [base.median * n / MBPS.scale for n in xs], linestyle="--",
                     color=color, alpha=0.5,
-                    label=f"ideal: {ln.algorithm} 1-process median × N")
+                    label=f"ideal: {ln.algorithm} — {ln.method}: 1-process median × N")
         elif base is not None and base.flagged is not None and base.flagged.value:
             ax.plot(xs, [base.flagged.value * n / MBPS.scale for n in xs], linestyle=":",
                     color=color, alpha=0.5,
-                    label=f"{ln.algorithm}: 1-process flagged figure × N (not a median)")
+                    label=f"{ln.algorithm} — {ln.method}: flagged 1-process figure × N "
+                    "(not a median)")
     if flagged_any:
         ax.plot([], [], marker="o", markerfacecolor="none", markeredgecolor="grey",
                 linestyle="none", label="unfilled: no usable figure, what flagged runs read")
