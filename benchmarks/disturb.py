@@ -50,14 +50,16 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from openssl_matrix import hostacct  # noqa: E402
-from openssl_matrix.backend import DockerBackend  # noqa: E402
-from openssl_matrix.bench import Bencher  # noqa: E402
-from openssl_matrix.build import Builder  # noqa: E402
-from openssl_matrix.hostlock import HostLock, engine_key  # noqa: E402
-from openssl_matrix.model import Mask, Suite, load_matrix  # noqa: E402
-from openssl_matrix.results import ResultsTree, read_json  # noqa: E402
-from openssl_matrix.sources import default_urls  # noqa: E402
+from openssl_matrix.build.build import Builder  # noqa: E402
+from openssl_matrix.build.sources import default_urls  # noqa: E402
+from openssl_matrix.engine.backend import DockerBackend  # noqa: E402
+from openssl_matrix.engine.hostlock import HostLock, engine_key  # noqa: E402
+from openssl_matrix.matrix.load import load_matrix  # noqa: E402
+from openssl_matrix.matrix.model import Mask, Suite  # noqa: E402
+from openssl_matrix.measure import hostacct  # noqa: E402
+from openssl_matrix.measure.session import Bencher  # noqa: E402
+from openssl_matrix.results.records import read_json  # noqa: E402
+from openssl_matrix.results.tree import ResultsTree  # noqa: E402
 
 VARIANT = "1.1.1w-asm-x86_64"
 ALGORITHMS = ("aes-256-cbc", "sha256", "md5")

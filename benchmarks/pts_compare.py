@@ -40,15 +40,15 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from openssl_matrix import pts  # noqa: E402
-from openssl_matrix.backend import DockerBackend, RunLimits  # noqa: E402
-from openssl_matrix.bench import Bencher  # noqa: E402
-from openssl_matrix.build import Builder  # noqa: E402
-from openssl_matrix.hostlock import HostLock, engine_key  # noqa: E402
-from openssl_matrix.model import load_matrix  # noqa: E402
-from openssl_matrix.results import ResultsTree  # noqa: E402
-from openssl_matrix.sources import default_urls  # noqa: E402
-from openssl_matrix.stats import estimate  # noqa: E402
+from openssl_matrix.build.build import Builder  # noqa: E402
+from openssl_matrix.build.sources import default_urls  # noqa: E402
+from openssl_matrix.engine.backend import DockerBackend, RunLimits  # noqa: E402
+from openssl_matrix.engine.hostlock import HostLock, engine_key  # noqa: E402
+from openssl_matrix.matrix import pts  # noqa: E402
+from openssl_matrix.matrix.load import load_matrix  # noqa: E402
+from openssl_matrix.measure.session import Bencher  # noqa: E402
+from openssl_matrix.measure.stats import estimate  # noqa: E402
+from openssl_matrix.results.tree import ResultsTree  # noqa: E402
 
 VARIANTS = ("1.1.1w-asm-x86_64", "3.0.20-asm-x86_64")
 

@@ -64,19 +64,21 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from openssl_matrix import records  # noqa: E402
-from openssl_matrix.backend import DockerBackend, RunLimits, RunResult  # noqa: E402
-from openssl_matrix.bench import Bencher, speed_invocations, unwrap_speed  # noqa: E402
-from openssl_matrix.build import Builder  # noqa: E402
-from openssl_matrix.errors import FatalError  # noqa: E402
-from openssl_matrix.export import records as export_records  # noqa: E402
-from openssl_matrix.hostlock import engine_key  # noqa: E402
-from openssl_matrix.model import Mask, Matrix, Suite, Variant, load_matrix  # noqa: E402
-from openssl_matrix.records import build_dir, read_latest  # noqa: E402
-from openssl_matrix.render import render, tarball_name, toolchain_dockerfile  # noqa: E402
-from openssl_matrix.render import toolchain_tag as render_toolchain_tag  # noqa: E402
-from openssl_matrix.results import ResultsTree  # noqa: E402
-from openssl_matrix.sources import default_urls, fetch_source_info  # noqa: E402
+from openssl_matrix.build.build import Builder  # noqa: E402
+from openssl_matrix.build.render import render, tarball_name, toolchain_dockerfile  # noqa: E402
+from openssl_matrix.build.render import toolchain_tag as render_toolchain_tag  # noqa: E402
+from openssl_matrix.build.sources import default_urls, fetch_source_info  # noqa: E402
+from openssl_matrix.core.errors import FatalError  # noqa: E402
+from openssl_matrix.engine.backend import DockerBackend, RunLimits, RunResult  # noqa: E402
+from openssl_matrix.engine.hostlock import engine_key  # noqa: E402
+from openssl_matrix.matrix.load import load_matrix, matrix_from_document  # noqa: E402
+from openssl_matrix.matrix.model import Mask, Matrix, Suite, Variant  # noqa: E402
+from openssl_matrix.measure.session import Bencher  # noqa: E402
+from openssl_matrix.measure.speedcmd import speed_invocations, unwrap_speed  # noqa: E402
+from openssl_matrix.results import records  # noqa: E402
+from openssl_matrix.results.export import records as export_records  # noqa: E402
+from openssl_matrix.results.records import build_dir, read_latest  # noqa: E402
+from openssl_matrix.results.tree import ResultsTree  # noqa: E402
 
 BLOCK = 8192
 QUIET_BUSY = 0.10
@@ -153,7 +155,7 @@ def busy_share(before: tuple[int, int], after: tuple[int, int]) -> float:
 def host_figure(stdout: str, algorithm: str, block: int = BLOCK) -> float:
     """Bytes per second of ``algorithm`` at ``block`` bytes from ``openssl speed -mr`` stdout.
 
-    Deliberately independent of the tool's parser (openssl_matrix.parsing): the
+    Deliberately independent of the tool's parser (openssl_matrix.parse): the
     fidelity comparison must not trust the code it checks. Reads the ``+H`` line for
     the block sizes and the ``+F`` line whose name is ``algorithm``.
     """
@@ -767,7 +769,7 @@ def section_noop(ctx: Context) -> None:
         marches = usable_marches(flags)
         path = ctx.out / "noop-matrix.yaml"
         path.write_text(noop_matrix_yaml(versions, marches, "1.1.1w"))  # for the CLI
-        m = Matrix.from_document(noop_matrix_doc(versions, marches, "1.1.1w"), path=path,
+        m = matrix_from_document(noop_matrix_doc(versions, marches, "1.1.1w"), path=path,
                                  default_urls=default_urls)
         only = ""
     variants = m.select(only)
@@ -876,7 +878,7 @@ def section_cold(ctx: Context) -> None:
                 mpath = ctx.out / f"cold-{nonce}.yaml"
                 doc = cold_matrix_doc(spec.version, str(spec.sha256), nonce)
                 mpath.write_text(yaml.safe_dump(doc, sort_keys=False))  # for the CLI
-                m = Matrix.from_document(doc, path=mpath, default_urls=default_urls)
+                m = matrix_from_document(doc, path=mpath, default_urls=default_urls)
                 v = m.select(f"*frandom-seed-{nonce}")[0]
                 with StepTail(tree.root / "_builds" / v.id, "*/build.log") as tail:
                     tail.marks.append((time.monotonic(), "(command started)"))
@@ -1247,7 +1249,7 @@ def lab_matrix_doc(base: Mapping[str, Any], engines: Mapping[str, str],
 
 def section_lab(ctx: Context) -> None:
     """Images to another engine: ship vs build; N engines at once vs one after another."""
-    from openssl_matrix.ship import Peer, Shipper
+    from openssl_matrix.engine.ship import Peer, Shipper
     from tests.engines_fixture import ExtraEngine, can_start_engines
 
     why = can_start_engines()
@@ -1282,7 +1284,7 @@ def section_lab(ctx: Context) -> None:
         toolchain = None
         if not ctx.quick:
             doc = cold_matrix_doc(v.version.version, str(v.version.sha256), f"{ctx.nonce}lab")
-            cold = Matrix.from_document(doc, path=ctx.out / "lab-cold.yaml",
+            cold = matrix_from_document(doc, path=ctx.out / "lab-cold.yaml",
                                         default_urls=default_urls)
             cv = cold.select("*frandom-seed-*")[0]
             [built] = Builder(cold, target, tree, workdir=ctx.out / "work",
@@ -1313,7 +1315,7 @@ def section_lab(ctx: Context) -> None:
 
 def lab_parallel(ctx: Context, engines: Sequence[Any], v: Variant) -> dict[str, Any]:
     """``bench --cpu=lab0,lab1`` against ``--cpu=lab0`` then ``--cpu=lab1``, as typed."""
-    from openssl_matrix.hostinfo import parse_cpuinfo
+    from openssl_matrix.measure.hostinfo import parse_cpuinfo
 
     vendor = parse_cpuinfo(Path("/proc/cpuinfo").read_text()).vendor
     names = {f"lab{i}": e.url for i, e in enumerate(engines)}

@@ -32,23 +32,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from openssl_matrix import sweep  # noqa: E402
+from openssl_matrix.sweep import sweep, table  # noqa: E402
 
 
 def declared_versions(matrix: Path) -> list[str]:
     """The versions a matrix file declares (none if there is no such file)."""
     if not matrix.is_file():
         return []
-    from openssl_matrix.model import load_matrix
+    from openssl_matrix.matrix.load import load_matrix
 
     return [v.version for v in load_matrix(matrix).versions]
 
 
-def recorded_rows() -> list[sweep.Row]:
-    return [sweep.Row.from_dict(r) for r in sweep.read_table()["rows"]]
+def recorded_rows() -> list[table.Row]:
+    return [table.Row.from_dict(r) for r in table.read_table()["rows"]]
 
 
-def record(rows: list[sweep.Row], *, keep_tried: bool = False) -> None:
+def record(rows: list[table.Row], *, keep_tried: bool = False) -> None:
     """Merge ``rows`` into the recorded table (a "not tried" row, with ``keep_tried``,
     never replaces an outcome). Two sweeps may run at once (say, one building the old
     series at make -j1 beside one building 3.x): the read-merge-write holds a lock."""
@@ -58,19 +58,19 @@ def record(rows: list[sweep.Row], *, keep_tried: bool = False) -> None:
     lock = Path(tempfile.gettempdir()) / "openssl-matrix-sweep-table.lock"
     with open(lock, "a", encoding="utf-8") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
-        sweep.write_table(sweep.merge_rows(recorded_rows(), rows, keep_tried=keep_tried),
+        table.write_table(table.merge_rows(recorded_rows(), rows, keep_tried=keep_tried),
                           host=socket.gethostname())
 
 
 def write_docs(root: Path = ROOT) -> None:
     """The recorded table into docs/building.md, its per-release summary into README."""
-    recorded = sweep.read_table()
-    rows = [sweep.Row.from_dict(r) for r in recorded["rows"]]
+    recorded = table.read_table()
+    rows = [table.Row.from_dict(r) for r in recorded["rows"]]
     for path, name, body in (
             (root / "docs" / "building.md", "sweep-table",
-             sweep.format_table(rows, when=recorded.get("swept_at"))),
-            (root / "README.md", "sweep-releases", sweep.release_summary(rows))):
-        path.write_text(sweep.replace_block(path.read_text(encoding="utf-8"), name, body),
+             table.format_table(rows, when=recorded.get("swept_at"))),
+            (root / "README.md", "sweep-releases", table.release_summary(rows))):
+        path.write_text(table.replace_block(path.read_text(encoding="utf-8"), name, body),
                         encoding="utf-8")
         print(f"wrote the {name} block of {path}")
 
@@ -100,8 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tarballs", type=Path,
                         help="folder of openssl-<version>.tar.gz files")
-    parser.add_argument("--arch", default=",".join(sweep.ARCHES),
-                        help=f"x86_64,i386 (default {','.join(sweep.ARCHES)})")
+    parser.add_argument("--arch", default=",".join(table.ARCHES),
+                        help=f"x86_64,i386 (default {','.join(table.ARCHES)})")
     parser.add_argument("--asm", default="asm,no-asm", help="asm,no-asm (default both)")
     parser.add_argument("--only", default="", help="fnmatch patterns over versions, comma "
                         "separated ('1.0.*,3.5.7')")
@@ -121,8 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.runs < 1:
         parser.error(f"--runs {args.runs}: give 1 or more (3 gives a figure its interval)")
     if args.show:
-        recorded = sweep.read_table()
-        print(sweep.format_table([sweep.Row.from_dict(r) for r in recorded["rows"]],
+        recorded = table.read_table()
+        print(table.format_table([table.Row.from_dict(r) for r in recorded["rows"]],
                                  when=recorded.get("swept_at")), end="")
         return 0
     if args.docs:
@@ -134,13 +134,13 @@ def main(argv: list[str] | None = None) -> int:
                 if not patterns or any(fnmatch.fnmatchcase(r.version, p) for p in patterns)]
         done = sweep.resmoke(rows, args.results, runs=args.runs,
                              on_row=lambda row: record([row]))
-        print(sweep.format_table(done), end="")
+        print(table.format_table(done), end="")
         return 0
     if args.tarballs is None:
         parser.error("--tarballs DIR is required (or --show, --docs)")
     arches = [a for a in args.arch.split(",") if a]
     asms = [a for a in args.asm.split(",") if a]
-    bad = [a for a in arches if a not in sweep.ARCHES] + [a for a in asms if a not in sweep.ASMS]
+    bad = [a for a in arches if a not in table.ARCHES] + [a for a in asms if a not in table.ASMS]
     if bad or not args.tarballs.is_dir():
         print(f"sweep: bad arguments: {', '.join(bad) or f'{args.tarballs} is not a folder'}",
               file=sys.stderr)
@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.not_tried:
         rows = [*plan.skipped, *sweep.not_tried(plan, args.not_tried)]
     else:
-        skip = sweep.tried_cells(recorded_rows(), failed=not args.retry_failed) \
+        skip = table.tried_cells(recorded_rows(), failed=not args.retry_failed) \
             if args.resume else set()
         if skip & set(plan.variants):
             print(f"sweep: resuming: {len(skip & set(plan.variants))} cell(s) already in "
@@ -164,10 +164,10 @@ def main(argv: list[str] | None = None) -> int:
         rows = sweep.run_sweep(plan, args.results, speed=not args.no_speed, skip=skip,
                                runs=args.runs,
                                on_row=(lambda row: record([row])) if args.record else None)
-    print(sweep.format_table(rows))
+    print(table.format_table(rows))
     if args.record:
         record(rows, keep_tried=True)
-        print(f"recorded in {sweep.TABLE_FILE}")
+        print(f"recorded in {table.TABLE_FILE}")
     return 1 if any(r.status == "fails" for r in rows) else 0
 
 

@@ -20,9 +20,9 @@ if os.environ.get("CI"):
 ROOT = Path(__file__).resolve().parent.parent
 
 if TYPE_CHECKING:
-    from openssl_matrix.backend import DockerBackend
-    from openssl_matrix.model import Matrix
-    from openssl_matrix.results import ResultsTree
+    from openssl_matrix.engine.backend import DockerBackend
+    from openssl_matrix.matrix.model import Matrix
+    from openssl_matrix.results.tree import ResultsTree
 
 
 def built_matrix(tmp: Path, suites: Any, default_suite: str,
@@ -30,11 +30,11 @@ def built_matrix(tmp: Path, suites: Any, default_suite: str,
     """The repository's matrix.yaml with a test file's suites, written under ``tmp``,
     and ``variants`` built into a results tree there through the real Docker engine
     (docker-marked tests only; images already on the engine are reused)."""
-    from openssl_matrix.backend import DockerBackend
-    from openssl_matrix.build import Builder
-    from openssl_matrix.model import load_matrix
-    from openssl_matrix.results import ResultsTree
-    from openssl_matrix.sources import default_urls
+    from openssl_matrix.build.build import Builder
+    from openssl_matrix.build.sources import default_urls
+    from openssl_matrix.engine.backend import DockerBackend
+    from openssl_matrix.matrix.load import load_matrix
+    from openssl_matrix.results.tree import ResultsTree
 
     data = yaml.safe_load((ROOT / "matrix.yaml").read_text())
     data["suites"] = suites

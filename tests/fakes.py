@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from openssl_matrix.backend import ImageFacts, RunLimits, RunResult
+from openssl_matrix.engine.backend import ImageFacts, RunLimits, RunResult
 
 Responder = Callable[[str, Sequence[str], Mapping[str, str]], tuple[int, str, str]]
 

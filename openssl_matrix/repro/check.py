@@ -15,31 +15,39 @@ reproduction without Docker and without measuring.
 
 from __future__ import annotations
 
+import platform
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import records
-from ..cpumodel import MODEL_MIN_BLOCK, Core, agrees, core_of_cpu, path_cost, predicted_ratio
-from ..hostinfo import CpuInfo, parse_cpuinfo
-from ..reportspec import OP_BLOCK, Claim, ReportSpec
-from .judge import (
+from openssl_matrix.measure.cpumodel import (
+    MODEL_MIN_BLOCK,
+    Core,
+    agrees,
+    core_of_cpu,
+    path_cost,
+    predicted_ratio,
+)
+from openssl_matrix.measure.hostinfo import CpuInfo, parse_cpuinfo
+from openssl_matrix.repro.judge import (
     machine_profiles,
     masked_capabilities,
     model_on_their_cpu,
     passes,
     two_machines,
 )
-from .plan import plan
-from .render import version_lines
-from .resolve import (
+from openssl_matrix.repro.plan import plan
+from openssl_matrix.repro.resolve import (
     Environment,
     HostFacts,
     probe_af_alg,
     probe_dev_crypto,
     resolve_versions,
 )
+from openssl_matrix.repro.spec import OP_BLOCK, Claim, ReportSpec
+from openssl_matrix.repro.verdicts import version_lines
+from openssl_matrix.results import records
 
 #: Rough costs for the estimate: a build of one variant on this project's 2-core machine
 #: (README: four variants in 6.5 minutes) and the start of one ``openssl speed`` container.
@@ -61,8 +69,6 @@ class CheckReport:
 
 def local_facts() -> HostFacts:
     """This host as /proc/cpuinfo shows it, without Docker."""
-    import platform
-
     try:
         cpu = parse_cpuinfo(Path("/proc/cpuinfo").read_text(encoding="utf-8"))
     except OSError:

@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import records
-from ..cpumodel import (
+from openssl_matrix.core.version import Version, VersionError
+from openssl_matrix.matrix.isa import IA32CAP_BITS, capabilities_of, ia32cap_expected_clear
+from openssl_matrix.matrix.pkey import ALGORITHMS as PK_ALGORITHMS
+from openssl_matrix.measure.cpumodel import (
     MODEL_MIN_BLOCK,
     MODEL_TOLERANCE,
     Core,
@@ -20,14 +22,14 @@ from ..cpumodel import (
     path_cost,
     predicted_ratio,
 )
-from ..hostinfo import IA32CAP_BITS, capabilities_of, ia32cap_expected_clear
-from ..pkey import ALGORITHMS as PK_ALGORITHMS
-from ..report import USABLE_STATUSES
-from ..reportspec import OP_BLOCK, Claim, Machine, Measurement, ReportSpec
-from ..results import ResultsTree
-from ..speedtypes import canonical_algorithm
-from .plan import PlannedMeasurement
-from .resolve import ResolvedVersion
+from openssl_matrix.parse.algorithms import speed_argument
+from openssl_matrix.parse.figures import canonical_algorithm
+from openssl_matrix.report.types import USABLE_STATUSES
+from openssl_matrix.repro.plan import PlannedMeasurement
+from openssl_matrix.repro.resolve import ResolvedVersion
+from openssl_matrix.repro.spec import OP_BLOCK, Claim, Machine, Measurement, ReportSpec
+from openssl_matrix.results import records
+from openssl_matrix.results.tree import ResultsTree
 
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
@@ -101,8 +103,6 @@ def profile_runs(tree: ResultsTree, profile: str, variant: str, m: Measurement,
     """Finished reproduction runs of a variant under a CPU profile that measured ``m``'s
     algorithm on its path (any engine, any suite composition): for claims comparing two
     machines, whose sides are measured in separate runs."""
-    from ..algorithms import speed_argument
-
     word = speed_argument(m.algorithm, m.evp)
     found: list[Path] = []
     for run in records.finished_runs(tree.root, cpu=profile, variant=variant):
@@ -344,8 +344,6 @@ def masked_capabilities(m: Measurement) -> set[str]:
 
 
 def _series(version: str | None) -> tuple[int, int, int] | None:
-    from ..version import Version, VersionError
-
     if not version:
         return None
     try:

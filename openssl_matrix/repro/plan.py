@@ -9,11 +9,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..algorithms import speed_argument
-from ..errors import FatalError
-from ..model import SUITE_KEYS, Matrix, Variant, variant_id
-from ..reportspec import OP_BLOCK, Measurement, ReportSpec
-from .resolve import Environment, HostFacts, ResolvedVersion, requirement_problem
+from openssl_matrix.core.errors import FatalError
+from openssl_matrix.matrix.load import SUITE_KEYS
+from openssl_matrix.matrix.model import Matrix, Variant, variant_id
+from openssl_matrix.parse.algorithms import speed_argument
+from openssl_matrix.repro.resolve import (
+    Environment,
+    HostFacts,
+    ResolvedVersion,
+    requirement_problem,
+)
+from openssl_matrix.repro.spec import OP_BLOCK, Measurement, ReportSpec
 
 #: s_time's mode for each TLS operation of a measurement.
 TLS_MODES = {"handshake": "new", "resume": "reuse"}

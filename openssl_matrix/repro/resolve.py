@@ -3,19 +3,21 @@ the machine (its CPU, kernel and devices, seen through the engine) can do."""
 
 from __future__ import annotations
 
+import re
 import socket
+import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..backend import Backend, endpoint_is_local
-from ..bench import cpu_via_container
-from ..errors import SourceError
-from ..hostinfo import CpuInfo
-from ..model import load_matrix
-from ..reportspec import ReportSpec, VersionRef
-from ..sources import KNOWN_SHA256, default_urls, fetch_source_info, read_pins
+from openssl_matrix.build.sources import KNOWN_SHA256, default_urls, fetch_source_info, read_pins
+from openssl_matrix.core.errors import SourceError
+from openssl_matrix.engine.backend import Backend, endpoint_is_local
+from openssl_matrix.matrix.load import load_matrix
+from openssl_matrix.measure.cell import cpu_via_container
+from openssl_matrix.measure.hostinfo import CpuInfo
+from openssl_matrix.repro.spec import ReportSpec, VersionRef
 
 # ----------------------------------------------------------------------------------
 # where the user's matrix fits in
@@ -99,8 +101,6 @@ def _obtain(version: str, ref: VersionRef | None, env: Environment, offline: boo
                                   local_dirs=env.sources_dirs, lock_file=env.lock_file)
     except SourceError as exc:
         if offline:
-            import urllib.parse
-
             hosts = ", ".join(dict.fromkeys(urllib.parse.urlparse(u).netloc or u
                                             for u in urls)) or "nowhere"
             return sha, urls, None, (f"openssl-{version}.tar.gz is not in the cache or a "
@@ -114,9 +114,6 @@ def _obtain(version: str, ref: VersionRef | None, env: Environment, offline: boo
 
 def _attempts(exc: SourceError) -> str:
     """The places a failed fetch tried, one short reason each."""
-    import re
-    import urllib.parse
-
     parts: list[str] = []
     for line in exc.message.splitlines()[1:]:
         line = line.strip()

@@ -1,0 +1,1 @@
+"""Source tarballs, Dockerfile rendering and image builds."""

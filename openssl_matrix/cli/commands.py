@@ -1,0 +1,786 @@
+"""What each ``invoke matrix <command>`` does, as plain functions returning an exit code."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json as _json
+import re
+import signal
+import subprocess
+import sys
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from openssl_matrix.build.build import Builder
+from openssl_matrix.build.render import render as render_variant
+from openssl_matrix.build.sources import default_urls, pin_source, read_pins
+from openssl_matrix.core import log
+from openssl_matrix.core.clock import now
+from openssl_matrix.core.errors import (
+    BenchError,
+    BuildError,
+    DockerUnavailable,
+    FatalError,
+    ParseError,
+    ProfileMismatch,
+    UsageError,
+)
+from openssl_matrix.core.files import atomic_write
+from openssl_matrix.core.names import clip, inside, name_problem, safe_name
+from openssl_matrix.core.outputs import check_output_file, read_regular
+from openssl_matrix.core.resources import USER_REPORTS, project_reports, user_folder
+from openssl_matrix.engine.backend import DockerBackend
+from openssl_matrix.engine.engines import describe_spec
+from openssl_matrix.engine.hostlock import EngineBusy
+from openssl_matrix.engine.ship import Peer, Shipper, check_mode, check_registry
+from openssl_matrix.lab.run import (
+    LabError,
+    close_sessions,
+    lab_outcome,
+    print_summaries,
+    run_lab,
+    run_peers,
+    split_cpus,
+    tree_for_lab,
+)
+from openssl_matrix.matrix.load import load_matrix
+from openssl_matrix.matrix.model import MAX_BYTES, MAX_REPEAT, Matrix, Variant
+from openssl_matrix.matrix.patches import endbr32_warning
+from openssl_matrix.measure import opsummary
+from openssl_matrix.measure.cell import CellOutcome
+from openssl_matrix.measure.cpumodel import core_of_cpu, core_of_march, summary
+from openssl_matrix.measure.guards import CONTENDED
+from openssl_matrix.measure.hostinfo import parse_cpuinfo, profile_mismatches
+from openssl_matrix.measure.session import (
+    DEFAULT_SETTLE,
+    MAX_ATTEMPTS,
+    Bencher,
+    build_command,
+    summarize_series,
+)
+from openssl_matrix.parse import figure_records, parse_report
+from openssl_matrix.report.page import build_report
+from openssl_matrix.repro.check import check as check_spec
+from openssl_matrix.repro.resolve import Environment
+from openssl_matrix.repro.run import reproduce
+from openssl_matrix.repro.specload import find_spec, load_spec
+from openssl_matrix.repro.verdicts import as_json, render_text
+from openssl_matrix.results import records as rec
+from openssl_matrix.results.export import render
+from openssl_matrix.results.records import FINISHED, read_latest
+from openssl_matrix.results.tree import ResultsTree, lab_worker
+from openssl_matrix.sweep.table import build_status, describe_versions, sha256_status
+
+
+def _matrix(path: str) -> Matrix:
+    return load_matrix(path or "matrix.yaml", default_urls=default_urls)
+
+
+def _tree(results: str) -> ResultsTree:
+    return ResultsTree(Path(results or "results"))
+
+
+#: A pasted report (`parse`, `import`) larger than this is not one.
+MAX_REPORT_BYTES = 64 * 1024 * 1024
+
+
+def bounded(flag: str, value: Any, low: int, high: int) -> int:
+    """A whole-number flag within [low, high], else UsageError naming the range."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise UsageError(f"{flag} {clip(value, 40)}: expected a whole number from {low} to "
+                         f"{high}")
+    return value
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=5, cwd=Path(__file__).resolve().parents[2])
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """Let SIGTERM (a `kill`, a stopping CI job) clean up like Ctrl-C does: containers
+    removed, the run folder marked interrupted, the journal saved."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = "",
+             all: bool = False) -> int:
+    """The default selection; --all adds the opt-in variants; --only filters."""
+    m = _matrix(matrix)
+    tree = _tree(results)
+    pins = read_pins(m.path.with_suffix(".lock"))
+    rows = []
+    selected = m.select(only or None, every=all)
+    for v in selected:
+        info = v.describe()
+        info["sha256_status"] = sha256_status(v.version.version, v.version.sha256, pins)
+        info["builds_here"] = build_status(v.version.version, v.arch, v.asm,
+                                           declared_sha256=v.version.sha256)
+        info["image"] = None
+        info["endbr32"] = None
+        info["endbr32_warning"] = None
+        latest = read_latest(tree.root, v.id)
+        if latest is not None:
+            info["image"] = latest.tag
+            record = tree.build_record(v.id, latest.digest)
+            if record:
+                info["endbr32"] = record.get("endbr32")
+                info["endbr32_warning"] = _endbr32_warning(v, record)
+        rows.append(info)
+    if json:
+        print(_json.dumps(rows, indent=2))
+        return 0
+    width = max(len(r["id"]) for r in rows)
+    pwidth = max(7, *(len(",".join(p["name"] for p in r["patches"])) for r in rows))
+    print(f"{'variant':<{width}}  {'version':<8} {'asm':<6} {'arch':<6} {'march':<10} "
+          f"{'build':<8} {'patches':<{pwidth}} image")
+    for r in rows:
+        patches = ",".join(p["name"] for p in r["patches"]) or "-"
+        endbr = f"  endbr32={r['endbr32']}" if r["endbr32"] is not None else ""
+        print(f"{r['id']:<{width}}  {r['version']:<8} {'asm' if r['asm'] else 'no-asm':<6} "
+              f"{r['arch']:<6} {r['march'] or 'default':<10} "
+              f"{'default' if r['default'] else 'opt-in':<8} {patches:<{pwidth}} "
+              f"{r['image'] or '(not built)'}{endbr}")
+        if r["endbr32_warning"]:
+            print(f"    ⚠ {r['endbr32_warning']}")
+        elif r["sigill_cpus"] and r["endbr32"] is None:
+            print(f"    meant for {', '.join(r['sigill_cpus'])} (no ENDBR32 allowed): the count "
+                  "is checked when it is built")
+    print("\nversions (checksum; known to build on this kind of machine, from the release "
+          "sweep in docs/building.md):")
+    print("\n".join(describe_versions(selected, pins)))
+    n_default = sum(1 for r in rows if r["default"])
+    hidden = len(m.all_variants) - len(rows)
+    more = f"; {hidden} more not shown: `invoke matrix list --all`" \
+        if hidden > 0 and not all else ""
+    print(f"\n{len(rows)} variant(s) from {m.path}, {n_default} built by default "
+          f"(opt-in ones are built with --only PATTERN){more}; suites: "
+          + ", ".join(s.name + (" (default)" if s.name == m.default_suite else "")
+                      for s in m.suites))
+    return 0
+
+
+def cmd_render(*, target: str, matrix: str, results: str, only: str, output: str,
+               all: bool = False) -> int:
+    m = _matrix(matrix)
+    out = Path(output or "dockerfiles/rendered")
+    for v in m.select(only or None, every=all):
+        r = render_variant(v)
+        path = inside(out, out / f"{safe_name(v.id, 'variant id')}.Dockerfile")
+        atomic_write(path, r.dockerfile)
+        print(path)
+    return 0
+
+
+def _endbr32_warning(variant: Variant | None, record: dict[str, Any] | None) -> str | None:
+    """"will die with SIGILL" for a variant meant for a CPU without ENDBR32 whose built
+    libcrypto has some (from its build record)."""
+    if variant is None or not record:
+        return None
+    count = record.get("endbr32")
+    return endbr32_warning(variant.id, variant.sigill_cpus,
+                           count if isinstance(count, int) else None)
+
+
+def _backend_for(m: Matrix, cpu: str, allow_plain_tcp: bool = False) -> DockerBackend:
+    """The Docker engine of a CPU profile (its docker_host), else the environment's."""
+    profile = m.profile(cpu) if cpu and cpu != "auto" else None
+    if profile is not None and profile.docker_host:
+        log.info(f"profile {profile.name}: Docker engine {profile.docker_host}")
+        if allow_plain_tcp:
+            return DockerBackend(base_url=profile.docker_host, allow_plain_tcp=True)
+        return DockerBackend(base_url=profile.docker_host)
+    # the keyword only when given, so DockerBackend() stays the seam tests replace
+    return DockerBackend(allow_plain_tcp=True) if allow_plain_tcp else DockerBackend()
+
+
+def _lab(command: str, m: Matrix, cpus: list[str], flags: dict[str, Any], results: str, *,
+         wait: bool = False) -> int:
+    """``--cpu=a,b,...``: every profile's engine at once (lab.py)."""
+    for name in cpus:
+        if name != "auto":
+            m.profile(name)  # an unknown profile is refused before any engine starts
+    tree = _tree(results)
+    if command == "bench":
+        with _terminate_as_interrupt(), tree_for_lab(tree, wait=wait):
+            states = run_lab(m, command, cpus, flags, tree)
+            if all(s.code == 0 for s in states):
+                close_sessions(tree, m, cpus, flags)
+    else:
+        with _terminate_as_interrupt():
+            states = run_lab(m, command, cpus, flags, tree)
+    print_summaries(states)
+    lab_outcome(states, cpus)
+    return 0
+
+
+def _peers(m: Matrix, cpu: str, allow_plain_tcp: bool = False) -> Callable[[], list[Any]]:
+    """The engines images may be shipped from, connected when first needed: the local
+    engine (the one `build` without a remote profile uses), when it is not the target,
+    and in a lab the run's other engines (``lab.run_peers``). Engines the command does
+    not name are never contacted; one that cannot be reached is left out with a warning."""
+    target = m.profile(cpu) if cpu and cpu != "auto" else None
+    mine = (target.docker_host if target is not None else None) or "local"
+    wanted = {} if mine == "local" else {"local": "the local engine"}
+    for names, engine in run_peers():  # read now: in the worker's own thread
+        if engine != mine:
+            wanted[engine] = f"{names} ({engine})" if engine != "local" else \
+                f"{names} (the local engine)"
+
+    def connect() -> list[Peer]:
+        found = []
+        for engine, label in wanted.items():
+            try:
+                if engine == "local":
+                    backend = DockerBackend(allow_plain_tcp=True) if allow_plain_tcp \
+                        else DockerBackend()
+                elif allow_plain_tcp:
+                    backend = DockerBackend(base_url=engine, allow_plain_tcp=True)
+                else:
+                    backend = DockerBackend(base_url=engine)
+                found.append(Peer(label, backend, backend.engine_info()))
+            except FatalError as exc:  # unreachable, or refused (plain tcp://)
+                log.warn(f"{label} is not reachable: no images are shipped from it "
+                         f"({exc.message})")
+        return found
+
+    return connect
+
+
+def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | None,
+              force: bool, cpu: str, all: bool = False, allow_plain_tcp: bool = False,
+              images: str = "", registry: str = "") -> int:
+    n_jobs = bounded("--jobs", jobs or 1, 1, 64)
+    mode = check_mode(images)
+    registry = check_registry(registry, mode) or ""
+    m = _matrix(matrix)
+    variants = m.select(only or None, every=all)
+    cpus = split_cpus(cpu)
+    if len(cpus) > 1:
+        return _lab("build", m, cpus, {
+            "matrix": matrix, "results": results, "only": only, "jobs": jobs, "force": force,
+            "all": all, "allow_plain_tcp": allow_plain_tcp, "images": images,
+            "registry": registry}, results)
+    backend = _backend_for(m, cpu, allow_plain_tcp)
+    tree = _tree(results)
+    shipper = Shipper(backend, backend.engine_info(), mode, _peers(m, cpu, allow_plain_tcp),
+                      tree.root, registry=registry or None)
+    in_lab = lab_worker()
+    builder = Builder(m, backend, tree, images=shipper,
+                      engine_tag=(cpu or "auto") if in_lab else None,
+                      claims=in_lab and bool(run_peers()))
+    with _terminate_as_interrupt():
+        outcomes = builder.build(variants, jobs=n_jobs, force=force)
+    by_id = {v.id: v for v in variants}
+    print("\nbuild summary")
+    width = max(len(o.variant) for o in outcomes)
+    for o in outcomes:
+        mark = {"built": "✓ built", "up-to-date": "✓ up to date", "shipped": "✓ shipped",
+                "failed": "✕ FAILED"}[o.status]
+        extra = f"{o.seconds:.0f}s" if o.status in ("built", "shipped") else ""
+        endbr = o.record.get("endbr32") if o.record else None
+        print(f"  {o.variant:<{width}}  {mark:<14} {extra:>6}  {o.tag or ''}"
+              + (f"  endbr32={endbr}" if endbr is not None else ""))
+        warning = _endbr32_warning(by_id.get(o.variant), o.record)
+        if warning:
+            print(f"      ⚠ {warning}")
+        if o.status == "failed":
+            print(f"      {(o.error or '').splitlines()[0]}")
+            if o.log_path:
+                print(f"      log: {o.log_path}")
+    failed = [o for o in outcomes if o.status == "failed"]
+    if failed:
+        raise BuildError(f"{len(failed)} of {len(outcomes)} variant(s) failed to build",
+                         hint="the other variants were built; see the logs above")
+    return 0
+
+
+def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, suite: str,
+              force: bool, wait: bool, repeat: int | None, fresh: bool = False,
+              settle: str | float | None = None, no_wait: bool = False,
+              allow_plain_tcp: bool = False) -> int:
+    if not split_cpus(cpu):
+        raise UsageError("`invoke matrix bench` needs --cpu=PROFILE",
+                         hint="--cpu=auto measures this host; named profiles are in the "
+                         "matrix's 'profiles'")
+    m = _matrix(matrix)
+    variants = m.select(only)
+    names = [n.strip() for n in (suite or "").split(",") if n.strip()] or [""]
+    suites = [m.suite(n or None) for n in names]
+    if repeat:
+        bounded("--repeat", repeat, 1, MAX_REPEAT)
+    try:
+        settle_s = DEFAULT_SETTLE if settle in (None, "") else float(str(settle))
+    except ValueError:
+        settle_s = -1.0
+    if not 0 <= settle_s <= 3600:  # also refuses nan and inf
+        raise UsageError(f"--settle {settle}: give the seconds to wait for a quiet host "
+                         "before each cell, 0 to 3600 (0: do not wait)")
+    cpus = split_cpus(cpu)
+    if len(cpus) > 1:
+        return _lab("bench", m, cpus, {
+            "matrix": matrix, "results": results, "only": only, "suite": suite,
+            "force": force, "wait": False, "repeat": repeat, "fresh": fresh,
+            "settle": settle, "no_wait": no_wait, "allow_plain_tcp": allow_plain_tcp},
+            results, wait=wait)
+    tree = _tree(results)
+    backend = _backend_for(m, cpu, allow_plain_tcp)
+    tree.lock(wait=wait)
+    per_suite: list[tuple[str, list[CellOutcome], str | None]] = []
+    try:
+        with _terminate_as_interrupt():
+            bencher = Bencher(m, backend, tree, engine=backend.engine_info(),
+                              git_commit=_git_commit(), settle=settle_s,
+                              wait_for_host=not no_wait, max_attempts=MAX_ATTEMPTS,
+                              suites=[s.name for s in suites])
+            for the_suite in suites:
+                try:
+                    outcomes = bencher.bench(variants, the_suite, cpu, force=force,
+                                             repeat=int(repeat) if repeat else None,
+                                             fresh=fresh,
+                                             keep_open=len(suites) > 1 or tree.shared)
+                except (DockerUnavailable, ProfileMismatch, EngineBusy):
+                    raise  # the engine is gone, the wrong CPU or busy: no suite can run
+                except FatalError as exc:  # one failing suite never stops the others
+                    log.error(f"suite {the_suite.name}: {exc}")
+                    per_suite.append((the_suite.name, [], str(exc)))
+                    continue
+                per_suite.append((the_suite.name, outcomes, None))
+            # in a lab, the lab closes the sessions once every engine finished, so a
+            # rerun after one engine failed does not measure the others again
+            if not tree.shared and all(error is None and all(o.status in FINISHED
+                                                             for o in outs)
+                                       for _, outs, error in per_suite):
+                bencher.close_sessions()
+    finally:
+        tree.unlock()
+    failures: list[str] = []
+    cells = 0  # cells and suites that did not complete (each unbuilt variant per suite)
+    unbuilt: dict[str, list[str]] = {}  # variant -> the suites that could not run on it
+    for name, outcomes, error in per_suite:
+        the_suite = m.suite(name)
+        if len(suites) > 1:
+            print(f"\n== suite {name}")
+        _print_bench_summary(outcomes, the_suite.bytes or 8192, the_suite.noise_threshold,
+                             int(repeat) if repeat else the_suite.repeat)
+        if error:
+            failures.append(f"suite {name}: {error.splitlines()[0]}")
+            cells += 1
+        for o in outcomes:
+            if o.status == "complete":
+                continue
+            cells += 1
+            if o.unbuilt:
+                unbuilt.setdefault(o.variant, []).append(name)
+                continue
+            where = f"{o.run_dir}/raw" if o.run_dir else "(no run folder)"
+            rnd = f" round {o.round}" if o.round > 1 else ""
+            failures.append(f"{name} · {o.variant}{rnd}: {o.status} — "
+                            f"{(o.error or '').splitlines()[0] if o.error else ''} "
+                            f"[{where}]")
+    # a variant that is not built: one line, whatever the number of suites
+    failures += [f"{vid}: not built on this engine — {'suite' if len(names) == 1 else 'suites'}"
+                 f" {', '.join(names)} could not run on it; run "
+                 f"`{build_command([vid], tree.root)}` first" for vid, names in unbuilt.items()]
+    if failures:
+        print("\nfailures (raw output and logs in the folders named):")
+        for f in failures:
+            print(f"  ✕ {f}")
+        done = any(o.status in FINISHED for _, outs, _ in per_suite for o in outs)
+        raise BenchError(f"{cells} cell(s) or suite(s) did not complete",
+                         hint=("the others finished and are kept; " if done else
+                               "nothing was measured; ")
+                         + (f"build what is missing (`{build_command(list(unbuilt), tree.root)}`)"
+                            if len(unbuilt) > 1 else "fix the cause")
+                         + " and rerun the same command: only what did not finish is "
+                         "measured again")
+    return 0
+
+
+def _mbs(value: Any) -> str:
+    return f"{value / 1e6:,.1f}" if isinstance(value, (int, float)) else "—"
+
+
+def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05,
+                         planned: int | None = None) -> None:
+    print(f"\nbench summary (MB/s at {block} bytes, cycles/byte when the clock is known; "
+          "public-key operations in ops/s, handshakes in conn/s; a status other than ok "
+          "says what the figure is not)")
+    rounds = max((o.round for o in outcomes), default=1)
+    for o in outcomes:
+        if getattr(o, "unbuilt", False):  # said once, with the fix, under failures
+            print(f"  {o.variant}: not built — not measured")
+            continue
+        print(f"  {o.variant}" + (f" round {o.round}" if rounds > 1 else "")
+              + f": {o.status}" + (f" — {o.run_dir}" if o.run_dir else "")
+              + (" (finished earlier in this session, not measured again)"
+                 if getattr(o, "reused", False) else ""))
+        if o.error:
+            print(f"      {o.error.splitlines()[0]}")
+        if rounds > 1:
+            continue
+        for f in o.figures:
+            if opsummary.is_ops(f):  # pkey / tls suites
+                print(opsummary.figure_line(f))
+                continue
+            if f.get("block_size") != block:
+                continue
+            cpb = f.get("cycles_per_byte")
+            text = _mbs(f.get("bytes_per_s")) + (f" ({cpb:.2f} c/B)" if cpb else "")
+            status = f.get("status")
+            name = str(f.get("invocation"))
+            if "+" in name:
+                name = f"{name.rsplit('--', 1)[0]}--[{f.get('algorithm')}]"
+            print(f"      {name:<36} {text:>22}"
+                  + ("" if status == "ok" else f"  [{status}]"))
+        for w in o.warnings:
+            print(f"      warning: {w}")
+    if rounds > 1:
+        more = rounds - planned if planned and rounds > planned else 0
+        print(f"\n  over {planned or rounds} interleaved rounds"
+              + (f" (+{more} for re-measurements and wide intervals)" if more else "")
+              + ": median ± half-width of the 95 % "
+              f"interval (t) in MB/s (public-key ops/s, handshakes conn/s), clean samples n, "
+              f"[min–max], coefficient of variation "
+              f"(noisy above {noise:.0%}); contended attempts never count")
+    rows_all: list[dict[str, Any]] = []
+    for variant in dict.fromkeys(o.variant for o in outcomes):
+        runs = [o for o in outcomes if o.variant == variant and o.status != "failed"]
+        rows = summarize_series(runs, noise)
+        rows_all += rows
+        if rounds == 1:
+            continue
+        print(f"  {variant} ({len(runs)} run(s))")
+        units = opsummary.units_by_figure(f for o in runs for f in o.figures)
+        for row in rows:
+            if opsummary.is_ops(row):
+                unit = units.get((row["invocation"], row["algorithm"], row["operation"]))
+                print(opsummary.series_line(row, unit or "ops/s"))
+                continue
+            if row["block_size"] != block:
+                continue
+            cv = f"{row['cv']:.1%}" if row["cv"] is not None else "—"
+            cyc = f" {row['median_cycles']:.2f} c/B" if row["median_cycles"] else ""
+            flags = [s for s in row["statuses"] if s != "ok"]
+            n = f"n={row['n']}" if row.get("clean", True) else \
+                f"n=0 clean of {row['attempts']}"
+            print(f"      {row['invocation']!s:<36} {_pm(row):>20} ({n}) "
+                  f"[{_mbs(row['min'])}–{_mbs(row['max'])}] cv {cv}{cyc}"
+                  + ("  NOISY" if row["noisy"] else "")
+                  + (f"  [{', '.join(flags)}]" if flags else "")
+                  + (f"  ({row['contended']} contended attempt(s) left out)"
+                     if row.get("contended") and row.get("clean") else ""))
+    if rounds > 1:
+        warned: set[str] = set()
+        for o in outcomes:
+            for w in o.warnings:
+                if w not in warned and not w.startswith(f"{CONTENDED}: "):
+                    warned.add(w)
+                    print(f"      warning ({o.variant}): {w}")
+    print("\n  " + flag_summary(rows_all))
+    ops = [r for r in rows_all if opsummary.is_ops(r)]
+    if ops and len(ops) < len(rows_all):
+        print("  of which public-key/handshake: " + flag_summary(ops))
+
+
+def _pm(row: dict[str, Any]) -> str:
+    """``median ± half-width`` in MB/s (``median`` alone with one sample)."""
+    lo, hi = row.get("ci_low"), row.get("ci_high")
+    if isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
+        return f"{_mbs(row['median'])} ± {(hi - lo) / 2 / 1e6:,.1f}"
+    return _mbs(row.get("median"))
+
+
+def flag_summary(rows: list[dict[str, Any]]) -> str:
+    """One line: how many figures were reported, how many flagged and why."""
+    counts: Counter[str] = Counter()
+    for row in rows:
+        worst = [s for s in row["statuses"] if s != "ok"]
+        counts[worst[0] if worst else "ok"] += 1
+    attempts = sum(int(r.get("attempts") or 0) for r in rows)
+    contended = sum(int(r.get("contended") or 0) for r in rows)
+    flagged = sum(n for s, n in counts.items() if s != "ok")
+    parts = [f"{n} {s}" for s, n in sorted(counts.items(), key=lambda x: -x[1]) if s != "ok"]
+    return (f"{len(rows)} figure(s) from {attempts} measurement(s): {counts['ok']} ok, "
+            f"{flagged} flagged" + (f" ({', '.join(parts)})" if parts else "")
+            + f"; {contended} attempt(s) found the host busy (contended) and were left "
+            "out or measured again")
+
+
+def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
+    """The matrix's CPU profiles, and which of them describes the machine this runs on."""
+    m = _matrix(matrix)
+    try:
+        here = parse_cpuinfo(Path("/proc/cpuinfo").read_text(encoding="utf-8"))
+    except OSError:
+        here = None
+    rows = []
+    for p in m.profiles:
+        info = p.describe()
+        if p.docker_host:
+            info["this_machine"] = None
+            info["engine"] = describe_spec(p.docker_host)
+        elif here is not None:
+            info["this_machine"] = profile_mismatches(p, here) or True
+        core = core_of_march(p.march)
+        info["cpu_model"] = summary(core) if core is not None else None
+        rows.append(info)
+    if json:
+        print(_json.dumps({"this_machine": here.model if here else None, "auto": here.slug()
+                           if here else None, "profiles": rows}, indent=2))
+        return 0
+    if here is not None:
+        print(f"this machine: {here.model} ({here.vendor}); --cpu=auto files results "
+              f"under {here.slug()}")
+        mine = core_of_cpu(here.vendor, here.family, here.model_number, here.model)
+        print(f"  CPU model: {summary(mine) if mine else 'this core is not in the model'}")
+    for r in rows:
+        engine = r.get("engine") or {}
+        how = str(engine.get("transport"))
+        if how == "tcp (no TLS)":
+            how += ": refused without --allow-plain-tcp; for TLS set DOCKER_CERT_PATH or " \
+                "use a context (docs/lab.md)"
+        elif engine.get("tls_verify") is False:
+            how += ", the engine's certificate is not checked"
+        where = "local engine" if not r["docker_host"] else \
+            f"engine {r['docker_host']} — {engine['problem']}" if engine.get("problem") else \
+            f"engine {r['docker_host']} ({how})"
+        match = r.get("this_machine")
+        verdict = ("matches this machine" if match is True else "remote: checked at bench "
+                   "time" if match is None else "not this machine: " + "; ".join(match))
+        clock = f"{r['clock_ghz']} GHz" if r["clock_ghz"] else "clock from the host"
+        print(f"  {r['name']:<14} {r['description']}\n"
+              f"  {'':<14} march={r['march'] or '-'}, {clock}, "
+              f"cpuset={r['cpuset'] or '-'}, {where}; {verdict}")
+        if r["cpu_model"]:
+            print(f"  {'':<14} CPU model: {r['cpu_model']}")
+    return 0
+
+
+def cmd_export(*, target: str, matrix: str, results: str, format: str,
+               output: str) -> int:
+    fmt = format or "csv"
+    if fmt not in ("csv", "jsonl"):
+        raise UsageError(f"--format {fmt!r} is not one of csv, jsonl")
+    dest = check_output_file(output, _tree(results).root) if output else None
+    text = render(_tree(results), fmt)
+    if dest is not None:
+        atomic_write(dest, text)
+        log.info(f"wrote {output}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_parse(*, target: str, matrix: str, results: str, json: bool) -> int:
+    try:
+        text = read_regular(Path(target), MAX_REPORT_BYTES).decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
+    runs = parse_report(text)
+    out: list[dict[str, Any]] = []
+    for i, run in enumerate(runs, 1):
+        header = {k: getattr(run.header, k) for k in run.header.__dataclass_fields__}
+        out.append({"run": i, "header": header, "warnings": list(run.warnings),
+                    "records": figure_records(run)})
+    if json:
+        print(_json.dumps(out, indent=2))
+        return 0
+    for r in out:
+        print(f"run {r['run']}: {r['header'].get('version_line') or '(no version header)'}")
+        for line in parse_table(r["records"]):
+            print(f"  {line}")
+        for w in r["warnings"]:
+            print(f"  warning: {w}")
+    return 0
+
+
+def parse_table(recs: list[dict[str, Any]]) -> list[str]:
+    """Parsed figures as two tables with their units: throughput (bytes per second, at a
+    block size) and operations (per second: signatures, handshakes ...)."""
+    throughput = [r for r in recs if r.get("operation") is None]
+    operations = [r for r in recs if r.get("operation") is not None]
+    lines: list[str] = []
+    if throughput:
+        lines += ["throughput, bytes per second (speed prints 1000s of bytes/s: 305049.90k "
+                  "is 305,049,900 bytes/s)",
+                  f"{'algorithm':<22} {'block (bytes)':>13} {'bytes/s':>17} {'MB/s':>10}  status"]
+        for rec in throughput:
+            value = rec.get("bytes_per_s")
+            lines.append(f"{rec['algorithm']:<22} {rec.get('block_size')!s:>13} "
+                         + (f"{value:>17,.0f} {value / 1e6:>10,.2f}" if value is not None
+                            else f"{'—':>17} {'—':>10}") + f"  {rec['status']}")
+    if operations:
+        lines += ["operations per second",
+                  f"{'algorithm':<22} {'operation':>13} {'ops/s':>17}  status"]
+        for rec in operations:
+            value = rec.get("ops_per_s")
+            lines.append(f"{rec['algorithm']:<22} {rec.get('operation')!s:>13} "
+                         + (f"{value:>17,.1f}" if value is not None else f"{'—':>17}")
+                         + f"  {rec['status']}")
+    if not recs:
+        lines.append("no figures")
+    return lines
+
+
+def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
+    """Store a published report's figures in the results tree as reference results."""
+    if not as_ or not re.match(r"^[a-z0-9][a-z0-9._-]*$", as_) or name_problem(as_):
+        raise UsageError("`invoke matrix import FILE` needs --as NAME (lower-case letters, "
+                         "digits, '.', '_', '-'" + (f"; got {clip(as_)}" if as_ else "") + ")",
+                         hint="e.g. --as ivy-bridge-blog-2013")
+    try:
+        raw = read_regular(Path(target), MAX_REPORT_BYTES)
+    except OSError as exc:
+        raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
+    text = raw.decode("utf-8", errors="replace")
+    runs = parse_report(text)
+    if not runs:
+        raise UsageError(f"{target}: no `openssl speed` output found in it")
+    for i, run in enumerate(runs, 1):  # every folder name checked before anything is written
+        safe_name(run.header.version or "unknown",
+                  f"{target}: run {i}: the version in its header", error=ParseError)
+    tree = _tree(results)
+    cpu = f"ref-{as_}"
+    tree.lock()
+    try:
+        for i, run in enumerate(runs, 1):
+            version = run.header.version or "unknown"
+            run_dir = tree.new_run_dir(cpu, version, "import")
+            atomic_write(run_dir / "raw" / "report.txt", text)
+            records = figure_records(run)
+            rec.write_figures(run_dir, records)
+            rec.write_meta(run_dir, rec.RunMeta(
+                status="complete",
+                kind="reference",
+                warnings=list(run.warnings),
+                variant={"version": run.header.version},
+                extra={
+                    "source_file": str(Path(target).resolve()),
+                    "source_sha256": hashlib.sha256(raw).hexdigest(),
+                    "imported": now("seconds"),
+                    "run_in_report": i,
+                    "header": {k: getattr(run.header, k)
+                               for k in run.header.__dataclass_fields__},
+                }))
+            print(f"{run_dir}: {len(records)} figure(s) from run {i} "
+                  f"({run.header.version_line or 'no version header'})")
+    finally:
+        tree.unlock()
+    return 0
+
+
+def cmd_pin(*, target: str, matrix: str, results: str, file: str, force: bool) -> int:
+    if not file:
+        raise UsageError("`invoke matrix pin VERSION` needs --file PATH (a tarball you trust)")
+    lock = Path(matrix or "matrix.yaml").with_suffix(".lock")
+    digest = pin_source(target, Path(file), lock, force=force)
+    print(f"pinned openssl {target}: sha256 {digest} (recorded in {lock})")
+    return 0
+
+
+def _reports_dirs(matrix: str) -> list[Path]:
+    """Where a spec id is looked up: reports/ beside the matrix file first (a user's spec
+    of a shipped id takes precedence), then the reports the project ships."""
+    beside = user_folder(Path(matrix or "matrix.yaml"), USER_REPORTS)
+    return [*([beside] if beside else []), project_reports()]
+
+
+def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bool,
+                  wait: bool, json: bool, check: bool = False,
+                  allow_plain_tcp: bool = False) -> int:
+    spec = load_spec(find_spec(target, _reports_dirs(matrix)))
+    env = Environment.from_matrix(Path(matrix or "matrix.yaml"))
+    if check:
+        report = check_spec(spec, env, Path(results or "results"))
+        if json:
+            print(_json.dumps({"spec": spec.id, "path": str(spec.path),
+                               "problems": report.problems, "text": report.text()},
+                              indent=2))
+        else:
+            print(report.text(), end="")
+        return 0
+    m = _matrix(matrix)
+    profiles = split_cpus(cpu) or ["auto"]
+    for name in profiles:
+        if name != "auto":
+            m.profile(name)  # an unknown profile is refused before any engine is reached
+    rep = None
+    failed: list[tuple[int, str, FatalError]] = []
+    for i, profile in enumerate(profiles):
+        # one profile after the other, each on its own engine (its docker_host): they
+        # write the same reproduction folder; the last one judges from all of them
+        if len(profiles) > 1:
+            log.info(f"═ reproduce {spec.id} --cpu={profile} ({i + 1} of {len(profiles)})")
+        try:
+            backend = _backend_for(m, profile, allow_plain_tcp)
+            rep = reproduce(spec, env, backend, _tree(results), cpu_profile=profile,
+                            force=force, wait=wait, engine=backend.engine_info(),
+                            git_commit=_git_commit(), max_attempts=MAX_ATTEMPTS)
+        except FatalError as exc:
+            if len(profiles) == 1:
+                raise
+            log.error(f"reproduce --cpu={profile}: {exc}")
+            failed.append((i, profile, exc))
+    if rep is not None:
+        if json:
+            print(_json.dumps(as_json(rep), indent=2, default=str))
+        else:
+            print(render_text(rep), end="")
+        log.info(f"written to {rep.out_dir} (verdicts.json, side-by-side.txt)")
+    if failed:
+        mask = 0
+        for i, _, _ in failed:
+            mask |= 1 << min(i, 4)
+        raise LabError(f"{len(failed)} of {len(profiles)} profile(s) did not reproduce: "
+                       + "; ".join(f"{p} (exit {e.exit_code}: {e.message.splitlines()[0]})"
+                                   for _, p, e in failed), mask=mask,
+                       hint="the verdicts above use the profiles that ran (and any earlier "
+                       "results of the others); fix the cause and rerun the same command")
+    return 0
+
+
+def cmd_report(*, target: str, matrix: str, results: str, output: str,
+               block_size: int) -> int:
+    tree = _tree(results)
+    out = Path(output) if output else tree.root / "_report"
+    summary = build_report(tree, out,
+                           block_size=bounded("--block-size", block_size or 8192, 1, MAX_BYTES))
+    print(summary.text(), end="")
+    return 0
+
+
+HANDLERS: dict[str, Callable[..., int]] = {
+    "list": cmd_list,
+    "render": cmd_render,
+    "build": cmd_build,
+    "bench": cmd_bench,
+    "profiles": cmd_profiles,
+    "export": cmd_export,
+    "parse": cmd_parse,
+    "pin": cmd_pin,
+    "import": cmd_import,
+    "report": cmd_report,
+    "reproduce": cmd_reproduce,
+}

@@ -1,0 +1,32 @@
+"""``python -m openssl_matrix COMMAND ...`` and the ``openssl-matrix`` console script.
+
+The same command and flag table as ``invoke matrix COMMAND ...`` (tasks.py): the
+arguments are handed to invoke's parser as the ``matrix`` task's, so
+``openssl-matrix render --matrix matrix.yaml --output out`` is exactly
+``invoke matrix render --matrix matrix.yaml --output out``, from any folder.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from invoke.collection import Collection
+from invoke.program import Program
+
+from openssl_matrix import __version__
+from openssl_matrix.cli.commands import HANDLERS
+from openssl_matrix.cli.table import matrix_task
+
+PROGRAM = "openssl-matrix"
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run one command; exits with its status (invoke's ``Exit``)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args in (["--version"], ["-V"]):
+        print(f"{PROGRAM} {__version__}")
+        return
+    program = Program(namespace=Collection(matrix=matrix_task(HANDLERS)), name=PROGRAM,
+                      binary=PROGRAM, version=__version__)
+    program.run([PROGRAM, "matrix", *args])

@@ -1,0 +1,3 @@
+"""The bottom layer: errors, logging, clock, file and name helpers, YAML loading, release
+numbers, units, the crash log, the shipped resources. Imports nothing else of the package.
+"""

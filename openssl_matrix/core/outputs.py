@@ -1,0 +1,176 @@
+"""Where commands write what the user asked for: never over what the tool did not write.
+
+* A report folder carries a marker file of its own (``REPORT_MARKER``). ``report
+  --output DIR`` builds the new report in a fresh folder beside DIR and swaps it in (one
+  ``renameat2(RENAME_EXCHANGE)`` where the kernel has it); the old folder is deleted only
+  when it carries the marker. A non-empty folder without it, the results tree itself, a
+  folder that holds the results tree, and any folder inside the tree other than its own
+  ``_report`` are refused.
+* An output file (``export --output FILE``) is a regular file or a new name; ``-`` means
+  standard output. A device, a folder, a FIFO or a symbolic link is refused: an atomic
+  write replaces the name by rename, which would break a device node or turn a link into
+  a plain file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import errno
+import json
+import os
+import shutil
+import stat
+from datetime import datetime, timezone
+from pathlib import Path
+
+from openssl_matrix.core.errors import ResultsError, UsageError
+from openssl_matrix.core.names import clip
+
+REPORT_MARKER = ".openssl-matrix-report"
+REPORT_DIR = "_report"
+
+
+def write_report_marker(folder: Path) -> None:
+    (folder / REPORT_MARKER).write_text(json.dumps({
+        "written_by": "openssl-matrix report",
+        "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "note": "this folder is replaced as a whole by the next `invoke matrix report` "
+                "to it; do not keep your own files here",
+    }, indent=2) + "\n", encoding="utf-8")
+
+
+def is_report(folder: Path) -> bool:
+    return (folder / REPORT_MARKER).is_file() and not (folder / REPORT_MARKER).is_symlink()
+
+
+def check_report_target(out: Path, tree_root: Path) -> Path:
+    """The absolute folder a report may be written to, or UsageError saying why not."""
+    given = out
+    out = Path(os.path.abspath(out))
+    real_out = Path(os.path.realpath(out))
+    root = Path(os.path.realpath(tree_root))
+    own = root / REPORT_DIR
+    shown = clip(str(given), 200)
+    if out.is_symlink():
+        raise UsageError(f"--output {shown} is a symbolic link",
+                         hint="give the folder itself (the report folder is replaced as a "
+                         "whole, which would replace the link)")
+    if real_out == root:
+        raise UsageError(f"--output {shown} is the results tree itself; writing the report "
+                         "there would replace every measurement",
+                         hint=f"leave --output out (the report goes to {tree_root}/"
+                         f"{REPORT_DIR}) or give a new folder outside the tree")
+    if root.is_relative_to(real_out):
+        raise UsageError(f"--output {shown} holds the results tree {tree_root}",
+                         hint="give a new or empty folder, or one an earlier report wrote")
+    if real_out.is_relative_to(root) and real_out != own:
+        raise UsageError(f"--output {shown} is inside the results tree {tree_root}; only its "
+                         f"own {REPORT_DIR} folder may hold a report there",
+                         hint="leave --output out, or give a folder outside the tree")
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--output {shown} exists and is not a folder",
+                         hint="give a new or empty folder")
+    legacy = real_out == own and (out / "data" / "report.json").is_file()  # before markers
+    if out.is_dir() and any(out.iterdir()) and not is_report(out) and not legacy:
+        raise UsageError(f"--output {shown} is not empty and was not written by `invoke "
+                         f"matrix report` (no {REPORT_MARKER} in it): its files are left "
+                         "alone", hint="give a new or empty folder, or one an earlier report "
+                         "wrote")
+    return out
+
+
+_RENAME_EXCHANGE = 2
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step (Linux renameat2); False when the system cannot."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return False
+    try:
+        libc = ctypes.CDLL(name, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd = -100
+    rc = fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE)
+    return bool(rc == 0)
+
+
+def swap_in(new: Path, out: Path) -> None:
+    """Put the finished folder ``new`` at ``out``; delete the folder that was there (a
+    report, checked by ``check_report_target``) only after the swap."""
+    if not out.exists():
+        new.rename(out)
+        return
+    if not is_report(out) and any(out.iterdir()) and \
+            not (out / "data" / "report.json").is_file():
+        raise UsageError(f"{out} changed while the report was written: left as it is",
+                         hint=f"the new report is in {new}")
+    if not _exchange(new, out):
+        old = Path(f"{new}.old")
+        out.rename(old)
+        new.rename(out)
+        new = old
+    shutil.rmtree(new)
+
+
+def check_output_file(path: str, tree_root: Path | None = None) -> Path | None:
+    """An ``--output FILE`` target: None for ``-`` (standard output), else the path after
+    checking it is a new name or a regular file (never a device, folder, FIFO or link),
+    and, inside the results tree ``tree_root``, only a file at its top level (where
+    ``results/export.csv`` goes), never in its run or build folders."""
+    if path == "-":
+        return None
+    p = Path(path)
+    shown = clip(path, 200)
+    if tree_root is not None:
+        root = Path(os.path.realpath(tree_root))
+        parent = Path(os.path.realpath(p.parent))
+        if parent.is_relative_to(root) and (parent != root or p.name.startswith(".")):
+            raise UsageError(f"--output {shown} would write into the results tree's own "
+                             "folders or files", hint=f"write it beside them, e.g. "
+                             f"{tree_root}/export.csv, or outside the tree")
+    try:
+        st = os.lstat(p)
+    except FileNotFoundError:
+        if p.parent.exists() and not p.parent.is_dir():
+            raise UsageError(f"--output {shown}: {p.parent} is not a folder") from None
+        return p
+    except OSError as exc:
+        raise UsageError(f"--output {shown}: {exc.strerror}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise UsageError(f"--output {shown} is a symbolic link",
+                         hint="give the file it points to, or '-' for standard output")
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file (a device, " \
+            "FIFO or socket)"
+        raise UsageError(f"--output {shown} is {kind}",
+                         hint="give a file name, or '-' for standard output")
+    return p
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of a file the user named as input (a matrix, a spec, a pasted report):
+    OSError when it is not a regular file (a FIFO or /dev/zero would block or never end)
+    or larger than ``limit`` bytes."""
+    if not stat.S_ISREG(os.stat(path).st_mode):  # before open: a FIFO blocks in open()
+        raise OSError(errno.EINVAL, "not a regular file")
+    with open(path, "rb") as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit} bytes; this is not a file this tool "
+                      "reads")
+    return data
+
+
+def refuse_special(path: Path) -> None:
+    """For writers deep in the tool: ResultsError when ``path`` exists and is not a
+    regular file (the atomic rename would replace a device, a folder or a link)."""
+    with contextlib.suppress(FileNotFoundError):
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise ResultsError(f"{clip(str(path), 200)} exists and is not a regular file; "
+                               "it is left alone", hint="move it away, or write elsewhere")

@@ -1,0 +1,722 @@
+"""Loading a matrix file: read ``matrix.yaml``, validate it key by key, expand it into
+variants (the types are :mod:`openssl_matrix.matrix.model`).
+
+Validation errors name the file and the key path (``matrix.yaml: versions.1.1.1w.sha256:
+...``) and never surface as a traceback. The key-by-key reference of the format is
+``docs/matrix.md``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from openssl_matrix.core.errors import ConfigError
+from openssl_matrix.core.names import clip, name_problem
+from openssl_matrix.core.outputs import read_regular
+from openssl_matrix.core.resources import USER_PATCHES, project_patches, user_folder
+from openssl_matrix.core.yamlload import MAX_BYTES as MAX_YAML_BYTES
+from openssl_matrix.matrix.aead import ALGORITHMS as AEAD_ALGORITHMS
+from openssl_matrix.matrix.check import _choices_hint, _Ctx, _kind, load_yaml_file
+from openssl_matrix.matrix.eras import (
+    ENGINES,
+    engine_options,
+    era_base_image,
+    i386_name,
+    march_problem,
+)
+from openssl_matrix.matrix.model import (
+    ARCHES,
+    ASM_VALUES,
+    MAX_BYTES,
+    MAX_MULTI,
+    MAX_REPEAT,
+    MAX_SECONDS,
+    NAME,
+    PATTERN,
+    SCHEMA_VERSION,
+    VERSION,
+    Mask,
+    Matrix,
+    Profile,
+    Suite,
+    Variant,
+    VersionSpec,
+    variant_id,
+)
+from openssl_matrix.matrix.patches import (
+    Patch,
+    PatchError,
+    cannot_execute_endbr32,
+    load_patches,
+    select_patches,
+)
+from openssl_matrix.matrix.pkey import ALGORITHMS as PK_ALGORITHMS
+from openssl_matrix.matrix.pts import OPTIONS as PTS_OPTIONS
+from openssl_matrix.matrix.pts import RSD_THRESHOLD as PTS_RSD
+from openssl_matrix.matrix.pts import SECONDS as PTS_SECONDS
+from openssl_matrix.matrix.pts import TIMES_TO_RUN as PTS_TIMES
+from openssl_matrix.matrix.tlsvocab import KEYS as TLS_KEYS
+from openssl_matrix.matrix.tlsvocab import MODES as TLS_MODES
+from openssl_matrix.matrix.tlsvocab import PINNINGS as TLS_PINNINGS
+from openssl_matrix.matrix.tlsvocab import PROTOCOLS as TLS_PROTOCOLS
+from openssl_matrix.matrix.tlsvocab import TlsOptions
+
+TOP_KEYS = ("schema", "defaults", "versions", "axes", "include", "exclude", "profiles",
+            "suites", "default_suite", "sources_dirs", "default_variants", "patches_dirs")
+DEFAULT_KEYS = ("base_image", "configure", "patches", "engines")
+VERSION_KEYS = ("sha256", "urls", "configure", "base_image", "patches", "engines")
+INCLUDE_KEYS = ("version", "asm", "arch", "march", "configure", "patches", "engines",
+                "base_image", "cpu")
+AXIS_KEYS = ("asm", "arch", "march")
+RULE_KEYS = ("version", "asm", "arch", "march", "configure")
+PROFILE_KEYS = ("description", "vendor", "model", "flags", "lacks", "clock_ghz", "march",
+                "cpuset", "docker_host")
+SUITE_KEYS = ("description", "algorithms", "evp", "decrypt", "engine", "provider", "multi",
+              "seconds", "bytes", "masks", "repeat", "noise_threshold", "devices", "kind",
+              "protocols", "modes", "pinning")
+SUITE_KINDS = ("speed", "aead", "pkey", "tls", "pts")
+DEVICE = re.compile(r"^/dev/[A-Za-z0-9_][A-Za-z0-9_./-]*$")
+MASK_KEYS = ("name", "ia32cap", "disable")
+CPUSET = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
+DOCKER_HOST = re.compile(r"^((unix|tcp|ssh)://\S+|context:[A-Za-z0-9][\w.-]*)$")
+
+
+def load_matrix(path: str | Path, *, default_urls: Callable[[str], list[str]] | None = None,
+                ) -> Matrix:
+    """Read and validate a matrix file; raise ConfigError naming file and key path."""
+    p = Path(path)
+    ctx = _Ctx(p)
+    try:
+        text = read_regular(p, 4 * MAX_YAML_BYTES).decode("utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: no such matrix file",
+                          hint="pass --matrix PATH, or run from the project folder") from None
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{p}: is not UTF-8 text") from None
+    data = load_yaml_file(ctx, text)
+    return build_matrix(data, ctx, default_urls=default_urls)
+
+
+def matrix_from_document(doc: Mapping[str, Any], *, path: str | Path = "<python>",
+                         default_urls: Callable[[str], list[str]] | None = None) -> Matrix:
+    """A matrix built in Python from a document of matrix.yaml's shape, checked exactly
+    as the file would be (errors name ``path``, which is also what the results record as
+    the matrix's path). No YAML is written or read."""
+    data = json.loads(json.dumps(doc))  # a private copy in the types YAML gives
+    return build_matrix(data, _Ctx(Path(path)), default_urls=default_urls)
+
+
+def build_matrix(data: Any, ctx: _Ctx, *,
+                 default_urls: Callable[[str], list[str]] | None = None) -> Matrix:
+    top = ctx.document(data, TOP_KEYS, schema=SCHEMA_VERSION, what="matrix",
+                       doc="docs/matrix.md")
+
+    defaults = ctx.mapping(top.get("defaults"), "defaults")
+    ctx.keys(defaults, DEFAULT_KEYS, "defaults")
+    default_base = _base_images(ctx, defaults.get("base_image"), "defaults.base_image")
+    default_conf = ctx.tokens(defaults.get("configure"), "defaults.configure")
+    default_patches = _names(ctx, defaults.get("patches"), "defaults.patches")
+    default_engines = _build_engines(ctx, defaults.get("engines"), "defaults.engines")
+    patch_index = _patch_index(ctx, top.get("patches_dirs"))
+    profiles = _load_profiles(ctx, top.get("profiles"))
+
+    versions = _load_versions(ctx, top.get("versions"), default_urls)
+    by_version = {v.version: v for v in versions}
+
+    axes = ctx.mapping(top.get("axes"), "axes")
+    ctx.keys(axes, AXIS_KEYS, "axes")
+    asm_axis = _axis(ctx, axes.get("asm", ["asm"]), "axes.asm", ASM_VALUES)
+    arch_axis = _axis(ctx, axes.get("arch", ["x86_64"]), "axes.arch", ARCHES)
+    march_axis = _axis(ctx, axes.get("march", ["default"]), "axes.march", None)
+    for i, m in enumerate(march_axis):
+        if m != "default":  # it becomes part of the variant id, a folder name
+            ctx.path_name(m, f"axes.march[{i}]", what="-march value")
+
+    cells: list[dict[str, Any]] = []
+    for v in versions:
+        for a in asm_axis:
+            for arch in arch_axis:
+                for m in march_axis:
+                    cells.append({"version": v.version, "asm": a, "arch": arch, "march": m,
+                                  "configure": [], "where": "axes"})
+
+    excludes = _rules(ctx, top.get("exclude"), "exclude", by_version, is_include=False)
+    for i, rule in enumerate(excludes):
+        before = len(cells)
+        cells = [c for c in cells if not _matches(rule, c)]
+        if len(cells) == before:
+            raise ctx.fail(f"exclude[{i}]", f"rule {rule} matches no variant",
+                           hint="remove it, or fix the values (version patterns are fnmatch)")
+    includes = _rules(ctx, top.get("include"), "include", by_version, is_include=True)
+    by_profile = {p.name: p for p in profiles}
+    for i, rule in enumerate(includes):
+        kp = f"include[{i}]"
+        march = rule.get("march", "default")
+        cpu = rule.get("cpu")
+        if cpu is not None:
+            if cpu not in by_profile:
+                raise ctx.fail(f"{kp}.cpu", f"no CPU profile named {cpu!r}",
+                               hint=_choices_hint(cpu, list(by_profile)))
+            if march == "default" and by_profile[cpu].march:
+                march = str(by_profile[cpu].march)
+        cells.append({"version": rule["version"], "asm": rule.get("asm", "asm"),
+                      "arch": rule.get("arch", "x86_64"), "march": march,
+                      "configure": list(rule.get("configure", [])),
+                      "patches": list(rule.get("patches", [])),
+                      "engines": list(rule.get("engines", [])),
+                      "base_image": rule.get("base_image"), "cpu": cpu, "where": kp})
+
+    variants: list[Variant] = []
+    seen: dict[str, str] = {}
+    for cell in cells:
+        spec = by_version[cell["version"]]
+        where = cell["where"] if cell["where"] != "axes" else f"versions.{spec.version}"
+        cell_patches = tuple(cell.get("patches", ()))
+        cell_engines = tuple(cell.get("engines", ()))
+        vid = variant_id(cell["version"], cell["asm"], cell["arch"], cell["march"],
+                         tuple(cell["configure"]), cell_patches, cell_engines)
+        if vid in seen:
+            raise ctx.fail(cell["where"] if cell["where"] != "axes" else "axes",
+                           f"two cells have the same variant id {vid!r} "
+                           f"(also from {seen[vid]})",
+                           hint="remove the duplicate include rule")
+        seen[vid] = cell["where"]
+        ctx.path_name(vid, where, what="variant id")  # every part was checked: a backstop
+        march = None if cell["march"] == "default" else cell["march"]
+        if march is not None:
+            problem = march_problem(march, cell["arch"])
+            if problem:
+                raise ctx.fail(where if cell["where"] != "axes" else "axes.march",
+                               f"{vid}: {problem}")
+        requested = _unique(default_patches + spec.patches + cell_patches)
+        try:
+            applied = select_patches(patch_index, spec.version, cell["arch"], requested)
+        except ValueError as exc:
+            raise ctx.fail(where, f"{vid}: {exc}",
+                           hint="patches and the versions/arches they fit are in patches/*.yaml"
+                           ) from None
+        engines = _unique(default_engines + spec.engines + cell_engines)
+        for engine in engines:
+            try:
+                engine_options(spec.version, engine)
+            except ValueError as exc:
+                raise ctx.fail(where, f"{vid}: {exc}") from None
+        variants.append(Variant(
+            id=vid, version=spec, asm=cell["asm"] == "asm", arch=cell["arch"], march=march,
+            configure=default_conf + spec.configure + tuple(cell["configure"]),
+            base_image=_resolve_base_image(ctx, cell, spec, default_base, where),
+            patches=applied, engines=engines,
+            sigill_cpus=_sigill_cpus(march, cell.get("cpu"), profiles),
+        ))
+    if not variants:
+        raise ctx.fail("", "the matrix expands to no variants",
+                       hint="declare at least one version under 'versions'")
+    variants = _apply_default_selection(ctx, top.get("default_variants"), variants)
+
+    suites = _load_suites(ctx, top.get("suites"))
+    default_suite = ctx.string(top.get("default_suite", suites[0].name if suites else ""),
+                               "default_suite")
+    if default_suite not in {s.name for s in suites}:
+        raise ctx.fail("default_suite", f"no suite named {default_suite!r}",
+                       hint=_choices_hint(default_suite, [s.name for s in suites]))
+    base = ctx.path.parent
+    sources_dirs = tuple(base / s for s in ctx.strings(top.get("sources_dirs"), "sources_dirs"))
+    return Matrix(path=ctx.path, versions=versions,
+                  variants=tuple(v for v in variants if v.default), suites=suites,
+                  profiles=profiles, default_suite=default_suite, sources_dirs=sources_dirs,
+                  raw=top, all_variants=tuple(variants))
+
+
+def _unique(items: Sequence[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    for item in items:
+        if item not in out:
+            out.append(item)
+    return tuple(out)
+
+
+def _names(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...]:
+    names = ctx.tokens(value, keypath)
+    for i, n in enumerate(names):
+        if not NAME.match(n):
+            raise ctx.fail(f"{keypath}[{i}]", f"{n!r} is not a patch name")
+    return names
+
+
+def _build_engines(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...]:
+    engines = ctx.tokens(value, keypath)
+    for i, e in enumerate(engines):
+        if e not in ENGINES:
+            raise ctx.fail(f"{keypath}[{i}]", f"{e!r} is not an engine this tool builds "
+                           f"({', '.join(ENGINES)})", hint=_choices_hint(e, list(ENGINES)))
+    return engines
+
+
+def _patch_index(ctx: _Ctx, value: Any) -> dict[str, Patch]:
+    # the shipped patches, then patches/ beside the matrix file, then patches_dirs: all
+    # added together (one name twice is an error naming both files), each folder once
+    beside = user_folder(ctx.path, USER_PATCHES)
+    dirs = [project_patches(), *([beside] if beside else []),
+            *(ctx.path.parent / d for d in ctx.strings(value, "patches_dirs"))]
+    dirs = list({d.resolve(): d for d in dirs}.values())
+    try:
+        return load_patches(dirs)
+    except PatchError as exc:
+        raise ctx.fail("patches_dirs", str(exc)) from None
+
+
+def _base_images(ctx: _Ctx, value: Any, keypath: str) -> tuple[str | None, dict[str, str]]:
+    """``base_image`` is one image name (for x86_64; its i386 twin is derived) or a
+    mapping ``{x86_64: IMAGE, i386: IMAGE}``."""
+    if value is None:
+        return None, {}
+    if isinstance(value, dict):
+        ctx.keys(value, ARCHES, keypath)
+        out: dict[str, str] = {}
+        for arch, image in value.items():
+            text = ctx.string(image, f"{keypath}.{arch}")
+            _check_image(ctx, text, f"{keypath}.{arch}")
+            out[arch] = text
+        return None, out
+    text = ctx.string(value, keypath)
+    _check_image(ctx, text, keypath)
+    return text, {}
+
+
+def _resolve_base_image(ctx: _Ctx, cell: Mapping[str, Any], spec: VersionSpec,
+                        default_base: tuple[str | None, dict[str, str]], where: str) -> str:
+    """Include rule's image, else the version's, else the matrix default, else the era's."""
+    arch = str(cell["arch"])
+    if cell.get("base_image"):
+        return str(cell["base_image"])
+    layers = [(f"versions.{spec.version}.base_image", spec.base_image, dict(spec.base_images)),
+              ("defaults.base_image", default_base[0], default_base[1])]
+    for keypath, generic, per_arch in layers:
+        if arch in per_arch:
+            return per_arch[arch]
+        if generic is not None:
+            if arch == "x86_64":
+                return generic
+            twin = i386_name(generic)
+            if twin is None:
+                raise ctx.fail(keypath, f"{generic!r} is not an official-library image, so "
+                               "its i386 twin is unknown",
+                               hint=f"give both: base_image: {{x86_64: {generic}, "
+                               "i386: IMAGE}")
+            return twin
+    return era_base_image(spec.version, arch)
+
+
+def _sigill_cpus(march: str | None, cpu: str | None, profiles: Sequence[Profile],
+                 ) -> tuple[str, ...]:
+    out: list[str] = []
+    for p in profiles:
+        # a profile lacking the long NOPs (nopl), or whose -march is such a CPU
+        no_endbr32 = "nopl" in p.lacks or cannot_execute_endbr32(p.march)
+        if no_endbr32 and (p.name == cpu or (march is not None and p.march == march)):
+            out.append(p.name)
+    if not out and cannot_execute_endbr32(march):
+        out.append(f"-march={march}")
+    return tuple(out)
+
+
+def _apply_default_selection(ctx: _Ctx, value: Any, variants: list[Variant],
+                             ) -> list[Variant]:
+    """Mark the variants ``default_variants`` (fnmatch patterns) leaves out as opt-in."""
+    if value is None:
+        return variants
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        raise ctx.fail("default_variants", "expected a non-empty list of fnmatch patterns "
+                       "over variant ids, e.g. ['1.1.1w-*-x86_64']")
+    patterns = [ctx.string(p, f"default_variants[{i}]", pattern=PATTERN,
+                           what="fnmatch pattern") for i, p in enumerate(value)]
+    out = []
+    for i, pat in enumerate(patterns):
+        if not any(fnmatch.fnmatchcase(v.id, pat) for v in variants):
+            raise ctx.fail(f"default_variants[{i}]", f"{pat!r} matches no variant",
+                           hint="`invoke matrix list` shows the variant ids")
+    for v in variants:
+        default = any(fnmatch.fnmatchcase(v.id, p) for p in patterns)
+        out.append(replace(v, default=default))
+    if not any(v.default for v in out):
+        raise ctx.fail("default_variants", "selects no variant")
+    return out
+
+
+def _check_image(ctx: _Ctx, image: str, keypath: str) -> None:
+    if not re.match(r"^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9._-]+)?(@sha256:[0-9a-f]{64})?$", image):
+        raise ctx.fail(keypath, f"{image!r} is not a Docker image reference")
+
+
+def _load_versions(ctx: _Ctx, value: Any,
+                   default_urls: Callable[[str], list[str]] | None) -> tuple[VersionSpec, ...]:
+    versions = ctx.mapping(value, "versions")
+    if not versions:
+        raise ctx.fail("versions", "no versions declared",
+                       hint="add e.g. versions: {1.1.1w: {sha256: ...}}")
+    out: list[VersionSpec] = []
+    for name, body in versions.items():
+        kp = f"versions.{name}"
+        if not VERSION.match(name):
+            raise ctx.fail(kp, f"{name!r} is not an OpenSSL version such as 1.1.1w or 3.0.20")
+        entry = ctx.mapping(body, kp)
+        ctx.keys(entry, VERSION_KEYS, kp)
+        sha, urls = ctx.source_pin(entry, kp)
+        if not urls and default_urls is not None:
+            urls = tuple(default_urls(name))
+        base_image, per_arch = _base_images(ctx, entry.get("base_image"), f"{kp}.base_image")
+        out.append(VersionSpec(version=name, sha256=sha, urls=urls,
+                               configure=ctx.tokens(entry.get("configure"), f"{kp}.configure"),
+                               base_image=base_image,
+                               base_images=tuple(sorted(per_arch.items())),
+                               patches=_names(ctx, entry.get("patches"), f"{kp}.patches"),
+                               engines=_build_engines(ctx, entry.get("engines"),
+                                                      f"{kp}.engines")))
+    return tuple(out)
+
+
+def _axis(ctx: _Ctx, value: Any, keypath: str, allowed: Sequence[str] | None) -> list[str]:
+    if not isinstance(value, list) or not value:
+        raise ctx.fail(keypath, "expected a non-empty list")
+    out: list[str] = []
+    for i, item in enumerate(value):
+        kp = f"{keypath}[{i}]"
+        text = ctx.token(item, kp)
+        if allowed is not None and text not in allowed:
+            raise ctx.fail(kp, f"{text!r} is not one of {', '.join(allowed)}",
+                           hint=_choices_hint(text, list(allowed)))
+        if text in out:
+            raise ctx.fail(kp, f"{text!r} is listed twice")
+        out.append(text)
+    return out
+
+
+def _rules(ctx: _Ctx, value: Any, keypath: str, by_version: Mapping[str, VersionSpec], *,
+           is_include: bool) -> list[dict[str, Any]]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ctx.fail(keypath, f"expected a list of rules, got {_kind(value)}")
+    rules: list[dict[str, Any]] = []
+    for i, item in enumerate(value):
+        kp = f"{keypath}[{i}]"
+        rule = ctx.mapping(item, kp)
+        ctx.keys(rule, INCLUDE_KEYS if is_include else RULE_KEYS, kp)
+        if not rule:
+            raise ctx.fail(kp, "empty rule")
+        clean: dict[str, Any] = {}
+        for key, val in rule.items():
+            if key == "configure":
+                clean[key] = list(ctx.tokens(val, f"{kp}.configure"))
+            elif key == "patches":
+                clean[key] = list(_names(ctx, val, f"{kp}.patches"))
+            elif key == "engines":
+                clean[key] = list(_build_engines(ctx, val, f"{kp}.engines"))
+            elif key == "base_image":
+                clean[key] = ctx.string(val, f"{kp}.base_image")
+                _check_image(ctx, clean[key], f"{kp}.base_image")
+            elif is_include:
+                clean[key] = ctx.token(val, f"{kp}.{key}")
+                if key == "march" and clean[key] != "default":
+                    ctx.path_name(clean[key], f"{kp}.march", what="-march value")
+            else:
+                clean[key] = ctx.string(val, f"{kp}.{key}", pattern=PATTERN,
+                                        what="fnmatch pattern")
+        if is_include:
+            if "version" not in clean:
+                raise ctx.fail(kp, "an include rule needs a 'version'")
+            if clean["version"] not in by_version:
+                raise ctx.fail(f"{kp}.version", f"{clean['version']!r} is not declared under "
+                               "'versions'", hint=_choices_hint(clean["version"],
+                                                                list(by_version)))
+            if clean.get("asm", "asm") not in ASM_VALUES:
+                raise ctx.fail(f"{kp}.asm", f"must be one of {', '.join(ASM_VALUES)}")
+            if clean.get("arch", "x86_64") not in ARCHES:
+                raise ctx.fail(f"{kp}.arch", f"must be one of {', '.join(ARCHES)}")
+        rules.append(clean)
+    return rules
+
+
+def _matches(rule: Mapping[str, Any], cell: Mapping[str, Any]) -> bool:
+    for key, val in rule.items():
+        if key == "configure":
+            if list(val) != list(cell["configure"]):
+                return False
+        elif not fnmatch.fnmatchcase(str(cell[key]), str(val)):
+            return False
+    return True
+
+
+def _load_profiles(ctx: _Ctx, value: Any) -> tuple[Profile, ...]:
+    profiles = ctx.mapping(value, "profiles")
+    out: list[Profile] = []
+    for name, body in profiles.items():
+        kp = f"profiles.{name}"
+        if name == "auto":
+            raise ctx.fail(kp, "'auto' is built in (this host) and cannot be redefined")
+        if not isinstance(name, str) or not NAME.match(name) or \
+                name.startswith(("host-", "ref-")) or name_problem(name):
+            raise ctx.fail(kp, f"{clip(name)}: profile names are lower-case letters, digits, "
+                           "'-', '.', '_' and may not start with 'host-' or 'ref-'")
+        entry = ctx.mapping(body, kp)
+        ctx.keys(entry, PROFILE_KEYS, kp)
+        march = entry.get("march")
+        cpuset = entry.get("cpuset")
+        if cpuset is not None:
+            cpuset = ctx.string(cpuset, f"{kp}.cpuset", pattern=CPUSET,
+                                what="cpuset (CPU numbers and ranges, e.g. 0 or 2-3 or 0,2)")
+        host = entry.get("docker_host")
+        if host is not None:
+            host = ctx.string(host, f"{kp}.docker_host")
+            if not DOCKER_HOST.match(host):
+                raise ctx.fail(f"{kp}.docker_host", f"{host!r} is not a Docker engine address",
+                               hint="use ssh://user@host, tcp://host:2376, "
+                               "unix:///path/docker.sock or context:NAME (a docker context)")
+        out.append(Profile(
+            name=name,
+            description=ctx.string(entry.get("description", name), f"{kp}.description"),
+            vendor=_opt_str(ctx, entry.get("vendor"), f"{kp}.vendor"),
+            model=_opt_str(ctx, entry.get("model"), f"{kp}.model"),
+            flags=ctx.tokens(entry.get("flags"), f"{kp}.flags"),
+            clock_ghz=ctx.number(entry.get("clock_ghz"), f"{kp}.clock_ghz"),
+            march=None if march is None else ctx.path_name(
+                ctx.token(march, f"{kp}.march"), f"{kp}.march", what="-march value"),
+            lacks=ctx.tokens(entry.get("lacks"), f"{kp}.lacks"),
+            cpuset=cpuset,
+            docker_host=host,
+        ))
+    return tuple(out)
+
+
+def _opt_str(ctx: _Ctx, value: Any, keypath: str) -> str | None:
+    return None if value is None else ctx.string(value, keypath)
+
+
+def _load_suites(ctx: _Ctx, value: Any) -> tuple[Suite, ...]:
+    suites = ctx.mapping(value, "suites")
+    if not suites:
+        raise ctx.fail("suites", "no suites declared",
+                       hint="add at least one suite; see docs/matrix.md")
+    out: list[Suite] = []
+    for name, body in suites.items():
+        kp = f"suites.{name}"
+        if not NAME.match(name) or name_problem(name):
+            raise ctx.fail(kp, f"{clip(name)}: suite names are lower-case letters, digits, "
+                           "'-', '.', '_'")
+        entry = ctx.mapping(body, kp)
+        ctx.keys(entry, SUITE_KEYS, kp)
+        algorithms = ctx.tokens(entry.get("algorithms"), f"{kp}.algorithms")
+        for i, alg in enumerate(algorithms):  # part of the raw output's file name
+            ctx.path_name(alg, f"{kp}.algorithms[{i}]", what="algorithm name")
+        if not algorithms:
+            raise ctx.fail(f"{kp}.algorithms", "list at least one algorithm")
+        masks = _load_masks(ctx, entry.get("masks"), f"{kp}.masks")
+        evp, legacy = _paths(ctx, entry.get("evp", True), f"{kp}.evp")
+        multi = _multi(ctx, entry.get("multi"), f"{kp}.multi")
+        repeat = ctx.posint(entry.get("repeat", 1), f"{kp}.repeat", optional=False,
+                            maximum=MAX_REPEAT)
+        noise = ctx.number(entry.get("noise_threshold", 0.05), f"{kp}.noise_threshold")
+        if noise is None or noise >= 1:
+            raise ctx.fail(f"{kp}.noise_threshold", f"expected a fraction such as 0.05 (5 %), "
+                           f"got {entry.get('noise_threshold')!r}")
+        kind = ctx.string(entry.get("kind", "speed"), f"{kp}.kind")
+        if kind not in SUITE_KINDS:
+            raise ctx.fail(f"{kp}.kind", f"{kind!r} is not a suite kind ("
+                           + ", ".join(SUITE_KINDS) + ")")
+        tls = _suite_kind(ctx, kind, entry, algorithms, kp)
+        seconds = ctx.posint(entry.get("seconds"), f"{kp}.seconds", maximum=MAX_SECONDS)
+        if kind == "pts":  # pts/openssl's own settings unless the suite says otherwise
+            seconds = seconds or PTS_SECONDS
+            multi = multi or (0,)
+            repeat = repeat if "repeat" in entry else PTS_TIMES
+            noise = noise if "noise_threshold" in entry else PTS_RSD
+        out.append(Suite(
+            name=name, kind=kind, tls=tls,
+            description=ctx.string(entry.get("description", ""), f"{kp}.description"),
+            algorithms=algorithms,
+            evp=evp,
+            seconds=seconds,
+            bytes=ctx.posint(entry.get("bytes"), f"{kp}.bytes", maximum=MAX_BYTES),
+            masks=masks,
+            legacy=legacy,
+            directions=_directions(ctx, entry.get("decrypt", False), f"{kp}.decrypt"),
+            engines=_engines(ctx, entry.get("engine"), f"{kp}.engine"),
+            providers=_providers(ctx, entry.get("provider", "auto"), f"{kp}.provider"),
+            multi=multi,
+            repeat=repeat or 1,
+            noise_threshold=noise,
+            devices=_devices(ctx, entry.get("devices"), f"{kp}.devices"),
+        ))
+    return tuple(out)
+
+
+def _multi(ctx: _Ctx, value: Any, keypath: str) -> tuple[int, ...]:
+    """``multi: 2``, ``multi: [1, 2]`` or ``multi: all`` (0 stands for all, resolved per
+    engine when the bench plans its commands)."""
+    if value is None:
+        return ()
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        raise ctx.fail(keypath, "list at least one process count (or leave the key out)")
+    out: list[int] = []
+    for i, item in enumerate(items):
+        kpi = keypath if not isinstance(value, list) else f"{keypath}[{i}]"
+        if item == "all":
+            n = 0
+        elif isinstance(item, str):
+            raise ctx.fail(kpi, f"expected a process count or 'all', got {clip(item, 40)}")
+        else:
+            n = ctx.posint(item, kpi, maximum=MAX_MULTI) or 0
+        if n in out:
+            raise ctx.fail(kpi, f"{'all' if n == 0 else n} is listed twice")
+        out.append(n)
+    return tuple(out)
+
+
+def _suite_kind(ctx: _Ctx, kind: str, entry: Mapping[str, Any], algorithms: tuple[str, ...],
+                kp: str) -> TlsOptions | None:
+    """Check what a pkey or tls suite lists; the TLS options of a tls suite."""
+    tls_keys = [k for k in ("protocols", "modes", "pinning") if k in entry]
+    if kind != "tls" and tls_keys:
+        raise ctx.fail(f"{kp}.{tls_keys[0]}", "only a suite with kind: tls takes this key")
+    if kind == "speed":
+        return None
+    if kind == "pts":  # pts/openssl's command and columns: see pts.py
+        for key in ("evp", "engine", "provider", "devices", "bytes", "decrypt"):
+            if key in entry:
+                raise ctx.fail(f"{kp}.{key}", "not used by a suite with kind: pts (it runs "
+                               "pts/openssl's command lines)")
+        for i, a in enumerate(algorithms):
+            if a not in PTS_OPTIONS:
+                raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not an entry of "
+                               "pts/openssl's algorithm menu",
+                               hint=_choices_hint(a, list(PTS_OPTIONS)))
+        return None
+    if kind == "aead":  # the method (-aead or plain EVP) is the version's: see aead.py
+        for key in ("evp", "engine", "provider", "devices"):
+            if key in entry:
+                raise ctx.fail(f"{kp}.{key}", "not used by a suite with kind: aead (the "
+                               "method, -aead or plain EVP, follows the version)")
+        for i, a in enumerate(algorithms):
+            if a not in AEAD_ALGORITHMS:
+                raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not an AEAD cipher",
+                               hint=_choices_hint(a, list(AEAD_ALGORITHMS)))
+        return None
+    for key in ("evp", "decrypt", "engine", "bytes", "multi"):
+        if key in entry:
+            raise ctx.fail(f"{kp}.{key}", f"not used by a suite with kind: {kind}")
+    if kind == "pkey":
+        for i, a in enumerate(algorithms):
+            if a not in PK_ALGORITHMS:
+                raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not a public-key test",
+                               hint=_choices_hint(a, list(PK_ALGORITHMS)))
+        return None
+    for i, a in enumerate(algorithms):
+        if a not in TLS_KEYS:
+            raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not a server key type of a "
+                           "tls suite", hint=_choices_hint(a, list(TLS_KEYS)))
+
+    def listed(key: str, allowed: Sequence[str], default: tuple[str, ...]) -> tuple[str, ...]:
+        if key not in entry:
+            return default
+        items = ctx.tokens(entry.get(key), f"{kp}.{key}")
+        if not items:
+            raise ctx.fail(f"{kp}.{key}", "list at least one")
+        for i, item in enumerate(items):
+            if item not in allowed:
+                raise ctx.fail(f"{kp}.{key}[{i}]", f"{item!r} is not one of "
+                               + ", ".join(allowed), hint=_choices_hint(item, allowed))
+        return items
+
+    defaults = TlsOptions()
+    return TlsOptions(
+        protocols=listed("protocols", list(TLS_PROTOCOLS), defaults.protocols),
+        modes=listed("modes", TLS_MODES, defaults.modes),
+        pinning=listed("pinning", TLS_PINNINGS, defaults.pinning),
+        seconds=ctx.posint(entry.get("seconds"), f"{kp}.seconds") or defaults.seconds)
+
+
+def _devices(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...]:
+    devices = ctx.tokens(value, keypath)
+    for i, dev in enumerate(devices):
+        if not DEVICE.match(dev) or ".." in dev.split("/"):
+            raise ctx.fail(f"{keypath}[{i}]", f"{dev!r} is not a device path under /dev",
+                           hint="e.g. devices: [/dev/crypto]; the bench container gets it "
+                           "only if this host has it")
+    return devices
+
+
+def _load_masks(ctx: _Ctx, value: Any, keypath: str) -> tuple[Mask, ...]:
+    if value is None:
+        return (Mask("default", None),)
+    if not isinstance(value, list) or not value:
+        raise ctx.fail(keypath, "expected a non-empty list of masks")
+    masks: list[Mask] = []
+    for i, m in enumerate(value):
+        mkp = f"{keypath}[{i}]"
+        mm = ctx.mapping(m, mkp)
+        ctx.keys(mm, MASK_KEYS, mkp)
+        mname = ctx.path_name(ctx.string(mm.get("name"), f"{mkp}.name"), f"{mkp}.name",
+                              what="mask name", pattern=NAME)
+        cap, disable = ctx.mask_spec(mm, mkp)
+        if any(x.name == mname for x in masks):
+            raise ctx.fail(f"{mkp}.name", f"mask {mname!r} is listed twice")
+        masks.append(Mask(mname, cap, disable))
+    return tuple(masks)
+
+
+def _paths(ctx: _Ctx, value: Any, keypath: str) -> tuple[bool, bool]:
+    """``evp: true | false | both`` -> (evp, legacy too)."""
+    if value == "both":
+        return True, True
+    if isinstance(value, bool):
+        return value, False
+    raise ctx.fail(keypath, f"expected true, false or both, got {value!r}",
+                   hint="true: the EVP path (-evp); false: the low-level path; both: each")
+
+
+def _directions(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...]:
+    if value == "both":
+        return ("encrypt", "decrypt")
+    if isinstance(value, bool):
+        return ("decrypt",) if value else ("encrypt",)
+    raise ctx.fail(keypath, f"expected true, false or both, got {value!r}")
+
+
+def _engines(ctx: _Ctx, value: Any, keypath: str) -> tuple[str | None, ...]:
+    if value is None:
+        return (None,)
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        raise ctx.fail(keypath, "expected an engine name or a non-empty list of them")
+    out: list[str | None] = []
+    for i, item in enumerate(items):
+        kp = f"{keypath}[{i}]" if isinstance(value, list) else keypath
+        name = ctx.string(item, kp, pattern=NAME, what="engine name (e.g. afalg, padlock, "
+                          "or none for the built-in code)")
+        engine = None if name == "none" else name
+        if engine in out:
+            raise ctx.fail(kp, f"{name!r} is listed twice")
+        out.append(engine)
+    return tuple(out)
+
+
+def _providers(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...] | None:
+    if value == "auto":
+        return None
+    if isinstance(value, str):
+        value = [value]
+    names = ctx.tokens(value, keypath)
+    if not names:
+        raise ctx.fail(keypath, "expected auto or a non-empty list of provider names")
+    return names

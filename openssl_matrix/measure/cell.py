@@ -1,0 +1,551 @@
+"""One cell of a bench: one variant × one suite × one round, in one run folder.
+
+``RunContext`` is what every cell of a bench session shares (engine, results tree, the CPU
+the results are filed under); ``BenchCell`` is one variant × suite × round with everything
+its run needs, and ``BenchCell.run`` measures it: the probes (system state, ``openssl version
+-a``, engines, capability vectors), each ``openssl speed`` invocation with its host
+accounting (``hostacct``), the guards, and the run folder (its records and
+``raw/``). A cell may be limited to some invocations (``only``): a
+re-measurement of figures found contended, or an extra round for figures whose interval
+is still too wide; its run folder says so.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from openssl_matrix.core import log
+from openssl_matrix.core.clock import now as _now
+from openssl_matrix.core.errors import BenchError, ParseError
+from openssl_matrix.core.files import atomic_write
+from openssl_matrix.core.version import Version, series
+from openssl_matrix.engine.backend import Backend, RunLimits, RunResult, endpoint_is_local
+from openssl_matrix.matrix.isa import parse_cpuinfo_line
+from openssl_matrix.matrix.model import Matrix, Profile, Suite, Variant
+from openssl_matrix.matrix.pts import PROFILE as PTS_PROFILE
+from openssl_matrix.matrix.pts import result_for as pts_result_for
+from openssl_matrix.measure import guards, hostacct
+from openssl_matrix.measure.guards import (
+    EngineCheck,
+    Finding,
+    apply_findings,
+    cpu_compat_problems,
+    engine_findings,
+    engine_vs_builtin_findings,
+    legacy_path_findings,
+    mask_effect_findings,
+    mask_names_off,
+    mask_syntax_findings,
+    mask_vector_findings,
+    measured_cpu_sets,
+    profile_cpu_sets,
+    read_engine_check,
+    split_times,
+    time_basis_findings,
+)
+from openssl_matrix.measure.hostinfo import (
+    SYSTEM_SCRIPT,
+    CpuInfo,
+    SystemState,
+    clock_hz,
+    parse_system_state,
+)
+from openssl_matrix.measure.invocation import Invocation
+from openssl_matrix.measure.multiacct import multi_findings
+from openssl_matrix.measure.speedcmd import speed_invocations
+from openssl_matrix.measure.tlsbench import parse_tls
+from openssl_matrix.measure.topology import (
+    TOPOLOGY_SCRIPT,
+    CpuTopology,
+    parse_cpulist,
+    parse_topology,
+)
+from openssl_matrix.parse import figure_records, parse_speed
+from openssl_matrix.results import records
+from openssl_matrix.results.tree import ResultsTree, RunRef
+
+#: Label on every bench container: the results tree it writes for (see remove_containers).
+TREE_LABEL = "openssl-matrix.tree"
+# Speed containers get Docker's highest CPU weight. With the default weight a speed run
+# shares the CPU equally with every other container, so a `docker build` beside it (ours
+# or anyone's) cut 1.1.1w's aes-128-cbc at 8192 B from ~1.2 GB/s to 0.41-0.56 GB/s on a
+# 2-core host; at this weight it measured 1.18-1.32 GB/s under the same builds
+# (benchmarks/run.py, docs/performance.md). It orders containers only: it takes nothing
+# from processes outside Docker and changes nothing on an idle machine.
+SPEED_CPU_SHARES = 262144
+
+
+@dataclass
+class CellOutcome:
+    variant: str
+    status: str  # complete | partial | failed
+    run_dir: str | None = None
+    error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    figures: list[dict[str, Any]] = field(default_factory=list)
+    round: int = 1
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    reused: bool = False  # finished earlier in this (resumed) session, not measured again
+    unbuilt: bool = False  # failed before measuring: the variant has no image on this engine
+
+
+def cpu_via_container(backend: Backend, image: str) -> tuple[CpuInfo, dict[str, str]]:
+    """CPU and kernel as the engine's host sees them (right for remote engines too)."""
+    cpu, state = system_state(backend, image)
+    return cpu, state.extra
+
+
+def system_state(backend: Backend, image: str) -> tuple[CpuInfo, SystemState]:
+    """CPU, load, frequency governor and boost, read in a container on the engine's host."""
+    res = backend.run(image, ["/bin/sh", "-c", f"{SYSTEM_SCRIPT}; {TOPOLOGY_SCRIPT}"],
+                      limits=RunLimits(timeout=60))
+    if res.exit_code != 0:
+        raise BenchError(f"cannot read /proc/cpuinfo in {image}: {res.stderr.strip()[:200]}")
+    return parse_system_state(res.stdout)
+
+
+def bench_cpus(pin: str | None, topology: CpuTopology | None, cpu: CpuInfo) -> tuple[int, ...]:
+    """The CPUs a bench container may use: the profile's cpuset, else what a container on
+    the engine was allowed, else every CPU /proc/cpuinfo lists."""
+    if pin:
+        return parse_cpulist(pin)
+    if topology is not None and topology.allowed:
+        return topology.allowed
+    return tuple(range(max(1, cpu.logical_cpus)))
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What every cell of one bench session shares: the engine, where results go and
+    what CPU they are for."""
+
+    matrix: Matrix
+    backend: Backend
+    tree: ResultsTree
+    engine: dict[str, Any]
+    git_commit: str | None
+    session: str | None
+    cpu_name: str
+    cpu: CpuInfo
+    extra: dict[str, str]
+    profile_name: str
+    mismatch: list[str]
+
+    @property
+    def profile(self) -> Profile | None:
+        return None if self.profile_name == "auto" else self.matrix.profile(self.profile_name)
+
+    def tree_id(self) -> str:
+        return str(self.tree.root.resolve())
+
+    def limits(self, timeout: float, suite: Suite | None = None, *,
+               cpuset: str | None = None) -> RunLimits:
+        """Container limits for this tree; devices only when the suite asks and the host
+        has them (see :meth:`device_notes`)."""
+        devices = tuple(d for d in (suite.devices if suite else ()) if self.host_has(d))
+        return RunLimits(timeout=timeout, devices=devices, cpuset=cpuset,
+                         labels=((TREE_LABEL, self.tree_id()),
+                                 ("openssl-matrix.pid", str(os.getpid()))))
+
+    def host_has(self, device: str) -> bool:
+        if endpoint_is_local(self.engine):
+            return Path(device).exists()
+        return True  # a remote engine: Docker itself says if the device is missing
+
+    def device_notes(self, suite: Suite) -> list[str]:
+        return [f"the suite asks for {d}, which this host does not have: it was not passed "
+                "to the container (figures come from the software path)"
+                for d in suite.devices if not self.host_has(d)]
+
+
+@dataclass(frozen=True)
+class BenchCell:
+    """One variant × suite × round of a session, with everything its run needs."""
+
+    ctx: RunContext
+    variant: Variant
+    tag: str
+    record: dict[str, Any]
+    suite: Suite
+    round: int = 1
+    index: int = 1
+    total: int = 1
+    series: dict[str, Any] | None = None
+    only: tuple[str, ...] | None = None
+    """Measure only these invocations (None: all of the suite's)."""
+    why: str | None = None
+    """Why this cell was added (a re-measurement, an extra round); None: planned."""
+
+    @property
+    def name(self) -> str:
+        if self.series is None and self.round == 1:
+            return self.variant.id
+        return f"{self.variant.id}#{self.round}"
+
+    def invocations(self, cpus: int | None = None) -> tuple[list[Invocation], list[str]]:
+        """The cell's speed commands; ``cpus``: how many CPUs ``multi: all`` means."""
+        invocations, notes = speed_invocations(
+            self.variant.version.version, self.suite,
+            (*self.variant.version.configure, *self.variant.configure), cpus=cpus)
+        if self.only is not None:
+            wanted = set(self.only)
+            invocations = [i for i in invocations if i.name in wanted]
+        return invocations, notes
+
+    # -- the run -----------------------------------------------------------------------
+
+    def run(self, settled: dict[str, Any] | None = None) -> CellOutcome:
+        """Measure the cell; ``settled`` (what the wait for a quiet host saw) goes into
+        the run's metadata."""
+        ctx, v, tag, record, suite = self.ctx, self.variant, self.tag, self.record, self.suite
+        profile = ctx.profile
+        pin = profile.cpuset if profile is not None else None
+        run_cpu, state = system_state(ctx.backend, tag)
+        version_res = ctx.backend.run(tag, ["openssl", "version", "-a"],
+                                      limits=ctx.limits(60))
+        version_line = version_res.stdout.splitlines()[0] if version_res.stdout else ""
+        printed = Version.find(version_line) if version_line.startswith("OpenSSL ") else None
+        version = str(printed) if printed is not None else v.version.version
+        topology = parse_topology(state.extra)
+        cpus = bench_cpus(pin, topology, run_cpu)
+        invocations, notes = self.invocations(len(cpus))
+        notes += ctx.device_notes(suite)
+        clock, clock_source = clock_hz(profile, run_cpu, forced=bool(ctx.mismatch))
+        run_dir = ctx.tree.new_run_dir(ctx.cpu_name, v.id, suite.name)
+        meta: dict[str, Any] = {
+            "status": "running",
+            "cpu_profile": ctx.profile_name,
+            "cpu_dir": ctx.cpu_name,
+            "forced": bool(ctx.mismatch),
+            "profile_mismatch": ctx.mismatch,
+            "profile": profile.describe() if profile is not None else None,
+            "variant": v.describe(),
+            "suite": suite.describe(),
+            "image_tag": tag,
+            "image_id": record.get("image_id"),
+            "build": {k: record.get(k) for k in ("digest", "configure_line",
+                                                 "configure_line_in_image", "source_facts",
+                                                 "endbr32",
+                                                 "endbr64", "endbr32_warning",
+                                                 "patches_in_image", "tarball_sha256",
+                                                 "source_origin", "base_image",
+                                                 "base_image_id", "engine", "shipped")},
+            "tarball_sha256": record.get("tarball_sha256"),
+            "openssl_version_a": version_res.stdout,
+            "host": {"cpu_model": ctx.cpu.model, "cpu_vendor": ctx.cpu.vendor,
+                     "cpu_flags": list(ctx.cpu.flags), "cpu_mhz": run_cpu.mhz,
+                     "logical_cpus": ctx.cpu.logical_cpus, "kernel": ctx.extra.get("uname"),
+                     "loadavg_before": state.loadavg,
+                     "governor": state.governor, "boost": state.boost,
+                     "client_machine": platform.node()},
+            "pinning": {"cpuset": pin,
+                        "source": f"profile {ctx.profile_name}" if pin else None},
+            "topology": None if topology is None else topology.as_dict(),
+            "speed_cpu_shares": SPEED_CPU_SHARES,
+            "clock_hz": clock,
+            "clock_source": clock_source,
+            "round": self.round,
+            "series": self.series,
+            "subset": None if self.only is None else {"invocations": list(self.only),
+                                                      "why": self.why},
+            "docker": ctx.engine,
+            "matrix_path": str(ctx.matrix.path),
+            "matrix_digest": ctx.matrix.digest,
+            "git_commit": ctx.git_commit,
+            "started": _now(),
+            "session": ctx.session,
+            "settle": settled,
+            "notes": notes,
+            "invocations": [],
+        }
+        records.write_meta(run_dir, meta)
+        where = "+" if self.why else f"{self.index}/{self.total}"
+        log.info(f"▸ [{where}] {v.id} · suite {suite.name}"
+                 + (f" · round {self.round}" if self.series else "")
+                 + (f" · {self.why}" if self.why else "")
+                 + f" · {len(invocations)} {'handshake' if suite.kind == 'tls' else 'speed'}"
+                 + f" run(s) → {run_dir}")
+        if not self.why:  # what the suite asks and this version cannot do, said up front
+            for note in notes:
+                log.info(f"    note: {note}")
+        findings: list[Finding] = []
+        warnings: list[str] = list(notes)
+        findings.extend(self._cpu_findings(run_cpu))
+        engine_checks = self._check_engines(run_dir)
+        meta["engine_checks"] = {k: asdict(c) for k, c in engine_checks.items()}
+        vectors = self._capability_vectors(version, invocations, run_dir)
+        meta["capability_vectors"] = {k: (None if w is None else [hex(w[0]), hex(w[1])])
+                                      for k, w in vectors.items()}
+        figures: list[dict[str, Any]] = []
+        by_invocation: dict[str, list[dict[str, Any]]] = {}
+        failed = 0
+        for n, inv in enumerate(invocations, 1):
+            t0 = time.monotonic()
+            res = ctx.backend.run(tag, inv.exec_command, env=inv.env,
+                                  limits=replace(ctx.limits(3600, suite, cpuset=pin),
+                                                 cpu_shares=SPEED_CPU_SHARES))
+            _save_raw(run_dir, inv, res)
+            with_samples, times = split_times(res.stderr)
+            speed_stderr, acct = hostacct.from_stderr(
+                with_samples, processes=inv.multi or 1,
+                cpu_seconds=None if times is None else times.user + times.system)
+            entry: dict[str, Any] = {"name": inv.name, "command": list(inv.command),
+                                     "exec": inv.exec_command, "env": inv.env,
+                                     "engine": inv.engine, "path": inv.path,
+                                     "direction": inv.direction, "multi": inv.multi,
+                                     "exit_code": res.exit_code,
+                                     "started": res.started, "ended": res.ended,
+                                     "seconds": round(res.seconds, 3),
+                                     "cpu_times": None if times is None else asdict(times),
+                                     "host_accounting": None if acct is None
+                                     else acct.as_dict()}
+            flagged = ""  # the progress line says which figures a guard flagged
+            said: list[str] = []  # and a TLS run's guards say why, after it
+            if res.exit_code != 0:
+                failed += 1
+                last = speed_stderr.strip().splitlines()[-1] if speed_stderr.strip() else ""
+                msg = f"{inv.name}: `{' '.join(inv.command)}` exited {res.exit_code}: {last}"
+                if res.exit_code == 132 or "Illegal instruction" in res.stderr:
+                    msg += " (SIGILL: the binary uses an instruction this CPU lacks)"
+                warnings.append(msg)
+                log.warn(f"  {v.id}: {msg}")
+                entry["status"] = "failed"
+            else:
+                recs, elapsed, inv_findings, parse_warnings = self._parse_one(
+                    inv, res.stdout, speed_stderr, version, times, acct, engine_checks,
+                    vectors, run_cpu)
+                entry["elapsed_measured"] = elapsed
+                if inv.multi:  # per child: did each get its CPU? (multiacct)
+                    child_found, bal = multi_findings(inv.name, inv.multi, res.stdout, acct)
+                    entry["children"] = bal.as_dict()
+                    if topology is not None:
+                        entry["placement"] = topology.placement(inv.multi, cpus)
+                    if child_found and not any(f.code == guards.CONTENDED
+                                               for f in inv_findings):
+                        inv_findings = [*inv_findings, *child_found]
+                if inv.path == "tls":  # one accounting per s_time run, taken in the script
+                    entry["host_accounting"] = {
+                        f"{r.get('protocol')} {r.get('operation')}": r.pop("host_accounting",
+                                                                          None) for r in recs}
+                figures.extend(recs)
+                by_invocation[inv.name] = recs
+                flagged = flagged_note(recs, inv_findings)
+                findings.extend(inv_findings)
+                if inv.path == "tls":  # named already; its guards applied per operation
+                    warnings.extend(parse_warnings)
+                    said = parse_warnings
+                else:
+                    warnings.extend(f"{inv.name}: {w}" for w in parse_warnings)
+                entry["status"] = "ok" if recs else "no-figures"
+                entry["figures"] = len(recs)
+                if not recs:
+                    failed += 1
+                    warnings.append(f"{inv.name}: no figures in the output")
+            meta["invocations"].append(entry)
+            host = "" if acct is None else f"; {acct.describe()}"
+            if inv.path == "tls" and isinstance(entry.get("host_accounting"), dict):
+                busy = [a["foreign_cores"] for a in entry["host_accounting"].values() if a]
+                host = f"; others up to {max(busy):.2f} core(s) busy" if busy else ""
+            log.info(f"    [{n}/{len(invocations)}] {inv.name}: {entry['status']}{flagged} "
+                     f"({time.monotonic() - t0:.1f}s{host})")
+            for w in said:
+                log.warn(f"  {v.id}: {w}")
+        findings.extend(cross_findings(invocations, by_invocation, version, run_cpu.flags,
+                                       bool(vectors)))
+        apply_findings(figures, findings)
+        for rec in figures:
+            rec["clock_hz"] = clock
+            rec["cycles_per_byte"] = guards.cycles(rec.get("bytes_per_s"), clock,
+                                                   rec.get("multi") or 1)
+            rec["cycles_per_op"] = guards.cycles(
+                rec.get("ops_per_s") if rec.get("block_size") is None else None,
+                clock, rec.get("multi") or 1)
+            rec.setdefault("guards", [])
+        for f in findings:
+            text = f"{f.code}: " + (f"{f.invocation}: " if f.invocation else "") + f.message
+            if text not in warnings:
+                warnings.append(text)
+                log.warn(f"  {v.id}: {text}")
+        records.write_figures(run_dir, figures)
+        meta["ended"] = _now()
+        meta["warnings"] = warnings
+        meta["findings"] = [f.as_dict() for f in findings]
+        status = "complete" if failed == 0 else ("failed" if failed == len(invocations)
+                                                 else "partial")
+        meta["status"] = status
+        records.write_meta(run_dir, meta)
+        return CellOutcome(v.id, status, run_dir=str(run_dir), warnings=warnings,
+                           figures=figures, round=self.round,
+                           findings=[f.as_dict() for f in findings],
+                           error=None if status == "complete" else f"{failed} invocation(s) "
+                           f"failed; see {run_dir}/raw")
+
+    # -- per-run checks -----------------------------------------------------------------
+
+    def _parse_one(self, inv: Invocation, stdout: str, speed_stderr: str, version: str,
+                   times: guards.CpuTimes | None, acct: hostacct.HostAccounting | None,
+                   engine_checks: dict[str, EngineCheck],
+                   vectors: dict[str, tuple[int, int] | None], cpu: CpuInfo,
+                   ) -> tuple[list[dict[str, Any]], float | None, list[Finding], list[str]]:
+        if inv.path == "tls":
+            return parse_tls(inv, stdout)
+        try:
+            parsed = parse_speed(stdout, speed_stderr, version=version,
+                                 evp=inv.path in ("evp", "aead") or (
+                                     inv.path == "pts" and "-evp" in inv.command))
+        except ParseError as perr:
+            return [], None, [], [f"output not understood: {perr.message}"]
+        recs = figure_records(parsed)
+        host = {} if acct is None else {
+            "own_share": None if acct.own_share is None else round(acct.own_share, 4),
+            "foreign_cores": round(acct.foreign_cores, 4),
+            "steal_cores": round(acct.steal_cores, 4)}
+        for rec in recs:
+            if rec.get("algorithm") == "evp" and len(inv.algorithms) == 1:
+                rec["algorithm"] = inv.algorithms[0]  # -multi labels the EVP row "evp"
+            rec.update({"mask": inv.mask.name, "ia32cap": inv.ia32cap,
+                        "invocation": inv.name, "engine": inv.engine, "path": inv.path,
+                        "direction": inv.direction, "multi": inv.multi, **host})
+            if inv.path == "pts":  # the PTS result this figure is, in PTS's unit
+                op, block = rec.get("operation"), rec.get("block_size")
+                res = pts_result_for(str(rec.get("algorithm")),
+                                     op if isinstance(op, str) else None,
+                                     block if isinstance(block, int) else None)
+                if res is not None:
+                    rec.update({"pts_result": res.title, "pts_unit": res.unit,
+                                "pts_profile": PTS_PROFILE})
+        elapsed = sum(p.seconds_reported for p in parsed.progress) or None
+        found: list[Finding] = []
+        if inv.engine is not None:
+            found += engine_findings(inv.name, inv.engine, engine_checks.get(inv.engine),
+                                     speed_stderr, path=inv.path, version=version)
+        # An engine that does the work lets the process wait; a software run must compute.
+        contended = guards.contended_findings(inv.name, acct, software=inv.engine is None)
+        found += contended
+        if not contended:  # a process that waited for a CPU is contention, not offload
+            found += time_basis_findings(inv.name, times, elapsed)
+        legacy, legacy_notes = legacy_path_findings(
+            inv.name, version, inv.path, [str(r.get("algorithm")) for r in recs])
+        found += legacy
+        if inv.ia32cap is not None:
+            if vectors.get("") is not None and vectors.get(inv.mask.name) is not None:
+                found += mask_vector_findings(inv.name, inv.mask.name, inv.ia32cap,
+                                              vectors.get(""), vectors.get(inv.mask.name))
+            else:  # not observable (before 3.0): what the version's parser does with it
+                found += mask_syntax_findings(inv.name, inv.mask.name, inv.ia32cap, version,
+                                              cpu.flags)
+        return recs, elapsed, found, [*parsed.warnings, *legacy_notes]
+
+    def _cpu_findings(self, cpu: CpuInfo) -> list[Finding]:
+        """Can this binary run on the CPU its results are filed under?"""
+        v, profile, mismatch = self.variant, self.ctx.profile, self.ctx.mismatch
+        endbr32 = self.record.get("endbr32")
+        endbr = endbr32 if isinstance(endbr32, int) else None
+        has, lacks = measured_cpu_sets(cpu.flags)
+        out = [Finding(guards.CANNOT_RUN, f"on this host ({cpu.model}): {p}")
+               for p in cpu_compat_problems(arch=v.arch, march=v.march, endbr32=endbr,
+                                            has=has, lacks=lacks)]
+        if profile is not None and mismatch:
+            has, lacks = profile_cpu_sets(profile.flags, profile.lacks, profile.march)
+            out += [Finding(guards.CANNOT_RUN,
+                            f"on the {profile.name} CPU ({profile.description}): {p}; these "
+                            "figures were measured elsewhere and could not be measured there")
+                    for p in cpu_compat_problems(arch=v.arch, march=v.march, endbr32=endbr,
+                                                 has=has, lacks=lacks)]
+        return out
+
+    def _check_engines(self, run_dir: Path) -> dict[str, EngineCheck]:
+        checks: dict[str, EngineCheck] = {}
+        for engine in self.suite.engines:
+            if engine is None:
+                continue
+            res = self.ctx.backend.run(self.tag, ["openssl", "engine", "-t", "-c", engine],
+                                       limits=RunLimits(timeout=60))
+            atomic_write(run_dir / "raw" / f"engine-check--{engine}.stdout", res.stdout)
+            atomic_write(run_dir / "raw" / f"engine-check--{engine}.stderr", res.stderr)
+            checks[engine] = read_engine_check(engine, res.exit_code, res.stdout, res.stderr)
+            log.info(f"    engine {engine}: {checks[engine].detail}")
+        return checks
+
+    def _capability_vectors(self, version: str, invocations: list[Invocation],
+                            run_dir: Path) -> dict[str, tuple[int, int] | None]:
+        """3.x: the effective OPENSSL_ia32cap without a mask ("") and under each mask."""
+        if series(version)[0] < 3:
+            return {}
+        masks = {inv.mask.name: inv.ia32cap for inv in invocations if inv.ia32cap}
+        if not masks:
+            return {}
+        out: dict[str, tuple[int, int] | None] = {}
+        for name, value in [("", None), *masks.items()]:
+            env = {} if value is None else {"OPENSSL_ia32cap": value}
+            res = self.ctx.backend.run(self.tag, ["openssl", "version", "-c"], env=env,
+                                       limits=RunLimits(timeout=60))
+            label = name or "unmasked"
+            atomic_write(run_dir / "raw" / f"cpuinfo--{label}.stdout", res.stdout)
+            out[name] = parse_cpuinfo_line(res.stdout) if res.exit_code == 0 else None
+        return out
+
+
+def flagged_note(recs: Sequence[dict[str, Any]], found: Sequence[Finding]) -> str:
+    """``, flagged: 2 contended of 4 figure(s)`` for a progress line, or nothing: a speed
+    run's findings flag all its figures, a TLS run's figures carry their own status."""
+    codes = sorted({f.code for f in found})
+    if codes:
+        return f", flagged: {', '.join(codes)}"
+    bad = [str(r.get("status")) for r in recs if r.get("status") not in (None, "ok")]
+    if not bad:
+        return ""
+    what = ", ".join(f"{bad.count(s)} {s}" for s in sorted(set(bad)))
+    return f", flagged: {what} of {len(recs)} figure(s)"
+
+
+def _save_raw(run_dir: Path, inv: Invocation, res: RunResult) -> None:
+    raw = run_dir / "raw"
+    atomic_write(raw / f"{inv.name}.stdout", res.stdout)
+    atomic_write(raw / f"{inv.name}.stderr", res.stderr)
+
+
+def outcome_from(variant: str, ref: RunRef) -> CellOutcome:
+    """The outcome of a cell finished earlier, read back from its run folder."""
+    meta = ref.meta
+    figures = records.figures_as_dicts(records.read_figures(ref.path))
+    status = str(meta.get("status"))
+    return CellOutcome(variant, status, run_dir=str(ref.path),
+                       warnings=list(meta.get("warnings") or []),
+                       figures=figures,
+                       error=None if status == "complete" else f"see {ref.path}/raw",
+                       round=int(meta.get("round") or 1),
+                       findings=list(meta.get("findings") or []), reused=True)
+
+
+def cross_findings(invocations: list[Invocation],
+                   by_invocation: dict[str, list[dict[str, Any]]], version: str,
+                   cpu_flags: Sequence[str], have_vectors: bool) -> list[Finding]:
+    """Guards that compare invocations: engine vs built-in code, masked vs unmasked."""
+    found: list[Finding] = []
+    index = {(i.mask.name, i.engine, i.path, i.direction, i.algorithm): i for i in invocations}
+    natives = {i.mask.name for i in invocations if i.ia32cap is None}
+    for inv in invocations:
+        recs = by_invocation.get(inv.name)
+        if not recs:
+            continue
+        if inv.engine is not None:
+            builtin = index.get((inv.mask.name, None, inv.path, inv.direction, inv.algorithm))
+            if builtin is not None and by_invocation.get(builtin.name):
+                found += engine_vs_builtin_findings(inv.name, inv.engine, recs,
+                                                    by_invocation[builtin.name])
+        if inv.ia32cap is not None and not have_vectors:
+            off = mask_names_off(inv.ia32cap, inv.mask.disable)
+            for native in natives:
+                ref = index.get((native, inv.engine, inv.path, inv.direction, inv.algorithm))
+                if ref is not None and by_invocation.get(ref.name):
+                    found += mask_effect_findings(inv.name, inv.mask.name, off, recs,
+                                                  by_invocation[ref.name], cpu_flags)
+                    break
+    return found

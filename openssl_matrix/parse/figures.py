@@ -1,0 +1,271 @@
+"""What a parse of ``openssl speed`` yields, and how one printed token becomes a value.
+
+The frozen dataclasses (:class:`Figure`, :class:`SpeedHeader`, :class:`Progress`,
+:class:`SpeedRun`), the status codes and limits a figure is judged by, the algorithm ids
+(:func:`canonical_algorithm`), and the number rules (``k`` suffix, rounding, impossible
+values). The formats and the meaning of each status are described in
+:mod:`openssl_matrix.parse`, the public entry point, which re-exports these names.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, replace
+from decimal import Decimal, InvalidOperation
+
+from openssl_matrix.core.version import Version
+
+STATUS_OK = "ok"
+STATUS_ZERO = "zero"
+STATUS_INFINITE = "infinite"
+STATUS_UNPARSABLE = "unparsable"
+STATUS_UNKNOWN_UNIT = "unknown-unit"
+STATUS_UNIDENTIFIED = "unidentified"
+STATUS_SUSPECT_TIME_BASIS = "suspect-time-basis"
+STATUS_IMPRECISE = "imprecise"
+STATUS_IMPOSSIBLE = "impossible"
+
+#: Above these a printed figure is no measurement (``1e400``, ``1e30``): 100 TB/s is far
+#: beyond any CPU's memory bandwidth, even summed over ``-multi`` children.
+MAX_BYTES_PER_S = 1e14
+MAX_OPS_PER_S = 1e12
+
+#: A progress line whose reported seconds are below this share of the requested seconds
+#: marks its figures ``suspect-time-basis``. On a busy 2-core host a CPU-bound run still
+#: gets 40-80 % of the wall time as user time; work done by the kernel or a device gives
+#: 2-15 % (the FreeBSD /dev/crypto report: 0.05 s of 3 s; AF_ALG: 0.11-0.46 s of 3 s).
+SUSPECT_TIME_RATIO = 0.25
+
+#: Largest relative rounding error of a printed figure that is still ``ok``.
+IMPRECISE_RATIO = 0.01
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One number from a speed table: one algorithm, one block size or one operation."""
+
+    algorithm: str
+    label: str
+    evp: bool | None
+    block_size: int | None
+    bytes_per_s: float | None
+    ops_per_s: float | None
+    operation: str | None
+    status: str
+    detail: str = ""
+    bits: int | None = None
+    """Key size in bits for public-key rows, as printed."""
+    seconds_per_op: float | None = None
+    """Seconds per operation as printed (public key), when it was printed."""
+    raw: str = ""
+    """The printed token(s) the value was read from, for re-parsing and audit."""
+
+
+@dataclass(frozen=True)
+class SpeedHeader:
+    """The build description speed prints before its tables (not with ``-mr``)."""
+
+    version_line: str | None = None
+    version: str | None = None
+    built_on: str | None = None
+    platform: str | None = None
+    options: str | None = None
+    compiler: str | None = None
+    timing_options: str | None = None
+    timing_function: str | None = None
+    cpuinfo: str | None = None
+    elapsed: bool | None = None
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One measurement announced on stderr: what ran, for how long, how many times."""
+
+    label: str
+    seconds_requested: float | None
+    block_size: int | None
+    count: int
+    seconds_reported: float
+    operation: str | None = None
+    """For public-key runs: sign, verify, encrypt, decrypt, op, keygen, encaps, decaps."""
+    bits: int | None = None
+    family: str | None = None
+    """For public-key runs: rsa, dsa, ecdsa, ecdh, eddsa, sm2, ffdh, kem, sig."""
+
+    @property
+    def time_ratio(self) -> float | None:
+        """Reported over requested seconds (None when speed ran a fixed count)."""
+        if not self.seconds_requested:
+            return None
+        return self.seconds_reported / self.seconds_requested
+
+
+@dataclass(frozen=True)
+class SpeedRun:
+    """Everything one ``openssl speed`` invocation printed, parsed."""
+
+    header: SpeedHeader
+    figures: tuple[Figure, ...]
+    progress: tuple[Progress, ...]
+    warnings: tuple[str, ...]
+    machine_readable: bool
+
+    def figure(
+        self, algorithm: str, block_size: int | None = None, operation: str | None = None
+    ) -> Figure | None:
+        """The first figure with this algorithm id and block size or operation."""
+        for fig in self.figures:
+            if (
+                fig.algorithm == algorithm
+                and (block_size is None or fig.block_size == block_size)
+                and (operation is None or fig.operation == operation)
+            ):
+                return fig
+        return None
+
+
+# --------------------------------------------------------------------------------------
+# Names
+
+_SYMMETRIC_ALIASES = {
+    "des-ede3": "des-ede3-cbc",
+    "blowfish-cbc": "bf-cbc",
+    "blowfish": "bf-cbc",
+    "cast-cbc": "cast5-cbc",
+    "rc5-32/12-cbc": "rc5-cbc",
+    "rmd160": "ripemd160",
+}
+
+
+def canonical_algorithm(label: str) -> str:
+    """The algorithm id of a symmetric row name (see :mod:`openssl_matrix.parse`)."""
+    name = label.strip().lower()
+    name = re.sub(r"^([\w.-]+)\((.+)\)$", r"\1-\2", name)
+    name = re.sub(r"\s+", "-", name)
+    return _SYMMETRIC_ALIASES.get(name, name)
+
+
+
+def version_tuple(version: str | None) -> tuple[int, int, int] | None:
+    """``"1.1.1w"`` -> ``(1, 1, 1)``; ``"3.0.2"`` -> ``(3, 0, 2)``; None if not a version."""
+    found = Version.find(version)
+    return None if found is None else found.series
+
+
+
+# --------------------------------------------------------------------------------------
+# Numbers
+
+
+def _decimals(token: str) -> int:
+    return len(token.split(".", 1)[1]) if "." in token else 0
+
+
+def _number(token: str) -> float | None:
+    """A printed number (``inf``/``nan`` included) or None when the token is not one."""
+    try:
+        return float(token)
+    except ValueError:
+        return None
+
+
+def sym_value(token: str, *, thousands_suffix: bool) -> tuple[float | None, str, str]:
+    """Bytes per second of one symmetric cell, with its status and detail."""
+    text = token.strip()
+    scale = Decimal(1)
+    if thousands_suffix and text.lower().endswith("k"):
+        text = text[:-1]
+        scale = Decimal(1000)
+    if text.lower() in ("inf", "nan", "-nan"):
+        return None, STATUS_INFINITE, f"printed {token!r}: speed measured a time of 0"
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return None, STATUS_UNPARSABLE, f"not a number: {token!r}"
+    if not value.is_finite():
+        return None, STATUS_UNPARSABLE, f"not a number: {token!r}"
+    if value < 0:
+        return None, STATUS_UNPARSABLE, f"printed {token!r}: a negative rate is no measurement"
+    if value == 0:
+        return (
+            None,
+            STATUS_ZERO,
+            (
+                f"printed {token!r}: nothing was measured (algorithm not in this build, "
+                "or it failed)"
+            ),
+        )
+    return float(value * scale), STATUS_OK, ""
+
+
+def impossible(value: object, limit: float = MAX_BYTES_PER_S) -> str | None:
+    """Why a rate cannot be a measurement (not a number, not finite, not positive, above
+    ``limit``), or None when it can."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"{str(value)[:40]!r} is not a number"
+    if not math.isfinite(value):
+        return f"{value} is not a finite number"
+    if value <= 0:
+        return f"{value} is not a positive rate"
+    if value > limit:
+        return f"{value:.3g} per second is beyond any machine (limit {limit:.0e})"
+    return None
+
+
+def sane(fig: Figure) -> Figure:
+    """The figure, or an ``impossible`` one without values when a value is impossible."""
+    for value, limit in ((fig.bytes_per_s, MAX_BYTES_PER_S), (fig.ops_per_s, MAX_OPS_PER_S)):
+        reason = None if value is None else impossible(value, limit)
+        if reason is not None:
+            return replace(fig, bytes_per_s=None, ops_per_s=None, seconds_per_op=None,
+                           status=STATUS_IMPOSSIBLE, detail=f"printed {fig.raw[:40]!r}: "
+                           f"{reason}")
+    return fig
+
+
+def rate_from_tokens(
+    rate_token: str | None, seconds_token: str | None
+) -> tuple[float | None, float | None, str, str]:
+    """Ops per second from a printed rate and/or a printed seconds-per-op.
+
+    Returns (ops_per_s, seconds_per_op, status, detail); picks the printed form with the
+    smaller relative rounding error.
+    """
+    rate = _number(rate_token) if rate_token is not None else None
+    sec_text = (
+        seconds_token[:-1] if seconds_token and seconds_token.endswith("s") else seconds_token
+    )
+    seconds = _number(sec_text) if sec_text is not None else None
+    if (rate_token is not None and rate is None) or (sec_text is not None and seconds is None):
+        return (
+            None,
+            None,
+            STATUS_UNPARSABLE,
+            (f"not a number: {rate_token if rate is None else seconds_token!r}"),
+        )
+    candidates: list[tuple[float, float, str]] = []
+    if rate is not None and math.isfinite(rate) and rate > 0 and rate_token is not None:
+        candidates.append((0.5 * 10 ** -_decimals(rate_token) / rate, rate, "rate"))
+    if seconds is not None and math.isfinite(seconds) and seconds > 0 and sec_text is not None:
+        candidates.append((0.5 * 10 ** -_decimals(sec_text) / seconds, 1.0 / seconds, "seconds"))
+    seconds_out = seconds if seconds is not None and math.isfinite(seconds) else None
+    printed = " / ".join(t for t in (seconds_token, rate_token) if t is not None)
+    if not candidates:
+        if (rate is not None and rate == 0) or (seconds is not None and math.isinf(seconds)):
+            return None, seconds_out, STATUS_ZERO, (f"printed {printed}: no operation completed")
+        return (
+            None,
+            seconds_out,
+            STATUS_INFINITE,
+            (f"printed {printed}: speed measured a time of 0"),
+        )
+    error, value, _source = min(candidates)
+    if error > IMPRECISE_RATIO:
+        return (
+            value,
+            seconds_out,
+            STATUS_IMPRECISE,
+            f"printed {printed}: rounded by up to {error:.0%}",
+        )
+    return value, seconds_out, STATUS_OK, ""

@@ -1,0 +1,528 @@
+"""Pasted reports: rebuild the lines of ``openssl speed`` output from a mailing-list post
+or blog (mail quoting, wrapped lines, prose between tables, several runs) and split it
+into runs, each parsed by the line parser of :mod:`openssl_matrix.parse.lines`.
+
+The public entry point is :func:`openssl_matrix.parse.parse_report`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from openssl_matrix.core.errors import ParseError
+from openssl_matrix.parse.figures import SpeedRun
+from openssl_matrix.parse.grammar import (
+    MR_H_RE,
+    PK_HEADERS,
+    PROGRESS_KS_RE,
+    PROGRESS_PK_RE,
+    PROGRESS_SYM_COUNT_RE,
+    PROGRESS_SYM_RE,
+)
+from openssl_matrix.parse.lines import parse_lines
+
+# --------------------------------------------------------------------------------------
+# Reports: rebuild the lines of a pasted text, then split it into runs
+#
+# A report is read as a stream of blank-separated tokens, so that lost line breaks, mail
+# wrapping and quoting do not matter. The lexer below recognises speed's own structures
+# (headers, progress sentences, tables, -mr records, command lines) in that stream and
+# emits one logical line per structure; everything else is prose and is dropped.
+
+_R_NUM = r"(?:-?\d+\.\d+k?|infk?|-?nank?)"
+_R_NUM_TOKEN = re.compile(_R_NUM)
+_R_PK_VALUE = re.compile(r"(?:\d+(?:\.\d+)?|inf|-?nan)")
+_R_PK_SECONDS = re.compile(r"(?:\d+(?:\.\d+)?|inf|-?nan)s")
+_R_VERSION = (
+    r"OpenSSL \d+\.\d+\.\d+[a-z]*(?:[-+][\w.+-]*)? "
+    r"(?:\d{1,2} [A-Z][a-z]{2} \d{4}|xx XXX xxxx)(?: \([^()]{0,80}\))?"
+)
+_R_FIELDS = (
+    "built on:", "platform:", "options:", "compiler:", "OPENSSLDIR:", "ENGINESDIR:",
+    "MODULESDIR:", "Seeding source:", "available timing options:", "timing function used:",
+    "CPUINFO:",
+)  # fmt: skip
+_R_PK_HEADER_TEXTS = {" ".join(cols): kind for cols, kind in PK_HEADERS.items()}
+_R_ANCHOR = re.compile(
+    "|".join(
+        [
+            _R_VERSION,
+            r"version: \d",
+            *(re.escape(f) for f in _R_FIELDS),
+            r"The 'numbers' are",
+            r"type \d+ bytes",
+            r"Doing ",
+            r"You have chosen",
+            r"\+(?:H|F\d*|DTP?|DNP?|R\d*):",
+            r"\$ ",
+            *(re.escape(t) for t in _R_PK_HEADER_TEXTS),
+        ]
+    )
+)
+_R_MR = re.compile(
+    r"\+(?:D[TN]:[^:\s]+(?: [^:\s]+){0,2}:\d+:\d+"
+    r"|D[TN]P:\d+:[^:\s]*:[^:\s]+(?: [^:\s]+){0,2}:\d+"
+    r"|D[TN]P:[^:\s]+:[^:\s]+:\d+"
+    r"|R:\d+:[^:\s]+(?: [^:\s]+){0,2}:\d+(?:\.\d+)?"
+    r"|F:\d+:[^:\s]+(?: [^:\s]+){0,2}(?::[^:\s]+)+"
+    r"|(?:H|F\d+|R\d+):\S*)"
+)
+_R_PROGRESS = (PROGRESS_SYM_RE, PROGRESS_SYM_COUNT_RE, PROGRESS_PK_RE, PROGRESS_KS_RE)
+_R_ELAPSED = re.compile(r"You have chosen to measure elapsed time instead of user CPU time\.?")
+_R_NUMBERS = re.compile(r"The 'numbers' are in 1000s of bytes per second processed\.?")
+_R_SYM_HEADER = re.compile(r"type(?: \d+ bytes)+")
+#: A token that cannot be part of a command line: a capitalised word ("This") or one that
+#: ends a sentence ("set.", "...", "gives:").
+_R_PROSE_WORD = re.compile(r"[A-Z][a-z]|[a-z][.,;!?]$|\.\.\.$|[a-z]:$")
+_R_EVP_ARG = re.compile(r"(?:^| )-evp (\S+)")
+_R_PROMPT = re.compile(r"^(?:\$|%|#|\S*[>$#%]|\(\S*\)|\[\S*\])$")
+
+
+#: -multi: ``Got: +F:22:evp:1.00:... from 0`` and ``Forked child 0``.
+_R_MULTI = re.compile(r"Got: \+(?:H|F\d*|R\d*):\S* from \d+")
+_R_FORKED = re.compile(r"Forked child \d+")
+#: A word that ends a sentence or a label line cannot be (the start of) a row name.
+_R_LABEL_END = re.compile(r"[:.,;!?]$")
+#: The second word of speed's two-word names (the legacy table of 0.9.8 to 1.1.1).
+_R_LABEL_MODE = re.compile(r"cbc|ige|ede3|cfb|ofb|ecb|ctr")
+#: How many words of prose may sit between a table's header (or rows) and its next row.
+_R_LABEL_LINE_WORDS = 12
+
+_QUOTE_PREFIX_RE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
+
+
+@dataclass
+class _Item:
+    kind: str
+    text: str
+
+
+class _Lexer:
+    def __init__(self, text: str) -> None:
+        unquoted = _QUOTE_PREFIX_RE.sub("", text)  # "> " and ">>" at line starts
+        tokens: list[str] = []
+        #: Where the text kept its line breaks: does a token end its line? A table row
+        #: ends one (wrapped or not); a flattened copy tells nothing, all are True.
+        self.line_end: list[bool] = []
+        lined = unquoted.count("\n") > 2
+        for line in unquoted.splitlines() if lined else [unquoted]:
+            words = [t for t in line.split() if not re.fullmatch(r">+", t)]  # inline ones
+            tokens += words
+            self.line_end += [not lined or n == len(words) - 1 for n in range(len(words))]
+        self.tokens = tokens
+        self.joined = " ".join(tokens)
+        self.offsets: list[int] = []
+        position = 0
+        for token in tokens:
+            self.offsets.append(position)
+            position += len(token) + 1
+        self.index_at = {offset: i for i, offset in enumerate(self.offsets)}
+        self.items: list[_Item] = []
+        self.prose: list[str] = []
+        self.sym_columns = 0
+        self.pk_kind: str | None = None
+        self.multi_columns = 0
+        """Sizes announced by a -multi child's ``Got: +H:...``: 3.x's parent prints its
+        table without a ``type`` header."""
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _end_index(self, end: int) -> int | None:
+        """Token index following a match ending at character ``end``, if on a boundary."""
+        if end >= len(self.joined):
+            return len(self.tokens)
+        if self.joined[end] != " ":
+            return None
+        return self.index_at.get(end + 1)
+
+    def _match(self, regex: re.Pattern[str], i: int) -> tuple[str, int] | None:
+        match = regex.match(self.joined, self.offsets[i])
+        if match is None:
+            return None
+        nxt = self._end_index(match.end())
+        return (match.group(0), nxt) if nxt is not None else None
+
+    def _until_anchor(self, start: int) -> int:
+        """Index of the first token from ``start`` on that begins a known structure."""
+        for j in range(start, len(self.tokens)):
+            if _R_ANCHOR.match(self.joined, self.offsets[j]) or self._is_command(j):
+                return j
+            if self.multi_columns and self._sym_row_end(j, self.multi_columns) is not None:
+                return j  # the -multi parent's row, right after its header fields
+        return len(self.tokens)
+
+    def _is_command(self, i: int) -> bool:
+        token = self.tokens[i]
+        if not token.endswith("openssl") or i + 1 >= len(self.tokens):
+            return False
+        if not re.fullmatch(r"speed[)\]:.,]*", self.tokens[i + 1]):
+            return False
+        if "/" in token:
+            return True
+        j = i - 1
+        while j >= 0 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=\S*", self.tokens[j]):
+            j -= 1  # environment assignments before the command
+        return j < 0 or bool(_R_PROMPT.match(self.tokens[j]))
+
+    def emit(self, kind: str, text: str) -> None:
+        if self.prose:
+            self.items.append(_Item("prose", " ".join(self.prose)))
+            self.prose = []
+        self.items.append(_Item(kind, text))
+
+    # -- main loop -----------------------------------------------------------------------
+
+    def run(self) -> list[_Item]:
+        i = 0
+        while i < len(self.tokens):
+            nxt = self._step(i)
+            if nxt is None:
+                if not self._table_resumes(i):
+                    if self.sym_columns:
+                        self._note_broken_table(i)
+                    self.sym_columns = 0
+                    self.pk_kind = None
+                self.prose.append(self.tokens[i])
+                i += 1
+            else:
+                i = nxt
+        self.emit("end", "")
+        return self.items[:-1]
+
+    def _table_resumes(self, i: int) -> bool:
+        """Whether the prose at ``i`` is a short line between a table's rows.
+
+        Authors label groups of rows ("openssl speed -evp rc4:", "openssl-3.0") under the
+        header they pasted once; a row of the table must follow within a few words.
+        """
+        if self.sym_columns < 2 and self.pk_kind is None:
+            return False  # a one-column (-bytes) table would read "about 3.5" as a row
+        for j in range(i + 1, min(i + 1 + _R_LABEL_LINE_WORDS, len(self.tokens))):
+            if self.sym_columns and self._sym_row_end(j, self.sym_columns) is not None:
+                return True
+            if self.pk_kind is not None and self._pk_row_end(j) is not None:
+                return True
+        return False
+
+    def _note_broken_table(self, i: int) -> None:
+        window = self.tokens[i : i + self.sym_columns + 4]
+        if sum(1 for t in window if _R_NUM_TOKEN.fullmatch(t)) >= 2:
+            self.emit("broken", " ".join(window))
+
+    def _step(self, i: int) -> int | None:
+        token = self.tokens[i]
+        if token == "Got:" and i + 1 < len(self.tokens) and self.tokens[i + 1].startswith("+"):
+            found = self._match(_R_MULTI, i)
+            if found:
+                # a child's -mr record echoed by the -multi parent: not a result of its own
+                self.emit("multi", found[0])
+                header = MR_H_RE.match(found[0][5:].split(" from ")[0])
+                if header:
+                    self.multi_columns = len(header.group(1).split(":")) - 1
+                return found[1]
+        if token == "Forked":
+            found = self._match(_R_FORKED, i)
+            if found:
+                self.emit("multi", found[0])
+                return found[1]
+        if token.startswith("+"):
+            found = self._match(_R_MR, i)
+            if found:
+                self.emit("mr", found[0])
+                return found[1]
+        if token == "Doing":
+            for regex in _R_PROGRESS:
+                found = self._match(regex, i)
+                if found:
+                    self.emit("progress", found[0])
+                    return found[1]
+        if token == "You":
+            found = self._match(_R_ELAPSED, i)
+            if found:
+                self.emit("elapsed", found[0])
+                return found[1]
+        if token == "OpenSSL":
+            found = self._match(re.compile(_R_VERSION), i)
+            if found:
+                self.emit("version", found[0])
+                return found[1]
+        if token == "version:":
+            found = self._match(re.compile(r"version: \d+\.\d+\.\d+\S*"), i)
+            if found:
+                self.emit("version", found[0])
+                return found[1]
+        for name in _R_FIELDS:
+            if self.joined.startswith(name, self.offsets[i]):
+                # the value runs to the next structure; "options:bn(64,64)" glues it on
+                end = self._until_anchor(i + len(name.split()))
+                self.emit("field", " ".join(self.tokens[i:end]))
+                return end
+        if token == "The":
+            found = self._match(_R_NUMBERS, i)
+            if found:
+                self.emit("numbers", found[0])
+                return found[1]
+        if token == "type":
+            found = self._match(_R_SYM_HEADER, i)
+            if found:
+                self.emit("symheader", found[0])
+                self.sym_columns = found[0].count("bytes")
+                self.multi_columns = 0
+                self.pk_kind = None
+                return found[1]
+        if self.sym_columns:
+            nxt = self._sym_row(i)
+            if nxt is not None:
+                return nxt
+        elif self.multi_columns:
+            nxt = self._sym_row_end(i, self.multi_columns)
+            if nxt is not None:
+                self.emit("symrow", " ".join(self.tokens[i:nxt]))
+                return nxt
+        for text, kind in _R_PK_HEADER_TEXTS.items():
+            if self.joined.startswith(text, self.offsets[i]):
+                nxt = self._end_index(self.offsets[i] + len(text))
+                if nxt is not None:
+                    self.emit("pkheader", text)
+                    self.sym_columns = 0
+                    self.pk_kind = kind
+                    return nxt
+        nxt = self._pk_row(i)
+        if nxt is not None:
+            return nxt
+        if self._is_command(i):
+            end = i + 2 if self.tokens[i + 1] != "speed" else self._until_anchor(i + 2)
+            for j in range(i + 2, end):
+                if _R_PROSE_WORD.search(self.tokens[j]):
+                    end = j  # the command line ended without a line break: prose follows
+                    break
+            self.emit("command", " ".join(self.tokens[i:end]))
+            return end
+        return None
+
+    def _sym_row(self, i: int) -> int | None:
+        stop = self._sym_row_end(i, self.sym_columns)
+        if stop is not None:
+            self.emit("symrow", " ".join(self.tokens[i:stop]))
+        return stop
+
+    def _sym_row_end(self, i: int, columns: int) -> int | None:
+        """End of a row of ``columns`` figures whose name starts at ``i``, if one does.
+
+        speed's names are one word, or a cipher and its mode (``aes-128 cbc``, ``des
+        ede3``, ``rc5-32/12 cbc``): a word before them ("openssl-3.0", "rc4:") is not
+        part of the name.
+        """
+        first = self.tokens[i]
+        if _R_NUM_TOKEN.fullmatch(first) or _R_LABEL_END.search(first):
+            return None
+        for label_words in (1, 2):
+            start = i + label_words
+            stop = start + columns
+            if stop > len(self.tokens):
+                return None
+            if label_words == 2 and not _R_LABEL_MODE.fullmatch(self.tokens[i + 1]):
+                return None
+            values = self.tokens[start:stop]
+            if all(_R_NUM_TOKEN.fullmatch(t) for t in values) and not (
+                stop < len(self.tokens) and _R_NUM_TOKEN.fullmatch(self.tokens[stop])
+            ):
+                # speed ends the line after the last figure: "about 3.50 on my box" is prose
+                return stop if self.line_end[stop - 1] else None
+        return None
+
+    def _pk_row(self, i: int) -> int | None:
+        stop = self._pk_row_end(i)
+        if stop is None:
+            return None
+        self.emit("pkrow", " ".join(self.tokens[i:stop]))
+        self.sym_columns = 0
+        return stop
+
+    def _pk_row_end(self, i: int) -> int | None:
+        t = self.tokens
+        n = len(t)
+        start: int | None = None
+        if t[i] in ("rsa", "dsa") and i + 2 < n and t[i + 1].isdigit():
+            if re.fullmatch(r"bits?", t[i + 2]):
+                start = i + 3
+        elif t[i].isdigit() and i + 2 < n and re.fullmatch(r"bits?", t[i + 1]):
+            if t[i + 2] == "ffdh":
+                start = i + 3
+            elif (
+                t[i + 2] in ("ecdsa", "ecdh", "EdDSA", "SM2")
+                and i + 3 < n
+                and re.fullmatch(r"\([^()\s]+\)", t[i + 3])
+            ):
+                start = i + 4
+        elif self.pk_kind in ("kem", "sig") and i + 1 < n and _R_PK_SECONDS.fullmatch(t[i + 1]):
+            start = i + 1
+        if start is None:
+            return None
+        seconds = 0
+        while start + seconds < n and _R_PK_SECONDS.fullmatch(t[start + seconds]):
+            seconds += 1
+        stop = start + 2 * seconds
+        if seconds == 0 or stop > n:
+            return None
+        if not all(_R_PK_VALUE.fullmatch(v) for v in t[start + seconds : stop]):
+            return None
+        return stop
+
+
+@dataclass
+class _Segment:
+    items: list[_Item] = field(default_factory=list)
+    has_results: bool = False
+    has_version: bool = False
+    has_table_header: bool = False
+    commands: list[str] = field(default_factory=list)
+    broken: list[str] = field(default_factory=list)
+
+
+def _row_key(item: _Item, pk_header: str) -> str:
+    """What a table row measures: its name, or (public key) its table, name and key size.
+
+    3.2+ names ``rsa2048`` in both the KEM and the signature table of one run.
+    """
+    words = item.text.split()
+    if item.kind == "symrow":
+        return " ".join(w for w in words if not _R_NUM_TOKEN.fullmatch(w))
+    name = [
+        w
+        for w in words
+        if not _R_PK_SECONDS.fullmatch(w) and not (_R_PK_VALUE.fullmatch(w) and "." in w)
+    ]
+    return " ".join([pk_header, "|", *name])
+
+
+def _segments(items: Sequence[_Item]) -> list[_Segment]:
+    segments: list[_Segment] = []
+    current = _Segment()
+    last = ""
+    rows_seen: set[str] = set()
+    prose_since_row = False
+    pk_header = ""
+    for item in items:
+        kind, before, last = item.kind, last, item.kind
+        if kind == "pkheader":
+            pk_header = item.text
+        if kind == "field" and before not in ("version", "field"):
+            last = "prose"
+            continue  # "options:" or "compiler:" in prose, not under a speed header
+        if kind == "prose":
+            if current.commands and not current.has_results and len(item.text.split()) > 12:
+                current.commands.clear()  # a command quoted in prose, not the run's own
+            prose_since_row = True
+            continue
+        repeated_row = (
+            kind in ("symrow", "pkrow")
+            and _row_key(item, pk_header) in rows_seen
+            and (prose_since_row or before == "pkheader")
+        )  # the same row again after words or a header of its own: another measurement
+        starts_run = (
+            (current.has_results and kind in ("command", "progress", "elapsed", "version"))
+            or (current.has_results and kind == "multi")
+            or (kind == "version" and current.has_version and current.has_results)
+            or (kind == "symheader" and current.has_table_header)
+            or (kind == "mr" and item.text.startswith("+H") and current.has_results)
+            or repeated_row
+        )
+        if starts_run:
+            segments.append(current)
+            current = _Segment()
+            rows_seen = set()
+            if repeated_row:
+                header = _table_header(segments[-1], move=before in ("symheader", "pkheader"))
+                if header is not None:
+                    current.items.append(header)
+                    current.has_table_header = header.kind == "symheader"
+        elif kind == "version" and current.has_version:
+            # A version line with no table after it was not a speed header (an `openssl
+            # version` in the prose): forget it, keep the commands and progress read since.
+            current.items = [it for it in current.items if it.kind not in ("version", "field")]
+        if kind == "command":
+            current.commands.append(item.text)
+            continue
+        if kind == "broken":
+            current.broken.append(item.text)
+            continue
+        current.items.append(item)
+        if kind in ("symrow", "pkrow"):
+            rows_seen.add(_row_key(item, pk_header))
+            prose_since_row = False
+        if kind in ("symrow", "pkrow") or (kind == "mr" and item.text.startswith("+F")):
+            current.has_results = True
+        elif kind == "version":
+            current.has_version = True
+        elif kind == "symheader":
+            current.has_table_header = True
+    segments.append(current)
+    return [s for s in segments if s.has_results]
+
+
+def _table_header(segment: _Segment, *, move: bool) -> _Item | None:
+    """The last table header of a segment, for the rows of the next one.
+
+    ``move``: the header ended the segment (it was printed for the rows that follow).
+    """
+    for index in range(len(segment.items) - 1, -1, -1):
+        if segment.items[index].kind in ("symheader", "pkheader"):
+            return segment.items.pop(index) if move else segment.items[index]
+    return None
+
+
+def _is_progress_item(item: _Item) -> bool:
+    return item.kind in ("progress", "elapsed") or (
+        item.kind == "mr" and item.text.startswith(("+DT", "+DN", "+R"))
+    )
+
+
+def parse_report_text(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
+    """The runs in a pasted report (see :func:`openssl_matrix.parse.parse_report`)."""
+    runs: list[SpeedRun] = []
+    previous: SpeedRun | None = None
+    for segment in _segments(_Lexer(text).run()):
+        evp: bool | None = None
+        evp_names: frozenset[str] | None = None
+        if segment.commands:
+            named = [m.group(1) for c in segment.commands for m in _R_EVP_ARG.finditer(c)]
+            evp = bool(named)
+            evp_names = frozenset(named)
+        # progress first, as parse_speed reads stderr first: -mr units may depend on it
+        progress = [i.text for i in segment.items if _is_progress_item(i)]
+        lines = progress + [i.text for i in segment.items if not _is_progress_item(i)]
+        run = parse_lines(lines, evp=evp, evp_names=evp_names)
+        extra = [f"table text that could not be read: {b!r}" for b in segment.broken]
+        if (
+            run.header.version is None
+            and previous is not None
+            and previous.header.version is not None
+            and not run.machine_readable
+            and not previous.machine_readable
+        ):
+            # The author printed the build header once above several tables of one build.
+            inherited = replace(previous.header, elapsed=run.header.elapsed)
+            run = parse_lines(lines, version=inherited.version, evp=evp, evp_names=evp_names)
+            run = replace(run, header=replace(inherited, elapsed=run.header.elapsed))
+            extra.append(
+                f"no header printed with this table: header of the run above "
+                f"({inherited.version_line}) assumed"
+            )
+        if extra:
+            run = replace(run, warnings=(*run.warnings, *extra))
+        previous = run
+        if not keep_duplicates and any(
+            r.header == run.header and r.figures == run.figures for r in runs
+        ):
+            continue  # a quoted copy of a run already read
+        runs.append(run)
+    if not runs:
+        raise ParseError(
+            "no `openssl speed` table found in this report",
+            hint="a table starts with 'type 16 bytes ...', 'sign verify ...' or '+H:'",
+        )
+    return runs
+

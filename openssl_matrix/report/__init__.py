@@ -1,0 +1,1 @@
+"""The report page written from a results tree: shared types, charts, tables, views, quality."""

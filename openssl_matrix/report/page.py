@@ -1,0 +1,418 @@
+"""Report: the results tree as method tables, per-block-size tables, CSV/JSON, charts, HTML.
+
+The method table has the shape of the seed blog's: one table per (CPU, OpenSSL version,
+arch), rows are methods (no-asm, asm with CPU extensions masked off, asm with the CPU's
+extensions, engines), columns are algorithms at one block size. A cell is the median of
+every ``ok`` figure of that method and algorithm over all runs in the tree; figures with
+any other status (zero, suspect-time-basis ...) are counted but never averaged in.
+
+``build_report`` writes one folder that opens from disk without a server:
+
+* ``index.html`` - the tables and charts; every cell links to the raw ``openssl speed``
+  output it came from, every run to its meta record;
+* ``data/cells.csv``, ``data/method-table-<bytes>.csv``, ``data/report.json``;
+* ``charts/*.png`` - grouped bars per method table, throughput over block size, and
+  per build measured under several CPUs the CPUs side by side (``reportcpus``);
+* ``runs/<cpu>/<variant>/<suite>/<run>/`` - copies of each run's meta and figures records
+  and raw output, so the folder stays traceable when moved;
+* ``reproductions/`` - the latest verdicts of each ``invoke matrix reproduce``.
+
+The folder is built beside the target and swapped in at the end: a failed report never
+leaves a half-written one.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import statistics
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from openssl_matrix.core import log
+from openssl_matrix.core.files import current_umask
+from openssl_matrix.core.names import fold
+from openssl_matrix.core.outputs import check_report_target, swap_in, write_report_marker
+from openssl_matrix.core.resources import templates
+from openssl_matrix.core.units import MBPS
+from openssl_matrix.report import aeadview, ptsview, scaling
+from openssl_matrix.report.charts import method_chart, size_chart
+from openssl_matrix.report.cpus import Comparison, comparisons
+from openssl_matrix.report.cpus import chart as cpus_chart
+from openssl_matrix.report.cpus import text as cpus_text
+from openssl_matrix.report.cpus import view as cpus_view
+from openssl_matrix.report.ops import ops_observations, write_ops
+from openssl_matrix.report.quality import Quality, quality
+from openssl_matrix.report.types import (
+    REPRO_DIR,
+    Group,
+    Observation,
+    copy_run,
+    group_observations,
+    is_regular,
+    observations,
+)
+from openssl_matrix.report.view import cell_view, href, repro_view, run_folder
+from openssl_matrix.results import records
+from openssl_matrix.results.records import read_json
+from openssl_matrix.results.tree import ResultsTree
+
+# ----------------------------------------------------------------------------------
+# reading the tree
+
+
+# ----------------------------------------------------------------------------------
+# methods
+
+
+# ----------------------------------------------------------------------------------
+# output
+
+
+#: openssl speed's own unit, for texts that quote speed (the side-by-side of a reproduction)
+
+
+@dataclass
+class ReportSummary:
+    out_dir: Path
+    groups: list[Group]
+    block_size: int
+    charts: list[Path]
+    observations: int
+    reproductions: int
+    side_by_side: list[Comparison] = field(default_factory=list)
+    ops_lines: list[str] = field(default_factory=list)
+    """The public-key and handshake tables (``report_ops.table_text``)."""
+    ops_tables: int = 0
+    quality: Quality | None = None
+    """The measurement-quality panel over every kind of figure (``reportquality``)."""
+
+    scaling_lines: list[str] = field(default_factory=list)
+    """The AEAD mask check, scaling (throughput against -multi processes) and
+    PTS-comparable sections (``aeadview``, ``scaling``, ``ptsview``)."""
+
+    def text(self) -> str:
+        lines = []
+        for g in self.groups:
+            lines.append(f"{g.key.title} — {self.block_size} bytes, median ± half-width of "
+                         "the 95 % interval, " + MBPS.name)
+            algs = g.algorithms
+            width = max([len(m) for m in g.method_rows()] + [6])
+            lines.append("  " + f"{'method':<{width}}  " + "  ".join(f"{a:>28}" for a in algs))
+            for m in g.method_rows():
+                row = []
+                for a in algs:
+                    c = g.cell(m, a, self.block_size)
+                    row.append(f"{c.pm() if c else MBPS.num(None):>28}")
+                lines.append("  " + f"{m:<{width}}  " + "  ".join(row))
+            lines.append("")
+        lines += cpus_text(self.side_by_side, self.block_size)
+        lines += self.scaling_lines
+        lines += self.ops_lines
+        lines += self.quality.lines() if self.quality else []  # last: seen without scrolling
+        lines.append(f"{self.observations} figure(s) in {len(self.groups)} table(s)"
+                     + (f" and {self.ops_tables} public-key/handshake table(s)"
+                        if self.ops_tables else "") + ", "
+                     f"{len(self.charts)} chart(s), {self.reproductions} reproduction(s)")
+        lines.append(f"report: {self.out_dir / 'index.html'}")
+        return "\n".join(lines) + "\n"
+
+
+def cells_rows(groups: Sequence[Group]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for g in groups:
+        for (method, alg, block), cell in sorted(g.cells.items(), key=lambda kv: (
+                g.methods[kv[0][0]], kv[0][0], g.algorithms.index(kv[0][1]), kv[0][2])):
+            vals = cell.ok_values
+            first = cell.observations[0]
+            rows.append({
+                "cpu": g.key.cpu, "version": g.key.version, "arch": g.key.arch,
+                "march": g.key.march, "configure": " ".join(g.key.configure),
+                "method": method, "algorithm": alg, "block_size": block,
+                "evp": first.evp, "mask": first.mask, "ia32cap": first.ia32cap,
+                "engine": first.engine, "processes": first.processes,
+                "median_bytes_per_s": statistics.median(vals) if vals else None,
+                "min_bytes_per_s": min(vals) if vals else None,
+                "max_bytes_per_s": max(vals) if vals else None,
+                "n": len(vals),
+                "ci_low": (e := cell.estimate) and e.ci_low,
+                "ci_high": e and e.ci_high,
+                "not_ok": json.dumps(cell.other_statuses) if cell.other_statuses else "",
+                "forced": any(o.forced for o in cell.observations),
+                "variants": " ".join(sorted({o.variant for o in cell.observations})),
+                "runs": " ".join(sorted({f"{run_folder(o)}" for o in cell.observations})),
+            })
+    return rows
+
+
+def _csv(rows: Sequence[Mapping[str, Any]], fields: Sequence[str]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(fields), lineterminator="\n",
+                            extrasaction="ignore")
+    writer.writeheader()
+    for r in rows:
+        writer.writerow({f: ("" if r.get(f) is None else r.get(f)) for f in fields})
+    return buf.getvalue()
+
+
+CELL_FIELDS = ("cpu", "version", "arch", "march", "configure", "method", "algorithm",
+               "block_size", "evp", "mask", "ia32cap", "engine", "processes",
+               "median_bytes_per_s",
+               "min_bytes_per_s", "max_bytes_per_s", "n", "not_ok", "forced", "variants",
+               "runs")
+
+
+def method_table_rows(groups: Sequence[Group], block: int) -> list[dict[str, Any]]:
+    rows = []
+    for g in groups:
+        for m in g.method_rows():
+            row: dict[str, Any] = {"cpu": g.key.cpu, "version": g.key.version,
+                                   "arch": g.key.arch, "method": m}
+            for a in g.algorithms:
+                c = g.cell(m, a, block)
+                row[a] = c.median if c else None
+            rows.append(row)
+    return rows
+
+
+# -- charts -----------------------------------------------------------------------
+
+
+# -- reproductions ---------------------------------------------------------------
+
+
+def latest_reproductions(tree: ResultsTree) -> list[tuple[str, Path, dict[str, Any]]]:
+    """(spec id, folder, verdicts) of the newest reproduction of each spec."""
+    base = tree.root / REPRO_DIR
+    out: list[tuple[str, Path, dict[str, Any]]] = []
+    if not base.is_dir():
+        return out
+    for spec_dir in sorted(p for p in base.iterdir() if p.is_dir() and
+                           not p.name.startswith(".")):
+        runs = sorted((p for p in spec_dir.iterdir() if p.name.isdigit() and
+                       (p / "verdicts.json").is_file()), key=lambda p: int(p.name))
+        if not runs:
+            continue
+        data = read_json(runs[-1] / "verdicts.json")
+        if isinstance(data, dict):
+            out.append((spec_dir.name, runs[-1], data))
+    return out
+
+
+# -- html ------------------------------------------------------------------------
+
+CSS = """
+body{font-family:system-ui,sans-serif;margin:1.5em;color:#222;max-width:1400px}
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}
+h3{font-size:1.05em;margin-top:1.5em}
+table{border-collapse:collapse;margin:.5em 0 1em 0;font-size:.9em}
+th,td{border:1px solid #ccc;padding:.25em .5em;vertical-align:top}
+th{background:#f3f3f3;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.prov{font-size:.75em;color:#666}.prov a{color:#36c}
+.bad{color:#b00}.muted{color:#777}figure{margin:1em 0}figcaption{font-size:.85em;color:#555}
+img{max-width:100%;border:1px solid #ddd}
+.verdict-reproduced{color:#070;font-weight:600}
+.verdict-not-reproduced{color:#b00;font-weight:600}
+.verdict-not-testable-here{color:#777;font-weight:600}
+nav a{margin-right:1em}
+.pm{color:#555;font-size:.9em}.flagged{color:#999;font-size:.85em}
+.prov .run{white-space:nowrap}.prov a.meta{color:#888}.model{margin:0 0 .3em 0}
+table.quality td{vertical-align:middle}
+"""
+
+
+def _template() -> jinja2.Template:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates())),
+        autoescape=True,  # every value is escaped for text and attributes alike
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+    return env.get_template("report.html.j2")
+
+
+def render_html(groups: Sequence[Group], block: int, charts: Mapping[str, list[str]],
+                runs: Sequence[dict[str, Any]], repros: Sequence[dict[str, Any]],
+                generated: str, tree_root: Path, quality: Quality,
+                side_by_side: Sequence[dict[str, Any]] = ()) -> str:
+    views = []
+    for g in groups:
+        blocks = sorted(g.blocks)
+        views.append({
+            "slug": g.key.slug, "title": g.key.title, "algorithms": g.algorithms,
+            "blocks": blocks,
+            "method_rows": [{"method": m, "cells": [cell_view(g.cell(m, a, block))
+                                                    for a in g.algorithms]}
+                            for m in g.method_rows()],
+            "size_rows": [{"method": m, "algorithm": a,
+                           "cells": [cell_view(g.cell(m, a, b)) for b in blocks]}
+                          for m in g.method_rows() for a in g.algorithms
+                          if any(g.cell(m, a, b) for b in blocks)],
+            "method_charts": [href(c) for c in charts.get(f"methods:{g.key.slug}", [])],
+            "no_chart": not any(c.ok_values for c in g.cells.values()),
+            "size_charts": [href(c) for c in charts.get(f"sizes:{g.key.slug}", [])],
+        })
+    run_views = [{
+        "id": run["id"], "status": run["status"], "forced": run["forced"],
+        "started": run["started"], "cpu_model": run["cpu_model"],
+        "image": str(run["image_id"])[:19], "tarball": str(run["tarball_sha256"])[:16],
+        "files": [{"href": href(f"{run['path']}/{f}"), "name": f.split("/")[-1]}
+                  for f in run["files"]],
+    } for run in runs]
+    text = _template().render(css=CSS, block=block, groups=views, unit=MBPS,
+                              quality=quality.view(),
+                              repros=[repro_view(r) for r in repros], runs=run_views,
+                              side_by_side=list(side_by_side),
+                              generated=generated, tree_root=str(tree_root))
+    return text if text.endswith("\n") else text + "\n"
+
+
+# -- the whole report ------------------------------------------------------------
+
+
+def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192) -> ReportSummary:
+    """Write the report folder ``out`` from the results tree (replacing an older report)."""
+    records.require_tree(tree.root)
+    obs = observations(tree)  # a damaged run file is named first, before the target
+    groups = group_observations(obs)
+    out = check_report_target(out, tree.root)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp's 0700 would hide the report
+        write_report_marker(tmp)
+        summary = _write(tree, tmp, groups, obs, block_size)
+        swap_in(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    summary.out_dir = out
+    return summary
+
+
+def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observation],
+           block: int) -> ReportSummary:
+    ops_obs = ops_observations(tree)
+    panel = quality(obs, ops_obs)
+    (out / "data").mkdir()
+    (out / "charts").mkdir()
+    # runs: copy their files so every link works from the folder alone
+    runs: list[dict[str, Any]] = []
+    seen: set[Path] = set()
+    for o in obs:
+        if o.run_path in seen:
+            continue
+        seen.add(o.run_path)
+        rel = run_folder(o)
+        files = copy_run(o.run_path, out / rel)
+        meta = records.read_meta(o.run_path) or records.RunMeta()
+        runs.append({"id": f"{o.cpu}/{o.variant}/{o.suite}/{o.run}", "path": rel,
+                     "files": files, "status": meta.get("status"),
+                     "forced": bool(meta.get("forced")), "started": meta.get("started"),
+                     "cpu_model": (meta.get("host") or {}).get("cpu_model"),
+                     "image_id": meta.get("image_id"),
+                     "tarball_sha256": meta.get("tarball_sha256"),
+                     "source": str(o.run_path)})
+    # data
+    rows = cells_rows(groups)
+    (out / "data" / "cells.csv").write_text(_csv(rows, CELL_FIELDS), encoding="utf-8")
+    algs = list(dict.fromkeys(a for g in groups for a in g.algorithms))
+    mt = method_table_rows(groups, block)
+    (out / "data" / f"method-table-{block}.csv").write_text(
+        _csv(mt, ["cpu", "version", "arch", "method", *algs]), encoding="utf-8")
+    # charts
+    charts: dict[str, list[str]] = {}
+    paths: list[Path] = []
+    progress = log.Progress("drawing charts", sum(1 + len(g.algorithms) for g in groups))
+    for g in groups:
+        p = out / "charts" / f"{g.key.slug}-methods-{block}.png"
+        if method_chart(g, block, p):
+            charts.setdefault(f"methods:{g.key.slug}", []).append(f"charts/{p.name}")
+            paths.append(p)
+        progress.advance()
+        for a in g.algorithms:
+            p = out / "charts" / f"{g.key.slug}-{fold(a)}-by-size.png"
+            if size_chart(g, a, p):
+                charts.setdefault(f"sizes:{g.key.slug}", []).append(f"charts/{p.name}")
+                paths.append(p)
+            progress.advance()
+    # several CPUs' tables of one build side by side
+    comps = comparisons(groups)
+    side_views = []
+    for comp in comps:
+        p = out / "charts" / f"{comp.slug}-{block}.png"
+        drawn = cpus_chart(comp, block, p)
+        if drawn:
+            paths.append(p)
+        side_views.append(cpus_view(comp, block, [f"charts/{p.name}"] if drawn else []))
+    # reproductions
+    repros: list[dict[str, Any]] = []
+    for spec_id, folder, data in latest_reproductions(tree):
+        dest = out / "reproductions" / f"{spec_id}-{folder.name}"
+        dest.mkdir(parents=True)
+        for name in ("side-by-side.txt", "verdicts.json", "spec.yaml"):
+            if is_regular(folder / name):
+                shutil.copy2(folder / name, dest / name)
+        repros.append({"id": spec_id, "data": data,
+                       "text": f"reproductions/{dest.name}/side-by-side.txt",
+                       "json": f"reproductions/{dest.name}/verdicts.json"})
+    generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    report = {
+        "generated": generated, "results_tree": str(tree.root.resolve()), "block_size": block,
+        "quality": panel.to_json(),
+        "method_tables": [{
+            "title": g.key.title, "cpu": g.key.cpu, "version": g.key.version,
+            "arch": g.key.arch, "methods": g.method_rows(), "algorithms": g.algorithms,
+            "block_size": block,
+            "cells": {m: {a: (c.median if (c := g.cell(m, a, block)) else None)
+                          for a in g.algorithms} for m in g.method_rows()},
+        } for g in groups],
+        "cpus_side_by_side": [{
+            "title": comp.title, "cpus": comp.cpus, "block_size": block,
+            "methods": comp.methods(), "algorithms": comp.algorithms(),
+            "cells": {m: {a: {cpu: (x.median if (x := comp.cell(m, a, i, block)) else None)
+                              for i, cpu in enumerate(comp.cpus)}
+                          for a in comp.algorithms()} for m in comp.methods()},
+        } for comp in comps],
+        "cells": rows,
+        "charts": [f"charts/{p.name}" for p in paths],
+        "runs": runs,
+        "reproductions": [{"id": r["id"], "summary": r["data"].get("summary"),
+                           "side_by_side": r["text"]} for r in repros],
+    }
+    (out / "data" / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n",
+                                              encoding="utf-8")
+    page = render_html(groups, block, charts, runs, repros, generated, tree.root.resolve(),
+                       panel, side_views)
+    ops = write_ops(tree, out, ops_obs)
+    page = page.replace('<h2 id="repro">', ops.html + '<h2 id="repro">', 1).replace(
+        '<a href="#repro">', '<a href="#ops">Public key &amp; TLS</a><a href="#repro">', 1)
+    pts_rows = ptsview.rows(tree)
+    if pts_rows:
+        page = page.replace('<h2 id="repro">', ptsview.html(pts_rows) + '<h2 id="repro">', 1)
+    masked = aeadview.checks(groups)
+    if masked:
+        page = page.replace('<h2 id="cpus">', aeadview.html(masked) + '<h2 id="cpus">', 1) \
+            if '<h2 id="cpus">' in page else \
+            page.replace('<h2 id="sizes">', aeadview.html(masked) + '<h2 id="sizes">', 1)
+    scaled = scaling.views(obs, out / "charts")
+    if scaled:
+        page = page.replace('<h2 id="sizes">', scaling.html(scaled) + '<h2 id="sizes">', 1)
+        report["scaling"] = scaled
+        (out / "data" / "report.json").write_text(
+            json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
+        paths += [out / str(v["chart"]) for v in scaled if v["chart"]]
+    (out / "index.html").write_text(page, encoding="utf-8")
+    return ReportSummary(out, groups, block, [*paths, *ops.charts], len(obs) + ops.figures,
+                         len(repros), comps, ops.lines, ops.tables, panel,
+                         [*aeadview.text(masked), *scaling.text(scaled),
+                          *ptsview.text(pts_rows)])

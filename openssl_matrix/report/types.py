@@ -1,0 +1,358 @@
+"""The report's shared types: what the page, the public-key/handshake sections, the quality
+summary and the side-by-side CPU charts all read (observations of a results tree, their
+cells and groups, the usable statuses), and the copying of a run into the report folder.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shutil
+import statistics
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from openssl_matrix.core.units import MBPS
+from openssl_matrix.core.version import sort_key as version_sort_key
+from openssl_matrix.matrix.isa import IA32CAP_BITS, IA32CAP_LABELS
+from openssl_matrix.measure.stats import Estimate, estimate
+from openssl_matrix.parse.figures import STATUS_IMPOSSIBLE, impossible
+from openssl_matrix.results import records
+from openssl_matrix.results.tree import ResultsTree
+
+
+@dataclass(frozen=True)
+class Flagged:
+    """A cell without one usable figure, as the tables and the charts show it: what its
+    flagged figures read (their median; None when none has a value) and how many of each
+    status there were. Never a median of the table: the page prints it grey, a chart as
+    an unfilled hatched bar (``charts.flagged_bar``)."""
+
+    value: float | None
+    statuses: tuple[tuple[str, int], ...]
+
+    @classmethod
+    def of(cls, values: Iterable[float | None], statuses: Iterable[str]) -> Flagged:
+        vals = [v for v in values if v is not None]
+        return cls(statistics.median(vals) if vals else None,
+                   tuple(sorted(Counter(statuses).items())))
+
+    @property
+    def counts(self) -> str:
+        """``2 contended`` or ``1 contended, 1 noisy``."""
+        return ", ".join(f"{n} {s}" for s, n in self.statuses)
+
+    @property
+    def what(self) -> str:
+        """``all 2 contended`` (one status) or ``1 contended, 1 noisy``."""
+        return f"all {self.counts}" if len(self.statuses) == 1 else self.counts
+
+    def text(self, num: Callable[[float], str]) -> str | None:
+        """``≈ 648.3, all 6 contended`` or ``≈ 648.3 (1 contended, 1 noisy)``; None
+        when no flagged figure has a value."""
+        if self.value is None:
+            return None
+        return f"≈ {num(self.value)}, {self.what}" if len(self.statuses) == 1 \
+            else f"≈ {num(self.value)} ({self.counts})"
+
+
+REPRO_DIR = "_reproduce"
+#: Statuses whose figure goes into a median: the parser's ok and imprecise, and guard
+#: labels that keep a good value (the low-level path, a noisy spread, a busy host). Other
+#: statuses (engine not engaged, mask not applied or overreaching, unreadable output) are
+#: counted and shown, never averaged in.
+USABLE_STATUSES = ("ok", "imprecise", "legacy-path", "noisy", "time-basis")
+#: OPENSSL_ia32cap bits this report can name: (word, bit) -> feature.
+CAP_BITS: dict[tuple[int, int], str] = {pos: IA32CAP_LABELS[name]
+                                         for name, pos in IA32CAP_BITS.items()}
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One figure of one run, with what the report needs to place it."""
+
+    cpu: str
+    variant: str
+    version: str
+    asm: bool
+    arch: str
+    march: str | None
+    configure: tuple[str, ...]
+    suite: str
+    run: str
+    run_path: Path
+    invocation: str
+    mask: str
+    ia32cap: str | None
+    engine: str | None
+    evp: bool
+    algorithm: str
+    block_size: int
+    bytes_per_s: float | None
+    status: str
+    forced: bool
+    host_flags: tuple[str, ...]
+    raw_file: str = ""  # the raw output this figure was read from, relative to the run
+    published: bool = False  # imported from a published report (`invoke matrix import`)
+    decrypt: bool = False
+    source: str = ""  # an imported report's source file (name) and run in it
+    aead: bool = False  # measured with speed -aead (TLS-like records, matrix/aead.py)
+    processes: int = 1  # speed -multi N: the figure is the sum over N processes
+    pts: bool = False  # pts/openssl's command line (kind: pts, matrix/pts.py)
+
+    @property
+    def usable(self) -> bool:
+        return self.status in USABLE_STATUSES and self.bytes_per_s is not None
+
+
+def observations(tree: ResultsTree) -> list[Observation]:
+    """Every symmetric (bytes per second) figure in the tree."""
+    out: list[Observation] = []
+    for ref in records.finished_runs(tree.root):
+        meta = ref.meta
+        figures = ref.figures
+        variant = meta.get("variant") or {}
+        host = meta.get("host") or {}
+        commands = {str(i.get("name")): list(i.get("command") or [])
+                    for i in meta.get("invocations") or [] if isinstance(i, dict)}
+        suite = meta.get("suite") or {}
+        published = meta.get("kind") == "reference"
+        source = Path(str(meta.extra.get("source_file") or "a published report")).name \
+            if published else ""
+        for fig in figures:
+            if fig.operation is not None:
+                continue
+            block = fig.get("block_size")
+            if not isinstance(block, int):
+                continue
+            invocation = str(fig.get("invocation") or "")
+            command = commands.get(invocation, [])
+            engine = fig.get("engine")
+            if engine is None and "-engine" in command:
+                idx = command.index("-engine")
+                engine = command[idx + 1] if idx + 1 < len(command) else "?"
+            value = fig.get("bytes_per_s")
+            status = str(fig.get("status") or "?")
+            if value is not None and impossible(value):  # NaN, inf, negative, absurd
+                value, status = None, STATUS_IMPOSSIBLE
+            evp = fig.get("evp")
+            if fig.get("path") in ("evp", "legacy"):
+                evp = fig.get("path") == "evp"
+            out.append(Observation(
+                cpu=ref.cpu, variant=ref.variant, version=str(variant.get("version") or "?"),
+                asm=bool(variant.get("asm", True)), arch=str(variant.get("arch") or "?"),
+                march=variant.get("march"), configure=tuple(variant.get("configure") or ()),
+                suite=ref.suite, run=ref.run, run_path=ref.path, invocation=invocation,
+                mask=str(fig.get("mask") or "default"), ia32cap=fig.get("ia32cap"),
+                engine=engine,
+                evp=bool(suite.get("evp", True)) if evp is None else bool(evp),
+                algorithm=str(fig.get("algorithm")), block_size=block,
+                bytes_per_s=float(value) if isinstance(value, (int, float)) else None,
+                status=status, forced=bool(meta.get("forced")),
+                host_flags=tuple(host.get("cpu_flags") or ()),
+                raw_file="raw/report.txt" if published else f"raw/{invocation}.stdout",
+                published=published, decrypt=fig.get("direction") == "decrypt",
+                aead=fig.get("path") == "aead", pts=fig.get("path") == "pts",
+                processes=int(fig.get("multi") or 1),
+                source=source,
+            ))
+    return out
+
+
+def describe_mask(ia32cap: str) -> str:
+    """``~0x200000200000000`` -> ``AES-NI & PCLMULQDQ off``."""
+    words = ia32cap.split(":")
+    names: list[str] = []
+    plain: list[str] = []
+    for w, text in enumerate(words[:2]):
+        if not text:
+            continue
+        if not text.startswith("~"):
+            plain.append(text)
+            continue
+        try:
+            value = int(text[1:], 16)
+        except ValueError:
+            return f"OPENSSL_ia32cap={ia32cap}"
+        known = [(pos, name) for pos, name in CAP_BITS.items() if pos[0] == w]
+        names += [name for (_, bit), name in known if value >> bit & 1]
+        names += [f"bit {bit}" + (" (word 2)" if w else "") for bit in range(64)
+                  if value >> bit & 1 and (w, bit) not in CAP_BITS]
+    if plain:
+        return f"OPENSSL_ia32cap={ia32cap}"
+    return (" & ".join(names) + " off") if names else f"OPENSSL_ia32cap={ia32cap}"
+
+
+def extensions_label(flags: Sequence[str]) -> str:
+    have = [name for flag, name in (("aes", "AES-NI"), ("sha_ni", "SHA ext.")) if flag in flags]
+    return " & ".join(have)
+
+
+def method_of(obs: Observation) -> tuple[int, str]:
+    """(sort order, label) of the method an observation measures."""
+    path = ("" if obs.evp else " (no -evp)") + (" -aead" if obs.aead else "") + \
+        (" decrypt" if obs.decrypt else "") + \
+        (f" · {obs.processes} processes" if obs.processes > 1 else "") + \
+        (" (pts/openssl way)" if obs.pts else "")
+    if obs.published:
+        return 6, f"as published{path}"
+    if obs.engine:
+        return 5, f"engine {obs.engine}{path}"
+    if not obs.asm:
+        if obs.ia32cap:
+            return 1, f"no-asm, {describe_mask(obs.ia32cap)}{path}"
+        return 0, f"no-asm{path}"
+    if obs.ia32cap:
+        return 2, f"asm, {describe_mask(obs.ia32cap)}{path}"
+    if not obs.evp:
+        return 3, "asm" + path
+    ext = extensions_label(obs.host_flags)
+    return 4, (f"asm + {ext}" if ext else "asm") + path
+
+
+@dataclass(frozen=True)
+class GroupKey:
+    cpu: str
+    version: str
+    arch: str
+    march: str | None
+    configure: tuple[str, ...]
+    source: str = ""  # an imported report: where its figures come from
+
+    @property
+    def title(self) -> str:
+        if self.source:  # a published report: named by its source, never "OpenSSL ? · ?"
+            version = "version not stated" if self.version in ("", "?") else \
+                f"OpenSSL {self.version}"
+            return f"{self.cpu.removeprefix('ref-')} (as published: {self.source}) · {version}"
+        extra = "".join([f" · -march={self.march}" if self.march else "",
+                         f" · {' '.join(self.configure)}" if self.configure else ""])
+        return f"{self.cpu} · OpenSSL {self.version} · {self.arch}{extra}"
+
+    @property
+    def slug(self) -> str:
+        text = "-".join([self.cpu, self.version, self.arch, self.march or "",
+                         *self.configure])
+        return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")
+
+
+@dataclass
+class Cell:
+    """Every observation of one method and algorithm at one block size."""
+
+    observations: list[Observation] = field(default_factory=list)
+
+    @property
+    def ok_values(self) -> list[float]:
+        """Values that go into the median (see ``USABLE_STATUSES``)."""
+        return [o.bytes_per_s for o in self.observations
+                if o.status in USABLE_STATUSES and o.bytes_per_s is not None]
+
+    @property
+    def median(self) -> float | None:
+        vals = self.ok_values
+        return statistics.median(vals) if vals else None
+
+    @property
+    def estimate(self) -> Estimate | None:
+        """Median and 95 % interval of the usable values (``stats``). A published report's
+        figures are transcribed, not repetitions of one measurement: no interval."""
+        e = estimate(self.ok_values)
+        if e is not None and any(o.published for o in self.observations):
+            return dataclasses.replace(e, ci_low=None, ci_high=None)
+        return e
+
+    def error_bar(self, scale: float) -> tuple[float, float]:
+        """(below, above) the median for a chart: the interval's half-width, the lower
+        arm stopping at zero (no throughput is negative)."""
+        e = self.estimate
+        hw = e.half_width if e is not None else None
+        if e is None or hw is None:
+            return 0.0, 0.0
+        return min(hw, e.median) / scale, hw / scale
+
+    def pm(self) -> str:
+        """``median ± half-width (n=N)`` in MB/s (``units.MBPS``); one sample says so; a
+        cell without one usable figure says why (``no ok: all 6 contended``)."""
+        e = self.estimate
+        if e is None:
+            flagged = self.flagged
+            return f"no ok: {flagged.what}" if flagged is not None and flagged.statuses \
+                else MBPS.num(None)
+        hw = e.half_width
+        return (MBPS.num(e.median) + (" (one sample)" if hw is None
+                                      else f" ± {MBPS.num(hw, e.median)}") + f" (n={e.n})")
+
+    @property
+    def flagged(self) -> Flagged | None:
+        """What the cell shows without one usable figure (None: it has one)."""
+        if self.ok_values:
+            return None
+        return Flagged.of((o.bytes_per_s for o in self.observations),
+                          (o.status for o in self.observations if o.status != "ok"))
+
+    @property
+    def other_statuses(self) -> dict[str, int]:
+        """Statuses other than ok, used or not (shown beside the figure)."""
+        out: dict[str, int] = {}
+        for o in self.observations:
+            if o.status != "ok":
+                out[o.status] = out.get(o.status, 0) + 1
+        return out
+
+
+@dataclass
+class Group:
+    key: GroupKey
+    methods: dict[str, int] = field(default_factory=dict)  # label -> order
+    algorithms: list[str] = field(default_factory=list)
+    blocks: set[int] = field(default_factory=set)
+    cells: dict[tuple[str, str, int], Cell] = field(default_factory=dict)
+
+    def method_rows(self) -> list[str]:
+        return sorted(self.methods, key=lambda m: (self.methods[m], m))
+
+    def cell(self, method: str, algorithm: str, block: int) -> Cell | None:
+        return self.cells.get((method, algorithm, block))
+
+
+def group_observations(obs: Iterable[Observation]) -> list[Group]:
+    groups: dict[GroupKey, Group] = {}
+    for o in obs:
+        key = GroupKey(o.cpu, o.version, o.arch, o.march, o.configure, o.source)
+        g = groups.setdefault(key, Group(key))
+        order, label = method_of(o)
+        g.methods[label] = order
+        if o.algorithm not in g.algorithms:
+            g.algorithms.append(o.algorithm)
+        g.blocks.add(o.block_size)
+        g.cells.setdefault((label, o.algorithm, o.block_size), Cell()).observations.append(o)
+    return [groups[k] for k in sorted(groups, key=lambda k: (k.cpu, version_sort_key(k.version),
+                                                             k.arch, k.march or "",
+                                                             k.configure))]
+
+
+def is_regular(path: Path) -> bool:
+    """A regular file, not a symbolic link: the report copies only what the tree holds
+    (a link in a results tree could point at any file on the machine)."""
+    return path.is_file() and not path.is_symlink()
+
+
+def copy_run(src: Path, dest: Path) -> list[str]:
+    """Copy a run's meta, figures and raw output; return the copied names (relative)."""
+    copied: list[str] = []
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in (records.META, records.FIGURES):
+        if is_regular(src / name):
+            shutil.copy2(src / name, dest / name)
+            copied.append(name)
+    raw = src / "raw"
+    if raw.is_dir():
+        (dest / "raw").mkdir(exist_ok=True)
+        for f in sorted(raw.iterdir()):
+            if is_regular(f):
+                shutil.copy2(f, dest / "raw" / f.name)
+                copied.append(f"raw/{f.name}")
+    return copied

@@ -1,0 +1,585 @@
+"""Loading a published-report spec (``reports/<id>.yaml``; the types are
+:mod:`openssl_matrix.repro.spec`).
+
+Loading validates everything and reports errors the way the matrix loader does: the
+file, the key path and, for unknown keys, a suggestion. The format reference for people
+who transcribe reports is ``docs/reports.md``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from openssl_matrix.core.errors import ConfigError
+from openssl_matrix.core.outputs import read_regular
+from openssl_matrix.core.yamlload import MAX_BYTES as MAX_YAML_BYTES
+from openssl_matrix.matrix.check import _choices_hint, _Ctx, load_yaml_file
+from openssl_matrix.matrix.model import ARCHES, MAX_SECONDS, NAME, VERSION
+from openssl_matrix.matrix.pkey import ALGORITHMS
+from openssl_matrix.matrix.tlsvocab import KEYS, PINNINGS, PROTOCOLS
+from openssl_matrix.measure.cpumodel import CORES
+from openssl_matrix.parse.algorithms import closest, resolve
+from openssl_matrix.repro.spec import (
+    DEFAULT_TOLERANCE,
+    DEPENDS_ON,
+    EXPECTATIONS,
+    OP_BLOCK,
+    OPERATIONS,
+    REQUIREMENTS,
+    SOURCE_KINDS,
+    SPEC_SCHEMA,
+    TLS_OPERATIONS,
+    BuildSpec,
+    Claim,
+    Machine,
+    Measurement,
+    MeasureSettings,
+    ReportSpec,
+    SourceInfo,
+    VersionRef,
+)
+
+#: The keys each part of a spec may have.
+TOP_KEYS = ("schema", "id", "title", "source", "machines", "versions", "builds",
+            "measurements", "claims", "measure", "notes")
+SOURCE_KEYS = ("kind", "where", "url", "author", "date", "seed", "notes")
+MACHINE_KEYS = ("cpu", "clock_ghz", "flags", "arch", "os", "compiler", "notes", "core",
+                "profile")
+VERSION_KEYS = ("as_reported", "sha256", "urls", "release", "stand_in", "stand_in_why")
+BUILD_KEYS = ("version", "asm", "arch", "configure", "as_reported")
+MEASUREMENT_KEYS = ("machine", "build", "command", "algorithm", "algorithms", "block_size",
+                    "evp", "disable", "ia32cap", "engine", "decrypt", "elapsed", "needs",
+                    "reference", "notes", "operation", "protocol", "pinning")
+CLAIM_KEYS = ("id", "says", "where", "compare", "expect", "ratio", "tolerance", "block_sizes",
+              "stand_in", "depends_on", "notes")
+MEASURE_KEYS = ("seconds", "repeat", "rows")
+_FIGURE = re.compile(r"^\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*(k|B/s)?\s*$")
+
+
+def load_spec(path: str | Path) -> ReportSpec:
+    """Read and validate a report spec; raise ConfigError naming file and key path."""
+    p = Path(path)
+    try:
+        text = read_regular(p, 4 * MAX_YAML_BYTES).decode("utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: no such report spec",
+                          hint="give a path, or the id of a spec in reports/ "
+                          "(`invoke matrix reproduce ivy-bridge-aesni-blog`)") from None
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{p}: is not UTF-8 text") from None
+    return build_spec(load_yaml_file(_Ctx(p), text), p)
+
+
+def find_spec(name: str, reports_dirs: Sequence[Path]) -> Path:
+    """A spec given as a path, or as an id looked up in ``reports_dirs`` (first wins)."""
+    direct = Path(name)
+    if direct.suffix in (".yaml", ".yml") or "/" in name:
+        return direct
+    for d in reports_dirs:
+        candidate = d / f"{name}.yaml"
+        if candidate.is_file():
+            return candidate
+    known = sorted({q.stem for d in reports_dirs if d.is_dir() for q in d.glob("*.yaml")})
+    where = " or ".join(str(d) for d in reports_dirs)
+    raise ConfigError(f"no report spec {name!r} in {where}",
+                      hint=_choices_hint(name, known) if known else
+                      f"{where} holds no *.yaml specs; give a path to one")
+
+
+def build_spec(data: Any, path: Path) -> ReportSpec:
+    ctx = _Ctx(path)
+    top = ctx.document(data, TOP_KEYS, schema=SPEC_SCHEMA, what="report spec",
+                       doc="docs/reports.md")
+    spec_id = ctx.string(top.get("id", path.stem), "id", pattern=NAME,
+                         what="id (lower-case letters, digits, '-', '.', '_')")
+    if "id" in top and spec_id != path.stem:
+        raise ctx.fail("id", f"{spec_id!r} differs from the file name {path.name!r}",
+                       hint=f"rename the file to {spec_id}.yaml or drop the 'id' key")
+    title = ctx.string(_required(ctx, top, "title", ""), "title")
+    source = _source(ctx, _required(ctx, top, "source", ""))
+    machines = _machines(ctx, _required(ctx, top, "machines", ""))
+    versions = _versions(ctx, _required(ctx, top, "versions", ""))
+    builds = _builds(ctx, _required(ctx, top, "builds", ""), versions)
+    measurements = _measurements(ctx, _required(ctx, top, "measurements", ""), machines,
+                                 builds)
+    claims = _claims(ctx, _required(ctx, top, "claims", ""), measurements)
+    measure = _measure(ctx, top.get("measure"), measurements)
+    return ReportSpec(path=path, id=spec_id, title=title, source=source, machines=machines,
+                      versions=versions, builds=builds, measurements=measurements,
+                      claims=claims, measure=measure,
+                      notes=_text(ctx, top.get("notes"), "notes"), raw=top)
+
+
+def _required(ctx: _Ctx, mapping: Mapping[str, Any], key: str, keypath: str) -> Any:
+    if key not in mapping or mapping[key] is None:
+        where = f"{keypath}.{key}" if keypath else key
+        raise ctx.fail(where, "is required", hint="see docs/reports.md for what goes here")
+    return mapping[key]
+
+
+def _text(ctx: _Ctx, value: Any, keypath: str) -> str:
+    if value is None:
+        return ""
+    return ctx.string(value, keypath).strip()
+
+
+def _opt_text(ctx: _Ctx, value: Any, keypath: str) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, (_dt.date, _dt.datetime)):
+        return value.isoformat()
+    return ctx.string(value, keypath).strip()
+
+
+def _source(ctx: _Ctx, value: Any) -> SourceInfo:
+    s = ctx.mapping(value, "source")
+    ctx.keys(s, SOURCE_KEYS, "source")
+    kind = ctx.string(_required(ctx, s, "kind", "source"), "source.kind")
+    if kind not in SOURCE_KINDS:
+        raise ctx.fail("source.kind", f"{kind!r} is not one of {', '.join(SOURCE_KINDS)}",
+                       hint=_choices_hint(kind, SOURCE_KINDS))
+    url = _opt_text(ctx, s.get("url"), "source.url")
+    if url is not None and not re.match(r"^(https?|ftp|news|mailto):\S+$", url):
+        raise ctx.fail("source.url", f"{url!r} is not a URL")
+    date = _opt_text(ctx, s.get("date"), "source.date")
+    if date is not None and not re.match(r"^\d{4}(-\d{2}(-\d{2})?)?$", date):
+        raise ctx.fail("source.date", f"{date!r} is not a date such as 2013-08-27, 2013-08 "
+                       "or 2013")
+    return SourceInfo(kind=kind, where=ctx.string(_required(ctx, s, "where", "source"),
+                                                   "source.where"),
+                      url=url, author=_opt_text(ctx, s.get("author"), "source.author"),
+                      date=date, seed=_opt_text(ctx, s.get("seed"), "source.seed"),
+                      notes=_text(ctx, s.get("notes"), "source.notes"))
+
+
+def _named(ctx: _Ctx, value: Any, keypath: str) -> dict[str, Any]:
+    entries = ctx.mapping(value, keypath)
+    if not entries:
+        raise ctx.fail(keypath, "declare at least one entry")
+    for name in entries:
+        if not NAME.match(name):
+            raise ctx.fail(f"{keypath}.{name}", f"{name!r}: names are lower-case letters, "
+                           "digits, '-', '.', '_'")
+    return entries
+
+
+def _machines(ctx: _Ctx, value: Any) -> dict[str, Machine]:
+    out: dict[str, Machine] = {}
+    for name, body in _named(ctx, value, "machines").items():
+        kp = f"machines.{name}"
+        m = ctx.mapping(body, kp)
+        ctx.keys(m, MACHINE_KEYS, kp)
+        arch = ctx.string(m.get("arch", "x86_64"), f"{kp}.arch")
+        if arch not in ARCHES:
+            raise ctx.fail(f"{kp}.arch", f"{arch!r} is not one of {', '.join(ARCHES)}",
+                           hint=_choices_hint(arch, ARCHES))
+        out[name] = Machine(
+            name=name, cpu=ctx.string(_required(ctx, m, "cpu", kp), f"{kp}.cpu"),
+            clock_ghz=ctx.number(m.get("clock_ghz"), f"{kp}.clock_ghz"),
+            flags=ctx.tokens(m.get("flags"), f"{kp}.flags"), arch=arch,
+            os=_opt_text(ctx, m.get("os"), f"{kp}.os"),
+            compiler=_opt_text(ctx, m.get("compiler"), f"{kp}.compiler"),
+            notes=_text(ctx, m.get("notes"), f"{kp}.notes"),
+            core=_core(ctx, m.get("core"), f"{kp}.core"),
+            profile=None if m.get("profile") is None else
+            ctx.string(m["profile"], f"{kp}.profile", pattern=NAME, what="CPU profile name"))
+    return out
+
+
+def _core(ctx: _Ctx, value: Any, keypath: str) -> str | None:
+    if value is None:
+        return None
+    core = ctx.string(value, keypath)
+    if core not in CORES:
+        raise ctx.fail(keypath, f"{core!r} is not a core the CPU model knows "
+                       f"({', '.join(CORES)})", hint=_choices_hint(core, list(CORES)))
+    return core
+
+
+def _algorithm(ctx: _Ctx, value: Any, keypath: str) -> str:
+    """An algorithm in any spelling speed has printed or taken; its canonical id."""
+    name = ctx.string(value, keypath).strip()
+    found = resolve(name)
+    if found is not None:
+        return found
+    if _PUBLIC_KEY.match(name.lower()):
+        return name.lower()
+    near = closest(name)
+    raise ctx.fail(keypath, f"{name!r} is not an algorithm `openssl speed` knows",
+                   hint=("the closest known names: " + ", ".join(near)) if near else
+                   "write it as speed prints it (`aes-128 cbc`, `blowfish cbc`) or as its "
+                   "EVP name (`aes-128-cbc`)")
+
+
+#: Public-key algorithm names (speed's rsa2048, ecdsap256, ed25519 ...): passed through.
+_PUBLIC_KEY = re.compile(r"^(rsa|dsa|ecdsa|ecdh|ffdhe|eddsa)[a-z0-9]*$|^(ed|x)(25519|448)$|"
+                         r"^sm2$")
+
+
+def _versions(ctx: _Ctx, value: Any) -> dict[str, VersionRef]:
+    entries = ctx.mapping(value, "versions")
+    if not entries:
+        raise ctx.fail("versions", "declare at least one version")
+    out: dict[str, VersionRef] = {}
+    for name, body in entries.items():
+        kp = f"versions.{name}"
+        if not VERSION.match(name):
+            raise ctx.fail(kp, f"{name!r} is not an OpenSSL version such as 1.0.1e or 3.0.2",
+                           hint="a development snapshot is written like 1.1.0-dev with "
+                           "'release: false'")
+        v = ctx.mapping(body, kp)
+        ctx.keys(v, VERSION_KEYS, kp)
+        sha, urls = ctx.source_pin(v, kp)
+        stand_in = v.get("stand_in")
+        if stand_in is not None:
+            stand_in = ctx.string(stand_in, f"{kp}.stand_in", pattern=VERSION,
+                                  what="OpenSSL version")
+            if stand_in == name:
+                raise ctx.fail(f"{kp}.stand_in", "a version cannot stand in for itself")
+        why = _opt_text(ctx, v.get("stand_in_why"), f"{kp}.stand_in_why")
+        if stand_in is not None and not why:
+            raise ctx.fail(f"{kp}.stand_in_why", f"say why {stand_in} may stand in for {name}",
+                           hint="a stand-in is only honest when the reason is written down")
+        release = ctx.boolean(v.get("release", True), f"{kp}.release")
+        out[name] = VersionRef(name=name, as_reported=_opt_text(ctx, v.get("as_reported"),
+                                                                 f"{kp}.as_reported"),
+                               sha256=sha, urls=urls, release=release, stand_in=stand_in,
+                               stand_in_why=why)
+    return out
+
+
+def _builds(ctx: _Ctx, value: Any, versions: Mapping[str, VersionRef]) -> dict[str, BuildSpec]:
+    out: dict[str, BuildSpec] = {}
+    for name, body in _named(ctx, value, "builds").items():
+        kp = f"builds.{name}"
+        b = ctx.mapping(body, kp)
+        ctx.keys(b, BUILD_KEYS, kp)
+        version = ctx.string(_required(ctx, b, "version", kp), f"{kp}.version")
+        if version not in versions:
+            raise ctx.fail(f"{kp}.version", f"{version!r} is not declared under 'versions'",
+                           hint=_choices_hint(version, list(versions)))
+        arch = ctx.string(b.get("arch", "x86_64"), f"{kp}.arch")
+        if arch not in ARCHES:
+            raise ctx.fail(f"{kp}.arch", f"{arch!r} is not one of {', '.join(ARCHES)}",
+                           hint=_choices_hint(arch, ARCHES))
+        configure = ctx.tokens(b.get("configure"), f"{kp}.configure")
+        if "no-asm" in configure:
+            raise ctx.fail(f"{kp}.configure", "write 'asm: false' instead of no-asm here")
+        out[name] = BuildSpec(name=name, version=version,
+                              asm=ctx.boolean(b.get("asm", True), f"{kp}.asm"), arch=arch,
+                              configure=configure,
+                              as_reported=_opt_text(ctx, b.get("as_reported"),
+                                                    f"{kp}.as_reported"))
+    return out
+
+
+def parse_figure(ctx: _Ctx, value: Any, keypath: str) -> float:
+    """A reference figure: a number in 1000s of bytes/s, or text as printed (``1,234.5k``)."""
+    if isinstance(value, bool):
+        raise ctx.fail(keypath, f"expected a figure, got {value!r}")
+    if isinstance(value, (int, float)):
+        if value < 0:
+            raise ctx.fail(keypath, f"a figure cannot be negative ({value!r})")
+        return float(value) * 1000.0
+    if isinstance(value, str):
+        m = _FIGURE.match(value)
+        if m:
+            number = float(m.group(1).replace(",", ""))
+            return number if m.group(2) == "B/s" else number * 1000.0
+    raise ctx.fail(keypath, f"{value!r} is not a figure",
+                   hint="write it as printed, e.g. 305049.90k or '1,086,559.57k' "
+                   "(1000s of bytes per second), or '9876.54 B/s'")
+
+
+def _measurements(ctx: _Ctx, value: Any, machines: Mapping[str, Machine],
+                  builds: Mapping[str, BuildSpec]) -> dict[str, Measurement]:
+    out: dict[str, Measurement] = {}
+    for name, body in _named(ctx, value, "measurements").items():
+        kp = f"measurements.{name}"
+        m = ctx.mapping(body, kp)
+        ctx.keys(m, MEASUREMENT_KEYS, kp)
+        if "machine" in m:
+            machine = ctx.string(m["machine"], f"{kp}.machine")
+        elif len(machines) == 1:
+            machine = next(iter(machines))
+        else:
+            raise ctx.fail(f"{kp}.machine", "is required when the spec has several machines",
+                           hint="one of: " + ", ".join(machines))
+        if machine not in machines:
+            raise ctx.fail(f"{kp}.machine", f"{machine!r} is not declared under 'machines'",
+                           hint=_choices_hint(machine, list(machines)))
+        build = ctx.string(_required(ctx, m, "build", kp), f"{kp}.build")
+        if build not in builds:
+            raise ctx.fail(f"{kp}.build", f"{build!r} is not declared under 'builds'",
+                           hint=_choices_hint(build, list(builds)))
+        cap, disable = ctx.mask_spec(m, kp)
+        engine = m.get("engine")
+        if engine is not None:
+            engine = ctx.token(engine, f"{kp}.engine")
+        needs = ctx.tokens(m.get("needs"), f"{kp}.needs")
+        for i, need in enumerate(needs):
+            if need not in REQUIREMENTS:
+                raise ctx.fail(f"{kp}.needs[{i}]", f"{need!r} is not a known requirement "
+                               f"({', '.join(REQUIREMENTS)})",
+                               hint=_choices_hint(need, REQUIREMENTS))
+        elapsed = m.get("elapsed")
+        proto = Measurement(
+            name=name, machine=machine, build=build,
+            command=_opt_text(ctx, m.get("command"), f"{kp}.command"), algorithm="",
+            evp=ctx.boolean(m.get("evp", True), f"{kp}.evp"), ia32cap=cap, engine=engine,
+            decrypt=ctx.boolean(m.get("decrypt", False), f"{kp}.decrypt"),
+            elapsed=None if elapsed is None else ctx.boolean(elapsed, f"{kp}.elapsed"),
+            needs=needs, reference={}, notes=_text(ctx, m.get("notes"), f"{kp}.notes"),
+            disable=disable)
+        if "algorithms" in m:
+            for key in ("algorithm", "reference"):
+                if key in m:
+                    raise ctx.fail(f"{kp}.{key}", "a table row ('algorithms:') gives its "
+                                   "figures per algorithm; drop this key",
+                                   hint="use either algorithm + reference, or algorithms + "
+                                   "block_size")
+            block = _block(ctx, m.get("block_size", 8192), f"{kp}.block_size")
+            algs = m["algorithms"]
+            row: dict[str, Any]
+            if isinstance(algs, list):
+                row = dict.fromkeys((ctx.string(a, f"{kp}.algorithms[{i}]")
+                                     for i, a in enumerate(algs)))
+            else:
+                if isinstance(algs, dict) and any(_split_figure(a) for a in algs):
+                    raise ctx.fail(f"{kp}.algorithms", "an algorithm name looks like part of "
+                                   "a figure: a figure with thousands separators was split "
+                                   "at a comma in a {flow: mapping}",
+                                   hint="quote such figures: {aes-256-cbc: '1,086,559.57k'}")
+                row = ctx.mapping(algs, f"{kp}.algorithms")
+            if not row:
+                raise ctx.fail(f"{kp}.algorithms", "list at least one algorithm")
+            for alg, fig in row.items():
+                alg = _algorithm(ctx, alg, f"{kp}.algorithms.{alg}")
+                ref = {} if fig is None else \
+                    {block: parse_figure(ctx, fig, f"{kp}.algorithms.{alg}")}
+                full = f"{name}.{alg}"
+                if full in out:
+                    raise ctx.fail(f"{kp}.algorithms.{alg}", f"{full!r} is declared twice")
+                out[full] = replace(proto, name=full, algorithm=alg, reference=ref,
+                                    table=name)
+            continue
+        if "operation" in m and m["operation"] in TLS_OPERATIONS:
+            out[name] = _tls_measurement(ctx, m, proto, kp)
+            continue
+        for key in ("protocol", "pinning"):
+            if key in m:
+                raise ctx.fail(f"{kp}.{key}", "only used with 'operation: handshake' or "
+                               "'operation: resume' (a TLS figure)")
+        if "operation" in m:
+            out[name] = _pk_measurement(ctx, m, proto, kp)
+            continue
+        if "block_size" in m:
+            raise ctx.fail(f"{kp}.block_size", "only used with 'algorithms:' (a table row); "
+                           "'reference' gives figures per block size")
+        algorithm = _algorithm(ctx, _required(ctx, m, "algorithm", kp), f"{kp}.algorithm")
+        ref_raw = _sizes_mapping(ctx, m.get("reference"), f"{kp}.reference")
+        reference: dict[int, float] = {}
+        for key, fig in ref_raw.items():
+            size = _block(ctx, key, f"{kp}.reference")
+            reference[size] = parse_figure(ctx, fig, f"{kp}.reference.{key}")
+        if name in out:
+            raise ctx.fail(kp, f"{name!r} is declared twice (once by a table row)")
+        out[name] = replace(proto, algorithm=algorithm, reference=reference)
+    return out
+
+
+def _pk_measurement(ctx: _Ctx, m: Mapping[str, Any], proto: Measurement,
+                    kp: str) -> Measurement:
+    """A public-key measurement: a pkey suite algorithm, one operation, one figure."""
+    for key in ("algorithms", "block_size", "evp", "disable", "ia32cap", "engine", "decrypt"):
+        if key in m:
+            raise ctx.fail(f"{kp}.{key}", "not used with 'operation' (a public-key figure)")
+    operation = ctx.string(m["operation"], f"{kp}.operation")
+    if operation not in OPERATIONS:
+        every = OPERATIONS + TLS_OPERATIONS
+        raise ctx.fail(f"{kp}.operation", f"{operation!r} is not one of " + ", ".join(every),
+                       hint=_choices_hint(operation, every))
+    algorithm = ctx.token(_required(ctx, m, "algorithm", kp), f"{kp}.algorithm")
+    if algorithm not in ALGORITHMS:
+        raise ctx.fail(f"{kp}.algorithm", f"{algorithm!r} is not a public-key test",
+                       hint=_choices_hint(algorithm, list(ALGORITHMS)))
+    if operation not in ALGORITHMS[algorithm].operations:
+        raise ctx.fail(f"{kp}.operation", f"{algorithm} has no {operation!r} figure (it has "
+                       + ", ".join(ALGORITHMS[algorithm].operations) + ")")
+    reference = _one_figure(ctx, m, kp, "a public-key figure is one number, operations per "
+                            "second as printed (e.g. 1936.3)")
+    return replace(proto, algorithm=algorithm, reference=reference, operation=operation,
+                   evp=False)
+
+
+def _one_figure(ctx: _Ctx, m: Mapping[str, Any], kp: str, what: str) -> dict[int, float]:
+    """The one ``reference`` figure of a pkey or tls measurement, under ``OP_BLOCK``."""
+    ref = m.get("reference")
+    if ref is None:
+        return {}
+    if isinstance(ref, bool) or not isinstance(ref, (int, float)) or ref <= 0:
+        raise ctx.fail(f"{kp}.reference", f"{what}, got {ref!r}")
+    return {OP_BLOCK: float(ref)}
+
+
+def _tls_measurement(ctx: _Ctx, m: Mapping[str, Any], proto: Measurement,
+                     kp: str) -> Measurement:
+    """A TLS measurement: server key, protocol, handshake or resume, one figure."""
+    for key in ("algorithms", "block_size", "evp", "disable", "ia32cap", "engine", "decrypt"):
+        if key in m:
+            raise ctx.fail(f"{kp}.{key}", "not used with a TLS figure (operation "
+                           f"{m['operation']})")
+    algorithm = ctx.token(_required(ctx, m, "algorithm", kp), f"{kp}.algorithm")
+    if algorithm not in KEYS:
+        raise ctx.fail(f"{kp}.algorithm", f"{algorithm!r} is not a server key of the TLS "
+                       f"suite ({', '.join(KEYS)})", hint=_choices_hint(algorithm, KEYS))
+    protocol = ctx.token(_required(ctx, m, "protocol", kp), f"{kp}.protocol")
+    if protocol not in PROTOCOLS:
+        raise ctx.fail(f"{kp}.protocol", f"{protocol!r} is not one of "
+                       + ", ".join(PROTOCOLS), hint=_choices_hint(protocol, list(PROTOCOLS)))
+    pinning = ctx.token(m.get("pinning", "cross-core"), f"{kp}.pinning")
+    if pinning not in PINNINGS:
+        raise ctx.fail(f"{kp}.pinning", f"{pinning!r} is not one of " + ", ".join(PINNINGS),
+                       hint=_choices_hint(pinning, PINNINGS))
+    reference = _one_figure(ctx, m, kp, "a TLS figure is one number, connections per "
+                            "second (e.g. 22600)")
+    return replace(proto, algorithm=algorithm, reference=reference,
+                   operation=str(m["operation"]), evp=False, protocol=protocol,
+                   pinning=pinning)
+
+
+def _split_figure(key: Any) -> bool:
+    """A mapping key that is really the tail of a figure split at a comma by YAML."""
+    return not isinstance(key, str) or bool(re.match(r"^\d{3}(\.\d+)?(k|B/s)?$", key))
+
+
+def _sizes_mapping(ctx: _Ctx, value: Any, keypath: str) -> dict[Any, Any]:
+    """A mapping keyed by block size (YAML reads the keys as numbers)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ctx.fail(keypath, "expected a mapping of block size to figure, e.g. "
+                       "{16: 305049.90k, 8192: 333987.84k}")
+    for key in value:
+        if isinstance(key, str) and _split_figure(key):
+            raise ctx.fail(keypath, f"{key!r} is not a block size: a figure with thousands "
+                           "separators was split at a comma in a {flow: mapping}",
+                           hint="quote such figures: {8192: '1,086,559.57k'}")
+    return value
+
+
+def _block(ctx: _Ctx, key: Any, keypath: str) -> int:
+    text = str(key)
+    if isinstance(key, bool) or not text.isdigit() or int(text) <= 0:
+        raise ctx.fail(keypath if keypath.endswith("block_size") else f"{keypath}.{text}",
+                       f"{text!r} is not a block size in bytes",
+                       hint="keys are block sizes: 16, 64, 256, 1024, 8192, 16384")
+    return int(text)
+
+
+def _claims(ctx: _Ctx, value: Any, measurements: Mapping[str, Measurement]
+            ) -> tuple[Claim, ...]:
+    if not isinstance(value, list) or not value:
+        raise ctx.fail("claims", "expected a non-empty list of claims")
+    out: list[Claim] = []
+    seen: set[str] = set()
+    for i, body in enumerate(value):
+        kp = f"claims[{i}]"
+        c = ctx.mapping(body, kp)
+        ctx.keys(c, CLAIM_KEYS, kp)
+        cid = ctx.string(_required(ctx, c, "id", kp), f"{kp}.id", pattern=NAME,
+                         what="claim id (lower-case letters, digits, '-', '.', '_')")
+        kp = f"claims[{i}] ({cid})"
+        if cid in seen:
+            raise ctx.fail(f"{kp}.id", f"claim id {cid!r} is used twice")
+        seen.add(cid)
+        compare = c.get("compare")
+        if not isinstance(compare, list) or len(compare) != 2:
+            raise ctx.fail(f"{kp}.compare", "expected [numerator, denominator]: two "
+                           "measurement names")
+        names = [ctx.string(x, f"{kp}.compare[{j}]") for j, x in enumerate(compare)]
+        for j, n in enumerate(names):
+            if n not in measurements:
+                raise ctx.fail(f"{kp}.compare[{j}]", f"{n!r} is not declared under "
+                               "'measurements'", hint=_choices_hint(n, list(measurements)))
+        if names[0] == names[1]:
+            raise ctx.fail(f"{kp}.compare", "compares a measurement with itself")
+        expect = ctx.string(_required(ctx, c, "expect", kp), f"{kp}.expect")
+        if expect not in EXPECTATIONS:
+            raise ctx.fail(f"{kp}.expect", f"{expect!r} is not one of "
+                           f"{', '.join(EXPECTATIONS)}", hint=_choices_hint(expect, EXPECTATIONS))
+        ratio = ctx.number(c.get("ratio"), f"{kp}.ratio")
+        if ratio is not None and expect != "ratio":
+            raise ctx.fail(f"{kp}.ratio", f"only used with 'expect: ratio' (this claim "
+                           f"expects {expect!r})")
+        tol_raw = c.get("tolerance")
+        tolerance = DEFAULT_TOLERANCE[expect] if tol_raw is None else \
+            ctx.number(tol_raw, f"{kp}.tolerance")
+        assert tolerance is not None
+        if tolerance >= 1 and expect in ("same", "ratio"):
+            raise ctx.fail(f"{kp}.tolerance", f"{tolerance} is a relative tolerance and must "
+                           "be below 1 here (0.25 means ±25 %)")
+        blocks_raw = c.get("block_sizes", [8192])
+        blocks: tuple[int, ...] | None
+        if blocks_raw == "all":
+            blocks = None
+        elif isinstance(blocks_raw, list) and blocks_raw:
+            blocks = tuple(_block(ctx, b, f"{kp}.block_sizes") for b in blocks_raw)
+        else:
+            raise ctx.fail(f"{kp}.block_sizes", "expected a list of block sizes, or 'all'")
+        num, den = (measurements[n] for n in names)
+        if num.operation is not None:  # one figure per operation (pkey, tls)
+            blocks = (OP_BLOCK,)
+        if blocks is None and not (set(num.reference) & set(den.reference)):
+            raise ctx.fail(f"{kp}.block_sizes", "'all' needs reference figures on both sides",
+                           hint="list the block sizes instead, e.g. [8192]")
+        if expect == "ratio" and ratio is None:
+            sizes = blocks or tuple(sorted(set(num.reference) & set(den.reference)))
+            if any(b not in num.reference or b not in den.reference for b in sizes):
+                raise ctx.fail(f"{kp}.ratio", "give the ratio the report claims, or reference "
+                               "figures for both measurements at every block size judged")
+        out.append(Claim(
+            id=cid, says=ctx.string(_required(ctx, c, "says", kp), f"{kp}.says").strip(),
+            where=_opt_text(ctx, c.get("where"), f"{kp}.where"), numerator=names[0],
+            denominator=names[1], expect=expect, ratio=ratio, tolerance=tolerance,
+            block_sizes=blocks, stand_in=ctx.boolean(c.get("stand_in", True),
+                                                     f"{kp}.stand_in"),
+            notes=_text(ctx, c.get("notes"), f"{kp}.notes"),
+            depends_on=_depends_on(ctx, c.get("depends_on"), f"{kp}.depends_on")))
+    return tuple(out)
+
+
+def _depends_on(ctx: _Ctx, value: Any, keypath: str) -> str:
+    if value is None:
+        return "code-path"
+    text = ctx.string(value, keypath)
+    if text not in DEPENDS_ON:
+        raise ctx.fail(keypath, f"{text!r} is not one of {', '.join(DEPENDS_ON)}",
+                       hint=_choices_hint(text, DEPENDS_ON))
+    return text
+
+
+def _measure(ctx: _Ctx, value: Any, measurements: Mapping[str, Measurement]
+             ) -> MeasureSettings:
+    m = ctx.mapping(value, "measure")
+    ctx.keys(m, MEASURE_KEYS, "measure")
+    rows = ctx.strings(m.get("rows"), "measure.rows")
+    names = set(measurements) | {x.table for x in measurements.values() if x.table}
+    for i, row in enumerate(rows):
+        if row not in names:
+            raise ctx.fail(f"measure.rows[{i}]", f"{row!r} is neither a measurement nor a "
+                           "table row", hint=_choices_hint(row, sorted(names)))
+    seconds = ctx.posint(m.get("seconds", 1), "measure.seconds", maximum=MAX_SECONDS)
+    repeat = ctx.posint(m.get("repeat", 3), "measure.repeat")
+    assert seconds is not None and repeat is not None
+    if repeat > 50:
+        raise ctx.fail("measure.repeat", f"{repeat} repetitions is more than this tool runs "
+                       "(at most 50)")
+    return MeasureSettings(seconds=seconds, repeat=repeat, rows=rows)

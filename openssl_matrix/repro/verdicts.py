@@ -1,0 +1,284 @@
+"""Reproduce, step 4: the reproduction as JSON, as the side-by-side text, and its
+folder under ``<results>/_reproduce/<id>/<NNNN>/``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from openssl_matrix.core.files import atomic_write, write_json
+from openssl_matrix.core.units import speed_k as k
+from openssl_matrix.measure.guards import cycles
+from openssl_matrix.report.types import USABLE_STATUSES
+from openssl_matrix.repro.judge import (
+    NOT_REPRODUCED,
+    NOT_TESTABLE,
+    REPRODUCED,
+    Reproduction,
+    expectation_text,
+)
+from openssl_matrix.repro.resolve import ResolvedVersion
+from openssl_matrix.repro.spec import OP_BLOCK, Measurement
+from openssl_matrix.results import records
+from openssl_matrix.results.tree import new_numbered_dir
+
+# ----------------------------------------------------------------------------------
+# output
+
+
+def _x(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}×"
+
+
+def cycles_per_byte(clock_ghz: float | None, bytes_per_s: float | None) -> float | None:
+    """Cycles per byte at a clock given in GHz (guards.cycles does the arithmetic)."""
+    return cycles(bytes_per_s, clock_ghz * 1e9 if clock_ghz else None)
+
+
+def _size(block: int, *, bare: bool = False) -> str:
+    """A block size as shown; a public-key figure (``OP_BLOCK``) is one per operation."""
+    if block == OP_BLOCK:
+        return "op/s" if bare else "the operation's figure"
+    return str(block) if bare else f"{block} bytes"
+
+
+def as_json(rep: Reproduction) -> dict[str, Any]:
+    spec = rep.spec
+    measurements: dict[str, Any] = {}
+    for name, m in spec.measurements.items():
+        p = rep.planned[name]
+        o = rep.ours[name]
+        machine = spec.machines[m.machine]
+        blocks = sorted(set(m.reference) | set(o.blocks))
+        measurements[name] = {
+            "build": m.build, "algorithm": m.algorithm, "evp": m.evp, "ia32cap": m.ia32cap,
+            "disable": list(m.disable),
+            "engine": m.engine, "decrypt": m.decrypt, "command_as_reported": m.command,
+            "machine": machine.name, "version_built": p.version, "stand_in": p.stand_in,
+            "variant": p.variant, "suite": p.suite, "mask": p.mask,
+            "not_measured": p.skipped or p.problem,
+            "runs": o.runs, "image_id": o.image_id, "statuses": o.statuses,
+            "figures": [{
+                "block_size": b,
+                "reference_bytes_per_s": m.reference.get(b),
+                "ours_median_bytes_per_s": o.median(b),
+                "ours_values": o.values(b),
+                "reference_cycles_per_byte": cycles_per_byte(machine.clock_ghz,
+                                                             m.reference.get(b)),
+                "ours_cycles_per_byte": cycles_per_byte(o.clock_ghz, o.median(b)),
+            } for b in blocks],
+        }
+    return {
+        "spec": {"id": spec.id, "title": spec.title, "path": str(spec.path),
+                 "sha256": spec.digest,
+                 "source": {k: getattr(spec.source, k) for k in
+                            ("kind", "where", "url", "author", "date")}},
+        "started": rep.started, "ended": rep.ended, "host": rep.host,
+        "versions": {k: {"release_built": v.release, "stand_in": v.stand_in,
+                         "sha256": v.sha256, "origin": v.origin, "problem": v.problem}
+                     for k, v in rep.resolved.items()},
+        "claims": [{
+            "id": r.claim.id, "says": r.claim.says, "where": r.claim.where,
+            "compare": [r.claim.numerator, r.claim.denominator], "expect": r.claim.expect,
+            "tolerance": r.claim.tolerance, "verdict": r.verdict, "reason": r.reason,
+            "stand_in": r.stand_in_note, "versions_built": r.versions,
+            "unstable_at": r.unstable, "figure_labels": r.labels,
+            "depends_on": r.claim.depends_on, "basis": r.basis, "model": r.model,
+            "blocks": [{"block_size": b.block, "reference_ratio": b.reference,
+                        "our_ratio": b.ours, "our_ratio_range": b.ours_range,
+                        "pairs": b.pairs, "target": b.target, "passed": b.passed,
+                        "stable": b.stable, "model_their_cpu": b.model_theirs,
+                        "model_here": b.model_here,
+                        "reference_meets_claim": b.reference_passes} for b in r.blocks],
+        } for r in rep.results],
+        "measurements": measurements,
+        "warnings": rep.warnings,
+        "summary": summary_counts(rep),
+    }
+
+
+def summary_counts(rep: Reproduction) -> dict[str, int]:
+    out = {REPRODUCED: 0, NOT_REPRODUCED: 0, NOT_TESTABLE: 0}
+    for r in rep.results:
+        out[r.verdict] += 1
+    return out
+
+
+def render_text(rep: Reproduction) -> str:
+    spec = rep.spec
+    s = spec.source
+    lines = [f"Reproduction of {spec.id}: {spec.title}",
+             "  source: " + ", ".join(x for x in (s.kind, s.where, s.author, s.date, s.url)
+                                      if x)]
+    for mach in spec.machines.values():
+        clock = f" @ {mach.clock_ghz:g} GHz" if mach.clock_ghz else ""
+        lines.append(f"  their machine {mach.name}: {mach.cpu}{clock}"
+                     + (f", {mach.os}" if mach.os else ""))
+    mhz = rep.host.get("cpu_mhz")
+    lines.append(f"  our machine: {rep.host.get('cpu_model')}"
+                 + (f" @ {mhz / 1000:.2f} GHz" if isinstance(mhz, (int, float)) else "")
+                 + f", kernel {rep.host.get('kernel')}; results under {rep.host.get('cpu_dir')}")
+    lines.append("  versions:")
+    lines += version_lines(rep.resolved, found="built from its release tarball")
+    lines += ["", "Claims (ratio = first / second measurement; reference vs ours)"]
+    marks = {REPRODUCED: "✓", NOT_REPRODUCED: "✕", NOT_TESTABLE: "–"}
+    for r in rep.results:
+        c = r.claim
+        lines.append(f"  {marks[r.verdict]} [{r.verdict}] {c.id}: {c.says}"
+                     + (f" ({c.where})" if c.where else ""))
+        lines.append(f"      {c.numerator} / {c.denominator}, expected {c.expect}")
+        if r.reason:
+            lines.append(f"      reason: {r.reason}")
+        if r.model:
+            lines.append(f"      {'by the model' if r.basis == 'cpu model' else r.basis}: "
+                         f"{r.model}")
+        if r.stand_in_note:
+            lines.append(f"      stand-in: {r.stand_in_note}")
+        if r.labels:
+            used = {k: v for k, v in r.labels.items() if k in USABLE_STATUSES}
+            left = {k: v for k, v in r.labels.items() if k not in USABLE_STATUSES}
+            if used:
+                lines.append("      figures used carry guard labels: "
+                             + ", ".join(f"{k} ×{v}" for k, v in used.items())
+                             + f" (values kept; see the warnings in each run's {records.META})")
+            if left:
+                lines.append("      figures left out: "
+                             + ", ".join(f"{k} ×{v}" for k, v in left.items()))
+        if r.unstable:
+            lines.append(f"      unsure: at {', '.join(map(_size, r.unstable))} our runs "
+                         "fall on both sides of the expectation (a busy machine?); measure "
+                         "again on a quiet one, or raise measure.repeat")
+        if r.blocks:
+            lines.append(f"      {'block':>6}  {'reference':>9}  {'ours':>8}  "
+                         f"{'expected':<14} {'our runs':<18}")
+            for b in r.blocks:
+                mark = "" if b.passed is None else ("✓" if b.passed else "✕")
+                rng = f"{b.pairs} × {b.ours_range[0]:.2f}–{b.ours_range[1]:.2f}" \
+                    if b.ours_range and b.pairs > 1 else (f"{b.pairs}" if b.pairs else "")
+                expected = expectation_text(c, b.target)
+                if b.by_model:
+                    expected = (f"model {b.model_here:.2f}× ±15 %" if b.model_here is not None
+                                else "direction")
+                label = spec.measurements[c.numerator].unit if b.block == OP_BLOCK else \
+                    _size(b.block, bare=True)
+                lines.append(f"      {label:>6}  {_x(b.reference):>9}  "
+                             f"{_x(b.ours):>8}  "
+                             f"{expected:<14} {rng:<18} {mark}")
+    lines += table_grids(rep)
+    lines += ["", "Measurements (1000s of bytes/s, median of our runs; c/B = cycles per byte "
+              "where both clocks are known)"]
+    for name, m in spec.measurements.items():
+        p = rep.planned[name]
+        o = rep.ours[name]
+        machine = spec.machines[m.machine]
+        what = f"{m.algorithm}{' -evp' if m.evp else ''}" + \
+            (f" ia32cap={m.ia32cap}" if m.ia32cap else "") + \
+            (f" with {'+'.join(m.disable)} off" if m.disable else "") + \
+            (f" -engine {m.engine}" if m.engine else "") + (" -decrypt" if m.decrypt else "")
+        if m.protocol is not None:
+            what = f"{m.protocol} {m.algorithm} {m.operation} ({m.pinning})"
+        elif m.operation is not None:
+            what = f"{m.algorithm} {m.operation}"
+        built = f"{p.variant}" + (" (stand-in)" if p.stand_in else "") if p.variant else \
+            "not measured"
+        lines.append(f"  {name}: {what} · {m.build} → {built}")
+        if p.skipped:
+            lines.append(f"      not measured: {p.skipped}")
+        elif p.problem:
+            lines.append(f"      not measured: {p.problem}")
+        for size in sorted(set(m.reference) | set(o.blocks)):
+            ref = m.reference.get(size)
+            mine = o.median(size)
+            spread = o.spread(size)
+            n = len(o.values(size))
+            sp = f" ({n} runs, {k(spread[0])}–{k(spread[1])})" if spread and n > 1 else \
+                (f" ({n} run)" if n == 1 else "")
+            if m.operation is not None:  # one figure in operations per second
+                ops = (f" ({n} runs, {spread[0]:,.1f}–{spread[1]:,.1f})" if spread and n > 1
+                       else sp)
+                unit = m.unit if m.protocol is not None else f"{m.operation}/s"
+                lines.append(f"      {unit:>12}: reference "
+                             f"{'—' if ref is None else f'{ref:,.1f}':>12}   ours "
+                             f"{'—' if mine is None else f'{mine:,.1f}':>12}{ops}")
+                continue
+            cpb_ref = cycles_per_byte(machine.clock_ghz, ref)
+            cpb_ours = cycles_per_byte(o.clock_ghz, mine)
+            cpb = ""
+            if cpb_ref is not None or cpb_ours is not None:
+                cpb = (f"   c/B {cpb_ref:.2f}" if cpb_ref is not None else "   c/B —") + \
+                    (f" vs {cpb_ours:.2f}" if cpb_ours is not None else " vs —")
+            lines.append(f"      {size:>6} bytes: reference {k(ref):>16}   ours {k(mine):>16}"
+                         f"{sp}{cpb}")
+        if o.runs:
+            lines.append(f"      runs: {', '.join(o.runs)}")
+    counts = summary_counts(rep)
+    lines += ["", "Summary: " + ", ".join(f"{v} {k}" for k, v in counts.items())]
+    for w in rep.warnings:
+        lines.append(f"  warning: {w}")
+    return "\n".join(lines) + "\n"
+
+
+def version_lines(resolved: Mapping[str, ResolvedVersion], indent: str = "    ",
+                  found: str | None = None) -> list[str]:
+    """One line per version of the spec: the release itself, its stand-in, or why neither
+    (``found``: what to say of a release that is there; default: built from its tarball)."""
+    lines = []
+    for name, rv in resolved.items():
+        if rv.release == name:
+            lines.append(f"{indent}{name}: {found or rv.origin or 'available'}")
+        elif rv.release:
+            lines.append(f"{indent}{name}: stand-in {rv.release} — {rv.problem}")
+        else:
+            lines.append(f"{indent}{name}: not available — {rv.problem}")
+    return lines
+
+
+def table_grids(rep: Reproduction) -> list[str]:
+    """The report's table rows (``algorithms:``) side by side: reference → ours."""
+    spec = rep.spec
+    rows: dict[str, list[Measurement]] = {}
+    for m in spec.measurements.values():
+        if m.table:
+            rows.setdefault(m.table, []).append(m)
+    if not rows:
+        return []
+    by_machine: dict[str, list[str]] = {}
+    for row, ms in rows.items():
+        by_machine.setdefault(ms[0].machine, []).append(row)
+    out: list[str] = []
+    for machine, names in by_machine.items():
+        algs = list(dict.fromkeys(m.algorithm for n in names for m in rows[n]))
+        block = next(iter(rows[names[0]][0].reference), 8192)
+        width = max(len(n) for n in names)
+        out += ["", f"Table rows for {spec.machines[machine].cpu} at {block} bytes "
+                "(1000s of bytes/s, reference → ours; — not measured here)",
+                "  " + " " * width + "  " + "  ".join(f"{a:>27}" for a in algs)]
+        for n in names:
+            cells = []
+            for a in algs:
+                cell = spec.measurements.get(f"{n}.{a}")
+                if cell is None:
+                    cells.append(f"{'':>27}")
+                    continue
+                ref = cell.reference.get(block)
+                ours = rep.ours[cell.name].median(block)
+                ref_text = "—" if ref is None else f"{ref / 1000:,.0f}"
+                ours_text = "—" if ours is None else f"{ours / 1000:,.0f}"
+                cells.append(f"{ref_text + ' → ' + ours_text:>27}")
+            out.append(f"  {n:<{width}}  " + "  ".join(cells))
+    return out
+
+
+def write_reproduction(rep: Reproduction, root: Path) -> Path:
+    out = new_numbered_dir(root)
+    rep.out_dir = out
+    write_json(out / "verdicts.json", as_json(rep))
+    atomic_write(out / "side-by-side.txt", render_text(rep))
+    try:
+        atomic_write(out / "spec.yaml", rep.spec.path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        rep.warnings.append(f"could not copy the spec: {exc}")
+    return out
+
+

@@ -1,0 +1,1 @@
+"""The results tree on disk: versioned records, the tree and its journal, export."""

@@ -1,0 +1,112 @@
+"""Export: every figure in the results tree as flat records (CSV or JSON lines)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from openssl_matrix.parse.figures import STATUS_IMPOSSIBLE, impossible
+from openssl_matrix.results import records as rec
+from openssl_matrix.results.tree import ResultsTree
+
+FIELDS = ("cpu", "variant", "version", "suite", "run", "mask", "ia32cap", "algorithm", "label",
+          "evp", "block_size", "bytes_per_s", "ops_per_s", "operation", "status", "detail",
+          "forced", "run_status", "started", "image_id", "tarball_sha256",
+          "engine", "path", "direction", "multi", "guards", "clock_hz", "clock_source",
+          "cycles_per_byte", "cycles_per_op", "round", "series", "pinning", "loadavg",
+          "docker_endpoint", "own_share", "foreign_cores", "steal_cores", "samples", "ci_low",
+          "ci_high", "ci_method", "source",
+          # pkey/tls suites: the unit of ops_per_s, and what a handshake figure measured
+          "unit", "protocol", "key", "cipher", "group", "tls_pinning", "connections",
+          "wall_s", "server_cpu_s", "client_cpu_s", "bottleneck",
+          # kind: pts suites: the PTS result a figure is, and its unit
+          "pts_result", "pts_unit")
+
+def _series_rows(path: Any, cache: dict[Any, dict[tuple[Any, ...], dict[str, Any]]],
+                 ) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """The figures of a series file, by (invocation, algorithm, block size, operation)."""
+    if path not in cache:
+        series = rec.read_series(path)
+        rows = series.figures if series is not None else None
+        cache[path] = {(r.get("invocation"), r.get("algorithm"), r.get("block_size"),
+                        r.get("operation")): r for r in rows or [] if isinstance(r, dict)}
+    return cache[path]
+
+
+def records(tree: ResultsTree) -> Iterator[dict[str, Any]]:
+    """One flat row per figure of every finished run (running, interrupted or failed runs
+    are never counted); a damaged run file is an error naming it. ``samples``/``ci_low``/
+    ``ci_high`` are those of the figure's series (repeated bench): the clean samples behind
+    its median and their 95 % interval; a figure measured once has ``samples`` 1 and no
+    interval."""
+    rec.require_tree(tree.root)
+    series_cache: dict[Any, dict[tuple[Any, ...], dict[str, Any]]] = {}
+    for run in rec.finished_runs(tree.root):
+        meta = run.meta
+        common = {
+            "cpu": run.cpu,
+            "variant": run.variant,
+            "version": meta.version,
+            "suite": run.suite,
+            "run": run.run,
+            "forced": bool(meta.forced),
+            "run_status": meta.status,
+            "started": meta.started,
+            "image_id": meta.image_id,
+            "tarball_sha256": meta.tarball_sha256,
+            "clock_source": meta.clock_source,
+            "round": meta.round,
+            "series": meta.series_id,
+            "pinning": (meta.pinning or {}).get("cpuset"),
+            "loadavg": (meta.host or {}).get("loadavg_before"),
+            "docker_endpoint": (meta.docker or {}).get("endpoint"),
+            # measured here, or a published report's figures stored by `import --as NAME`
+            "source": (f"imported:{run.cpu.removeprefix('ref-')}"
+                       if meta.kind == "reference" else "measured"),
+        }
+        series_id = meta.series_id
+        in_series = _series_rows(rec.series_path(run.path.parent, series_id),
+                                 series_cache) if series_id else {}
+        for fig in run.figures:
+            row: dict[str, Any] = dict.fromkeys(FIELDS)
+            row.update(common)
+            row.update({k: v for k, v in fig.to_json().items() if k in FIELDS})
+            srow = in_series.get((fig.invocation, fig.algorithm, fig.block_size,
+                                  fig.operation))
+            if srow is not None:
+                row.update({"samples": srow.get("clean_n", srow.get("n")),
+                            "ci_low": srow.get("ci_low"), "ci_high": srow.get("ci_high"),
+                            "ci_method": srow.get("ci_method")})
+            else:
+                row["samples"] = 1
+            if isinstance(row.get("guards"), list):
+                row["guards"] = ";".join(row["guards"])
+            yield _finite(row)
+
+
+def _finite(row: dict[str, Any]) -> dict[str, Any]:
+    """An impossible rate (negative, absurd: the reader already refuses non-finite ones)
+    empties the figure and marks it ``impossible``: never a number in an export."""
+    for key in ("bytes_per_s", "ops_per_s"):
+        value = row.get(key)
+        reason = None if value is None else impossible(value)
+        if reason is not None:
+            row.update(bytes_per_s=None, ops_per_s=None, cycles_per_byte=None,
+                       cycles_per_op=None, status=STATUS_IMPOSSIBLE,
+                       detail=f"{key} in {rec.FIGURES}: {reason}")
+    return row
+
+
+def render(tree: ResultsTree, fmt: str) -> str:
+    rows = list(records(tree))
+    if fmt == "jsonl":
+        return "".join(json.dumps(r, sort_keys=False, allow_nan=False) + "\n" for r in rows)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(FIELDS), lineterminator="\n")
+    writer.writeheader()
+    for r in rows:
+        writer.writerow({k: ("" if v is None else v) for k, v in r.items()})
+    return buf.getvalue()

@@ -1,0 +1,333 @@
+"""The results tree: ``results/<cpu>/<variant>/<suite>/<run>/``.
+
+Every file is written atomically (temp file + rename). Runs are numbered and a
+new run never overwrites an old one. Build records live beside the bench results
+in ``results/_builds/<variant>/<digest>/`` (profile names cannot start with ``_``).
+
+Interruptions are the normal case. A run folder is "running" until its last write
+marks it complete, partial or failed; a folder left "running" (or without its metadata file)
+by a killed process is found by :meth:`ResultsTree.recover`, marked ``interrupted``
+(its raw output kept for inspection) and never counted. A run journal
+(``results/_journal/<kind>-<key>.json``, see :class:`Journal`) remembers which cells
+of a build or bench session are finished, so rerunning the same command after an
+interruption goes on where it stopped instead of starting over.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from openssl_matrix.core.clock import now as _now
+from openssl_matrix.core.errors import ResultsError
+from openssl_matrix.core.files import write_json
+from openssl_matrix.core.names import inside, safe_name
+from openssl_matrix.results import records
+from openssl_matrix.results.records import JOURNALS, read_json
+
+
+@dataclass(frozen=True)
+class RunRef:
+    """One finished (or unfinished) run in the tree."""
+
+    cpu: str
+    variant: str
+    suite: str
+    run: str
+    path: Path
+
+    @property
+    def meta(self) -> records.RunMeta:
+        """The run's validated metadata (an empty record while it has none)."""
+        return records.read_meta(self.path) or records.RunMeta()
+
+    @property
+    def complete(self) -> bool:
+        return self.meta.finished
+
+
+def new_numbered_dir(base: Path) -> Path:
+    """Create the next numbered folder under base (0001, 0002, ...); never reuse one,
+    even when another process creates the same number first."""
+    base.mkdir(parents=True, exist_ok=True)
+    numbers = [int(p.name) for p in base.iterdir() if p.name.isdigit()]
+    n = max(numbers, default=0) + 1
+    while True:
+        path = base / f"{n:04d}"
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            n += 1
+
+
+#: Set by a lab (``lab.py``) in the environment of the engine workers it starts: "PID:TREE".
+LAB_ENV = "OPENSSL_MATRIX_LAB_TREE"
+
+
+def lab_worker() -> bool:
+    """Whether this process (or thread, in tests) is an engine worker of a running lab:
+    ``$OPENSSL_MATRIX_LAB_TREE`` names its parent (or itself)."""
+    pid = os.environ.get(LAB_ENV, "").partition(":")[0]
+    return pid.isdigit() and int(pid) in (os.getppid(), os.getpid())
+
+
+class ResultsTree:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._lock_fh: IO[str] | None = None
+        #: True while the lock is a lab's, held for this process (several engines write
+        #: the tree at once, each under its own CPU): recover only your own CPU's folders.
+        self.shared = False
+
+    def _lab_holds_lock(self) -> bool:
+        """Whether the lab that started this process (or runs this one's engines in
+        threads) holds this tree's lock: ``$OPENSSL_MATRIX_LAB_TREE`` names its pid and
+        this tree, the lock file names that pid, and the lock is taken."""
+        pid, _, root = os.environ.get(LAB_ENV, "").partition(":")
+        if not lab_worker():
+            return False
+        if Path(root) != self.root.resolve():
+            return False
+        path = self.root / ".lock"
+        try:
+            holder = path.read_text(encoding="utf-8")
+            with path.open("a+", encoding="utf-8") as fh:
+                try:
+                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    return holder.startswith(f"pid {pid} ")
+                fcntl.flock(fh, fcntl.LOCK_UN)  # nobody holds it: not delegated
+        except OSError:
+            return False
+        return False
+
+    # -- locking --------------------------------------------------------------
+    def lock(self, *, wait: bool = False) -> None:
+        """Take the tree's lock; a second bench on the same tree is refused. An engine
+        worker of a lab shares its lab's lock instead (:attr:`shared`)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        if self._lab_holds_lock():
+            self.shared = True
+            return
+        fh = (self.root / ".lock").open("a+", encoding="utf-8")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            holder = _holder_named(fh)
+            fh.close()
+            if holder is None:  # released while we looked: take it after all
+                self.lock(wait=wait)
+                return
+            raise ResultsError(
+                f"{self.root} is in use by {holder}",
+                hint="wait for it to finish, or pass --wait to queue behind it",
+            ) from None
+        fh.seek(0)
+        fh.truncate()
+        command = " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv))
+        fh.write(f"pid {os.getpid()} ({command[:200]}) since {_now()}\n")
+        fh.flush()
+        self._lock_fh = fh
+
+    def unlock(self) -> None:
+        self.shared = False
+        if self._lock_fh is not None:
+            fcntl.flock(self._lock_fh, fcntl.LOCK_UN)
+            self._lock_fh.close()
+            self._lock_fh = None
+
+    # -- runs -----------------------------------------------------------------
+    def suite_dir(self, cpu: str, variant: str, suite: str) -> Path:
+        """``<cpu>/<variant>/<suite>``: each name checked (names.safe_name), the folder
+        checked to stay inside the tree."""
+        for key, name in (("cpu", cpu), ("variant", variant), ("suite", suite)):
+            safe_name(name, key, error=ResultsError)
+        return inside(self.root, self.root / cpu / variant / suite, error=ResultsError)
+
+    def new_run_dir(self, cpu: str, variant: str, suite: str) -> Path:
+        """Create the next numbered run folder (0001, 0002, ...); never reuse one."""
+        return new_numbered_dir(self.suite_dir(cpu, variant, suite))
+
+    def runs(self) -> Iterator[RunRef]:
+        """Every run folder, in a stable order."""
+        for cpu, variant, suite, run, path in records.run_dirs(self.root):
+            yield RunRef(cpu, variant, suite, run, path)
+
+    # -- interrupted runs -----------------------------------------------------
+    def recover(self, cpu: str | None = None, variant: str | None = None,
+                suite: str | None = None, *, reason: str = "") -> list[Path]:
+        """Mark half-written run folders as ``interrupted``; return them.
+
+        A folder is half-written when its metadata still says ``running`` or is missing
+        (killed between creating the folder and the first write). Call this only while
+        holding the tree's lock: then no live process is writing such a folder. Its raw
+        output is kept for inspection; its figures are never counted. ``cpu``/``variant``/
+        ``suite`` narrow the search (to one CPU, one cell). Stale temp files of atomic writes are
+        removed.
+        """
+        found: list[Path] = []
+        for c, v, s, run, path in records.run_dirs(self.root, cpu=cpu, variant=variant,
+                                                   suite=suite):
+            ref = RunRef(c, v, s, run, path)
+            _remove_stale_tmp(ref.path)
+            record: dict[str, Any] = {}
+            try:
+                meta = records.read_meta(ref.path)
+            except ResultsError:
+                damaged = ref.path / f"{records.META}.damaged"
+                os.replace(ref.path / records.META, damaged)
+                meta = None
+                record = {"damaged_meta": damaged.name}
+            if meta is not None:
+                if meta.status != "running":
+                    continue
+                record = meta.to_json()
+            raw = ref.path / "raw"
+            record["status"] = "interrupted"
+            record["interrupted"] = {
+                "detected": _now(),
+                "reason": reason or "the process writing it was stopped before it finished "
+                "(killed, interrupted, or the Docker engine went away)",
+                "raw_files_kept": sorted(p.name for p in raw.iterdir()) if raw.is_dir() else [],
+                "note": "not counted: the cell is measured again in a new run folder",
+            }
+            records.write_meta(ref.path, record)
+            found.append(ref.path)
+        return found
+
+    # -- journals -------------------------------------------------------------
+    def journal(self, kind: str, identity: Mapping[str, Any], *, fresh: bool = False,
+                ) -> Journal:
+        """The open journal of the session ``identity`` describes, or a new one.
+
+        ``identity`` is what makes two commands "the same" (for bench: the CPU, the
+        suite's definition and the variants). An open journal of the same identity is
+        resumed unless ``fresh``; then it is closed as abandoned and a new one begun.
+        """
+        canon = json.dumps(identity, sort_keys=True, separators=(",", ":"), default=str)
+        key = hashlib.sha256(f"{kind}\0{canon}".encode()).hexdigest()[:16]
+        path = self.root / JOURNALS / f"{kind}-{key}.json"
+        data = read_json(path)
+        if isinstance(data, dict) and data.get("status") == "open":
+            if not fresh:
+                data.setdefault("resumes", []).append({"at": _now(), "pid": os.getpid()})
+                journal = Journal(path, data, resumed=True)
+                journal.save()
+                return journal
+            Journal(path, data).close("abandoned")
+        data = {"kind": kind, "id": f"{kind}-{key}-{int(time.time() * 1000)}",
+                "identity": json.loads(canon), "status": "open", "started": _now(),
+                "pid": os.getpid(), "cells": {}}
+        journal = Journal(path, data)
+        journal.save()
+        return journal
+
+    # -- builds ---------------------------------------------------------------
+    def build_dir(self, variant: str, digest: str) -> Path:
+        return records.build_dir(self.root, variant, digest)
+
+    def build_record(self, variant: str, digest: str) -> dict[str, Any] | None:
+        """The build record of a variant's build, validated, as its JSON object."""
+        rec = records.read_build(self.build_dir(variant, digest))
+        return None if rec is None else rec.to_json()
+
+
+def _remove_stale_tmp(folder: Path) -> None:
+    """Temp files of atomic writes in a run folder: leftovers of a killed process (the
+    caller holds the lock, so no live process is writing there)."""
+    for tmp in folder.rglob(".*.tmp"):
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+@dataclass
+class Journal:
+    """Which cells of one build or bench session are finished.
+
+    Saved atomically after every change, so a process killed at any point leaves a
+    journal that is either before or after a cell's record, never half. The results
+    tree stays the truth: a cell counts as finished only if what the journal points at
+    is still there (see ``Bencher`` and ``Builder``). When every cell is finished the
+    journal is closed (moved to ``_journal/closed/``) and the next identical command
+    starts a new session.
+    """
+
+    path: Path
+    data: dict[str, Any]
+    resumed: bool = False
+    _closed: bool = field(default=False, repr=False)
+
+    @property
+    def id(self) -> str:
+        return str(self.data["id"])
+
+    @property
+    def cells(self) -> dict[str, dict[str, Any]]:
+        cells = self.data.setdefault("cells", {})
+        assert isinstance(cells, dict)
+        return cells
+
+    def cell(self, name: str) -> dict[str, Any] | None:
+        entry = self.cells.get(name)
+        return entry if isinstance(entry, dict) else None
+
+    def record(self, name: str, status: str, **info: Any) -> None:
+        self.cells[name] = {"status": status, "at": _now(), **info}
+        self.save()
+
+    def save(self) -> None:
+        if not self._closed:
+            write_json(self.path, self.data)
+
+    def close(self, status: str = "finished") -> Path:
+        """Close the session: the next identical command starts a new one."""
+        self.data["status"] = status
+        self.data["ended"] = _now()
+        dest = self.path.parent / "closed" / f"{self.id}-{status}.json"
+        write_json(dest, self.data)
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        self._closed = True
+        return dest
+
+
+#: How long a refused ``lock`` waits for the holder to write its name: a holder writes it
+#: just after taking the flock, so asked in between the file is empty (or names the
+#: previous holder, whose process is gone).
+NAME_TRIES = 20
+NAME_PAUSE_S = 0.05
+
+
+def _holder_named(fh: IO[str]) -> str | None:
+    """Who holds the tree's lock, as the holder wrote it (``pid N (command) since …``);
+    "another process" if no live holder has named itself within NAME_TRIES pauses; None
+    if the lock came free meanwhile."""
+    for attempt in range(NAME_TRIES + 1):
+        fh.seek(0)
+        text = fh.read().strip()
+        pid = text.split()[1] if text.startswith("pid ") and len(text.split()) > 1 else ""
+        if pid.isdigit() and Path(f"/proc/{pid}").exists():
+            return text
+        if attempt == NAME_TRIES:
+            break
+        time.sleep(NAME_PAUSE_S)
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        return None
+    return "another process"

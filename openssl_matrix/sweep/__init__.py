@@ -1,0 +1,1 @@
+"""The release sweep: build every release the mirrors serve, and its table."""

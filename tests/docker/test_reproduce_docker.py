@@ -1,0 +1,105 @@
+"""`invoke matrix reproduce` and `invoke matrix report` as a user types them, for real.
+
+Reproduces the Ivy Bridge AES-NI blog: OpenSSL 1.0.1e cannot be downloaded on a machine
+that reaches only Debian's mirror, so its declared stand-in 1.1.1w is built (the default
+matrix's 1.1.1w-asm-x86_64 image: shared with the other Docker tests) and
+`openssl speed -elapsed -evp aes-128-cbc` runs with AES-NI on and masked, three times.
+Then the report of that results tree is opened in headless Chromium.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ..browser import chromium, open_page
+from ..unit.test_report_browser import PAGE_FACTS
+from .test_integration_docker import cpu_has
+
+pytestmark = pytest.mark.docker
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def invoke(*args: str, timeout: float = 2400) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run(["invoke", "matrix", *args], cwd=ROOT, env=env, text=True,
+                          capture_output=True, timeout=timeout)
+
+
+@pytest.mark.skipif(not cpu_has("aes"), reason="this CPU has no AES-NI (no 'aes' flag)")
+def test_reproduce_ivy_bridge_blog_then_report(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    out = invoke("reproduce", "ivy-bridge-aesni-blog", "--results", str(results), "--json")
+    assert out.returncode == 0, out.stderr[-4000:]
+    data = json.loads(out.stdout)
+    version = data["versions"]["1.0.1e"]
+    if version["stand_in"]:
+        assert version["release_built"] == "1.1.1w"
+        assert "not obtainable here" in version["problem"]
+    else:  # a machine that could download 1.0.1e built it
+        assert version["release_built"] == "1.0.1e"
+    claims = {c["id"]: c for c in data["claims"]}
+
+    # AES-NI through EVP is clearly faster than masked off, at every block size
+    faster = claims["evp-aesni-faster"]
+    assert faster["verdict"] == "reproduced", faster
+    assert [b["block_size"] for b in faster["blocks"]] == [16, 64, 256, 1024, 8192]
+    big = faster["blocks"][-1]
+    assert big["reference_ratio"] == pytest.approx(1.9587, abs=1e-3)
+    assert big["our_ratio"] > 1.5 and big["pairs"] == 3
+    # "about twice": a verdict with our numbers, whichever it is on this CPU. Its size is
+    # the CPU's (issue 16): on another core it is judged against the CPU model, and the
+    # verdict explains our ratio from it (here, a Zen: about 4x predicted)
+    twice = claims["evp-aesni-about-twice"]
+    assert twice["depends_on"] == "cpu"
+    assert all(b["our_ratio"] is not None for b in twice["blocks"])
+    if twice["basis"] == "cpu model" and twice["model"]:
+        assert twice["verdict"] in ("reproduced", "not reproduced")
+        assert twice["model"].startswith("holds on Intel Core i5-3317U (Ivy Bridge) by the "
+                                         "model (1.96× reported, 2.00× predicted")
+        assert "the model predicts" in twice["model"]
+    elif twice["basis"] == "cpu model":  # a core the model does not cover: it says so
+        assert twice["verdict"] == "not testable here" and twice["reason"]
+    else:  # an Ivy Bridge: judged as measured
+        assert twice["verdict"] in ("reproduced", "not reproduced")
+    # without -evp the mask changes nothing: the low-level AES never uses AES-NI
+    legacy = claims["no-evp-no-difference"]
+    assert legacy["verdict"] in ("reproduced", "not reproduced")
+    assert 0.75 < legacy["blocks"][0]["our_ratio"] < 1.33, legacy
+
+    m = data["measurements"]["evp-aesni"]
+    assert len(m["runs"]) == 3 and m["variant"].endswith("-asm-x86_64")
+    fig = next(f for f in m["figures"] if f["block_size"] == 8192)
+    assert fig["ours_median_bytes_per_s"] > 200e6  # AES-NI: ~1.2 GB/s on a quiet EPYC
+    assert fig["reference_bytes_per_s"] == pytest.approx(333_987_840.0)
+    for run in m["runs"]:
+        raw = (Path(run) / "raw" / "native--aes-128-cbc.stdout").read_text()
+        assert raw.startswith("+H:16:64:256:1024:8192:16384")
+        assert json.loads((Path(run) / "meta.json").read_text())["status"] == "complete"
+    folder = results / "_reproduce" / "ivy-bridge-aesni-blog" / "0001"
+    assert "evp-aesni-faster" in (folder / "side-by-side.txt").read_text()
+
+    # a second reproduction reuses the finished runs: nothing is measured again
+    again = invoke("reproduce", "ivy-bridge-aesni-blog", "--results", str(results),
+                   timeout=300)
+    assert again.returncode == 0, again.stderr[-4000:]
+    assert "reusing them" in again.stderr
+    assert "[reproduced] evp-aesni-faster" in again.stdout
+
+    # the report of this tree, opened from disk in a real browser
+    rep = invoke("report", "--results", str(results), timeout=300)
+    assert rep.returncode == 0, rep.stderr[-4000:]
+    index = results / "_report" / "index.html"
+    html = index.read_text()
+    assert "ivy-bridge-aesni-blog" in html and "evp-aesni-faster" in html
+    if chromium() is None and not os.environ.get("CI"):
+        pytest.skip("chromium is not installed: the real report was not opened in a browser")
+    page = open_page(index.as_uri(), PAGE_FACTS)
+    assert page.errors == [], page.errors
+    assert page.result["tables"] >= 4
+    assert page.result["images"] and all(i["complete"] and i["width"] > 0
+                                         for i in page.result["images"])

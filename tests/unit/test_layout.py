@@ -1,0 +1,147 @@
+"""The floor plan holds (docs/layout.md): the layers contract, no import cycle counting every
+import, few imports inside functions, small modules, a package folder one can take in.
+
+The layers themselves are checked by import-linter (``[tool.importlinter]`` in
+pyproject.toml); the rest by reading the package's source with ``ast``, so an import
+under ``if TYPE_CHECKING:`` or inside a function counts like any other.
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "openssl_matrix"
+#: Limits of issue 25.
+MAX_MODULE_LINES = 800
+MAX_FUNCTION_IMPORTS = 10
+MAX_TOP_LEVEL_ENTRIES = 16
+#: The modules an import inside a function may name: heavy and optional at start-up.
+LAZY_ALLOWED = ("matplotlib", "docker")
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def _imported(name: str, path: Path, node: ast.Import | ast.ImportFrom,
+              known: dict[str, Path]) -> Iterator[str]:
+    """The package modules one import statement names (a module, or a name's module)."""
+    if isinstance(node, ast.Import):
+        targets = [a.name for a in node.names]
+    else:
+        base = node.module or ""
+        if node.level:
+            here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+            here = here[:len(here) - (node.level - 1)]
+            base = ".".join(here + ([node.module] if node.module else []))
+        targets = [f"{base}.{a.name}" for a in node.names] + [base]
+    for t in targets:
+        if t in known and t != name:
+            yield t
+
+
+def import_graph() -> dict[str, set[str]]:
+    known = modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in known.items():
+        edges = graph.setdefault(name, set())
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                edges.update(_imported(name, path, node, known))
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_layers_contract_is_kept() -> None:
+    exe = shutil.which("lint-imports")
+    assert exe, "lint-imports is not installed: pip install -e '.[test]' (import-linter)"
+    out = subprocess.run([exe, "--config", str(ROOT / "pyproject.toml")], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
+    assert "0 broken" in out.stdout, out.stdout[-2000:]
+
+
+def test_no_import_cycle_counting_every_import() -> None:
+    graph = import_graph()
+    assert len(graph) > 50  # the walk found the package
+    assert graph["openssl_matrix.cli.commands"]  # and its imports
+    assert cycles(graph) == []
+
+
+def test_the_cycle_check_sees_a_cycle() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_imports_inside_functions_are_few_heavy_and_commented() -> None:
+    found = []
+    for name, path in modules().items():
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for fn in ast.walk(ast.parse(text)):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    what = node.module if isinstance(node, ast.ImportFrom) else \
+                        node.names[0].name
+                    found.append((name, node.lineno, what or "", lines[node.lineno - 1]))
+    assert len(found) <= MAX_FUNCTION_IMPORTS, found
+    for name, line, what, text in found:
+        assert what.split(".")[0] in LAZY_ALLOWED, f"{name}:{line} imports {what} lazily"
+        assert "#" in text, f"{name}:{line}: say why this import is inside a function"
+
+
+def test_no_module_over_800_lines() -> None:
+    sizes = {name: len(path.read_text(encoding="utf-8").splitlines())
+             for name, path in modules().items()}
+    assert {n: s for n, s in sizes.items() if s > MAX_MODULE_LINES} == {}
+
+
+def test_the_package_folder_has_few_entries() -> None:
+    entries = [p.name for p in PACKAGE.iterdir() if p.name != "__pycache__"]
+    assert len(entries) <= MAX_TOP_LEVEL_ENTRIES, sorted(entries)

@@ -1,0 +1,80 @@
+"""``invoke matrix reproduce REPORT --check``: every spec in reports/ is checked without
+Docker in well under 5 s; a claim its own report contradicts is reported."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from openssl_matrix.cli import commands
+from openssl_matrix.cli.table import flags_of
+from openssl_matrix.core.resources import project_reports
+
+ROOT = Path(__file__).resolve().parents[2]
+SPECS = sorted(p.stem for p in (project_reports()).glob("*.yaml"))
+
+
+@pytest.fixture
+def no_docker(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("--check must not reach Docker")
+
+    monkeypatch.setattr(commands, "DockerBackend", refuse)
+    monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(ROOT)
+
+
+def test_check_is_a_declared_flag_of_reproduce() -> None:
+    assert "check" in {f.name for f in flags_of("reproduce")}
+    assert "check" not in {f.name for f in flags_of("bench")}
+
+
+@pytest.mark.parametrize("spec_id", SPECS)
+def test_check_each_spec_without_docker(spec_id: str, no_docker: None, tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    started = time.monotonic()
+    code = commands.cmd_reproduce(target=spec_id, matrix="matrix.yaml",
+                                  results=str(tmp_path / "results"), cpu="", force=False,
+                                  wait=False, json=False, check=True)
+    elapsed = time.monotonic() - started
+    out = capsys.readouterr().out
+    assert code == 0
+    assert elapsed < 5, f"--check took {elapsed:.1f} s"
+    assert out.startswith(f"Check of {spec_id}:")
+    for section in ("The report's own figures against its claims", "Versions (",
+                    "Plan on this machine", "Summary: the report's figures meet every claim"):
+        assert section in out
+    assert not (tmp_path / "results").exists()  # nothing written
+
+
+def test_check_reports_a_claim_its_report_contradicts(no_docker: None, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str],
+                                                      ) -> None:
+    text = (project_reports() / "ivy-bridge-aesni-blog.yaml").read_text()
+    text = text.replace("    ratio: 2.0\n", "    ratio: 3.0\n", 1)
+    spec = tmp_path / "ivy-wrong.yaml"
+    spec.write_text(text)
+    commands.cmd_reproduce(target=str(spec), matrix="matrix.yaml",
+                           results=str(tmp_path / "results"), cpu="", force=False,
+                           wait=False, json=False, check=True)
+    out = capsys.readouterr().out
+    assert "8192 bytes: 1.96× does NOT meet the claim" in out
+    assert "claim(s) the report's own figures do not meet: check the spec" in out
+    assert "warning: claim evp-aesni-about-twice" in out
+    # the CPU model explains the report's 1.96× and says what it predicts here
+    assert "2.00× predicted (AES-NI CBC encrypt 5.00 c/B vs vpaes CBC encrypt 10.00 c/B on " \
+        "Intel Ivy Bridge); the report has 1.96×: explained" in out
+
+
+def test_check_as_json(no_docker: None, tmp_path: Path,
+                       capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    commands.cmd_reproduce(target="ivy-bridge-aesni-blog", matrix="matrix.yaml",
+                           results=str(tmp_path / "results"), cpu="", force=False,
+                           wait=False, json=True, check=True)
+    data = json.loads(capsys.readouterr().out)
+    assert data["spec"] == "ivy-bridge-aesni-blog" and data["problems"] == []
+    assert "Plan on this machine" in data["text"]
