@@ -21,6 +21,7 @@ from openssl_matrix.core.files import read_bounded
 from openssl_matrix.core.names import clip, name_problem
 from openssl_matrix.core.resources import USER_PATCHES, project_patches, user_folder
 from openssl_matrix.core.yamlload import MAX_BYTES as MAX_YAML_BYTES
+from openssl_matrix.matrix.aead import ALGORITHMS as AEAD_ALGORITHMS
 from openssl_matrix.matrix.check import _choices_hint, _Ctx, _kind, load_yaml_file
 from openssl_matrix.matrix.eras import (
     ENGINES,
@@ -58,6 +59,10 @@ from openssl_matrix.matrix.patches import (
     select_patches,
 )
 from openssl_matrix.matrix.pkey import ALGORITHMS as PK_ALGORITHMS
+from openssl_matrix.matrix.pts import OPTIONS as PTS_OPTIONS
+from openssl_matrix.matrix.pts import RSD_THRESHOLD as PTS_RSD
+from openssl_matrix.matrix.pts import SECONDS as PTS_SECONDS
+from openssl_matrix.matrix.pts import TIMES_TO_RUN as PTS_TIMES
 from openssl_matrix.matrix.releases import Release, load_catalogue
 from openssl_matrix.matrix.tlsvocab import KEYS as TLS_KEYS
 from openssl_matrix.matrix.tlsvocab import MODES as TLS_MODES
@@ -79,7 +84,7 @@ PROFILE_KEYS = ("description", "vendor", "model", "flags", "lacks", "clock_ghz",
 SUITE_KEYS = ("description", "algorithms", "evp", "decrypt", "engine", "provider", "multi",
               "seconds", "bytes", "masks", "repeat", "noise_threshold", "devices", "kind",
               "protocols", "modes", "pinning", "threads")
-SUITE_KINDS = ("speed", "pkey", "tls", "library")
+SUITE_KINDS = ("speed", "aead", "pkey", "tls", "pts", "library")
 #: Most threads a library suite may ask for.
 MAX_THREADS = 256
 DEVICE = re.compile(r"^/dev/[A-Za-z0-9_][A-Za-z0-9_./-]*\Z")
@@ -578,7 +583,7 @@ def _load_suites(ctx: _Ctx, value: Any) -> tuple[Suite, ...]:
             raise ctx.fail(f"{kp}.algorithms", "list at least one algorithm")
         masks = _load_masks(ctx, entry.get("masks"), f"{kp}.masks")
         evp, legacy = _paths(ctx, entry.get("evp", True), f"{kp}.evp")
-        multi = ctx.posint(entry.get("multi"), f"{kp}.multi", maximum=MAX_MULTI)
+        multi = _multi(ctx, entry.get("multi"), f"{kp}.multi")
         repeat = ctx.posint(entry.get("repeat", 1), f"{kp}.repeat", optional=False,
                             maximum=MAX_REPEAT)
         noise = ctx.number(entry.get("noise_threshold", 0.05), f"{kp}.noise_threshold")
@@ -591,12 +596,18 @@ def _load_suites(ctx: _Ctx, value: Any) -> tuple[Suite, ...]:
                            f"({', '.join(SUITE_KINDS)})")
         library = _library_options(ctx, kind, entry, algorithms, kp)
         tls = None if library is not None else _suite_kind(ctx, kind, entry, algorithms, kp)
+        seconds = ctx.posint(entry.get("seconds"), f"{kp}.seconds", maximum=MAX_SECONDS)
+        if kind == "pts":  # pts/openssl's own settings unless the suite says otherwise
+            seconds = seconds or PTS_SECONDS
+            multi = multi or (0,)
+            repeat = repeat if "repeat" in entry else PTS_TIMES
+            noise = noise if "noise_threshold" in entry else PTS_RSD
         out.append(Suite(
             name=name, kind=kind, tls=tls, library=library,
             description=ctx.string(entry.get("description", ""), f"{kp}.description"),
             algorithms=algorithms,
             evp=evp,
-            seconds=ctx.posint(entry.get("seconds"), f"{kp}.seconds", maximum=MAX_SECONDS),
+            seconds=seconds,
             bytes=ctx.posint(entry.get("bytes"), f"{kp}.bytes", maximum=MAX_BYTES),
             masks=masks,
             legacy=legacy,
@@ -636,6 +647,27 @@ def _library_options(ctx: _Ctx, kind: str, entry: Mapping[str, Any],
     counts = tuple(ctx.posint(t, f"{kp}.threads[{i}]", optional=False, maximum=MAX_THREADS)
                    or 1 for i, t in enumerate(value))
     return LibraryOptions(threads=tuple(dict.fromkeys(counts)))
+def _multi(ctx: _Ctx, value: Any, keypath: str) -> tuple[int, ...]:
+    """``multi: 2``, ``multi: [1, 2]`` or ``multi: all`` (0 stands for all, resolved per
+    engine when the bench plans its commands)."""
+    if value is None:
+        return ()
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        raise ctx.fail(keypath, "list at least one process count (or leave the key out)")
+    out: list[int] = []
+    for i, item in enumerate(items):
+        kpi = keypath if not isinstance(value, list) else f"{keypath}[{i}]"
+        if item == "all":
+            n = 0
+        elif isinstance(item, str):
+            raise ctx.fail(kpi, f"expected a process count or 'all', got {clip(item, 40)}")
+        else:
+            n = ctx.posint(item, kpi, maximum=MAX_MULTI) or 0
+        if n in out:
+            raise ctx.fail(kpi, f"{'all' if n == 0 else n} is listed twice")
+        out.append(n)
+    return tuple(out)
 
 
 def _suite_kind(ctx: _Ctx, kind: str, entry: Mapping[str, Any], algorithms: tuple[str, ...],
@@ -645,6 +677,27 @@ def _suite_kind(ctx: _Ctx, kind: str, entry: Mapping[str, Any], algorithms: tupl
     if kind != "tls" and tls_keys:
         raise ctx.fail(f"{kp}.{tls_keys[0]}", "only a suite with kind: tls takes this key")
     if kind == "speed":
+        return None
+    if kind == "pts":  # pts/openssl's command and columns: see pts.py
+        for key in ("evp", "engine", "provider", "devices", "bytes", "decrypt"):
+            if key in entry:
+                raise ctx.fail(f"{kp}.{key}", "not used by a suite with kind: pts (it runs "
+                               "pts/openssl's command lines)")
+        for i, a in enumerate(algorithms):
+            if a not in PTS_OPTIONS:
+                raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not an entry of "
+                               "pts/openssl's algorithm menu",
+                               hint=_choices_hint(a, list(PTS_OPTIONS)))
+        return None
+    if kind == "aead":  # the method (-aead or plain EVP) is the version's: see aead.py
+        for key in ("evp", "engine", "provider", "devices"):
+            if key in entry:
+                raise ctx.fail(f"{kp}.{key}", "not used by a suite with kind: aead (the "
+                               "method, -aead or plain EVP, follows the version)")
+        for i, a in enumerate(algorithms):
+            if a not in AEAD_ALGORITHMS:
+                raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not an AEAD cipher",
+                               hint=_choices_hint(a, list(AEAD_ALGORITHMS)))
         return None
     for key in ("evp", "decrypt", "engine", "bytes", "multi"):
         if key in entry:

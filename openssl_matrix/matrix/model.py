@@ -112,15 +112,18 @@ class Suite:
     """``-engine NAME`` per entry; None is the built-in code (no -engine)."""
     providers: tuple[str, ...] | None = None
     """3.x ``-provider`` list; None: ``legacy`` + ``default`` only for legacy algorithms."""
-    multi: int | None = None
+    multi: tuple[int, ...] = ()
+    """``-multi N`` per entry, one figure set each (0: every CPU the bench may use, the
+    profile's cpuset or the engine's CPUs); empty: one process without -multi."""
     repeat: int = 1
     noise_threshold: float = 0.05
     """Coefficient of variation above which a repeated figure is marked noisy."""
     devices: tuple[str, ...] = ()
     """Host devices (e.g. /dev/crypto) the bench container gets, when the host has them."""
     kind: str = "speed"
-    """``speed`` (symmetric ciphers and digests), ``pkey`` (public-key operations, see
-    pkey.py) or ``tls`` (handshakes with s_server/s_time, see tls.py)."""
+    """``speed`` (symmetric ciphers and digests), ``aead`` (AEAD ciphers, see aead.py),
+    ``pkey`` (public-key operations, see pkey.py), ``tls`` (handshakes with
+    s_server/s_time, see tls.py) or ``pts`` (pts/openssl's command lines, see pts.py)."""
     tls: TlsOptions | None = None
     """Protocols, modes and pinnings of a ``tls`` suite."""
     library: LibraryOptions | None = None
@@ -140,7 +143,8 @@ class Suite:
             "algorithms": list(self.algorithms), "evp": self.evp, "paths": list(self.paths),
             "directions": list(self.directions), "engines": list(self.engines),
             "providers": None if self.providers is None else list(self.providers),
-            "multi": self.multi, "seconds": self.seconds, "bytes": self.bytes,
+            "multi": [("all" if n == 0 else n) for n in self.multi],
+            "seconds": self.seconds, "bytes": self.bytes,
             "repeat": self.repeat, "noise_threshold": self.noise_threshold,
             "devices": list(self.devices), "kind": self.kind,
             **({"tls": self.tls.describe()} if self.tls is not None else {}),

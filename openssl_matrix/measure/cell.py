@@ -28,6 +28,8 @@ from openssl_matrix.core.version import Version, series
 from openssl_matrix.engine.backend import Backend, RunLimits, RunResult, endpoint_is_local
 from openssl_matrix.matrix.isa import parse_cpuinfo_line
 from openssl_matrix.matrix.model import Matrix, Profile, Suite, Variant
+from openssl_matrix.matrix.pts import PROFILE as PTS_PROFILE
+from openssl_matrix.matrix.pts import result_for as pts_result_for
 from openssl_matrix.measure import coreclock, guards, hostacct
 from openssl_matrix.measure.guards import (
     EngineCheck,
@@ -56,8 +58,15 @@ from openssl_matrix.measure.hostinfo import (
 )
 from openssl_matrix.measure.invocation import Invocation
 from openssl_matrix.measure.library import library_invocations, parse_library
+from openssl_matrix.measure.multiacct import multi_findings
 from openssl_matrix.measure.speedcmd import speed_invocations
 from openssl_matrix.measure.tlsbench import parse_tls
+from openssl_matrix.measure.topology import (
+    TOPOLOGY_SCRIPT,
+    CpuTopology,
+    parse_cpulist,
+    parse_topology,
+)
 from openssl_matrix.parse import figure_records, parse_speed
 from openssl_matrix.results import records
 from openssl_matrix.results.tree import ResultsTree, RunRef
@@ -95,10 +104,21 @@ def cpu_via_container(backend: Backend, image: str) -> tuple[CpuInfo, dict[str, 
 
 def system_state(backend: Backend, image: str) -> tuple[CpuInfo, SystemState]:
     """CPU, load, frequency governor and boost, read in a container on the engine's host."""
-    res = backend.run(image, ["/bin/sh", "-c", SYSTEM_SCRIPT], limits=RunLimits(timeout=60))
+    res = backend.run(image, ["/bin/sh", "-c", f"{SYSTEM_SCRIPT}; {TOPOLOGY_SCRIPT}"],
+                      limits=RunLimits(timeout=60))
     if res.exit_code != 0:
         raise BenchError(f"cannot read /proc/cpuinfo in {image}: {res.stderr.strip()[:200]}")
     return parse_system_state(res.stdout)
+
+
+def bench_cpus(pin: str | None, topology: CpuTopology | None, cpu: CpuInfo) -> tuple[int, ...]:
+    """The CPUs a bench container may use: the profile's cpuset, else what a container on
+    the engine was allowed, else every CPU /proc/cpuinfo lists."""
+    if pin:
+        return parse_cpulist(pin)
+    if topology is not None and topology.allowed:
+        return topology.allowed
+    return tuple(range(max(1, cpu.logical_cpus)))
 
 
 @dataclass(frozen=True)
@@ -169,14 +189,15 @@ class BenchCell:
             return self.variant.id
         return f"{self.variant.id}#{self.round}"
 
-    def invocations(self) -> tuple[list[Invocation], list[str]]:
+    def invocations(self, cpus: int | None = None) -> tuple[list[Invocation], list[str]]:
+        """The cell's commands; ``cpus``: how many CPUs ``multi: all`` means."""
         if self.suite.kind == "library":  # one per operation and thread count
             invocations, notes = library_invocations(
                 self.variant.version.version, self.suite, self.ctx.cpu.logical_cpus or 1)
         else:
             invocations, notes = speed_invocations(
                 self.variant.version.version, self.suite,
-                (*self.variant.version.configure, *self.variant.configure))
+                (*self.variant.version.configure, *self.variant.configure), cpus=cpus)
         if self.only is not None:
             wanted = set(self.only)
             invocations = [i for i in invocations if i.name in wanted]
@@ -196,7 +217,9 @@ class BenchCell:
         version_line = version_res.stdout.splitlines()[0] if version_res.stdout else ""
         printed = Version.find(version_line) if version_line.startswith("OpenSSL ") else None
         version = str(printed) if printed is not None else v.version.version
-        invocations, notes = self.invocations()
+        topology = parse_topology(state.extra)
+        cpus = bench_cpus(pin, topology, run_cpu)
+        invocations, notes = self.invocations(len(cpus))
         notes += ctx.device_notes(suite)
         clock, clock_source = clock_hz(profile, run_cpu, forced=bool(ctx.mismatch))
         run_dir = ctx.tree.new_run_dir(ctx.cpu_name, v.id, suite.name)
@@ -230,6 +253,7 @@ class BenchCell:
                      "client_machine": platform.node()},
             "pinning": {"cpuset": pin,
                         "source": f"profile {ctx.profile_name}" if pin else None},
+            "topology": None if topology is None else topology.as_dict(),
             "speed_cpu_shares": SPEED_CPU_SHARES,
             "clock_hz": clock,
             "clock_source": clock_source,
@@ -309,6 +333,14 @@ class BenchCell:
                     inv, res.stdout, speed_stderr, version, times, acct, engine_checks,
                     vectors, run_cpu)
                 entry["elapsed_measured"] = elapsed
+                if inv.multi:  # per child: did each get its CPU? (multiacct)
+                    child_found, bal = multi_findings(inv.name, inv.multi, res.stdout, acct)
+                    entry["children"] = bal.as_dict()
+                    if topology is not None:
+                        entry["placement"] = topology.placement(inv.multi, cpus)
+                    if child_found and not any(f.code == guards.CONTENDED
+                                               for f in inv_findings):
+                        inv_findings = [*inv_findings, *child_found]
                 if inv.path == "tls":  # one accounting per s_time run, taken in the script
                     entry["host_accounting"] = {
                         f"{r.get('protocol')} {r.get('operation')}": r.pop("host_accounting",
@@ -385,7 +417,8 @@ class BenchCell:
             return parse_library(inv, stdout)
         try:
             parsed = parse_speed(stdout, speed_stderr, version=version,
-                                 evp=inv.path == "evp")
+                                 evp=inv.path in ("evp", "aead") or (
+                                     inv.path == "pts" and "-evp" in inv.command))
         except ParseError as perr:
             return [], None, [], [f"output not understood: {perr.message}"]
         recs = figure_records(parsed)
@@ -399,6 +432,14 @@ class BenchCell:
             rec.update({"mask": inv.mask.name, "ia32cap": inv.ia32cap,
                         "invocation": inv.name, "engine": inv.engine, "path": inv.path,
                         "direction": inv.direction, "multi": inv.multi, **host})
+            if inv.path == "pts":  # the PTS result this figure is, in PTS's unit
+                op, block = rec.get("operation"), rec.get("block_size")
+                res = pts_result_for(str(rec.get("algorithm")),
+                                     op if isinstance(op, str) else None,
+                                     block if isinstance(block, int) else None)
+                if res is not None:
+                    rec.update({"pts_result": res.title, "pts_unit": res.unit,
+                                "pts_profile": PTS_PROFILE})
         elapsed = sum(p.seconds_reported for p in parsed.progress) or None
         found: list[Finding] = []
         if inv.engine is not None:

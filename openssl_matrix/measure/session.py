@@ -38,6 +38,9 @@ from openssl_matrix.engine.backend import Backend, endpoint_is_local
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.engine.ship import arrival_on
 from openssl_matrix.matrix.model import Matrix, Suite, Variant, as_jsonable
+from openssl_matrix.matrix.pts import max_runs as pts_max_runs
+from openssl_matrix.matrix.pts import percent_std_dev
+from openssl_matrix.matrix.pts import result_for as pts_result_for
 from openssl_matrix.measure import guards, hostacct
 from openssl_matrix.measure.cell import (
     TREE_LABEL,
@@ -93,14 +96,17 @@ class FollowUp:
 
 
 def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
-               max_attempts: int, *, widen: bool = True) -> dict[str, FollowUp]:
+               max_attempts: int, *, widen: bool = True, rule: str = "interval",
+               ) -> dict[str, FollowUp]:
     """Which invocations of which variant to measure again, and why (pure).
 
     An invocation needs another attempt when it has fewer clean samples than ``rounds``
     (its other attempts were contended or failed), or when ``rounds`` > 1 and the 95 %
     interval of one of its figures is wider than ``threshold`` of the median (only with
     ``widen``: the rounds come from the suite, not from an explicit ``--repeat``); never
-    beyond ``max_attempts`` attempts.
+    beyond ``max_attempts`` attempts. With ``rule="pts"`` (a ``kind: pts`` suite) the
+    widening test is pts-core's instead: the percent standard deviation of a figure PTS
+    reports at or above ``threshold`` (pts.py).
     """
     attempts: dict[tuple[str, str], int] = {}
     clean: dict[tuple[str, str], int] = {}
@@ -130,13 +136,21 @@ def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
             continue
         if rounds < 2 or not widen:
             continue
-        widths = [e.relative_half_width for vals in values.get((variant, inv), {}).values()
-                  if (e := estimate(vals)) is not None]
-        if any(w is not None and w > threshold for w in widths):
+        mine = values.get((variant, inv), {})
+        if rule == "pts":  # only the figures PTS reports decide, as pts-core would
+            wide = any(percent_std_dev(vals) >= threshold for key, vals in mine.items()
+                       if pts_result_for(str(key[0]), key[2], key[1]) is not None)
+        else:
+            wide = any(w is not None and w > threshold for vals in mine.values()
+                       if (e := estimate(vals)) is not None
+                       for w in [e.relative_half_width])
+        if wide:
             need.setdefault(variant, []).append(inv)
             why.setdefault(variant, set()).add("interval")
     text = {"contended": "re-measuring figures the host disturbed",
-            "interval": f"an extra round: 95 % interval wider than ±{threshold:.0%}"}
+            "interval": (f"an extra round: spread at or above {threshold:.0%} of the mean "
+                         "(pts-core's rule)" if rule == "pts" else
+                         f"an extra round: 95 % interval wider than ±{threshold:.0%}")}
     return {v: FollowUp(tuple(invs), "; ".join(text[w] for w in sorted(why[v])))
             for v, invs in need.items()}
 
@@ -388,9 +402,13 @@ class Bencher:
         out: list[CellOutcome] = []
         next_round = rounds + 1
         limit = max(rounds, self.max_attempts if rounds > 1 else min(self.max_attempts, 3))
+        rule = "pts" if suite.kind == "pts" else "interval"
+        if rule == "pts" and widen:  # pts-core's own maximum for runs of this length
+            limit = max(limit, pts_max_runs(rounds, 6.0 * (suite.seconds or 3)))
         while True:
             finished = [o for o in [*done, *out] if o.status in FINISHED]
-            todo = follow_ups(finished, rounds, suite.noise_threshold, limit, widen=widen)
+            todo = follow_ups(finished, rounds, suite.noise_threshold, limit, widen=widen,
+                              rule=rule)
             if not todo:
                 return out
             for v in ready:

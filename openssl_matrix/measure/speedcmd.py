@@ -11,9 +11,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from openssl_matrix.core.version import series
+from openssl_matrix.matrix.aead import decrypt_caveat
+from openssl_matrix.matrix.aead import plan as aead_plan
 from openssl_matrix.matrix.isa import render_ia32cap
 from openssl_matrix.matrix.model import Mask, Suite
 from openssl_matrix.matrix.pkey import plan as pk_plan
+from openssl_matrix.matrix.pts import PROFILE
+from openssl_matrix.matrix.pts import plan as pts_plan
 from openssl_matrix.measure.invocation import SPEED_WRAPPER, WRAPPER_NAME, Invocation
 from openssl_matrix.measure.tlsbench import tls_invocations
 
@@ -64,31 +68,112 @@ def mask_value(mask: Mask, version: str) -> tuple[str | None, list[str]]:
     return mask.ia32cap, []
 
 
-def speed_invocations(version: str, suite: Suite, configure: Sequence[str] = (),
-                      ) -> tuple[list[Invocation], list[str]]:
+def speed_invocations(version: str, suite: Suite, configure: Sequence[str] = (), *,
+                      cpus: int | None = None) -> tuple[list[Invocation], list[str]]:
     """The ``openssl speed`` commands a suite needs on a given OpenSSL version.
 
-    One invocation per mask x engine x path x direction x algorithm (the low-level path
-    runs all algorithms in one invocation). Options a version does not have are left out
-    and reported in the notes, as are settings that cannot apply (``-decrypt`` on the
-    low-level path, a mask the version cannot express). A ``pkey`` suite spells each
-    algorithm for the version (pkey.py) and refuses, in the notes, those it lacks; a
-    ``tls`` suite is planned by tlsbench.py. ``configure``: the variant's options.
+    One invocation per process count x mask x engine x path x direction x algorithm (the
+    low-level path runs all algorithms in one invocation). Options a version does not
+    have are left out and reported in the notes, as are settings that cannot apply
+    (``-decrypt`` on the low-level path, a mask the version cannot express, more
+    processes than ``cpus``). A ``pkey`` suite spells each algorithm for the version
+    (pkey.py) and an ``aead`` suite picks -aead or plain EVP (aead.py), refusing in the
+    notes what the version lacks; a ``tls`` suite is planned by tlsbench.py.
+    ``configure``: the variant's options; ``cpus``: how many CPUs the bench may use (the
+    profile's cpuset, else the engine's), which ``multi: all`` means.
     """
     notes: list[str] = []
     if suite.kind == "tls":
         return tls_invocations(version, suite, tuple(configure))
+    if suite.kind == "pts":
+        return _pts_invocations(version, suite, tuple(configure), cpus)
+    method: str | None = None
     if suite.kind == "pkey":
         planned = pk_plan(version, suite.algorithms, tuple(configure))
         notes += [r.note() for r in planned.refused]
         suite = replace(suite, algorithms=tuple(arg for _, arg, _ in planned.runs))
         if not suite.algorithms:
             return [], notes
-    v = series(version)
-    multi = suite.multi
-    if multi is not None and not has_option("-multi", version):
+    elif suite.kind == "aead":
+        aplan = aead_plan(version, suite.algorithms, tuple(configure))
+        notes += list(aplan.notes) + [r.note() for r in aplan.refused]
+        notes += [f"{r.algorithm}: {r.caveat}" for r in aplan.runs if r.caveat]
+        suite = replace(suite, algorithms=tuple(r.algorithm for r in aplan.runs))
+        if not suite.algorithms:
+            return [], notes
+        method = aplan.runs[0].method
+        caveat = decrypt_caveat(version, method)
+        if caveat and "decrypt" in suite.directions:
+            notes.append(f"decrypt: {caveat}")
+    out: list[Invocation] = []
+    for multi in _process_counts(version, suite, cpus, notes):
+        out += _speed_runs(version, suite, multi, method, notes)
+    return out, notes
+
+
+def _process_counts(version: str, suite: Suite, cpus: int | None,
+                    notes: list[str]) -> list[int | None]:
+    """The suite's ``-multi`` values on this version (None: one process, no -multi)."""
+    if not suite.multi:
+        return [None]
+    if not has_option("-multi", version):
         notes.append(f"-multi is not in {version} ({_since('-multi')}); one process was run")
-        multi = None
+        return [None]
+    counts: list[int | None] = []
+    for n in suite.multi:
+        if n == 0:
+            if cpus is None:
+                notes.append("multi: all: the number of CPUs is not known; not measured")
+                continue
+            n = cpus
+        if cpus is not None and n > cpus:
+            notes.append(f"multi {n}: not measured: {n} processes on {cpus} CPU(s) would "
+                         "take turns on a CPU (every figure contended)")
+            continue
+        if n not in counts:
+            counts.append(n)
+    return counts
+
+
+def _pts_invocations(version: str, suite: Suite, configure: tuple[str, ...],
+                     cpus: int | None) -> tuple[list[Invocation], list[str]]:
+    """pts/openssl's command lines (pts.py): ``openssl speed -multi N -seconds S ARGS``
+    exactly, without -elapsed (the children time with the wall clock anyway) or -mr (the
+    parent's table is what PTS reads)."""
+    planned = pts_plan(version, suite.algorithms, configure)
+    notes = list(planned.refused)
+    seconds: list[str] = []
+    if suite.seconds is not None:
+        if has_option("-seconds", version):
+            seconds = ["-seconds", str(suite.seconds)]
+        else:
+            notes.append(f"-seconds is not in {version} ({_since('-seconds')}); speed's "
+                         f"default times were used, not {PROFILE}'s")
+    out: list[Invocation] = []
+    for multi in _process_counts(version, suite, cpus, notes):
+        for mask in suite.masks:
+            ia32cap, mask_notes = mask_value(mask, version)
+            notes += [f"mask {mask.name}: {n}" for n in mask_notes
+                      if f"mask {mask.name}: {n}" not in notes]
+            if ia32cap is None and (mask.disable or mask.ia32cap):
+                continue
+            for option in planned.options:
+                command = ["openssl", "speed"] + (["-multi", str(multi)] if multi else []) \
+                    + seconds + list(option.args)
+                parts = [mask.name, *([f"multi{multi or 1}"] if len(suite.multi) > 1
+                                      else []), option.name]
+                out.append(Invocation(
+                    name="--".join(parts), mask=mask, algorithm=option.name,
+                    command=tuple(command),
+                    env={} if ia32cap is None else {"OPENSSL_ia32cap": ia32cap},
+                    path="pts", ia32cap=ia32cap, multi=multi,
+                    algorithms=(option.results[0].figure,)))
+    return out, notes
+
+
+def _speed_runs(version: str, suite: Suite, multi: int | None, method: str | None,
+                notes: list[str]) -> list[Invocation]:
+    v = series(version)
     # With -multi and -mr the parent prints its sums without a +H of its own; its human
     # table is read instead (the parser takes the sizes from the children's +H records).
     base = ["openssl", "speed", "-elapsed"] + ([] if multi else ["-mr"])
@@ -98,24 +183,27 @@ def speed_invocations(version: str, suite: Suite, configure: Sequence[str] = (),
         if has_option(opt, version):
             base += [opt, str(value)]
         else:
-            notes.append(f"{opt} is not in {version} ({_since(opt)}); "
-                         + (("speed's default 10 s per operation was used"
-                             if suite.kind == "pkey" else
-                             "speed's default 3 s per size was used") if opt == "-seconds"
-                            else "every block size was run"))
+            text = (f"{opt} is not in {version} ({_since(opt)}); "
+                    + (("speed's default 10 s per operation was used"
+                        if suite.kind == "pkey" else
+                        "speed's default 3 s per size was used") if opt == "-seconds"
+                       else "every block size was run"))
+            if text not in notes:
+                notes.append(text)
     if multi is not None:
         base += ["-multi", str(multi)]
     if suite.providers is not None and not has_option("-provider", version):
-        notes.append(f"-provider is not in {version} ({_since('-provider')}); the suite's "
-                     "providers were not passed")
+        text = (f"-provider is not in {version} ({_since('-provider')}); the suite's "
+                "providers were not passed")
+        if text not in notes:
+            notes.append(text)
     out: list[Invocation] = []
-    noted: set[str] = set()
 
     def note_once(text: str) -> None:
-        if text not in noted:
-            noted.add(text)
+        if text not in notes:
             notes.append(text)
 
+    paths = (method,) if method is not None else suite.paths
     for mask in suite.masks:
         ia32cap, mask_notes = mask_value(mask, version)
         for n in mask_notes:
@@ -128,7 +216,7 @@ def speed_invocations(version: str, suite: Suite, configure: Sequence[str] = (),
                 note_once(f"-engine is not in {version} ({_since('-engine')}); the {engine} "
                           "engine was not measured")
                 continue
-            for path in suite.paths:
+            for path in paths:
                 for direction in suite.directions:
                     if direction == "decrypt" and path == "legacy":
                         note_once("-decrypt applies to EVP ciphers only: the low-level path "
@@ -136,7 +224,7 @@ def speed_invocations(version: str, suite: Suite, configure: Sequence[str] = (),
                         continue
                     out.extend(_invocations_for(v, suite, mask, ia32cap, env, engine, path,
                                                 direction, multi, base))
-    return out, notes
+    return out
 
 
 def _invocations_for(v: tuple[int, int, int], suite: Suite, mask: Mask,
@@ -145,6 +233,8 @@ def _invocations_for(v: tuple[int, int, int], suite: Suite, mask: Mask,
     groups: list[tuple[str, list[str], tuple[str, ...]]]
     if path == "evp":
         groups = [(alg, ["-evp", alg], (alg,)) for alg in suite.algorithms]
+    elif path == "aead":  # speed -aead (aead.py): TLS-like records
+        groups = [(alg, ["-aead", "-evp", alg], (alg,)) for alg in suite.algorithms]
     elif path == "pkey":  # one invocation per algorithm, spelled for the version
         groups = [(alg.lower(), [alg], (alg,)) for alg in suite.algorithms]
     else:
@@ -169,6 +259,8 @@ def _invocations_for(v: tuple[int, int, int], suite: Suite, mask: Mask,
             parts.append("legacy")
         if direction == "decrypt":
             parts.append("decrypt")
+        if len(suite.multi) > 1:  # one figure set per process count: named apart
+            parts.append(f"multi{multi or 1}")
         parts.append(alg_name)
         out.append(Invocation(
             name="--".join(parts), mask=mask, algorithm=alg_name,

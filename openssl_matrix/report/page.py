@@ -50,6 +50,7 @@ from openssl_matrix.core.outputs import (
 )
 from openssl_matrix.core.resources import templates
 from openssl_matrix.core.units import MBPS
+from openssl_matrix.report import aeadview, ptsview, scaling
 from openssl_matrix.report.cellpage import (
     Links,
     PageUnit,
@@ -125,6 +126,10 @@ class ReportSummary:
     library_tables: int = 0
     """The library harness's tables (``report.library``)."""
 
+    scaling_lines: list[str] = field(default_factory=list)
+    """The AEAD mask check, scaling (throughput against -multi processes) and
+    PTS-comparable sections (``aeadview``, ``scaling``, ``ptsview``)."""
+
     def text(self) -> str:
         lines = []
         for g in self.groups:
@@ -141,6 +146,7 @@ class ReportSummary:
                 lines.append("  " + f"{m:<{width}}  " + "  ".join(row))
             lines.append("")
         lines += cpus_text(self.side_by_side, self.block_size)
+        lines += self.scaling_lines
         lines += self.ops_lines
         lines += self.quality.lines() if self.quality else []  # last: seen without scrolling
         lines.append(f"{self.observations} figure(s) in {len(self.groups)} table(s)"
@@ -166,7 +172,7 @@ def cells_rows(groups: Sequence[Group]) -> list[dict[str, Any]]:
                 "march": g.key.march, "configure": " ".join(g.key.configure),
                 "method": method, "algorithm": alg, "block_size": block,
                 "evp": first.evp, "mask": first.mask, "ia32cap": first.ia32cap,
-                "engine": first.engine,
+                "engine": first.engine, "processes": first.processes,
                 "median_bytes_per_s": statistics.median(vals) if vals else None,
                 "min_bytes_per_s": min(vals) if vals else None,
                 "max_bytes_per_s": max(vals) if vals else None,
@@ -197,7 +203,8 @@ def _csv(rows: Sequence[Mapping[str, Any]], fields: Sequence[str]) -> str:
 
 
 CELL_FIELDS = ("cpu", "version", "arch", "march", "configure", "method", "algorithm",
-               "block_size", "evp", "mask", "ia32cap", "engine", "median_bytes_per_s",
+               "block_size", "evp", "mask", "ia32cap", "engine", "processes",
+               "median_bytes_per_s",
                "min_bytes_per_s", "max_bytes_per_s", "n", "ci_low", "ci_high", "not_ok",
                "forced", "variants", "runs", "session", "session_started", "sessions",
                "changed", "page")
@@ -494,12 +501,29 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     page = page.replace('<h2 id="repro">', ops.html + lib.html + '<h2 id="repro">', 1).replace(
         '<a href="#repro">', '<a href="#ops">Public key &amp; TLS</a><a href="#library">'
         'Library</a><a href="#repro">', 1)
+    pts_rows = ptsview.rows(tree)
+    if pts_rows:
+        page = page.replace('<h2 id="repro">', ptsview.html(pts_rows) + '<h2 id="repro">', 1)
+    masked = aeadview.checks(groups)
+    if masked:
+        page = page.replace('<h2 id="cpus">', aeadview.html(masked) + '<h2 id="cpus">', 1) \
+            if '<h2 id="cpus">' in page else \
+            page.replace('<h2 id="sizes">', aeadview.html(masked) + '<h2 id="sizes">', 1)
+    scaled = scaling.views(obs, out / "charts")
+    if scaled:
+        page = page.replace('<h2 id="sizes">', scaling.html(scaled) + '<h2 id="sizes">', 1)
+        report["scaling"] = scaled
+        (out / "data" / "report.json").write_text(
+            json.dumps(report, default=str, separators=(",", ":")) + "\n", encoding="utf-8")
+        paths += [out / str(v["chart"]) for v in scaled if v["chart"]]
     (out / "index.html").write_text(page, encoding="utf-8")
     return ReportSummary(out, groups, block, [*paths, *ops.charts, *lib.charts],
                          len(obs) + len(ops_obs) + lib.figures, len(repros), comps,
                          ops.lines + lib.lines, ops.tables, panel,
                          sessions=len(session_rows), changes=len(changed),
-                         library_tables=lib.tables)
+                         library_tables=lib.tables,
+                         scaling_lines=[*aeadview.text(masked), *scaling.text(scaled),
+                                        *ptsview.text(pts_rows)])
 
 
 def _one_per_run(obs: Iterable[Any]) -> list[Provenance]:

@@ -114,6 +114,9 @@ class Observation:
     decrypt: bool = False
     source: str = ""  # an imported report's source file (name) and run in it
     prov: Provenance | None = None  # the run's session and conditions (``sessions``)
+    aead: bool = False  # measured with speed -aead (TLS-like records, matrix/aead.py)
+    processes: int = 1  # speed -multi N: the figure is the sum over N processes
+    pts: bool = False  # pts/openssl's command line (kind: pts, matrix/pts.py)
 
     @property
     def usable(self) -> bool:
@@ -181,6 +184,8 @@ def observations(tree: ResultsTree, sessions: Sessions | None = None,
                 raw_file=_published_raw(tree.root, ref.path, meta.extra) if published
                 else f"raw/{invocation}.stdout",
                 published=published, decrypt=fig.direction == "decrypt",
+                aead=fig.path == "aead", pts=fig.path == "pts",
+                processes=int(fig.multi or 1),
                 source=source, prov=prov,
             ))
     return out
@@ -228,7 +233,10 @@ def extensions_label(flags: Sequence[str]) -> str:
 
 def method_of(obs: Observation) -> tuple[int, str]:
     """(sort order, label) of the method an observation measures."""
-    path = ("" if obs.evp else " (no -evp)") + (" decrypt" if obs.decrypt else "")
+    path = ("" if obs.evp else " (no -evp)") + (" -aead" if obs.aead else "") + \
+        (" decrypt" if obs.decrypt else "") + \
+        (f" · {obs.processes} processes" if obs.processes > 1 else "") + \
+        (" (pts/openssl way)" if obs.pts else "")
     if obs.published:
         return 6, f"as published{path}"
     if obs.engine:

@@ -30,6 +30,8 @@ FIELDS = ("cpu", "variant", "version", "suite", "run", "mask", "ia32cap", "algor
           # library suites: threads, operations, µs per operation, memory in bytes
           "threads", "operations", "elapsed_s", "us_per_op", "cpu_us_per_op", "api", "bytes",
           "client_bytes",
+          # kind: pts suites: the PTS result a figure is, and its unit
+          "pts_result", "pts_unit",
           # the bench session the run belongs to (derived: the run recorded none)
           "session", "session_derived")
 

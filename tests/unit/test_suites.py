@@ -52,7 +52,7 @@ def test_new_suite_keys(tmp_path: Path) -> None:
     s = m.suite("s")
     assert s.paths == ("evp", "legacy") and s.directions == ("decrypt",)
     assert s.engines == ("afalg",) and s.providers == ("default",)
-    assert (s.multi, s.repeat, s.noise_threshold) == (2, 3, 0.1)
+    assert (s.multi, s.repeat, s.noise_threshold) == ((2,), 3, 0.1)
     assert s.masks[1].disable == ("sha",)
 
 
