@@ -47,6 +47,15 @@ _R_FIELDS = (
     "CPUINFO:",
 )  # fmt: skip
 _R_PK_HEADER_TEXTS = {" ".join(cols): kind for cols, kind in PK_HEADERS.items()}
+#: First characters of the field names and public-key headers: a token starting with any
+#: other cannot begin one, so _step skips their loops (a string test per token, not 15).
+_R_STARTS = frozenset(t[0] for t in (*_R_FIELDS, *_R_PK_HEADER_TEXTS))
+_R_VERSION_RE = re.compile(_R_VERSION)
+_R_VERSION_FIELD = re.compile(r"version: \d+\.\d+\.\d+\S*")
+_R_SPEED_WORD = re.compile(r"speed[)\]:.,]*")
+_R_ENV_ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=\S*")
+_R_BITS = re.compile(r"bits?")
+_R_CURVE = re.compile(r"\([^()\s]+\)")
 _R_ANCHOR = re.compile(
     "|".join(
         [
@@ -167,12 +176,12 @@ class _Lexer:
         token = self.tokens[i]
         if not token.endswith("openssl") or i + 1 >= len(self.tokens):
             return False
-        if not re.fullmatch(r"speed[)\]:.,]*", self.tokens[i + 1]):
+        if not _R_SPEED_WORD.fullmatch(self.tokens[i + 1]):
             return False
         if "/" in token:
             return True
         j = i - 1
-        while j >= 0 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=\S*", self.tokens[j]):
+        while j >= 0 and _R_ENV_ASSIGN.fullmatch(self.tokens[j]):
             j -= 1  # environment assignments before the command
         return j < 0 or bool(_R_PROMPT.match(self.tokens[j]))
 
@@ -254,16 +263,17 @@ class _Lexer:
                 self.emit("elapsed", found[0])
                 return found[1]
         if token == "OpenSSL":
-            found = self._match(re.compile(_R_VERSION), i)
+            found = self._match(_R_VERSION_RE, i)
             if found:
                 self.emit("version", found[0])
                 return found[1]
         if token == "version:":
-            found = self._match(re.compile(r"version: \d+\.\d+\.\d+\S*"), i)
+            found = self._match(_R_VERSION_FIELD, i)
             if found:
                 self.emit("version", found[0])
                 return found[1]
-        for name in _R_FIELDS:
+        starts = token[0] in _R_STARTS
+        for name in _R_FIELDS if starts else ():
             if self.joined.startswith(name, self.offsets[i]):
                 # the value runs to the next structure; "options:bn(64,64)" glues it on
                 end = self._until_anchor(i + len(name.split()))
@@ -291,7 +301,7 @@ class _Lexer:
             if nxt is not None:
                 self.emit("symrow", " ".join(self.tokens[i:nxt]))
                 return nxt
-        for text, kind in _R_PK_HEADER_TEXTS.items():
+        for text, kind in _R_PK_HEADER_TEXTS.items() if starts else ():
             if self.joined.startswith(text, self.offsets[i]):
                 nxt = self._end_index(self.offsets[i] + len(text))
                 if nxt is not None:
@@ -356,15 +366,15 @@ class _Lexer:
         n = len(t)
         start: int | None = None
         if t[i] in ("rsa", "dsa") and i + 2 < n and t[i + 1].isdigit():
-            if re.fullmatch(r"bits?", t[i + 2]):
+            if _R_BITS.fullmatch(t[i + 2]):
                 start = i + 3
-        elif t[i].isdigit() and i + 2 < n and re.fullmatch(r"bits?", t[i + 1]):
+        elif t[i].isdigit() and i + 2 < n and _R_BITS.fullmatch(t[i + 1]):
             if t[i + 2] == "ffdh":
                 start = i + 3
             elif (
                 t[i + 2] in ("ecdsa", "ecdh", "EdDSA", "SM2")
                 and i + 3 < n
-                and re.fullmatch(r"\([^()\s]+\)", t[i + 3])
+                and _R_CURVE.fullmatch(t[i + 3])
             ):
                 start = i + 4
         elif self.pk_kind in ("kem", "sig") and i + 1 < n and _R_PK_SECONDS.fullmatch(t[i + 1]):
