@@ -32,6 +32,7 @@ from openssl_matrix.parse.grammar import (
     EVP_ROW_INDEX,
     FAMILY_OPERATIONS,
     HEADER_FIELD_RES,
+    HEADER_LINE_STARTS,
     MR_DT_RE,
     MR_DTP_RE,
     MR_F_RE,
@@ -164,6 +165,8 @@ class Builder:
         self.sym_sizes = None
 
     def _header_line(self, line: str) -> bool:
+        if line[0] not in HEADER_LINE_STARTS:  # line is stripped and not empty
+            return False
         match = VERSION_LINE_RE.match(line) or VERSION3_LINE_RE.match(line)
         if match:
             self.header["version_line"] = match.group(1)
