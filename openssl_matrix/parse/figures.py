@@ -42,7 +42,7 @@ SUSPECT_TIME_RATIO = 0.25
 IMPRECISE_RATIO = 0.01
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # no __dict__: 20,000 runs hold ~400,000
 class Figure:
     """One number from a speed table: one algorithm, one block size or one operation."""
 
@@ -79,7 +79,7 @@ class SpeedHeader:
     elapsed: bool | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Progress:
     """One measurement announced on stderr: what ran, for how long, how many times."""
 
