@@ -117,7 +117,7 @@ class _Lexer:
         tokens: list[str] = []
         #: Where the text kept its line breaks: does a token end its line? A table row
         #: ends one (wrapped or not); a flattened copy tells nothing, all are True.
-        # (compact: a byte per token, and 8-byte offsets found by bisection, so a paste of
+        # (compact: a byte per token, and 4-byte offsets found by bisection, so a paste of
         # 20,000 runs does not hold a Python object per token beyond the token itself)
         self.line_end = bytearray()
         lined = unquoted.count("\n") > 2
@@ -132,7 +132,8 @@ class _Lexer:
         del unquoted
         self.tokens = tokens
         self.joined = " ".join(tokens)
-        self.offsets = array("q")
+        # 4-byte offsets while they fit (half the memory of "q" for the same bisection)
+        self.offsets = array("I" if len(self.joined) < 2**32 else "q")
         position = 0
         for token in tokens:
             self.offsets.append(position)
@@ -505,7 +506,10 @@ def parse_report_text(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
     runs: list[SpeedRun] = []
     seen: set[tuple[SpeedHeader, tuple[Figure, ...]]] = set()  # one look-up per run, not a scan
     previous: SpeedRun | None = None
-    for segment in _segments(_Lexer(text).run()):
+    segments = _segments(_Lexer(text).run())
+    segments.reverse()
+    while segments:  # popped, so that each segment is freed once its run is parsed
+        segment = segments.pop()
         evp: bool | None = None
         evp_names: frozenset[str] | None = None
         if segment.commands:
