@@ -115,6 +115,9 @@ class _Lexer:
     def __init__(self, text: str) -> None:
         unquoted = _QUOTE_PREFIX_RE.sub("", text)  # "> " and ">>" at line starts
         tokens: list[str] = []
+        # one string per distinct word: speed's names, units and headers repeat in every run
+        shared: dict[str, str] = {}
+        share = shared.setdefault
         #: Where the text kept its line breaks: does a token end its line? A table row
         #: ends one (wrapped or not); a flattened copy tells nothing, all are True.
         # (compact: a byte per token, and 4-byte offsets found by bisection, so a paste of
@@ -125,11 +128,11 @@ class _Lexer:
             words = line.split()
             if ">" in line:  # inline quote marks
                 words = [t for t in words if not _R_QUOTES.fullmatch(t)]
-            tokens += words
+            tokens += map(share, words, words)
             if words:
                 self.line_end += bytes(len(words) - 1) + b"\x01" if lined else \
                     b"\x01" * len(words)
-        del unquoted
+        del unquoted, shared
         self.tokens = tokens
         self.joined = " ".join(tokens)
         # 4-byte offsets while they fit (half the memory of "q" for the same bisection)
