@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -190,7 +191,7 @@ class Builder:
             values.insert(0, tokens.pop())
         if not tokens or not values:
             return False
-        label = " ".join(tokens)
+        label = sys.intern(" ".join(tokens))  # a row name: one string for all runs
         if len(values) != len(sizes):
             self.warn(
                 f"row {label!r} has {len(values)} figures under a header of {len(sizes)} "
@@ -254,7 +255,7 @@ class Builder:
         if match is not None:
             family = match.group("fam").lower()
             bits = int(match.group("bits"))
-            label = line[: match.start("vals")].strip()
+            label = sys.intern(line[: match.start("vals")].strip())  # as for _sym_row
             if family in ("ecdsa", "ecdh"):
                 assert curve is not None
                 algorithm = f"{family}-{canonical_curve(curve)}"
