@@ -441,9 +441,10 @@ def _segments(items: Sequence[_Item]) -> list[_Segment]:
                 current.commands.clear()  # a command quoted in prose, not the run's own
             prose_since_row = True
             continue
+        row_key = _row_key(item, pk_header) if kind in ("symrow", "pkrow") else None
         repeated_row = (
-            kind in ("symrow", "pkrow")
-            and _row_key(item, pk_header) in rows_seen
+            row_key is not None
+            and row_key in rows_seen
             and (prose_since_row or before == "pkheader")
         )  # the same row again after words or a header of its own: another measurement
         starts_run = (
@@ -474,8 +475,8 @@ def _segments(items: Sequence[_Item]) -> list[_Segment]:
             current.broken.append(item.text)
             continue
         current.items.append(item)
-        if kind in ("symrow", "pkrow"):
-            rows_seen.add(_row_key(item, pk_header))
+        if row_key is not None:
+            rows_seen.add(row_key)
             prose_since_row = False
         if kind in ("symrow", "pkrow") or (kind == "mr" and item.text.startswith("+F")):
             current.has_results = True
