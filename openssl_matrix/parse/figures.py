@@ -42,7 +42,7 @@ SUSPECT_TIME_RATIO = 0.25
 IMPRECISE_RATIO = 0.01
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # no __dict__: 20,000 runs hold ~400,000
 class Figure:
     """One number from a speed table: one algorithm, one block size or one operation."""
 
@@ -79,7 +79,7 @@ class SpeedHeader:
     elapsed: bool | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Progress:
     """One measurement announced on stderr: what ran, for how long, how many times."""
 
@@ -232,6 +232,11 @@ def sane(fig: Figure) -> Figure:
                        seconds_per_op=None, status=STATUS_IMPOSSIBLE,
                        detail=f"a block size of {shown} bytes is beyond any speed table "
                        f"(at most {MAX_BLOCK_SIZE})")
+    rate, ops = fig.bytes_per_s, fig.ops_per_s
+    if (rate is None or (type(rate) is float and 0 < rate <= MAX_BYTES_PER_S)) and (
+        ops is None or (type(ops) is float and 0 < ops <= MAX_OPS_PER_S)
+    ):
+        return fig  # the common case, decided as impossible() would (nan and inf fail here)
     for value, limit in ((fig.bytes_per_s, MAX_BYTES_PER_S), (fig.ops_per_s, MAX_OPS_PER_S)):
         reason = None if value is None else impossible(value, limit)
         if reason is not None:

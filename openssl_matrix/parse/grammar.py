@@ -88,6 +88,22 @@ HEADER_FIELD_RES = (
 )
 ELAPSED_RE = re.compile(r"You have chosen to measure elapsed time")
 NUMBERS_NOTE_RE = re.compile(r"^\s*The 'numbers' are in 1000s of bytes per second")
+
+
+
+def _first_letter(regex: re.Pattern[str]) -> str:
+    """The letter a line must start with (once stripped) for ``regex`` to match it."""
+    body = regex.pattern.removeprefix(r"^\s*").lstrip("(")
+    assert regex.pattern.startswith(r"^\s*") and body[:1].isalpha() and not regex.flags & re.I
+    return body[0]
+
+
+#: First letters of the header lines (version, fields, the 'numbers' note): a stripped
+#: line starting with any other is none of them, without trying each pattern.
+HEADER_LINE_STARTS = frozenset(
+    _first_letter(r)
+    for r in (VERSION_LINE_RE, VERSION3_LINE_RE, NUMBERS_NOTE_RE, *(r for _, r in HEADER_FIELD_RES))
+)
 PK_HEADERS = {
     ("sign", "verify", "sign/s", "verify/s"): "sign-verify",
     ("op", "op/s"): "op",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -32,6 +33,7 @@ from openssl_matrix.parse.grammar import (
     EVP_ROW_INDEX,
     FAMILY_OPERATIONS,
     HEADER_FIELD_RES,
+    HEADER_LINE_STARTS,
     MR_DT_RE,
     MR_DTP_RE,
     MR_F_RE,
@@ -164,6 +166,8 @@ class Builder:
         self.sym_sizes = None
 
     def _header_line(self, line: str) -> bool:
+        if line[0] not in HEADER_LINE_STARTS:  # line is stripped and not empty
+            return False
         match = VERSION_LINE_RE.match(line) or VERSION3_LINE_RE.match(line)
         if match:
             self.header["version_line"] = match.group(1)
@@ -187,7 +191,7 @@ class Builder:
             values.insert(0, tokens.pop())
         if not tokens or not values:
             return False
-        label = " ".join(tokens)
+        label = sys.intern(" ".join(tokens))  # a row name: one string for all runs
         if len(values) != len(sizes):
             self.warn(
                 f"row {label!r} has {len(values)} figures under a header of {len(sizes)} "
@@ -251,7 +255,7 @@ class Builder:
         if match is not None:
             family = match.group("fam").lower()
             bits = int(match.group("bits"))
-            label = line[: match.start("vals")].strip()
+            label = sys.intern(line[: match.start("vals")].strip())  # as for _sym_row
             if family in ("ecdsa", "ecdh"):
                 assert curve is not None
                 algorithm = f"{family}-{canonical_curve(curve)}"

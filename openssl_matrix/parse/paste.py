@@ -7,6 +7,7 @@ The public entry point is :func:`openssl_matrix.parse.parse_report`.
 
 from __future__ import annotations
 
+import gc
 import re
 from array import array
 from bisect import bisect_left
@@ -47,6 +48,15 @@ _R_FIELDS = (
     "CPUINFO:",
 )  # fmt: skip
 _R_PK_HEADER_TEXTS = {" ".join(cols): kind for cols, kind in PK_HEADERS.items()}
+#: First characters of the field names and public-key headers: a token starting with any
+#: other cannot begin one, so _step skips their loops (a string test per token, not 15).
+_R_STARTS = frozenset(t[0] for t in (*_R_FIELDS, *_R_PK_HEADER_TEXTS))
+_R_VERSION_RE = re.compile(_R_VERSION)
+_R_VERSION_FIELD = re.compile(r"version: \d+\.\d+\.\d+\S*")
+_R_SPEED_WORD = re.compile(r"speed[)\]:.,]*")
+_R_ENV_ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=\S*")
+_R_BITS = re.compile(r"bits?")
+_R_CURVE = re.compile(r"\([^()\s]+\)")
 _R_ANCHOR = re.compile(
     "|".join(
         [
@@ -106,9 +116,12 @@ class _Lexer:
     def __init__(self, text: str) -> None:
         unquoted = _QUOTE_PREFIX_RE.sub("", text)  # "> " and ">>" at line starts
         tokens: list[str] = []
+        # one string per distinct word: speed's names, units and headers repeat in every run
+        shared: dict[str, str] = {}
+        share = shared.setdefault
         #: Where the text kept its line breaks: does a token end its line? A table row
         #: ends one (wrapped or not); a flattened copy tells nothing, all are True.
-        # (compact: a byte per token, and 8-byte offsets found by bisection, so a paste of
+        # (compact: a byte per token, and 4-byte offsets found by bisection, so a paste of
         # 20,000 runs does not hold a Python object per token beyond the token itself)
         self.line_end = bytearray()
         lined = unquoted.count("\n") > 2
@@ -116,14 +129,15 @@ class _Lexer:
             words = line.split()
             if ">" in line:  # inline quote marks
                 words = [t for t in words if not _R_QUOTES.fullmatch(t)]
-            tokens += words
+            tokens += map(share, words, words)
             if words:
                 self.line_end += bytes(len(words) - 1) + b"\x01" if lined else \
                     b"\x01" * len(words)
-        del unquoted
+        del unquoted, shared
         self.tokens = tokens
         self.joined = " ".join(tokens)
-        self.offsets = array("q")
+        # 4-byte offsets while they fit (half the memory of "q" for the same bisection)
+        self.offsets = array("I" if len(self.joined) < 2**32 else "q")
         position = 0
         for token in tokens:
             self.offsets.append(position)
@@ -167,12 +181,12 @@ class _Lexer:
         token = self.tokens[i]
         if not token.endswith("openssl") or i + 1 >= len(self.tokens):
             return False
-        if not re.fullmatch(r"speed[)\]:.,]*", self.tokens[i + 1]):
+        if not _R_SPEED_WORD.fullmatch(self.tokens[i + 1]):
             return False
         if "/" in token:
             return True
         j = i - 1
-        while j >= 0 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=\S*", self.tokens[j]):
+        while j >= 0 and _R_ENV_ASSIGN.fullmatch(self.tokens[j]):
             j -= 1  # environment assignments before the command
         return j < 0 or bool(_R_PROMPT.match(self.tokens[j]))
 
@@ -254,16 +268,17 @@ class _Lexer:
                 self.emit("elapsed", found[0])
                 return found[1]
         if token == "OpenSSL":
-            found = self._match(re.compile(_R_VERSION), i)
+            found = self._match(_R_VERSION_RE, i)
             if found:
                 self.emit("version", found[0])
                 return found[1]
         if token == "version:":
-            found = self._match(re.compile(r"version: \d+\.\d+\.\d+\S*"), i)
+            found = self._match(_R_VERSION_FIELD, i)
             if found:
                 self.emit("version", found[0])
                 return found[1]
-        for name in _R_FIELDS:
+        starts = token[0] in _R_STARTS
+        for name in _R_FIELDS if starts else ():
             if self.joined.startswith(name, self.offsets[i]):
                 # the value runs to the next structure; "options:bn(64,64)" glues it on
                 end = self._until_anchor(i + len(name.split()))
@@ -291,7 +306,7 @@ class _Lexer:
             if nxt is not None:
                 self.emit("symrow", " ".join(self.tokens[i:nxt]))
                 return nxt
-        for text, kind in _R_PK_HEADER_TEXTS.items():
+        for text, kind in _R_PK_HEADER_TEXTS.items() if starts else ():
             if self.joined.startswith(text, self.offsets[i]):
                 nxt = self._end_index(self.offsets[i] + len(text))
                 if nxt is not None:
@@ -356,15 +371,15 @@ class _Lexer:
         n = len(t)
         start: int | None = None
         if t[i] in ("rsa", "dsa") and i + 2 < n and t[i + 1].isdigit():
-            if re.fullmatch(r"bits?", t[i + 2]):
+            if _R_BITS.fullmatch(t[i + 2]):
                 start = i + 3
-        elif t[i].isdigit() and i + 2 < n and re.fullmatch(r"bits?", t[i + 1]):
+        elif t[i].isdigit() and i + 2 < n and _R_BITS.fullmatch(t[i + 1]):
             if t[i + 2] == "ffdh":
                 start = i + 3
             elif (
                 t[i + 2] in ("ecdsa", "ecdh", "EdDSA", "SM2")
                 and i + 3 < n
-                and re.fullmatch(r"\([^()\s]+\)", t[i + 3])
+                and _R_CURVE.fullmatch(t[i + 3])
             ):
                 start = i + 4
         elif self.pk_kind in ("kem", "sig") and i + 1 < n and _R_PK_SECONDS.fullmatch(t[i + 1]):
@@ -427,9 +442,10 @@ def _segments(items: Sequence[_Item]) -> list[_Segment]:
                 current.commands.clear()  # a command quoted in prose, not the run's own
             prose_since_row = True
             continue
+        row_key = _row_key(item, pk_header) if kind in ("symrow", "pkrow") else None
         repeated_row = (
-            kind in ("symrow", "pkrow")
-            and _row_key(item, pk_header) in rows_seen
+            row_key is not None
+            and row_key in rows_seen
             and (prose_since_row or before == "pkheader")
         )  # the same row again after words or a header of its own: another measurement
         starts_run = (
@@ -460,8 +476,8 @@ def _segments(items: Sequence[_Item]) -> list[_Segment]:
             current.broken.append(item.text)
             continue
         current.items.append(item)
-        if kind in ("symrow", "pkrow"):
-            rows_seen.add(_row_key(item, pk_header))
+        if row_key is not None:
+            rows_seen.add(row_key)
             prose_since_row = False
         if kind in ("symrow", "pkrow") or (kind == "mr" and item.text.startswith("+F")):
             current.has_results = True
@@ -492,10 +508,26 @@ def _is_progress_item(item: _Item) -> bool:
 
 def parse_report_text(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
     """The runs in a pasted report (see :func:`openssl_matrix.parse.parse_report`)."""
+    # The parse makes no reference cycles but many long-lived objects (a paste of 20,000
+    # runs: ~400,000 figures), which the cyclic collector would rescan again and again
+    # (a fifth of the time): paused for the parse, and restored as it was.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse_report_text(text, keep_duplicates=keep_duplicates)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _parse_report_text(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
     runs: list[SpeedRun] = []
     seen: set[tuple[SpeedHeader, tuple[Figure, ...]]] = set()  # one look-up per run, not a scan
     previous: SpeedRun | None = None
-    for segment in _segments(_Lexer(text).run()):
+    segments = _segments(_Lexer(text).run())
+    segments.reverse()
+    while segments:  # popped, so that each segment is freed once its run is parsed
+        segment = segments.pop()
         evp: bool | None = None
         evp_names: frozenset[str] | None = None
         if segment.commands:
