@@ -12,6 +12,7 @@ import sys
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -34,12 +35,13 @@ from openssl_matrix.core.files import atomic_write
 from openssl_matrix.core.names import clip, inside, name_problem, safe_name
 from openssl_matrix.core.outputs import check_output_file, read_regular
 from openssl_matrix.core.resources import USER_REPORTS, project_reports, user_folder
-from openssl_matrix.engine.backend import DockerBackend
+from openssl_matrix.engine.backend import Backend, DockerBackend
 from openssl_matrix.engine.engines import describe_spec
 from openssl_matrix.engine.hostlock import EngineBusy
 from openssl_matrix.engine.ship import Peer, Shipper, check_mode, check_registry
 from openssl_matrix.lab.run import (
     LabError,
+    Launcher,
     close_sessions,
     lab_outcome,
     print_summaries,
@@ -203,20 +205,31 @@ def _endbr32_warning(variant: Variant | None, record: dict[str, Any] | None) -> 
                            count if isinstance(count, int) else None)
 
 
-def _backend_for(m: Matrix, cpu: str, allow_plain_tcp: bool = False) -> DockerBackend:
+#: How a command reaches a Docker engine: (``base_url``, ``allow_plain_tcp``) -> the
+#: engine. ``base_url`` None is the environment's (DOCKER_HOST, the current context), else
+#: a profile's docker_host or a lab peer's; ``allow_plain_tcp`` lets ``tcp://`` without TLS
+#: through. The command line's is :func:`docker_engine`; the fake-engine tests hand their
+#: own to :func:`handlers`. No command makes an engine any other way.
+EngineFactory = Callable[[str | None, bool], Backend]
+
+
+def docker_engine(base_url: str | None, allow_plain_tcp: bool) -> Backend:
+    """The real engine, through the Docker SDK (engine/backend.py)."""
+    return DockerBackend(base_url, allow_plain_tcp=allow_plain_tcp)
+
+
+def _backend_for(m: Matrix, cpu: str, allow_plain_tcp: bool, engine: EngineFactory,
+                 ) -> Backend:
     """The Docker engine of a CPU profile (its docker_host), else the environment's."""
     profile = m.profile(cpu) if cpu and cpu != "auto" else None
     if profile is not None and profile.docker_host:
         log.info(f"profile {profile.name}: Docker engine {profile.docker_host}")
-        if allow_plain_tcp:
-            return DockerBackend(base_url=profile.docker_host, allow_plain_tcp=True)
-        return DockerBackend(base_url=profile.docker_host)
-    # the keyword only when given, so DockerBackend() stays the seam tests replace
-    return DockerBackend(allow_plain_tcp=True) if allow_plain_tcp else DockerBackend()
+        return engine(profile.docker_host, allow_plain_tcp)
+    return engine(None, allow_plain_tcp)
 
 
 def _lab(command: str, m: Matrix, cpus: list[str], flags: dict[str, Any], results: str, *,
-         wait: bool = False) -> int:
+         launcher: Launcher | None, wait: bool = False) -> int:
     """``--cpu=a,b,...``: every profile's engine at once (lab.py)."""
     for name in cpus:
         if name != "auto":
@@ -224,18 +237,19 @@ def _lab(command: str, m: Matrix, cpus: list[str], flags: dict[str, Any], result
     tree = _tree(results)
     if command == "bench":
         with _terminate_as_interrupt(), tree_for_lab(tree, wait=wait):
-            states = run_lab(m, command, cpus, flags, tree)
+            states = run_lab(m, command, cpus, flags, tree, launch=launcher)
             if all(s.code == 0 for s in states):
                 close_sessions(tree, m, cpus, flags)
     else:
         with _terminate_as_interrupt():
-            states = run_lab(m, command, cpus, flags, tree)
+            states = run_lab(m, command, cpus, flags, tree, launch=launcher)
     print_summaries(states)
     lab_outcome(states, cpus)
     return 0
 
 
-def _peers(m: Matrix, cpu: str, allow_plain_tcp: bool = False) -> Callable[[], list[Any]]:
+def _peers(m: Matrix, cpu: str, allow_plain_tcp: bool, engine: EngineFactory,
+           ) -> Callable[[], list[Any]]:
     """The engines images may be shipped from, connected when first needed: the local
     engine (the one `build` without a remote profile uses), when it is not the target,
     and in a lab the run's other engines (``lab.run_peers``). Engines the command does
@@ -243,22 +257,16 @@ def _peers(m: Matrix, cpu: str, allow_plain_tcp: bool = False) -> Callable[[], l
     target = m.profile(cpu) if cpu and cpu != "auto" else None
     mine = (target.docker_host if target is not None else None) or "local"
     wanted = {} if mine == "local" else {"local": "the local engine"}
-    for names, engine in run_peers():  # read now: in the worker's own thread
-        if engine != mine:
-            wanted[engine] = f"{names} ({engine})" if engine != "local" else \
+    for names, url in run_peers():  # read now: in the worker's own thread
+        if url != mine:
+            wanted[url] = f"{names} ({url})" if url != "local" else \
                 f"{names} (the local engine)"
 
     def connect() -> list[Peer]:
         found = []
-        for engine, label in wanted.items():
+        for url, label in wanted.items():
             try:
-                if engine == "local":
-                    backend = DockerBackend(allow_plain_tcp=True) if allow_plain_tcp \
-                        else DockerBackend()
-                elif allow_plain_tcp:
-                    backend = DockerBackend(base_url=engine, allow_plain_tcp=True)
-                else:
-                    backend = DockerBackend(base_url=engine)
+                backend = engine(None if url == "local" else url, allow_plain_tcp)
                 found.append(Peer(label, backend, backend.engine_info()))
             except FatalError as exc:  # unreachable, or refused (plain tcp://)
                 log.warn(f"{label} is not reachable: no images are shipped from it "
@@ -270,7 +278,8 @@ def _peers(m: Matrix, cpu: str, allow_plain_tcp: bool = False) -> Callable[[], l
 
 def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | None,
               force: bool, cpu: str, all: bool = False, allow_plain_tcp: bool = False,
-              images: str = "", registry: str = "") -> int:
+              images: str = "", registry: str = "", engine: EngineFactory = docker_engine,
+              launcher: Launcher | None = None) -> int:
     n_jobs = bounded("--jobs", jobs or 1, 1, 64)
     mode = check_mode(images)
     registry = check_registry(registry, mode) or ""
@@ -281,10 +290,10 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
         return _lab("build", m, cpus, {
             "matrix": matrix, "results": results, "only": only, "jobs": jobs, "force": force,
             "all": all, "allow_plain_tcp": allow_plain_tcp, "images": images,
-            "registry": registry}, results)
-    backend = _backend_for(m, cpu, allow_plain_tcp)
+            "registry": registry}, results, launcher=launcher)
+    backend = _backend_for(m, cpu, allow_plain_tcp, engine)
     tree = _tree(results)
-    shipper = Shipper(backend, backend.engine_info(), mode, _peers(m, cpu, allow_plain_tcp),
+    shipper = Shipper(backend, backend.engine_info(), mode, _peers(m, cpu, allow_plain_tcp, engine),
                       tree.root, registry=registry or None)
     in_lab = lab_worker()
     builder = Builder(m, backend, tree, images=shipper,
@@ -319,7 +328,8 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
 def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, suite: str,
               force: bool, wait: bool, repeat: int | None, fresh: bool = False,
               settle: str | float | None = None, no_wait: bool = False,
-              allow_plain_tcp: bool = False) -> int:
+              allow_plain_tcp: bool = False, engine: EngineFactory = docker_engine,
+              launcher: Launcher | None = None) -> int:
     if not split_cpus(cpu):
         raise UsageError("`invoke matrix bench` needs --cpu=PROFILE",
                          hint="--cpu=auto measures this host; named profiles are in the "
@@ -343,9 +353,9 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
             "matrix": matrix, "results": results, "only": only, "suite": suite,
             "force": force, "wait": False, "repeat": repeat, "fresh": fresh,
             "settle": settle, "no_wait": no_wait, "allow_plain_tcp": allow_plain_tcp},
-            results, wait=wait)
+            results, launcher=launcher, wait=wait)
     tree = _tree(results)
-    backend = _backend_for(m, cpu, allow_plain_tcp)
+    backend = _backend_for(m, cpu, allow_plain_tcp, engine)
     tree.lock(wait=wait)
     per_suite: list[tuple[str, list[CellOutcome], str | None]] = []
     try:
@@ -709,7 +719,7 @@ def _reports_dirs(matrix: str) -> list[Path]:
 
 def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bool,
                   wait: bool, json: bool, check: bool = False,
-                  allow_plain_tcp: bool = False) -> int:
+                  allow_plain_tcp: bool = False, engine: EngineFactory = docker_engine) -> int:
     spec = load_spec(find_spec(target, _reports_dirs(matrix)))
     env = Environment.from_matrix(Path(matrix or "matrix.yaml"))
     if check:
@@ -734,7 +744,7 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
         if len(profiles) > 1:
             log.info(f"═ reproduce {spec.id} --cpu={profile} ({i + 1} of {len(profiles)})")
         try:
-            backend = _backend_for(m, profile, allow_plain_tcp)
+            backend = _backend_for(m, profile, allow_plain_tcp, engine)
             rep = reproduce(spec, env, backend, _tree(results), cpu_profile=profile,
                             force=force, wait=wait, engine=backend.engine_info(),
                             git_commit=_git_commit(), max_attempts=MAX_ATTEMPTS)
@@ -771,16 +781,25 @@ def cmd_report(*, target: str, matrix: str, results: str, output: str,
     return 0
 
 
-HANDLERS: dict[str, Callable[..., int]] = {
-    "list": cmd_list,
-    "render": cmd_render,
-    "build": cmd_build,
-    "bench": cmd_bench,
-    "profiles": cmd_profiles,
-    "export": cmd_export,
-    "parse": cmd_parse,
-    "pin": cmd_pin,
-    "import": cmd_import,
-    "report": cmd_report,
-    "reproduce": cmd_reproduce,
-}
+def handlers(engine: EngineFactory = docker_engine, *,
+             launcher: Launcher | None = None) -> dict[str, Callable[..., int]]:
+    """The command table's handlers: every engine a command reaches comes from ``engine``,
+    a lab's engine workers are started by ``launcher`` (None: worker processes, see
+    lab/run.py). The one place the engine is chosen."""
+    return {
+        "list": cmd_list,
+        "render": cmd_render,
+        "build": partial(cmd_build, engine=engine, launcher=launcher),
+        "bench": partial(cmd_bench, engine=engine, launcher=launcher),
+        "profiles": cmd_profiles,
+        "export": cmd_export,
+        "parse": cmd_parse,
+        "pin": cmd_pin,
+        "import": cmd_import,
+        "report": cmd_report,
+        "reproduce": partial(cmd_reproduce, engine=engine),
+    }
+
+
+#: What ``invoke matrix``, ``python -m openssl_matrix`` and a lab's worker process run.
+HANDLERS = handlers()
