@@ -65,7 +65,7 @@ from openssl_matrix.measure.session import (
     build_command,
     summarize_series,
 )
-from openssl_matrix.parse import figure_records, parse_report
+from openssl_matrix.parse import figure_records, parse_paste
 from openssl_matrix.report.page import build_report
 from openssl_matrix.repro.check import check as check_spec
 from openssl_matrix.repro.resolve import Environment
@@ -608,7 +608,7 @@ def cmd_parse(*, target: str, matrix: str, results: str, json: bool) -> int:
         text = read_regular(Path(target), MAX_REPORT_BYTES).decode("utf-8", errors="replace")
     except OSError as exc:
         raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
-    runs = parse_report(text)
+    runs = parse_paste(text)
     out: list[dict[str, Any]] = []
     for i, run in enumerate(runs, 1):
         header = {k: getattr(run.header, k) for k in run.header.__dataclass_fields__}
@@ -665,7 +665,7 @@ def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
     except OSError as exc:
         raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
     text = raw.decode("utf-8", errors="replace")
-    runs = parse_report(text)
+    runs = parse_paste(text)
     if not runs:
         raise UsageError(f"{target}: no `openssl speed` output found in it")
     for i, run in enumerate(runs, 1):  # every folder name checked before anything is written

@@ -2,7 +2,7 @@
 or blog (mail quoting, wrapped lines, prose between tables, several runs) and split it
 into runs, each parsed by the line parser of :mod:`openssl_matrix.parse.lines`.
 
-The public entry point is :func:`openssl_matrix.parse.parse_report`.
+The public entry point is :func:`openssl_matrix.parse.parse_paste`.
 """
 
 from __future__ import annotations
@@ -480,8 +480,8 @@ def _is_progress_item(item: _Item) -> bool:
     )
 
 
-def parse_report_text(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
-    """The runs in a pasted report (see :func:`openssl_matrix.parse.parse_report`)."""
+def paste_runs(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
+    """The runs in a pasted report (see :func:`openssl_matrix.parse.parse_paste`)."""
     runs: list[SpeedRun] = []
     previous: SpeedRun | None = None
     for segment in _segments(_Lexer(text).run()):
