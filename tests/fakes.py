@@ -1,8 +1,11 @@
 """A fake container backend for unit tests: the one seam where Docker may be faked.
 
 It keeps images in a dict and answers ``run`` from a responder function, so the
-build and bench logic can be tested without a Docker engine. Integration tests
-(marked ``docker``) use the real ``DockerBackend``.
+build and bench logic can be tested without a Docker engine. A command-line test hands
+its fakes to the command table through the one engine factory (``engine_of`` below, to
+``cli.commands.handlers`` or ``cli.worker.thread_lab``); nothing is monkeypatched into a
+module. Integration tests (``tests/docker/``, marked ``docker``) use the real
+``DockerBackend``.
 """
 
 from __future__ import annotations
