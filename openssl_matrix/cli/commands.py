@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import inspect
 import json as _json
 import re
 import signal
@@ -668,6 +669,16 @@ def cmd_report(*, target: str, matrix: str, results: str, output: str,
     return 0
 
 
+def _wired(handler: Callable[..., int], **seams: Any) -> Callable[..., int]:
+    """``handler`` with its seams bound; its signature is its command's flags alone (what
+    the command table and its test check)."""
+    bound = partial(handler, **seams)
+    sig = inspect.signature(handler)
+    bound.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        parameters=[p for name, p in sig.parameters.items() if name not in seams])
+    return bound
+
+
 def handlers(engine: EngineFactory = docker_engine, *,
              launcher: Launcher | None = None) -> dict[str, Callable[..., int]]:
     """The command table's handlers: every engine a command reaches comes from ``engine``,
@@ -676,15 +687,15 @@ def handlers(engine: EngineFactory = docker_engine, *,
     return {
         "list": cmd_list,
         "render": cmd_render,
-        "build": partial(cmd_build, engine=engine, launcher=launcher),
-        "bench": partial(cmd_bench, engine=engine, launcher=launcher),
+        "build": _wired(cmd_build, engine=engine, launcher=launcher),
+        "bench": _wired(cmd_bench, engine=engine, launcher=launcher),
         "profiles": cmd_profiles,
         "export": cmd_export,
         "parse": cmd_parse,
         "pin": cmd_pin,
         "import": cmd_import,
         "report": cmd_report,
-        "reproduce": partial(cmd_reproduce, engine=engine),
+        "reproduce": _wired(cmd_reproduce, engine=engine),
     }
 
 
