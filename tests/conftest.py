@@ -79,6 +79,12 @@ def local_versions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *versions: s
 def fake_matrix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A matrix of two versions whose sources are local files, and a private cache."""
     monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
+    return write_fake_matrix(tmp_path)
+
+
+def write_fake_matrix(tmp_path: Path) -> Path:
+    """``fake_matrix``'s file (its caller points ``$OPENSSL_MATRIX_CACHE`` somewhere
+    private: ``benchmarks/report_scale.py`` uses it outside pytest)."""
     src = tmp_path / "src"
     src.mkdir()
     sha_a = make_tarball(src / "openssl-1.1.1w.tar.gz", "1.1.1w")

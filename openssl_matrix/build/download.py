@@ -22,6 +22,8 @@ import urllib.request
 from pathlib import Path
 from typing import IO, Any
 
+from openssl_matrix.core.files import open_regular
+
 
 class AttemptFailed(Exception):
     """One source (URL or local file) did not give the tarball; the message says why."""
@@ -292,7 +294,8 @@ def signature_for_file(local: Path, data: Path) -> str:
         return "not checked: gpg not installed"
     sig_path = local.with_name(local.name + ".asc")
     try:
-        signature = sig_path.read_bytes()[: _MAX_SIGNATURE_BYTES + 1]
+        with open_regular(sig_path) as fh:  # never a FIFO or a device
+            signature = fh.read(_MAX_SIGNATURE_BYTES + 1)
     except OSError:
         return f"not checked: no {sig_path.name} beside {local}"
     return _gpg_verify(data, signature)

@@ -52,9 +52,15 @@ from openssl_matrix.build.download import (
 )
 from openssl_matrix.core.clock import now
 from openssl_matrix.core.errors import SourceError
-from openssl_matrix.core.files import atomic_write, file_sha256
+from openssl_matrix.core.files import (
+    atomic_write,
+    file_sha256,
+    open_regular,
+    read_bounded_text,
+)
 from openssl_matrix.core.log import info, step, warn
 from openssl_matrix.core.version import Version, VersionError
+from openssl_matrix.matrix.releases import official_sha256
 
 __all__ = [
     "KNOWN_SHA256",
@@ -73,37 +79,16 @@ __all__ = [
 #: How the user pins a tarball; ``{version}`` is filled in.
 PIN_COMMAND = "invoke matrix pin {version} --file PATH"
 
-#: SHA-256 of official release tarballs, each seen in a public build recipe or in
-#: Debian's signed source index (its .dsc files for each release). Used to refuse pinning
-#: other bytes under a release's name (a GitHub tag archive, say); fetching still needs
-#: the checksum from the caller or a pin.
-KNOWN_SHA256: dict[str, str] = {
-    "1.0.0": "1bbf9afc5a6215121ac094147d0a84178294fe4c3d0a231731038fd3717ba7ca",
-    "1.0.1c": "2a9eb3cd4e8b114eb9179c0d3884d61658e7d8e8bf4984798a5f5bd48e325ebe",
-    "1.0.1e": "f74f15e8c8ff11aa3d5bb5f276d202ec18d7246e95f961db76054199c69c1ae3",
-    "1.0.2u": "ecd0c6ffb493dd06707d38b14bb4d8c2288bb7033735606569d8f90f89669d16",
-    "1.1.0l": "74a2f756c64fd7386a29184dc0344f4831192d61dc2481a93a4c5dd727f41148",
-    "1.1.1w": "cf3098950cb4d853ad95c0841f1f9c6d3dc102dccfcacd521d93925208b76ac8",
-    "3.0.2": "98e91ccead4d4756ae3c9cde5e09191a8e586d9f4d50838e7ec09d6411dfdb63",
-    "3.0.17": "dfdd77e4ea1b57ff3a6dbde6b0bdc3f31db5ac99e7fdd4eaf9e1fbb6ec2db8ce",
-    "3.0.19": "fa5a4143b8aae18be53ef2f3caf29a2e0747430b8bc74d32d88335b94ab63072",
-    "3.0.20": "c80a01dfc70ece4dc21168932c37739042d404d46ccc81a5986dd75314ecda6f",
-    "3.0.22": "67ebca7e50d17383028045486653492195b83db95f8558709701bb47b5c1ef81",
-    "3.1.8": "d319da6aecde3aa6f426b44bbf997406d95275c5c59ab6f6ef53caaa079f456f",
-    "3.2.6": "89681a9ddaa9ed7cf25ea8ef61338db805200bae47d00510490623547380c148",
-    "3.3.7": "4900be54e81c4dfe00bb1a10dad33fd8414833573c40d0e9e3274d4ed32e53a2",
-    # 3.4.3: pinned alike by two unrelated public build scripts, one citing openssl.org
-    "3.4.3": "fa727ed1399a64e754030a033435003991aee36bda9a5b080995cb2ac5cf7f37",
-    "3.5.7": "a8c0d28a529ca480f9f36cf5792e2cd21984552a3c8e4aa11a24aa31aeac98e8",
-    "3.5.9": "603f5602e2eef00d77fbd429d34dcd5822bb301757a1bc9cdb24c670f1eb859a",
-    "3.6.3": "243a86649cf6f23eeb6a2ff2456e09e5d77dd9018a54d3d96b0c6bdd6ba6c7f1",
-    "3.6.5": "a2157c2830efdec3788939b00c9b0638306d3f0bbb76dc4832ee503bb397df98",
-}
+#: SHA-256 of official release tarballs: the release catalogue's (resources/releases.yaml,
+#: each confirmed in public recipes or Debian's signed source index). Used to refuse
+#: pinning other bytes under a release's name (a GitHub tag archive, say) and to tell the
+#: sweep's third-party trees from official tarballs.
+KNOWN_SHA256: dict[str, str] = official_sha256()
 
 #: Leftover partial downloads older than this are removed.
 _STALE_PART_SECONDS = 3600.0
 
-_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+_SHA256_RE = re.compile(r"^[0-9a-f]{64}\Z")
 
 
 @dataclass(frozen=True)
@@ -150,7 +135,8 @@ def tarball_name(version: str) -> str:
     return f"openssl-{version}.tar.gz"
 
 
-def _check_version(version: str) -> Version:
+def check_version(version: str) -> Version:
+    """The release version ``version`` names; SourceError when it names none."""
     try:
         return Version.parse(version)
     except VersionError:
@@ -179,7 +165,7 @@ def default_urls(version: str) -> list[str]:
     security archive's pool), which carry byte-identical upstream tarballs for the
     versions its suites still use.
     """
-    v = _check_version(version)
+    v = check_version(version)
     major, minor, patch = str(v.major), str(v.minor), str(v.patch)
     if major == "0":
         series = f"{major}.{minor}.x"
@@ -222,7 +208,7 @@ def _origin_record(path: Path) -> Path:
 
 def _read_origin(path: Path, sha256: str) -> tuple[str, str]:
     try:
-        record = json.loads(_origin_record(path).read_text(encoding="utf-8"))
+        record = json.loads(read_bounded_text(_origin_record(path), "config"))
     except (OSError, ValueError):
         return "cache", "not checked: no record of where the cached file came from"
     if not isinstance(record, dict) or record.get("sha256") != sha256:
@@ -284,9 +270,12 @@ def _is_json(lock_file: Path) -> bool:
 
 def _read_lock_document(lock_file: Path) -> dict[str, Any]:
     try:
-        text = lock_file.read_text(encoding="utf-8")
+        text = read_bounded_text(lock_file, "yaml")
     except FileNotFoundError:
         return {}
+    except UnicodeDecodeError:
+        raise SourceError(f"the lock file {lock_file} is not UTF-8 text",
+                          hint="fix or delete it") from None
     except OSError as exc:
         raise SourceError(f"cannot read the lock file {lock_file}: {exc}") from exc
     try:
@@ -310,20 +299,28 @@ def _read_lock_document(lock_file: Path) -> dict[str, Any]:
 @contextlib.contextmanager
 def _locked(lock_file: Path) -> Iterator[None]:
     """Serialise read-modify-write of a lock file between processes."""
-    guard = lock_file.with_name(f".{lock_file.name}.lock")
-    with open(guard, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+    # the folder itself is the lock: no guard file is left beside the lock file (an
+    # older version left ``.<name>.lock``; it is removed here when found)
+    fd = os.open(lock_file.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
+            with contextlib.suppress(OSError):
+                stale = lock_file.with_name(f".{lock_file.name}.lock")
+                if stale.is_file() and not stale.is_symlink() and stale.stat().st_size == 0:
+                    stale.unlink()
             yield
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 def _check_layout(tarball: Path, version: str) -> None:
     """A release tarball is a gzip tar whose top directory is ``openssl-<version>``."""
     expected = f"openssl-{version}"
     try:
-        with tarfile.open(tarball, mode="r:gz") as archive:
+        with open_regular(tarball) as fh, tarfile.open(fileobj=fh, mode="r:gz") as archive:
             first = archive.next()
     except (OSError, tarfile.TarError, EOFError) as exc:
         raise SourceError(
@@ -354,14 +351,21 @@ def pin_source(
     Refuses (unless ``force``) a file whose hash differs from a known official checksum
     or from an existing pin for the version. Returns the sha256.
     """
-    _check_version(version)
+    check_version(version)
     tarball = Path(tarball)
     if not tarball.is_file():
-        raise SourceError(f"no such file: {tarball}", hint="give the path of the tarball")
+        raise SourceError(f"{tarball}: not a regular file (a FIFO, a device or a folder)"
+                          if tarball.exists() else f"no such file: {tarball}",
+                          hint="give the path of the tarball")
     _check_layout(tarball, version)
     directory = sources_dir(cache_dir)
     _prepare_dir(directory)
-    with open(tarball, "rb") as src:
+    try:
+        src = open_regular(tarball)
+    except OSError as exc:
+        raise SourceError(f"{tarball}: {exc.strerror}", hint="give the path of the tarball "
+                          "itself (a regular file)") from None
+    with src:
         tmp, sha256, _size = _copy_local(src, directory, tarball)
     try:
         known = KNOWN_SHA256.get(version)
@@ -487,7 +491,7 @@ def fetch_source_info(
     read. Raises :class:`SourceError` listing every attempt when none gives the bytes
     whose sha256 is expected.
     """
-    _check_version(version)
+    check_version(version)
     expected = _expected_sha256(version, sha256, lock_file)
     directory = sources_dir(cache_dir)
     _prepare_dir(directory)
@@ -508,6 +512,13 @@ def fetch_source_info(
         _origin_record(final).unlink(missing_ok=True)
 
     failures: list[tuple[str, str]] = []
+    if not urls:  # nothing is downloaded: a look into local folders, not a "fetch"
+        found = _from_local_dirs(version, expected, local_dirs, directory, failures)
+        if found is None:
+            raise _all_failed(version, expected, failures, local_dirs, directory)
+        tmp, origin, signature = found
+        _install(tmp, final, expected, origin, signature)
+        return FetchedSource(final, expected, origin, signature, cached=False)
     with step(f"fetch {name}"):
         found = _from_local_dirs(version, expected, local_dirs, directory, failures)
         if found is None:
@@ -535,7 +546,7 @@ def _from_local_dirs(
         for candidate in candidates:
             info(f"  trying {candidate}")
             try:
-                with open(candidate, "rb") as src:
+                with open_regular(candidate) as src:  # a FIFO there would block for ever
                     tmp, got, _size = stream_to_temp(src, directory, None)
             except (OSError, AttemptFailed) as exc:
                 failures.append((str(candidate), describe_failure(exc)))
@@ -593,12 +604,16 @@ def _all_failed(
     lines = [f"could not obtain {name} with sha256 {expected}:"]
     lines += [f"  - {where}: {why}" for where, why in failures] or ["  - no URLs to try"]
     where = (
-        "into one of " + ", ".join(str(d) for d in local_dirs)
+        "into " + " or ".join(str(d) for d in local_dirs) + " (the matrix's sources_dirs)"
         if local_dirs
-        else f"into a local sources dir (matrix.yaml's sources_dirs) or straight into {directory}"
+        else f"into {directory} (the source cache), or into a folder you name in the "
+        "matrix's sources_dirs (e.g. sources_dirs: [tarballs], beside matrix.yaml)"
     )
+    urls = [u for u in default_urls(version) if "openssl.org" in u or "github.com" in u] \
+        if _SHA256_RE.match(expected) else []
+    origin = f" (from {' or '.join(urls)})" if urls else ""
     return SourceError(
         "\n".join(lines),
-        hint=f"download {name} on a machine with internet access and put it {where}, "
+        hint=f"bring {name}{origin} from a machine with internet access and put it {where}, "
         f"or pass a file:// URL to it; its sha256 must be {expected}",
     )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import inspect
 import json as _json
 import re
@@ -19,22 +18,22 @@ from typing import Any
 
 from openssl_matrix.build.build import Builder
 from openssl_matrix.build.render import render as render_variant
-from openssl_matrix.build.sources import default_urls, pin_source, read_pins
+from openssl_matrix.build.sources import check_version, default_urls, pin_source, read_pins
 from openssl_matrix.cli.summary import print_bench_summary
 from openssl_matrix.core import log
-from openssl_matrix.core.clock import now
 from openssl_matrix.core.errors import (
     BenchError,
     BuildError,
+    ConfigError,
     DockerUnavailable,
     FatalError,
     ParseError,
     ProfileMismatch,
     UsageError,
 )
-from openssl_matrix.core.files import atomic_write
+from openssl_matrix.core.files import atomic_write, read_bounded
 from openssl_matrix.core.names import clip, inside, name_problem, safe_name
-from openssl_matrix.core.outputs import check_output_file, read_regular
+from openssl_matrix.core.outputs import RenderedFolder, check_output_file
 from openssl_matrix.core.resources import USER_REPORTS, project_reports, user_folder
 from openssl_matrix.engine.backend import Backend, DockerBackend
 from openssl_matrix.engine.engines import describe_spec
@@ -64,14 +63,16 @@ from openssl_matrix.measure.session import (
     build_command,
 )
 from openssl_matrix.parse import figure_records, parse_paste
+from openssl_matrix.report.medians import SESSION_FIELDS, session_medians
 from openssl_matrix.report.page import build_report
+from openssl_matrix.report.sessions import Selection
 from openssl_matrix.repro.check import check as check_spec
 from openssl_matrix.repro.resolve import Environment
 from openssl_matrix.repro.run import reproduce
 from openssl_matrix.repro.specload import find_spec, load_spec
 from openssl_matrix.repro.verdicts import as_json, render_text
-from openssl_matrix.results import records as rec
-from openssl_matrix.results.export import render
+from openssl_matrix.results.export import records, render, render_rows
+from openssl_matrix.results.imports import import_report
 from openssl_matrix.results.records import FINISHED, read_latest
 from openssl_matrix.results.tree import ResultsTree, lab_worker
 from openssl_matrix.sweep.table import build_status, describe_versions, sha256_status
@@ -134,7 +135,8 @@ def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = 
     selected = m.select(only or None, every=all)
     for v in selected:
         info = v.describe()
-        info["sha256_status"] = sha256_status(v.version.version, v.version.sha256, pins)
+        info["sha256_status"] = sha256_status(v.version.version, v.version.sha256, pins,
+                                              v.version)
         info["builds_here"] = build_status(v.version.version, v.arch, v.asm,
                                            declared_sha256=v.version.sha256)
         info["image"] = None
@@ -185,10 +187,13 @@ def cmd_render(*, target: str, matrix: str, results: str, only: str, output: str
                all: bool = False) -> int:
     m = _matrix(matrix)
     out = Path(output or "dockerfiles/rendered")
-    for v in m.select(only or None, every=all):
-        r = render_variant(v)
-        path = inside(out, out / f"{safe_name(v.id, 'variant id')}.Dockerfile")
-        atomic_write(path, r.dockerfile)
+    rendered = [(inside(out, out / f"{safe_name(v.id, 'variant id')}.Dockerfile"),
+                 render_variant(v).dockerfile) for v in m.select(only or None, every=all)]
+    folder = RenderedFolder(out)
+    for path, text in rendered:  # every refusal before the first write
+        folder.check(path, text)
+    for path, text in rendered:
+        folder.write(path, text)
         print(path)
     return 0
 
@@ -477,12 +482,13 @@ def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
 
 
 def cmd_export(*, target: str, matrix: str, results: str, format: str,
-               output: str) -> int:
+               output: str, per_session: bool = False) -> int:
     fmt = format or "csv"
     if fmt not in ("csv", "jsonl"):
         raise UsageError(f"--format {fmt!r} is not one of csv, jsonl")
     dest = check_output_file(output, _tree(results).root) if output else None
-    text = render(_tree(results), fmt)
+    text = render_rows(list(session_medians(records(_tree(results)))), SESSION_FIELDS, fmt) \
+        if per_session else render(_tree(results), fmt)
     if dest is not None:
         atomic_write(dest, text)
         log.info(f"wrote {output}")
@@ -493,7 +499,7 @@ def cmd_export(*, target: str, matrix: str, results: str, format: str,
 
 def cmd_parse(*, target: str, matrix: str, results: str, json: bool) -> int:
     try:
-        text = read_regular(Path(target), MAX_REPORT_BYTES).decode("utf-8", errors="replace")
+        text = read_bounded(Path(target), cap=MAX_REPORT_BYTES).decode("utf-8", errors="replace")
     except OSError as exc:
         raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
     runs = parse_paste(text)
@@ -543,13 +549,19 @@ def parse_table(recs: list[dict[str, Any]]) -> list[str]:
 
 
 def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
-    """Store a published report's figures in the results tree as reference results."""
-    if not as_ or not re.match(r"^[a-z0-9][a-z0-9._-]*$", as_) or name_problem(as_):
+    """Store a published report's figures in the results tree as reference results.
+
+    An import is identified by the source file's sha256 and ``--as``: importing the same
+    file again says where it is and adds nothing; an import that was stopped (Ctrl-C, a
+    kill, a full disk) is completed by the next one, never stored twice. The pasted text
+    is stored once per import (in its first run folder, ``raw/report.txt``), not per run.
+    """
+    if not as_ or not re.match(r"^[a-z0-9][a-z0-9._-]*\Z", as_) or name_problem(as_):
         raise UsageError("`invoke matrix import FILE` needs --as NAME (lower-case letters, "
                          "digits, '.', '_', '-'" + (f"; got {clip(as_)}" if as_ else "") + ")",
                          hint="e.g. --as ivy-bridge-blog-2013")
     try:
-        raw = read_regular(Path(target), MAX_REPORT_BYTES)
+        raw = read_bounded(Path(target), cap=MAX_REPORT_BYTES)
     except OSError as exc:
         raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
     text = raw.decode("utf-8", errors="replace")
@@ -559,43 +571,35 @@ def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
     for i, run in enumerate(runs, 1):  # every folder name checked before anything is written
         safe_name(run.header.version or "unknown",
                   f"{target}: run {i}: the version in its header", error=ParseError)
-    tree = _tree(results)
-    cpu = f"ref-{as_}"
-    tree.lock()
-    try:
-        for i, run in enumerate(runs, 1):
-            version = run.header.version or "unknown"
-            run_dir = tree.new_run_dir(cpu, version, "import")
-            atomic_write(run_dir / "raw" / "report.txt", text)
-            records = figure_records(run)
-            rec.write_figures(run_dir, records)
-            rec.write_meta(run_dir, rec.RunMeta(
-                status="complete",
-                kind="reference",
-                warnings=list(run.warnings),
-                variant={"version": run.header.version},
-                extra={
-                    "source_file": str(Path(target).resolve()),
-                    "source_sha256": hashlib.sha256(raw).hexdigest(),
-                    "imported": now("seconds"),
-                    "run_in_report": i,
-                    "header": {k: getattr(run.header, k)
-                               for k in run.header.__dataclass_fields__},
-                }))
-            print(f"{run_dir}: {len(records)} figure(s) from run {i} "
-                  f"({run.header.version_line or 'no version header'})")
-    finally:
-        tree.unlock()
+    import_report(_tree(results), raw, runs, as_=as_, source=Path(target))
     return 0
 
 
 def cmd_pin(*, target: str, matrix: str, results: str, file: str, force: bool) -> int:
     if not file:
         raise UsageError("`invoke matrix pin VERSION` needs --file PATH (a tarball you trust)")
-    lock = Path(matrix or "matrix.yaml").with_suffix(".lock")
+    check_version(target)  # before the matrix: the version named is the first thing said
+    lock = _pins_beside(Path(matrix or "matrix.yaml"))
     digest = pin_source(target, Path(file), lock, force=force)
     print(f"pinned openssl {target}: sha256 {digest} (recorded in {lock})")
     return 0
+
+
+def _pins_beside(matrix: Path) -> Path:
+    """The lock (pins) file of an existing matrix file: ``m.yaml`` -> ``m.lock`` beside it.
+    A mistyped --matrix is refused (a pin there would have no effect), as is a matrix whose
+    lock file would be the matrix itself (``--matrix m.lock``)."""
+    shown = str(matrix)[:200]
+    if not matrix.is_file():
+        raise ConfigError(f"{shown}: no such matrix file" if not matrix.exists() else
+                          f"{shown}: not a regular file", hint="pin records the tarball's "
+                          "sha256 in the lock file beside the matrix: give --matrix the "
+                          "matrix.yaml you build with")
+    lock = matrix.with_suffix(".lock")
+    if lock.resolve() == matrix.resolve():
+        raise ConfigError(f"{shown} is a lock file name, not a matrix (the pin would "
+                          "overwrite it)", hint="give --matrix the matrix's .yaml file")
+    return lock
 
 
 def _reports_dirs(matrix: str) -> list[Path]:
@@ -611,7 +615,8 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
     spec = load_spec(find_spec(target, _reports_dirs(matrix)))
     env = Environment.from_matrix(Path(matrix or "matrix.yaml"))
     if check:
-        report = check_spec(spec, env, Path(results or "results"))
+        report = check_spec(spec, env, Path(results or "results"),
+                            profiles=tuple(split_cpus(cpu)))
         if json:
             print(_json.dumps({"spec": spec.id, "path": str(spec.path),
                                "problems": report.problems, "text": report.text()},
@@ -660,11 +665,12 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
 
 
 def cmd_report(*, target: str, matrix: str, results: str, output: str,
-               block_size: int) -> int:
+               block_size: int, session: str = "", since: str = "") -> int:
     tree = _tree(results)
     out = Path(output) if output else tree.root / "_report"
     summary = build_report(tree, out,
-                           block_size=bounded("--block-size", block_size or 8192, 1, MAX_BYTES))
+                           block_size=bounded("--block-size", block_size or 8192, 1, MAX_BYTES),
+                           selection=Selection.of(session, since))
     print(summary.text(), end="")
     return 0
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import re
 import sys
 import textwrap
 from collections.abc import Callable, Mapping
@@ -35,7 +36,12 @@ from invoke.tasks import Task, task
 
 from openssl_matrix.core import log
 from openssl_matrix.core.crash import INTERNAL_ERROR, crash_line, write_crash_log
-from openssl_matrix.core.errors import FatalError, UsageError
+from openssl_matrix.core.errors import (
+    ENVIRONMENT_ERRNOS,
+    FatalError,
+    FileSystemError,
+    UsageError,
+)
 
 ALL = "*"  # a flag every command takes
 
@@ -57,6 +63,11 @@ class Flag:
     default: Any
     help: str | Mapping[str, str]
     commands: tuple[str, ...]
+
+    @property
+    def whole_number(self) -> bool:
+        """An integer flag: invoke hands it over as text, parsed here (:func:`_value`)."""
+        return isinstance(self.default, int) and not isinstance(self.default, bool)
 
     @property
     def option(self) -> str:
@@ -149,6 +160,14 @@ FLAGS: tuple[Flag, ...] = (
     }, ("export", "render", "report")),
     Flag("block_size", 0, "block size of the method tables and charts (default 8192)",
          ("report",)),
+    Flag("session", "", "the bench session whose figures the cells show (an id from the "
+         "report's Sessions table, or a unique start of one; default: each cell's latest "
+         "session); the other sessions stay in each cell's history", ("report",)),
+    Flag("since", "", "leave out sessions started before this ISO date or time "
+         "(2026-12-01, 2026-12-01T08:00; UTC unless it says)", ("report",)),
+    Flag("per_session", False, "one row per session and figure: the median and 95 % "
+         "interval of that session's usable figures (never pooled across sessions)",
+         ("export",)),
     Flag("file", "", "path of a tarball you trust", ("pin",)),
     Flag("as_", "", "name for the imported report (results go under results/ref-NAME)",
          ("import",)),
@@ -233,7 +252,10 @@ def matrix_task(handlers: Mapping[str, Callable[..., int]]) -> MatrixTask:
     params = [P("c", P.POSITIONAL_OR_KEYWORD),
               P("command", P.POSITIONAL_OR_KEYWORD, default=""),
               P("target", P.POSITIONAL_OR_KEYWORD, default="")]
-    params += [P(f.name, P.KEYWORD_ONLY, default=f.default) for f in FLAGS]
+    # integer flags reach us as text (invoke's own int() would end in a traceback on
+    # `--repeat=abc`); the table parses them, naming the flag (exit 10)
+    params += [P(f.name, P.KEYWORD_ONLY, default=None if f.whole_number else f.default)
+               for f in FLAGS]
     matrix.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     helps = {f.name: f.help_for() for f in FLAGS}
     helps["command"] = " | ".join(COMMANDS)
@@ -305,7 +327,8 @@ def dispatch(command: str, target: str, flags: Mapping[str, Any],
             raise UsageError(f"`invoke matrix {command}` takes no argument, got {target!r}")
         allowed = flags_of(command)
         names = {f.name for f in allowed}
-        given = {k for k, v in flags.items() if v not in (None, False, "")}
+        given = {k for k, v in flags.items() if v not in (None, False, "")
+                 or (v == "" and k in _BY_NAME and _BY_NAME[k].whole_number)}
         stray = sorted(given - names)
         if stray:
             raise UsageError(
@@ -317,11 +340,16 @@ def dispatch(command: str, target: str, flags: Mapping[str, Any],
             raise UsageError(f"`invoke matrix {command}` needs {spec.target}",
                              hint=f"`invoke matrix {command} --help` shows its usage")
         code = handlers[command](target=target, **{
-            f.name: flags.get(f.name, f.default) for f in allowed if f.name not in _OWN})
+            f.name: _value(f, flags.get(f.name)) for f in allowed if f.name not in _OWN})
     except FatalError as exc:
         log.error("\n".join(line if len(line) <= 2000 else f"{line[:2000]}… (cut)"
                              for line in str(exc).splitlines()))  # never unbounded text
         raise Exit(code=exc.exit_code) from None
+    except OSError as exc:
+        if exc.errno not in ENVIRONMENT_ERRNOS:
+            return _last_resort(command, exc)
+        log.error(str(FileSystemError.of(exc, f"`invoke matrix {command}`")))
+        raise Exit(code=FileSystemError.exit_code) from None
     except KeyboardInterrupt:
         print("\ninterrupted: finished results are kept; rerun the same command to go on",
               file=sys.stderr)
@@ -329,8 +357,27 @@ def dispatch(command: str, target: str, flags: Mapping[str, Any],
     except Exit:
         raise
     except Exception as exc:  # the last resort: one line, the traceback in a crash log
-        print("error: " + crash_line(command, exc, write_crash_log(command, exc)),
-              file=sys.stderr)
-        raise Exit(code=INTERNAL_ERROR) from None
+        _last_resort(command, exc)
     if code:
         raise Exit(code=code)
+
+
+def _last_resort(command: str, exc: BaseException) -> None:
+    print("error: " + crash_line(command, exc, write_crash_log(command, exc)),
+          file=sys.stderr)
+    raise Exit(code=INTERNAL_ERROR) from None
+
+
+def _value(flag: Flag, given: Any) -> Any:
+    """A flag's value for its handler: the default when not given; an integer flag's text
+    parsed as a whole number (``UsageError`` naming the flag when it is not one)."""
+    if given is None:
+        return flag.default
+    if not flag.whole_number or (isinstance(given, int) and not isinstance(given, bool)):
+        return given
+    text = str(given).strip()
+    if not re.fullmatch(r"[+-]?[0-9]{1,18}", text):
+        shown = repr(given) if len(repr(given)) <= 40 else repr(given)[:40] + "…"
+        raise UsageError(f"{flag.option} {shown}: expected a whole number",
+                         hint=f"e.g. {flag.option}=2")
+    return int(text)

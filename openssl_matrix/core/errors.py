@@ -8,6 +8,8 @@ status, using ``exit_code``.
 
 from __future__ import annotations
 
+import errno
+
 
 class FatalError(Exception):
     """An error that ends the command with a message and a distinct exit code."""
@@ -77,3 +79,48 @@ class UsageError(FatalError):
     """The command line itself is wrong (unknown subcommand, missing argument)."""
 
     exit_code = 10
+
+
+class FileSystemError(FatalError):
+    """The file system refused: read-only, full, a name too long, a path through a file,
+    permission denied. Not a bug, and nothing half-written is left trusted."""
+
+    exit_code = 11
+
+    @classmethod
+    def of(cls, exc: OSError, doing: str = "") -> FileSystemError:
+        """The named error for an ``OSError`` the environment raised (``errno`` in
+        :data:`ENVIRONMENT_ERRNOS`)."""
+        what, todo = _HINTS.get(exc.errno or 0, (exc.strerror or str(exc), "check the path"))
+        where = exc.filename if exc.filename is not None else "a file"
+        shown = repr(str(where)) if len(str(where)) <= 200 else repr(str(where)[:200] + "…")
+        return cls(f"{shown}: {what}" + (f" (while {doing})" if doing else ""), hint=todo)
+
+
+def _errnos() -> dict[int, tuple[str, str]]:
+    return {
+        errno.EROFS: ("the file system is read-only", "write to a writable folder (--results "
+                      "DIR / --output DIR), or remount it read-write; nothing was changed"),
+        errno.ENOSPC: ("no space left on the device", "free some space (or give a folder on "
+                       "another file system) and rerun the same command: what finished is "
+                       "kept, nothing half-written is counted"),
+        errno.EDQUOT: ("the disk quota is exceeded", "free some space and rerun the same "
+                       "command: what finished is kept"),
+        errno.ENAMETOOLONG: ("a file name is too long for this file system",
+                             "use a shorter --results/--output path or --as name"),
+        errno.ENOTDIR: ("a part of this path is a file, not a folder",
+                        "give a path whose folders are folders"),
+        errno.EACCES: ("permission denied", "give a folder you may write (or read), or fix "
+                       "its permissions"),
+        errno.EPERM: ("operation not permitted", "give a folder you may write, or fix its "
+                      "permissions"),
+        errno.EISDIR: ("is a folder where a file was expected", "give a file name"),
+        errno.ELOOP: ("too many levels of symbolic links", "give a path without link loops"),
+        errno.EMFILE: ("too many open files", "raise the limit (ulimit -n) and rerun"),
+        errno.EIO: ("an input/output error on the device", "check the disk (dmesg) and rerun"),
+    }
+
+
+_HINTS = _errnos()
+#: The errno values that mean "the environment refused", never "a bug in the tool".
+ENVIRONMENT_ERRNOS = frozenset(_HINTS)

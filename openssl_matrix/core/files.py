@@ -1,25 +1,125 @@
-"""Writing and hashing files: the one atomic write and the one file hash of the package.
+"""Reading, writing and hashing files: the one bounded read, the one atomic write and the
+one file hash of the package.
+
+Every file the tool reads goes through :func:`read_bounded` (or :func:`open_regular` for a
+stream, :func:`open_lock` for a lock file): it is opened without blocking and without
+following a last symbolic link where that is asked, checked with ``fstat`` to be a regular
+file (a FIFO would block, ``/dev/zero`` never ends), and read up to a cap per kind of
+file. Anything else is an :class:`UnreadableFile` (an ``OSError``, so each caller's
+``except OSError`` names the path in its own error) within a second.
 
 Every file the tool writes that another process (or the next run) reads is written with
 :func:`atomic_write`: a temp file beside the target, flushed, fsynced and renamed over it,
 so a reader sees the old file or the new one, never half. A kill leaves at most a
-``.<name>.*.tmp`` file, which :meth:`ResultsTree.recover` removes.
+``.<name>.*.tmp`` file, which :meth:`ResultsTree.recover` removes. :data:`WRITE_HOOK` is
+the fault-injection point of the crash tests (tests/test_hostile_writes.py): called with
+the target after the temp file is written and before the rename.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
+import errno
 import hashlib
 import json
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from openssl_matrix.core.outputs import refuse_special
+from openssl_matrix.core.errors import ResultsError
+from openssl_matrix.core.names import clip
 
 _CHUNK = 1 << 20
+
+#: The most bytes read of each kind of file (README, "What the tool reads").
+CAPS: dict[str, int] = {
+    "results": 256 << 20,  # meta.json, figures.json, build.json, journals, verdicts
+    "report": 64 << 20,  # a pasted report (parse, import)
+    "yaml": 1 << 20,  # matrix, report spec, patch metadata, lock (pins) file
+    "lock": 64 << 10,  # a lock file's holder line
+    "config": 1 << 20,  # the Docker CLI's config.json and context meta.json
+    "text": 16 << 20,  # anything else (a raw output, /proc files)
+}
+
+#: Tests only: called with the target of every atomic write, before its rename.
+WRITE_HOOK: Callable[[Path], None] | None = None
+
+
+class UnreadableFile(OSError):
+    """A path the tool was to read is not a regular file, or is larger than its cap."""
+
+
+def open_regular(path: Path, *, follow: bool = True) -> IO[bytes]:
+    """``path`` opened for reading, after checking (on the open file) that it is a regular
+    file: a FIFO, a device or a socket raise :class:`UnreadableFile` at once (opened with
+    O_NONBLOCK, so a FIFO with no writer does not block). ``follow=False`` also refuses a
+    symbolic link as the last component."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow:
+            raise UnreadableFile(errno.ELOOP, "a symbolic link, not a regular file",
+                                 str(path)) from None
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                    else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                    else "a socket" if stat.S_ISSOCK(mode) else "a special file")
+            raise UnreadableFile(errno.EINVAL, f"not a regular file ({kind})", str(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bounded(path: Path, kind: str = "text", cap: int | None = None, *,
+                 follow: bool = True) -> bytes:
+    """The bytes of the regular file ``path``, at most ``cap`` (else the cap of ``kind``,
+    :data:`CAPS`); :class:`UnreadableFile` when it is no regular file or is larger."""
+    limit = CAPS[kind] if cap is None else cap
+    with open_regular(path, follow=follow) as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise UnreadableFile(errno.EFBIG, f"larger than {limit} bytes; this is not a file "
+                             "this tool reads", str(path))
+    return data
+
+
+def read_bounded_text(path: Path, kind: str = "text", cap: int | None = None, *,
+                      follow: bool = True) -> str:
+    """:func:`read_bounded` decoded as UTF-8 (``UnicodeDecodeError`` when it is not)."""
+    return read_bounded(path, kind, cap, follow=follow).decode("utf-8")
+
+
+def open_lock(path: Path) -> IO[str]:
+    """A lock file opened for reading and writing (created when missing), never through a
+    symbolic link and only when it is a regular file: a FIFO there would block the open, a
+    device would be written to. :class:`UnreadableFile` otherwise."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENXIO):
+            raise UnreadableFile(exc.errno, "not a regular file (a symbolic link or a "
+                                 "special file)", str(path)) from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnreadableFile(errno.EINVAL, "not a regular file", str(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "a+", encoding="utf-8")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def current_umask() -> int:
@@ -31,13 +131,15 @@ def current_umask() -> int:
     return 0o022
 
 
-def atomic_write(path: Path, data: str | bytes) -> None:
+def atomic_write(path: Path, data: str | bytes, *, durable: bool = True) -> None:
     """Write ``data`` to ``path`` so readers see the old file or the new one, never half.
 
     Only a regular file (or a new name) is replaced: a device, a folder, a FIFO or a
     symbolic link at ``path`` is refused (the rename would replace the node itself). The
     file gets the mode of the file it replaces, else 0666 less the umask (mkstemp's 0600
-    would make results unreadable to the rest of the team)."""
+    would make results unreadable to the rest of the team). ``durable=False`` leaves out
+    the fsync (a kill still sees the old file or the new one; only a power loss may not):
+    for a writer of many small files that calls :func:`sync_tree` once at the end."""
     refuse_special(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -50,7 +152,10 @@ def atomic_write(path: Path, data: str | bytes) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data.encode("utf-8") if isinstance(data, str) else data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
+        if WRITE_HOOK is not None:
+            WRITE_HOOK(path)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -58,17 +163,40 @@ def atomic_write(path: Path, data: str | bytes) -> None:
         raise
 
 
-def write_json(path: Path, obj: Any) -> None:
+def write_json(path: Path, obj: Any, *, durable: bool = True) -> None:
     """``obj`` as indented, key-sorted JSON, written atomically."""
     # allow_nan=False: NaN/Infinity are not JSON; every reader here would refuse them
     text = json.dumps(obj, indent=2, sort_keys=True, default=str, allow_nan=False)
-    atomic_write(path, text + "\n")
+    atomic_write(path, text + "\n", durable=durable)
+
+
+def sync_tree(folder: Path) -> None:
+    """Flush the file system holding ``folder`` to disk once (Linux syncfs; else every
+    file system): what many ``durable=False`` writes need before they are reported done."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        name = ctypes.util.find_library("c")
+        fn = getattr(ctypes.CDLL(name, use_errno=True), "syncfs", None) if name else None
+        if fn is None or fn(fd) != 0:
+            os.sync()
+    finally:
+        os.close(fd)
 
 
 def file_sha256(path: Path) -> str:
     """The SHA-256 of a file, as 64 lower-case hex digits."""
     digest = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_regular(path) as f:  # a FIFO or a device is refused, never read forever
         while chunk := f.read(_CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def refuse_special(path: Path) -> None:
+    """For writers deep in the tool: ResultsError when ``path`` exists and is not a
+    regular file (the atomic rename would replace a device, a folder or a link)."""
+    with contextlib.suppress(FileNotFoundError):
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise ResultsError(f"{clip(str(path), 200)} exists and is not a regular file; "
+                               "it is left alone", hint="move it away, or write elsewhere")

@@ -24,7 +24,7 @@ from pathlib import Path
 from openssl_matrix.core.errors import FatalError, UsageError
 
 MAX_NAME = 120
-_SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+_SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*\Z")
 ALPHABET = ("letters, digits, '.', '_', '+' and '-', starting with a letter or digit, "
             f"no '..', at most {MAX_NAME} characters")
 

@@ -6,6 +6,9 @@
   when it carries the marker. A non-empty folder without it, the results tree itself, a
   folder that holds the results tree, and any folder inside the tree other than its own
   ``_report`` are refused.
+* ``render --output DIR`` writes Dockerfiles beside a marker of its own
+  (``RENDER_MARKER``: each file's name and the sha256 of what it wrote); a file there that
+  it did not write, or that was edited since, is refused, never overwritten.
 * An output file (``export --output FILE``) is a regular file or a new name; ``-`` means
   standard output. A device, a folder, a FIFO or a symbolic link is refused: an atomic
   write replaces the name by rename, which would break a device node or turn a link into
@@ -17,15 +20,18 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
-import errno
+import fcntl
+import hashlib
 import json
 import os
 import shutil
 import stat
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import IO
 
-from openssl_matrix.core.errors import ResultsError, UsageError
+from openssl_matrix.core.errors import UsageError
+from openssl_matrix.core.files import atomic_write, open_regular, read_bounded, write_json
 from openssl_matrix.core.names import clip
 
 REPORT_MARKER = ".openssl-matrix-report"
@@ -39,6 +45,39 @@ def write_report_marker(folder: Path) -> None:
         "note": "this folder is replaced as a whole by the next `invoke matrix report` "
                 "to it; do not keep your own files here",
     }, indent=2) + "\n", encoding="utf-8")
+
+
+def hold_report(folder: Path) -> IO[bytes]:
+    """Hold the marker of a report folder being written (an flock, released when the
+    process ends, however it ends): :func:`remove_stale_reports` leaves a held one alone."""
+    fh = open(folder / REPORT_MARKER, "rb")  # noqa: SIM115 (held until the report is in)
+    fcntl.flock(fh, fcntl.LOCK_EX)
+    return fh
+
+
+def remove_stale_reports(out: Path) -> list[Path]:
+    """The temporary folders of earlier ``report --output OUT`` runs that were killed
+    (``.OUT.*`` beside OUT, with the report marker, no live writer; or empty, killed
+    before the marker was written): removed. A non-empty folder without the marker is
+    not ours and is left alone."""
+    removed: list[Path] = []
+    with contextlib.suppress(OSError):
+        for cand in out.parent.glob(f".{out.name}.*"):
+            if cand.is_symlink() or not cand.is_dir():
+                continue
+            if not is_report(cand):  # killed before its marker: removed only when empty
+                with contextlib.suppress(OSError):
+                    cand.rmdir()
+                    removed.append(cand)
+                continue
+            try:
+                with open_regular(cand / REPORT_MARKER, follow=False) as fh:
+                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a live writer holds it
+                    shutil.rmtree(cand)
+                removed.append(cand)
+            except OSError:
+                continue
+    return removed
 
 
 def is_report(folder: Path) -> bool:
@@ -152,25 +191,44 @@ def check_output_file(path: str, tree_root: Path | None = None) -> Path | None:
     return p
 
 
-def read_regular(path: Path, limit: int) -> bytes:
-    """The bytes of a file the user named as input (a matrix, a spec, a pasted report):
-    OSError when it is not a regular file (a FIFO or /dev/zero would block or never end)
-    or larger than ``limit`` bytes."""
-    if not stat.S_ISREG(os.stat(path).st_mode):  # before open: a FIFO blocks in open()
-        raise OSError(errno.EINVAL, "not a regular file")
-    with open(path, "rb") as fh:
-        data = fh.read(limit + 1)
-    if len(data) > limit:
-        raise OSError(errno.EFBIG, f"larger than {limit} bytes; this is not a file this tool "
-                      "reads")
-    return data
+RENDER_MARKER = ".openssl-matrix-rendered.json"
 
 
-def refuse_special(path: Path) -> None:
-    """For writers deep in the tool: ResultsError when ``path`` exists and is not a
-    regular file (the atomic rename would replace a device, a folder or a link)."""
-    with contextlib.suppress(FileNotFoundError):
-        st = os.lstat(path)
-        if not stat.S_ISREG(st.st_mode):
-            raise ResultsError(f"{clip(str(path), 200)} exists and is not a regular file; "
-                               "it is left alone", hint="move it away, or write elsewhere")
+class RenderedFolder:
+    """A folder of rendered Dockerfiles: the files ``render`` wrote there, by sha256."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.marker = folder / RENDER_MARKER
+        self.written: dict[str, str] = {}
+        with contextlib.suppress(OSError, ValueError):
+            data = json.loads(read_bounded(self.marker, "config"))
+            if isinstance(data, dict) and isinstance(data.get("files"), dict):
+                self.written = {str(k): str(v) for k, v in data["files"].items()}
+
+    def check(self, path: Path, text: str) -> None:
+        """UsageError when ``path`` holds a file render did not write (or that was edited
+        since) and would change."""
+        try:
+            current = read_bounded(path, "text")
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise UsageError(f"{path}: {exc.strerror}; left alone",
+                             hint="move it away, or give another --output folder") from None
+        new = text.encode("utf-8")
+        if current == new:
+            return
+        if self.written.get(path.name) != hashlib.sha256(current).hexdigest():
+            raise UsageError(f"{path} exists and was not written by `invoke matrix render` "
+                             "(or was edited since): it is left alone",
+                             hint="move it away or give another --output folder; render "
+                             f"replaces only the files its marker {RENDER_MARKER} lists")
+
+    def write(self, path: Path, text: str) -> None:
+        self.written[path.name] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        atomic_write(path, text)
+        write_json(self.marker, {"written_by": "openssl-matrix render",
+                                 "note": "render replaces only these files, and only while "
+                                 "they hold what it wrote",
+                                 "files": dict(sorted(self.written.items()))})

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import threading
 import time
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -169,12 +170,14 @@ class DockerBackend:
                 self._tunnel.check()
                 connect_url = self._tunnel.start()
             _probe_unix_socket(connect_url)
-            client = _Client(
-                base_url=connect_url, timeout=120,
-                tls=docker.tls.TLSConfig(
-                    client_cert=(tls.cert, tls.key) if tls.cert and tls.key else None,
-                    ca_cert=tls.ca, verify=tls.verify) if tls is not None else False)
-            client.ping()
+            with self._first_answer():  # the SDK asks the engine's API version here
+                client = _Client(
+                    base_url=connect_url, timeout=ANSWER_TIMEOUT_S,
+                    tls=docker.tls.TLSConfig(
+                        client_cert=(tls.cert, tls.key) if tls.cert and tls.key else None,
+                        ca_cert=tls.ca, verify=tls.verify) if tls is not None else False)
+                client.ping()
+            client.api.timeout = 120  # later requests: image builds, pulls, long runs
         except (docker.errors.DockerException, requests.exceptions.RequestException,
                 OSError, DockerUnavailable) as exc:
             if client is not None:
@@ -194,6 +197,40 @@ class DockerBackend:
                          "the host; see docs/lab.md)" if tls is not None else "")),
             ) from None
         self.client = client
+
+    def _where(self) -> str:
+        where = self.base_url
+        if self.engine.spec != where:
+            where += f" ({self.engine.spec})"
+        return where
+
+    @contextlib.contextmanager
+    def _first_answer(self) -> Iterator[None]:
+        """Around the first requests to the engine: after :data:`PROGRESS_AFTER_S` a line
+        says whom we wait for; an engine that took the connection and did not answer in
+        :data:`ANSWER_TIMEOUT_S` is DockerUnavailable, saying what to check."""
+        answered = threading.Event()
+        where = self._where()
+
+        def progress() -> None:
+            if not answered.wait(PROGRESS_AFTER_S):
+                _log.info(f"waiting for the Docker engine at {where} to answer (giving up "
+                          f"after {ANSWER_TIMEOUT_S:g} s)…")
+
+        threading.Thread(target=progress, daemon=True).start()
+        try:
+            yield
+        except (requests.exceptions.RequestException, docker.errors.DockerException) as exc:
+            if not _timed_out(exc):
+                raise
+            raise DockerUnavailable(
+                f"the Docker engine at {where} took the connection but did not answer in "
+                f"{ANSWER_TIMEOUT_S:g} s",
+                hint=f"check that a Docker engine (not another program) listens there and "
+                f"is not hung: `docker {self._cli_args()} info`".replace("  ", " ")
+                + "; restart it if that hangs too") from None
+        finally:
+            answered.set()
 
     def _cli_args(self) -> str:
         if self.engine.context:
@@ -489,6 +526,12 @@ def _stream_ok(statuses: Iterable[Any], what: str) -> None:
                              if "push" in what or "pull" in what else None)
 
 
+#: How long the first request to an engine may take before it is given up, and when a
+#: line says whom the tool is waiting for.
+ANSWER_TIMEOUT_S = 30.0
+PROGRESS_AFTER_S = 4.0
+
+
 def _probe_unix_socket(url: str) -> None:
     """Connect to a unix:// endpoint once (and close it): the SDK leaks the socket of a
     failed connect, and this gives a plainer reason (no such file, refused)."""
@@ -498,6 +541,20 @@ def _probe_unix_socket(url: str) -> None:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(10)
         sock.connect(path)
+
+
+def _timed_out(exc: BaseException | None) -> bool:
+    """A read timeout anywhere in ``exc``'s chain (the SDK wraps the one of its version
+    request in a DockerException)."""
+    for _ in range(6):
+        if exc is None:
+            return False
+        if isinstance(exc, requests.exceptions.RequestException) and _read_timeout(exc):
+            return True
+        if isinstance(exc, (urllib3.exceptions.ReadTimeoutError, TimeoutError)):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def _read_timeout(exc: requests.exceptions.RequestException) -> bool:

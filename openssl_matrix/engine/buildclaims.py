@@ -43,6 +43,7 @@ from typing import Any
 
 from openssl_matrix.core import log
 from openssl_matrix.core.clock import now
+from openssl_matrix.core.files import read_bounded_text
 from openssl_matrix.engine.ship import family
 from openssl_matrix.results.records import BUILDS
 
@@ -84,7 +85,7 @@ class BuildClaims:
         """The live claim on ``tag``, if any (a stale one is removed)."""
         path = self.path(tag)
         try:
-            claim = json.loads(path.read_text(encoding="utf-8"))
+            claim = json.loads(read_bounded_text(path, "results"))
         except (OSError, ValueError):
             return None
         pid = claim.get("pid") if isinstance(claim, dict) else None

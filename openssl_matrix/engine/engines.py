@@ -44,6 +44,7 @@ from typing import Any
 
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import DockerUnavailable, UsageError
+from openssl_matrix.core.files import read_bounded_text
 
 DEFAULT_SOCKET = "unix:///var/run/docker.sock"
 #: Seconds ``ssh`` may take to connect (a host that is down must not hang the lab).
@@ -124,7 +125,7 @@ def context_names(environ: Mapping[str, str] | None = None) -> list[str]:
     names = []
     for meta in sorted((config_dir(environ) / "contexts" / "meta").glob("*/meta.json")):
         with contextlib.suppress(OSError, ValueError, AttributeError):
-            name = json.loads(meta.read_text(encoding="utf-8")).get("Name")
+            name = json.loads(read_bounded_text(meta, "config")).get("Name")
             if isinstance(name, str):
                 names.append(name)
     return names
@@ -137,7 +138,7 @@ def current_context(environ: Mapping[str, str] | None = None) -> str | None:
         return env["DOCKER_CONTEXT"]
     path = config_dir(env) / "config.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_bounded_text(path, "config"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
@@ -157,7 +158,7 @@ def read_context(name: str, environ: Mapping[str, str] | None = None) -> Engine:
     digest = _context_key(name)
     meta_path = store / "meta" / digest / "meta.json"
     try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        meta = json.loads(read_bounded_text(meta_path, "config"))
     except FileNotFoundError:
         known = context_names(env)
         close = difflib.get_close_matches(name, known, n=1)

@@ -37,6 +37,7 @@ from typing import IO
 
 from openssl_matrix.core.clock import now
 from openssl_matrix.core.errors import ResultsError
+from openssl_matrix.core.files import open_lock, read_bounded_text
 
 SYSTEM_DIR = Path("/run/lock/openssl-matrix")
 
@@ -105,7 +106,7 @@ class HostLock:
         self.lock = self.dir / f"{key}.lock"
 
     def _open(self, path: Path) -> IO[str]:
-        fh = path.open("a+", encoding="utf-8")
+        fh = open_lock(path)  # never a FIFO or a link: the open would block or go astray
         with contextlib.suppress(OSError):
             os.chmod(path, 0o666)
         return fh
@@ -115,13 +116,13 @@ class HostLock:
         text = ""
         if not builds_only:
             with contextlib.suppress(OSError):
-                text = self.gate.read_text(encoding="utf-8").strip()
+                text = read_bounded_text(self.gate, "lock").strip()
         builds = []
         for path in sorted(self.dir.glob(f"{self.key}.build.*")):
             pid = path.name.rsplit(".", 1)[-1].split("-")[0]
             if pid.isdigit() and Path(f"/proc/{pid}").exists():
                 with contextlib.suppress(OSError):
-                    builds.append(path.read_text(encoding="utf-8").strip())
+                    builds.append(read_bounded_text(path, "lock").strip())
         return "; ".join([t for t in (text,) if t] + builds) or UNNAMED
 
     def _wait(self, fh: IO[str], mode: int, *, wait: bool, what: str,

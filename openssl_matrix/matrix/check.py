@@ -8,6 +8,7 @@ YAML loader whose problems name the file.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -18,14 +19,14 @@ from openssl_matrix.core.names import ALPHABET, clip, name_problem
 from openssl_matrix.core.yamlload import YamlProblem, load_yaml
 from openssl_matrix.matrix.isa import IA32CAP_BITS
 
-IA32CAP_VALUE = re.compile(r"^~?(0x[0-9a-fA-F]+)?(:~?0x[0-9a-fA-F]+)?$")
+IA32CAP_VALUE = re.compile(r"^~?(0x[0-9a-fA-F]+)?(:~?0x[0-9a-fA-F]+)?\Z")
 """An OPENSSL_ia32cap value: one or two words, each optionally inverted with ~."""
 
 # Characters allowed in any value that reaches a Dockerfile RUN line or a container
 # command. Everything is passed as exec-form arguments, but a value that needs a shell
 # metacharacter is never a legitimate Configure option, -march value or ia32cap mask.
-SAFE_TOKEN = re.compile(r"^[A-Za-z0-9_.,:=+/~@%-]+$")
-SHA256 = re.compile(r"^[0-9a-f]{64}$")
+SAFE_TOKEN = re.compile(r"^[A-Za-z0-9_.,:=+/~@%-]+\Z")
+SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
 
 
 def choices_hint(wanted: str, choices: Sequence[str]) -> str:
@@ -162,7 +163,7 @@ class CheckContext:
                               what="sha256 (64 lower-case hex digits)")
         urls = self.strings(entry.get("urls"), f"{keypath}.urls")
         for i, u in enumerate(urls):
-            if not re.match(r"^(https?|file)://\S+$", u):
+            if not re.match(r"^(https?|file)://\S+\Z", u):
                 raise self.fail(f"{keypath}.urls[{i}]",
                                 f"{clip(u)} is not an http(s):// or file:// URL")
         return sha, urls
@@ -191,8 +192,9 @@ class CheckContext:
     def number(self, value: Any, keypath: str) -> float | None:
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise self.fail(keypath, f"expected a positive number, got {clip(value)}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                not math.isfinite(value) or value <= 0 or value > 1e12:
+            raise self.fail(keypath, f"expected a positive, finite number, got {clip(value)}")
         return float(value)
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from openssl_matrix.core.errors import ConfigError
+from openssl_matrix.core.files import read_bounded
 from openssl_matrix.core.names import clip, name_problem
-from openssl_matrix.core.outputs import read_regular
 from openssl_matrix.core.resources import USER_PATCHES, project_patches, user_folder
 from openssl_matrix.core.yamlload import MAX_BYTES as MAX_YAML_BYTES
 from openssl_matrix.matrix.check import CheckContext, choices_hint, kind_name, load_yaml_file
@@ -56,6 +56,7 @@ from openssl_matrix.matrix.patches import (
     select_patches,
 )
 from openssl_matrix.matrix.pkey import ALGORITHMS as PK_ALGORITHMS
+from openssl_matrix.matrix.releases import Release, load_catalogue
 from openssl_matrix.matrix.tlsvocab import KEYS as TLS_KEYS
 from openssl_matrix.matrix.tlsvocab import MODES as TLS_MODES
 from openssl_matrix.matrix.tlsvocab import PINNINGS as TLS_PINNINGS
@@ -63,9 +64,10 @@ from openssl_matrix.matrix.tlsvocab import PROTOCOLS as TLS_PROTOCOLS
 from openssl_matrix.matrix.tlsvocab import TlsOptions
 
 TOP_KEYS = ("schema", "defaults", "versions", "axes", "include", "exclude", "profiles",
-            "suites", "default_suite", "sources_dirs", "default_variants", "patches_dirs")
+            "suites", "default_suite", "sources_dirs", "default_variants", "patches_dirs",
+            "catalogue")
 DEFAULT_KEYS = ("base_image", "configure", "patches", "engines")
-VERSION_KEYS = ("sha256", "urls", "configure", "base_image", "patches", "engines")
+VERSION_KEYS = ("sha256", "urls", "configure", "base_image", "patches", "engines", "official")
 INCLUDE_KEYS = ("version", "asm", "arch", "march", "configure", "patches", "engines",
                 "base_image", "cpu")
 AXIS_KEYS = ("asm", "arch", "march")
@@ -76,10 +78,10 @@ SUITE_KEYS = ("description", "algorithms", "evp", "decrypt", "engine", "provider
               "seconds", "bytes", "masks", "repeat", "noise_threshold", "devices", "kind",
               "protocols", "modes", "pinning")
 SUITE_KINDS = ("speed", "pkey", "tls")
-DEVICE = re.compile(r"^/dev/[A-Za-z0-9_][A-Za-z0-9_./-]*$")
+DEVICE = re.compile(r"^/dev/[A-Za-z0-9_][A-Za-z0-9_./-]*\Z")
 MASK_KEYS = ("name", "ia32cap", "disable")
-CPUSET = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
-DOCKER_HOST = re.compile(r"^((unix|tcp|ssh)://\S+|context:[A-Za-z0-9][\w.-]*)$")
+CPUSET = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*\Z")
+DOCKER_HOST = re.compile(r"^((unix|tcp|ssh)://\S+|context:[A-Za-z0-9][\w.-]*)\Z")
 
 
 def load_matrix(path: str | Path, *, default_urls: Callable[[str], list[str]] | None = None,
@@ -88,7 +90,7 @@ def load_matrix(path: str | Path, *, default_urls: Callable[[str], list[str]] | 
     p = Path(path)
     ctx = CheckContext(p)
     try:
-        text = read_regular(p, 4 * MAX_YAML_BYTES).decode("utf-8")
+        text = read_bounded(p, cap=4 * MAX_YAML_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{p}: no such matrix file",
                           hint="pass --matrix PATH, or run from the project folder") from None
@@ -124,6 +126,7 @@ def build_matrix(data: Any, ctx: CheckContext, *,
     profiles = _load_profiles(ctx, top.get("profiles"))
 
     versions = _load_versions(ctx, top.get("versions"), default_urls)
+    versions = _merge_catalogue(ctx, versions, top.get("catalogue", False), default_urls)
     by_version = {v.version: v for v in versions}
 
     axes = ctx.mapping(top.get("axes"), "axes")
@@ -349,7 +352,7 @@ def _apply_default_selection(ctx: CheckContext, value: Any, variants: list[Varia
 
 
 def _check_image(ctx: CheckContext, image: str, keypath: str) -> None:
-    if not re.match(r"^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9._-]+)?(@sha256:[0-9a-f]{64})?$", image):
+    if not re.match(r"^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9._-]+)?(@sha256:[0-9a-f]{64})?\Z", image):
         raise ctx.fail(keypath, f"{image!r} is not a Docker image reference")
 
 
@@ -370,7 +373,12 @@ def _load_versions(ctx: CheckContext, value: Any,
         if not urls and default_urls is not None:
             urls = tuple(default_urls(name))
         base_image, per_arch = _base_images(ctx, entry.get("base_image"), f"{kp}.base_image")
-        out.append(VersionSpec(version=name, sha256=sha, urls=urls,
+        official = entry.get("official")
+        if official is not None and official is not False:
+            raise ctx.fail(f"{kp}.official", "only official: false may be written (a "
+                           "third-party tree's own checksum); the catalogue says what is "
+                           "official")
+        out.append(VersionSpec(version=name, sha256=sha, urls=urls, official=official,
                                configure=ctx.tokens(entry.get("configure"), f"{kp}.configure"),
                                base_image=base_image,
                                base_images=tuple(sorted(per_arch.items())),
@@ -378,6 +386,55 @@ def _load_versions(ctx: CheckContext, value: Any,
                                engines=_build_engines(ctx, entry.get("engines"),
                                                       f"{kp}.engines")))
     return tuple(out)
+
+
+def _merge_catalogue(ctx: CheckContext, versions: tuple[VersionSpec, ...], flag: Any,
+                     default_urls: Callable[[str], list[str]] | None,
+                     ) -> tuple[VersionSpec, ...]:
+    """Each file version checked against the release catalogue (a checksum that is not
+    the official one must say ``official: false``); with ``catalogue: true`` every
+    catalogue release the file does not declare is added after them, opt-in."""
+    if not isinstance(flag, bool):
+        raise ctx.fail("catalogue", "expected true or false",
+                       hint="catalogue: true adds every release of "
+                            "openssl_matrix/resources/releases.yaml")
+    cat = load_catalogue()
+    out: list[VersionSpec] = []
+    for spec in versions:
+        rel = cat.get(spec.version)
+        kp = f"versions.{spec.version}"
+        if spec.official is False:
+            out.append(spec)
+            continue
+        if rel is None:
+            out.append(spec)
+            continue
+        if spec.sha256 is not None and spec.sha256 != rel.sha256:
+            if not flag:  # a matrix without the catalogue keeps its own word
+                out.append(spec)
+                continue
+            raise ctx.fail(f"{kp}.sha256",
+                           f"{spec.sha256[:16]}… is not the official tarball's sha256 "
+                           f"({rel.sha256[:16]}…, confirmed by {', '.join(rel.projects)} in "
+                           "openssl_matrix/resources/releases.yaml)",
+                           hint="fix the checksum, or say official: false if this is "
+                                "another tree's tarball on purpose")
+        out.append(replace(spec, sha256=spec.sha256 or rel.sha256, official=True,
+                           sources=_source_lines(rel), single_source=rel.single_source))
+    if flag:
+        have = {v.version for v in versions}
+        for rel in cat.releases:
+            if rel.version in have:
+                continue
+            urls = tuple(default_urls(rel.version)) if default_urls is not None else ()
+            out.append(VersionSpec(version=rel.version, sha256=rel.sha256, urls=urls,
+                                   official=True, sources=_source_lines(rel),
+                                   single_source=rel.single_source, from_catalogue=True))
+    return tuple(out)
+
+
+def _source_lines(rel: Release) -> tuple[str, ...]:
+    return tuple(f"{s.project}: {s.where}" for s in rel.sources)
 
 
 def _axis(ctx: CheckContext, value: Any, keypath: str, allowed: Sequence[str] | None) -> list[str]:

@@ -23,9 +23,9 @@ from openssl_matrix.matrix.patches import Patch
 from openssl_matrix.matrix.tlsvocab import TlsOptions
 
 SCHEMA_VERSION = 1
-NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*\Z")
 VERSION = DECLARABLE  # the release numbers a matrix may declare (see version.py)
-PATTERN = re.compile(r"^[A-Za-z0-9_.,:=+/~@%*?!\[\]-]+$")
+PATTERN = re.compile(r"^[A-Za-z0-9_.,:=+/~@%*?!\[\]-]+\Z")
 
 ARCHES = ("x86_64", "i386")
 #: Bounds of a suite's numbers (docs/matrix.md): `openssl speed -seconds` per algorithm,
@@ -56,6 +56,22 @@ class VersionSpec:
     patches: tuple[str, ...] = ()
     #: engines built in, spelled per version by eras.engine_options
     engines: tuple[str, ...] = ()
+    #: True: ``sha256`` is the official tarball's, confirmed in the release catalogue
+    #: (resources/releases.yaml); False: declared ``official: false`` (a third-party
+    #: tree's own bytes); None: the matrix gives a checksum the catalogue does not know
+    official: bool | None = None
+    #: where the catalogue's digest was confirmed ("project: where"), empty otherwise
+    sources: tuple[str, ...] = ()
+    #: the catalogue's digest comes from one project only
+    single_source: bool = False
+    #: declared by the catalogue alone (matrix.yaml's ``catalogue: true``), not by the file
+    from_catalogue: bool = False
+
+    @property
+    def series_name(self) -> str:
+        """OpenSSL's name for the series: ``1.0.2``, ``1.1.1``, ``3.0``, ``3.6``."""
+        major, minor, patch = self.series
+        return f"{major}.{minor}" if major >= 3 else f"{major}.{minor}.{patch}"
 
     @property
     def series(self) -> tuple[int, int, int]:
@@ -186,6 +202,10 @@ class Variant:
             "configure": list(self.configure),
             "base_image": self.base_image,
             "sha256": self.version.sha256,
+            "series": self.version.series_name,
+            "official": self.version.official,
+            "single_source": self.version.single_source,
+            "sha256_sources": list(self.version.sources),
             "patches": [p.describe() for p in self.patches],
             "engines": list(self.engines),
             "default": self.default,

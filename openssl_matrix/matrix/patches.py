@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from openssl_matrix.core.files import read_bounded, read_bounded_text
 from openssl_matrix.core.names import clip
 from openssl_matrix.core.version import Version
 from openssl_matrix.core.yamlload import YamlProblem, load_yaml
@@ -48,8 +49,8 @@ from openssl_matrix.core.yamlload import YamlProblem, load_yaml
 PATCH_SUFFIXES = (".patch", ".pl")
 META_KEYS = ("provides", "description", "why", "versions", "arch", "apply", "strip")
 APPLY_MODES = ("auto", "on-request")
-_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-_COMPARISON = re.compile(r"^(>=|<=|==|>|<)\s*(\d+\.\d+\.\d+[a-z]{0,2})$")
+_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*\Z")
+_COMPARISON = re.compile(r"^(>=|<=|==|>|<)\s*(\d+\.\d+\.\d+[a-z]{0,2})\Z")
 
 #: -march values of 32-bit x86 CPUs without the multi-byte NOP space (no NOPL, no
 #: 0F 1E hint NOPs): ENDBR32 (F3 0F 1E FB) is an illegal instruction there, so an
@@ -148,7 +149,7 @@ def load_patches(dirs: Iterable[Path]) -> dict[str, Patch]:
 def _load_one(meta_path: Path) -> Patch:
     where = str(meta_path)
     try:
-        data = load_yaml(meta_path.read_text(encoding="utf-8"))
+        data = load_yaml(read_bounded_text(meta_path, "yaml"))
     except (OSError, UnicodeDecodeError) as exc:
         raise PatchError(f"{where}: cannot read: {str(exc)[:200]}") from None
     except YamlProblem as exc:
@@ -197,7 +198,7 @@ def _load_one(meta_path: Path) -> Patch:
         name=name, path=diff, provides=provides,
         description=str(data.get("description", "")).strip(), why=why.strip(),
         versions=versions, arches=arches, apply=apply, strip=strip,
-        sha256=hashlib.sha256(diff.read_bytes()).hexdigest(),
+        sha256=hashlib.sha256(read_bounded(diff, "text")).hexdigest(),
     )
 
 

@@ -28,7 +28,7 @@ from openssl_matrix.core.version import Version, series
 from openssl_matrix.engine.backend import Backend, RunLimits, RunResult, endpoint_is_local
 from openssl_matrix.matrix.isa import parse_cpuinfo_line
 from openssl_matrix.matrix.model import Matrix, Profile, Suite, Variant
-from openssl_matrix.measure import guards, hostacct
+from openssl_matrix.measure import coreclock, guards, hostacct
 from openssl_matrix.measure.guards import (
     EngineCheck,
     Finding,
@@ -218,6 +218,7 @@ class BenchCell:
             "host": {"cpu_model": ctx.cpu.model, "cpu_vendor": ctx.cpu.vendor,
                      "cpu_flags": list(ctx.cpu.flags), "cpu_mhz": run_cpu.mhz,
                      "logical_cpus": ctx.cpu.logical_cpus, "kernel": ctx.extra.get("uname"),
+                     "microcode": run_cpu.microcode,
                      "loadavg_before": state.loadavg,
                      "governor": state.governor, "boost": state.boost,
                      "client_machine": platform.node()},
@@ -240,6 +241,10 @@ class BenchCell:
             "notes": notes,
             "invocations": [],
         }
+        # the cores' effective clock right before the speed runs (and after them, below):
+        # cycles per byte in core cycles (coreclock.py); the nominal clock stays above
+        clock_before = coreclock.reading(ctx.engine, pin)
+        meta["host"]["core_clock"] = coreclock.run_clock(clock_before, {})
         records.write_meta(run_dir, meta)
         where = "+" if self.why else f"{self.index}/{self.total}"
         log.info(f"▸ [{where}] {v.id} · suite {suite.name}"
@@ -341,6 +346,8 @@ class BenchCell:
                 warnings.append(text)
                 log.warn(f"  {v.id}: {text}")
         records.write_figures(run_dir, figures)
+        meta["host"]["core_clock"] = coreclock.run_clock(
+            clock_before, coreclock.reading(ctx.engine, pin))
         meta["ended"] = _now()
         meta["warnings"] = warnings
         meta["findings"] = [f.as_dict() for f in findings]

@@ -22,6 +22,7 @@ class CpuInfo:
     logical_cpus: int
     family: int | None = None  # CPUID family and model ("cpu family", "model"): the core
     model_number: int | None = None
+    microcode: str | None = None  # the "microcode" line (a revision, 0xd0003e7); None in a VM
 
     def slug(self) -> str:
         """``host-amd-epyc``: the results folder name for ``--cpu=auto``."""
@@ -62,6 +63,7 @@ def parse_cpuinfo(text: str) -> CpuInfo:
         logical_cpus=count,
         family=_int(fields.get("cpu family")),
         model_number=_int(fields.get("model")),
+        microcode=fields.get("microcode") or None,
     )
 
 

@@ -9,6 +9,7 @@ values). The formats and the meaning of each status are described in
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, replace
@@ -138,6 +139,7 @@ _SYMMETRIC_ALIASES = {
 }
 
 
+@functools.lru_cache(maxsize=4096)  # pure; a paste of 20,000 runs asks the same few
 def canonical_algorithm(label: str) -> str:
     """The algorithm id of a symmetric row name (see :mod:`openssl_matrix.parse`)."""
     name = label.strip().lower()
@@ -147,6 +149,7 @@ def canonical_algorithm(label: str) -> str:
 
 
 
+@functools.lru_cache(maxsize=4096)  # pure; asked for every row of every run
 def version_tuple(version: str | None) -> tuple[int, int, int] | None:
     """``"1.1.1w"`` -> ``(1, 1, 1)``; ``"3.0.2"`` -> ``(3, 0, 2)``; None if not a version."""
     found = Version.find(version)
@@ -213,8 +216,22 @@ def impossible(value: object, limit: float = MAX_BYTES_PER_S) -> str | None:
     return None
 
 
+#: The largest block size a speed table can print: speed's lengths are C ints (checked in
+#: apps/speed.c of 1.1.1w and 3.0.20: ``static const int *lengths``, ``-bytes`` read with
+#: atoi into ``int lengths_single``).
+MAX_BLOCK_SIZE = 2**31 - 1
+
+
 def sane(fig: Figure) -> Figure:
-    """The figure, or an ``impossible`` one without values when a value is impossible."""
+    """The figure, or an ``impossible`` one without values when a value is impossible (a
+    block size no speed can print, too: ``99999999999999999999999999 bytes``)."""
+    if fig.block_size is not None and not 0 < fig.block_size <= MAX_BLOCK_SIZE:
+        shown = str(fig.block_size)
+        shown = shown if len(shown) <= 40 else f"{shown[:40]}…"
+        return replace(fig, block_size=None, bytes_per_s=None, ops_per_s=None,
+                       seconds_per_op=None, status=STATUS_IMPOSSIBLE,
+                       detail=f"a block size of {shown} bytes is beyond any speed table "
+                       f"(at most {MAX_BLOCK_SIZE})")
     for value, limit in ((fig.bytes_per_s, MAX_BYTES_PER_S), (fig.ops_per_s, MAX_OPS_PER_S)):
         reason = None if value is None else impossible(value, limit)
         if reason is not None:

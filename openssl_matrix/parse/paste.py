@@ -8,11 +8,13 @@ The public entry point is :func:`openssl_matrix.parse.parse_paste`.
 from __future__ import annotations
 
 import re
+from array import array
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from openssl_matrix.core.errors import ParseError
-from openssl_matrix.parse.figures import SpeedRun
+from openssl_matrix.parse.figures import Figure, SpeedHeader, SpeedRun
 from openssl_matrix.parse.grammar import (
     MR_H_RE,
     PK_HEADERS,
@@ -90,6 +92,7 @@ _R_LABEL_MODE = re.compile(r"cbc|ige|ede3|cfb|ofb|ecb|ctr")
 #: How many words of prose may sit between a table's header (or rows) and its next row.
 _R_LABEL_LINE_WORDS = 12
 
+_R_QUOTES = re.compile(r">+")
 _QUOTE_PREFIX_RE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
 
 
@@ -105,20 +108,26 @@ class _Lexer:
         tokens: list[str] = []
         #: Where the text kept its line breaks: does a token end its line? A table row
         #: ends one (wrapped or not); a flattened copy tells nothing, all are True.
-        self.line_end: list[bool] = []
+        # (compact: a byte per token, and 8-byte offsets found by bisection, so a paste of
+        # 20,000 runs does not hold a Python object per token beyond the token itself)
+        self.line_end = bytearray()
         lined = unquoted.count("\n") > 2
         for line in unquoted.splitlines() if lined else [unquoted]:
-            words = [t for t in line.split() if not re.fullmatch(r">+", t)]  # inline ones
+            words = line.split()
+            if ">" in line:  # inline quote marks
+                words = [t for t in words if not _R_QUOTES.fullmatch(t)]
             tokens += words
-            self.line_end += [not lined or n == len(words) - 1 for n in range(len(words))]
+            if words:
+                self.line_end += bytes(len(words) - 1) + b"\x01" if lined else \
+                    b"\x01" * len(words)
+        del unquoted
         self.tokens = tokens
         self.joined = " ".join(tokens)
-        self.offsets: list[int] = []
+        self.offsets = array("q")
         position = 0
         for token in tokens:
             self.offsets.append(position)
             position += len(token) + 1
-        self.index_at = {offset: i for i, offset in enumerate(self.offsets)}
         self.items: list[_Item] = []
         self.prose: list[str] = []
         self.sym_columns = 0
@@ -135,7 +144,8 @@ class _Lexer:
             return len(self.tokens)
         if self.joined[end] != " ":
             return None
-        return self.index_at.get(end + 1)
+        i = bisect_left(self.offsets, end + 1)
+        return i if i < len(self.offsets) and self.offsets[i] == end + 1 else None
 
     def _match(self, regex: re.Pattern[str], i: int) -> tuple[str, int] | None:
         match = regex.match(self.joined, self.offsets[i])
@@ -483,6 +493,7 @@ def _is_progress_item(item: _Item) -> bool:
 def paste_runs(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
     """The runs in a pasted report (see :func:`openssl_matrix.parse.parse_paste`)."""
     runs: list[SpeedRun] = []
+    seen: set[tuple[SpeedHeader, tuple[Figure, ...]]] = set()  # one look-up per run, not a scan
     previous: SpeedRun | None = None
     for segment in _segments(_Lexer(text).run()):
         evp: bool | None = None
@@ -514,10 +525,10 @@ def paste_runs(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
         if extra:
             run = replace(run, warnings=(*run.warnings, *extra))
         previous = run
-        if not keep_duplicates and any(
-            r.header == run.header and r.figures == run.figures for r in runs
-        ):
+        key = (run.header, run.figures)
+        if not keep_duplicates and key in seen:
             continue  # a quoted copy of a run already read
+        seen.add(key)
         runs.append(run)
     if not runs:
         raise ParseError(

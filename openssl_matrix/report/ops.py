@@ -12,22 +12,35 @@ and one link per run to the raw output it was read from. Higher is better everyw
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import re
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
+from openssl_matrix.core.names import fold
 from openssl_matrix.core.resources import templates
 from openssl_matrix.core.version import sort_key
 from openssl_matrix.matrix.pkey import ALGORITHMS
 from openssl_matrix.measure.stats import estimate
+from openssl_matrix.report.cellpage import Links, PageUnit, change_rows, page_view, write_pages
 from openssl_matrix.report.charts import flagged_bar, legend, new_figure, series_colors
-from openssl_matrix.report.types import USABLE_STATUSES, Flagged, copy_run
+from openssl_matrix.report.history import Change, changes, history_json
+from openssl_matrix.report.sessions import (
+    UNKNOWN,
+    Provenance,
+    Selection,
+    SessionFigure,
+    Sessions,
+    split,
+)
+from openssl_matrix.report.types import USABLE_STATUSES, Flagged
 from openssl_matrix.report.view import href as _href
 from openssl_matrix.report.view import run_folder
 from openssl_matrix.results import records
@@ -59,6 +72,8 @@ class OpsObservation:
     round: int = 1
     short: str = ""
     """The row's name in charts."""
+    prov: Provenance | None = None
+    """The run's session and conditions (``sessions``)."""
 
     @property
     def usable(self) -> bool:
@@ -84,16 +99,20 @@ def _row_label(fig: dict[str, Any], kind: str) -> str:
     return f"{fig.get('algorithm')} {fig.get('operation')}"
 
 
-def ops_observations(tree: ResultsTree) -> list[OpsObservation]:
-    """Every ops-per-second figure of a pkey or tls run in the tree."""
+def ops_observations(tree: ResultsTree, sessions: Sessions | None = None,
+                     runs: Iterable[records.Run] | None = None) -> list[OpsObservation]:
+    """Every ops-per-second figure of a pkey or tls run in the tree (or of its finished
+    ``runs``, read once by the caller), with its session."""
+    sessions = sessions or Sessions(tree.root)
     out: list[OpsObservation] = []
-    for run in records.finished_runs(tree.root):
+    for run in records.finished_runs(tree.root) if runs is None else runs:
         meta = run.meta
         suite = meta.suite or {}
         kind = str(suite.get("kind") or "speed")
         if kind not in ("pkey", "tls"):
             continue
         variant = meta.variant or {}
+        prov = sessions.provenance(run)
         for figure in run.figures:
             if figure.operation is None:
                 continue
@@ -108,7 +127,7 @@ def ops_observations(tree: ResultsTree) -> list[OpsObservation]:
                 short=_short_label(fig, kind),
                 value=float(value) if value is not None else None,
                 status=figure.status or "?", raw_file=f"raw/{figure.invocation}.stdout",
-                bottleneck=fig.get("bottleneck"), round=int(meta.round or 1)))
+                bottleneck=fig.get("bottleneck"), round=int(meta.round or 1), prov=prov))
     return out
 
 
@@ -125,6 +144,40 @@ class OpsTable:
     """Row -> the figures' algorithm id (``kem-ml-kem-768``)."""
     refused: dict[tuple[str, str], str] = field(default_factory=dict)
     """(algorithm id, column) -> why the runs of that column did not measure it."""
+    selection: Selection = field(default_factory=Selection)
+    """Which session each cell shows (the latest by default; ``sessions``)."""
+
+    @cached_property
+    def _sessions(self) -> dict[tuple[str, str], tuple[list[SessionFigure],
+                                                       SessionFigure | None,
+                                                       list[OpsObservation]]]:
+        out = {}
+        for key, obs in self.cells.items():
+            history = self.selection.keep(split(obs, lambda o: o.value))
+            shown = self.selection.choose(history)
+            sid = shown.session if shown is not None else None
+            out[key] = (history, shown, [o for o in obs if (o.prov or UNKNOWN).session == sid])
+        return out
+
+    def history(self, row: str, column: str) -> list[SessionFigure]:
+        """The cell's sessions, oldest first, one entry each."""
+        return self._sessions[(row, column)][0] if (row, column) in self.cells else []
+
+    def shown(self, row: str, column: str) -> SessionFigure | None:
+        return self._sessions[(row, column)][1] if (row, column) in self.cells else None
+
+    def current(self, row: str, column: str) -> list[OpsObservation]:
+        """The figures of the session the cell shows: the only ones its figure uses."""
+        return self._sessions[(row, column)][2] if (row, column) in self.cells else []
+
+    def changes(self, row: str, column: str) -> list[Change]:
+        return changes(self.history(row, column))
+
+    def page(self, row: str, column: str) -> str:
+        """The cell's own page in the report folder (``cellpage``)."""
+        digest = hashlib.sha256(row.encode()).hexdigest()[:8]
+        return f"cells/{self.slug}--{fold(self.short.get(row, row))[:40]}-{digest}--" \
+            f"{fold(column)}.html"
 
     def refusal(self, row: str, column: str) -> str | None:
         return self.refused.get((self.algorithm.get(row, ""), column))
@@ -138,7 +191,8 @@ class OpsTable:
         return re.sub(r"[^A-Za-z0-9.]+", "-", f"{self.kind}-{self.cpu}-{self.arch}").strip("-")
 
     def values(self, row: str, column: str) -> list[float]:
-        return [o.value for o in self.cells.get((row, column), [])
+        """The usable figures of the cell's shown session."""
+        return [o.value for o in self.current(row, column)
                 if o.usable and o.value is not None]
 
     def median(self, row: str, column: str) -> float | None:
@@ -147,7 +201,7 @@ class OpsTable:
 
     def flagged(self, row: str, column: str) -> Flagged | None:
         """What a cell with figures but not one usable shows instead (None otherwise)."""
-        obs = self.cells.get((row, column), [])
+        obs = self.current(row, column)
         if not obs or self.values(row, column):
             return None
         return Flagged.of((o.value for o in obs), (o.status for o in obs))
@@ -173,10 +227,13 @@ class OpsTable:
                 max(a) / min(b))
 
 
-def ops_tables(obs: Sequence[OpsObservation]) -> list[OpsTable]:
+def ops_tables(obs: Sequence[OpsObservation],
+               selection: Selection | None = None) -> list[OpsTable]:
     tables: dict[tuple[str, str, str], OpsTable] = {}
+    sel = selection or Selection()
     for o in obs:
-        t = tables.setdefault((o.cpu, o.kind, o.arch), OpsTable(o.cpu, o.kind, o.arch))
+        t = tables.setdefault((o.cpu, o.kind, o.arch),
+                              OpsTable(o.cpu, o.kind, o.arch, selection=sel))
         if o.row not in t.rows:
             t.rows.append(o.row)
             t.short[o.row] = o.short or o.row
@@ -193,11 +250,12 @@ def ops_tables(obs: Sequence[OpsObservation]) -> list[OpsTable]:
 _NOT_MEASURED = re.compile(r"^(\S+): not measured: (.+)$")
 
 
-def add_refusals(tree: ResultsTree, tables: Sequence[OpsTable]) -> None:
+def add_refusals(tree: ResultsTree, tables: Sequence[OpsTable],
+                 runs: Iterable[records.Run] | None = None) -> None:
     """Note in each table why a column lacks a public-key row: the run's notes say which
     algorithm its version or build could not measure (``pkey.plan``)."""
     by_key = {(t.cpu, t.arch): t for t in tables if t.kind == "pkey"}
-    for run in records.finished_runs(tree.root, figures=False):
+    for run in records.finished_runs(tree.root, figures=False) if runs is None else runs:
         variant = run.meta.variant or {}
         t = by_key.get((run.cpu, str(variant.get("arch") or "?")))
         if t is None or str((run.meta.suite or {}).get("kind")) != "pkey":
@@ -258,27 +316,29 @@ def refusal_lines(t: OpsTable) -> list[str]:
 
 
 def _cell_view(t: OpsTable, row: str, column: str) -> dict[str, Any] | None:
-    """What the template shows for one cell (see templates/report_ops.html.j2)."""
+    """What the template shows for one cell (see templates/report_ops.html.j2): the shown
+    session's figure and one link to the cell's own page (``cellpage``)."""
     obs = t.cells.get((row, column))
     if not obs:
         why = t.refusal(row, column)
         return {"refused": why.split(" (")[0], "why": why} if why else None
     vals = t.values(row, column)
     ratio = t.ratio(row, column)
-    links = []
-    for o in sorted(obs, key=lambda o: (o.variant, o.run)):
-        mark = "" if o.status == "ok" else f" [{o.status}]"
-        links.append({"raw": _href(f"{run_folder(o)}/{o.raw_file}"),
-                      "meta": _href(f"{run_folder(o)}/{records.META}"),
-                      "title": f"{o.variant} run {o.run}: {_fmt(o.value)}{mark}",
-                      "mark": mark, "usable": o.usable})
-    return {"refused": None, "value": value_text(t, row, column),
+    current = t.current(row, column)
+    found = t.changes(row, column)
+    shown = t.shown(row, column)
+    sessions = len(t.history(row, column))
+    return {"refused": None,
+            "value": value_text(t, row, column) if current else "not in this session",
             "usable": bool(vals),
             "spread": f"range {_fmt(min(vals))}–{_fmt(max(vals))}" if len(vals) > 1 else None,
             "ratio": None if ratio is None else
             f"×{ratio[0]:.2f} [{ratio[1]:.2f}–{ratio[2]:.2f}]",
-            "bottleneck": ", ".join(sorted({o.bottleneck for o in obs if o.bottleneck})),
-            "links": links}
+            "bottleneck": ", ".join(sorted({o.bottleneck for o in current if o.bottleneck})),
+            "page": _href(t.page(row, column)), "sessions": sessions,
+            "title": f"{row} · OpenSSL {column}: {sessions} session(s)"
+                     + (f", showing {shown.session}" if shown else ""),
+            "change": found[-1].text() if found else None}
 
 
 # Why the public-key chart has a log axis where every other chart is linear: one table
@@ -352,7 +412,8 @@ def chart(t: OpsTable, path: Path) -> bool:
 
 CELL_FIELDS = ("cpu", "kind", "arch", "row", "column", "median", "ci_low", "ci_high",
                "min", "max", "n",
-               "ratio_to_first", "ratio_low", "ratio_high", "not_usable", "runs")
+               "ratio_to_first", "ratio_low", "ratio_high", "not_usable", "runs", "session",
+               "session_started", "sessions", "changed", "page")
 
 
 def cell_rows(tables: Sequence[OpsTable]) -> list[dict[str, Any]]:
@@ -360,9 +421,11 @@ def cell_rows(tables: Sequence[OpsTable]) -> list[dict[str, Any]]:
     for t in tables:
         for r in t.rows:
             for c in t.columns:
-                obs = t.cells.get((r, c))
-                if not obs:
+                obs = t.current(r, c)
+                if not t.cells.get((r, c)):
                     continue
+                shown = t.shown(r, c)
+                found = t.changes(r, c)
                 vals = t.values(r, c)
                 ratio = t.ratio(r, c)
                 e = estimate(vals)
@@ -375,33 +438,50 @@ def cell_rows(tables: Sequence[OpsTable]) -> list[dict[str, Any]]:
                     "ratio_low": ratio[1] if ratio else None,
                     "ratio_high": ratio[2] if ratio else None,
                     "not_usable": len(obs) - len(vals),
-                    "runs": " ".join(sorted({run_folder(o) for o in obs}))})
+                    "runs": " ".join(sorted({run_folder(o) for o in obs})),
+                    "session": shown.session if shown else None,
+                    "session_started": shown.when if shown else None,
+                    "sessions": len(t.history(r, c)),
+                    "changed": found[-1].text() if found else "",
+                    "page": t.page(r, c)})
     return out
 
 
 @dataclass(frozen=True)
 class OpsSection:
-    """What :func:`write_ops` made: the page's section, charts, counts, terminal lines."""
+    """What :func:`write_ops` made: the page's section, charts, counts, terminal lines,
+    the figures its cells show, their changes and their rows with history for
+    report.json."""
 
     html: str
     charts: list[Path]
     figures: int
     tables: int
     lines: list[str]
+    current: list[OpsObservation] = field(default_factory=list)
+    changed: list[dict[str, Any]] = field(default_factory=list)
+    json_cells: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _unit(t: OpsTable) -> PageUnit:
+    return PageUnit("conn/s" if t.kind == "tls" else "ops/s", 1.0, _fmt)
 
 
 def write_ops(tree: ResultsTree, out: Path,
-              obs: Sequence[OpsObservation] | None = None) -> OpsSection:
-    """Tables, charts and data of the ops-per-second figures ``obs`` (default: read from
-    the tree) into the report folder ``out``."""
+              obs: Sequence[OpsObservation] | None = None, *,
+              selection: Selection | None = None, final: Path | None = None,
+              css: str = "", numbers: Mapping[str, int] | None = None,
+              runs: Sequence[records.Run] = ()) -> OpsSection:
+    """Tables, charts, cell pages and data of the ops-per-second figures ``obs`` (default:
+    read from the tree) into the report folder ``out`` (``final``: where it will live, for
+    the cell pages' links into the tree). Copies nothing: ``report`` copies the runs the
+    cells show (``OpsSection.current``)."""
     obs = ops_observations(tree) if obs is None else obs
-    tables = ops_tables(obs)
-    add_refusals(tree, tables)
+    tables = ops_tables(obs, selection)
+    add_refusals(tree, tables, runs or None)
     charts: list[Path] = []
     views = []
-    for o in obs:
-        if not (out / run_folder(o)).exists():
-            copy_run(o.run_path, out / run_folder(o))
+    current = [o for t in tables for key in t.cells for o in t.current(*key)]
     for t in tables:
         path = out / "charts" / f"{t.slug}.png"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -414,10 +494,27 @@ def write_ops(tree: ResultsTree, out: Path,
                       "refused": refusal_lines(t),
                       "chart": _href(f"charts/{path.name}") if drawn else None,
                       "no_chart": not drawn})
+    links = Links(final or out, tree.root.resolve(), frozenset(o.run_path for o in current),
+                  numbers or {})
+    chosen = (selection or Selection()).describe()
+    write_pages(out, ((t.page(r, c), page_view(
+        title=f"{t.title} · {r} · OpenSSL {c}", back=f"../index.html#{t.slug}",
+        history=t.history(r, c), found=t.changes(r, c), shown=t.shown(r, c),
+        observations=t.cells[(r, c)], value=lambda o: o.value, unit=_unit(t), links=links,
+        chosen=chosen)) for t in tables for (r, c) in t.cells), css)
+    changed = [x for t in tables for (r, c) in t.cells
+               for x in change_rows(f"{t.title} · {r} · OpenSSL {c}", t.page(r, c),
+                                    t.changes(r, c), _fmt)]
+    rows = cell_rows(tables)
+    history = {(t.cpu, t.kind, t.arch, r, c): t.history(r, c) for t in tables
+               for (r, c) in t.cells}
+    json_cells = [{**row, **history_json(history[
+        (row["cpu"], row["kind"], row["arch"], row["row"], row["column"])], numbers or {})}
+        for row in rows]
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(CELL_FIELDS), lineterminator="\n")
     writer.writeheader()
-    for row in cell_rows(tables):
+    for row in rows:
         writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
     (out / "data").mkdir(exist_ok=True)
     (out / "data" / "ops-cells.csv").write_text(buf.getvalue(), encoding="utf-8")
@@ -425,4 +522,5 @@ def write_ops(tree: ResultsTree, out: Path,
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     text = env.get_template("report_ops.html.j2").render(tables=views)
     return OpsSection(text if text.endswith("\n") else text + "\n", charts, len(obs),
-                      len(tables), [line for t in tables for line in table_text(t)])
+                      len(tables), [line for t in tables for line in table_text(t)],
+                      current, changed, json_cells)

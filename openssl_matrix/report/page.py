@@ -30,7 +30,7 @@ import os
 import shutil
 import statistics
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -41,18 +41,42 @@ import jinja2
 from openssl_matrix.core import log
 from openssl_matrix.core.files import current_umask
 from openssl_matrix.core.names import fold
-from openssl_matrix.core.outputs import check_report_target, swap_in, write_report_marker
+from openssl_matrix.core.outputs import (
+    check_report_target,
+    hold_report,
+    remove_stale_reports,
+    swap_in,
+    write_report_marker,
+)
 from openssl_matrix.core.resources import templates
 from openssl_matrix.core.units import MBPS
+from openssl_matrix.report.cellpage import (
+    Links,
+    PageUnit,
+    change_rows,
+    page_view,
+    write_pages,
+    write_session_pages,
+)
 from openssl_matrix.report.charts import method_chart, size_chart
 from openssl_matrix.report.cpus import Comparison, comparisons
 from openssl_matrix.report.cpus import chart as cpus_chart
 from openssl_matrix.report.cpus import text as cpus_text
 from openssl_matrix.report.cpus import view as cpus_view
+from openssl_matrix.report.history import HISTORY_COLUMNS, RULE, history_json
 from openssl_matrix.report.ops import ops_observations, write_ops
 from openssl_matrix.report.quality import Quality, quality
+from openssl_matrix.report.sessions import (
+    UNKNOWN,
+    Provenance,
+    Selection,
+    Sessions,
+    check_selection,
+    session_table,
+)
 from openssl_matrix.report.types import (
     REPRO_DIR,
+    Cell,
     Group,
     Observation,
     copy_run,
@@ -94,6 +118,9 @@ class ReportSummary:
     ops_tables: int = 0
     quality: Quality | None = None
     """The measurement-quality panel over every kind of figure (``reportquality``)."""
+    sessions: int = 0
+    changes: int = 0
+    """Cells whose history has a change (``history``)."""
 
     def text(self) -> str:
         lines = []
@@ -117,6 +144,8 @@ class ReportSummary:
                      + (f" and {self.ops_tables} public-key/handshake table(s)"
                         if self.ops_tables else "") + ", "
                      f"{len(self.charts)} chart(s), {self.reproductions} reproduction(s)")
+        lines.append(f"{self.sessions} session(s); {self.changes} cell(s) changed (see the "
+                     "page's Changes)")
         lines.append(f"report: {self.out_dir / 'index.html'}")
         return "\n".join(lines) + "\n"
 
@@ -124,8 +153,7 @@ class ReportSummary:
 def cells_rows(groups: Sequence[Group]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for g in groups:
-        for (method, alg, block), cell in sorted(g.cells.items(), key=lambda kv: (
-                g.methods[kv[0][0]], kv[0][0], g.algorithms.index(kv[0][1]), kv[0][2])):
+        for (method, alg, block), cell in _sorted_cells(g):
             vals = cell.ok_values
             first = cell.observations[0]
             rows.append({
@@ -141,9 +169,14 @@ def cells_rows(groups: Sequence[Group]) -> list[dict[str, Any]]:
                 "ci_low": (e := cell.estimate) and e.ci_low,
                 "ci_high": e and e.ci_high,
                 "not_ok": json.dumps(cell.other_statuses) if cell.other_statuses else "",
-                "forced": any(o.forced for o in cell.observations),
-                "variants": " ".join(sorted({o.variant for o in cell.observations})),
-                "runs": " ".join(sorted({f"{run_folder(o)}" for o in cell.observations})),
+                "forced": any(o.forced for o in cell.current),
+                "variants": " ".join(sorted({o.variant for o in cell.current})),
+                "runs": " ".join(sorted({f"{run_folder(o)}" for o in cell.current})),
+                "session": cell.shown.session if cell.shown else None,
+                "session_started": cell.shown.when if cell.shown else None,
+                "sessions": len(cell.history),
+                "changed": cell.changes[-1].text() if cell.changes else "",
+                "page": cell.page,
             })
     return rows
 
@@ -160,8 +193,9 @@ def _csv(rows: Sequence[Mapping[str, Any]], fields: Sequence[str]) -> str:
 
 CELL_FIELDS = ("cpu", "version", "arch", "march", "configure", "method", "algorithm",
                "block_size", "evp", "mask", "ia32cap", "engine", "median_bytes_per_s",
-               "min_bytes_per_s", "max_bytes_per_s", "n", "not_ok", "forced", "variants",
-               "runs")
+               "min_bytes_per_s", "max_bytes_per_s", "n", "ci_low", "ci_high", "not_ok",
+               "forced", "variants", "runs", "session", "session_started", "sessions",
+               "changed", "page")
 
 
 def method_table_rows(groups: Sequence[Group], block: int) -> list[dict[str, Any]]:
@@ -220,6 +254,8 @@ nav a{margin-right:1em}
 .pm{color:#555;font-size:.9em}.flagged{color:#999;font-size:.85em}
 .prov .run{white-space:nowrap}.prov a.meta{color:#888}.model{margin:0 0 .3em 0}
 table.quality td{vertical-align:middle}
+table.sessions td:nth-child(3){text-align:right;font-variant-numeric:tabular-nums}
+tr.shown td{background:#f6f6e8}svg.history{display:block;margin:.5em 0}
 """
 
 
@@ -234,9 +270,10 @@ def _template() -> jinja2.Template:
 
 
 def render_html(groups: Sequence[Group], block: int, charts: Mapping[str, list[str]],
-                runs: Sequence[dict[str, Any]], repros: Sequence[dict[str, Any]],
+                sessions: Sequence[Mapping[str, Any]], repros: Sequence[dict[str, Any]],
                 generated: str, tree_root: Path, quality: Quality,
-                side_by_side: Sequence[dict[str, Any]] = ()) -> str:
+                side_by_side: Sequence[dict[str, Any]] = (),
+                changed: Sequence[Mapping[str, Any]] = (), chosen: str = "") -> str:
     views = []
     for g in groups:
         blocks = sorted(g.blocks)
@@ -254,16 +291,11 @@ def render_html(groups: Sequence[Group], block: int, charts: Mapping[str, list[s
             "no_chart": not any(c.ok_values for c in g.cells.values()),
             "size_charts": [href(c) for c in charts.get(f"sizes:{g.key.slug}", [])],
         })
-    run_views = [{
-        "id": run["id"], "status": run["status"], "forced": run["forced"],
-        "started": run["started"], "cpu_model": run["cpu_model"],
-        "image": str(run["image_id"])[:19], "tarball": str(run["tarball_sha256"])[:16],
-        "files": [{"href": href(f"{run['path']}/{f}"), "name": f.split("/")[-1]}
-                  for f in run["files"]],
-    } for run in runs]
     text = _template().render(css=CSS, block=block, groups=views, unit=MBPS,
                               quality=quality.view(),
-                              repros=[repro_view(r) for r in repros], runs=run_views,
+                              repros=[repro_view(r) for r in repros],
+                              session_rows=list(sessions), changes=list(changed),
+                              rule=RULE, chosen=chosen or Selection().describe(),
                               side_by_side=list(side_by_side),
                               generated=generated, tree_root=str(tree_root))
     return text if text.endswith("\n") else text + "\n"
@@ -272,49 +304,91 @@ def render_html(groups: Sequence[Group], block: int, charts: Mapping[str, list[s
 # -- the whole report ------------------------------------------------------------
 
 
-def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192) -> ReportSummary:
-    """Write the report folder ``out`` from the results tree (replacing an older report)."""
+def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192,
+                 selection: Selection | None = None) -> ReportSummary:
+    """Write the report folder ``out`` from the results tree (replacing an older report).
+    Each cell shows the session ``selection`` picks (the latest by default)."""
     records.require_tree(tree.root)
-    obs = observations(tree)  # a damaged run file is named first, before the target
-    groups = group_observations(obs)
+    selection = selection or Selection()
+    sessions = Sessions(tree.root)
+    runs = list(records.finished_runs(tree.root))  # the tree read once, a damaged run file
+    obs = observations(tree, sessions, runs)  # named first, before the target
+    ops_obs = ops_observations(tree, sessions, runs)
+    check_selection(selection, {p.session for p in _one_per_run([*obs, *ops_obs])})
+    groups = group_observations(obs, selection)
     out = check_report_target(out, tree.root)
     out.parent.mkdir(parents=True, exist_ok=True)
+    for stale in remove_stale_reports(out):  # what killed reports left (with our marker)
+        log.info(f"removed {stale}: the unfinished folder of a report that was stopped")
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    held = None
     try:
         os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp's 0700 would hide the report
         write_report_marker(tmp)
-        summary = _write(tree, tmp, groups, obs, block_size)
+        held = hold_report(tmp)
+        summary = _write(tree, tmp, groups, obs, block_size,
+                         Shown(out, selection, ops_obs, runs))
         swap_in(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        if held is not None:
+            held.close()
     summary.out_dir = out
     return summary
 
 
+@dataclass(frozen=True)
+class Shown:
+    """What the report shows beyond its tables: where it will live (links into the tree
+    are relative to it), which session each cell shows, and the public-key figures."""
+
+    final: Path
+    selection: Selection
+    ops_obs: Sequence[Any]
+    runs: Sequence[records.Run] = ()
+
+
+def _run_record(run_path: Path, rel: str, files: list[str], o: Observation | Any
+                ) -> dict[str, Any]:
+    meta = records.read_meta(run_path) or records.RunMeta()
+    return {"id": f"{o.cpu}/{o.variant}/{o.suite}/{o.run}", "path": rel,
+            "files": files, "status": meta.get("status"),
+            "forced": bool(meta.get("forced")), "started": meta.get("started"),
+            "session": (o.prov or UNKNOWN).session,
+            "cpu_model": (meta.get("host") or {}).get("cpu_model"),
+            "image_id": meta.get("image_id"),
+            "tarball_sha256": meta.get("tarball_sha256"),
+            "source": str(run_path)}
+
+
 def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observation],
-           block: int) -> ReportSummary:
-    ops_obs = ops_observations(tree)
-    panel = quality(obs, ops_obs)
+           block: int, shown: Shown) -> ReportSummary:
+    ops_obs = shown.ops_obs
     (out / "data").mkdir()
     (out / "charts").mkdir()
-    # runs: copy their files so every link works from the folder alone
+    # runs: copy those of the sessions the cells show, so every figure's link works from
+    # the folder alone; earlier sessions' runs are linked in the tree by the cells' pages
     runs: list[dict[str, Any]] = []
     seen: set[Path] = set()
-    for o in obs:
+    current = [o for g in groups for c in g.cells.values() for o in c.current]
+    for o in current:
         if o.run_path in seen:
             continue
         seen.add(o.run_path)
         rel = run_folder(o)
-        files = copy_run(o.run_path, out / rel)
-        meta = records.read_meta(o.run_path) or records.RunMeta()
-        runs.append({"id": f"{o.cpu}/{o.variant}/{o.suite}/{o.run}", "path": rel,
-                     "files": files, "status": meta.get("status"),
-                     "forced": bool(meta.get("forced")), "started": meta.get("started"),
-                     "cpu_model": (meta.get("host") or {}).get("cpu_model"),
-                     "image_id": meta.get("image_id"),
-                     "tarball_sha256": meta.get("tarball_sha256"),
-                     "source": str(o.run_path)})
+        runs.append(_run_record(o.run_path, rel, copy_run(o.run_path, out / rel), o))
+    session_rows = session_table(_one_per_run([*obs, *ops_obs]))
+    numbers = {str(r["session"]): n for n, r in enumerate(session_rows, 1)}
+    ops = write_ops(tree, out, ops_obs, selection=shown.selection, final=shown.final,
+                    css=CSS, numbers=numbers, runs=shown.runs)
+    for op in ops.current:
+        if op.run_path not in seen:
+            seen.add(op.run_path)
+            rel = run_folder(op)
+            runs.append(_run_record(op.run_path, rel, copy_run(op.run_path, out / rel), op))
+    panel = quality(current, ops.current)
     # data
     rows = cells_rows(groups)
     (out / "data" / "cells.csv").write_text(_csv(rows, CELL_FIELDS), encoding="utf-8")
@@ -322,6 +396,19 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     mt = method_table_rows(groups, block)
     (out / "data" / f"method-table-{block}.csv").write_text(
         _csv(mt, ["cpu", "version", "arch", "method", *algs]), encoding="utf-8")
+    # each cell's own page: its history, changes, sessions and runs
+    links = Links(shown.final, tree.root.resolve(), frozenset(seen), numbers)
+    write_session_pages(out, session_rows, [*obs, *ops_obs], links)
+    unit = PageUnit(MBPS.name, MBPS.scale, MBPS.num)
+    chosen = shown.selection.describe()
+    write_pages(out, ((c.page, page_view(
+        title=c.title, back=f"../index.html#{g.key.slug}", history=c.history,
+        found=c.changes, shown=c.shown, observations=c.observations,
+        value=lambda o: o.bytes_per_s, unit=unit, links=links, chosen=chosen))
+        for g in groups for c in g.cells.values()), CSS)
+    changed = [r for g in groups for (m, a, b), c in g.cells.items()
+               for r in change_rows(c.title, c.page, c.changes, MBPS.num)]
+    changed += ops.changed
     # charts
     charts: dict[str, list[str]] = {}
     paths: list[Path] = []
@@ -361,6 +448,12 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
     report = {
         "generated": generated, "results_tree": str(tree.root.resolve()), "block_size": block,
+        "selection": {"session": shown.selection.session,
+                      "since": shown.selection.since.isoformat()
+                      if shown.selection.since else None, "shows": chosen},
+        "change_rule": RULE,
+        "changes": [r["json"] for r in changed],
+        "sessions": session_rows,
         "quality": panel.to_json(),
         "method_tables": [{
             "title": g.key.title, "cpu": g.key.cpu, "version": g.key.version,
@@ -376,19 +469,43 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
                               for i, cpu in enumerate(comp.cpus)}
                           for a in comp.algorithms()} for m in comp.methods()},
         } for comp in comps],
-        "cells": rows,
+        "history_columns": list(HISTORY_COLUMNS),
+        "cells": [{**row, **history_json(c.history, numbers)}
+                  for row, c in zip(rows, _cells_in_row_order(groups), strict=True)],
+        "ops_cells": ops.json_cells,
         "charts": [f"charts/{p.name}" for p in paths],
         "runs": runs,
         "reproductions": [{"id": r["id"], "summary": r["data"].get("summary"),
                            "side_by_side": r["text"]} for r in repros],
     }
-    (out / "data" / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n",
+    (out / "data" / "report.json").write_text(json.dumps(report, default=str,
+                                                         separators=(",", ":")) + "\n",
                                               encoding="utf-8")
-    page = render_html(groups, block, charts, runs, repros, generated, tree.root.resolve(),
-                       panel, side_views)
-    ops = write_ops(tree, out, ops_obs)
+    page = render_html(groups, block, charts, session_rows, repros, generated,
+                       tree.root.resolve(), panel, side_views, changed, chosen)
     page = page.replace('<h2 id="repro">', ops.html + '<h2 id="repro">', 1).replace(
         '<a href="#repro">', '<a href="#ops">Public key &amp; TLS</a><a href="#repro">', 1)
     (out / "index.html").write_text(page, encoding="utf-8")
-    return ReportSummary(out, groups, block, [*paths, *ops.charts], len(obs) + ops.figures,
-                         len(repros), comps, ops.lines, ops.tables, panel)
+    return ReportSummary(out, groups, block, [*paths, *ops.charts], len(obs) + len(ops_obs),
+                         len(repros), comps, ops.lines, ops.tables, panel,
+                         sessions=len(session_rows), changes=len(changed))
+
+
+def _one_per_run(obs: Iterable[Any]) -> list[Provenance]:
+    """One provenance per run (the figures of a run share it)."""
+    seen: dict[Path, Provenance] = {}
+    for o in obs:
+        if o.run_path not in seen:
+            seen[o.run_path] = o.prov or UNKNOWN
+    return list(seen.values())
+
+
+def _sorted_cells(g: Group) -> list[tuple[tuple[str, str, int], Cell]]:
+    """A table's cells in row order: method, algorithm, block size."""
+    return sorted(g.cells.items(), key=lambda kv: (
+        g.methods[kv[0][0]], kv[0][0], g.algorithms.index(kv[0][1]), kv[0][2]))
+
+
+def _cells_in_row_order(groups: Sequence[Group]) -> list[Cell]:
+    """The cells in the order of ``cells_rows``."""
+    return [cell for g in groups for _, cell in _sorted_cells(g)]

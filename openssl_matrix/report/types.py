@@ -6,19 +6,34 @@ cells and groups, the usable statuses), and the copying of a run into the report
 from __future__ import annotations
 
 import dataclasses
+import functools
+import os
 import re
 import shutil
 import statistics
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+from typing import Any
 
+from openssl_matrix.core import log
+from openssl_matrix.core.names import fold
 from openssl_matrix.core.units import MBPS
 from openssl_matrix.core.version import sort_key as version_sort_key
 from openssl_matrix.matrix.isa import IA32CAP_BITS, IA32CAP_LABELS
 from openssl_matrix.measure.stats import Estimate, estimate
-from openssl_matrix.parse.figures import STATUS_IMPOSSIBLE, impossible
+from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, STATUS_IMPOSSIBLE, impossible
+from openssl_matrix.report.history import Change, changes
+from openssl_matrix.report.sessions import (
+    UNKNOWN,
+    Provenance,
+    Selection,
+    SessionFigure,
+    Sessions,
+    split,
+)
 from openssl_matrix.results import records
 from openssl_matrix.results.tree import ResultsTree
 
@@ -98,64 +113,90 @@ class Observation:
     published: bool = False  # imported from a published report (`invoke matrix import`)
     decrypt: bool = False
     source: str = ""  # an imported report's source file (name) and run in it
+    prov: Provenance | None = None  # the run's session and conditions (``sessions``)
 
     @property
     def usable(self) -> bool:
         return self.status in USABLE_STATUSES and self.bytes_per_s is not None
 
 
-def observations(tree: ResultsTree) -> list[Observation]:
-    """Every symmetric (bytes per second) figure in the tree."""
+def observations(tree: ResultsTree, sessions: Sessions | None = None,
+                 runs: Iterable[records.Run] | None = None) -> list[Observation]:
+    """Every symmetric (bytes per second) figure in the tree (or of its finished ``runs``,
+    read once by the caller), each with its run's session (``sessions.Sessions``: one per
+    tree, shared with the public-key figures)."""
+    sessions = sessions or Sessions(tree.root)
     out: list[Observation] = []
-    for ref in records.finished_runs(tree.root):
+    for ref in records.finished_runs(tree.root) if runs is None else runs:
         meta = ref.meta
+        prov = sessions.provenance(ref)
         figures = ref.figures
         variant = meta.get("variant") or {}
         host = meta.get("host") or {}
-        commands = {str(i.get("name")): list(i.get("command") or [])
+        commands = {str(i.get("name")): [str(c) for c in i["command"]]
+                    if isinstance(i.get("command"), list) else []
                     for i in meta.get("invocations") or [] if isinstance(i, dict)}
         suite = meta.get("suite") or {}
         published = meta.get("kind") == "reference"
         source = Path(str(meta.extra.get("source_file") or "a published report")).name \
             if published else ""
+        # what every figure of the run shares, found once (a report reads 100,000s)
+        version, asm = str(variant.get("version") or "?"), bool(variant.get("asm", True))
+        arch, march = str(variant.get("arch") or "?"), variant.get("march")
+        configure = tuple(variant.get("configure") or ())
+        forced, flags = bool(meta.get("forced")), tuple(host.get("cpu_flags") or ())
+        suite_evp = bool(suite.get("evp", True))
         for fig in figures:
-            if fig.operation is not None:
+            block = fig.block_size
+            if fig.operation is not None or not isinstance(block, int):
                 continue
-            block = fig.get("block_size")
-            if not isinstance(block, int):
+            if not 0 < block <= MAX_BLOCK_SIZE:  # one impossible row never ends the report
+                log.warn(f"{ref.path}: a figure of {fig.algorithm} has a block size of "
+                         f"{str(block)[:40]} bytes, beyond any speed table: left out of the "
+                         f"report; move {ref.path} out of the results tree (or fix "
+                         f"{records.FIGURES} there) to silence this")
                 continue
-            invocation = str(fig.get("invocation") or "")
+            invocation = str(fig.invocation or "")
             command = commands.get(invocation, [])
-            engine = fig.get("engine")
+            engine = fig.engine
             if engine is None and "-engine" in command:
                 idx = command.index("-engine")
                 engine = command[idx + 1] if idx + 1 < len(command) else "?"
-            value = fig.get("bytes_per_s")
-            status = str(fig.get("status") or "?")
+            value = fig.bytes_per_s
+            status = str(fig.status or "?")
             if value is not None and impossible(value):  # NaN, inf, negative, absurd
                 value, status = None, STATUS_IMPOSSIBLE
-            evp = fig.get("evp")
-            if fig.get("path") in ("evp", "legacy"):
-                evp = fig.get("path") == "evp"
+            evp = fig.evp
+            if fig.path in ("evp", "legacy"):
+                evp = fig.path == "evp"
             out.append(Observation(
-                cpu=ref.cpu, variant=ref.variant, version=str(variant.get("version") or "?"),
-                asm=bool(variant.get("asm", True)), arch=str(variant.get("arch") or "?"),
-                march=variant.get("march"), configure=tuple(variant.get("configure") or ()),
+                cpu=ref.cpu, variant=ref.variant, version=version, asm=asm, arch=arch,
+                march=march, configure=configure,
                 suite=ref.suite, run=ref.run, run_path=ref.path, invocation=invocation,
-                mask=str(fig.get("mask") or "default"), ia32cap=fig.get("ia32cap"),
-                engine=engine,
-                evp=bool(suite.get("evp", True)) if evp is None else bool(evp),
-                algorithm=str(fig.get("algorithm")), block_size=block,
+                mask=str(fig.mask or "default"), ia32cap=fig.ia32cap, engine=engine,
+                evp=suite_evp if evp is None else bool(evp),
+                algorithm=str(fig.algorithm), block_size=block,
                 bytes_per_s=float(value) if isinstance(value, (int, float)) else None,
-                status=status, forced=bool(meta.get("forced")),
-                host_flags=tuple(host.get("cpu_flags") or ()),
-                raw_file="raw/report.txt" if published else f"raw/{invocation}.stdout",
-                published=published, decrypt=fig.get("direction") == "decrypt",
-                source=source,
+                status=status, forced=forced, host_flags=flags,
+                raw_file=_published_raw(tree.root, ref.path, meta.extra) if published
+                else f"raw/{invocation}.stdout",
+                published=published, decrypt=fig.direction == "decrypt",
+                source=source, prov=prov,
             ))
     return out
 
 
+def _published_raw(root: Path, run: Path, extra: Mapping[str, Any]) -> str:
+    """Where an imported run's pasted text is, relative to the run: its own
+    ``raw/report.txt``, else the one copy its import stored (``raw_report``, in the
+    import's first run folder; the report lays runs out as the tree does)."""
+    held = str(extra.get("raw_report") or "")
+    if (run / "raw" / "report.txt").is_file() or not held:
+        return "raw/report.txt"
+    return os.path.relpath(root / held, run)
+
+
+@functools.cache  # one per mask of the tree, asked once per figure
 def describe_mask(ia32cap: str) -> str:
     """``~0x200000200000000`` -> ``AES-NI & PCLMULQDQ off``."""
     words = ia32cap.split(":")
@@ -232,14 +273,45 @@ class GroupKey:
 
 @dataclass
 class Cell:
-    """Every observation of one method and algorithm at one block size."""
+    """Every observation of one method and algorithm at one block size, over every
+    session; its figure is one session's (``selection``: the latest by default), never
+    a pool of several (``sessions``)."""
 
     observations: list[Observation] = field(default_factory=list)
+    selection: Selection = field(default_factory=Selection)
+    page: str = ""
+    """The cell's own page in the report folder (``cellpage``)."""
+    title: str = ""
 
-    @property
+    @cached_property
+    def history(self) -> list[SessionFigure]:
+        """The cell's sessions, oldest first (``--since`` applied), one entry each."""
+        published = any(o.published for o in self.observations)
+        return self.selection.keep(split(self.observations, lambda o: o.bytes_per_s,
+                                         interval=not published))
+
+    @cached_property
+    def shown(self) -> SessionFigure | None:
+        """The session the cell's figure comes from (None: not in the chosen one)."""
+        return self.selection.choose(self.history)
+
+    @cached_property
+    def changes(self) -> list[Change]:
+        """The changes of the cell's history by the rule of ``history``."""
+        return changes(self.history)
+
+    @cached_property
+    def current(self) -> list[Observation]:
+        """The figures of the shown session: the only ones its median and interval use."""
+        if self.shown is None:
+            return []
+        sid = self.shown.session
+        return [o for o in self.observations if (o.prov or UNKNOWN).session == sid]
+
+    @cached_property
     def ok_values(self) -> list[float]:
-        """Values that go into the median (see ``USABLE_STATUSES``)."""
-        return [o.bytes_per_s for o in self.observations
+        """Values of the shown session that go into the median (``USABLE_STATUSES``)."""
+        return [o.bytes_per_s for o in self.current
                 if o.status in USABLE_STATUSES and o.bytes_per_s is not None]
 
     @property
@@ -247,7 +319,7 @@ class Cell:
         vals = self.ok_values
         return statistics.median(vals) if vals else None
 
-    @property
+    @cached_property
     def estimate(self) -> Estimate | None:
         """Median and 95 % interval of the usable values (``stats``). A published report's
         figures are transcribed, not repetitions of one measurement: no interval."""
@@ -280,16 +352,16 @@ class Cell:
     @property
     def flagged(self) -> Flagged | None:
         """What the cell shows without one usable figure (None: it has one)."""
-        if self.ok_values:
+        if self.ok_values or not self.current:
             return None
-        return Flagged.of((o.bytes_per_s for o in self.observations),
-                          (o.status for o in self.observations if o.status != "ok"))
+        return Flagged.of((o.bytes_per_s for o in self.current),
+                          (o.status for o in self.current if o.status != "ok"))
 
     @property
     def other_statuses(self) -> dict[str, int]:
-        """Statuses other than ok, used or not (shown beside the figure)."""
+        """Statuses other than ok in the shown session, used or not (beside the figure)."""
         out: dict[str, int] = {}
-        for o in self.observations:
+        for o in self.current:
             if o.status != "ok":
                 out[o.status] = out.get(o.status, 0) + 1
         return out
@@ -310,7 +382,10 @@ class Group:
         return self.cells.get((method, algorithm, block))
 
 
-def group_observations(obs: Iterable[Observation]) -> list[Group]:
+def group_observations(obs: Iterable[Observation],
+                       selection: Selection | None = None) -> list[Group]:
+    """The method tables of ``obs``; each cell shows the session ``selection`` picks."""
+    selection = selection or Selection()
     groups: dict[GroupKey, Group] = {}
     for o in obs:
         key = GroupKey(o.cpu, o.version, o.arch, o.march, o.configure, o.source)
@@ -320,7 +395,15 @@ def group_observations(obs: Iterable[Observation]) -> list[Group]:
         if o.algorithm not in g.algorithms:
             g.algorithms.append(o.algorithm)
         g.blocks.add(o.block_size)
-        g.cells.setdefault((label, o.algorithm, o.block_size), Cell()).observations.append(o)
+        at = (label, o.algorithm, o.block_size)
+        cell = g.cells.get(at)
+        if cell is None:
+            cell = g.cells[at] = Cell(
+                selection=selection,
+                page=f"cells/{key.slug}--{fold(label)}--{fold(o.algorithm)}--{o.block_size}"
+                     ".html",
+                title=f"{key.title} · {label} · {o.algorithm} · {o.block_size} bytes")
+        cell.observations.append(o)
     return [groups[k] for k in sorted(groups, key=lambda k: (k.cpu, version_sort_key(k.version),
                                                              k.arch, k.march or "",
                                                              k.configure))]

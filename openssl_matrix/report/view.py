@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from openssl_matrix.core.names import fold
 from openssl_matrix.core.units import MBPS, Unit, raw_bytes
-from openssl_matrix.results import records
 
 if TYPE_CHECKING:
     from openssl_matrix.report.types import Cell
@@ -52,10 +51,11 @@ def run_name(o: RunLike) -> str:
 # -- one table cell ----------------------------------------------------------------
 
 
-def cell_view(cell: Cell | None, unit: Unit = MBPS) -> dict[str, Any] | None:
-    """A cell: median ± half-width of its 95 % interval in ``unit``, the sample count,
-    the raw figures in a tooltip, and per run a link named by the run to its raw output
-    and one to its metadata."""
+def cell_view(cell: Cell | None, unit: Unit = MBPS, *, up: str = "") -> dict[str, Any] | None:
+    """A cell: the shown session's median ± half-width of its 95 % interval in ``unit``,
+    its sample count, the raw figures in a tooltip, and one link to the cell's own page
+    (its sessions, runs, raw outputs and statuses: ``cellpage``), marked when the cell's
+    history has a change (``history``). ``up`` prefixes the link (a page in a folder)."""
     if cell is None:
         return None
     vals = cell.ok_values
@@ -70,33 +70,20 @@ def cell_view(cell: Cell | None, unit: Unit = MBPS) -> dict[str, Any] | None:
     flagged = cell.other_statuses
     if flagged:
         tip.append("not ok: " + ", ".join(f"{n} {s}" for s, n in sorted(flagged.items())))
-    links = []
-    # a run is named by its number, with its suite (and variant) when the cell draws on
-    # more than one: "0002", "repro-4d87/0002", "1.1.1w-asm-x86_64/blog-8k/0002"
-    variants = {o.variant for o in cell.observations}
-    suites = {(o.variant, o.suite) for o in cell.observations}
-    # a status every run shares is said once (in the cell), not after each run
-    shared = {o.status for o in cell.observations}
-    for o in sorted(cell.observations, key=lambda o: (o.variant, o.suite, o.run)):
-        name = run_name(o) if len(variants) > 1 else f"{o.suite}/{o.run}" \
-            if len(suites) > 1 else o.run
-        mark = "" if o.status == "ok" or (len(shared) == 1 and not vals) else o.status
-        links.append({
-            "raw": href(f"{run_folder(o)}/{o.raw_file}"),
-            "meta": href(f"{run_folder(o)}/{records.META}"),
-            "name": name,
-            "title": f"run {run_name(o)}: {unit.text(o.bytes_per_s)} "
-                     f"({raw_bytes(o.bytes_per_s)})" + (f" [{mark}]" if mark else "")
-                     + " — raw openssl speed output",
-            "meta_title": f"{records.META} of run {run_name(o)}",
-            "mark": mark, "usable": o.usable,
-        })
+    if cell.shown is not None:
+        tip.append(f"session {cell.shown.session} ({cell.shown.when[:16]})")
     median = half = None
     if est is not None:
         median = unit.num(est.median)
         half = unit.num(est.half_width, est.median) if est.half_width is not None else None
+    found = cell.changes
+    sessions = len(cell.history)
     return {"median": median, "half_width": half, "n": len(vals), "tip": "; ".join(tip),
-            "links": links, "flagged": None if vals else flagged_only(cell, unit)}
+            "page": href(up + cell.page), "sessions": sessions,
+            "page_title": f"{cell.title}: {sessions} session(s), their runs and raw outputs",
+            "change": found[-1].text() if found else None,
+            "absent": cell.shown is None,
+            "flagged": None if vals else flagged_only(cell, unit)}
 
 
 def flagged_only(cell: Cell, unit: Unit) -> str | None:

@@ -8,9 +8,12 @@ reproduction without Docker and without measuring.
    comparing two machines, the two CPU profiles it needs;
 3. the versions, resolved from the cache and ``sources_dirs`` only (no download), with
    the stand-in that would be built when the original cannot be had;
-4. the plan: the variants to build, the speed suites and what each measures, and about
-   how long the builds and runs take. The machine is read from this host's
-   ``/proc/cpuinfo`` (the Docker engine's host, when it is another machine, may differ).
+4. per claim, whether it can be judged here (or on the profiles given with ``--cpu``)
+   and if not exactly what is missing (``canjudge``), with "N of M claims can be judged";
+5. the plan, for the claims that can be judged only: the variants to build, the speed
+   suites and what each measures, and about how long the builds and runs take, per
+   profile given. The machine is read from this host's ``/proc/cpuinfo`` (the Docker
+   engine's host, when it is another machine, may differ).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.measure.cpumodel import (
     MODEL_MIN_BLOCK,
     Core,
@@ -30,6 +34,13 @@ from openssl_matrix.measure.cpumodel import (
     predicted_ratio,
 )
 from openssl_matrix.measure.hostinfo import CpuInfo, parse_cpuinfo
+from openssl_matrix.repro.canjudge import (
+    HERE,
+    closest_profile,
+    judgeable,
+    judged_measurements,
+    summary,
+)
 from openssl_matrix.repro.judge import (
     machine_profiles,
     masked_capabilities,
@@ -93,7 +104,16 @@ def _run_line(d: Mapping[str, Any]) -> tuple[str, int]:
 
 
 def check(spec: ReportSpec, env: Environment, results: Path,
-          facts: HostFacts | None = None) -> CheckReport:
+          facts: HostFacts | None = None, profiles: tuple[str, ...] = ()) -> CheckReport:
+    """``profiles``: the ``--cpu`` names the reproduction will run on (empty: here)."""
+    given = tuple(profiles) or (HERE,)
+    for name in given:
+        if name != HERE and name not in env.profiles:
+            raise ConfigError(f"--cpu={name}: no CPU profile of that name in "
+                              f"{env.matrix_path or 'the matrix'}"
+                              + closest_profile(name, list(env.profiles)),
+                              hint="profiles are declared under 'profiles' in the matrix "
+                                   "(docs/matrix.md#profilesname)")
     rep = CheckReport(spec)
     out = rep.lines
     out.append(f"Check of {spec.id}: {spec.title}")
@@ -108,8 +128,38 @@ def check(spec: ReportSpec, env: Environment, results: Path,
     resolved = resolve_versions(spec, env, offline=True)
     out += ["", "Versions (from the cache and sources_dirs; nothing is downloaded here)"]
     out += version_lines(resolved, indent="  ")
-    planned, groups, cells = plan(spec, resolved, facts, facts.cpu.slug())
-    out += ["", f"Plan on this machine ({facts.cpu.model}, as /proc/cpuinfo shows it)"]
+    plans = judgeable(spec, resolved, env, facts, given)
+    where = "here" if given == (HERE,) else "on " + ", ".join(given)
+    out += ["", f"Claims that can be judged {where}"]
+    out += [p.line() for p in plans]
+    for p in plans:
+        rep.problems += [f"claim {p.claim}: {m.text}" for m in p.missing
+                         if m.kind == "no-profile" and "is not in the matrix" in m.text]
+    out.append("  " + summary(plans, given))
+    judged = judged_measurements(spec, plans)
+    for profile in given:
+        cpu_dir = facts.cpu.slug() if profile == HERE else profile
+        out += _plan_lines(spec, resolved, facts, cpu_dir, judged, results, profile, env)
+    out += ["", "Summary: " + summary(plans, given) + "; "
+            + ("the report's figures meet every claim as transcribed" if not rep.problems else
+               f"{len(rep.problems)} problem(s) in the spec: check it")]
+    out += [f"  warning: {p}" for p in rep.problems]
+    return rep
+
+
+def _plan_lines(spec: ReportSpec, resolved: Mapping[str, Any], facts: HostFacts,
+                cpu_dir: str, judged: set[str], results: Path, profile: str,
+                env: Environment) -> list[str]:
+    out: list[str] = []
+    planned, groups, cells = plan(spec, resolved, facts, cpu_dir, judged=judged)
+    if profile == HERE:
+        out += ["", f"Plan on this machine ({facts.cpu.model}, as /proc/cpuinfo shows it)"]
+    else:
+        prof = env.profiles.get(profile) or {}
+        host = prof.get("docker_host") if isinstance(prof, Mapping) else None
+        model = prof.get("model") if isinstance(prof, Mapping) else None
+        out += ["", f"Plan on profile {profile} ({model or 'CPU as the profile describes it'}"
+                + (f", engine {host})" if host else ", on this machine's engine)")]
     built = {vid for vid in cells if records.read_latest(results, vid) is not None}
     for vid in cells:
         out.append(f"  build {vid}" + (" (built before: reused when its image is present)"
@@ -130,20 +180,17 @@ def check(spec: ReportSpec, env: Environment, results: Path,
             out.append(f"  not measured: {name}: {p.skipped}")
     out.append(f"  about {_duration(seconds)} (builds ~{BUILD_SECONDS} s per variant "
                f"not built yet, speed runs {spec.measure.seconds} s per block size; more on a "
-               "busy machine)" if cells else "  nothing can be measured here")
-    out += ["", "Summary: " + ("the report's figures meet every claim as transcribed"
-                               if not rep.problems else
-                               f"{len(rep.problems)} claim(s) the report's own figures do "
-                               "not meet: check the spec")]
-    out += [f"  warning: {p}" for p in rep.problems]
-    return rep
+               "busy machine)" if cells else "  nothing is planned: no claim that can be "
+               "judged needs a measurement here")
+    return out
 
 
 def _claim_lines(spec: ReportSpec, claim: Claim, env: Environment, problems: list[str],
                  here: Core | None) -> list[str]:
     assert isinstance(claim, Claim)
-    depends = "its size depends on the CPU" if claim.depends_on == "cpu" else \
-        "a property of the code path"
+    depends = ("compares two machines: its size depends on their CPUs"
+               if two_machines(spec, claim) else "its size depends on the CPU"
+               if claim.depends_on == "cpu" else "a property of the code path")
     lines = [f"  {claim.id} ({claim.expect}; {depends})"]
     for block in spec.claim_blocks(claim):
         ref = spec.reference_ratio(claim, block)
@@ -188,7 +235,8 @@ def _here(spec: ReportSpec, claim: Claim, here: Core | None) -> str | None:
     """What the model predicts on this machine's core (for a 1.1.1 or later build, as
     the releases and stand-ins built here are)."""
     if here is None:
-        return "the CPU model does not know this machine's CPU: not testable here"
+        return ("the CPU model does not know this machine's CPU: judged on its direction, "
+                "with the per-core constants calibrated from our runs")
     their = spec.machines[spec.measurements[claim.numerator].machine].model_core
     if their is not None and their.name == here.name:
         return f"the same core ({here.label}): judged as measured"

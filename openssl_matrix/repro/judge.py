@@ -3,6 +3,8 @@ and the verdict on each claim (reproduced / not reproduced / not testable here).
 
 from __future__ import annotations
 
+import math
+import re
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +24,7 @@ from openssl_matrix.measure.cpumodel import (
     path_cost,
     predicted_ratio,
 )
+from openssl_matrix.measure.stats import estimate
 from openssl_matrix.parse.algorithms import speed_argument
 from openssl_matrix.parse.figures import canonical_algorithm
 from openssl_matrix.report.types import USABLE_STATUSES
@@ -31,8 +34,12 @@ from openssl_matrix.repro.spec import OP_BLOCK, Claim, Machine, Measurement, Rep
 from openssl_matrix.results import records
 from openssl_matrix.results.tree import ResultsTree
 
+_AES_CBC_NAME = re.compile(r"^aes-(128|192|256)-cbc$")
+
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
+#: our paired ratio's 95 % interval straddles the claim's band, after every round allowed
+INCONCLUSIVE = "inconclusive"
 NOT_TESTABLE = "not testable here"
 
 # ----------------------------------------------------------------------------------
@@ -46,6 +53,11 @@ class Ours:
     per_run: list[tuple[str, dict[int, float]]] = field(default_factory=list)
     statuses: dict[str, int] = field(default_factory=dict)
     clock_ghz: float | None = None
+    #: "measured" (the cores' effective clock around the runs, their median) or
+    #: "nominal" (cpu MHz as /proc/cpuinfo said: provenance only where measured)
+    clock_source: str | None = None
+    nominal_ghz: float | None = None
+    measured: list[float] = field(default_factory=list)
     cpu: str | None = None
     image_id: str | None = None
 
@@ -152,7 +164,16 @@ def collect(measurement: Measurement, planned: PlannedMeasurement, runs: Sequenc
             if meta is not None:
                 host = meta.host or {}
                 mhz = host.get("cpu_mhz")
-                ours.clock_ghz = float(mhz) / 1000 if isinstance(mhz, (int, float)) else None
+                nominal = float(mhz) / 1000 if isinstance(mhz, (int, float)) else None
+                ours.nominal_ghz = nominal
+                measured = (host.get("core_clock") or {}).get("ghz")
+                if isinstance(measured, (int, float)) and measured > 0:
+                    # the cores' own clock around this run (coreclock.py): core cycles
+                    ours.measured.append(float(measured))
+                    ours.clock_ghz = statistics.median(ours.measured)
+                    ours.clock_source = "measured"
+                else:
+                    ours.clock_ghz, ours.clock_source = nominal, "nominal"
                 ours.cpu = host.get("cpu_model")
                 ours.image_id = meta.get("image_id")
     return ours
@@ -194,6 +215,39 @@ class BlockJudgement:
     by_model: bool = False  # judged on direction and against the CPU model
     model_theirs: float | None = None  # the ratio the model predicts on their CPU
     model_here: float | None = None  # ... and on ours
+    #: 95 % t-interval of the paired ratios (stats.estimate); None with one pair
+    ci: tuple[float, float] | None = None
+
+    def band(self) -> tuple[float, float]:
+        """The ratios that meet the claim (or, judged by the model, the model's band on
+        the claim's side of 1)."""
+        if self.by_model:
+            lo, hi = 0.0, math.inf
+            if self.model_here is not None:
+                lo, hi = (self.model_here * (1 - MODEL_TOLERANCE),
+                          self.model_here * (1 + MODEL_TOLERANCE))
+            if self.expect == "faster" or (self.expect == "ratio" and self.target > 1):
+                lo = max(lo, 1.0)
+            elif self.expect == "slower" or (self.expect == "ratio" and self.target < 1):
+                hi = min(hi, 1.0)
+            return lo, hi
+        return band(self.expect, self.target, self.tolerance)
+
+    @property
+    def decision(self) -> bool | None:
+        """True: the whole 95 % interval of our paired ratio meets the claim; False: none
+        of it does; None: it straddles the band (or no figure). With one pair, the pair."""
+        if self.ours is None:
+            return None
+        if self.ci is None:
+            return self.passed
+        lo, hi = self.ci
+        a, b = self.band()
+        if a <= lo and hi <= b:
+            return True
+        if hi < a or lo > b:
+            return False
+        return None
 
     def _passes(self, value: float) -> bool:
         if self.by_model:
@@ -220,6 +274,42 @@ class ClaimResult:
     def unstable(self) -> list[int]:
         """Block sizes where our own spread straddles the expectation."""
         return [b.block for b in self.blocks if b.stable is False]
+
+
+def band(expect: str, target: float, tolerance: float) -> tuple[float, float]:
+    """The ratios ``passes`` accepts, as an interval."""
+    if expect == "faster":
+        return 1 + tolerance, math.inf
+    if expect == "slower":
+        return 0.0, 1 / (1 + tolerance)
+    if expect == "same":
+        return 1 - tolerance, 1 + tolerance
+    return target * (1 - tolerance), target * (1 + tolerance)
+
+
+def interval_verdict(blocks: Sequence[BlockJudgement]) -> str:
+    """reproduced when every block's interval meets the claim, not reproduced when one
+    block's interval lies wholly outside it, else inconclusive."""
+    decisions = [b.decision for b in blocks]
+    if decisions and all(d is True for d in decisions):
+        return REPRODUCED
+    if any(d is False for d in decisions):
+        return NOT_REPRODUCED
+    return INCONCLUSIVE
+
+
+def straddle_text(blocks: Sequence[BlockJudgement]) -> str:
+    """Where our interval straddles the band, in words."""
+    parts = []
+    for b in blocks:
+        if b.decision is None and b.ci is not None:
+            lo, hi = b.band()
+            band_text = f"≥ {lo:.2f}×" if hi == math.inf else f"≤ {hi:.2f}×" if lo <= 0 \
+                else f"{lo:.2f}–{hi:.2f}×"
+            where = "the operation" if b.block == OP_BLOCK else f"{b.block} bytes"
+            parts.append(f"at {where} our paired ratio's 95 % interval {b.ci[0]:.2f}–"
+                         f"{b.ci[1]:.2f}× ({b.pairs} pairs) straddles the band {band_text}")
+    return "; ".join(parts)
 
 
 def passes(expect: str, value: float, target: float, tolerance: float) -> bool:
@@ -289,12 +379,15 @@ def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, PlannedMeasureme
         target = claim.ratio if claim.ratio is not None else (ref if ref is not None else 1.0)
         ratios = paired_ratios(ours[claim.numerator], ours[claim.denominator], block)
         value = statistics.median(ratios) if ratios else None
+        est = estimate(ratios)
+        ci = (est.ci_low, est.ci_high) if est is not None and est.ci_low is not None \
+            and est.ci_high is not None else None
         result.blocks.append(BlockJudgement(
             block, ref, value, target,
             None if value is None else passes(claim.expect, value, target, claim.tolerance),
             None if ref is None else passes(claim.expect, ref, target, claim.tolerance),
             (min(ratios), max(ratios)) if ratios else None, len(ratios), claim.expect,
-            claim.tolerance))
+            claim.tolerance, ci=ci))
     missing = [b.block for b in result.blocks if b.ours is None]
     if missing:
         detail = []
@@ -312,8 +405,9 @@ def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, PlannedMeasureme
     if claim.depends_on == "cpu" and not (here is not None and their.model_core is not None
                                           and their.model_core.name == here.name):
         return _judge_by_model(spec, claim, result, their, here, planned, ours)
-    ok = all(b.passed for b in result.blocks)
-    result.verdict = REPRODUCED if ok else NOT_REPRODUCED
+    result.verdict = interval_verdict(result.blocks)
+    if result.verdict == INCONCLUSIVE:
+        result.reason = straddle_text(result.blocks) + ": neither reproduced nor refuted"
     return result
 
 
@@ -374,28 +468,23 @@ def model_on_their_cpu(spec: ReportSpec, claim: Claim) -> RatioModel | str:
 def _judge_by_model(spec: ReportSpec, claim: Claim, result: ClaimResult, their: Machine,
                     here: Core | None, planned: Mapping[str, PlannedMeasurement],
                     ours: Mapping[str, Ours]) -> ClaimResult:
+    """A CPU-dependent claim on another core. The model is checked on *our* core first:
+    where it predicts our ratio, our ratio is judged against that prediction; where it
+    misses ours (or does not know our core), the model is off here, not the claim: the
+    verdict says by how much and which of its constants is inferred, shows the per-core
+    constants calibrated from our runs, and judges the claim on what the model still
+    supports (it explains the report's figure on the report's CPU) and on the direction."""
     result.basis = "cpu model"
     theirs = model_on_their_cpu(spec, claim)
     if isinstance(theirs, str):
         result.reason = f"its size depends on the CPU, and {theirs}"
         return result
-    if here is None:
-        result.reason = ("its size depends on the CPU, and the CPU model does not know this "
-                         "machine's CPU")
-        return result
-    costs = [_cost(spec, n, here, planned[n].version) for n in (claim.numerator,
-                                                                claim.denominator)]
-    mine = predicted_ratio(here, costs[0], costs[1])
-    if isinstance(mine, str):
-        result.reason = f"its size depends on the CPU, and {mine}"
-        return result
+    mine: RatioModel | str | None = None
+    if here is not None:
+        costs = [_cost(spec, n, here, planned[n].version) for n in (claim.numerator,
+                                                                    claim.denominator)]
+        mine = predicted_ratio(here, costs[0], costs[1])
     big = [b for b in result.blocks if b.block >= MODEL_MIN_BLOCK]
-    for b in result.blocks:
-        b.by_model = True
-        if b.block >= MODEL_MIN_BLOCK:
-            b.model_theirs, b.model_here = theirs.ratio, mine.ratio
-        assert b.ours is not None
-        b.passed = b._passes(b.ours)
     if not big:
         result.reason = (f"its size depends on the CPU; the model is for blocks of "
                          f"{MODEL_MIN_BLOCK} bytes and more, and the claim is judged at "
@@ -403,6 +492,7 @@ def _judge_by_model(spec: ReportSpec, claim: Claim, result: ClaimResult, their: 
         result.verdict = NOT_TESTABLE
         return result
     last = big[-1]
+    assert last.ours is not None
     reported = last.reference if last.reference is not None else claim.ratio
     where = f"{their.cpu}"
     if reported is None or not all(agrees(b.reference if b.reference is not None
@@ -412,20 +502,66 @@ def _judge_by_model(spec: ReportSpec, claim: Claim, result: ClaimResult, their: 
                          + (f"{reported:.2f}× reported, " if reported is not None else "")
                          + f"{theirs.ratio:.2f}× predicted ({theirs.text()})")
         return result
-    assert last.ours is not None
-    ok = all(b.passed for b in result.blocks)
-    agree_here = agrees(last.ours, mine.ratio)
-    result.model = (f"holds on {where} by the model ({reported:.2f}× reported, "
-                    f"{theirs.ratio:.2f}× predicted: {theirs.text()}); here "
-                    f"{last.ours:.2f}× " + ("as" if agree_here else "where")
-                    + f" the model predicts {mine.ratio:.2f}× ({mine.text()})"
-                    + _measured_cpb(mine, ours, claim, last.block))
-    if not ok:
+    holds = (f"holds on {where} by the model ({reported:.2f}× reported, "
+             f"{theirs.ratio:.2f}× predicted: {theirs.text()})")
+    fits_here = isinstance(mine, RatioModel) and agrees(last.ours, mine.ratio)
+    for b in result.blocks:
+        b.by_model = True
+        if b.block >= MODEL_MIN_BLOCK:
+            b.model_theirs = theirs.ratio
+            b.model_here = mine.ratio if isinstance(mine, RatioModel) and fits_here else None
+        assert b.ours is not None
+        b.passed = b._passes(b.ours)
+    calibrated = calibration_text(spec, claim, ours, last.block)
+    if isinstance(mine, RatioModel) and fits_here:
+        result.model = (f"{holds}; here {last.ours:.2f}× as the model predicts "
+                        f"{mine.ratio:.2f}× ({mine.text()})"
+                        + _measured_cpb(mine, ours, claim, last.block))
+    elif isinstance(mine, RatioModel):
+        off = last.ours / mine.ratio - 1
+        inferred = [src.split(": ", 1)[-1] for c in (mine.first, mine.second)
+                    for src in c.sources if "taken for" in src]
+        result.model = (f"{holds}; the model is off on our core ({here.label if here else ''}"
+                        f"): it predicts {mine.ratio:.2f}× here ({mine.text()}), we measure "
+                        f"{last.ours:.2f}× ({off:+.0%})"
+                        + (f"; inferred, not measured, for this core: {'; '.join(inferred)}"
+                           if inferred else "")
+                        + _measured_cpb(mine, ours, claim, last.block)
+                        + (f"; calibrated from our runs: {calibrated}" if calibrated else "")
+                        + ". The claim is judged on what the model still supports (its "
+                        "figure on the report's CPU) and on its direction here")
+    else:
+        why = mine if isinstance(mine, str) else "the CPU model does not know this core"
+        result.model = (f"{holds}; on our core the model has no prediction ({why})"
+                        + (f"; calibrated from our runs: {calibrated}" if calibrated else "")
+                        + ". The claim is judged on its direction here")
+    if not all(b.passed for b in result.blocks):
         bad = [b for b in result.blocks if not b.passed]
         if any(not direction_holds(claim.expect, b.target, b.ours or 0.0) for b in bad):
             result.model += "; the direction does not hold here"
-    result.verdict = REPRODUCED if ok else NOT_REPRODUCED
+    result.verdict = interval_verdict(result.blocks)
+    if result.verdict == INCONCLUSIVE:
+        result.reason = straddle_text(result.blocks) + ": neither reproduced nor refuted"
     return result
+
+
+def calibration_text(spec: ReportSpec, claim: Claim, ours: Mapping[str, Ours],
+                     block: int) -> str:
+    """The per-core constants our runs measure (cycles per byte of each side's path at
+    ``block``, from the cores' measured clock), worded as calibrated values."""
+    parts = []
+    for name in (claim.numerator, claim.denominator):
+        o = ours.get(name)
+        value = o.median(block) if o is not None else None
+        if o is None or value is None or not o.clock_ghz or o.clock_source != "measured":
+            continue
+        m = spec.measurements[name]
+        masked = masked_capabilities(m)
+        path = (("vpaes" if "aesni" in masked else "AES-NI") + " CBC encrypt"
+                if _AES_CBC_NAME.match(m.algorithm) and m.evp and not m.decrypt
+                else m.algorithm)
+        parts.append(f"{path} {o.clock_ghz * 1e9 / value:.2f} c/B ({name}, calibrated)")
+    return ", ".join(parts)
 
 
 def _measured_cpb(model: RatioModel, ours: Mapping[str, Ours], claim: Claim,
@@ -438,7 +574,10 @@ def _measured_cpb(model: RatioModel, ours: Mapping[str, Ours], claim: Claim,
         if o is None or value is None or not o.clock_ghz:
             continue
         measured = o.clock_ghz * 1e9 / value
-        parts.append(f"{cost.path} {measured:.2f} c/B measured at {o.clock_ghz:.2f} GHz, "
+        clock = (f"the cores' measured clock {o.clock_ghz:.2f} GHz"
+                 + (f", nominal {o.nominal_ghz:.2f}" if o.nominal_ghz else "")
+                 if o.clock_source == "measured" else f"{o.clock_ghz:.2f} GHz (nominal)")
+        parts.append(f"{cost.path} {measured:.2f} c/B at {clock}, "
                      f"{cost.cpb:.2f} modelled"
                      + (" (under the latency bound: the core runs faster than the clock "
                         "reported, e.g. boost)" if cost.path.startswith("AES-NI")

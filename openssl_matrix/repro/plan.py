@@ -88,11 +88,13 @@ Plan = tuple[dict[str, PlannedMeasurement], dict[str, SuiteGroup], dict[str, dic
 
 
 def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostFacts,
-         cpu_dir: str | None = None) -> Plan:
+         cpu_dir: str | None = None, judged: set[str] | None = None) -> Plan:
     """Decide variant, suite and mask per measurement, or why it cannot be measured.
 
     ``cpu_dir``: the CPU profile (results folder) measured for; a measurement only claims
     comparing two machines use is measured only for its own machine's profile.
+    ``judged``: the measurements the claims that can be judged here use (from
+    ``canjudge.judgeable``); the others are not measured.
     Returns (planned per measurement, suite groups by name, variant cells by id).
     """
     blocks = needed_blocks(spec)
@@ -107,12 +109,20 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
             p.skipped = ("no claim compares it (name it in measure.rows to measure it "
                          "anyway)")
             continue
+        if judged is not None and name not in judged and not any(
+                name == r or m.table == r for r in spec.measure.rows):
+            p.skipped = "only claims that cannot be judged here compare it"
+            continue
         build = spec.builds[m.build]
         rv = resolved[build.version]
         if rv.release is None:
             p.problem = rv.problem
             continue
         p.version, p.stand_in = rv.release, rv.stand_in
+        if rv.stand_in and not m.stand_in:
+            p.skipped = (f"it refuses stand-ins (stand_in: false) and {build.version} stands "
+                         f"in as {rv.release} here")
+            continue
         users = [c for c in spec.claims if name in (c.numerator, c.denominator)]
         if rv.stand_in and users and not any(c.stand_in for c in users) and \
                 not any(name == r or m.table == r for r in spec.measure.rows):

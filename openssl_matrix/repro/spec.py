@@ -137,6 +137,9 @@ class Measurement:
     notes: str
     table: str | None = None  # the row name when it came from an ``algorithms:`` row
     disable: tuple[str, ...] = ()  # capabilities masked off, in each version's syntax
+    #: False: only the version itself measures this (its stand-in's figure is refused,
+    #: whatever the claims that compare it accept)
+    stand_in: bool = True
     operation: str | None = None
     """A public-key operation (``sign``, ``verify``, ``op`` ...): ``algorithm`` is then a
     pkey suite name (``ecdsap521``) and ``reference`` holds one figure in operations per

@@ -9,6 +9,7 @@ who transcribe reports is ``docs/reports.md``.
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from openssl_matrix.core.errors import ConfigError
-from openssl_matrix.core.outputs import read_regular
+from openssl_matrix.core.files import read_bounded
 from openssl_matrix.core.yamlload import MAX_BYTES as MAX_YAML_BYTES
 from openssl_matrix.matrix.check import CheckContext, choices_hint, load_yaml_file
 from openssl_matrix.matrix.model import ARCHES, MAX_SECONDS, NAME, VERSION
@@ -24,6 +25,7 @@ from openssl_matrix.matrix.pkey import ALGORITHMS
 from openssl_matrix.matrix.tlsvocab import KEYS, PINNINGS, PROTOCOLS
 from openssl_matrix.measure.cpumodel import CORES
 from openssl_matrix.parse.algorithms import closest, resolve
+from openssl_matrix.parse.figures import MAX_BLOCK_SIZE
 from openssl_matrix.repro.spec import (
     DEFAULT_TOLERANCE,
     DEPENDS_ON,
@@ -54,18 +56,19 @@ VERSION_KEYS = ("as_reported", "sha256", "urls", "release", "stand_in", "stand_i
 BUILD_KEYS = ("version", "asm", "arch", "configure", "as_reported")
 MEASUREMENT_KEYS = ("machine", "build", "command", "algorithm", "algorithms", "block_size",
                     "evp", "disable", "ia32cap", "engine", "decrypt", "elapsed", "needs",
-                    "reference", "notes", "operation", "protocol", "pinning")
+                    "reference", "notes", "operation", "protocol", "pinning", "stand_in")
 CLAIM_KEYS = ("id", "says", "where", "compare", "expect", "ratio", "tolerance", "block_sizes",
               "stand_in", "depends_on", "notes")
 MEASURE_KEYS = ("seconds", "repeat", "rows")
-_FIGURE = re.compile(r"^\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*(k|B/s)?\s*$")
+
+_FIGURE = re.compile(r"^\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*(k|B/s)?\s*\Z")
 
 
 def load_spec(path: str | Path) -> ReportSpec:
     """Read and validate a report spec; raise ConfigError naming file and key path."""
     p = Path(path)
     try:
-        text = read_regular(p, 4 * MAX_YAML_BYTES).decode("utf-8")
+        text = read_bounded(p, cap=4 * MAX_YAML_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{p}: no such report spec",
                           hint="give a path, or the id of a spec in reports/ "
@@ -146,10 +149,10 @@ def _source(ctx: CheckContext, value: Any) -> SourceInfo:
         raise ctx.fail("source.kind", f"{kind!r} is not one of {', '.join(SOURCE_KINDS)}",
                        hint=choices_hint(kind, SOURCE_KINDS))
     url = _opt_text(ctx, s.get("url"), "source.url")
-    if url is not None and not re.match(r"^(https?|ftp|news|mailto):\S+$", url):
+    if url is not None and not re.match(r"^(https?|ftp|news|mailto):\S+\Z", url):
         raise ctx.fail("source.url", f"{url!r} is not a URL")
     date = _opt_text(ctx, s.get("date"), "source.date")
-    if date is not None and not re.match(r"^\d{4}(-\d{2}(-\d{2})?)?$", date):
+    if date is not None and not re.match(r"^\d{4}(-\d{2}(-\d{2})?)?\Z", date):
         raise ctx.fail("source.date", f"{date!r} is not a date such as 2013-08-27, 2013-08 "
                        "or 2013")
     return SourceInfo(kind=kind, where=ctx.string(_required(ctx, s, "where", "source"),
@@ -288,15 +291,54 @@ def parse_figure(ctx: CheckContext, value: Any, keypath: str) -> float:
     if isinstance(value, (int, float)):
         if value < 0:
             raise ctx.fail(keypath, f"a figure cannot be negative ({value!r})")
-        return float(value) * 1000.0
+        return _possible(ctx, float(value) * 1000.0, keypath, value)
     if isinstance(value, str):
         m = _FIGURE.match(value)
         if m:
             number = float(m.group(1).replace(",", ""))
-            return number if m.group(2) == "B/s" else number * 1000.0
+            return _possible(ctx, number if m.group(2) == "B/s" else number * 1000.0,
+                             keypath, value)
     raise ctx.fail(keypath, f"{value!r} is not a figure",
                    hint="write it as printed, e.g. 305049.90k or '1,086,559.57k' "
                    "(1000s of bytes per second), or '9876.54 B/s'")
+
+
+#: No ``openssl speed`` figure reaches this: 1 TB/s (a figure 1000 times too large, in
+#: bytes where the report printed 1000s of bytes, still stays below it for real CPUs).
+MAX_BYTES_PER_S = 1e12
+#: Nor does any public-key or handshake rate: a billion operations per second.
+MAX_OPS_PER_S = 1e9
+#: A claimed ratio between two figures beyond this is a transcription slip, not a claim.
+MAX_RATIO = 1e4
+
+
+def _possible(ctx: CheckContext, figure: float, keypath: str, written: Any,
+              limit: float = MAX_BYTES_PER_S, unit: str = "bytes/s") -> float:
+    """``figure`` if a real run could print it: finite, above zero, below ``limit``."""
+    if not math.isfinite(figure):
+        raise ctx.fail(keypath, f"{written!r} is not a finite figure",
+                       hint="write the figure the report prints")
+    if figure == 0:
+        raise ctx.fail(keypath, f"a figure of {written!r} cannot be compared (a ratio with "
+                       "it is 0 or infinite)", hint="leave the block size out if the report "
+                       "prints no figure for it")
+    if figure > limit:
+        raise ctx.fail(keypath, f"{written!r} is {figure:.3g} {unit}: no openssl speed run "
+                       f"gives more than {limit:.0e}", hint="check the units: bare numbers are "
+                       "1000s of bytes per second, as speed prints them (305049.90k)")
+    return figure
+
+
+def _ratio_number(ctx: CheckContext, value: Any, keypath: str) -> float | None:
+    """A claim's ratio or tolerance: a positive finite number (NaN and inf refused)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ctx.fail(keypath, f"expected a finite positive number, got {value!r}")
+    number = ctx.number(value, keypath)
+    if number is not None and number > MAX_RATIO:
+        raise ctx.fail(keypath, f"{number:g} is not a ratio a report claims between two "
+                       f"figures (more than {MAX_RATIO:g}×)",
+                       hint="write the ratio as the report states it, e.g. 2 for twice as fast")
+    return number
 
 
 def _measurements(ctx: CheckContext, value: Any, machines: Mapping[str, Machine],
@@ -338,7 +380,7 @@ def _measurements(ctx: CheckContext, value: Any, machines: Mapping[str, Machine]
             decrypt=ctx.boolean(m.get("decrypt", False), f"{kp}.decrypt"),
             elapsed=None if elapsed is None else ctx.boolean(elapsed, f"{kp}.elapsed"),
             needs=needs, reference={}, notes=_text(ctx, m.get("notes"), f"{kp}.notes"),
-            disable=disable)
+            disable=disable, stand_in=ctx.boolean(m.get("stand_in", True), f"{kp}.stand_in"))
         if "algorithms" in m:
             for key in ("algorithm", "reference"):
                 if key in m:
@@ -425,9 +467,10 @@ def _one_figure(ctx: CheckContext, m: Mapping[str, Any], kp: str, what: str) -> 
     ref = m.get("reference")
     if ref is None:
         return {}
-    if isinstance(ref, bool) or not isinstance(ref, (int, float)) or ref <= 0:
+    if isinstance(ref, bool) or not isinstance(ref, (int, float)) or not ref > 0:
         raise ctx.fail(f"{kp}.reference", f"{what}, got {ref!r}")
-    return {OP_BLOCK: float(ref)}
+    return {OP_BLOCK: _possible(ctx, float(ref), f"{kp}.reference", ref, MAX_OPS_PER_S,
+                                "operations/s")}
 
 
 def _tls_measurement(ctx: CheckContext, m: Mapping[str, Any], proto: Measurement,
@@ -458,7 +501,7 @@ def _tls_measurement(ctx: CheckContext, m: Mapping[str, Any], proto: Measurement
 
 def _split_figure(key: Any) -> bool:
     """A mapping key that is really the tail of a figure split at a comma by YAML."""
-    return not isinstance(key, str) or bool(re.match(r"^\d{3}(\.\d+)?(k|B/s)?$", key))
+    return not isinstance(key, str) or bool(re.match(r"^\d{3}(\.\d+)?(k|B/s)?\Z", key))
 
 
 def _sizes_mapping(ctx: CheckContext, value: Any, keypath: str) -> dict[Any, Any]:
@@ -478,7 +521,8 @@ def _sizes_mapping(ctx: CheckContext, value: Any, keypath: str) -> dict[Any, Any
 
 def _block(ctx: CheckContext, key: Any, keypath: str) -> int:
     text = str(key)
-    if isinstance(key, bool) or not text.isdigit() or int(text) <= 0:
+    if isinstance(key, bool) or not text.isdigit() or len(text) > 10 or \
+            not 0 < int(text) <= MAX_BLOCK_SIZE:
         raise ctx.fail(keypath if keypath.endswith("block_size") else f"{keypath}.{text}",
                        f"{text!r} is not a block size in bytes",
                        hint="keys are block sizes: 16, 64, 256, 1024, 8192, 16384")
@@ -516,13 +560,13 @@ def _claims(ctx: CheckContext, value: Any, measurements: Mapping[str, Measuremen
         if expect not in EXPECTATIONS:
             raise ctx.fail(f"{kp}.expect", f"{expect!r} is not one of "
                            f"{', '.join(EXPECTATIONS)}", hint=choices_hint(expect, EXPECTATIONS))
-        ratio = ctx.number(c.get("ratio"), f"{kp}.ratio")
+        ratio = _ratio_number(ctx, c.get("ratio"), f"{kp}.ratio")
         if ratio is not None and expect != "ratio":
             raise ctx.fail(f"{kp}.ratio", f"only used with 'expect: ratio' (this claim "
                            f"expects {expect!r})")
         tol_raw = c.get("tolerance")
         tolerance = DEFAULT_TOLERANCE[expect] if tol_raw is None else \
-            ctx.number(tol_raw, f"{kp}.tolerance")
+            _ratio_number(ctx, tol_raw, f"{kp}.tolerance")
         assert tolerance is not None
         if tolerance >= 1 and expect in ("same", "ratio"):
             raise ctx.fail(f"{kp}.tolerance", f"{tolerance} is a relative tolerance and must "
@@ -536,6 +580,8 @@ def _claims(ctx: CheckContext, value: Any, measurements: Mapping[str, Measuremen
         else:
             raise ctx.fail(f"{kp}.block_sizes", "expected a list of block sizes, or 'all'")
         num, den = (measurements[n] for n in names)
+        depends_on = _depends_on(ctx, c.get("depends_on"), f"{kp}.depends_on",
+                                 two_machines=num.machine != den.machine)
         if num.operation is not None:  # one figure per operation (pkey, tls)
             blocks = (OP_BLOCK,)
         if blocks is None and not (set(num.reference) & set(den.reference)):
@@ -553,17 +599,24 @@ def _claims(ctx: CheckContext, value: Any, measurements: Mapping[str, Measuremen
             block_sizes=blocks, stand_in=ctx.boolean(c.get("stand_in", True),
                                                      f"{kp}.stand_in"),
             notes=_text(ctx, c.get("notes"), f"{kp}.notes"),
-            depends_on=_depends_on(ctx, c.get("depends_on"), f"{kp}.depends_on")))
+            depends_on=depends_on))
     return tuple(out)
 
 
-def _depends_on(ctx: CheckContext, value: Any, keypath: str) -> str:
+def _depends_on(ctx: CheckContext, value: Any, keypath: str, *, two_machines: bool = False) -> str:
+    """``code-path`` unless said otherwise; a claim between two machines compares two CPUs,
+    so it depends on them: ``cpu`` (left out, or written), never ``code-path``."""
     if value is None:
-        return "code-path"
+        return "cpu" if two_machines else "code-path"
     text = ctx.string(value, keypath)
     if text not in DEPENDS_ON:
         raise ctx.fail(keypath, f"{text!r} is not one of {', '.join(DEPENDS_ON)}",
                        hint=choices_hint(text, DEPENDS_ON))
+    if two_machines and text != "cpu":
+        raise ctx.fail(keypath, "this claim compares figures of two machines, so its size "
+                       "depends on their CPUs: depends_on is cpu",
+                       hint="leave depends_on out (cpu is the default for such a claim), or "
+                       "write depends_on: cpu; docs/reports.md#claims-between-two-machines")
     return text
 
 

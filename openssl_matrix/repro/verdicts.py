@@ -12,6 +12,7 @@ from openssl_matrix.core.units import speed_k as k
 from openssl_matrix.measure.guards import cycles
 from openssl_matrix.report.types import USABLE_STATUSES
 from openssl_matrix.repro.judge import (
+    INCONCLUSIVE,
     NOT_REPRODUCED,
     NOT_TESTABLE,
     REPRODUCED,
@@ -68,6 +69,8 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
                                                              m.reference.get(b)),
                 "ours_cycles_per_byte": cycles_per_byte(o.clock_ghz, o.median(b)),
             } for b in blocks],
+            "clock_ghz": o.clock_ghz, "clock_source": o.clock_source,
+            "nominal_ghz": o.nominal_ghz,
         }
     return {
         "spec": {"id": spec.id, "title": spec.title, "path": str(spec.path),
@@ -98,8 +101,20 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
     }
 
 
+def accounting_text(labels: Mapping[str, int]) -> str:
+    """What the host accounting said about the figures behind a claim: a busy machine is
+    named only when the accounting flagged figures contended."""
+    contended = labels.get("contended", 0)
+    if contended:
+        return (f"the host accounting flagged {contended} figure(s) contended (left out): "
+                "measure again on a quieter host, or raise measure.repeat")
+    return ("the host accounting found the host quiet for every figure used: the spread "
+            "is the runs' own, not another program's; raise measure.repeat for a narrower "
+            "interval")
+
+
 def summary_counts(rep: Reproduction) -> dict[str, int]:
-    out = {REPRODUCED: 0, NOT_REPRODUCED: 0, NOT_TESTABLE: 0}
+    out = {REPRODUCED: 0, NOT_REPRODUCED: 0, INCONCLUSIVE: 0, NOT_TESTABLE: 0}
     for r in rep.results:
         out[r.verdict] += 1
     return out
@@ -122,7 +137,7 @@ def render_text(rep: Reproduction) -> str:
     lines.append("  versions:")
     lines += version_lines(rep.resolved, found="built from its release tarball")
     lines += ["", "Claims (ratio = first / second measurement; reference vs ours)"]
-    marks = {REPRODUCED: "✓", NOT_REPRODUCED: "✕", NOT_TESTABLE: "–"}
+    marks = {REPRODUCED: "✓", NOT_REPRODUCED: "✕", INCONCLUSIVE: "?", NOT_TESTABLE: "–"}
     for r in rep.results:
         c = r.claim
         lines.append(f"  {marks[r.verdict]} [{r.verdict}] {c.id}: {c.says}"
@@ -145,10 +160,12 @@ def render_text(rep: Reproduction) -> str:
             if left:
                 lines.append("      figures left out: "
                              + ", ".join(f"{k} ×{v}" for k, v in left.items()))
-        if r.unstable:
-            lines.append(f"      unsure: at {', '.join(map(_size, r.unstable))} our runs "
-                         "fall on both sides of the expectation (a busy machine?); measure "
-                         "again on a quiet one, or raise measure.repeat")
+        if r.unstable and r.verdict != INCONCLUSIVE:
+            lines.append(f"      spread: at {', '.join(map(_size, r.unstable))} single pairs "
+                         "fall on both sides of the expectation; the verdict is the 95 % "
+                         "interval's")
+        if r.unstable or r.verdict == INCONCLUSIVE:
+            lines.append("      host: " + accounting_text(r.labels))
         if r.blocks:
             lines.append(f"      {'block':>6}  {'reference':>9}  {'ours':>8}  "
                          f"{'expected':<14} {'our runs':<18}")
@@ -212,6 +229,13 @@ def render_text(rep: Reproduction) -> str:
                          f"{sp}{cpb}")
         if o.runs:
             lines.append(f"      runs: {', '.join(o.runs)}")
+        if o.clock_ghz and m.operation is None:
+            lines.append("      our c/B: " + (
+                f"the cores' clock measured around the runs, {o.clock_ghz:.2f} GHz (median "
+                f"of {len(o.measured)}; nominal {o.nominal_ghz or 0:.2f} GHz: provenance)"
+                if o.clock_source == "measured" else
+                f"at the nominal {o.clock_ghz:.2f} GHz (the cores' clock was not measured: "
+                "not core cycles on a boosting CPU)"))
     counts = summary_counts(rep)
     lines += ["", "Summary: " + ", ".join(f"{v} {k}" for k, v in counts.items())]
     for w in rep.warnings:

@@ -1,14 +1,19 @@
-"""Export: every figure in the results tree as flat records (CSV or JSON lines)."""
+"""Export: every figure in the results tree as flat records (CSV or JSON lines).
+
+Each row names its bench ``session`` (``records.run_session``: the run's own id, or one
+derived for a run of an older tree); ``report.sessions.session_medians`` turns the rows
+into one per session and figure (``export --per-session``).
+"""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from openssl_matrix.parse.figures import STATUS_IMPOSSIBLE, impossible
+from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, STATUS_IMPOSSIBLE, impossible
 from openssl_matrix.results import records as rec
 from openssl_matrix.results.tree import ResultsTree
 
@@ -21,7 +26,9 @@ FIELDS = ("cpu", "variant", "version", "suite", "run", "mask", "ia32cap", "algor
           "ci_high", "ci_method", "source",
           # pkey/tls suites: the unit of ops_per_s, and what a handshake figure measured
           "unit", "protocol", "key", "cipher", "group", "tls_pinning", "connections",
-          "wall_s", "server_cpu_s", "client_cpu_s", "bottleneck")
+          "wall_s", "server_cpu_s", "client_cpu_s", "bottleneck",
+          # the bench session the run belongs to (derived: the run recorded none)
+          "session", "session_derived")
 
 def _series_rows(path: Any, cache: dict[Any, dict[tuple[Any, ...], dict[str, Any]]],
                  ) -> dict[tuple[Any, ...], dict[str, Any]]:
@@ -42,8 +49,12 @@ def records(tree: ResultsTree) -> Iterator[dict[str, Any]]:
     interval."""
     rec.require_tree(tree.root)
     series_cache: dict[Any, dict[tuple[Any, ...], dict[str, Any]]] = {}
+    journals: dict[str, str] | None = None
     for run in rec.finished_runs(tree.root):
         meta = run.meta
+        if journals is None and not meta.session:
+            journals = rec.journal_runs(tree.root)
+        session, derived = rec.run_session(run, journals or {})
         common = {
             "cpu": run.cpu,
             "variant": run.variant,
@@ -64,6 +75,8 @@ def records(tree: ResultsTree) -> Iterator[dict[str, Any]]:
             # measured here, or a published report's figures stored by `import --as NAME`
             "source": (f"imported:{run.cpu.removeprefix('ref-')}"
                        if meta.kind == "reference" else "measured"),
+            "session": session,
+            "session_derived": derived,
         }
         series_id = meta.series_id
         in_series = _series_rows(rec.series_path(run.path.parent, series_id),
@@ -88,6 +101,12 @@ def records(tree: ResultsTree) -> Iterator[dict[str, Any]]:
 def _finite(row: dict[str, Any]) -> dict[str, Any]:
     """An impossible rate (negative, absurd: the reader already refuses non-finite ones)
     empties the figure and marks it ``impossible``: never a number in an export."""
+    block = row.get("block_size")
+    if isinstance(block, int) and not 0 < block <= MAX_BLOCK_SIZE:
+        row.update(block_size=None, bytes_per_s=None, ops_per_s=None, cycles_per_byte=None,
+                   cycles_per_op=None, status=STATUS_IMPOSSIBLE,
+                   detail=f"block_size in {rec.FIGURES}: {str(block)[:40]} bytes is beyond "
+                   f"any speed table (at most {MAX_BLOCK_SIZE})")
     for key in ("bytes_per_s", "ops_per_s"):
         value = row.get(key)
         reason = None if value is None else impossible(value)
@@ -99,12 +118,32 @@ def _finite(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def render(tree: ResultsTree, fmt: str) -> str:
-    rows = list(records(tree))
+    """The export as text: every figure of the tree."""
+    return render_rows(list(records(tree)), FIELDS, fmt)
+
+
+def render_rows(rows: Sequence[Mapping[str, Any]], fields: Sequence[str], fmt: str) -> str:
+    """Rows as JSON lines or CSV with the columns ``fields``."""
     if fmt == "jsonl":
         return "".join(json.dumps(r, sort_keys=False, allow_nan=False) + "\n" for r in rows)
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(FIELDS), lineterminator="\n")
+    writer = csv.DictWriter(buf, fieldnames=list(fields), lineterminator="\n")
     writer.writeheader()
     for r in rows:
-        writer.writerow({k: ("" if v is None else v) for k, v in r.items()})
+        writer.writerow({k: _cell(v) for k, v in r.items()})
     return buf.getvalue()
+
+
+#: A text cell starting with one of these is read as a formula by spreadsheets.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+
+
+def _cell(value: object) -> object:
+    """A CSV cell: empty for None; text a spreadsheet would run as a formula (``=cmd|…``,
+    ``+``, ``-``, ``@``, a tab or carriage return first) gets a leading ``'``, as OWASP's
+    CSV-injection guidance says. Numbers stay numbers (``-5`` is not text here)."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value

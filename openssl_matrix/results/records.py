@@ -43,7 +43,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
 from openssl_matrix.core.errors import ResultsError
-from openssl_matrix.core.files import write_json
+from openssl_matrix.core.files import read_bounded, write_json
 from openssl_matrix.core.names import fold, inside, safe_name
 
 #: The schema version this code writes. Bump it when a field changes meaning (not when
@@ -139,19 +139,23 @@ class _Record:
         for key in cls._REQUIRED:
             if key not in data:
                 raise RecordError(f"{at}the key '{key}' is missing")
-        names = {f.name for f in dataclasses.fields(cls)} - {"extra", "schema"}
+        names = _field_names(cls)
         values: dict[str, Any] = {}
-        for key in names:
-            if key not in data:
-                continue
-            value = data[key]
-            kind = cls._TYPES.get(key, ANY)
-            if not _CHECKS[kind](value):
-                raise RecordError(f"{at}'{key}' is {_show(value)}, expected {kind}")
-            values[key] = value
-        extra = {k: v for k, v in data.items() if k not in names and k != "schema"}
-        record = cls(schema=schema, extra=MappingProxyType(extra), **values)
-        object.__setattr__(record, "_given", frozenset(values))
+        extra: dict[str, Any] = {}
+        types = cls._TYPES
+        for key, value in data.items():  # one pass over what the file holds
+            if key in names:
+                kind = types.get(key, ANY)
+                if not _CHECKS[kind](value):
+                    raise RecordError(f"{at}'{key}' is {_show(value)}, expected {kind}")
+                values[key] = value
+            elif key != "schema":
+                extra[key] = value
+        # built as __init__ would (every field its default, then the values read), without
+        # its per-field frozen setattr: a report reads 100,000s of figures
+        record = cls.__new__(cls)
+        record.__dict__.update(_field_defaults(cls), **values, schema=schema,
+                               extra=MappingProxyType(extra), _given=frozenset(values))
         return record
 
     def to_json(self) -> dict[str, Any]:
@@ -185,6 +189,29 @@ class _Record:
             value = getattr(self, key)
             return default if value is None else value
         return self.extra.get(key, default)
+
+
+_NAMES: dict[type, frozenset[str]] = {}
+_DEFAULTS: dict[type, dict[str, Any]] = {}
+
+
+def _field_defaults(cls: type) -> dict[str, Any]:
+    """Every field's default (``extra`` aside: each record gets its own)."""
+    found = _DEFAULTS.get(cls)
+    if found is None:
+        found = _DEFAULTS[cls] = {f.name: _default(f) for f in dataclasses.fields(cls)
+                                  if f.name != "extra"}
+    return found
+
+
+def _field_names(cls: type) -> frozenset[str]:
+    """The JSON keys a record class names (found once per class: a report reads every
+    figure of a tree of thousands of runs through ``from_json``)."""
+    names = _NAMES.get(cls)
+    if names is None:
+        names = _NAMES[cls] = frozenset(f.name for f in dataclasses.fields(cls)) - {
+            "extra", "schema"}
+    return names
 
 
 def _default(f: dataclasses.Field[Any]) -> Any:
@@ -400,7 +427,7 @@ def read_json(path: Path) -> Any:
     Not UTF-8, not JSON, or NaN/Infinity anywhere: a ResultsError naming the file.
     """
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_bounded(path, "results").decode("utf-8")
         return json.loads(text, parse_constant=_reject_constant)
     except FileNotFoundError:
         return None
@@ -562,16 +589,19 @@ def _as(cls: type[R], record: R | Mapping[str, Any], what: str) -> R:
                            hint="this is a bug in openssl-matrix; please report it") from None
 
 
-def write_meta(run_dir: Path, meta: RunMeta | Mapping[str, Any]) -> RunMeta:
+def write_meta(run_dir: Path, meta: RunMeta | Mapping[str, Any], *,
+               durable: bool = True) -> RunMeta:
     """Write (or rewrite) the run's meta.json; the record is checked first."""
     record = _as(RunMeta, meta, META)
-    write_json(run_dir / META, record.to_json())
+    write_json(run_dir / META, record.to_json(), durable=durable)
     return record
 
 
-def write_figures(run_dir: Path, figures: Iterable[FigureRecord | Mapping[str, Any]]) -> None:
+def write_figures(run_dir: Path, figures: Iterable[FigureRecord | Mapping[str, Any]], *,
+                  durable: bool = True) -> None:
     """Write the run's figures.json; each figure is checked first."""
-    write_json(run_dir / FIGURES, [_as(FigureRecord, f, "figure").to_json() for f in figures])
+    write_json(run_dir / FIGURES, [_as(FigureRecord, f, "figure").to_json() for f in figures],
+               durable=durable)
 
 
 def write_build(build_dir: Path, record: BuildRecord | Mapping[str, Any]) -> BuildRecord:
@@ -663,6 +693,56 @@ def finished_runs(root: Path, *, cpu: str | None = None, variant: str | None = N
         run = read_run(c, v, s, r, path, figures=figures)
         if run is not None and run.finished:
             yield run
+
+
+# -- sessions: the bench session a run belongs to ------------------------------------------
+
+#: Prefixes of a derived session id (a run that recorded none), by where it came from.
+FROM_JOURNAL = "journal:"
+FROM_SERIES = "series:"
+FROM_START = "run:"
+FROM_IMPORT = "import:"
+
+
+def journal_runs(root: Path) -> dict[str, str]:
+    """Run folder (``cpu/variant/suite/run``) -> the id of the bench journal (open or
+    closed, ``_journal/``) that names it: where a run without a session id came from."""
+    found: dict[str, str] = {}
+    base = root / JOURNALS
+    for path in sorted(base.glob("bench-*.json")) + sorted(base.glob("closed/bench-*.json")):
+        data = read_json(path)
+        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+            continue
+        cells = data.get("cells")
+        for entry in cells.values() if isinstance(cells, dict) else ():
+            run_dir = entry.get("run_dir") if isinstance(entry, dict) else None
+            if isinstance(run_dir, str):
+                found.setdefault(run_dir, data["id"])
+    return found
+
+
+def run_session(run: Run, journals: Mapping[str, str]) -> tuple[str, bool]:
+    """(session id, derived) of a run. A bench run since sessions were recorded names its
+    session (``meta.session``: its bench journal's id). An older run gets one derived
+    deterministically, in this order: the bench journal naming its folder (``journals``,
+    from :func:`journal_runs`); its repeated series (``series.id``: the rounds of one
+    ``--repeat`` bench); else the run alone, by when it started (without a start time, by
+    its folder). The runs of one ``import`` of a published report (which records no
+    session) are one session, named by what identifies an import: its ``--as`` name and
+    the file's digest (not the import's time: an interrupted import completed later is
+    the same session)."""
+    meta = run.meta
+    if meta.session:
+        return meta.session, False
+    rel = f"{run.cpu}/{run.variant}/{run.suite}/{run.run}"
+    if meta.kind == "reference":
+        return f"{FROM_IMPORT}{run.cpu}/{str(meta.extra.get('source_sha256'))[:16]}", True
+    journal = journals.get(rel)
+    if journal is not None:
+        return FROM_JOURNAL + journal, True
+    if meta.series_id:
+        return f"{FROM_SERIES}{run.cpu}/{run.variant}/{run.suite}/{meta.series_id}", True
+    return FROM_START + (meta.started or rel), True
 
 
 def require_tree(root: Path) -> None:

@@ -30,7 +30,7 @@ from typing import IO, Any
 
 from openssl_matrix.core.clock import now as _now
 from openssl_matrix.core.errors import ResultsError
-from openssl_matrix.core.files import write_json
+from openssl_matrix.core.files import UnreadableFile, open_lock, read_bounded, write_json
 from openssl_matrix.core.names import inside, safe_name
 from openssl_matrix.results import records
 from openssl_matrix.results.records import JOURNALS, read_json
@@ -56,12 +56,17 @@ class RunRef:
         return self.meta.finished
 
 
-def new_numbered_dir(base: Path) -> Path:
+def new_numbered_dir(base: Path, *, after: int | None = None) -> Path:
     """Create the next numbered folder under base (0001, 0002, ...); never reuse one,
-    even when another process creates the same number first."""
+    even when another process creates the same number first. ``after``: the number the
+    caller made last there (it holds the tree's lock), so the folder is not listed again
+    for each new run (an import of 20,000 runs)."""
     base.mkdir(parents=True, exist_ok=True)
-    numbers = [int(p.name) for p in base.iterdir() if p.name.isdigit()]
-    n = max(numbers, default=0) + 1
+    if after is None:
+        numbers = [int(p.name) for p in base.iterdir() if p.name.isdigit()]
+        n = max(numbers, default=0) + 1
+    else:
+        n = after + 1
     while True:
         path = base / f"{n:04d}"
         try:
@@ -101,8 +106,8 @@ class ResultsTree:
             return False
         path = self.root / ".lock"
         try:
-            holder = path.read_text(encoding="utf-8")
-            with path.open("a+", encoding="utf-8") as fh:
+            holder = read_bounded(path, "lock").decode("utf-8", errors="replace")
+            with open_lock(path) as fh:
                 try:
                     fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except OSError:
@@ -120,7 +125,12 @@ class ResultsTree:
         if self._lab_holds_lock():
             self.shared = True
             return
-        fh = (self.root / ".lock").open("a+", encoding="utf-8")
+        try:
+            fh = open_lock(self.root / ".lock")
+        except UnreadableFile as exc:
+            raise ResultsError(f"{self.root / '.lock'}: {exc.strerror}; it is the results "
+                               "tree's lock file", hint="move it away (it holds no results) "
+                               "and rerun") from None
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except OSError as exc:
@@ -179,6 +189,12 @@ class ResultsTree:
         removed.
         """
         found: list[Path] = []
+        if not self.shared:  # a lab's engines share the journals: only the lab cleans them
+            if (self.root / JOURNALS).is_dir():
+                _remove_stale_tmp(self.root / JOURNALS)
+            for tmp in self.root.glob(".*.tmp"):  # export.csv and its kind, at the top
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
         for c, v, s, run, path in records.run_dirs(self.root, cpu=cpu, variant=variant,
                                                    suite=suite):
             ref = RunRef(c, v, s, run, path)

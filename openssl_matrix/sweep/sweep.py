@@ -125,7 +125,8 @@ def plan_sweep(folder: Path, workdir: Path, *, arches: Iterable[str] = ("x86_64"
         else:
             if pins.get(version) != digest:
                 pin_source(version, tarball, lock, cache_dir=cache_dir, force=True)
-            versions[version] = {}
+            # its own bytes, pinned: never mistaken for the release's official tarball
+            versions[version] = {"official": False}
             differs = " (not the official tarball's bytes)" if official else ""
             sources[version] = f"third-party tree{differs}, pinned locally" + \
                 (f": {note}" if note else "")

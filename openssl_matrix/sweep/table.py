@@ -330,9 +330,19 @@ def tried_cells(rows: Iterable[Row], *, failed: bool = True) -> set[str]:
 # --------------------------------------------------------------------------- listing
 
 
-def sha256_status(version: str, sha256: str | None, pins: dict[str, str]) -> str:
-    """Whether a version's tarball can be verified: the matrix's sha256, a pin, or none."""
+def sha256_status(version: str, sha256: str | None, pins: dict[str, str],
+                  spec: Any = None) -> str:
+    """Whether a version's tarball can be verified: the matrix's sha256 (the official one,
+    confirmed by the release catalogue's sources, when ``spec`` says so), a pin, or none."""
     if sha256:
+        official = getattr(spec, "official", None)
+        if official is False:
+            return "sha256 in the matrix (official: false: another tree's own bytes)"
+        if official and getattr(spec, "sources", ()):
+            projects = list(dict.fromkeys(s.split(":", 1)[0] for s in spec.sources))
+            how = "single source" if spec.single_source else f"{len(projects)} sources"
+            where = "catalogue" if spec.from_catalogue else "matrix, confirmed by the catalogue"
+            return f"official sha256 ({where}; {how}: {', '.join(projects)})"
         return "sha256 in the matrix"
     if version in pins:
         return "sha256 pinned in the lock file"
@@ -349,10 +359,18 @@ def describe_versions(variants: Sequence[Any], pins: dict[str, str],
     for v in variants:
         by_version.setdefault(v.version.version, []).append(v)
     lines = []
-    for version in sorted(by_version, key=lambda v: Version.parse(v).key):
+    series = None
+    ordered = sorted(by_version, key=lambda v: Version.parse(v).key)
+    for version in ordered:
         vs = by_version[version]
+        name = getattr(vs[0].version, "series_name", None)
+        if name is not None and name != series:
+            series = name
+            n = sum(1 for v in ordered
+                    if getattr(by_version[v][0].version, "series_name", None) == name)
+            lines.append(f" series {name} ({n} release{'s' if n != 1 else ''})")
         declared = vs[0].version.sha256
-        lines.append(f"  {version:<8} {sha256_status(version, declared, pins)}")
+        lines.append(f"  {version:<8} {sha256_status(version, declared, pins, vs[0].version)}")
         same: dict[str, list[str]] = {}
         for v in vs:
             status = build_status(version, v.arch, v.asm, data, declared_sha256=declared)

@@ -31,7 +31,9 @@ from .test_reproduce_fake import EVP_AES, EVP_AES_MASKED, fake_speed
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
-def make_tree(fake_matrix: Path, tmp_path: Path, rounds: int = 2) -> ResultsTree:
+def make_tree(fake_matrix: Path, tmp_path: Path, rounds: int = 2, repeat: int = 1,
+              ) -> ResultsTree:
+    """``rounds`` bench commands (sessions) of ``repeat`` rounds each."""
     text = fake_matrix.read_text().replace("    bytes: 8192\n", "")
     text = text.replace("algorithms: [aes-128-cbc]", "algorithms: [aes-128-cbc, sha256]")
     fake_matrix.write_text(text)
@@ -41,7 +43,8 @@ def make_tree(fake_matrix: Path, tmp_path: Path, rounds: int = 2) -> ResultsTree
     Builder(m, backend, tree, workdir=tmp_path / "work").build(list(m.variants))
     bencher = Bencher(m, backend, tree, engine=backend.engine_info(), git_commit="abc")
     for _ in range(rounds):
-        outcomes = bencher.bench(list(m.variants), m.suite("quick"), "auto")
+        outcomes = bencher.bench(list(m.variants), m.suite("quick"), "auto",
+                                 repeat=repeat if repeat > 1 else None)
         assert {o.status for o in outcomes} == {"complete"}
     return tree
 
@@ -64,7 +67,12 @@ def test_report_folder(fake_matrix: Path, tmp_path: Path) -> None:
                                "asm, AES-NI & PCLMULQDQ off", "asm + AES-NI & SHA ext."]
     assert g.algorithms == ["aes-128-cbc", "sha256"]
     cell = g.cell("asm + AES-NI & SHA ext.", "aes-128-cbc", 8192)
-    assert cell is not None and cell.median == EVP_AES and len(cell.ok_values) == 2
+    # two bench commands are two sessions: the figure is the latest one's alone (issue 28),
+    # the earlier one stays in the cell's history
+    assert cell is not None and cell.median == EVP_AES and len(cell.ok_values) == 1
+    assert len(cell.history) == 2 and cell.shown == cell.history[-1]
+    assert cell.history[0].session != cell.history[1].session
+    assert [f.n for f in cell.history] == [1, 1]
     masked = g.cell("asm, AES-NI & PCLMULQDQ off", "aes-128-cbc", 8192)
     assert masked is not None and masked.median == EVP_AES_MASKED
     assert sorted(g.blocks) == [16, 64, 256, 1024, 8192, 16384]
@@ -75,7 +83,8 @@ def test_report_folder(fake_matrix: Path, tmp_path: Path) -> None:
     row = next(r for r in rows if r["version"] == "1.1.1w" and r["method"] ==
                "asm + AES-NI & SHA ext." and r["algorithm"] == "aes-128-cbc" and
                r["block_size"] == "8192")
-    assert float(row["median_bytes_per_s"]) == EVP_AES and row["n"] == "2"
+    assert float(row["median_bytes_per_s"]) == EVP_AES and row["n"] == "1"
+    assert row["sessions"] == "2" and row["session"] == cell.history[-1].session
     for run in row["runs"].split():
         assert (out / run / "meta.json").is_file()
     table = list(csv.DictReader(io.StringIO(
@@ -84,7 +93,15 @@ def test_report_folder(fake_matrix: Path, tmp_path: Path) -> None:
     data = json.loads((out / "data" / "report.json").read_text())
     assert data["method_tables"][0]["cells"]["asm + AES-NI & SHA ext."]["aes-128-cbc"] == \
         EVP_AES
-    assert len(data["runs"]) == 2 * 4  # two rounds of four variants
+    assert len(data["runs"]) == 4  # the shown (latest) session's runs of four variants
+    assert len(data["sessions"]) == 2
+    jcell = next(c for c in data["cells"] if c["page"] == cell.page)
+    assert data["history_columns"] == ["session", "median", "ci_low", "ci_high", "n", "image"]
+    assert [data["sessions"][r[0] - 1]["session"] for r in jcell["history"]] == \
+        [f.session for f in cell.history]
+    assert [r[1] for r in jcell["history"]] == [EVP_AES, EVP_AES]
+    assert {"when", "engine", "kernel"} <= set(data["sessions"][0])
+    assert jcell["images"][jcell["history"][0][5]].startswith("sha256:")
 
     # charts: one grouped-bar chart per table, one block-size chart per algorithm
     pngs = sorted(p.name for p in (out / "charts").iterdir())
@@ -93,16 +110,32 @@ def test_report_folder(fake_matrix: Path, tmp_path: Path) -> None:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert p.stat().st_size > 5000
 
-    # the page: tables, images, and every link resolves inside the folder
+    # the page: tables, images, one link per cell to its own page; every link resolves
     html = (out / "index.html").read_text()
-    assert html.count("<table>") == 2 + 2 + 1  # method tables, by-size tables, runs
+    assert html.count("<table>") == 2 + 2  # method tables, by-size tables
+    assert html.count('<table class="sessions">') == 1
     targets = links(html)
     assert any(t.endswith(".png") for t in targets)
-    assert any(t.endswith(".stdout") for t in targets)
+    assert not any(t.endswith(".stdout") for t in targets)
     for t in targets:
-        assert (out / t).is_file(), t
-    raw = next(t for t in targets if t.endswith(".stdout"))
-    assert (out / raw).read_text().startswith("+H:")
+        assert (out / t).is_dir() if t.endswith("/") else (out / t).is_file(), t
+    assert sum(t.startswith("cells/") for t in targets) == 2 * 4 * 2 * (1 + 6)
+    # the cell's page: both sessions, the shown one's run copied and linked; each
+    # session's page lists its runs, the earlier one's linked in the tree
+    page = (out / cell.page).read_text()
+    assert page.count("<tr") == 1 + 2 and '<svg class="history"' in page
+    [raw] = [t for t in links(page) if t.endswith(".stdout")]
+    assert raw.startswith("../runs/") and (out / "cells" / raw).read_text().startswith("+H:")
+    assert [t for t in links(page) if "sessions/" in t] == ["../sessions/2.html"] * 2 + [
+        "../sessions/1.html"]  # the figure's session, then the table, newest first
+    earlier = links((out / "sessions" / "1.html").read_text())
+    runs = [t for t in earlier if t.endswith("/") and "quick" in t]
+    assert len(runs) == 4 and not any(t.startswith("../runs/") for t in runs)
+    for t in runs:
+        folder = (out / "sessions" / t).resolve()
+        assert folder.is_relative_to(tree.root.resolve()) and (folder / "meta.json").is_file()
+    assert all(t.startswith("../runs/") for t in links((out / "sessions" / "2.html")
+                                                       .read_text()) if "quick" in t)
 
 
 def test_report_replaces_the_old_one_and_keeps_it_on_failure(
@@ -138,10 +171,11 @@ def test_published_report_appears_beside_ours(fake_matrix: Path, tmp_path: Path)
     cell = ref.cell("as published", "aes-128-cbc", 8192)
     assert cell is not None
     assert sorted(cell.ok_values) == [170_519_210.0, 333_987_840.0]
-    html = (tmp_path / "report" / "index.html").read_text()
+    assert len(cell.history) == 1  # one import: one session
+    html = (tmp_path / "report" / cell.page).read_text()
     assert "raw/report.txt" in html
-    for t in links(html):
-        assert (tmp_path / "report" / t).is_file(), t
+    for t in links((tmp_path / "report" / "index.html").read_text()):
+        assert (tmp_path / "report" / t).exists(), t
 
 
 def test_methods_and_masks_are_named() -> None:

@@ -103,6 +103,18 @@ def test_the_report_puts_two_cpus_method_tables_side_by_side(
         ("epyc", "ENGINE-A"), ("ryzen", "ENGINE-B")]
     assert metas[0]["build"]["shipped"] is None, "built on A itself"
     assert metas[1]["build"]["shipped"]["from_engine"]["id"] == "ENGINE-A"
+    # a second session on the first engine (issue 28): its side-by-side cell is that
+    # session's figure alone, the first kept in the cell's history, one link to its page
+    [again] = Bencher(m, a, tree, engine=a.engine_info(), git_commit=None).bench(
+        variants, m.suite("quick"), "epyc")
+    assert again.status == "complete"
+    summary = build_report(tree, tmp_path / "report2")
+    [side] = summary.side_by_side
+    both = side.cell("asm + AES-NI & SHA ext.", "aes-128-cbc", 0, 8192)
+    assert both is not None and len(both.history) == 2 and len(both.ok_values) == 1
+    html = (tmp_path / "report2/index.html").read_text()
+    section = html.split('id="cpus"')[1].split('id="sizes"')[0]
+    assert f'<a class="cell" href="{both.page}"' in section and ">2 sessions</a>" in section
 
 
 SPEC = """

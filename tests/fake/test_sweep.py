@@ -44,22 +44,22 @@ def host_samples(name: str) -> str:
 def tarballs(tmp_path: Path) -> Path:
     folder = tmp_path / "tarballs"
     folder.mkdir()
-    make_tarball(folder / "openssl-1.1.0g.tar.gz", "1.1.0g")   # no official sha256 known
+    make_tarball(folder / "openssl-1.1.0z.tar.gz", "1.1.0z")   # a name with no official sha256
     make_tarball(folder / "openssl-1.1.1w.tar.gz", "1.1.1w")   # not the official bytes
     make_tarball(folder / "openssl_3.9.9.orig.tar.gz", "3.9.9")
     (folder / "README").write_text("not a tarball")
-    (folder / "notes.yaml").write_text(yaml.safe_dump({"1.1.0g": "a copy from somewhere"}))
+    (folder / "notes.yaml").write_text(yaml.safe_dump({"1.1.0z": "a copy from somewhere"}))
     return folder
 
 
 def test_plan_pins_third_party_trees_in_its_own_lock_and_refuses_fake_official_ones(
         tmp_path: Path) -> None:
-    assert "1.1.1w" in KNOWN_SHA256 and "1.1.0g" not in KNOWN_SHA256
+    assert "1.1.1w" in KNOWN_SHA256 and "1.1.0z" not in KNOWN_SHA256
     folder = tarballs(tmp_path)
-    assert list(sweep.find_tarballs(folder)) == ["1.1.0g", "1.1.1w", "3.9.9"]
+    assert list(sweep.find_tarballs(folder)) == ["1.1.0z", "1.1.1w", "3.9.9"]
     plan = sweep.plan_sweep(folder, tmp_path / "work", arches=["x86_64", "i386"],
                             asms=["asm"], cache_dir=tmp_path / "cache")
-    assert plan.variants == ["1.1.0g-asm-x86_64", "1.1.0g-asm-i386", "3.9.9-asm-x86_64",
+    assert plan.variants == ["1.1.0z-asm-x86_64", "1.1.0z-asm-i386", "3.9.9-asm-x86_64",
                              "3.9.9-asm-i386"]
     assert [(r.version, r.arch, r.status) for r in plan.skipped] == [
         ("1.1.1w", "x86_64", "not tried"), ("1.1.1w", "i386", "not tried")]
@@ -71,9 +71,9 @@ def test_plan_pins_third_party_trees_in_its_own_lock_and_refuses_fake_official_o
     assert forced.sources["1.1.1w"] == \
         "third-party tree (not the official tarball's bytes), pinned locally"
     assert "1.1.1w" in read_pins(tmp_path / "work3" / "sweep.lock")
-    assert plan.sources["1.1.0g"] == "third-party tree, pinned locally: a copy from somewhere"
+    assert plan.sources["1.1.0z"] == "third-party tree, pinned locally: a copy from somewhere"
     pins = read_pins(tmp_path / "work" / "sweep.lock")
-    assert set(pins) == {"1.1.0g", "3.9.9"}
+    assert set(pins) == {"1.1.0z", "3.9.9"}
     m = load_matrix(plan.matrix_path)
     assert {v.id for v in m.all_variants} == set(plan.variants)
     assert m.sources_dirs == (folder.resolve(),)
@@ -88,11 +88,11 @@ def test_plan_pins_third_party_trees_in_its_own_lock_and_refuses_fake_official_o
 
 
 class SweepBackend(FakeBackend):
-    """Builds succeed except for 1.1.0g no-asm, whose log says what Configure said."""
+    """Builds succeed except for 1.1.0z no-asm, whose log says what Configure said."""
 
     def build(self, context: Path, tag: str, *, log_path: Path, network: str | None,
               labels: Mapping[str, str], buildargs: Mapping[str, str] | None = None) -> str:
-        if "1.1.0g-no-asm" in tag:
+        if "1.1.0z-no-asm" in tag:
             log_path.parent.mkdir(parents=True, exist_ok=True)
             log_path.write_text("#9 0.412 perl ./Configure ...\n"
                                 "#9 0.501 ***** Unsupported options: no-bogus\n")
@@ -105,7 +105,7 @@ def test_run_sweep_builds_with_the_tool_and_tables_the_outcome(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
     folder = tarballs(tmp_path)
-    plan = sweep.plan_sweep(folder, tmp_path / "r" / "_sweep", only=["1.1.0g", "1.1.1w"],
+    plan = sweep.plan_sweep(folder, tmp_path / "r" / "_sweep", only=["1.1.0z", "1.1.1w"],
                             cache_dir=tmp_path / "cache")
     speed_calls: list[Sequence[str]] = []
 
@@ -116,7 +116,7 @@ def test_run_sweep_builds_with_the_tool_and_tables_the_outcome(
 
     rows = sweep.run_sweep(plan, tmp_path / "r", backend=SweepBackend(responder))
     by = {(r.version, r.asm): r for r in rows}
-    built = by[("1.1.0g", "asm")]
+    built = by[("1.1.0z", "asm")]
     assert built.status == "built" and built.speed_bytes_per_s == 1187840000.0
     assert built.source.startswith("third-party tree")
     # the smoke check runs in the bench's wrapper: the tool's host accounting brackets it
@@ -128,12 +128,12 @@ def test_run_sweep_builds_with_the_tool_and_tables_the_outcome(
     assert built.host_own_share == pytest.approx(0.494, abs=0.005)
     assert built.host_foreign_cores == pytest.approx(1.51, abs=0.01)
     assert "other work kept 1.51 core(s) busy" in built.host_contended[1]
-    failed = by[("1.1.0g", "no-asm")]
+    failed = by[("1.1.0z", "no-asm")]
     assert failed.status == "fails"
     assert failed.reason == "***** Unsupported options: no-bogus"
     assert by[("1.1.1w", "asm")].status == "not tried"
     table = sweep_table.format_table(rows)
-    assert "- 1.1.0g: third-party tree" in table
+    assert "- 1.1.0z: third-party tree" in table
     assert "| x86_64 | asm | built (" in table
     assert "1,188 ± 0 MB/s (n=3), contended: own 49%, others 1.51 cores" in table
     assert "fails: ***** Unsupported options: no-bogus" in table
@@ -149,17 +149,17 @@ def test_run_sweep_builds_with_the_tool_and_tables_the_outcome(
 
 def test_not_tried_rows_never_replace_a_tried_cell(tmp_path: Path) -> None:
     folder = tarballs(tmp_path)
-    plan = sweep.plan_sweep(folder, tmp_path / "w", arches=["i386"], only=["1.1.0g"],
+    plan = sweep.plan_sweep(folder, tmp_path / "w", arches=["i386"], only=["1.1.0z"],
                             cache_dir=tmp_path / "cache")
     left = sweep.not_tried(plan, "no time left")
     assert [(r.version, r.arch, r.asm, r.status, r.reason) for r in left] == [
-        ("1.1.0g", "i386", "asm", "not tried", "no time left"),
-        ("1.1.0g", "i386", "no-asm", "not tried", "no time left")]
-    built = sweep_table.Row("1.1.0g", "i386", "asm", "built", seconds=300.0)
+        ("1.1.0z", "i386", "asm", "not tried", "no time left"),
+        ("1.1.0z", "i386", "no-asm", "not tried", "no time left")]
+    built = sweep_table.Row("1.1.0z", "i386", "asm", "built", seconds=300.0)
     merged = sweep_table.merge_rows([built], left, keep_tried=True)
     assert sorted((r.asm, r.status) for r in merged) == [("asm", "built"),
                                                         ("no-asm", "not tried")]
-    again = sweep_table.merge_rows(merged, [sweep_table.Row("1.1.0g", "i386", "asm", "fails",
+    again = sweep_table.merge_rows(merged, [sweep_table.Row("1.1.0z", "i386", "asm", "fails",
                                                 reason="x")])
     assert {r.asm: r.status for r in again} == {"asm": "fails", "no-asm": "not tried"}
 
@@ -187,27 +187,27 @@ def test_resume_leaves_out_tried_cells_and_records_each_row(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
     folder = tarballs(tmp_path)
-    plan = sweep.plan_sweep(folder, tmp_path / "r" / "_sweep", only=["1.1.0g"],
+    plan = sweep.plan_sweep(folder, tmp_path / "r" / "_sweep", only=["1.1.0z"],
                             cache_dir=tmp_path / "cache")
-    done = [sweep_table.Row("1.1.0g", "x86_64", "asm", "built", seconds=99.0),
-            sweep_table.Row("1.1.0g", "x86_64", "no-asm", "not tried", reason="not reached")]
-    assert sweep_table.Row.from_dict({"version": "1.1.0g", "arch": "x86_64", "asm": "asm",
+    done = [sweep_table.Row("1.1.0z", "x86_64", "asm", "built", seconds=99.0),
+            sweep_table.Row("1.1.0z", "x86_64", "no-asm", "not tried", reason="not reached")]
+    assert sweep_table.Row.from_dict({"version": "1.1.0z", "arch": "x86_64", "asm": "asm",
                                 "status": "built", "added_later": 1}).status == "built"
-    assert sweep_table.tried_cells(done) == {"1.1.0g-asm-x86_64"}
-    failed = [sweep_table.Row("1.1.0g", "i386", "asm", "fails", reason="x")]
-    assert sweep_table.tried_cells(failed) == {"1.1.0g-asm-i386"}
+    assert sweep_table.tried_cells(done) == {"1.1.0z-asm-x86_64"}
+    failed = [sweep_table.Row("1.1.0z", "i386", "asm", "fails", reason="x")]
+    assert sweep_table.tried_cells(failed) == {"1.1.0z-asm-i386"}
     assert sweep_table.tried_cells(failed, failed=False) == set()
     seen: list[str] = []
     backend = SweepBackend(lambda image, command, env: (0, SPEED_1_1_1, ""))
     rows = sweep.run_sweep(plan, tmp_path / "r", backend=backend,
                            skip=sweep_table.tried_cells(done),
                            on_row=lambda r: seen.append(r.variant))
-    assert seen == ["1.1.0g-no-asm-x86_64"] and [r.variant for r in rows] == seen
+    assert seen == ["1.1.0z-no-asm-x86_64"] and [r.variant for r in rows] == seen
     assert len(backend.builds) == 1
     # a release that now has rows of its own loses its "no tarball" row
-    absent = sweep_table.Row("1.1.0g", "any", "any", "not tried", reason="no tarball")
+    absent = sweep_table.Row("1.1.0z", "any", "any", "not tried", reason="no tarball")
     merged = sweep_table.merge_rows([absent], rows, keep_tried=True)
-    assert [r.variant for r in merged] == ["1.1.0g-no-asm-x86_64"]
+    assert [r.variant for r in merged] == ["1.1.0z-no-asm-x86_64"]
 
 
 def test_failure_reason_picks_the_telling_line() -> None:
@@ -261,11 +261,12 @@ def test_recorded_table_is_readable_and_list_says_sha256_and_build_status(
         # built, not timed again) a smoke figure that shows the image runs
         assert row["status"] != "built" or row["seconds"] or row["speed_bytes_per_s"]
     cmd_list(target="", matrix=str(ROOT / "matrix.yaml"), results=str(tmp_path / "r"),
-             json=False, only="0.9.8y-*,3.5.7-asm-x86_64")
+             json=False, only="0.9.8x-*,3.5.7-asm-x86_64")
     out = capsys.readouterr().out
-    assert "0.9.8y   no sha256: pin a tarball you trust with " \
-        "`invoke matrix pin 0.9.8y --file PATH`" in out
-    assert "3.5.7    sha256 in the matrix" in out
+    assert "0.9.8x   no sha256: pin a tarball you trust with " \
+        "`invoke matrix pin 0.9.8x --file PATH`" in out
+    assert "3.5.7    official sha256 (matrix, confirmed by the catalogue; " in out
+    assert " series 0.9.8 (1 release)" in out and " series 3.5 (1 release)" in out
     assert f"    3.5.7-asm-x86_64: {sweep_table.build_status('3.5.7', 'x86_64', True)}" in out
 
 
@@ -287,13 +288,13 @@ def test_docs_carry_the_recorded_table_and_the_release_page_names_every_failure(
 
 
 def test_release_summary_and_counts() -> None:
-    rows = [sweep_table.Row("1.1.0g", "x86_64", "asm", "built", seconds=120.0),
-            sweep_table.Row("1.1.0g", "i386", "asm", "fails", reason="Unsupported options: x"),
-            sweep_table.Row("1.1.0g", "i386", "no-asm", "not tried", reason="no time"),
+    rows = [sweep_table.Row("1.1.0z", "x86_64", "asm", "built", seconds=120.0),
+            sweep_table.Row("1.1.0z", "i386", "asm", "fails", reason="Unsupported options: x"),
+            sweep_table.Row("1.1.0z", "i386", "no-asm", "not tried", reason="no time"),
             sweep_table.Row("1.0.0", "any", "any", "not tried", reason="no tarball")]
     assert sweep_table.release_summary(rows) == (
         "- 1.0.0: not tried: no tarball\n"
-        "- 1.1.0g: builds (x86_64 asm); **fails** i386 asm: Unsupported options: x; "
+        "- 1.1.0z: builds (x86_64 asm); **fails** i386 asm: Unsupported options: x; "
         "not tried: i386 no-asm (no time)\n")
     assert sweep_table.result_text(sweep_table.Row("3.0.2", "i386", "asm", "built", seconds=284.0,
                                        endbr32=170)) == "built (284 s); 170 ENDBR32"
@@ -511,7 +512,7 @@ def test_a_row_names_the_compat_diffs_applied_as_well_as_the_scripts_changes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
     folder = tarballs(tmp_path)
-    plan = sweep.plan_sweep(folder, tmp_path / "r" / "_sweep", only=["1.1.0g"],
+    plan = sweep.plan_sweep(folder, tmp_path / "r" / "_sweep", only=["1.1.0z"],
                             asms=["asm"], cache_dir=tmp_path / "cache")
     fixes = tmp_path / "fixes"
     fixes.mkdir()

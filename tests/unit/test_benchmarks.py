@@ -275,3 +275,29 @@ def test_lab_rows_come_from_ship_records_and_the_lab_matrix_names_each_engine() 
            "  2 figure(s) from 2 measurement(s): 1 ok, 1 flagged (1 noisy); 0 ...\n")
     assert run.figure_counts(out) == (4, 1)
     assert run.figure_counts("no summary") == (0, 0)
+
+
+def test_report_scale_replicates_a_session_into_distinct_sessions(
+        fake_matrix: Path, tmp_path: Path) -> None:
+    """benchmarks/report_scale.py on a small tree: a fake-engine session copied into
+    distinct sessions with the documented synthetic load, then measured as the benchmark
+    measures its 500/2,500/10,000-run trees."""
+    from openssl_matrix.results.records import finished_runs, journal_runs, run_session
+
+    from ..sessiontrees import bench_sessions, widen
+
+    scale = load_script("report_scale")
+    widen(fake_matrix)
+    seed = scale.seed_runs(bench_sessions(fake_matrix, tmp_path / "seed", [1.0]))
+    assert len(seed) == 12  # four variants, three rounds
+    row = scale.measure(seed, tmp_path, 40)
+    assert (row.runs, row.sessions) == (48, 4)
+    tree = tmp_path / "tree-40"
+    sessions = {run_session(r, journal_runs(tree))[0] for r in finished_runs(tree)}
+    assert sessions == {f"bench-synthetic-{k:05d}" for k in range(4)}
+    assert row.cell_pages == 96 and row.report_bytes > 0 and row.tree_bytes > 0
+    assert row.page_bytes == (tree / "_report" / "index.html").stat().st_size
+    assert row.host.startswith(("ok", "contended"))
+    # the synthetic step (0.92 from 70 % of the sessions on: the fourth here) moves every
+    # cell beyond its interval: all 96 are in the changed list
+    assert row.changed == 96

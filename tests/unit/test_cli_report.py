@@ -35,6 +35,34 @@ def test_report_default_folder_is_inside_the_results_tree(fake_matrix: Path,
     assert again.returncode == 0 and again.stdout == out.stdout
 
 
+def test_report_session_since_and_export_per_session_as_typed(fake_matrix: Path,
+                                                               tmp_path: Path) -> None:
+    """The session flags (issue 28) through the command line: --session picks the
+    figures' session, --since that names no date is refused, --per-session exports one
+    row per session and figure."""
+    tree = make_tree(fake_matrix, tmp_path, rounds=2)
+    first = invoke("matrix", "report", "--results", str(tree.root), "--output",
+                   str(tmp_path / "rep"))
+    assert first.returncode == 0, first.stderr
+    assert "2 session(s); 0 cell(s) changed" in first.stdout
+    data = json.loads((tmp_path / "rep" / "data" / "report.json").read_text())
+    oldest = data["sessions"][0]["session"]
+    picked = invoke("matrix", "report", "--results", str(tree.root), "--session", oldest,
+                    "--output", str(tmp_path / "rep1"))
+    assert picked.returncode == 0, picked.stderr
+    chosen = json.loads((tmp_path / "rep1" / "data" / "report.json").read_text())
+    assert chosen["selection"]["session"] == oldest
+    assert {c["session"] for c in chosen["cells"]} == {oldest}
+    bad = invoke("matrix", "report", "--results", str(tree.root), "--since", "last week")
+    assert bad.returncode == 10 and "is not a date" in bad.stderr
+    rows = invoke("matrix", "export", "--results", str(tree.root), "--per-session",
+                  "--format", "jsonl")
+    assert rows.returncode == 0, rows.stderr
+    medians = [json.loads(line) for line in rows.stdout.splitlines()]
+    assert {m["session"] for m in medians} == {s["session"] for s in data["sessions"]}
+    assert all(m["samples"] == 1 and m["runs"] == 1 for m in medians)
+
+
 def test_report_without_results_says_what_to_do(tmp_path: Path) -> None:
     out = invoke("matrix", "report", "--results", str(tmp_path / "none"))
     assert out.returncode == 9

@@ -511,7 +511,155 @@ OTHER_FILES = [
          check=lambda w, out: corpus_long_messages_are_clipped(out)),
 ]
 
-CORPUS = MATRICES + PASTED + COMMAND_LINE + OUTPUTS + RESULTS_FILES + OTHER_FILES
+
+# ----------------------------------------------------------------------------------
+# issue 26: inputs that slipped through, writes where there should be none
+
+SPEC = (ROOT / "openssl_matrix" / "resources" / "reports" / "ivy-bridge-aesni-blog.yaml"
+        ).read_text()
+
+
+def spec_with(old: str, new: str) -> str:
+    assert old in SPEC, old
+    return SPEC.replace(old, new, 1)
+
+
+def _no_formula_cells(w: Path, out: str) -> None:
+    import csv
+
+    rows = list(csv.reader(io.StringIO(out)))
+    cells = [c for row in rows[1:] for c in row]
+    assert any("cmd|" in c for c in cells), "the hostile label is exported"
+    assert not [c for c in cells if c[:1] in ("=", "+", "@", "\t", "\r")
+                or (c[:1] == "-" and not re.fullmatch(r"-[0-9.e+-]*", c))], "formula cell"
+
+
+def _hand_edited_dockerfile(w: Path) -> None:
+    (w / "r").mkdir()
+    (w / "r" / "1.1.1w-asm-x86_64.Dockerfile").write_text("FROM mine\n")
+
+
+def _imported_formula(w: Path) -> None:
+    text = REPORT.replace("aes-128-cbc", "=cmd|calc")
+    (w / "f.txt").write_text(text)
+    code, _, err = run("import", str(w / "f.txt"), as_="f", results=str(w / "results"))
+    assert code == 0, err
+
+
+def _tarball(w: Path) -> None:
+    from ..conftest import make_tarball
+
+    make_tarball(w / "openssl-3.0.20.tar.gz", "3.0.20")
+
+
+def _only_lock_beside(w: Path) -> None:
+    assert sorted(p.name for p in w.iterdir()) == ["m.lock", "m.yaml",
+                                                   "openssl-3.0.20.tar.gz"]
+
+
+def _tarball_and_fifo_lock(w: Path) -> None:
+    from ..conftest import make_tarball
+
+    make_tarball(w / "openssl-3.0.20.tar.gz", "3.0.20")
+    os.mkfifo(w / "m.lock")
+
+
+INPUTS_26 = [
+    Case("import-as-trailing-newline", {"r.txt": REPORT}, "import", "{w}/r.txt",
+         {"as_": "x\n", "results": "{w}/results"}, 10, r"needs --as NAME .*'x\\n'"),
+    Case("import-as-trailing-tab", {"r.txt": REPORT}, "import", "{w}/r.txt",
+         {"as_": "x\t", "results": "{w}/results"}, 10, r"needs --as NAME"),
+    Case("bench-repeat-text", {}, "bench", "", {"cpu": "auto", "repeat": "abc"}, 10,
+         r"--repeat 'abc': expected a whole number"),
+    Case("build-jobs-empty-text", {}, "build", "", {"jobs": " "}, 10,
+         r"--jobs ' ': expected a whole number"),
+    Case("report-block-size-text", TREE, "report", "", _tree_flags(block_size="8k"), 10,
+         r"--block-size '8k': expected a whole number"),
+    Case("spec-ratio-nan", {"s.yaml": spec_with("ratio: 2.0", "ratio: .nan")}, "reproduce",
+         "{w}/s.yaml", {"check": True}, 2, r"claims\[0\].*\.ratio: .*finite|claims\[0\].*ratio"),
+    Case("spec-ratio-inf", {"s.yaml": spec_with("ratio: 2.0", "ratio: .inf")}, "reproduce",
+         "{w}/s.yaml", {"check": True}, 2, r"\.ratio: "),
+    Case("spec-tolerance-nan", {"s.yaml": spec_with("tolerance: 0.25", "tolerance: .nan")},
+         "reproduce", "{w}/s.yaml", {"check": True}, 2, r"\.tolerance: "),
+    Case("spec-figure-zero", {"s.yaml": spec_with("{16: 305049.90k", "{16: 0k")},
+         "reproduce", "{w}/s.yaml", {"check": True}, 2,
+         r"measurements\.evp-aesni\.reference\.16: .*'0k'"),
+    Case("spec-figure-absurd", {"s.yaml": spec_with("{16: 305049.90k", "{16: 1e26")},
+         "reproduce", "{w}/s.yaml", {"check": True}, 2,
+         r"measurements\.evp-aesni\.reference\.16: "),
+    Case("spec-figure-nan-number", {"s.yaml": spec_with("{16: 305049.90k", "{16: .nan")},
+         "reproduce", "{w}/s.yaml", {"check": True}, 2,
+         r"measurements\.evp-aesni\.reference\.16: "),
+    Case("spec-block-size-absurd", {"s.yaml": spec_with("block_sizes: [8192]",
+                                                        "block_sizes: [" + "1" * 31 + "]")},
+         "reproduce", "{w}/s.yaml", {"check": True}, 2, r"block_sizes.*is not a block size"),
+    Case("parse-block-size-absurd", {"r.txt": REPORT.replace(
+        "type 16 bytes", "type 99999999999999999999999999 bytes")}, "parse", "{w}/r.txt",
+         {"json": True}, 0, r'"status": "impossible"',
+         check=lambda w, out: _no_huge_ok_block(out)),
+    Case("export-neutralises-formulas", {}, "export", "", _tree_flags(), 0, r"cmd\|",
+         setup=_imported_formula, check=_no_formula_cells, may_change=("results",)),
+    Case("pin-matrix-typo", {"t.tar.gz": b"x"}, "pin", "3.0.20",
+         {"file": "{w}/t.tar.gz", "matrix": "{w}/nope/m.yaml", "force": True}, 2,
+         r"nope/m\.yaml: no such matrix file"),
+    Case("pin-matrix-is-the-lock", {"m.lock": "versions: {}\n", "t.tar.gz": b"x"}, "pin",
+         "3.0.20", {"file": "{w}/t.tar.gz", "matrix": "{w}/m.lock", "force": True}, 2,
+         r"m\.lock.*(lock file|\.yaml)", check=_keep("m.lock", "versions: {}\n")),
+    Case("pin-tarball-is-a-fifo", {"m.yaml": "versions: {}\n"}, "pin", "3.0.20",
+         {"file": "{w}/t.tar.gz", "matrix": "{w}/m.yaml"}, 3,
+         r"t\.tar\.gz: not a regular file", setup=_mkfifo("t.tar.gz")),
+    Case("pin-tarball-is-dev-zero", {"m.yaml": "versions: {}\n"}, "pin", "3.0.20",
+         {"file": "{w}/t.tar.gz", "matrix": "{w}/m.yaml"}, 3,
+         r"t\.tar\.gz: not a regular file", setup=_symlink("t.tar.gz", "/dev/zero")),
+    Case("pin-lock-is-a-fifo", {"m.yaml": "versions: {}\n"}, "pin", "3.0.20",
+         {"file": "{w}/openssl-3.0.20.tar.gz", "matrix": "{w}/m.yaml", "force": True}, 3,
+         r"lock file .*m\.lock.*not a regular file", setup=_tarball_and_fifo_lock),
+    Case("spec-is-a-fifo", {}, "reproduce", "{w}/s.yaml", {"check": True}, 2,
+         r"s\.yaml.*not a regular file", setup=_mkfifo("s.yaml")),
+    Case("spec-is-a-link-to-dev-zero", {}, "reproduce", "{w}/s.yaml", {"check": True}, 2,
+         r"s\.yaml.*not a regular file", setup=_symlink("s.yaml", "/dev/zero")),
+    Case("patch-metadata-is-a-fifo", {"m.yaml": matrix_text(patches_dirs=["p"]),
+                                      "p/evil.patch": ""}, "list", "",
+         {"matrix": "{w}/m.yaml"}, 2, r"evil\.yaml: cannot read.*not a regular file",
+         setup=_mkfifo("p/evil.yaml")),
+    Case("pin-leaves-no-guard-file", {"m.yaml": "versions: {}\n"}, "pin", "3.0.20",
+         {"file": "{w}/openssl-3.0.20.tar.gz", "matrix": "{w}/m.yaml", "force": True}, 0,
+         r"pinned openssl 3\.0\.20", may_change=("m.lock",), setup=_tarball,
+         check=lambda w, out: _only_lock_beside(w)),
+    Case("import-into-a-project-folder", {"r.txt": REPORT, "proj/README.md": "mine"},
+         "import", "{w}/r.txt", {"as_": "x", "results": "{w}/proj"}, 9,
+         r"proj is not a results tree"),
+    Case("import-results-is-a-file", {"r.txt": REPORT}, "import", "{w}/r.txt",
+         {"as_": "x", "results": "{w}/r.txt"}, 9, r"r\.txt.*not a folder"),
+    Case("import-results-dangling-link", {"r.txt": REPORT}, "import", "{w}/r.txt",
+         {"as_": "x", "results": "{w}/gone"}, 9, r"gone.*(dangling|symbolic link)",
+         setup=lambda w: (w / "gone").symlink_to(w / "nowhere")),
+    Case("render-over-a-hand-edited-dockerfile", {"m.yaml": matrix_text()}, "render", "",
+         {"matrix": "{w}/m.yaml", "output": "{w}/r", "only": "1.1.1w-asm-x86_64"}, 10,
+         r"1\.1\.1w-asm-x86_64\.Dockerfile.*not written by `invoke matrix render`",
+         setup=_hand_edited_dockerfile,
+         check=_keep("r/1.1.1w-asm-x86_64.Dockerfile", "FROM mine\n")),
+    Case("render-twice-is-fine", {"m.yaml": matrix_text()}, "render", "",
+         {"matrix": "{w}/m.yaml", "output": "{w}/r", "only": "1.1.1w-asm-x86_64"}, 0,
+         r"r/1\.1\.1w-asm-x86_64\.Dockerfile", may_change=("r",),
+         setup=lambda w: _render_once(w)),
+]
+
+
+def _render_once(w: Path) -> None:
+    code, _, err = run("render", matrix=str(w / "m.yaml"), output=str(w / "r"),
+                       only="1.1.1w-asm-x86_64")
+    assert code == 0, err
+
+
+def _no_huge_ok_block(out: str) -> None:
+    runs = json.loads(out[out.index("["):])
+    assert {r["status"] for r in runs[0]["records"] if r["block_size"] is None
+            or r["block_size"] > 1 << 40} == {"impossible"}
+
+
+CORPUS = (MATRICES + PASTED + COMMAND_LINE + OUTPUTS + RESULTS_FILES + OTHER_FILES
+          + INPUTS_26)
 
 
 def _fill(value: Any, work: Path) -> Any:

@@ -149,3 +149,31 @@ def test_an_algorithm_a_version_lacks_is_said_not_measured_with_the_reason() -> 
     row = next(x for x in lines if x.lstrip().startswith("kem-ml-kem-768 encaps"))
     assert "not measured" in row and "56,055 (n=1)" in row
     assert f"  kem-ml-kem-768: not measured on 1.1.1w: {why}" in lines
+
+
+def test_a_public_key_cell_shows_one_session_and_keeps_the_others() -> None:
+    """Sessions as the unit here too (issue 28): three sessions of one cell (three runs
+    each; the values are made up for the arithmetic, around the real RSA-1024 signing rate
+    above), the figure is the latest session's alone, the history has three entries, and
+    the third session, 10 % lower beyond its interval, is a change."""
+    from dataclasses import replace
+
+    from openssl_matrix.report.sessions import Provenance
+
+    obs = []
+    for i, level in enumerate((1.0, 1.0, 0.9)):
+        prov = Provenance(f"bench-{i}", False, f"2026-12-0{i + 1}T08:00:00", "local", None,
+                          f"sha256:{i}", "Linux 6.1.0", None, None)
+        for r, f in enumerate((1.0, 1.004, 0.996)):
+            obs.append(replace(_obs("pkey", "3.0.20", "rsa1024 sign", RSA1024_SIGN * level * f),
+                               run=f"{3 * i + r + 1:04d}", prov=prov))
+    [t] = ops_tables(obs)
+    key = ("rsa1024 sign", "3.0.20")
+    assert [f.n for f in t.history(*key)] == [3, 3, 3]
+    assert t.values(*key) == [o.value for o in obs[6:]]
+    e = estimate(t.values(*key))
+    assert e is not None and value_text(t, *key).startswith(f"{e.median:,.0f} ± ")
+    [change] = t.changes(*key)
+    assert change.at.session == "bench-2" and change.ratio == pytest.approx(-0.1, abs=0.005)
+    assert ("image id", "sha256:1", "sha256:2") in change.conditions
+    assert t.page(*key).startswith("cells/pkey-host-x-x86-64--rsa1024-sign-")

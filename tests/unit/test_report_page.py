@@ -40,7 +40,7 @@ def test_units() -> None:
 
 def test_one_unit_named_runs_and_a_quiet_quality_panel(
         fake_matrix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    tree = make_tree(fake_matrix, tmp_path)
+    tree = make_tree(fake_matrix, tmp_path, rounds=1, repeat=2)
     out = tmp_path / "report"
     summary = build_report(tree, out)
     html = (out / "index.html").read_text()
@@ -55,10 +55,13 @@ def test_one_unit_named_runs_and_a_quiet_quality_panel(
     assert "Method tables (8192-byte blocks, MB/s)" in html
     # the raw figure is in the tooltip
     assert f"median {raw_bytes(EVP_AES)}" in html
-    # provenance: each run linked by its name, its meta.json beside it
-    assert re.search(r'<a href="runs/[^"]+/0001/raw/[^"]+\.stdout" title="run [^"]+/0001: ',
-                     html)
-    assert ">0002</a> <a class=\"meta\"" in html
+    # provenance: one link per cell to its page; there each run is linked by its name,
+    # its meta.json beside it
+    assert f'<a class="cell" href="{cell.page}"' in html
+    page = (out / cell.page).read_text()
+    assert re.search(r'<a href="\.\./runs/[^"]+/0001/raw/[^"]+\.stdout" title="[^"]+/0001: ',
+                     page)
+    assert ">0002</a> <a class=\"meta\"" in page
     assert not re.search(r">m</a>", html)
     # every figure of the fake engine is ok: the panel says so, no table for it
     assert "Measurement quality" in html and "figure(s) are <em>ok</em>" in html
@@ -110,7 +113,8 @@ def test_flagged_figures_reproductions_and_imports_in_the_page(
     panel = html.split('id="quality"')[1].split('id="methods"')[0]
     rows = dict(re.findall(r'<td class="(?:bad|muted)">([a-z-]+)</td><td class="num">(\d+)',
                            panel))
-    assert int(rows["mask-overreach"]) >= 2 and int(rows["legacy-path"]) >= 4
+    # (the figures the tables show: each cell's latest session)
+    assert int(rows["mask-overreach"]) >= 2 and int(rows["legacy-path"]) >= 2
     assert re.search(r"\d+ of \d+ figure\(s\) flagged; \d+ of them kept out of the medians",
                      panel)
     figures_links = re.findall(r'href="(runs/[^"]+/figures\.json)"', panel)
@@ -120,7 +124,7 @@ def test_flagged_figures_reproductions_and_imports_in_the_page(
 
     # the reproduction: the CPU model's verdict in words, reference → ours per block,
     # and the measurements' figures in MB/s
-    repro = html.split('id="repro"')[1].split('id="runs"')[0]
+    repro = html.split('id="repro"')[1].split('id="sessions"')[0]
     assert "here 4.00× as the model predicts 4.00×" in repro
     assert "by the CPU model" in repro and "by our ratio" in repro and "depends on: cpu" in repro
     assert re.search(r"<td class=\"num\">2\.00×</td><td class=\"num\">4\.00×</td>", repro)
@@ -131,7 +135,7 @@ def test_flagged_figures_reproductions_and_imports_in_the_page(
 def test_a_busy_host_shows_its_flags_not_medians(fake_matrix: Path, tmp_path: Path) -> None:
     """Every figure flagged contended (as on a busy host): no cell has a median and no
     chart is drawn; each cell says what its flagged runs read, the panel counts them."""
-    tree = make_tree(fake_matrix, tmp_path)
+    tree = make_tree(fake_matrix, tmp_path, rounds=1, repeat=2)
     for path in tree.root.glob("*/*/*/*/figures.json"):
         figures = json.loads(path.read_text())
         for f in figures:
@@ -144,6 +148,8 @@ def test_a_busy_host_shows_its_flags_not_medians(fake_matrix: Path, tmp_path: Pa
     assert html.count("No chart: not one figure of this table is usable") == 2
     assert f"≈ {MBPS.num(EVP_AES)}, all 2 contended" in html
     assert "[contended]" not in html, "a status all runs share is said once per cell"
+    assert "[contended]" in (out / summary.groups[0].cells[next(iter(summary.groups[0].cells))]
+                             .page).read_text(), "the cell's page marks each run's status"
     panel = html.split('id="quality"')[1].split('id="methods"')[0]
     assert re.search(r"(\d+) of \1 figure\(s\) flagged; \1 of them kept out", panel)
     assert "1.1.1w-asm-x86_64/quick: <a href=" in panel
@@ -160,7 +166,7 @@ def test_a_method_row_of_only_contended_figures_stays_in_its_chart(
 
     from .test_report_ops import capture_charts, flagged_bars
 
-    tree = make_tree(fake_matrix, tmp_path)
+    tree = make_tree(fake_matrix, tmp_path, rounds=1, repeat=2)
     for path in tree.root.glob("*/1.1.1w-asm-x86_64/*/*/figures.json"):
         figures = json.loads(path.read_text())
         for f in figures:
@@ -193,7 +199,7 @@ def test_the_quality_panel_counts_every_kind_and_splits_by_kind(
 
     from .test_report_ops import DSA2048_SIGN, RSA1024_SIGN, _obs
 
-    tree = make_tree(fake_matrix, tmp_path)  # two rounds: every bulk cell has n=2
+    tree = make_tree(fake_matrix, tmp_path, rounds=1, repeat=2)  # n=2 in one session
     bulk = observations(tree)
     cells = [c for g in group_observations(bulk) for c in g.cells.values()]
     q = quality(bulk, [_obs("pkey", "3.0.20", "rsa1024 sign", RSA1024_SIGN),

@@ -168,3 +168,80 @@ def test_no_damaged_results_tree_reaches_the_user_as_a_traceback(
                 assert parser.scripts == 0
         # reading never changes the tree (the report goes to its own folder)
         assert snapshot(root) == before
+
+
+# -- special files where a results file should be (issue 26) -------------------------
+#
+# A FIFO blocks whoever opens it for reading until a writer comes; /dev/zero never ends;
+# /dev/null is a device that reads as empty. Every file of the tree the tool reads is
+# replaced by each in turn: the command answers within 10 s, exit 9 naming the file (or
+# 0 when the file is one it may ignore), and never writes outside its target.
+
+SPECIAL = ("fifo", "link-to-dev-zero", "link-to-dev-null", "link-to-a-fifo-outside")
+
+
+def _make_special(path: Path, kind: str, outside: Path) -> None:
+    import os
+
+    if path.is_dir():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "link-to-dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "link-to-dev-null":
+        path.symlink_to("/dev/null")
+    else:
+        fifo = outside / f"fifo-{path.name}"
+        if not fifo.exists():
+            os.mkfifo(fifo)
+        path.symlink_to(fifo)
+
+
+def _tree_files_read(template: Path) -> list[str]:
+    """One of each kind of file the commands read: a run's meta and figures, a build
+    record, the tree's lock, a journal, a raw output the report copies."""
+    files = _files(template)
+    picks: list[str] = []
+    for suffix in ("meta.json", "figures.json", "build.json"):
+        picks.append(next(f for f in files if f.endswith("/" + suffix)))
+    picks.append(next(f for f in files if "/raw/" in f))
+    picks += [f for f in files if f.startswith("_journal/")][:1]
+    picks.append(".lock")
+    return picks
+
+
+@pytest.mark.parametrize("kind", SPECIAL)
+def test_special_files_in_the_tree_never_hang(template: Path, kind: str) -> None:
+    from .test_hostile import time_limit
+
+    matrix = str(template.parent / "matrix.yaml")
+    for rel in _tree_files_read(template):
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp)
+            root = work / "results"
+            shutil.copytree(template, root)
+            (work / "outside").mkdir()
+            if rel == ".lock" and not (root / rel).exists():
+                (root / rel).touch()
+            _make_special(root / rel, kind, work / "outside")
+            before = snapshot(work / "outside")
+            for command, flags in (("export", {"format": "jsonl"}),
+                                   ("report", {"output": str(work / "rep")}),
+                                   ("list", {"matrix": matrix, "json": True})):
+                import time
+
+                t0 = time.monotonic()
+                with time_limit(10):
+                    code, out, err = run(command, results=str(root), **flags)
+                assert time.monotonic() - t0 < 10
+                text = err + out
+                where = (rel, kind, command)
+                assert "Traceback" not in text, where
+                assert code != INTERNAL_ERROR, (where, text[:2000])
+                assert code in (0, ResultsError.exit_code), (where, code, text[:2000])
+                if code:
+                    assert Path(rel).name in err, (where, err[:1000])
+            assert snapshot(work / "outside") == before

@@ -271,7 +271,7 @@ def test_every_failure_is_listed_with_a_hint(server: Server, cache: Path) -> Non
     assert "mismatch" in message
     assert "file not found" in message
     assert "unsupported URL scheme" in message
-    assert "local sources dir" in message and "file://" in message
+    assert "sources_dirs" in message and "file://" in message
 
 
 def test_host_that_refused_is_skipped_for_the_rest_of_the_run(cache: Path) -> None:
@@ -444,7 +444,7 @@ def test_local_dir_mismatch_is_reported(tmp_path: Path, cache: Path) -> None:
 
     message = str(caught.value)
     assert str(wrong / "openssl-1.2.3.tar.gz") in message and OTHER_SHA in message
-    assert f"into one of {wrong}" in message
+    assert f"into {wrong} (the matrix's sources_dirs)" in message
 
 
 # --------------------------------------------------------------------------- pins

@@ -1,0 +1,127 @@
+"""``invoke matrix import``: a published report's runs stored in the results tree.
+
+An import is identified by the source file's sha256 and the name it is imported as
+(``ref-NAME``): importing the same file again says where it is and adds nothing; an
+import that was stopped (Ctrl-C, a kill, a full disk) is completed by the next one, never
+stored twice (the tree is the truth: a run counts once its meta.json says ``complete``;
+a folder left without one is marked ``interrupted`` by the tree's recovery). The pasted
+text is stored once per import (``raw/report.txt`` of its first run folder; the others
+name it in ``raw_report``), not once per run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+from openssl_matrix.core import log
+from openssl_matrix.core.clock import now
+from openssl_matrix.core.errors import ResultsError
+from openssl_matrix.core.files import atomic_write, sync_tree
+from openssl_matrix.core.names import clip
+from openssl_matrix.parse import figure_records
+from openssl_matrix.parse.figures import SpeedRun
+from openssl_matrix.results import records as rec
+from openssl_matrix.results.tree import ResultsTree, new_numbered_dir
+
+
+def import_report(tree: ResultsTree, raw: bytes, runs: list[SpeedRun], *, as_: str,
+                  source: Path) -> None:
+    """Store ``runs`` (parsed from ``raw``, the bytes of ``source``) under ``ref-AS``."""
+    target = str(source)
+    text = raw.decode("utf-8", errors="replace")
+    sha256 = hashlib.sha256(raw).hexdigest()
+    _import_target(tree.root)
+    cpu = f"ref-{as_}"
+    tree.lock()
+    try:
+        # a run folder a killed import left half-written is marked (never counted)
+        tree.recover(cpu=cpu, reason="the import writing it was stopped before it finished; "
+                     "the next import of the same file stored the run again")
+        done, paste_at = _imported_before(tree, cpu, sha256)
+        if all(i in done for i in range(1, len(runs) + 1)):
+            where = sorted({str(p.parent.parent.parent) for p in done.values()})
+            print(f"{target} is already imported (sha256 {sha256[:16]}…, --as {as_}): "
+                  f"{len(runs)} run(s) in {', '.join(where)}; nothing added")
+            return
+        if done:
+            log.info(f"completing an import of {target} that was stopped: {len(done)} of "
+                     f"{len(runs)} run(s) were stored, storing the rest")
+        last: dict[str, int] = {}  # the last run number per version folder, for the next
+        for i, run in enumerate(runs, 1):
+            if i in done:
+                continue
+            version = run.header.version or "unknown"
+            run_dir = new_numbered_dir(tree.suite_dir(cpu, version, "import"),
+                                       after=last.get(version))
+            last[version] = int(run_dir.name)
+            try:
+                if paste_at is None:
+                    atomic_write(run_dir / "raw" / "report.txt", text)
+                    paste_at = run_dir / "raw" / "report.txt"
+                records = figure_records(run)
+                # no fsync per file (one syncfs at the end): a kill still sees whole
+                # files; 2 fsyncs per run made a 20,000-run import take minutes
+                rec.write_figures(run_dir, records, durable=False)
+                rec.write_meta(run_dir, rec.RunMeta(
+                    status="complete",
+                    kind="reference",
+                    warnings=list(run.warnings),
+                    variant={"version": run.header.version},
+                    extra={
+                        "source_file": str(source.resolve()),
+                        "source_sha256": sha256,
+                        "imported": now("seconds"),
+                        "run_in_report": i,
+                        "runs_in_report": len(runs),
+                        "raw_report": str(paste_at.relative_to(tree.root)),
+                        "header": {k: getattr(run.header, k)
+                                   for k in run.header.__dataclass_fields__},
+                    }), durable=False)
+            except BaseException:
+                # this run's folder has no meta.json yet: it is ours and half-written
+                if not (run_dir / rec.META).exists():
+                    shutil.rmtree(run_dir, ignore_errors=True)
+                raise
+            print(f"{run_dir}: {len(records)} figure(s) from run {i} "
+                  f"({run.header.version_line or 'no version header'})")
+        sync_tree(tree.root)
+    finally:
+        tree.unlock()
+
+
+def _import_target(root: Path) -> None:
+    """``import --results``: a results tree, a new name or an empty folder; never a file, a
+    dangling link, or someone's non-empty folder (ResultsError, as export/report say)."""
+    shown = clip(str(root), 200)
+    if root.is_symlink() and not root.exists():
+        raise ResultsError(f"--results {shown} is a symbolic link to nothing (dangling)",
+                           hint="give the results tree itself, or a new folder")
+    if root.exists() and not root.is_dir():
+        raise ResultsError(f"--results {shown} exists and is not a folder",
+                           hint="give the results tree (`invoke matrix bench` writes "
+                           "results/), or a new folder")
+    if root.is_dir():
+        rec.require_tree(root)
+
+
+def _imported_before(tree: ResultsTree, cpu: str, sha256: str,
+                     ) -> tuple[dict[int, Path], Path | None]:
+    """The finished runs of earlier imports of this file under ``cpu`` (run in report ->
+    folder) and where its pasted text is stored (None: not yet)."""
+    done: dict[int, Path] = {}
+    paste_at: Path | None = None
+    for *_, path in rec.run_dirs(tree.root, cpu=cpu):
+        meta = rec.read_meta(path)
+        if meta is None or meta.status != "complete" or \
+                meta.extra.get("source_sha256") != sha256:
+            continue
+        i = meta.extra.get("run_in_report")
+        if isinstance(i, int) and not isinstance(i, bool):
+            done.setdefault(i, path)
+        held = tree.root / str(meta.extra.get("raw_report") or "")
+        if paste_at is None and held != tree.root and held.is_file() and \
+                held.resolve().is_relative_to(tree.root.resolve()):
+            paste_at = held
+    return done, paste_at
