@@ -665,12 +665,14 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
 
 
 def cmd_report(*, target: str, matrix: str, results: str, output: str,
-               block_size: int, session: str = "", since: str = "") -> int:
+               block_size: int, session: str = "", since: str = "",
+               versions: str = "") -> int:
     tree = _tree(results)
     out = Path(output) if output else tree.root / "_report"
     summary = build_report(tree, out,
                            block_size=bounded("--block-size", block_size or 8192, 1, MAX_BYTES),
-                           selection=Selection.of(session, since))
+                           selection=Selection.of(session, since),
+                           versions=tuple(p.strip() for p in versions.split(",") if p.strip()))
     print(summary.text(), end="")
     return 0
 

@@ -160,6 +160,9 @@ FLAGS: tuple[Flag, ...] = (
     }, ("export", "render", "report")),
     Flag("block_size", 0, "block size of the method tables and charts (default 8192)",
          ("report",)),
+    Flag("versions", "", "fnmatch patterns over release versions, comma separated "
+         "('3.0.*'): the library section shows those releases only, in release order",
+         ("report",)),
     Flag("session", "", "the bench session whose figures the cells show (an id from the "
          "report's Sessions table, or a unique start of one; default: each cell's latest "
          "session); the other sessions stay in each cell's history", ("report",)),

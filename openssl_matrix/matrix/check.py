@@ -194,7 +194,7 @@ class CheckContext:
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or \
                 not math.isfinite(value) or value <= 0 or value > 1e12:
-            raise self.fail(keypath, f"expected a positive, finite number, got {clip(value)}")
+            raise self.fail(keypath, f"expected a finite positive number, got {clip(value)}")
         return float(value)
 
 

@@ -29,6 +29,8 @@ from openssl_matrix.matrix.eras import (
     i386_name,
     march_problem,
 )
+from openssl_matrix.matrix.libvocab import OPERATIONS as LIBRARY_OPERATIONS
+from openssl_matrix.matrix.libvocab import LibraryOptions
 from openssl_matrix.matrix.model import (
     ARCHES,
     ASM_VALUES,
@@ -76,8 +78,10 @@ PROFILE_KEYS = ("description", "vendor", "model", "flags", "lacks", "clock_ghz",
                 "cpuset", "docker_host")
 SUITE_KEYS = ("description", "algorithms", "evp", "decrypt", "engine", "provider", "multi",
               "seconds", "bytes", "masks", "repeat", "noise_threshold", "devices", "kind",
-              "protocols", "modes", "pinning")
-SUITE_KINDS = ("speed", "pkey", "tls")
+              "protocols", "modes", "pinning", "threads")
+SUITE_KINDS = ("speed", "pkey", "tls", "library")
+#: Most threads a library suite may ask for.
+MAX_THREADS = 256
 DEVICE = re.compile(r"^/dev/[A-Za-z0-9_][A-Za-z0-9_./-]*\Z")
 MASK_KEYS = ("name", "ia32cap", "disable")
 CPUSET = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*\Z")
@@ -583,10 +587,12 @@ def _load_suites(ctx: CheckContext, value: Any) -> tuple[Suite, ...]:
                            f"got {entry.get('noise_threshold')!r}")
         kind = ctx.string(entry.get("kind", "speed"), f"{kp}.kind")
         if kind not in SUITE_KINDS:
-            raise ctx.fail(f"{kp}.kind", f"{kind!r} is not a suite kind (speed, pkey, tls)")
-        tls = _suite_kind(ctx, kind, entry, algorithms, kp)
+            raise ctx.fail(f"{kp}.kind", f"{kind!r} is not a suite kind "
+                           f"({', '.join(SUITE_KINDS)})")
+        library = _library_options(ctx, kind, entry, algorithms, kp)
+        tls = None if library is not None else _suite_kind(ctx, kind, entry, algorithms, kp)
         out.append(Suite(
-            name=name, kind=kind, tls=tls,
+            name=name, kind=kind, tls=tls, library=library,
             description=ctx.string(entry.get("description", ""), f"{kp}.description"),
             algorithms=algorithms,
             evp=evp,
@@ -603,6 +609,33 @@ def _load_suites(ctx: CheckContext, value: Any) -> tuple[Suite, ...]:
             devices=_devices(ctx, entry.get("devices"), f"{kp}.devices"),
         ))
     return tuple(out)
+
+
+def _library_options(ctx: CheckContext, kind: str, entry: Mapping[str, Any],
+                     algorithms: tuple[str, ...], kp: str) -> LibraryOptions | None:
+    """The options of a ``kind: library`` suite (None for another kind)."""
+    if kind != "library":
+        if "threads" in entry:
+            raise ctx.fail(f"{kp}.threads", "only a suite with kind: library takes this key")
+        return None
+    for key in ("evp", "decrypt", "engine", "bytes", "multi", "protocols", "modes",
+                "pinning"):
+        if key in entry:
+            raise ctx.fail(f"{kp}.{key}", "not used by a suite with kind: library")
+    names = [*LIBRARY_OPERATIONS, "all"]
+    for i, a in enumerate(algorithms):
+        if a not in names:
+            raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not an operation of the "
+                           "library harness", hint=choices_hint(a, names))
+    value = entry.get("threads", [1, 2])
+    if value == "all":
+        return LibraryOptions(threads=None)
+    if not isinstance(value, list) or not value:
+        raise ctx.fail(f"{kp}.threads", f"expected a list of thread counts such as [1, 2] "
+                       f"or 'all', got {clip(repr(value))}")
+    counts = tuple(ctx.posint(t, f"{kp}.threads[{i}]", optional=False, maximum=MAX_THREADS)
+                   or 1 for i, t in enumerate(value))
+    return LibraryOptions(threads=tuple(dict.fromkeys(counts)))
 
 
 def _suite_kind(ctx: CheckContext, kind: str, entry: Mapping[str, Any], algorithms: tuple[str, ...],

@@ -19,6 +19,7 @@ from typing import Any
 from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.core.version import DECLARABLE, series
 from openssl_matrix.matrix.check import choices_hint
+from openssl_matrix.matrix.libvocab import LibraryOptions
 from openssl_matrix.matrix.patches import Patch
 from openssl_matrix.matrix.tlsvocab import TlsOptions
 
@@ -122,6 +123,8 @@ class Suite:
     pkey.py) or ``tls`` (handshakes with s_server/s_time, see tls.py)."""
     tls: TlsOptions | None = None
     """Protocols, modes and pinnings of a ``tls`` suite."""
+    library: LibraryOptions | None = None
+    """Thread counts of a ``library`` suite (the harness, see measure/library.py)."""
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -141,6 +144,7 @@ class Suite:
             "repeat": self.repeat, "noise_threshold": self.noise_threshold,
             "devices": list(self.devices), "kind": self.kind,
             **({"tls": self.tls.describe()} if self.tls is not None else {}),
+            **({"library": self.library.describe()} if self.library is not None else {}),
             "masks": [{"name": m.name, "ia32cap": m.ia32cap, "disable": list(m.disable)}
                       for m in self.masks],
         }

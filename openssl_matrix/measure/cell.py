@@ -55,6 +55,7 @@ from openssl_matrix.measure.hostinfo import (
     parse_system_state,
 )
 from openssl_matrix.measure.invocation import Invocation
+from openssl_matrix.measure.library import library_invocations, parse_library
 from openssl_matrix.measure.speedcmd import speed_invocations
 from openssl_matrix.measure.tlsbench import parse_tls
 from openssl_matrix.parse import figure_records, parse_speed
@@ -169,9 +170,13 @@ class BenchCell:
         return f"{self.variant.id}#{self.round}"
 
     def invocations(self) -> tuple[list[Invocation], list[str]]:
-        invocations, notes = speed_invocations(
-            self.variant.version.version, self.suite,
-            (*self.variant.version.configure, *self.variant.configure))
+        if self.suite.kind == "library":  # one per operation and thread count
+            invocations, notes = library_invocations(
+                self.variant.version.version, self.suite, self.ctx.cpu.logical_cpus or 1)
+        else:
+            invocations, notes = speed_invocations(
+                self.variant.version.version, self.suite,
+                (*self.variant.version.configure, *self.variant.configure))
         if self.only is not None:
             wanted = set(self.only)
             invocations = [i for i in invocations if i.name in wanted]
@@ -212,7 +217,8 @@ class BenchCell:
                                                  "endbr64", "endbr32_warning",
                                                  "patches_in_image", "tarball_sha256",
                                                  "source_origin", "base_image",
-                                                 "base_image_id", "engine", "shipped")},
+                                                 "base_image_id", "engine", "shipped",
+                                                 "harness")},
             "tarball_sha256": record.get("tarball_sha256"),
             "openssl_version_a": version_res.stdout,
             "host": {"cpu_model": ctx.cpu.model, "cpu_vendor": ctx.cpu.vendor,
@@ -250,7 +256,8 @@ class BenchCell:
         log.info(f"▸ [{where}] {v.id} · suite {suite.name}"
                  + (f" · round {self.round}" if self.series else "")
                  + (f" · {self.why}" if self.why else "")
-                 + f" · {len(invocations)} {'handshake' if suite.kind == 'tls' else 'speed'}"
+                 + f" · {len(invocations)} "
+                 + {"tls": "handshake", "library": "harness"}.get(suite.kind, "speed")
                  + f" run(s) → {run_dir}")
         if not self.why:  # what the suite asks and this version cannot do, said up front
             for note in notes:
@@ -306,6 +313,9 @@ class BenchCell:
                     entry["host_accounting"] = {
                         f"{r.get('protocol')} {r.get('operation')}": r.pop("host_accounting",
                                                                           None) for r in recs}
+                elif inv.path == "library":  # taken by the harness around its window
+                    entry["host_accounting"] = {
+                        str(r.get("algorithm")): r.pop("host_accounting", None) for r in recs}
                 figures.extend(recs)
                 by_invocation[inv.name] = recs
                 flagged = flagged_note(recs, inv_findings)
@@ -322,7 +332,8 @@ class BenchCell:
                     warnings.append(f"{inv.name}: no figures in the output")
             meta["invocations"].append(entry)
             host = "" if acct is None else f"; {acct.describe()}"
-            if inv.path == "tls" and isinstance(entry.get("host_accounting"), dict):
+            if inv.path in ("tls", "library") and isinstance(entry.get("host_accounting"),
+                                                             dict):
                 busy = [a["foreign_cores"] for a in entry["host_accounting"].values() if a]
                 host = f"; others up to {max(busy):.2f} core(s) busy" if busy else ""
             log.info(f"    [{n}/{len(invocations)}] {inv.name}: {entry['status']}{flagged} "
@@ -370,6 +381,8 @@ class BenchCell:
                    ) -> tuple[list[dict[str, Any]], float | None, list[Finding], list[str]]:
         if inv.path == "tls":
             return parse_tls(inv, stdout)
+        if inv.path == "library":
+            return parse_library(inv, stdout)
         try:
             parsed = parse_speed(stdout, speed_stderr, version=version,
                                  evp=inv.path == "evp")

@@ -40,7 +40,7 @@ def _num(value: Any) -> str:
 
 def figure_line(fig: Mapping[str, Any]) -> str:
     """One attempt's figure: value, unit, n=1, cycles, bottleneck, status."""
-    value = fig.get("ops_per_s")
+    value = fig.get("bytes") if fig.get("unit") == "bytes" else fig.get("ops_per_s")
     text = f"{_num(value)} {unit_of(fig)} (n=1)" if isinstance(value, (int, float)) else "—"
     cpo = fig.get("cycles_per_op")
     extra = f" ({cpo:,.0f} c/op)" if isinstance(cpo, (int, float)) else ""

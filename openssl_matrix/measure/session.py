@@ -29,6 +29,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from openssl_matrix.build.build import WORK
+from openssl_matrix.build.harness import ensure_harness
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import BuildError, DockerUnavailable, FatalError, ProfileMismatch
 from openssl_matrix.core.files import atomic_write
@@ -300,6 +302,8 @@ class Bencher:
                 images[v.id] = self.image_for(v)
             except BuildError as exc:
                 missing[v.id] = exc
+        if suite.kind == "library":  # the harness's sibling image of each variant image
+            images = self._harness_images(variants, images, missing)
         # The CPU check comes first, so a wrong --cpu is refused even before anything
         # is built; it reads /proc/cpuinfo through the engine (right for remote ones).
         probe = next(iter(images.values()))[0] if images else variants[0].base_image
@@ -353,6 +357,28 @@ class Bencher:
             self._file_series(series, suite, cpu_name, run_outcomes)
         self._close_session(journal, outcomes, keep_open=keep_open)
         return outcomes
+
+    def _harness_images(self, variants: Sequence[Variant],
+                        images: dict[str, tuple[str, dict[str, Any]]],
+                        missing: dict[str, BuildError],
+                        ) -> dict[str, tuple[str, dict[str, Any]]]:
+        """Each variant image's library-harness sibling (built here if missing, see
+        harness.py); a variant whose harness cannot be built joins ``missing``."""
+        out: dict[str, tuple[str, dict[str, Any]]] = {}
+        for v in variants:
+            if v.id not in images:
+                continue
+            tag, record = images[v.id]
+            try:
+                img = ensure_harness(self.backend, v, tag, self.tree.root / "_builds" / v.id,
+                                     self.matrix.path.parent / WORK)
+            except BuildError as exc:
+                missing[v.id] = exc
+                continue
+            out[v.id] = (img.tag, {**record, "harness": {
+                "tag": img.tag, "digest": img.digest, "variant_tag": img.variant_tag,
+                "built_now": img.built}})
+        return out
 
     def _follow_up(self, journal: Journal, ctx: RunContext, ready: list[Variant],
                    images: dict[str, tuple[str, dict[str, Any]]], suite: Suite, rounds: int,
@@ -537,6 +563,8 @@ def summarize_series(outcomes: Sequence[CellOutcome], threshold: float,
     rows: list[dict[str, Any]] = []
     for (invocation, algorithm, block, operation), figs in groups.items():
         unit = "bytes_per_s" if block is not None else "ops_per_s"
+        if any(f.get("unit") == "bytes" for f in figs):  # a library memory figure
+            unit = "bytes"
         clean = [f for f in figs if f.get("status") != guards.CONTENDED]
         used = clean or figs
         values = [f[unit] for f in used if isinstance(f.get(unit), (int, float))]

@@ -64,6 +64,7 @@ from openssl_matrix.report.cpus import chart as cpus_chart
 from openssl_matrix.report.cpus import text as cpus_text
 from openssl_matrix.report.cpus import view as cpus_view
 from openssl_matrix.report.history import HISTORY_COLUMNS, RULE, history_json
+from openssl_matrix.report.library import write_library
 from openssl_matrix.report.ops import ops_observations, write_ops
 from openssl_matrix.report.quality import Quality, quality
 from openssl_matrix.report.sessions import (
@@ -121,6 +122,8 @@ class ReportSummary:
     sessions: int = 0
     changes: int = 0
     """Cells whose history has a change (``history``)."""
+    library_tables: int = 0
+    """The library harness's tables (``report.library``)."""
 
     def text(self) -> str:
         lines = []
@@ -142,7 +145,9 @@ class ReportSummary:
         lines += self.quality.lines() if self.quality else []  # last: seen without scrolling
         lines.append(f"{self.observations} figure(s) in {len(self.groups)} table(s)"
                      + (f" and {self.ops_tables} public-key/handshake table(s)"
-                        if self.ops_tables else "") + ", "
+                        if self.ops_tables else "")
+                     + (f" and {self.library_tables} library table(s)"
+                        if self.library_tables else "") + ", "
                      f"{len(self.charts)} chart(s), {self.reproductions} reproduction(s)")
         lines.append(f"{self.sessions} session(s); {self.changes} cell(s) changed (see the "
                      "page's Changes)")
@@ -305,9 +310,11 @@ def render_html(groups: Sequence[Group], block: int, charts: Mapping[str, list[s
 
 
 def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192,
-                 selection: Selection | None = None) -> ReportSummary:
+                 selection: Selection | None = None,
+                 versions: Sequence[str] = ()) -> ReportSummary:
     """Write the report folder ``out`` from the results tree (replacing an older report).
-    Each cell shows the session ``selection`` picks (the latest by default)."""
+    Each cell shows the session ``selection`` picks (the latest by default); ``versions``
+    (fnmatch patterns) limits the library section to those releases."""
     records.require_tree(tree.root)
     selection = selection or Selection()
     sessions = Sessions(tree.root)
@@ -327,7 +334,7 @@ def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192,
         write_report_marker(tmp)
         held = hold_report(tmp)
         summary = _write(tree, tmp, groups, obs, block_size,
-                         Shown(out, selection, ops_obs, runs))
+                         Shown(out, selection, ops_obs, runs), versions)
         swap_in(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -364,7 +371,7 @@ def _run_record(run_path: Path, rel: str, files: list[str], o: Observation | Any
 
 
 def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observation],
-           block: int, shown: Shown) -> ReportSummary:
+           block: int, shown: Shown, versions: Sequence[str] = ()) -> ReportSummary:
     ops_obs = shown.ops_obs
     (out / "data").mkdir()
     (out / "charts").mkdir()
@@ -483,12 +490,16 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
                                               encoding="utf-8")
     page = render_html(groups, block, charts, session_rows, repros, generated,
                        tree.root.resolve(), panel, side_views, changed, chosen)
-    page = page.replace('<h2 id="repro">', ops.html + '<h2 id="repro">', 1).replace(
-        '<a href="#repro">', '<a href="#ops">Public key &amp; TLS</a><a href="#repro">', 1)
+    lib = write_library(tree, out, versions)
+    page = page.replace('<h2 id="repro">', ops.html + lib.html + '<h2 id="repro">', 1).replace(
+        '<a href="#repro">', '<a href="#ops">Public key &amp; TLS</a><a href="#library">'
+        'Library</a><a href="#repro">', 1)
     (out / "index.html").write_text(page, encoding="utf-8")
-    return ReportSummary(out, groups, block, [*paths, *ops.charts], len(obs) + len(ops_obs),
-                         len(repros), comps, ops.lines, ops.tables, panel,
-                         sessions=len(session_rows), changes=len(changed))
+    return ReportSummary(out, groups, block, [*paths, *ops.charts, *lib.charts],
+                         len(obs) + len(ops_obs) + lib.figures, len(repros), comps,
+                         ops.lines + lib.lines, ops.tables, panel,
+                         sessions=len(session_rows), changes=len(changed),
+                         library_tables=lib.tables)
 
 
 def _one_per_run(obs: Iterable[Any]) -> list[Provenance]:

@@ -95,6 +95,10 @@ def _run_line(d: Mapping[str, Any]) -> tuple[str, int]:
             len(d["modes"])
         return (f"s_server/s_time {' '.join(d['protocols'])} -{' -'.join(d['modes'])} "
                 f"with {' '.join(d['algorithms'])} keys ({', '.join(d['pinning'])})", runs)
+    if d.get("kind") == "library":  # one harness run per operation and thread count
+        return (f"libbench {' '.join(d['algorithms'])} at "
+                f"{', '.join(map(str, d['threads']))} thread(s)",
+                len(d["algorithms"]) * len(d["threads"]))
     if d.get("kind") == "pkey":
         return f"speed {' '.join(d['algorithms'])}", len(d["algorithms"])
     masks = ", ".join(m["name"] for m in d["masks"])
@@ -189,8 +193,10 @@ def _claim_lines(spec: ReportSpec, claim: Claim, env: Environment, problems: lis
                  here: Core | None) -> list[str]:
     assert isinstance(claim, Claim)
     depends = ("compares two machines: its size depends on their CPUs"
-               if two_machines(spec, claim) else "its size depends on the CPU"
-               if claim.depends_on == "cpu" else "a property of the code path")
+               if two_machines(spec, claim) else
+               {"cpu": "its size depends on the CPU",
+                "threads": "its size depends on the thread count and the CPUs running them"
+                }.get(claim.depends_on, "a property of the code path"))
     lines = [f"  {claim.id} ({claim.expect}; {depends})"]
     for block in spec.claim_blocks(claim):
         ref = spec.reference_ratio(claim, block)

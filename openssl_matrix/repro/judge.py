@@ -131,7 +131,9 @@ def profile_runs(tree: ResultsTree, profile: str, variant: str, m: Measurement,
 def collect(measurement: Measurement, planned: PlannedMeasurement, runs: Sequence[Path]) -> Ours:
     ours = Ours()
     want = canonical_algorithm(measurement.algorithm)
-    if measurement.protocol is not None:  # a TLS figure: protocol-key, one pinning
+    if measurement.kind == "library":  # the harness's operation name
+        want = measurement.algorithm
+    elif measurement.protocol is not None:  # a TLS figure: protocol-key, one pinning
         want = f"{measurement.protocol}-{measurement.algorithm}"
     elif measurement.operation is not None:  # a public-key figure: the parser's id
         want = PK_ALGORITHMS[measurement.algorithm].figure
@@ -142,7 +144,10 @@ def collect(measurement: Measurement, planned: PlannedMeasurement, runs: Sequenc
         for fig in figures:
             if fig.mask != planned.mask or fig.algorithm != want:
                 continue
-            if fig.operation != measurement.operation:
+            if measurement.kind == "library":  # the harness: same operation and threads
+                if fig.get("threads") != measurement.threads:
+                    continue
+            elif fig.operation != measurement.operation:
                 continue
             if measurement.protocol is not None and \
                     fig.get("tls_pinning") != measurement.pinning:

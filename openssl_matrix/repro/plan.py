@@ -137,6 +137,11 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
         if m.decrypt and not suite_supports("decrypt"):
             problems.append("needs `openssl speed -decrypt`, which this openssl-matrix "
                             "cannot run yet (suites have no 'decrypt' key)")
+        cpus = facts.cpu.logical_cpus or 0
+        if m.kind == "library" and cpus and m.threads > cpus:
+            problems.append(f"needs {m.threads} threads each on its own CPU, and this host "
+                            f"has {cpus}: more threads than CPUs measure time-slicing, not "
+                            "the contention between threads the claim is about")
         if problems:
             p.problem = "; ".join(problems)
             continue
@@ -174,7 +179,13 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
             "algorithms": algorithms, "evp": evp, "seconds": spec.measure.seconds,
             "masks": sorted(masks.values(), key=lambda d: (d["name"] != "native", d["name"])),
         }
-        if kind == "tls":  # handshakes: a tls suite of the keys, protocols and pinnings
+        if kind == "library":  # the harness: its operations at the thread counts named
+            ms = [spec.measurements[n] for n in names]
+            definition = {"description": definition["description"], "kind": "library",
+                          "algorithms": algorithms,
+                          "threads": sorted({x.threads for x in ms}),
+                          "seconds": spec.measure.seconds}
+        elif kind == "tls":  # handshakes: a tls suite of the keys, protocols and pinnings
             ms = [spec.measurements[n] for n in names]
             definition = {"description": definition["description"], "kind": "tls",
                           "algorithms": algorithms,

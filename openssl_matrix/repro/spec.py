@@ -43,13 +43,20 @@ OPERATIONS = ("sign", "verify", "op", "encrypt", "decrypt", "keygen", "encaps", 
 #: Operations of the TLS suite (``tls.py``): full handshakes and resumed sessions, in
 #: connections per second; such a measurement also names its ``protocol``.
 TLS_OPERATIONS = ("handshake", "resume")
+#: A figure of the library harness (``measure/library.py``): ``algorithm`` names the
+#: harness's operation (``pkey-decode-pem-rsa2048``), ``threads`` its thread count; one
+#: figure in operations per second (all threads together).
+LIBRARY_OPERATION = "library"
 #: The key under which a public-key measurement keeps its figure (operations per second)
 #: where symmetric ones use the block size.
 OP_BLOCK = 0
 #: What a claim depends on: ``code-path`` (it travels to any CPU: judged as measured) or
 #: ``cpu`` (a hardware effect whose size depends on the CPU: on another CPU it is judged
 #: on its direction and against ``cpumodel``).
-DEPENDS_ON = ("code-path", "cpu")
+#: ``threads``: its size depends on the thread count and on the CPUs that run the threads
+#: (lock contention): judged as measured at the measurements' thread counts, and not
+#: testable where they exceed this host's CPUs.
+DEPENDS_ON = ("code-path", "cpu", "threads")
 # ----------------------------------------------------------------------------------
 # dataclasses
 
@@ -150,6 +157,8 @@ class Measurement:
     and ``reference`` one figure in connections per second."""
     pinning: str = "cross-core"
     """A TLS measurement: server and client on one CPU (``same-core``) or two."""
+    threads: int = 1
+    """A library measurement (operation ``library``): the harness's thread count."""
 
     @property
     def masked(self) -> bool:
@@ -157,9 +166,12 @@ class Measurement:
 
     @property
     def kind(self) -> str:
-        """``speed`` (bulk, per block size), ``pkey`` or ``tls`` (one figure)."""
+        """``speed`` (bulk, per block size), ``pkey``, ``tls`` or ``library`` (one
+        figure)."""
         if self.protocol is not None:
             return "tls"
+        if self.operation == LIBRARY_OPERATION:
+            return "library"
         return "speed" if self.operation is None else "pkey"
 
     @property
@@ -183,7 +195,7 @@ class Claim:
     block_sizes: tuple[int, ...] | None  # None: every size both sides have
     stand_in: bool
     notes: str
-    depends_on: str = "code-path"  # or "cpu": see DEPENDS_ON
+    depends_on: str = "code-path"  # or "cpu", "threads": see DEPENDS_ON
 
 
 @dataclass(frozen=True)

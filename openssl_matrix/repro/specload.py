@@ -20,6 +20,7 @@ from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.core.files import read_bounded
 from openssl_matrix.core.yamlload import MAX_BYTES as MAX_YAML_BYTES
 from openssl_matrix.matrix.check import CheckContext, choices_hint, load_yaml_file
+from openssl_matrix.matrix.libvocab import OPERATIONS as LIB_OPS
 from openssl_matrix.matrix.model import ARCHES, MAX_SECONDS, NAME, VERSION
 from openssl_matrix.matrix.pkey import ALGORITHMS
 from openssl_matrix.matrix.tlsvocab import KEYS, PINNINGS, PROTOCOLS
@@ -30,6 +31,7 @@ from openssl_matrix.repro.spec import (
     DEFAULT_TOLERANCE,
     DEPENDS_ON,
     EXPECTATIONS,
+    LIBRARY_OPERATION,
     OP_BLOCK,
     OPERATIONS,
     REQUIREMENTS,
@@ -56,7 +58,8 @@ VERSION_KEYS = ("as_reported", "sha256", "urls", "release", "stand_in", "stand_i
 BUILD_KEYS = ("version", "asm", "arch", "configure", "as_reported")
 MEASUREMENT_KEYS = ("machine", "build", "command", "algorithm", "algorithms", "block_size",
                     "evp", "disable", "ia32cap", "engine", "decrypt", "elapsed", "needs",
-                    "reference", "notes", "operation", "protocol", "pinning", "stand_in")
+                    "reference", "notes", "operation", "protocol", "pinning", "stand_in",
+                    "threads")
 CLAIM_KEYS = ("id", "says", "where", "compare", "expect", "ratio", "tolerance", "block_sizes",
               "stand_in", "depends_on", "notes")
 MEASURE_KEYS = ("seconds", "repeat", "rows")
@@ -416,6 +419,12 @@ def _measurements(ctx: CheckContext, value: Any, machines: Mapping[str, Machine]
         if "operation" in m and m["operation"] in TLS_OPERATIONS:
             out[name] = _tls_measurement(ctx, m, proto, kp)
             continue
+        if m.get("operation") == LIBRARY_OPERATION:
+            out[name] = _library_measurement(ctx, m, proto, kp)
+            continue
+        if "threads" in m:
+            raise ctx.fail(f"{kp}.threads", "only used with 'operation: library' (a figure "
+                           "of the library harness)")
         for key in ("protocol", "pinning"):
             if key in m:
                 raise ctx.fail(f"{kp}.{key}", "only used with 'operation: handshake' or "
@@ -497,6 +506,25 @@ def _tls_measurement(ctx: CheckContext, m: Mapping[str, Any], proto: Measurement
     return replace(proto, algorithm=algorithm, reference=reference,
                    operation=str(m["operation"]), evp=False, protocol=protocol,
                    pinning=pinning)
+
+
+def _library_measurement(ctx: CheckContext, m: Mapping[str, Any], proto: Measurement,
+                         kp: str) -> Measurement:
+    """A figure of the library harness: its operation, a thread count, one figure."""
+    for key in ("algorithms", "block_size", "evp", "disable", "ia32cap", "engine", "decrypt",
+                "protocol", "pinning"):
+        if key in m:
+            raise ctx.fail(f"{kp}.{key}", "not used with a library figure (operation library)")
+    algorithm = ctx.token(_required(ctx, m, "algorithm", kp), f"{kp}.algorithm")
+    timed = [o for o in LIB_OPS if o != "memory"]
+    if algorithm not in timed:
+        raise ctx.fail(f"{kp}.algorithm", f"{algorithm!r} is not a timed operation of the "
+                       "library harness", hint=choices_hint(algorithm, timed))
+    threads = ctx.posint(m.get("threads", 1), f"{kp}.threads", optional=False, maximum=1024)
+    reference = _one_figure(ctx, m, kp, "a library figure is one number, operations per "
+                            "second")
+    return replace(proto, algorithm=algorithm, reference=reference,
+                   operation=LIBRARY_OPERATION, evp=False, threads=threads or 1)
 
 
 def _split_figure(key: Any) -> bool:

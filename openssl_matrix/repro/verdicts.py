@@ -195,6 +195,8 @@ def render_text(rep: Reproduction) -> str:
             (f" -engine {m.engine}" if m.engine else "") + (" -decrypt" if m.decrypt else "")
         if m.protocol is not None:
             what = f"{m.protocol} {m.algorithm} {m.operation} ({m.pinning})"
+        elif m.kind == "library":
+            what = f"library {m.algorithm} at {m.threads} thread(s)"
         elif m.operation is not None:
             what = f"{m.algorithm} {m.operation}"
         built = f"{p.variant}" + (" (stand-in)" if p.stand_in else "") if p.variant else \
@@ -214,7 +216,8 @@ def render_text(rep: Reproduction) -> str:
             if m.operation is not None:  # one figure in operations per second
                 ops = (f" ({n} runs, {spread[0]:,.1f}–{spread[1]:,.1f})" if spread and n > 1
                        else sp)
-                unit = m.unit if m.protocol is not None else f"{m.operation}/s"
+                unit = m.unit if m.protocol is not None or m.kind == "library" else \
+                    f"{m.operation}/s"
                 lines.append(f"      {unit:>12}: reference "
                              f"{'—' if ref is None else f'{ref:,.1f}':>12}   ours "
                              f"{'—' if mine is None else f'{mine:,.1f}':>12}{ops}")

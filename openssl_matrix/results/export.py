@@ -27,6 +27,9 @@ FIELDS = ("cpu", "variant", "version", "suite", "run", "mask", "ia32cap", "algor
           # pkey/tls suites: the unit of ops_per_s, and what a handshake figure measured
           "unit", "protocol", "key", "cipher", "group", "tls_pinning", "connections",
           "wall_s", "server_cpu_s", "client_cpu_s", "bottleneck",
+          # library suites: threads, operations, µs per operation, memory in bytes
+          "threads", "operations", "elapsed_s", "us_per_op", "cpu_us_per_op", "api", "bytes",
+          "client_bytes",
           # the bench session the run belongs to (derived: the run recorded none)
           "session", "session_derived")
 
