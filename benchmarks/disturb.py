@@ -46,20 +46,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from openssl_matrix.build.build import Builder
+from openssl_matrix.build.sources import default_urls
+from openssl_matrix.engine.backend import DockerBackend
+from openssl_matrix.engine.hostlock import HostLock, engine_key
+from openssl_matrix.matrix.load import load_matrix
+from openssl_matrix.matrix.model import Mask, Suite
+from openssl_matrix.measure import hostacct
+from openssl_matrix.measure.session import Bencher
+from openssl_matrix.results.records import read_json
+from openssl_matrix.results.tree import ResultsTree
 
-from openssl_matrix.build.build import Builder  # noqa: E402
-from openssl_matrix.build.sources import default_urls  # noqa: E402
-from openssl_matrix.engine.backend import DockerBackend  # noqa: E402
-from openssl_matrix.engine.hostlock import HostLock, engine_key  # noqa: E402
-from openssl_matrix.matrix.load import load_matrix  # noqa: E402
-from openssl_matrix.matrix.model import Mask, Suite  # noqa: E402
-from openssl_matrix.measure import hostacct  # noqa: E402
-from openssl_matrix.measure.session import Bencher  # noqa: E402
-from openssl_matrix.results.records import read_json  # noqa: E402
-from openssl_matrix.results.tree import ResultsTree  # noqa: E402
+#: The checkout: its matrix.yaml, tasks.py and docs (the package is imported as installed).
+ROOT = Path(__file__).resolve().parent.parent
 
 VARIANT = "1.1.1w-asm-x86_64"
 ALGORITHMS = ("aes-256-cbc", "sha256", "md5")
@@ -199,9 +198,8 @@ def host_loops(n: int) -> Iterator[str]:
 
 
 def _invoke(*args: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen([sys.executable, "-m", "invoke", "matrix", *args], cwd=ROOT,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
 
 

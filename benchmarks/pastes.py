@@ -9,7 +9,7 @@ tests/fixtures/speed (1.1.1w and 3.0.20, ``-evp -elapsed``, as the tool's bench 
 them): copy *k* of a fixture has ``(copy k)`` added to its ``built on:`` line, so that no
 copy is folded as a quoted duplicate of another, and every figure stays as printed.
 
-For each size it prints the paste's size, ``parse`` (``parsing.parse_report``) time and
+For each size it prints the paste's size, ``parse`` (``parsing.parse_paste``) time and
 peak memory (tracemalloc, in a second parse: the memory Python allocated for it, the
 parsed runs included), and
 ``import`` (``invoke matrix import``'s handler into a fresh results tree) time and the
@@ -66,19 +66,19 @@ class Figures:
 
 def measure(runs: int, work: Path) -> Figures:
     from openssl_matrix.cli import commands
-    from openssl_matrix.parse import parse_report
+    from openssl_matrix.parse import parse_paste
 
     text = paste(runs)
     src = work / f"paste-{runs}.txt"
     src.write_text(text, encoding="utf-8")
     before = _load()
     t0 = time.perf_counter()
-    parsed = parse_report(text)
+    parsed = parse_paste(text)
     parse_s = time.perf_counter() - t0
     assert len(parsed) == runs, (len(parsed), runs)
     del parsed
     tracemalloc.start()  # a second parse for the memory: tracemalloc slows it down 10×
-    parse_report(text)
+    parse_paste(text)
     _, parse_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     tree = work / f"results-{runs}"

@@ -60,25 +60,24 @@ from typing import Any
 
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from openssl_matrix.build.build import Builder
+from openssl_matrix.build.render import render, tarball_name, toolchain_dockerfile
+from openssl_matrix.build.render import toolchain_tag as render_toolchain_tag
+from openssl_matrix.build.sources import default_urls, fetch_source_info
+from openssl_matrix.core.errors import FatalError
+from openssl_matrix.engine.backend import DockerBackend, RunLimits, RunResult
+from openssl_matrix.engine.hostlock import engine_key
+from openssl_matrix.matrix.load import load_matrix, matrix_from_document
+from openssl_matrix.matrix.model import Mask, Matrix, Suite, Variant
+from openssl_matrix.measure.session import Bencher
+from openssl_matrix.measure.speedcmd import speed_invocations, unwrap_speed
+from openssl_matrix.results import records
+from openssl_matrix.results.export import records as export_records
+from openssl_matrix.results.records import build_dir, read_latest
+from openssl_matrix.results.tree import ResultsTree
 
-from openssl_matrix.build.build import Builder  # noqa: E402
-from openssl_matrix.build.render import render, tarball_name, toolchain_dockerfile  # noqa: E402
-from openssl_matrix.build.render import toolchain_tag as render_toolchain_tag  # noqa: E402
-from openssl_matrix.build.sources import default_urls, fetch_source_info  # noqa: E402
-from openssl_matrix.core.errors import FatalError  # noqa: E402
-from openssl_matrix.engine.backend import DockerBackend, RunLimits, RunResult  # noqa: E402
-from openssl_matrix.engine.hostlock import engine_key  # noqa: E402
-from openssl_matrix.matrix.load import load_matrix, matrix_from_document  # noqa: E402
-from openssl_matrix.matrix.model import Mask, Matrix, Suite, Variant  # noqa: E402
-from openssl_matrix.measure.session import Bencher  # noqa: E402
-from openssl_matrix.measure.speedcmd import speed_invocations, unwrap_speed  # noqa: E402
-from openssl_matrix.results import records  # noqa: E402
-from openssl_matrix.results.export import records as export_records  # noqa: E402
-from openssl_matrix.results.records import build_dir, read_latest  # noqa: E402
-from openssl_matrix.results.tree import ResultsTree  # noqa: E402
+#: The checkout: its matrix.yaml, tasks.py and docs (the package is imported as installed).
+ROOT = Path(__file__).resolve().parent.parent
 
 BLOCK = 8192
 QUIET_BUSY = 0.10
@@ -576,9 +575,8 @@ def run_cmd(args: Sequence[str], *, env: Mapping[str, str] | None = None,
 
 
 def invoke(*args: str, check: bool = True) -> tuple[float, Completed]:
-    """``invoke matrix ARGS`` exactly as a user types it, with this checkout's package."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return run_cmd([sys.executable, "-m", "invoke", "matrix", *args], env=env, check=check)
+    """``invoke matrix ARGS`` exactly as a user types it (the installed package)."""
+    return run_cmd([sys.executable, "-m", "invoke", "matrix", *args], check=check)
 
 
 class BenchmarkError(Exception):

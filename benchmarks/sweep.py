@@ -3,7 +3,7 @@
     python3 benchmarks/sweep.py --tarballs DIR [--arch x86_64,i386] [--asm asm,no-asm]
                                 [--only '1.0.*'] [--results DIR] [--no-speed] [--record]
     python3 benchmarks/sweep.py --show        # the recorded table, building nothing
-    python3 benchmarks/sweep.py --docs        # write it into docs/building.md and README
+    python3 benchmarks/sweep.py --docs        # write it into docs/building.md and docs/releases.md
 
 Each release found as ``openssl-<v>.tar.gz`` (or Debian's ``openssl_<v>.orig.tar.gz``) is
 built the way ``invoke matrix build`` builds it (default base image debian:bookworm, the
@@ -16,7 +16,7 @@ contended, and why). A tarball of a release with an official checksum on record 
 match it; other trees are pinned in the sweep's own lock file and marked third-party. An
 optional ``notes.yaml`` in the folder (version: where the tree came from) fills the
 source column. ``--record`` stores the table in the package
-(openssl_matrix/sweep-table.json), which ``invoke matrix list`` reads. Builds and results
+(openssl_matrix/resources/sweep-table.json), which ``invoke matrix list`` reads. Builds and results
 go under --results (default results-sweep/), never the main tree.
 """
 
@@ -29,10 +29,10 @@ import socket
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from openssl_matrix.sweep import sweep, table
 
-from openssl_matrix.sweep import sweep, table  # noqa: E402
+#: The checkout: its matrix.yaml, tasks.py and docs (the package is imported as installed).
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def declared_versions(matrix: Path) -> list[str]:
@@ -63,13 +63,14 @@ def record(rows: list[table.Row], *, keep_tried: bool = False) -> None:
 
 
 def write_docs(root: Path = ROOT) -> None:
-    """The recorded table into docs/building.md, its per-release summary into README."""
+    """The recorded table into docs/building.md, its per-release summary into
+    docs/releases.md."""
     recorded = table.read_table()
     rows = [table.Row.from_dict(r) for r in recorded["rows"]]
     for path, name, body in (
             (root / "docs" / "building.md", "sweep-table",
              table.format_table(rows, when=recorded.get("swept_at"))),
-            (root / "README.md", "sweep-releases", table.release_summary(rows))):
+            (root / "docs" / "releases.md", "sweep-releases", table.release_summary(rows))):
         path.write_text(table.replace_block(path.read_text(encoding="utf-8"), name, body),
                         encoding="utf-8")
         print(f"wrote the {name} block of {path}")
@@ -77,9 +78,10 @@ def write_docs(root: Path = ROOT) -> None:
 
 #: The on/off switches: (flag, help).
 SWITCHES = (
-    ("--show", "print the recorded table (openssl_matrix/sweep-table.json), build nothing"),
+    ("--show", "print the recorded table (openssl_matrix/resources/sweep-table.json), build "
+               "nothing"),
     ("--docs", "write the recorded table into docs/building.md and its per-release summary "
-               "into README.md (their sweep blocks), build nothing"),
+               "into docs/releases.md (their sweep blocks), build nothing"),
     ("--resmoke", "build nothing: run the smoke check again (--runs runs, with host "
                   "accounting) for recorded built cells whose figure falls short: no "
                   "accounting, contended, or fewer runs (their images found through the "
@@ -87,8 +89,8 @@ SWITCHES = (
     ("--third-party", "also build trees whose bytes differ from their version's official "
                       "tarball (pinned in the sweep's own lock; marked)"),
     ("--no-speed", "skip the speed smoke check"),
-    ("--record", "store the table in openssl_matrix/sweep-table.json, each row as soon as "
-                 "its cell is done"),
+    ("--record", "store the table in openssl_matrix/resources/sweep-table.json, each row as "
+                 "soon as its cell is done"),
     ("--resume", "leave out the cells the recorded table already has built or failed (a "
                  "sweep cut short goes on where it stopped)"),
     ("--retry-failed", "with --resume: build the selected failed cells again (after a fix, "

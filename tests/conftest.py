@@ -162,6 +162,44 @@ def _ensure_docker0() -> None:
     subprocess.run(["ip", "link", "set", "docker0", "up"], check=False)
 
 
+_ENGINE_PROBLEM: list[str | None] = []
+
+
+def engine_problem() -> str | None:
+    """Why the environment's Docker engine does not answer (None: it does); asked once."""
+    if not _ENGINE_PROBLEM:
+        from openssl_matrix.core.errors import FatalError
+        from openssl_matrix.engine.backend import DockerBackend
+
+        try:
+            DockerBackend().engine_info()
+            _ENGINE_PROBLEM.append(None)
+        except FatalError as exc:
+            _ENGINE_PROBLEM.append(exc.message.splitlines()[0][:300])
+    return _ENGINE_PROBLEM[0]
+
+
+def in_ci() -> bool:
+    """CI=1 (CI=true): a test that would skip for want of a tool fails instead."""
+    return os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A docker-marked test needs an engine: without one it is skipped, all for one reason,
+    and under CI=1 it fails instead (CI has an engine: .ci/setup starts dockerd)."""
+    if item.get_closest_marker("docker") is None:
+        return
+    problem = engine_problem()
+    if problem is None:
+        return
+    reason = ("no Docker engine answers, so the docker-marked tests cannot run "
+              "(`bash .ci/setup` starts one)")
+    if in_ci():
+        pytest.fail(f"{reason}; under CI=1 that is a failure: {problem}", pytrace=False)
+    pytest.skip(reason)
+
+
 @pytest.fixture(autouse=True)
 def _docker0_for_docker_tests(request: pytest.FixtureRequest) -> None:
     if request.node.get_closest_marker("docker") is not None:

@@ -1,19 +1,24 @@
 """A fake container backend for unit tests: the one seam where Docker may be faked.
 
 It keeps images in a dict and answers ``run`` from a responder function, so the
-build and bench logic can be tested without a Docker engine. Integration tests
-(marked ``docker``) use the real ``DockerBackend``.
+build and bench logic can be tested without a Docker engine. A command-line test hands
+its fakes to the command table through the one engine factory (``engine_of`` below, to
+``cli.commands.handlers`` or ``cli.worker.thread_lab``); nothing is monkeypatched into a
+module. Integration tests (``tests/docker/``, marked ``docker``) use the real
+``DockerBackend``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from openssl_matrix.engine.backend import ImageFacts, RunLimits, RunResult
+from openssl_matrix.cli.commands import EngineFactory
+from openssl_matrix.engine.backend import Backend, ImageFacts, RunLimits, RunResult
 
 Responder = Callable[[str, Sequence[str], Mapping[str, str]], tuple[int, str, str]]
 
@@ -149,3 +154,20 @@ class FakeBackend:
     def remove_image(self, tag: str) -> None:
         self.removed_images.append(tag)
         self.images.pop(tag, None)
+
+
+#: A command table as ``cli.commands.handlers`` (or ``cli.worker.thread_lab``) makes it.
+Handlers = dict[str, Callable[..., int]]
+
+
+def engine_of(make: Callable[..., Backend]) -> EngineFactory:
+    """A test's fake engines as the command line's engine factory, to hand to
+    ``handlers(engine)`` or ``thread_lab(engine)`` (the seam; nothing is monkeypatched):
+    ``make(base_url=URL)`` when it takes the URL a command reaches the engine at (None:
+    the environment's), else ``make()``."""
+    takes_url = bool(inspect.signature(make).parameters)
+
+    def engine(base_url: str | None, allow_plain_tcp: bool) -> Backend:
+        return make(base_url=base_url) if takes_url else make()
+
+    return engine

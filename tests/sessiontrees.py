@@ -75,7 +75,7 @@ class Replay:
     FILES: ClassVar[Mapping[str, str]] = {"1.1.1w": "real-1.1.1w", "3.0.20": "real-3.0.20"}
 
     def __init__(self, legacy_from: int) -> None:
-        from openssl_matrix.parse import parse_report
+        from openssl_matrix.parse import parse_paste
 
         self.legacy_from = legacy_from
         self.session = 0
@@ -84,7 +84,7 @@ class Replay:
         self.runs: dict[str, list[dict[tuple[str, bool], dict[int, float]]]] = {}
         for version, folder in self.FILES.items():
             for name in ("mr-evp-elapsed.stdout", "evp-elapsed.stdout"):
-                [run] = parse_report((FIXTURES / folder / name).read_text())
+                [run] = parse_paste((FIXTURES / folder / name).read_text())
                 table: dict[tuple[str, bool], dict[int, float]] = {}
                 for f in run.figures:
                     if f.bytes_per_s is not None and f.block_size is not None:

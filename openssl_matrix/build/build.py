@@ -45,7 +45,7 @@ from openssl_matrix.core.clock import now
 from openssl_matrix.core.errors import BuildError, DockerUnavailable, FatalError, ResultsError
 from openssl_matrix.core.files import atomic_write, file_sha256
 from openssl_matrix.engine.backend import Backend, RunLimits
-from openssl_matrix.engine.claims import Claims
+from openssl_matrix.engine.buildclaims import BuildClaims
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.engine.ship import Choice, Shipper, engine_ref, same_family
 from openssl_matrix.matrix.eras import base_image_hint
@@ -101,7 +101,7 @@ class Builder:
         #: in a lab (``claims``): claim an image before building it, and wait for a peer
         #: engine that is building it to ship it here (claims.py)
         self._claims_wanted = claims and images is not None and images.mode != "build"
-        self.claims: Claims | None = None
+        self.claims: BuildClaims | None = None
         self._host_lock: HostLock | bool | None = False  # False: not looked up yet
         self._engine: dict[str, Any] | None = None
         self._peer_toolchains: dict[str, str] = {}  # tag -> base id: on a peer, not here
@@ -227,7 +227,7 @@ class Builder:
         outcomes: list[BuildOutcome] = []
         toolchains: dict[str, str] = {}
         if self._claims_wanted and not force and self.claims is None:
-            self.claims = Claims(self.tree.root, self.engine(), self._serves)
+            self.claims = BuildClaims(self.tree.root, self.engine(), self._serves)
         for base in sorted({v.base_image for v in variants}):
             try:
                 toolchains[base] = self.ensure_toolchain(base)

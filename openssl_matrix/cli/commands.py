@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json as _json
 import re
 import signal
 import subprocess
 import sys
 import threading
-from collections import Counter
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 from openssl_matrix.build.build import Builder
 from openssl_matrix.build.render import render as render_variant
 from openssl_matrix.build.sources import check_version, default_urls, pin_source, read_pins
+from openssl_matrix.cli.summary import print_bench_summary
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import (
     BenchError,
@@ -33,12 +35,13 @@ from openssl_matrix.core.files import atomic_write, read_bounded
 from openssl_matrix.core.names import clip, inside, name_problem, safe_name
 from openssl_matrix.core.outputs import RenderedFolder, check_output_file
 from openssl_matrix.core.resources import USER_REPORTS, project_reports, user_folder
-from openssl_matrix.engine.backend import DockerBackend
+from openssl_matrix.engine.backend import Backend, DockerBackend
 from openssl_matrix.engine.engines import describe_spec
 from openssl_matrix.engine.hostlock import EngineBusy
 from openssl_matrix.engine.ship import Peer, Shipper, check_mode, check_registry
 from openssl_matrix.lab.run import (
     LabError,
+    Launcher,
     close_sessions,
     lab_outcome,
     print_summaries,
@@ -50,19 +53,16 @@ from openssl_matrix.lab.run import (
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.matrix.model import MAX_BYTES, MAX_REPEAT, Matrix, Variant
 from openssl_matrix.matrix.patches import endbr32_warning
-from openssl_matrix.measure import opsummary
 from openssl_matrix.measure.cell import CellOutcome
 from openssl_matrix.measure.cpumodel import core_of_cpu, core_of_march, summary
-from openssl_matrix.measure.guards import CONTENDED
 from openssl_matrix.measure.hostinfo import parse_cpuinfo, profile_mismatches
 from openssl_matrix.measure.session import (
     DEFAULT_SETTLE,
     MAX_ATTEMPTS,
     Bencher,
     build_command,
-    summarize_series,
 )
-from openssl_matrix.parse import figure_records, parse_report
+from openssl_matrix.parse import figure_records, parse_paste
 from openssl_matrix.report.medians import SESSION_FIELDS, session_medians
 from openssl_matrix.report.page import build_report
 from openssl_matrix.report.sessions import Selection
@@ -208,20 +208,31 @@ def _endbr32_warning(variant: Variant | None, record: dict[str, Any] | None) -> 
                            count if isinstance(count, int) else None)
 
 
-def _backend_for(m: Matrix, cpu: str, allow_plain_tcp: bool = False) -> DockerBackend:
+#: How a command reaches a Docker engine: (``base_url``, ``allow_plain_tcp``) -> the
+#: engine. ``base_url`` None is the environment's (DOCKER_HOST, the current context), else
+#: a profile's docker_host or a lab peer's; ``allow_plain_tcp`` lets ``tcp://`` without TLS
+#: through. The command line's is :func:`docker_engine`; the fake-engine tests hand their
+#: own to :func:`handlers`. No command makes an engine any other way.
+EngineFactory = Callable[[str | None, bool], Backend]
+
+
+def docker_engine(base_url: str | None, allow_plain_tcp: bool) -> Backend:
+    """The real engine, through the Docker SDK (engine/backend.py)."""
+    return DockerBackend(base_url, allow_plain_tcp=allow_plain_tcp)
+
+
+def _backend_for(m: Matrix, cpu: str, allow_plain_tcp: bool, engine: EngineFactory,
+                 ) -> Backend:
     """The Docker engine of a CPU profile (its docker_host), else the environment's."""
     profile = m.profile(cpu) if cpu and cpu != "auto" else None
     if profile is not None and profile.docker_host:
         log.info(f"profile {profile.name}: Docker engine {profile.docker_host}")
-        if allow_plain_tcp:
-            return DockerBackend(base_url=profile.docker_host, allow_plain_tcp=True)
-        return DockerBackend(base_url=profile.docker_host)
-    # the keyword only when given, so DockerBackend() stays the seam tests replace
-    return DockerBackend(allow_plain_tcp=True) if allow_plain_tcp else DockerBackend()
+        return engine(profile.docker_host, allow_plain_tcp)
+    return engine(None, allow_plain_tcp)
 
 
 def _lab(command: str, m: Matrix, cpus: list[str], flags: dict[str, Any], results: str, *,
-         wait: bool = False) -> int:
+         launcher: Launcher | None, wait: bool = False) -> int:
     """``--cpu=a,b,...``: every profile's engine at once (lab.py)."""
     for name in cpus:
         if name != "auto":
@@ -229,18 +240,19 @@ def _lab(command: str, m: Matrix, cpus: list[str], flags: dict[str, Any], result
     tree = _tree(results)
     if command == "bench":
         with _terminate_as_interrupt(), tree_for_lab(tree, wait=wait):
-            states = run_lab(m, command, cpus, flags, tree)
+            states = run_lab(m, command, cpus, flags, tree, launch=launcher)
             if all(s.code == 0 for s in states):
                 close_sessions(tree, m, cpus, flags)
     else:
         with _terminate_as_interrupt():
-            states = run_lab(m, command, cpus, flags, tree)
+            states = run_lab(m, command, cpus, flags, tree, launch=launcher)
     print_summaries(states)
     lab_outcome(states, cpus)
     return 0
 
 
-def _peers(m: Matrix, cpu: str, allow_plain_tcp: bool = False) -> Callable[[], list[Any]]:
+def _peers(m: Matrix, cpu: str, allow_plain_tcp: bool, engine: EngineFactory,
+           ) -> Callable[[], list[Any]]:
     """The engines images may be shipped from, connected when first needed: the local
     engine (the one `build` without a remote profile uses), when it is not the target,
     and in a lab the run's other engines (``lab.run_peers``). Engines the command does
@@ -248,22 +260,16 @@ def _peers(m: Matrix, cpu: str, allow_plain_tcp: bool = False) -> Callable[[], l
     target = m.profile(cpu) if cpu and cpu != "auto" else None
     mine = (target.docker_host if target is not None else None) or "local"
     wanted = {} if mine == "local" else {"local": "the local engine"}
-    for names, engine in run_peers():  # read now: in the worker's own thread
-        if engine != mine:
-            wanted[engine] = f"{names} ({engine})" if engine != "local" else \
+    for names, url in run_peers():  # read now: in the worker's own thread
+        if url != mine:
+            wanted[url] = f"{names} ({url})" if url != "local" else \
                 f"{names} (the local engine)"
 
     def connect() -> list[Peer]:
         found = []
-        for engine, label in wanted.items():
+        for url, label in wanted.items():
             try:
-                if engine == "local":
-                    backend = DockerBackend(allow_plain_tcp=True) if allow_plain_tcp \
-                        else DockerBackend()
-                elif allow_plain_tcp:
-                    backend = DockerBackend(base_url=engine, allow_plain_tcp=True)
-                else:
-                    backend = DockerBackend(base_url=engine)
+                backend = engine(None if url == "local" else url, allow_plain_tcp)
                 found.append(Peer(label, backend, backend.engine_info()))
             except FatalError as exc:  # unreachable, or refused (plain tcp://)
                 log.warn(f"{label} is not reachable: no images are shipped from it "
@@ -275,7 +281,8 @@ def _peers(m: Matrix, cpu: str, allow_plain_tcp: bool = False) -> Callable[[], l
 
 def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | None,
               force: bool, cpu: str, all: bool = False, allow_plain_tcp: bool = False,
-              images: str = "", registry: str = "") -> int:
+              images: str = "", registry: str = "", engine: EngineFactory = docker_engine,
+              launcher: Launcher | None = None) -> int:
     n_jobs = bounded("--jobs", jobs or 1, 1, 64)
     mode = check_mode(images)
     registry = check_registry(registry, mode) or ""
@@ -286,10 +293,10 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
         return _lab("build", m, cpus, {
             "matrix": matrix, "results": results, "only": only, "jobs": jobs, "force": force,
             "all": all, "allow_plain_tcp": allow_plain_tcp, "images": images,
-            "registry": registry}, results)
-    backend = _backend_for(m, cpu, allow_plain_tcp)
+            "registry": registry}, results, launcher=launcher)
+    backend = _backend_for(m, cpu, allow_plain_tcp, engine)
     tree = _tree(results)
-    shipper = Shipper(backend, backend.engine_info(), mode, _peers(m, cpu, allow_plain_tcp),
+    shipper = Shipper(backend, backend.engine_info(), mode, _peers(m, cpu, allow_plain_tcp, engine),
                       tree.root, registry=registry or None)
     in_lab = lab_worker()
     builder = Builder(m, backend, tree, images=shipper,
@@ -324,7 +331,8 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
 def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, suite: str,
               force: bool, wait: bool, repeat: int | None, fresh: bool = False,
               settle: str | float | None = None, no_wait: bool = False,
-              allow_plain_tcp: bool = False) -> int:
+              allow_plain_tcp: bool = False, engine: EngineFactory = docker_engine,
+              launcher: Launcher | None = None) -> int:
     if not split_cpus(cpu):
         raise UsageError("`invoke matrix bench` needs --cpu=PROFILE",
                          hint="--cpu=auto measures this host; named profiles are in the "
@@ -348,9 +356,9 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
             "matrix": matrix, "results": results, "only": only, "suite": suite,
             "force": force, "wait": False, "repeat": repeat, "fresh": fresh,
             "settle": settle, "no_wait": no_wait, "allow_plain_tcp": allow_plain_tcp},
-            results, wait=wait)
+            results, launcher=launcher, wait=wait)
     tree = _tree(results)
-    backend = _backend_for(m, cpu, allow_plain_tcp)
+    backend = _backend_for(m, cpu, allow_plain_tcp, engine)
     tree.lock(wait=wait)
     per_suite: list[tuple[str, list[CellOutcome], str | None]] = []
     try:
@@ -387,7 +395,7 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
         the_suite = m.suite(name)
         if len(suites) > 1:
             print(f"\n== suite {name}")
-        _print_bench_summary(outcomes, the_suite.bytes or 8192, the_suite.noise_threshold,
+        print_bench_summary(outcomes, the_suite.bytes or 8192, the_suite.noise_threshold,
                              int(repeat) if repeat else the_suite.repeat)
         if error:
             failures.append(f"suite {name}: {error.splitlines()[0]}")
@@ -421,116 +429,6 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
                          + " and rerun the same command: only what did not finish is "
                          "measured again")
     return 0
-
-
-def _mbs(value: Any) -> str:
-    return f"{value / 1e6:,.1f}" if isinstance(value, (int, float)) else "—"
-
-
-def _print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05,
-                         planned: int | None = None) -> None:
-    print(f"\nbench summary (MB/s at {block} bytes, cycles/byte when the clock is known; "
-          "public-key operations in ops/s, handshakes in conn/s; a status other than ok "
-          "says what the figure is not)")
-    rounds = max((o.round for o in outcomes), default=1)
-    for o in outcomes:
-        if getattr(o, "unbuilt", False):  # said once, with the fix, under failures
-            print(f"  {o.variant}: not built — not measured")
-            continue
-        print(f"  {o.variant}" + (f" round {o.round}" if rounds > 1 else "")
-              + f": {o.status}" + (f" — {o.run_dir}" if o.run_dir else "")
-              + (" (finished earlier in this session, not measured again)"
-                 if getattr(o, "reused", False) else ""))
-        if o.error:
-            print(f"      {o.error.splitlines()[0]}")
-        if rounds > 1:
-            continue
-        for f in o.figures:
-            if opsummary.is_ops(f):  # pkey / tls suites
-                print(opsummary.figure_line(f))
-                continue
-            if f.get("block_size") != block:
-                continue
-            cpb = f.get("cycles_per_byte")
-            text = _mbs(f.get("bytes_per_s")) + (f" ({cpb:.2f} c/B)" if cpb else "")
-            status = f.get("status")
-            name = str(f.get("invocation"))
-            if "+" in name:
-                name = f"{name.rsplit('--', 1)[0]}--[{f.get('algorithm')}]"
-            print(f"      {name:<36} {text:>22}"
-                  + ("" if status == "ok" else f"  [{status}]"))
-        for w in o.warnings:
-            print(f"      warning: {w}")
-    if rounds > 1:
-        more = rounds - planned if planned and rounds > planned else 0
-        print(f"\n  over {planned or rounds} interleaved rounds"
-              + (f" (+{more} for re-measurements and wide intervals)" if more else "")
-              + ": median ± half-width of the 95 % "
-              f"interval (t) in MB/s (public-key ops/s, handshakes conn/s), clean samples n, "
-              f"[min–max], coefficient of variation "
-              f"(noisy above {noise:.0%}); contended attempts never count")
-    rows_all: list[dict[str, Any]] = []
-    for variant in dict.fromkeys(o.variant for o in outcomes):
-        runs = [o for o in outcomes if o.variant == variant and o.status != "failed"]
-        rows = summarize_series(runs, noise)
-        rows_all += rows
-        if rounds == 1:
-            continue
-        print(f"  {variant} ({len(runs)} run(s))")
-        units = opsummary.units_by_figure(f for o in runs for f in o.figures)
-        for row in rows:
-            if opsummary.is_ops(row):
-                unit = units.get((row["invocation"], row["algorithm"], row["operation"]))
-                print(opsummary.series_line(row, unit or "ops/s"))
-                continue
-            if row["block_size"] != block:
-                continue
-            cv = f"{row['cv']:.1%}" if row["cv"] is not None else "—"
-            cyc = f" {row['median_cycles']:.2f} c/B" if row["median_cycles"] else ""
-            flags = [s for s in row["statuses"] if s != "ok"]
-            n = f"n={row['n']}" if row.get("clean", True) else \
-                f"n=0 clean of {row['attempts']}"
-            print(f"      {row['invocation']!s:<36} {_pm(row):>20} ({n}) "
-                  f"[{_mbs(row['min'])}–{_mbs(row['max'])}] cv {cv}{cyc}"
-                  + ("  NOISY" if row["noisy"] else "")
-                  + (f"  [{', '.join(flags)}]" if flags else "")
-                  + (f"  ({row['contended']} contended attempt(s) left out)"
-                     if row.get("contended") and row.get("clean") else ""))
-    if rounds > 1:
-        warned: set[str] = set()
-        for o in outcomes:
-            for w in o.warnings:
-                if w not in warned and not w.startswith(f"{CONTENDED}: "):
-                    warned.add(w)
-                    print(f"      warning ({o.variant}): {w}")
-    print("\n  " + flag_summary(rows_all))
-    ops = [r for r in rows_all if opsummary.is_ops(r)]
-    if ops and len(ops) < len(rows_all):
-        print("  of which public-key/handshake: " + flag_summary(ops))
-
-
-def _pm(row: dict[str, Any]) -> str:
-    """``median ± half-width`` in MB/s (``median`` alone with one sample)."""
-    lo, hi = row.get("ci_low"), row.get("ci_high")
-    if isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
-        return f"{_mbs(row['median'])} ± {(hi - lo) / 2 / 1e6:,.1f}"
-    return _mbs(row.get("median"))
-
-
-def flag_summary(rows: list[dict[str, Any]]) -> str:
-    """One line: how many figures were reported, how many flagged and why."""
-    counts: Counter[str] = Counter()
-    for row in rows:
-        worst = [s for s in row["statuses"] if s != "ok"]
-        counts[worst[0] if worst else "ok"] += 1
-    attempts = sum(int(r.get("attempts") or 0) for r in rows)
-    contended = sum(int(r.get("contended") or 0) for r in rows)
-    flagged = sum(n for s, n in counts.items() if s != "ok")
-    parts = [f"{n} {s}" for s, n in sorted(counts.items(), key=lambda x: -x[1]) if s != "ok"]
-    return (f"{len(rows)} figure(s) from {attempts} measurement(s): {counts['ok']} ok, "
-            f"{flagged} flagged" + (f" ({', '.join(parts)})" if parts else "")
-            + f"; {contended} attempt(s) found the host busy (contended) and were left "
-            "out or measured again")
 
 
 def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
@@ -604,7 +502,7 @@ def cmd_parse(*, target: str, matrix: str, results: str, json: bool) -> int:
         text = read_bounded(Path(target), cap=MAX_REPORT_BYTES).decode("utf-8", errors="replace")
     except OSError as exc:
         raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
-    runs = parse_report(text)
+    runs = parse_paste(text)
     out: list[dict[str, Any]] = []
     for i, run in enumerate(runs, 1):
         header = {k: getattr(run.header, k) for k in run.header.__dataclass_fields__}
@@ -667,7 +565,7 @@ def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
     except OSError as exc:
         raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
     text = raw.decode("utf-8", errors="replace")
-    runs = parse_report(text)
+    runs = parse_paste(text)
     if not runs:
         raise UsageError(f"{target}: no `openssl speed` output found in it")
     for i, run in enumerate(runs, 1):  # every folder name checked before anything is written
@@ -713,7 +611,7 @@ def _reports_dirs(matrix: str) -> list[Path]:
 
 def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bool,
                   wait: bool, json: bool, check: bool = False,
-                  allow_plain_tcp: bool = False) -> int:
+                  allow_plain_tcp: bool = False, engine: EngineFactory = docker_engine) -> int:
     spec = load_spec(find_spec(target, _reports_dirs(matrix)))
     env = Environment.from_matrix(Path(matrix or "matrix.yaml"))
     if check:
@@ -739,7 +637,7 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
         if len(profiles) > 1:
             log.info(f"═ reproduce {spec.id} --cpu={profile} ({i + 1} of {len(profiles)})")
         try:
-            backend = _backend_for(m, profile, allow_plain_tcp)
+            backend = _backend_for(m, profile, allow_plain_tcp, engine)
             rep = reproduce(spec, env, backend, _tree(results), cpu_profile=profile,
                             force=force, wait=wait, engine=backend.engine_info(),
                             git_commit=_git_commit(), max_attempts=MAX_ATTEMPTS)
@@ -779,16 +677,35 @@ def cmd_report(*, target: str, matrix: str, results: str, output: str,
     return 0
 
 
-HANDLERS: dict[str, Callable[..., int]] = {
-    "list": cmd_list,
-    "render": cmd_render,
-    "build": cmd_build,
-    "bench": cmd_bench,
-    "profiles": cmd_profiles,
-    "export": cmd_export,
-    "parse": cmd_parse,
-    "pin": cmd_pin,
-    "import": cmd_import,
-    "report": cmd_report,
-    "reproduce": cmd_reproduce,
-}
+def _wired(handler: Callable[..., int], **seams: Any) -> Callable[..., int]:
+    """``handler`` with its seams bound; its signature is its command's flags alone (what
+    the command table and its test check)."""
+    bound = partial(handler, **seams)
+    sig = inspect.signature(handler)
+    bound.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        parameters=[p for name, p in sig.parameters.items() if name not in seams])
+    return bound
+
+
+def handlers(engine: EngineFactory = docker_engine, *,
+             launcher: Launcher | None = None) -> dict[str, Callable[..., int]]:
+    """The command table's handlers: every engine a command reaches comes from ``engine``,
+    a lab's engine workers are started by ``launcher`` (None: worker processes, see
+    lab/run.py). The one place the engine is chosen."""
+    return {
+        "list": cmd_list,
+        "render": cmd_render,
+        "build": _wired(cmd_build, engine=engine, launcher=launcher),
+        "bench": _wired(cmd_bench, engine=engine, launcher=launcher),
+        "profiles": cmd_profiles,
+        "export": cmd_export,
+        "parse": cmd_parse,
+        "pin": cmd_pin,
+        "import": cmd_import,
+        "report": cmd_report,
+        "reproduce": _wired(cmd_reproduce, engine=engine),
+    }
+
+
+#: What ``invoke matrix``, ``python -m openssl_matrix`` and a lab's worker process run.
+HANDLERS = handlers()

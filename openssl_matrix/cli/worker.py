@@ -2,37 +2,47 @@
 
 The lab (:mod:`openssl_matrix.lab.run`) starts one such process per engine; here, at the
 top of the package, the worker is handed its :data:`~openssl_matrix.lab.run.Runner`: the
-command line's dispatcher over the command table. ``thread_worker`` runs the same in a
-thread of this process (the lab tests, with the fake engine).
+command line's dispatcher over the command table. :func:`thread_lab` runs the same in
+threads of this process (the lab tests, with the fake engine).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from invoke.exceptions import Exit
 
-from openssl_matrix.cli.commands import HANDLERS
+from openssl_matrix.cli.commands import HANDLERS, EngineFactory, handlers
 from openssl_matrix.cli.table import dispatch
-from openssl_matrix.lab.run import EngineJob, ThreadWorker, worker_main
+from openssl_matrix.lab.run import EngineJob, Runner, ThreadWorker, worker_main
 
 
-def run_command(command: str, flags: Mapping[str, Any]) -> int:
-    """Run one command as ``invoke matrix COMMAND`` would; its exit status."""
-    try:
-        dispatch(command, "", flags, HANDLERS)
-    except Exit as exc:
-        return int(exc.code or 0)
-    return 0
+def runner(table: Mapping[str, Callable[..., int]]) -> Runner:
+    """Runs one command of ``table`` as ``invoke matrix COMMAND`` would: its exit status."""
+    def run(command: str, flags: Mapping[str, Any]) -> int:
+        try:
+            dispatch(command, "", flags, table)
+        except Exit as exc:
+            return int(exc.code or 0)
+        return 0
+
+    return run
 
 
-def thread_worker(job: EngineJob, tree_root: Path) -> ThreadWorker:
-    """A lab launcher that runs each engine's worker in a thread of this process."""
-    return ThreadWorker(job, tree_root, run_command)
+def thread_lab(engine: EngineFactory) -> dict[str, Callable[..., int]]:
+    """The command table of a lab whose engine workers are threads of this process, every
+    one reaching its engines through ``engine`` (the fake-engine tests)."""
+    table: dict[str, Callable[..., int]] = {}
+
+    def launch(job: EngineJob, tree_root: Path) -> ThreadWorker:
+        return ThreadWorker(job, tree_root, runner(table))
+
+    table.update(handlers(engine, launcher=launch))
+    return table
 
 
 if __name__ == "__main__":
-    sys.exit(worker_main(sys.argv[1], run_command))
+    sys.exit(worker_main(sys.argv[1], runner(HANDLERS)))

@@ -70,7 +70,7 @@ def step(title: str) -> Iterator[None]:
     info(_paint(f"  {title}: done ✓ ({time.monotonic() - start:.1f}s)", "32"))
 
 
-class Progress:
+class ProgressLine:
     """A progress line for long work: ``drawing charts: 37/154 (12.3s)``.
 
     On a terminal the line is redrawn in place; elsewhere (a log file, CI) a line is

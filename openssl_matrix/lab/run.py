@@ -246,10 +246,10 @@ class ThreadWorker:
         pass  # threads cannot be interrupted; the tests' fakes finish quickly
 
 
+#: How the lab starts its engine workers: a child process each (:class:`ProcessWorker`,
+#: the default), or a thread each (:class:`ThreadWorker`, for the fake-engine tests,
+#: through :func:`openssl_matrix.cli.worker.thread_lab`).
 Launcher = Callable[[EngineJob, Path], Worker]
-#: How the lab starts its engine workers (tests with fakes use
-#: :func:`openssl_matrix.cli.worker.thread_worker`).
-launcher: Launcher = ProcessWorker
 
 
 # -- the lab ---------------------------------------------------------------------------
@@ -304,7 +304,7 @@ def run_lab(m: Matrix, command: str, cpus: list[str], flags: Mapping[str, Any],
     pumps: list[threading.Thread] = []
     try:
         for state in states:
-            worker = (launch or launcher)(state.job, tree.root)
+            worker = (launch or ProcessWorker)(state.job, tree.root)
             workers.append(worker)
             pump = threading.Thread(target=_pump, args=(worker, state, display),
                                     daemon=True, name=f"lab pump {state.job.name}")

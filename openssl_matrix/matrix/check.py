@@ -1,5 +1,5 @@
 """The checking context shared by the YAML readers (``matrix.yaml`` in :mod:`model`, report
-specs in :mod:`reportspec`): ``_Ctx`` carries the file name and turns each malformed value
+specs in :mod:`reportspec`): ``CheckContext`` carries the file name and turns each malformed value
 into a ConfigError naming file and key path; the value patterns it checks against
 (``SAFE_TOKEN``, ``SHA256``, ``IA32CAP_VALUE``); and :func:`load_yaml_file`, the limited
 YAML loader whose problems name the file.
@@ -29,7 +29,7 @@ SAFE_TOKEN = re.compile(r"^[A-Za-z0-9_.,:=+/~@%-]+\Z")
 SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
 
 
-def _choices_hint(wanted: str, choices: Sequence[str]) -> str:
+def choices_hint(wanted: str, choices: Sequence[str]) -> str:
     close = difflib.get_close_matches(wanted, choices, n=1)
     listing = ", ".join(choices) if choices else "(none defined)"
     if close:
@@ -37,7 +37,7 @@ def _choices_hint(wanted: str, choices: Sequence[str]) -> str:
     return f"defined: {listing}"
 
 
-class _Ctx:
+class CheckContext:
     """Carries the file name for error messages."""
 
     def __init__(self, path: Path) -> None:
@@ -66,7 +66,7 @@ class _Ctx:
         if value is None:
             return {}
         if not isinstance(value, dict):
-            raise self.fail(keypath, f"expected a mapping, got {_kind(value)}")
+            raise self.fail(keypath, f"expected a mapping, got {kind_name(value)}")
         for k in value:
             if not isinstance(k, str):
                 raise self.fail(keypath, f"key {clip(k)} must be a string (quote it in YAML)")
@@ -103,7 +103,7 @@ class _Ctx:
     def string(self, value: Any, keypath: str, *, pattern: re.Pattern[str] | None = None,
                what: str = "") -> str:
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            raise self.fail(keypath, f"expected a string, got {_kind(value)}")
+            raise self.fail(keypath, f"expected a string, got {kind_name(value)}")
         text = str(value)
         if pattern is not None and not pattern.match(text):
             raise self.fail(keypath, f"{clip(text)} is not a valid {what or 'value'}")
@@ -128,19 +128,19 @@ class _Ctx:
                             hint=f"write it as a list: [{value[:60]}"
                             + ("…]" if len(value) > 60 else "]"))
         if not isinstance(value, list):
-            raise self.fail(keypath, f"expected a list, got {_kind(value)}")
+            raise self.fail(keypath, f"expected a list, got {kind_name(value)}")
         return tuple(self.token(v, f"{keypath}[{i}]") for i, v in enumerate(value))
 
     def strings(self, value: Any, keypath: str) -> tuple[str, ...]:
         if value is None:
             return ()
         if not isinstance(value, list):
-            raise self.fail(keypath, f"expected a list, got {_kind(value)}")
+            raise self.fail(keypath, f"expected a list, got {kind_name(value)}")
         return tuple(self.string(v, f"{keypath}[{i}]") for i, v in enumerate(value))
 
     def boolean(self, value: Any, keypath: str) -> bool:
         if not isinstance(value, bool):
-            raise self.fail(keypath, f"expected true or false, got {_kind(value)}")
+            raise self.fail(keypath, f"expected true or false, got {kind_name(value)}")
         return value
 
     def posint(self, value: Any, keypath: str, *, optional: bool = True,
@@ -183,7 +183,7 @@ class _Ctx:
             if name not in IA32CAP_BITS:
                 raise self.fail(f"{keypath}.disable[{j}]", f"{clip(name)} is not a capability "
                                 f"this tool can mask ({', '.join(IA32CAP_BITS)})",
-                                hint=_choices_hint(name, list(IA32CAP_BITS)))
+                                hint=choices_hint(name, list(IA32CAP_BITS)))
         if cap is not None and disable:
             raise self.fail(keypath, "give either 'ia32cap' (a literal value) or 'disable' "
                             "(capability names), not both")
@@ -198,7 +198,7 @@ class _Ctx:
         return float(value)
 
 
-def _kind(value: Any) -> str:
+def kind_name(value: Any) -> str:
     if value is None:
         return "nothing (null)"
     return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean",
@@ -209,7 +209,7 @@ def _join(keypath: str, key: str | int) -> str:
     return f"{keypath}.{key}" if keypath else str(key)
 
 
-def load_yaml_file(ctx: _Ctx, text: str) -> Any:
+def load_yaml_file(ctx: CheckContext, text: str) -> Any:
     """``text`` through the limited loader (yamlload); a problem names the file."""
     try:
         return load_yaml(text)

@@ -21,8 +21,7 @@ from openssl_matrix.core.files import read_bounded
 from openssl_matrix.core.names import clip, name_problem
 from openssl_matrix.core.resources import USER_PATCHES, project_patches, user_folder
 from openssl_matrix.core.yamlload import MAX_BYTES as MAX_YAML_BYTES
-from openssl_matrix.matrix.aead import ALGORITHMS as AEAD_ALGORITHMS
-from openssl_matrix.matrix.check import _choices_hint, _Ctx, _kind, load_yaml_file
+from openssl_matrix.matrix.check import CheckContext, choices_hint, kind_name, load_yaml_file
 from openssl_matrix.matrix.eras import (
     ENGINES,
     engine_options,
@@ -30,13 +29,10 @@ from openssl_matrix.matrix.eras import (
     i386_name,
     march_problem,
 )
-from openssl_matrix.matrix.libvocab import OPERATIONS as LIBRARY_OPERATIONS
-from openssl_matrix.matrix.libvocab import LibraryOptions
 from openssl_matrix.matrix.model import (
     ARCHES,
     ASM_VALUES,
     MAX_BYTES,
-    MAX_MULTI,
     MAX_REPEAT,
     MAX_SECONDS,
     NAME,
@@ -58,17 +54,11 @@ from openssl_matrix.matrix.patches import (
     load_patches,
     select_patches,
 )
-from openssl_matrix.matrix.pkey import ALGORITHMS as PK_ALGORITHMS
-from openssl_matrix.matrix.pts import OPTIONS as PTS_OPTIONS
 from openssl_matrix.matrix.pts import RSD_THRESHOLD as PTS_RSD
 from openssl_matrix.matrix.pts import SECONDS as PTS_SECONDS
 from openssl_matrix.matrix.pts import TIMES_TO_RUN as PTS_TIMES
 from openssl_matrix.matrix.releases import Release, load_catalogue
-from openssl_matrix.matrix.tlsvocab import KEYS as TLS_KEYS
-from openssl_matrix.matrix.tlsvocab import MODES as TLS_MODES
-from openssl_matrix.matrix.tlsvocab import PINNINGS as TLS_PINNINGS
-from openssl_matrix.matrix.tlsvocab import PROTOCOLS as TLS_PROTOCOLS
-from openssl_matrix.matrix.tlsvocab import TlsOptions
+from openssl_matrix.matrix.suitekinds import library_options, multi_counts, suite_kind
 
 TOP_KEYS = ("schema", "defaults", "versions", "axes", "include", "exclude", "profiles",
             "suites", "default_suite", "sources_dirs", "default_variants", "patches_dirs",
@@ -85,8 +75,6 @@ SUITE_KEYS = ("description", "algorithms", "evp", "decrypt", "engine", "provider
               "seconds", "bytes", "masks", "repeat", "noise_threshold", "devices", "kind",
               "protocols", "modes", "pinning", "threads")
 SUITE_KINDS = ("speed", "aead", "pkey", "tls", "pts", "library")
-#: Most threads a library suite may ask for.
-MAX_THREADS = 256
 DEVICE = re.compile(r"^/dev/[A-Za-z0-9_][A-Za-z0-9_./-]*\Z")
 MASK_KEYS = ("name", "ia32cap", "disable")
 CPUSET = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*\Z")
@@ -97,7 +85,7 @@ def load_matrix(path: str | Path, *, default_urls: Callable[[str], list[str]] | 
                 ) -> Matrix:
     """Read and validate a matrix file; raise ConfigError naming file and key path."""
     p = Path(path)
-    ctx = _Ctx(p)
+    ctx = CheckContext(p)
     try:
         text = read_bounded(p, cap=4 * MAX_YAML_BYTES).decode("utf-8")
     except FileNotFoundError:
@@ -117,10 +105,10 @@ def matrix_from_document(doc: Mapping[str, Any], *, path: str | Path = "<python>
     as the file would be (errors name ``path``, which is also what the results record as
     the matrix's path). No YAML is written or read."""
     data = json.loads(json.dumps(doc))  # a private copy in the types YAML gives
-    return build_matrix(data, _Ctx(Path(path)), default_urls=default_urls)
+    return build_matrix(data, CheckContext(Path(path)), default_urls=default_urls)
 
 
-def build_matrix(data: Any, ctx: _Ctx, *,
+def build_matrix(data: Any, ctx: CheckContext, *,
                  default_urls: Callable[[str], list[str]] | None = None) -> Matrix:
     top = ctx.document(data, TOP_KEYS, schema=SCHEMA_VERSION, what="matrix",
                        doc="docs/matrix.md")
@@ -171,7 +159,7 @@ def build_matrix(data: Any, ctx: _Ctx, *,
         if cpu is not None:
             if cpu not in by_profile:
                 raise ctx.fail(f"{kp}.cpu", f"no CPU profile named {cpu!r}",
-                               hint=_choices_hint(cpu, list(by_profile)))
+                               hint=choices_hint(cpu, list(by_profile)))
             if march == "default" and by_profile[cpu].march:
                 march = str(by_profile[cpu].march)
         cells.append({"version": rule["version"], "asm": rule.get("asm", "asm"),
@@ -233,7 +221,7 @@ def build_matrix(data: Any, ctx: _Ctx, *,
                                "default_suite")
     if default_suite not in {s.name for s in suites}:
         raise ctx.fail("default_suite", f"no suite named {default_suite!r}",
-                       hint=_choices_hint(default_suite, [s.name for s in suites]))
+                       hint=choices_hint(default_suite, [s.name for s in suites]))
     base = ctx.path.parent
     sources_dirs = tuple(base / s for s in ctx.strings(top.get("sources_dirs"), "sources_dirs"))
     return Matrix(path=ctx.path, versions=versions,
@@ -250,7 +238,7 @@ def _unique(items: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _names(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...]:
+def _names(ctx: CheckContext, value: Any, keypath: str) -> tuple[str, ...]:
     names = ctx.tokens(value, keypath)
     for i, n in enumerate(names):
         if not NAME.match(n):
@@ -258,16 +246,16 @@ def _names(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...]:
     return names
 
 
-def _build_engines(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...]:
+def _build_engines(ctx: CheckContext, value: Any, keypath: str) -> tuple[str, ...]:
     engines = ctx.tokens(value, keypath)
     for i, e in enumerate(engines):
         if e not in ENGINES:
             raise ctx.fail(f"{keypath}[{i}]", f"{e!r} is not an engine this tool builds "
-                           f"({', '.join(ENGINES)})", hint=_choices_hint(e, list(ENGINES)))
+                           f"({', '.join(ENGINES)})", hint=choices_hint(e, list(ENGINES)))
     return engines
 
 
-def _patch_index(ctx: _Ctx, value: Any) -> dict[str, Patch]:
+def _patch_index(ctx: CheckContext, value: Any) -> dict[str, Patch]:
     # the shipped patches, then patches/ beside the matrix file, then patches_dirs: all
     # added together (one name twice is an error naming both files), each folder once
     beside = user_folder(ctx.path, USER_PATCHES)
@@ -280,7 +268,7 @@ def _patch_index(ctx: _Ctx, value: Any) -> dict[str, Patch]:
         raise ctx.fail("patches_dirs", str(exc)) from None
 
 
-def _base_images(ctx: _Ctx, value: Any, keypath: str) -> tuple[str | None, dict[str, str]]:
+def _base_images(ctx: CheckContext, value: Any, keypath: str) -> tuple[str | None, dict[str, str]]:
     """``base_image`` is one image name (for x86_64; its i386 twin is derived) or a
     mapping ``{x86_64: IMAGE, i386: IMAGE}``."""
     if value is None:
@@ -298,7 +286,7 @@ def _base_images(ctx: _Ctx, value: Any, keypath: str) -> tuple[str | None, dict[
     return text, {}
 
 
-def _resolve_base_image(ctx: _Ctx, cell: Mapping[str, Any], spec: VersionSpec,
+def _resolve_base_image(ctx: CheckContext, cell: Mapping[str, Any], spec: VersionSpec,
                         default_base: tuple[str | None, dict[str, str]], where: str) -> str:
     """Include rule's image, else the version's, else the matrix default, else the era's."""
     arch = str(cell["arch"])
@@ -335,7 +323,7 @@ def _sigill_cpus(march: str | None, cpu: str | None, profiles: Sequence[Profile]
     return tuple(out)
 
 
-def _apply_default_selection(ctx: _Ctx, value: Any, variants: list[Variant],
+def _apply_default_selection(ctx: CheckContext, value: Any, variants: list[Variant],
                              ) -> list[Variant]:
     """Mark the variants ``default_variants`` (fnmatch patterns) leaves out as opt-in."""
     if value is None:
@@ -360,12 +348,12 @@ def _apply_default_selection(ctx: _Ctx, value: Any, variants: list[Variant],
     return out
 
 
-def _check_image(ctx: _Ctx, image: str, keypath: str) -> None:
+def _check_image(ctx: CheckContext, image: str, keypath: str) -> None:
     if not re.match(r"^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9._-]+)?(@sha256:[0-9a-f]{64})?\Z", image):
         raise ctx.fail(keypath, f"{image!r} is not a Docker image reference")
 
 
-def _load_versions(ctx: _Ctx, value: Any,
+def _load_versions(ctx: CheckContext, value: Any,
                    default_urls: Callable[[str], list[str]] | None) -> tuple[VersionSpec, ...]:
     versions = ctx.mapping(value, "versions")
     if not versions:
@@ -397,7 +385,7 @@ def _load_versions(ctx: _Ctx, value: Any,
     return tuple(out)
 
 
-def _merge_catalogue(ctx: _Ctx, versions: tuple[VersionSpec, ...], flag: Any,
+def _merge_catalogue(ctx: CheckContext, versions: tuple[VersionSpec, ...], flag: Any,
                      default_urls: Callable[[str], list[str]] | None,
                      ) -> tuple[VersionSpec, ...]:
     """Each file version checked against the release catalogue (a checksum that is not
@@ -446,7 +434,7 @@ def _source_lines(rel: Release) -> tuple[str, ...]:
     return tuple(f"{s.project}: {s.where}" for s in rel.sources)
 
 
-def _axis(ctx: _Ctx, value: Any, keypath: str, allowed: Sequence[str] | None) -> list[str]:
+def _axis(ctx: CheckContext, value: Any, keypath: str, allowed: Sequence[str] | None) -> list[str]:
     if not isinstance(value, list) or not value:
         raise ctx.fail(keypath, "expected a non-empty list")
     out: list[str] = []
@@ -455,19 +443,19 @@ def _axis(ctx: _Ctx, value: Any, keypath: str, allowed: Sequence[str] | None) ->
         text = ctx.token(item, kp)
         if allowed is not None and text not in allowed:
             raise ctx.fail(kp, f"{text!r} is not one of {', '.join(allowed)}",
-                           hint=_choices_hint(text, list(allowed)))
+                           hint=choices_hint(text, list(allowed)))
         if text in out:
             raise ctx.fail(kp, f"{text!r} is listed twice")
         out.append(text)
     return out
 
 
-def _rules(ctx: _Ctx, value: Any, keypath: str, by_version: Mapping[str, VersionSpec], *,
+def _rules(ctx: CheckContext, value: Any, keypath: str, by_version: Mapping[str, VersionSpec], *,
            is_include: bool) -> list[dict[str, Any]]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise ctx.fail(keypath, f"expected a list of rules, got {_kind(value)}")
+        raise ctx.fail(keypath, f"expected a list of rules, got {kind_name(value)}")
     rules: list[dict[str, Any]] = []
     for i, item in enumerate(value):
         kp = f"{keypath}[{i}]"
@@ -498,7 +486,7 @@ def _rules(ctx: _Ctx, value: Any, keypath: str, by_version: Mapping[str, Version
                 raise ctx.fail(kp, "an include rule needs a 'version'")
             if clean["version"] not in by_version:
                 raise ctx.fail(f"{kp}.version", f"{clean['version']!r} is not declared under "
-                               "'versions'", hint=_choices_hint(clean["version"],
+                               "'versions'", hint=choices_hint(clean["version"],
                                                                 list(by_version)))
             if clean.get("asm", "asm") not in ASM_VALUES:
                 raise ctx.fail(f"{kp}.asm", f"must be one of {', '.join(ASM_VALUES)}")
@@ -518,7 +506,7 @@ def _matches(rule: Mapping[str, Any], cell: Mapping[str, Any]) -> bool:
     return True
 
 
-def _load_profiles(ctx: _Ctx, value: Any) -> tuple[Profile, ...]:
+def _load_profiles(ctx: CheckContext, value: Any) -> tuple[Profile, ...]:
     profiles = ctx.mapping(value, "profiles")
     out: list[Profile] = []
     for name, body in profiles.items():
@@ -559,11 +547,11 @@ def _load_profiles(ctx: _Ctx, value: Any) -> tuple[Profile, ...]:
     return tuple(out)
 
 
-def _opt_str(ctx: _Ctx, value: Any, keypath: str) -> str | None:
+def _opt_str(ctx: CheckContext, value: Any, keypath: str) -> str | None:
     return None if value is None else ctx.string(value, keypath)
 
 
-def _load_suites(ctx: _Ctx, value: Any) -> tuple[Suite, ...]:
+def _load_suites(ctx: CheckContext, value: Any) -> tuple[Suite, ...]:
     suites = ctx.mapping(value, "suites")
     if not suites:
         raise ctx.fail("suites", "no suites declared",
@@ -583,7 +571,7 @@ def _load_suites(ctx: _Ctx, value: Any) -> tuple[Suite, ...]:
             raise ctx.fail(f"{kp}.algorithms", "list at least one algorithm")
         masks = _load_masks(ctx, entry.get("masks"), f"{kp}.masks")
         evp, legacy = _paths(ctx, entry.get("evp", True), f"{kp}.evp")
-        multi = _multi(ctx, entry.get("multi"), f"{kp}.multi")
+        multi = multi_counts(ctx, entry.get("multi"), f"{kp}.multi")
         repeat = ctx.posint(entry.get("repeat", 1), f"{kp}.repeat", optional=False,
                             maximum=MAX_REPEAT)
         noise = ctx.number(entry.get("noise_threshold", 0.05), f"{kp}.noise_threshold")
@@ -594,8 +582,8 @@ def _load_suites(ctx: _Ctx, value: Any) -> tuple[Suite, ...]:
         if kind not in SUITE_KINDS:
             raise ctx.fail(f"{kp}.kind", f"{kind!r} is not a suite kind "
                            f"({', '.join(SUITE_KINDS)})")
-        library = _library_options(ctx, kind, entry, algorithms, kp)
-        tls = None if library is not None else _suite_kind(ctx, kind, entry, algorithms, kp)
+        library = library_options(ctx, kind, entry, algorithms, kp)
+        tls = None if library is not None else suite_kind(ctx, kind, entry, algorithms, kp)
         seconds = ctx.posint(entry.get("seconds"), f"{kp}.seconds", maximum=MAX_SECONDS)
         if kind == "pts":  # pts/openssl's own settings unless the suite says otherwise
             seconds = seconds or PTS_SECONDS
@@ -622,118 +610,7 @@ def _load_suites(ctx: _Ctx, value: Any) -> tuple[Suite, ...]:
     return tuple(out)
 
 
-def _library_options(ctx: _Ctx, kind: str, entry: Mapping[str, Any],
-                     algorithms: tuple[str, ...], kp: str) -> LibraryOptions | None:
-    """The options of a ``kind: library`` suite (None for another kind)."""
-    if kind != "library":
-        if "threads" in entry:
-            raise ctx.fail(f"{kp}.threads", "only a suite with kind: library takes this key")
-        return None
-    for key in ("evp", "decrypt", "engine", "bytes", "multi", "protocols", "modes",
-                "pinning"):
-        if key in entry:
-            raise ctx.fail(f"{kp}.{key}", "not used by a suite with kind: library")
-    names = [*LIBRARY_OPERATIONS, "all"]
-    for i, a in enumerate(algorithms):
-        if a not in names:
-            raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not an operation of the "
-                           "library harness", hint=_choices_hint(a, names))
-    value = entry.get("threads", [1, 2])
-    if value == "all":
-        return LibraryOptions(threads=None)
-    if not isinstance(value, list) or not value:
-        raise ctx.fail(f"{kp}.threads", f"expected a list of thread counts such as [1, 2] "
-                       f"or 'all', got {clip(repr(value))}")
-    counts = tuple(ctx.posint(t, f"{kp}.threads[{i}]", optional=False, maximum=MAX_THREADS)
-                   or 1 for i, t in enumerate(value))
-    return LibraryOptions(threads=tuple(dict.fromkeys(counts)))
-def _multi(ctx: _Ctx, value: Any, keypath: str) -> tuple[int, ...]:
-    """``multi: 2``, ``multi: [1, 2]`` or ``multi: all`` (0 stands for all, resolved per
-    engine when the bench plans its commands)."""
-    if value is None:
-        return ()
-    items = value if isinstance(value, list) else [value]
-    if not items:
-        raise ctx.fail(keypath, "list at least one process count (or leave the key out)")
-    out: list[int] = []
-    for i, item in enumerate(items):
-        kpi = keypath if not isinstance(value, list) else f"{keypath}[{i}]"
-        if item == "all":
-            n = 0
-        elif isinstance(item, str):
-            raise ctx.fail(kpi, f"expected a process count or 'all', got {clip(item, 40)}")
-        else:
-            n = ctx.posint(item, kpi, maximum=MAX_MULTI) or 0
-        if n in out:
-            raise ctx.fail(kpi, f"{'all' if n == 0 else n} is listed twice")
-        out.append(n)
-    return tuple(out)
-
-
-def _suite_kind(ctx: _Ctx, kind: str, entry: Mapping[str, Any], algorithms: tuple[str, ...],
-                kp: str) -> TlsOptions | None:
-    """Check what a pkey or tls suite lists; the TLS options of a tls suite."""
-    tls_keys = [k for k in ("protocols", "modes", "pinning") if k in entry]
-    if kind != "tls" and tls_keys:
-        raise ctx.fail(f"{kp}.{tls_keys[0]}", "only a suite with kind: tls takes this key")
-    if kind == "speed":
-        return None
-    if kind == "pts":  # pts/openssl's command and columns: see pts.py
-        for key in ("evp", "engine", "provider", "devices", "bytes", "decrypt"):
-            if key in entry:
-                raise ctx.fail(f"{kp}.{key}", "not used by a suite with kind: pts (it runs "
-                               "pts/openssl's command lines)")
-        for i, a in enumerate(algorithms):
-            if a not in PTS_OPTIONS:
-                raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not an entry of "
-                               "pts/openssl's algorithm menu",
-                               hint=_choices_hint(a, list(PTS_OPTIONS)))
-        return None
-    if kind == "aead":  # the method (-aead or plain EVP) is the version's: see aead.py
-        for key in ("evp", "engine", "provider", "devices"):
-            if key in entry:
-                raise ctx.fail(f"{kp}.{key}", "not used by a suite with kind: aead (the "
-                               "method, -aead or plain EVP, follows the version)")
-        for i, a in enumerate(algorithms):
-            if a not in AEAD_ALGORITHMS:
-                raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not an AEAD cipher",
-                               hint=_choices_hint(a, list(AEAD_ALGORITHMS)))
-        return None
-    for key in ("evp", "decrypt", "engine", "bytes", "multi"):
-        if key in entry:
-            raise ctx.fail(f"{kp}.{key}", f"not used by a suite with kind: {kind}")
-    if kind == "pkey":
-        for i, a in enumerate(algorithms):
-            if a not in PK_ALGORITHMS:
-                raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not a public-key test",
-                               hint=_choices_hint(a, list(PK_ALGORITHMS)))
-        return None
-    for i, a in enumerate(algorithms):
-        if a not in TLS_KEYS:
-            raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not a server key type of a "
-                           "tls suite", hint=_choices_hint(a, list(TLS_KEYS)))
-
-    def listed(key: str, allowed: Sequence[str], default: tuple[str, ...]) -> tuple[str, ...]:
-        if key not in entry:
-            return default
-        items = ctx.tokens(entry.get(key), f"{kp}.{key}")
-        if not items:
-            raise ctx.fail(f"{kp}.{key}", "list at least one")
-        for i, item in enumerate(items):
-            if item not in allowed:
-                raise ctx.fail(f"{kp}.{key}[{i}]", f"{item!r} is not one of "
-                               + ", ".join(allowed), hint=_choices_hint(item, allowed))
-        return items
-
-    defaults = TlsOptions()
-    return TlsOptions(
-        protocols=listed("protocols", list(TLS_PROTOCOLS), defaults.protocols),
-        modes=listed("modes", TLS_MODES, defaults.modes),
-        pinning=listed("pinning", TLS_PINNINGS, defaults.pinning),
-        seconds=ctx.posint(entry.get("seconds"), f"{kp}.seconds") or defaults.seconds)
-
-
-def _devices(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...]:
+def _devices(ctx: CheckContext, value: Any, keypath: str) -> tuple[str, ...]:
     devices = ctx.tokens(value, keypath)
     for i, dev in enumerate(devices):
         if not DEVICE.match(dev) or ".." in dev.split("/"):
@@ -743,7 +620,7 @@ def _devices(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...]:
     return devices
 
 
-def _load_masks(ctx: _Ctx, value: Any, keypath: str) -> tuple[Mask, ...]:
+def _load_masks(ctx: CheckContext, value: Any, keypath: str) -> tuple[Mask, ...]:
     if value is None:
         return (Mask("default", None),)
     if not isinstance(value, list) or not value:
@@ -762,7 +639,7 @@ def _load_masks(ctx: _Ctx, value: Any, keypath: str) -> tuple[Mask, ...]:
     return tuple(masks)
 
 
-def _paths(ctx: _Ctx, value: Any, keypath: str) -> tuple[bool, bool]:
+def _paths(ctx: CheckContext, value: Any, keypath: str) -> tuple[bool, bool]:
     """``evp: true | false | both`` -> (evp, legacy too)."""
     if value == "both":
         return True, True
@@ -772,7 +649,7 @@ def _paths(ctx: _Ctx, value: Any, keypath: str) -> tuple[bool, bool]:
                    hint="true: the EVP path (-evp); false: the low-level path; both: each")
 
 
-def _directions(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...]:
+def _directions(ctx: CheckContext, value: Any, keypath: str) -> tuple[str, ...]:
     if value == "both":
         return ("encrypt", "decrypt")
     if isinstance(value, bool):
@@ -780,7 +657,7 @@ def _directions(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...]:
     raise ctx.fail(keypath, f"expected true, false or both, got {value!r}")
 
 
-def _engines(ctx: _Ctx, value: Any, keypath: str) -> tuple[str | None, ...]:
+def _engines(ctx: CheckContext, value: Any, keypath: str) -> tuple[str | None, ...]:
     if value is None:
         return (None,)
     items = value if isinstance(value, list) else [value]
@@ -798,7 +675,7 @@ def _engines(ctx: _Ctx, value: Any, keypath: str) -> tuple[str | None, ...]:
     return tuple(out)
 
 
-def _providers(ctx: _Ctx, value: Any, keypath: str) -> tuple[str, ...] | None:
+def _providers(ctx: CheckContext, value: Any, keypath: str) -> tuple[str, ...] | None:
     if value == "auto":
         return None
     if isinstance(value, str):

@@ -18,7 +18,7 @@ from typing import Any
 
 from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.core.version import DECLARABLE, series
-from openssl_matrix.matrix.check import _choices_hint
+from openssl_matrix.matrix.check import choices_hint
 from openssl_matrix.matrix.libvocab import LibraryOptions
 from openssl_matrix.matrix.patches import Patch
 from openssl_matrix.matrix.tlsvocab import TlsOptions
@@ -248,7 +248,7 @@ class Matrix:
                 return s
         raise ConfigError(
             f"{self.path}: no suite named {wanted!r}",
-            hint=_choices_hint(wanted, [s.name for s in self.suites]),
+            hint=choices_hint(wanted, [s.name for s in self.suites]),
         )
 
     def profile(self, name: str) -> Profile:
@@ -257,7 +257,7 @@ class Matrix:
                 return p
         raise ConfigError(
             f"{self.path}: no CPU profile named {name!r}",
-            hint=_choices_hint(name, ["auto", *(p.name for p in self.profiles)]),
+            hint=choices_hint(name, ["auto", *(p.name for p in self.profiles)]),
         )
 
     def select(self, only: str | None, *, every: bool = False) -> list[Variant]:

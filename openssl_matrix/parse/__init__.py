@@ -5,7 +5,7 @@ frozen dataclasses. Two entry points:
 
 * :func:`parse_speed` reads one invocation as the bench runs it (stdout, stderr), in the
   human format or with ``-mr``;
-* :func:`parse_report` reads a pasted report (mailing-list post, blog page) that may hold
+* :func:`parse_paste` reads a pasted report (mailing-list post, blog page) that may hold
   several runs, mail quoting, prose between tables, and copies whose line breaks were lost.
 
 Formats understood (read from apps/speed.c of 1.0.2, 1.1.0, 1.1.1w, 3.0.20, 3.5.7 and 3.6.3,
@@ -88,7 +88,7 @@ from dataclasses import asdict, replace
 from openssl_matrix.core.errors import ParseError
 from openssl_matrix.parse.figures import SpeedRun
 from openssl_matrix.parse.lines import Builder
-from openssl_matrix.parse.paste import parse_report_text
+from openssl_matrix.parse.paste import paste_runs
 
 
 def _version_token(version: str | None) -> str | None:
@@ -143,7 +143,7 @@ def figure_records(run: SpeedRun) -> list[dict[str, object]]:
     return [asdict(fig) for fig in run.figures]
 
 
-def parse_report(text: str, *, keep_duplicates: bool = False) -> list[SpeedRun]:
+def parse_paste(text: str, *, keep_duplicates: bool = False) -> list[SpeedRun]:
     """A pasted report: every speed run in it, in order.
 
     Handles mail quoting ("> "), wrapped lines, prose between tables, several runs (split
@@ -158,4 +158,4 @@ def parse_report(text: str, *, keep_duplicates: bool = False) -> list[SpeedRun]:
     ``-multi`` the children's ``Got: ...`` records are skipped, as in :func:`parse_speed`:
     the parent's table (3.x prints it without a ``type`` header) is the result.
     """
-    return parse_report_text(text, keep_duplicates=keep_duplicates)
+    return paste_runs(text, keep_duplicates=keep_duplicates)

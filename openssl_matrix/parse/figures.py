@@ -4,7 +4,7 @@ The frozen dataclasses (:class:`Figure`, :class:`SpeedHeader`, :class:`Progress`
 :class:`SpeedRun`), the status codes and limits a figure is judged by, the algorithm ids
 (:func:`canonical_algorithm`), and the number rules (``k`` suffix, rounding, impossible
 values). The formats and the meaning of each status are described in
-:mod:`openssl_matrix.parse`, the public entry point, which re-exports these names.
+:mod:`openssl_matrix.parse`, the public entry points (import these names from here).
 """
 
 from __future__ import annotations

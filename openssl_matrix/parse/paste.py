@@ -2,7 +2,7 @@
 or blog (mail quoting, wrapped lines, prose between tables, several runs) and split it
 into runs, each parsed by the line parser of :mod:`openssl_matrix.parse.lines`.
 
-The public entry point is :func:`openssl_matrix.parse.parse_report`.
+The public entry point is :func:`openssl_matrix.parse.parse_paste`.
 """
 
 from __future__ import annotations
@@ -506,21 +506,21 @@ def _is_progress_item(item: _Item) -> bool:
     )
 
 
-def parse_report_text(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
-    """The runs in a pasted report (see :func:`openssl_matrix.parse.parse_report`)."""
+def paste_runs(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
+    """The runs in a pasted report (see :func:`openssl_matrix.parse.parse_paste`)."""
     # The parse makes no reference cycles but many long-lived objects (a paste of 20,000
     # runs: ~400,000 figures), which the cyclic collector would rescan again and again
     # (a fifth of the time): paused for the parse, and restored as it was.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _parse_report_text(text, keep_duplicates=keep_duplicates)
+        return _paste_runs(text, keep_duplicates=keep_duplicates)
     finally:
         if enabled:
             gc.enable()
 
 
-def _parse_report_text(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
+def _paste_runs(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
     runs: list[SpeedRun] = []
     seen: set[tuple[SpeedHeader, tuple[Figure, ...]]] = set()  # one look-up per run, not a scan
     previous: SpeedRun | None = None

@@ -426,7 +426,7 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     # charts
     charts: dict[str, list[str]] = {}
     paths: list[Path] = []
-    progress = log.Progress("drawing charts", sum(1 + len(g.algorithms) for g in groups))
+    progress = log.ProgressLine("drawing charts", sum(1 + len(g.algorithms) for g in groups))
     for g in groups:
         p = out / "charts" / f"{g.key.slug}-methods-{block}.png"
         if method_chart(g, block, p):

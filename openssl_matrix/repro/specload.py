@@ -19,7 +19,7 @@ from typing import Any
 from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.core.files import read_bounded
 from openssl_matrix.core.yamlload import MAX_BYTES as MAX_YAML_BYTES
-from openssl_matrix.matrix.check import _choices_hint, _Ctx, load_yaml_file
+from openssl_matrix.matrix.check import CheckContext, choices_hint, load_yaml_file
 from openssl_matrix.matrix.libvocab import OPERATIONS as LIB_OPS
 from openssl_matrix.matrix.model import ARCHES, MAX_SECONDS, NAME, VERSION
 from openssl_matrix.matrix.pkey import ALGORITHMS
@@ -80,7 +80,7 @@ def load_spec(path: str | Path) -> ReportSpec:
         raise ConfigError(f"{p}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{p}: is not UTF-8 text") from None
-    return build_spec(load_yaml_file(_Ctx(p), text), p)
+    return build_spec(load_yaml_file(CheckContext(p), text), p)
 
 
 def find_spec(name: str, reports_dirs: Sequence[Path]) -> Path:
@@ -95,12 +95,12 @@ def find_spec(name: str, reports_dirs: Sequence[Path]) -> Path:
     known = sorted({q.stem for d in reports_dirs if d.is_dir() for q in d.glob("*.yaml")})
     where = " or ".join(str(d) for d in reports_dirs)
     raise ConfigError(f"no report spec {name!r} in {where}",
-                      hint=_choices_hint(name, known) if known else
+                      hint=choices_hint(name, known) if known else
                       f"{where} holds no *.yaml specs; give a path to one")
 
 
 def build_spec(data: Any, path: Path) -> ReportSpec:
-    ctx = _Ctx(path)
+    ctx = CheckContext(path)
     top = ctx.document(data, TOP_KEYS, schema=SPEC_SCHEMA, what="report spec",
                        doc="docs/reports.md")
     spec_id = ctx.string(top.get("id", path.stem), "id", pattern=NAME,
@@ -123,20 +123,20 @@ def build_spec(data: Any, path: Path) -> ReportSpec:
                       notes=_text(ctx, top.get("notes"), "notes"), raw=top)
 
 
-def _required(ctx: _Ctx, mapping: Mapping[str, Any], key: str, keypath: str) -> Any:
+def _required(ctx: CheckContext, mapping: Mapping[str, Any], key: str, keypath: str) -> Any:
     if key not in mapping or mapping[key] is None:
         where = f"{keypath}.{key}" if keypath else key
         raise ctx.fail(where, "is required", hint="see docs/reports.md for what goes here")
     return mapping[key]
 
 
-def _text(ctx: _Ctx, value: Any, keypath: str) -> str:
+def _text(ctx: CheckContext, value: Any, keypath: str) -> str:
     if value is None:
         return ""
     return ctx.string(value, keypath).strip()
 
 
-def _opt_text(ctx: _Ctx, value: Any, keypath: str) -> str | None:
+def _opt_text(ctx: CheckContext, value: Any, keypath: str) -> str | None:
     if value is None:
         return None
     if isinstance(value, (_dt.date, _dt.datetime)):
@@ -144,13 +144,13 @@ def _opt_text(ctx: _Ctx, value: Any, keypath: str) -> str | None:
     return ctx.string(value, keypath).strip()
 
 
-def _source(ctx: _Ctx, value: Any) -> SourceInfo:
+def _source(ctx: CheckContext, value: Any) -> SourceInfo:
     s = ctx.mapping(value, "source")
     ctx.keys(s, SOURCE_KEYS, "source")
     kind = ctx.string(_required(ctx, s, "kind", "source"), "source.kind")
     if kind not in SOURCE_KINDS:
         raise ctx.fail("source.kind", f"{kind!r} is not one of {', '.join(SOURCE_KINDS)}",
-                       hint=_choices_hint(kind, SOURCE_KINDS))
+                       hint=choices_hint(kind, SOURCE_KINDS))
     url = _opt_text(ctx, s.get("url"), "source.url")
     if url is not None and not re.match(r"^(https?|ftp|news|mailto):\S+\Z", url):
         raise ctx.fail("source.url", f"{url!r} is not a URL")
@@ -165,7 +165,7 @@ def _source(ctx: _Ctx, value: Any) -> SourceInfo:
                       notes=_text(ctx, s.get("notes"), "source.notes"))
 
 
-def _named(ctx: _Ctx, value: Any, keypath: str) -> dict[str, Any]:
+def _named(ctx: CheckContext, value: Any, keypath: str) -> dict[str, Any]:
     entries = ctx.mapping(value, keypath)
     if not entries:
         raise ctx.fail(keypath, "declare at least one entry")
@@ -176,7 +176,7 @@ def _named(ctx: _Ctx, value: Any, keypath: str) -> dict[str, Any]:
     return entries
 
 
-def _machines(ctx: _Ctx, value: Any) -> dict[str, Machine]:
+def _machines(ctx: CheckContext, value: Any) -> dict[str, Machine]:
     out: dict[str, Machine] = {}
     for name, body in _named(ctx, value, "machines").items():
         kp = f"machines.{name}"
@@ -185,7 +185,7 @@ def _machines(ctx: _Ctx, value: Any) -> dict[str, Machine]:
         arch = ctx.string(m.get("arch", "x86_64"), f"{kp}.arch")
         if arch not in ARCHES:
             raise ctx.fail(f"{kp}.arch", f"{arch!r} is not one of {', '.join(ARCHES)}",
-                           hint=_choices_hint(arch, ARCHES))
+                           hint=choices_hint(arch, ARCHES))
         out[name] = Machine(
             name=name, cpu=ctx.string(_required(ctx, m, "cpu", kp), f"{kp}.cpu"),
             clock_ghz=ctx.number(m.get("clock_ghz"), f"{kp}.clock_ghz"),
@@ -199,17 +199,17 @@ def _machines(ctx: _Ctx, value: Any) -> dict[str, Machine]:
     return out
 
 
-def _core(ctx: _Ctx, value: Any, keypath: str) -> str | None:
+def _core(ctx: CheckContext, value: Any, keypath: str) -> str | None:
     if value is None:
         return None
     core = ctx.string(value, keypath)
     if core not in CORES:
         raise ctx.fail(keypath, f"{core!r} is not a core the CPU model knows "
-                       f"({', '.join(CORES)})", hint=_choices_hint(core, list(CORES)))
+                       f"({', '.join(CORES)})", hint=choices_hint(core, list(CORES)))
     return core
 
 
-def _algorithm(ctx: _Ctx, value: Any, keypath: str) -> str:
+def _algorithm(ctx: CheckContext, value: Any, keypath: str) -> str:
     """An algorithm in any spelling speed has printed or taken; its canonical id."""
     name = ctx.string(value, keypath).strip()
     found = resolve(name)
@@ -229,7 +229,7 @@ _PUBLIC_KEY = re.compile(r"^(rsa|dsa|ecdsa|ecdh|ffdhe|eddsa)[a-z0-9]*$|^(ed|x)(2
                          r"^sm2$")
 
 
-def _versions(ctx: _Ctx, value: Any) -> dict[str, VersionRef]:
+def _versions(ctx: CheckContext, value: Any) -> dict[str, VersionRef]:
     entries = ctx.mapping(value, "versions")
     if not entries:
         raise ctx.fail("versions", "declare at least one version")
@@ -261,7 +261,8 @@ def _versions(ctx: _Ctx, value: Any) -> dict[str, VersionRef]:
     return out
 
 
-def _builds(ctx: _Ctx, value: Any, versions: Mapping[str, VersionRef]) -> dict[str, BuildSpec]:
+def _builds(ctx: CheckContext, value: Any, versions: Mapping[str, VersionRef],
+            ) -> dict[str, BuildSpec]:
     out: dict[str, BuildSpec] = {}
     for name, body in _named(ctx, value, "builds").items():
         kp = f"builds.{name}"
@@ -270,11 +271,11 @@ def _builds(ctx: _Ctx, value: Any, versions: Mapping[str, VersionRef]) -> dict[s
         version = ctx.string(_required(ctx, b, "version", kp), f"{kp}.version")
         if version not in versions:
             raise ctx.fail(f"{kp}.version", f"{version!r} is not declared under 'versions'",
-                           hint=_choices_hint(version, list(versions)))
+                           hint=choices_hint(version, list(versions)))
         arch = ctx.string(b.get("arch", "x86_64"), f"{kp}.arch")
         if arch not in ARCHES:
             raise ctx.fail(f"{kp}.arch", f"{arch!r} is not one of {', '.join(ARCHES)}",
-                           hint=_choices_hint(arch, ARCHES))
+                           hint=choices_hint(arch, ARCHES))
         configure = ctx.tokens(b.get("configure"), f"{kp}.configure")
         if "no-asm" in configure:
             raise ctx.fail(f"{kp}.configure", "write 'asm: false' instead of no-asm here")
@@ -286,7 +287,7 @@ def _builds(ctx: _Ctx, value: Any, versions: Mapping[str, VersionRef]) -> dict[s
     return out
 
 
-def parse_figure(ctx: _Ctx, value: Any, keypath: str) -> float:
+def parse_figure(ctx: CheckContext, value: Any, keypath: str) -> float:
     """A reference figure: a number in 1000s of bytes/s, or text as printed (``1,234.5k``)."""
     if isinstance(value, bool):
         raise ctx.fail(keypath, f"expected a figure, got {value!r}")
@@ -314,7 +315,7 @@ MAX_OPS_PER_S = 1e9
 MAX_RATIO = 1e4
 
 
-def _possible(ctx: _Ctx, figure: float, keypath: str, written: Any,
+def _possible(ctx: CheckContext, figure: float, keypath: str, written: Any,
               limit: float = MAX_BYTES_PER_S, unit: str = "bytes/s") -> float:
     """``figure`` if a real run could print it: finite, above zero, below ``limit``."""
     if not math.isfinite(figure):
@@ -331,7 +332,7 @@ def _possible(ctx: _Ctx, figure: float, keypath: str, written: Any,
     return figure
 
 
-def _ratio_number(ctx: _Ctx, value: Any, keypath: str) -> float | None:
+def _ratio_number(ctx: CheckContext, value: Any, keypath: str) -> float | None:
     """A claim's ratio or tolerance: a positive finite number (NaN and inf refused)."""
     if isinstance(value, float) and not math.isfinite(value):
         raise ctx.fail(keypath, f"expected a finite positive number, got {value!r}")
@@ -343,7 +344,7 @@ def _ratio_number(ctx: _Ctx, value: Any, keypath: str) -> float | None:
     return number
 
 
-def _measurements(ctx: _Ctx, value: Any, machines: Mapping[str, Machine],
+def _measurements(ctx: CheckContext, value: Any, machines: Mapping[str, Machine],
                   builds: Mapping[str, BuildSpec]) -> dict[str, Measurement]:
     out: dict[str, Measurement] = {}
     for name, body in _named(ctx, value, "measurements").items():
@@ -359,11 +360,11 @@ def _measurements(ctx: _Ctx, value: Any, machines: Mapping[str, Machine],
                            hint="one of: " + ", ".join(machines))
         if machine not in machines:
             raise ctx.fail(f"{kp}.machine", f"{machine!r} is not declared under 'machines'",
-                           hint=_choices_hint(machine, list(machines)))
+                           hint=choices_hint(machine, list(machines)))
         build = ctx.string(_required(ctx, m, "build", kp), f"{kp}.build")
         if build not in builds:
             raise ctx.fail(f"{kp}.build", f"{build!r} is not declared under 'builds'",
-                           hint=_choices_hint(build, list(builds)))
+                           hint=choices_hint(build, list(builds)))
         cap, disable = ctx.mask_spec(m, kp)
         engine = m.get("engine")
         if engine is not None:
@@ -373,7 +374,7 @@ def _measurements(ctx: _Ctx, value: Any, machines: Mapping[str, Machine],
             if need not in REQUIREMENTS:
                 raise ctx.fail(f"{kp}.needs[{i}]", f"{need!r} is not a known requirement "
                                f"({', '.join(REQUIREMENTS)})",
-                               hint=_choices_hint(need, REQUIREMENTS))
+                               hint=choices_hint(need, REQUIREMENTS))
         elapsed = m.get("elapsed")
         proto = Measurement(
             name=name, machine=machine, build=build,
@@ -446,7 +447,7 @@ def _measurements(ctx: _Ctx, value: Any, machines: Mapping[str, Machine],
     return out
 
 
-def _pk_measurement(ctx: _Ctx, m: Mapping[str, Any], proto: Measurement,
+def _pk_measurement(ctx: CheckContext, m: Mapping[str, Any], proto: Measurement,
                     kp: str) -> Measurement:
     """A public-key measurement: a pkey suite algorithm, one operation, one figure."""
     for key in ("algorithms", "block_size", "evp", "disable", "ia32cap", "engine", "decrypt"):
@@ -456,11 +457,11 @@ def _pk_measurement(ctx: _Ctx, m: Mapping[str, Any], proto: Measurement,
     if operation not in OPERATIONS:
         every = OPERATIONS + TLS_OPERATIONS
         raise ctx.fail(f"{kp}.operation", f"{operation!r} is not one of " + ", ".join(every),
-                       hint=_choices_hint(operation, every))
+                       hint=choices_hint(operation, every))
     algorithm = ctx.token(_required(ctx, m, "algorithm", kp), f"{kp}.algorithm")
     if algorithm not in ALGORITHMS:
         raise ctx.fail(f"{kp}.algorithm", f"{algorithm!r} is not a public-key test",
-                       hint=_choices_hint(algorithm, list(ALGORITHMS)))
+                       hint=choices_hint(algorithm, list(ALGORITHMS)))
     if operation not in ALGORITHMS[algorithm].operations:
         raise ctx.fail(f"{kp}.operation", f"{algorithm} has no {operation!r} figure (it has "
                        + ", ".join(ALGORITHMS[algorithm].operations) + ")")
@@ -470,7 +471,7 @@ def _pk_measurement(ctx: _Ctx, m: Mapping[str, Any], proto: Measurement,
                    evp=False)
 
 
-def _one_figure(ctx: _Ctx, m: Mapping[str, Any], kp: str, what: str) -> dict[int, float]:
+def _one_figure(ctx: CheckContext, m: Mapping[str, Any], kp: str, what: str) -> dict[int, float]:
     """The one ``reference`` figure of a pkey or tls measurement, under ``OP_BLOCK``."""
     ref = m.get("reference")
     if ref is None:
@@ -481,7 +482,7 @@ def _one_figure(ctx: _Ctx, m: Mapping[str, Any], kp: str, what: str) -> dict[int
                                 "operations/s")}
 
 
-def _tls_measurement(ctx: _Ctx, m: Mapping[str, Any], proto: Measurement,
+def _tls_measurement(ctx: CheckContext, m: Mapping[str, Any], proto: Measurement,
                      kp: str) -> Measurement:
     """A TLS measurement: server key, protocol, handshake or resume, one figure."""
     for key in ("algorithms", "block_size", "evp", "disable", "ia32cap", "engine", "decrypt"):
@@ -491,15 +492,15 @@ def _tls_measurement(ctx: _Ctx, m: Mapping[str, Any], proto: Measurement,
     algorithm = ctx.token(_required(ctx, m, "algorithm", kp), f"{kp}.algorithm")
     if algorithm not in KEYS:
         raise ctx.fail(f"{kp}.algorithm", f"{algorithm!r} is not a server key of the TLS "
-                       f"suite ({', '.join(KEYS)})", hint=_choices_hint(algorithm, KEYS))
+                       f"suite ({', '.join(KEYS)})", hint=choices_hint(algorithm, KEYS))
     protocol = ctx.token(_required(ctx, m, "protocol", kp), f"{kp}.protocol")
     if protocol not in PROTOCOLS:
         raise ctx.fail(f"{kp}.protocol", f"{protocol!r} is not one of "
-                       + ", ".join(PROTOCOLS), hint=_choices_hint(protocol, list(PROTOCOLS)))
+                       + ", ".join(PROTOCOLS), hint=choices_hint(protocol, list(PROTOCOLS)))
     pinning = ctx.token(m.get("pinning", "cross-core"), f"{kp}.pinning")
     if pinning not in PINNINGS:
         raise ctx.fail(f"{kp}.pinning", f"{pinning!r} is not one of " + ", ".join(PINNINGS),
-                       hint=_choices_hint(pinning, PINNINGS))
+                       hint=choices_hint(pinning, PINNINGS))
     reference = _one_figure(ctx, m, kp, "a TLS figure is one number, connections per "
                             "second (e.g. 22600)")
     return replace(proto, algorithm=algorithm, reference=reference,
@@ -507,7 +508,7 @@ def _tls_measurement(ctx: _Ctx, m: Mapping[str, Any], proto: Measurement,
                    pinning=pinning)
 
 
-def _library_measurement(ctx: _Ctx, m: Mapping[str, Any], proto: Measurement,
+def _library_measurement(ctx: CheckContext, m: Mapping[str, Any], proto: Measurement,
                          kp: str) -> Measurement:
     """A figure of the library harness: its operation, a thread count, one figure."""
     for key in ("algorithms", "block_size", "evp", "disable", "ia32cap", "engine", "decrypt",
@@ -518,7 +519,7 @@ def _library_measurement(ctx: _Ctx, m: Mapping[str, Any], proto: Measurement,
     timed = [o for o in LIB_OPS if o != "memory"]
     if algorithm not in timed:
         raise ctx.fail(f"{kp}.algorithm", f"{algorithm!r} is not a timed operation of the "
-                       "library harness", hint=_choices_hint(algorithm, timed))
+                       "library harness", hint=choices_hint(algorithm, timed))
     threads = ctx.posint(m.get("threads", 1), f"{kp}.threads", optional=False, maximum=1024)
     reference = _one_figure(ctx, m, kp, "a library figure is one number, operations per "
                             "second")
@@ -531,7 +532,7 @@ def _split_figure(key: Any) -> bool:
     return not isinstance(key, str) or bool(re.match(r"^\d{3}(\.\d+)?(k|B/s)?\Z", key))
 
 
-def _sizes_mapping(ctx: _Ctx, value: Any, keypath: str) -> dict[Any, Any]:
+def _sizes_mapping(ctx: CheckContext, value: Any, keypath: str) -> dict[Any, Any]:
     """A mapping keyed by block size (YAML reads the keys as numbers)."""
     if value is None:
         return {}
@@ -546,7 +547,7 @@ def _sizes_mapping(ctx: _Ctx, value: Any, keypath: str) -> dict[Any, Any]:
     return value
 
 
-def _block(ctx: _Ctx, key: Any, keypath: str) -> int:
+def _block(ctx: CheckContext, key: Any, keypath: str) -> int:
     text = str(key)
     if isinstance(key, bool) or not text.isdigit() or len(text) > 10 or \
             not 0 < int(text) <= MAX_BLOCK_SIZE:
@@ -556,7 +557,7 @@ def _block(ctx: _Ctx, key: Any, keypath: str) -> int:
     return int(text)
 
 
-def _claims(ctx: _Ctx, value: Any, measurements: Mapping[str, Measurement]
+def _claims(ctx: CheckContext, value: Any, measurements: Mapping[str, Measurement]
             ) -> tuple[Claim, ...]:
     if not isinstance(value, list) or not value:
         raise ctx.fail("claims", "expected a non-empty list of claims")
@@ -580,13 +581,13 @@ def _claims(ctx: _Ctx, value: Any, measurements: Mapping[str, Measurement]
         for j, n in enumerate(names):
             if n not in measurements:
                 raise ctx.fail(f"{kp}.compare[{j}]", f"{n!r} is not declared under "
-                               "'measurements'", hint=_choices_hint(n, list(measurements)))
+                               "'measurements'", hint=choices_hint(n, list(measurements)))
         if names[0] == names[1]:
             raise ctx.fail(f"{kp}.compare", "compares a measurement with itself")
         expect = ctx.string(_required(ctx, c, "expect", kp), f"{kp}.expect")
         if expect not in EXPECTATIONS:
             raise ctx.fail(f"{kp}.expect", f"{expect!r} is not one of "
-                           f"{', '.join(EXPECTATIONS)}", hint=_choices_hint(expect, EXPECTATIONS))
+                           f"{', '.join(EXPECTATIONS)}", hint=choices_hint(expect, EXPECTATIONS))
         ratio = _ratio_number(ctx, c.get("ratio"), f"{kp}.ratio")
         if ratio is not None and expect != "ratio":
             raise ctx.fail(f"{kp}.ratio", f"only used with 'expect: ratio' (this claim "
@@ -630,7 +631,7 @@ def _claims(ctx: _Ctx, value: Any, measurements: Mapping[str, Measurement]
     return tuple(out)
 
 
-def _depends_on(ctx: _Ctx, value: Any, keypath: str, *, two_machines: bool = False) -> str:
+def _depends_on(ctx: CheckContext, value: Any, keypath: str, *, two_machines: bool = False) -> str:
     """``code-path`` unless said otherwise; a claim between two machines compares two CPUs,
     so it depends on them: ``cpu`` (left out, or written), never ``code-path``."""
     if value is None:
@@ -638,7 +639,7 @@ def _depends_on(ctx: _Ctx, value: Any, keypath: str, *, two_machines: bool = Fal
     text = ctx.string(value, keypath)
     if text not in DEPENDS_ON:
         raise ctx.fail(keypath, f"{text!r} is not one of {', '.join(DEPENDS_ON)}",
-                       hint=_choices_hint(text, DEPENDS_ON))
+                       hint=choices_hint(text, DEPENDS_ON))
     if two_machines and text != "cpu":
         raise ctx.fail(keypath, "this claim compares figures of two machines, so its size "
                        "depends on their CPUs: depends_on is cpu",
@@ -647,7 +648,7 @@ def _depends_on(ctx: _Ctx, value: Any, keypath: str, *, two_machines: bool = Fal
     return text
 
 
-def _measure(ctx: _Ctx, value: Any, measurements: Mapping[str, Measurement]
+def _measure(ctx: CheckContext, value: Any, measurements: Mapping[str, Measurement]
              ) -> MeasureSettings:
     m = ctx.mapping(value, "measure")
     ctx.keys(m, MEASURE_KEYS, "measure")
@@ -656,7 +657,7 @@ def _measure(ctx: _Ctx, value: Any, measurements: Mapping[str, Measurement]
     for i, row in enumerate(rows):
         if row not in names:
             raise ctx.fail(f"measure.rows[{i}]", f"{row!r} is neither a measurement nor a "
-                           "table row", hint=_choices_hint(row, sorted(names)))
+                           "table row", hint=choices_hint(row, sorted(names)))
     seconds = ctx.posint(m.get("seconds", 1), "measure.seconds", maximum=MAX_SECONDS)
     repeat = ctx.posint(m.get("repeat", 3), "measure.repeat")
     assert seconds is not None and repeat is not None

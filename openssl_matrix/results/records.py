@@ -7,7 +7,7 @@ here and read back by exactly one validating reader:
 file                                               record             written by
 =================================================  =================  ========================
 ``<cpu>/<variant>/<suite>/<run>/meta.json``        :class:`RunMeta`   :func:`write_meta`
-``<cpu>/<variant>/<suite>/<run>/figures.json``     :class:`Figure`    :func:`write_figures`
+``<cpu>/<variant>/<suite>/<run>/figures.json``     :class:`FigureRecord` :func:`write_figures`
                                                    (a list of them)
 ``<cpu>/<variant>/<suite>/series-<id>.json``       :class:`Series`    :func:`write_series`
 ``_builds/<variant>/<digest>/build.json``          :class:`BuildRecord` :func:`write_build`
@@ -231,7 +231,7 @@ def _show(value: Any) -> str:
 
 
 @dataclass(frozen=True)
-class Figure(_Record):
+class FigureRecord(_Record):
     """One parsed figure of a run (one algorithm × block size or operation)."""
 
     algorithm: str = ""
@@ -276,7 +276,7 @@ class Figure(_Record):
         return out
 
 
-# extra keys of a Figure that are numbers: checked as such even though they live in extra
+# extra keys of a FigureRecord that are numbers: checked as such though they live in extra
 _FIGURE_EXTRA_NUMBERS = ("bits", "seconds_per_op")
 
 
@@ -471,7 +471,7 @@ def read_meta(run_dir: Path) -> RunMeta | None:
     return _read(RunMeta, run_dir / META)
 
 
-def read_figures(run_dir: Path) -> list[Figure]:
+def read_figures(run_dir: Path) -> list[FigureRecord]:
     """The run's figures.json, validated; [] when the run has none (yet)."""
     path = run_dir / FIGURES
     data = read_json(path)
@@ -482,7 +482,7 @@ def read_figures(run_dir: Path) -> list[Figure]:
     out = []
     for i, item in enumerate(data):
         try:
-            fig = Figure.from_json(item, f"figure {i + 1}")
+            fig = FigureRecord.from_json(item, f"figure {i + 1}")
             for key in _FIGURE_EXTRA_NUMBERS:
                 if key in fig.extra and not _CHECKS[NUM](fig.extra[key]):
                     raise RecordError(f"figure {i + 1}: '{key}' is {_show(fig.extra[key])}, "
@@ -597,10 +597,10 @@ def write_meta(run_dir: Path, meta: RunMeta | Mapping[str, Any], *,
     return record
 
 
-def write_figures(run_dir: Path, figures: Iterable[Figure | Mapping[str, Any]], *,
+def write_figures(run_dir: Path, figures: Iterable[FigureRecord | Mapping[str, Any]], *,
                   durable: bool = True) -> None:
     """Write the run's figures.json; each figure is checked first."""
-    write_json(run_dir / FIGURES, [_as(Figure, f, "figure").to_json() for f in figures],
+    write_json(run_dir / FIGURES, [_as(FigureRecord, f, "figure").to_json() for f in figures],
                durable=durable)
 
 
@@ -641,7 +641,7 @@ class Run:
     run: str
     path: Path
     meta: RunMeta
-    figures: tuple[Figure, ...]
+    figures: tuple[FigureRecord, ...]
 
     @property
     def finished(self) -> bool:
@@ -768,6 +768,6 @@ def require_tree(root: Path) -> None:
         hint="pass the folder `invoke matrix bench` writes to with --results DIR")
 
 
-def figures_as_dicts(figures: Sequence[Figure]) -> list[dict[str, Any]]:
+def figures_as_dicts(figures: Sequence[FigureRecord]) -> list[dict[str, Any]]:
     """Figures as the plain dicts bench's in-memory outcomes carry."""
     return [f.to_json() for f in figures]

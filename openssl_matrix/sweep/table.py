@@ -1,6 +1,7 @@
 """The sweep's table: one row per release x arch x asm (built / fails / not tried), kept
-in ``sweep-table.json`` beside this module, formatted for docs/building.md and README,
-and read by ``invoke matrix list`` to say whether a release is known to build here.
+in the shipped ``resources/sweep-table.json``, formatted for docs/building.md and
+docs/releases.md, and read by ``invoke matrix list`` to say whether a release is known to
+build here.
 
 The sweep itself (planning, building, the smoke speed run) is ``sweep.py``.
 """
@@ -230,7 +231,7 @@ def counts(rows: Sequence[Row]) -> dict[str, Any]:
 
 def release_summary(rows: Sequence[Row]) -> str:
     """Per release, one Markdown list item: how it was built here, a built cell whose
-    speed check failed, and every failure with its reason (README's version list)."""
+    speed check failed, and every failure with its reason (docs/releases.md's version list)."""
     by: dict[str, list[Row]] = {}
     for r in sorted(rows, key=_order):
         by.setdefault(r.version, []).append(r)

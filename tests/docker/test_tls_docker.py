@@ -82,9 +82,9 @@ def test_handshake_and_public_key_suites_end_to_end(setup: tuple[Bencher, Result
         assert figs[("tls1.3", "resume")]["resumed"] == figs[("tls1.3", "resume")]["connections"]
         assert figs[("tls1.3", "handshake")]["cipher"] == "TLS_AES_128_GCM_SHA256"
         assert figs[("tls1.3", "handshake")]["group"] == "X25519"
-    from openssl_matrix.cli.commands import _print_bench_summary
+    from openssl_matrix.cli.summary import print_bench_summary
 
-    _print_bench_summary(hs, 8192)
+    print_bench_summary(hs, 8192)
     lines = capsys.readouterr().out.splitlines()
     for p, o in (("tls1.2", "handshake"), ("tls1.3", "resume")):
         line = next(x for x in lines if f"{p}-ecdsap256 {o} same-core" in x)

@@ -107,9 +107,9 @@ def test_a_series_exports_its_clean_sample_count_and_interval(
     value = float(rows[1]["bytes_per_s"])
     assert float(rows[0]["ci_low"]) == pytest.approx(value) == float(rows[0]["ci_high"])
     assert {r["ci_method"] for r in rows} == {"t95"}
-    from openssl_matrix.cli.commands import _print_bench_summary
+    from openssl_matrix.cli.summary import print_bench_summary
 
-    _print_bench_summary(outs, 8192)
+    print_bench_summary(outs, 8192)
     out = capsys.readouterr().out
     assert f"{value / 1e6:,.1f} ± 0.0" in out and "(n=3)" in out
     assert "1 contended attempt(s) left out" in out

@@ -12,14 +12,14 @@ from invoke.exceptions import Exit
 
 from openssl_matrix.build.build import Builder
 from openssl_matrix.build.sources import default_urls
-from openssl_matrix.cli import commands
+from openssl_matrix.cli.commands import handlers
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.core.errors import BenchError
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.speedcmd import unwrap_speed
 from openssl_matrix.results.tree import ResultsTree
 
-from ..fakes import FakeBackend
+from ..fakes import FakeBackend, engine_of
 from .test_resume import PersistentFake, bench_flags, setup_tree
 
 UNBUILT = ("1.1.1w-no-asm-x86_64", "3.0.20-no-asm-x86_64")  # setup_tree builds the asm ones
@@ -48,11 +48,11 @@ def test_an_unbuilt_variant_is_named_once_with_its_suites_and_the_fix(
         backends.append(PersistentFake(state))
         return backends[-1]
 
-    monkeypatch.setattr(commands, "DockerBackend", engine)
+    table = handlers(engine_of(engine))
     flags = bench_flags(fake_matrix, tree, only="1.1.1w-*,3.0.20-*",
                         suite="quick,second,third")
     with pytest.raises(Exit) as exc:
-        dispatch("bench", "", flags, commands.HANDLERS)
+        dispatch("bench", "", flags, table)
     assert exc.value.code == BenchError.exit_code
     out = capsys.readouterr()
     for vid in UNBUILT:
@@ -82,7 +82,7 @@ def test_an_unbuilt_variant_is_named_once_with_its_suites_and_the_fix(
     # built, the same command measures only the variants that were missing
     Builder(m, PersistentFake(state), ResultsTree(tree), workdir=tmp_path / "work").build(
         [v for v in m.select("*") if v.id in UNBUILT])
-    dispatch("bench", "", flags, commands.HANDLERS)
+    dispatch("bench", "", flags, table)
     measured = {img.split("/")[1].split(":")[0] for img, cmd, _ in backends[-1].runs
                 if unwrap_speed(cmd)[:2] == ("openssl", "speed")}
     assert measured == set(UNBUILT)
@@ -93,10 +93,10 @@ def test_one_suite_names_its_suite(fake_matrix: Path, tmp_path: Path,
                                    monkeypatch: pytest.MonkeyPatch,
                                    capsys: pytest.CaptureFixture[str]) -> None:
     _m, state, tree = setup_tree(fake_matrix, tmp_path)
-    monkeypatch.setattr(commands, "DockerBackend", lambda: PersistentFake(state))
+    table = handlers(engine_of(lambda: PersistentFake(state)))
     with pytest.raises(Exit) as exc:
         dispatch("bench", "", bench_flags(fake_matrix, tree, only="1.1.1w-no-asm-*",
-                                          suite="quick"), commands.HANDLERS)
+                                          suite="quick"), table)
     assert exc.value.code == BenchError.exit_code
     out = capsys.readouterr()
     assert out.err.count("1.1.1w-no-asm-x86_64 is not built on fake") == 1

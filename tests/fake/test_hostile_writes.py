@@ -165,12 +165,12 @@ def test_an_import_stores_the_paste_once(tmp_path: Path) -> None:
 
 
 def test_parsing_is_linear_in_the_runs() -> None:
-    from openssl_matrix.parse import parse_report
+    from openssl_matrix.parse import parse_paste
 
     def cpu(runs: int) -> float:
         text = pastes.paste(runs)
         t0 = time.process_time()
-        assert len(parse_report(text)) == runs
+        assert len(parse_paste(text)) == runs
         return time.process_time() - t0
 
     small, big = cpu(500), cpu(2000)

@@ -24,9 +24,8 @@ from invoke.exceptions import Exit
 
 from openssl_matrix.build.build import Builder
 from openssl_matrix.build.sources import default_urls
-from openssl_matrix.cli import commands
 from openssl_matrix.cli.table import dispatch
-from openssl_matrix.cli.worker import thread_worker
+from openssl_matrix.cli.worker import thread_lab
 from openssl_matrix.core.errors import DockerUnavailable, ProfileMismatch
 from openssl_matrix.lab import run as lab
 from openssl_matrix.lab.run import EngineJob, EngineState, plan_jobs, split_cpus
@@ -34,7 +33,7 @@ from openssl_matrix.lab.view import Display, status_line
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.results.tree import LAB_ENV, ResultsTree
 
-from ..fakes import FakeBackend
+from ..fakes import FakeBackend, Handlers, engine_of
 from .test_pipeline_fake import speed_responder
 
 VARIANTS = "1.1.1w-asm-*"
@@ -87,7 +86,7 @@ class LabFake(FakeBackend):
 
 @pytest.fixture
 def lab_setup(fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-              ) -> tuple[Path, Path, dict[str, LabFake]]:
+              ) -> tuple[Path, Path, dict[str, LabFake], Handlers]:
     fake_matrix.write_text(fake_matrix.read_text() + PROFILES)
     m = load_matrix(fake_matrix, default_urls=default_urls)
     tree = tmp_path / "results"
@@ -104,19 +103,18 @@ def lab_setup(fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         assert base_url is not None
         return engines[base_url]
 
-    monkeypatch.setattr(commands, "DockerBackend", backend)
-    monkeypatch.setattr(lab, "launcher", thread_worker)
+    table = thread_lab(engine_of(backend))
     monkeypatch.setenv("OPENSSL_MATRIX_LOCK_DIR", str(tmp_path / "locks"))
     monkeypatch.setenv(LAB_ENV, "")  # restored after the test: ThreadWorker sets it
-    return fake_matrix, tree, engines
+    return fake_matrix, tree, engines, table
 
 
-def bench(matrix: Path, tree: Path, cpu: str) -> int:
+def bench(table: Handlers, matrix: Path, tree: Path, cpu: str) -> int:
     flags = {"matrix": str(matrix), "results": str(tree), "cpu": cpu, "only": VARIANTS,
              "suite": "quick", "force": False, "wait": False, "fresh": False, "repeat": 0,
              "settle": "0"}
     try:
-        dispatch("bench", "", flags, commands.HANDLERS)
+        dispatch("bench", "", flags, table)
     except Exit as exc:
         return int(exc.code or 0)
     return 0
@@ -140,12 +138,12 @@ def test_split_and_plan_group_profiles_by_engine(fake_matrix: Path) -> None:
 
 
 def test_three_engines_at_once_one_unreachable_then_one_dies_and_resumes(
-        lab_setup: tuple[Path, Path, dict[str, LabFake]],
+        lab_setup: tuple[Path, Path, dict[str, LabFake], Handlers],
         capsys: pytest.CaptureFixture[str]) -> None:
-    matrix, tree, engines = lab_setup
+    matrix, tree, engines, table = lab_setup
     engines["tcp://b.lab:2376"].die_at = 2  # b's engine goes away at its 2nd speed run
 
-    code = bench(matrix, tree, "lab-a,lab-b,lab-c")
+    code = bench(table, matrix, tree, "lab-a,lab-b,lab-c")
     assert code == lab.LAB_EXIT + 0b110, "bits 1 and 2: the 2nd and 3rd engines failed"
     err = capsys.readouterr().err
     assert "2 of 3 engine(s) did not finish" in err
@@ -170,7 +168,7 @@ def test_three_engines_at_once_one_unreachable_then_one_dies_and_resumes(
     # b's engine is back, c's is still down: rerun the same command
     engines["tcp://b.lab:2376"].die_at = None
     runs_a = engines["ssh://bench@a.lab"].speed_runs
-    code = bench(matrix, tree, "lab-a,lab-b,lab-c")
+    code = bench(table, matrix, tree, "lab-a,lab-b,lab-c")
     assert code == lab.LAB_EXIT + 0b100, "only the 3rd engine failed this time"
     out = capsys.readouterr()
     assert engines["ssh://bench@a.lab"].speed_runs == runs_a, \
@@ -182,18 +180,18 @@ def test_three_engines_at_once_one_unreachable_then_one_dies_and_resumes(
     assert "Finished: lab-a, lab-b" in out.err
 
     # without the unreachable one, the lab finishes and closes the sessions
-    assert bench(matrix, tree, "lab-a,lab-b") == 0
+    assert bench(table, matrix, tree, "lab-a,lab-b") == 0
     assert engines["ssh://bench@a.lab"].speed_runs == runs_a
     assert not list((tree / "_journal").glob("bench-*.json")), "sessions closed"
-    assert bench(matrix, tree, "lab-a,lab-b") == 0
+    assert bench(table, matrix, tree, "lab-a,lab-b") == 0
     assert engines["ssh://bench@a.lab"].speed_runs > runs_a, "a new session measures anew"
 
 
 def test_a_profile_that_does_not_match_its_engine_fails_alone(
-        lab_setup: tuple[Path, Path, dict[str, LabFake]],
+        lab_setup: tuple[Path, Path, dict[str, LabFake], Handlers],
         capsys: pytest.CaptureFixture[str]) -> None:
-    matrix, tree, _engines = lab_setup
-    code = bench(matrix, tree, "lab-intel,lab-b")
+    matrix, tree, _engines, table = lab_setup
+    code = bench(table, matrix, tree, "lab-intel,lab-b")
     assert code == lab.LAB_EXIT + 0b1
     err = capsys.readouterr().err
     assert f"exit {ProfileMismatch.exit_code}: CPU does not match the profile" in err
@@ -201,33 +199,33 @@ def test_a_profile_that_does_not_match_its_engine_fails_alone(
 
 
 def test_an_unknown_profile_is_refused_before_any_engine_starts(
-        lab_setup: tuple[Path, Path, dict[str, LabFake]],
+        lab_setup: tuple[Path, Path, dict[str, LabFake], Handlers],
         capsys: pytest.CaptureFixture[str]) -> None:
-    matrix, tree, engines = lab_setup
-    assert bench(matrix, tree, "lab-a,lab-bb") == 2
+    matrix, tree, engines, table = lab_setup
+    assert bench(table, matrix, tree, "lab-a,lab-bb") == 2
     assert "no CPU profile named 'lab-bb'" in capsys.readouterr().err
     assert engines["ssh://bench@a.lab"].speed_runs == 0
 
 
 def test_a_second_lab_on_the_same_tree_is_refused(
-        lab_setup: tuple[Path, Path, dict[str, LabFake]],
+        lab_setup: tuple[Path, Path, dict[str, LabFake], Handlers],
         capsys: pytest.CaptureFixture[str]) -> None:
-    matrix, tree, _engines = lab_setup
+    matrix, tree, _engines, table = lab_setup
     holder = ResultsTree(tree)
     holder.lock()
     try:
-        assert bench(matrix, tree, "lab-a,lab-b") == 9
+        assert bench(table, matrix, tree, "lab-a,lab-b") == 9
     finally:
         holder.unlock()
     assert "is in use by" in capsys.readouterr().err
 
 
 def test_lab_build_builds_on_each_engine_once(
-        lab_setup: tuple[Path, Path, dict[str, LabFake]]) -> None:
-    matrix, tree, engines = lab_setup
+        lab_setup: tuple[Path, Path, dict[str, LabFake], Handlers]) -> None:
+    matrix, tree, engines, table = lab_setup
     flags = {"matrix": str(matrix), "results": str(tree), "cpu": "lab-a,lab-intel,lab-b",
              "only": "3.0.20-asm-*", "jobs": 0, "force": False, "images": "build"}
-    dispatch("build", "", flags, commands.HANDLERS)
+    dispatch("build", "", flags, table)
     assert [t for t in engines["ssh://bench@a.lab"].builds if "3.0.20" in t] == \
         [t for t in engines["tcp://b.lab:2376"].builds if "3.0.20" in t]
     assert len([t for t in engines["ssh://bench@a.lab"].builds if "3.0.20" in t]) == 1

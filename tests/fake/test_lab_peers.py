@@ -20,18 +20,17 @@ from typing import Any
 import pytest
 
 from openssl_matrix.build.sources import default_urls
-from openssl_matrix.cli import commands
 from openssl_matrix.cli.table import dispatch
-from openssl_matrix.cli.worker import thread_worker
+from openssl_matrix.cli.worker import thread_lab
 from openssl_matrix.core.errors import BuildError, DockerUnavailable
-from openssl_matrix.engine import claims
-from openssl_matrix.engine.claims import Claims
+from openssl_matrix.engine import buildclaims
+from openssl_matrix.engine.buildclaims import BuildClaims
 from openssl_matrix.lab import run as lab
 from openssl_matrix.lab.run import EngineJob, plan_jobs
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.results.tree import LAB_ENV
 
-from ..fakes import FakeBackend
+from ..fakes import FakeBackend, Handlers, engine_of
 
 PROFILES = """  lab-a:
     description: x86_64 engine A
@@ -73,7 +72,7 @@ class SlowFake(FakeBackend):
 
 @pytest.fixture
 def three(fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-          ) -> tuple[Path, Path, dict[str, SlowFake]]:
+          ) -> tuple[Path, Path, dict[str, SlowFake], Handlers]:
     fake_matrix.write_text(fake_matrix.read_text() + PROFILES)  # profiles: comes last
     engines = {"ssh://bench@a.lab": SlowFake("a"), "tcp://b.lab:2376": SlowFake("b"),
                "ssh://bench@arm.lab": SlowFake("arm", arch="aarch64")}
@@ -83,12 +82,11 @@ def three(fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
             raise DockerUnavailable("cannot reach the local Docker engine (fake)")
         return engines[base_url]
 
-    monkeypatch.setattr(commands, "DockerBackend", backend)
-    monkeypatch.setattr(lab, "launcher", thread_worker)
-    monkeypatch.setattr(claims, "POLL", 0.05)
+    table = thread_lab(engine_of(backend))
+    monkeypatch.setattr(buildclaims, "POLL", 0.05)
     monkeypatch.setenv("OPENSSL_MATRIX_LOCK_DIR", str(tmp_path / "locks"))
     monkeypatch.setenv(LAB_ENV, "")
-    return fake_matrix, tmp_path / "results", engines
+    return fake_matrix, tmp_path / "results", engines, table
 
 
 def test_each_worker_knows_the_other_engines_of_its_run(fake_matrix: Path) -> None:
@@ -104,13 +102,13 @@ def test_each_worker_knows_the_other_engines_of_its_run(fake_matrix: Path) -> No
 
 
 def test_a_cold_lab_builds_each_image_once_per_architecture_and_ships_the_rest(
-        three: tuple[Path, Path, dict[str, SlowFake]],
+        three: tuple[Path, Path, dict[str, SlowFake], Handlers],
         capsys: pytest.CaptureFixture[str]) -> None:
-    matrix, tree, engines = three
+    matrix, tree, engines, table = three
     a, b, arm = engines.values()
     flags = {"matrix": str(matrix), "results": str(tree), "cpu": "lab-a,lab-b,lab-arm",
              "only": ONLY, "jobs": 0, "force": False, "images": ""}
-    dispatch("build", "", flags, commands.HANDLERS)
+    dispatch("build", "", flags, table)
     err = capsys.readouterr().err
 
     m = load_matrix(matrix, default_urls=default_urls)
@@ -145,7 +143,7 @@ def test_a_cold_lab_builds_each_image_once_per_architecture_and_ships_the_rest(
 
 def test_a_claim_whose_process_is_gone_is_taken_over(tmp_path: Path) -> None:
     me = {"id": "ID-b", "arch": "x86_64"}
-    claims = Claims(tmp_path, me, lambda engine: True, poll=0.01)
+    claims = BuildClaims(tmp_path, me, lambda engine: True, poll=0.01)
     claims.dir.mkdir(parents=True)
     dead = 2 ** 22 + 12345  # above the default pid_max
     claims.path("t").write_text(json.dumps({"tag": "t", "engine": {"id": "ID-a"},
@@ -153,10 +151,10 @@ def test_a_claim_whose_process_is_gone_is_taken_over(tmp_path: Path) -> None:
     with claims.building("t") as holder:
         assert holder is None, "stale: this engine builds it"
         assert json.loads(claims.path("t").read_text())["pid"] == os.getpid()
-        other = Claims(tmp_path, {"id": "ID-a", "arch": "x86_64"}, lambda engine: True)
+        other = BuildClaims(tmp_path, {"id": "ID-a", "arch": "x86_64"}, lambda engine: True)
         with other.building("t") as theirs:
             assert theirs is not None and theirs["engine"]["id"] == "ID-b"
-        arm = Claims(tmp_path, {"id": "ID-c", "arch": "aarch64"}, lambda engine: True)
+        arm = BuildClaims(tmp_path, {"id": "ID-c", "arch": "aarch64"}, lambda engine: True)
         with arm.building("t") as mine:
             assert mine is None, "another architecture: its own claim"
     assert not claims.path("t").exists()
@@ -164,20 +162,20 @@ def test_a_claim_whose_process_is_gone_is_taken_over(tmp_path: Path) -> None:
     with claims.building("u") as holder:
         assert holder is None
         theirs_claim = json.loads(claims.path("u").read_text())
-    Claims(tmp_path, {"id": "ID-a", "arch": "x86_64"}, lambda e: True).wait(theirs_claim, "u")
+    BuildClaims(tmp_path, {"id": "ID-a", "arch": "x86_64"}, lambda e: True).wait(theirs_claim, "u")
 
 
 def test_an_engine_waiting_for_a_peer_whose_build_fails_builds_the_image_itself(
-        three: tuple[Path, Path, dict[str, SlowFake]]) -> None:
+        three: tuple[Path, Path, dict[str, SlowFake], Handlers]) -> None:
     from invoke.exceptions import Exit
 
-    matrix, tree, engines = three
+    matrix, tree, engines, table = three
     a, b, _arm = engines.values()
     a.failing = True
     flags = {"matrix": str(matrix), "results": str(tree), "cpu": "lab-a,lab-b",
              "only": ONLY, "jobs": 0, "force": False, "images": ""}
     with pytest.raises(Exit) as exc:
-        dispatch("build", "", flags, commands.HANDLERS)
+        dispatch("build", "", flags, table)
     assert exc.value.code == lab.LAB_EXIT + 0b1, "only lab-a failed"
     m = load_matrix(matrix, default_urls=default_urls)
     wanted = {v.id for v in m.select(ONLY)}

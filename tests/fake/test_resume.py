@@ -24,6 +24,7 @@ from invoke.exceptions import Exit
 from openssl_matrix.build.build import Builder
 from openssl_matrix.build.sources import default_urls
 from openssl_matrix.cli import commands
+from openssl_matrix.cli.commands import handlers
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.core.errors import BenchError, ConfigError, DockerUnavailable, ResultsError
 from openssl_matrix.engine.backend import RunLimits, RunResult
@@ -35,7 +36,7 @@ from openssl_matrix.measure.speedcmd import unwrap_speed
 from openssl_matrix.results.export import records
 from openssl_matrix.results.tree import ResultsTree, RunRef
 
-from ..fakes import FakeBackend
+from ..fakes import FakeBackend, engine_of
 from .test_pipeline_fake import speed_responder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -405,7 +406,7 @@ def test_lock_refuses_a_second_bench_through_the_cli_and_wait_queues(
         fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     _m, state, tree = setup_tree(fake_matrix, tmp_path)
-    monkeypatch.setattr(commands, "DockerBackend", lambda: PersistentFake(state))
+    table = handlers(engine_of(lambda: PersistentFake(state)))
     script = ("import sys, time; from pathlib import Path; "
               "from openssl_matrix.results.tree import ResultsTree; "
               "t = ResultsTree(Path(sys.argv[1])); t.lock(); print('locked', flush=True); "
@@ -416,13 +417,13 @@ def test_lock_refuses_a_second_bench_through_the_cli_and_wait_queues(
         assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
         flags = bench_flags(fake_matrix, tree, only="1.1.1w-asm-*", suite="quick")
         with pytest.raises(Exit) as exc:
-            dispatch("bench", "", flags, commands.HANDLERS)
+            dispatch("bench", "", flags, table)
         assert exc.value.code == ResultsError.exit_code
         err = capsys.readouterr().err
         assert f"is in use by pid {holder.pid}" in err and "--wait" in err
         assert not list(tree.glob("host-*")), "a refused bench writes nothing"
         t0 = time.monotonic()
-        dispatch("bench", "", {**flags, "wait": True}, commands.HANDLERS)
+        dispatch("bench", "", {**flags, "wait": True}, table)
         assert time.monotonic() - t0 > 0.5, "--wait queues behind the holder"
     assert "1.1.1w-asm-x86_64: complete" in capsys.readouterr().out
 
@@ -438,10 +439,10 @@ def test_failures_are_listed_with_their_folders_and_exit_non_zero(
             return 132, "", "Illegal instruction\n"
         return speed_responder(image, command, env)
 
-    monkeypatch.setattr(commands, "DockerBackend", lambda: PersistentFake(state, responder))
+    table = handlers(engine_of(lambda: PersistentFake(state, responder)))
     flags = bench_flags(fake_matrix, tree, only=ASM, suite="quick")
     with pytest.raises(Exit) as exc:
-        dispatch("bench", "", flags, commands.HANDLERS)
+        dispatch("bench", "", flags, table)
     assert exc.value.code == BenchError.exit_code
     out = capsys.readouterr().out
     failure = next(line for line in out.splitlines() if line.startswith("  ✕"))
@@ -466,17 +467,17 @@ profiles:""")
             return 1, "", "md5 is disabled in this build\n"
         return speed_responder(image, command, env)
 
-    monkeypatch.setattr(commands, "DockerBackend", lambda: PersistentFake(state, responder))
+    table = handlers(engine_of(lambda: PersistentFake(state, responder)))
     flags = bench_flags(fake_matrix, tree, only="1.1.1w-asm-*", suite="second,quick")
     with pytest.raises(Exit) as exc:
-        dispatch("bench", "", flags, commands.HANDLERS)
+        dispatch("bench", "", flags, table)
     assert exc.value.code == BenchError.exit_code
     out = capsys.readouterr().out
     assert "== suite second" in out and "== suite quick" in out
     assert "second · 1.1.1w-asm-x86_64: failed" in out
     assert (tree / "host-amd-epyc-7b13/1.1.1w-asm-x86_64/quick/0001/figures.json").exists()
     with pytest.raises(Exit) as exc:
-        dispatch("bench", "", {**flags, "suite": "quick,nosuch"}, commands.HANDLERS)
+        dispatch("bench", "", {**flags, "suite": "quick,nosuch"}, table)
     assert exc.value.code == ConfigError.exit_code
 
 
@@ -558,14 +559,14 @@ profiles:"""))
         backends.append(PersistentFake(state, responder))
         return backends[-1]
 
-    monkeypatch.setattr(commands, "DockerBackend", make)
+    table = handlers(engine_of(make))
     flags = bench_flags(fake_matrix, tree, only=ASM, suite="quick,second")
     with pytest.raises(Exit) as exc:
-        dispatch("bench", "", flags, commands.HANDLERS)
+        dispatch("bench", "", flags, table)
     assert exc.value.code == 130
     assert "rerun the same command to go on" in capsys.readouterr().err
     interrupt[0] = False
-    dispatch("bench", "", flags, commands.HANDLERS)
+    dispatch("bench", "", flags, table)
     measured = [(img.split("/")[1].split(":")[0], cmd[-1]) for img, cmd, _ in backends[-1].runs
                 if unwrap_speed(cmd)[:2] == ("openssl", "speed")]
     assert measured == [("3.0.20-asm-x86_64", "aes-128-cbc")], \

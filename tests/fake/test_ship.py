@@ -11,7 +11,7 @@ import pytest
 
 from openssl_matrix.build.build import Builder
 from openssl_matrix.build.sources import default_urls
-from openssl_matrix.cli.worker import thread_worker
+from openssl_matrix.cli.worker import thread_lab
 from openssl_matrix.core.errors import UsageError
 from openssl_matrix.engine.backend import ImageFacts
 from openssl_matrix.engine.ship import (
@@ -31,7 +31,7 @@ from openssl_matrix.matrix.model import Matrix
 from openssl_matrix.results import records
 from openssl_matrix.results.tree import ResultsTree
 
-from ..fakes import FakeBackend
+from ..fakes import FakeBackend, engine_of
 
 VARIANT = "1.1.1w-asm-x86_64"
 MB = 1_000_000
@@ -308,9 +308,7 @@ def test_a_lab_build_ships_the_local_engines_images_to_each_engine(
         fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`invoke matrix build --cpu=lab-a,lab-b` (lab.py's workers, in threads here): each
     engine receives the image the local engine built instead of building it."""
-    from openssl_matrix.cli import commands
     from openssl_matrix.cli.table import dispatch
-    from openssl_matrix.lab import run as lab
     from openssl_matrix.results.tree import LAB_ENV
 
     from .test_lab import PROFILES
@@ -328,12 +326,10 @@ def test_a_lab_build_ships_the_local_engines_images_to_each_engine(
     for url, e in engines.items():
         if url:
             e.info.update(id=f"ID-{url}", name=url)
-    monkeypatch.setattr(commands, "DockerBackend",
-                        lambda base_url=None, **_: engines[base_url])
-    monkeypatch.setattr(lab, "launcher", thread_worker)
+    table = thread_lab(engine_of(lambda base_url=None, **_: engines[base_url]))
     dispatch("build", "", {"matrix": str(fake_matrix), "results": str(tree),
                            "cpu": "lab-a,lab-b", "only": VARIANT, "images": "ship"},
-             commands.HANDLERS)
+             table)
     tag = next(t for t in local.images if t.startswith(f"openssl-matrix/{VARIANT}:"))
     for url in ("ssh://bench@a.lab", "tcp://b.lab:2376"):
         e = engines[url]

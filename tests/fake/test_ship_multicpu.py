@@ -13,6 +13,7 @@ import pytest
 
 from openssl_matrix.build.build import Builder
 from openssl_matrix.build.sources import default_urls
+from openssl_matrix.cli.commands import handlers
 from openssl_matrix.engine.ship import Peer, Shipper
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.session import Bencher
@@ -24,7 +25,7 @@ from openssl_matrix.repro.specload import load_spec
 from openssl_matrix.results.tree import ResultsTree
 
 from ..conftest import make_tarball
-from ..fakes import CPUINFO_EPYC, FakeBackend
+from ..fakes import CPUINFO_EPYC, FakeBackend, engine_of
 from .test_pipeline_fake import speed_responder
 from .test_reproduce_fake import EVP_AES, fake_speed
 
@@ -196,7 +197,6 @@ def test_reproduce_runs_each_profile_on_its_docker_host_and_judges_from_both(
 
     from invoke.exceptions import Exit
 
-    from openssl_matrix.cli import commands
     from openssl_matrix.cli.table import dispatch
     from openssl_matrix.core.errors import DockerUnavailable
     from openssl_matrix.lab.run import LAB_EXIT
@@ -218,7 +218,7 @@ def test_reproduce_runs_each_profile_on_its_docker_host_and_judges_from_both(
             raise DockerUnavailable(f"cannot reach the Docker engine at {base_url}")
         return by_host[base_url]
 
-    monkeypatch.setattr(commands, "DockerBackend", backend)
+    table = handlers(engine_of(backend))
     offline = resolve.Environment.from_matrix
 
     def from_matrix(path: Path | None) -> Environment:
@@ -229,7 +229,7 @@ def test_reproduce_runs_each_profile_on_its_docker_host_and_judges_from_both(
     monkeypatch.setattr(resolve.Environment, "from_matrix", staticmethod(from_matrix))
     flags = {"matrix": str(fake_matrix), "results": str(tmp_path / "results"),
              "cpu": "epyc-lab,ryzen-lab", "force": False, "wait": False, "json": True}
-    dispatch("reproduce", str(spec_path), flags, commands.HANDLERS)
+    dispatch("reproduce", str(spec_path), flags, table)
     out = json.loads(capsys.readouterr().out)
     [claim] = out["claims"]
     assert claim["verdict"] == REPRODUCED, claim
@@ -240,7 +240,7 @@ def test_reproduce_runs_each_profile_on_its_docker_host_and_judges_from_both(
     # the second machine's engine is gone: the first still runs; exit 32 + bit 1
     del by_host["tcp://ryzen.lab:2376"]
     with pytest.raises(Exit) as exc:
-        dispatch("reproduce", str(spec_path), {**flags, "json": False}, commands.HANDLERS)
+        dispatch("reproduce", str(spec_path), {**flags, "json": False}, table)
     assert exc.value.code == LAB_EXIT + 0b10
     err = capsys.readouterr().err
     assert "1 of 2 profile(s) did not reproduce: ryzen-lab (exit 6: cannot reach" in err

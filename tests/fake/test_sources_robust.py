@@ -21,11 +21,11 @@ from invoke.exceptions import Exit
 
 from openssl_matrix.build import download
 from openssl_matrix.build.sources import fetch_source_info
-from openssl_matrix.cli import commands
+from openssl_matrix.cli.commands import handlers
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.core.errors import BuildError
 
-from ..fakes import FakeBackend
+from ..fakes import FakeBackend, engine_of
 
 VERSION = "1.2.3"
 BODY = os.urandom(1 << 20)
@@ -154,10 +154,10 @@ def test_a_corrupted_cached_tarball_fails_only_its_variants_at_build(
         fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     backend = FakeBackend()
-    monkeypatch.setattr(commands, "DockerBackend", lambda: backend)
+    table = handlers(engine_of(lambda: backend))
     flags = {"matrix": str(fake_matrix), "results": str(tmp_path / "results"), "only": "",
              "jobs": 0, "force": False, "cpu": ""}
-    dispatch("build", "", flags, commands.HANDLERS)
+    dispatch("build", "", flags, table)
     cached = tmp_path / "cache" / "sources" / "openssl-3.0.20.tar.gz"
     good = cached.read_bytes()
     cached.write_bytes(good[: len(good) // 2])  # a half-written or damaged cache entry
@@ -165,7 +165,7 @@ def test_a_corrupted_cached_tarball_fails_only_its_variants_at_build(
     capsys.readouterr()
 
     with pytest.raises(Exit) as exc:
-        dispatch("build", "", {**flags, "force": True}, commands.HANDLERS)
+        dispatch("build", "", {**flags, "force": True}, table)
     assert exc.value.code == BuildError.exit_code
     out, err = capsys.readouterr()
     bad_sha = hashlib.sha256(good[: len(good) // 2]).hexdigest()

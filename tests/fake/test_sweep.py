@@ -270,13 +270,14 @@ def test_recorded_table_is_readable_and_list_says_sha256_and_build_status(
     assert f"    3.5.7-asm-x86_64: {sweep_table.build_status('3.5.7', 'x86_64', True)}" in out
 
 
-def test_docs_carry_the_recorded_table_and_readme_names_every_failing_release() -> None:
-    """docs/building.md's table and README's release list are the recorded table's
-    (``python3 benchmarks/sweep.py --docs`` writes both): a failure is never left out."""
+def test_docs_carry_the_recorded_table_and_the_release_page_names_every_failure() -> None:
+    """docs/building.md's table and docs/releases.md's release list are the recorded
+    table's (``python3 benchmarks/sweep.py --docs`` writes both): a failure is never left
+    out."""
     recorded = sweep_table.read_table()
     rows = [sweep_table.Row.from_dict(r) for r in recorded["rows"]]
     building = (ROOT / "docs" / "building.md").read_text(encoding="utf-8")
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "releases.md").read_text(encoding="utf-8")
     table_text = sweep_table.format_table(rows, when=recorded.get("swept_at"))
     assert sweep_table.replace_block(building, "sweep-table", table_text) == building
     summary = sweep_table.release_summary(rows)

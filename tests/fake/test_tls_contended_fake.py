@@ -93,9 +93,9 @@ def test_contended_handshakes_are_remeasured_and_summarised_with_their_interval(
     assert len(rows) == 6 and all(r["own_share"] and r["foreign_cores"] for r in rows)
     assert {r["unit"] for r in rows} == {"connections/s"}
 
-    from openssl_matrix.cli.commands import _print_bench_summary
+    from openssl_matrix.cli.summary import print_bench_summary
 
-    _print_bench_summary(outs, 8192, planned=1)
+    print_bench_summary(outs, 8192, planned=1)
     out = capsys.readouterr().out
     full = [float(f["ops_per_s"]) for o in outs[1:] for f in o.figures
             if f["operation"] == "handshake"]
@@ -131,9 +131,9 @@ def test_progress_says_which_handshake_figures_were_flagged_and_why(
     assert warned and all(w.startswith("contended: tls--rsa2048--cross-core: ")
                           for w in warned)
 
-    from openssl_matrix.cli.commands import _print_bench_summary
+    from openssl_matrix.cli.summary import print_bench_summary
 
-    _print_bench_summary(outs, 8192, planned=1)
+    print_bench_summary(outs, 8192, planned=1)
     out = capsys.readouterr().out
     assert "contended attempt(s) left out" in out
     assert not [x for x in out.splitlines() if "warning" in x and "contended:" in x]

@@ -145,3 +145,13 @@ def test_no_module_over_800_lines() -> None:
 def test_the_package_folder_has_few_entries() -> None:
     entries = [p.name for p in PACKAGE.iterdir() if p.name != "__pycache__"]
     assert len(entries) <= MAX_TOP_LEVEL_ENTRIES, sorted(entries)
+
+
+def test_the_readme_is_a_front_page_with_the_two_commands() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 200
+    assert "bash .ci/setup && invoke matrix build && invoke matrix bench --cpu=auto" in text
+    assert "bash .ci/setup && python3 -m pytest -q" in text
+    for page in ("docs/releases.md", "docs/results.md", "docs/exit-codes.md",
+                 "docs/layout.md"):
+        assert f"]({page})" in text and (ROOT / page).is_file(), page

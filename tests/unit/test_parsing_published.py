@@ -3,7 +3,7 @@
 Each file under ``fixtures/speed/published/`` is a verbatim excerpt of a real report (see
 the README there). Every form of it, as published, with its line breaks flattened into
 spaces (as web archives do) and quoted with ``> `` (as a reply quotes it), goes through
-``parse_report``; an independent reader below, which knows nothing of the parser, lists
+``parse_paste``; an independent reader below, which knows nothing of the parser, lists
 every figure printed in a table row, and the two must agree exactly:
 
 * every printed figure comes back, once, under the right name, block size or operation,
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.parse import parse_report
+from openssl_matrix.parse import parse_paste
 from openssl_matrix.parse.figures import (
     STATUS_INFINITE,
     STATUS_OK,
@@ -194,13 +194,13 @@ def _bytes(token: str) -> float | None:
 
 
 def compare(text: str, source: str | None = None) -> list[str]:
-    """Disagreements between parse_report(text) and the figures printed in ``source``.
+    """Disagreements between parse_paste(text) and the figures printed in ``source``.
 
     ``source`` is the report as published (default: ``text``): its line breaks tell where
     a row starts, which a flattened copy no longer does.
     """
     expected, _children = printed_figures(source if source is not None else text)
-    runs: list[SpeedRun] = parse_report(text)
+    runs: list[SpeedRun] = parse_paste(text)
     problems: list[str] = []
     remaining = list(expected)
     for run in runs:
@@ -295,7 +295,7 @@ def test_every_printed_figure_comes_back_exact(name: str, form: str) -> None:
 
 
 def runs_of(name: str, form: str = "as-published") -> list[SpeedRun]:
-    return parse_report(FORMS[form]((PUBLISHED / name).read_text()))
+    return parse_paste(FORMS[form]((PUBLISHED / name).read_text()))
 
 
 def value(run: SpeedRun, algorithm: str, key: int | str) -> float | None:

@@ -1,4 +1,4 @@
-"""parse_report: flattened, quoted, wrapped and multi-run reports; round trips."""
+"""parse_paste: flattened, quoted, wrapped and multi-run reports; round trips."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openssl_matrix.core.errors import ParseError
-from openssl_matrix.parse import parse_report, parse_speed
+from openssl_matrix.parse import parse_paste, parse_speed
 from openssl_matrix.parse.figures import STATUS_OK, STATUS_ZERO, SpeedRun
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "speed"
@@ -63,7 +63,7 @@ def same_figures(a: SpeedRun, b: SpeedRun) -> None:
 @pytest.mark.parametrize(("stdout", "stderr"), STRUCTURED)
 def test_flattened_copy_gives_every_figure_exactly(stdout: str, stderr: str | None) -> None:
     pasted, expected = as_pasted(stdout, stderr)
-    (run,) = parse_report(flatten(pasted))
+    (run,) = parse_paste(flatten(pasted))
     same_figures(run, expected)
     assert len(run.progress) == len(expected.progress)
 
@@ -78,14 +78,14 @@ def test_quoted_wrapped_and_surrounded_by_prose(stdout: str, stderr: str | None)
     mail = PROSE_BEFORE + wrapped + PROSE_AFTER
     quoted = "\n".join("> " + line for line in mail.splitlines())
     reply = "On Monday someone wrote:\n" + quoted + "\n\nTry -elapsed.\n"
-    (run,) = parse_report(reply)
+    (run,) = parse_paste(reply)
     same_figures(run, expected)
 
 
 def test_numbers_are_never_invented() -> None:
     pasted, _ = as_pasted("seeds/004-3.0.2-asm-ryzen.txt", None)
     flat = flatten(pasted)
-    (run,) = parse_report(flat)
+    (run,) = parse_paste(flat)
     printed = set(flat.split())
     for fig in run.figures:
         for token in fig.raw.split():
@@ -97,12 +97,12 @@ def test_several_runs_split_at_each_header() -> None:
     b, run_b = as_pasted("real-3.0.20/evp-elapsed.stdout", "real-3.0.20/evp-elapsed.stderr")
     c, run_c = as_pasted("seeds/004-1.1.0l-no-asm-x86.txt", None)
     report = PROSE_BEFORE + a + "\nand the new one:\n" + b + "\nand an old one\n" + c
-    runs = parse_report(report)
+    runs = parse_paste(report)
     assert len(runs) == 3
     for got, expected in zip(runs, (run_a, run_b, run_c), strict=True):
         same_figures(got, expected)
     # the same report with every line break lost
-    flat_runs = parse_report(flatten(report))
+    flat_runs = parse_paste(flatten(report))
     assert [r.figures for r in flat_runs] == [r.figures for r in runs]
 
 
@@ -110,14 +110,14 @@ def test_quoted_copy_of_a_run_is_read_once() -> None:
     pasted, expected = as_pasted("seeds/001-1.0.1e-aesni.txt", None)
     quoted = "\n".join("> " + line for line in pasted.splitlines())
     report = pasted + "\nYou wrote:\n" + quoted
-    (run,) = parse_report(report)
+    (run,) = parse_paste(report)
     same_figures(run, expected)
-    assert len(parse_report(report, keep_duplicates=True)) == 2
+    assert len(parse_paste(report, keep_duplicates=True)) == 2
 
 
 def test_report_without_speed_output_raises() -> None:
     with pytest.raises(ParseError):
-        parse_report("OpenSSL 1.0.1 will be the first release with AES-NI. type 16 bytes")
+        parse_paste("OpenSSL 1.0.1 will be the first release with AES-NI. type 16 bytes")
 
 
 @pytest.mark.skipif(not SEED_DIR.exists(), reason="seed reports not present")
@@ -131,7 +131,7 @@ def test_report_without_speed_output_raises() -> None:
 )
 def test_whole_seed_reports(seed: str, runs: int, figures: int) -> None:
     text = (SEED_DIR / seed).read_text()
-    parsed = parse_report(text)
+    parsed = parse_paste(text)
     assert len(parsed) == runs
     assert sum(len(r.figures) for r in parsed) == figures
     printed = set(text.split())
@@ -191,7 +191,7 @@ def test_rendered_table_parses_back(table: tuple[list[int], list[tuple[str, list
     for fig, (_, _, value) in zip(run.figures, expected, strict=True):
         assert fig.status == (STATUS_OK if value is not None else STATUS_ZERO)
     # and with the line breaks lost
-    (flat,) = parse_report("OpenSSL 1.1.1w  11 Sep 2023 " + flatten(text))
+    (flat,) = parse_paste("OpenSSL 1.1.1w  11 Sep 2023 " + flatten(text))
     assert [(f.label, f.block_size, f.bytes_per_s) for f in flat.figures] == expected
 
 
@@ -243,7 +243,7 @@ def test_machine_readable_report_with_stdout_pasted_before_stderr() -> None:
     stdout = read("real-3.6.3/mr-evp-kem-sig-elapsed.stdout")
     stderr = read("real-3.6.3/mr-evp-kem-sig-elapsed.stderr")
     expected = parse_speed(stdout, stderr)  # no version: units from the +R progress
-    (run,) = parse_report("results:\n" + flatten(stdout) + "\nand stderr said\n" + stderr)
+    (run,) = parse_paste("results:\n" + flatten(stdout) + "\nand stderr said\n" + stderr)
     assert run.machine_readable
     assert run.figures == expected.figures
     assert {f.status for f in run.figures} == {STATUS_OK}
@@ -252,14 +252,14 @@ def test_machine_readable_report_with_stdout_pasted_before_stderr() -> None:
 def test_quote_markers_glued_to_the_text() -> None:
     pasted, expected = as_pasted("seeds/001-1.0.1e-aesni.txt", None)
     quoted = "\n".join(">" + line for line in pasted.splitlines())
-    (run,) = parse_report(">> earlier text\n" + quoted)
+    (run,) = parse_paste(">> earlier text\n" + quoted)
     same_figures(run, expected)
 
 
 def test_header_words_in_prose_are_not_headers() -> None:
     pasted, expected = as_pasted("seeds/001-1.0.1e-aesni.txt", None)
     report = pasted + "\nThe build options: no-asm, compiler: clang, nothing else.\n"
-    (run,) = parse_report(report)
+    (run,) = parse_paste(report)
     assert run.header.options == expected.header.options
     assert run.header.compiler == expected.header.compiler
 
@@ -267,11 +267,11 @@ def test_header_words_in_prose_are_not_headers() -> None:
 def test_multi_pasted_reads_the_parents_table_not_the_children() -> None:
     """Real 3.0.20 -multi 2 pasted: the Got: records are each child's; the table is the sum."""
     stdout = read("real-3.0.20/multi2-evp.stdout")
-    (run,) = parse_report(stdout)
+    (run,) = parse_paste(stdout)
     assert run.figures == parse_speed(stdout).figures
     first = run.figure("aes-128-cbc", block_size=16)
     assert first is not None and first.bytes_per_s == 1079231890.0  # the sum, 1079231.89k
-    (flat,) = parse_report(flatten(stdout))
+    (flat,) = parse_paste(flatten(stdout))
     assert flat.figures == run.figures
 
 
@@ -280,7 +280,7 @@ def test_label_line_between_rows_keeps_the_table_but_not_for_one_column() -> Non
         "type 16 bytes 64 bytes\nmd5 1.00k 2.00k\nopenssl-3.0\nmd5 3.00k 4.00k\n"
         "type 1024 bytes\nsha256 5.00k\nabout 3.50 on the other box\n"
     )
-    first, second, third = parse_report(text)
+    first, second, third = parse_paste(text)
     assert [f.bytes_per_s for f in first.figures] == [1000.0, 2000.0]
     assert [f.bytes_per_s for f in second.figures] == [3000.0, 4000.0]
     assert [(f.algorithm, f.bytes_per_s) for f in third.figures] == [("sha256", 5000.0)]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.parse import parse_report, parse_speed
+from openssl_matrix.parse import parse_paste, parse_speed
 from openssl_matrix.parse.figures import (
     STATUS_INFINITE,
     STATUS_OK,
@@ -41,7 +41,7 @@ def one(run: SpeedRun, algorithm: str, *, size: int | None = None, op: str | Non
 
 
 def test_0_9_8s_flattened_legacy_and_evp_tables() -> None:
-    legacy, evp = parse_report(text("000-0.9.8s-asm.flat.txt"))
+    legacy, evp = parse_paste(text("000-0.9.8s-asm.flat.txt"))
     h = legacy.header
     assert h.version_line == "OpenSSL 0.9.8s xx XXX xxxx"
     assert h.version == "0.9.8s"
@@ -66,7 +66,7 @@ def test_0_9_8s_flattened_legacy_and_evp_tables() -> None:
 
 
 def test_0_9_8y_timing_lines() -> None:
-    (run,) = parse_report(text("003-0.9.8y.flat.txt"))
+    (run,) = parse_paste(text("003-0.9.8y.flat.txt"))
     h = run.header
     assert h.version_line == "OpenSSL 0.9.8y 5 Feb 2013 (9.1-BETA1)"
     assert h.version == "0.9.8y"
@@ -84,14 +84,14 @@ def test_0_9_8y_timing_lines() -> None:
 
 
 def test_1_0_0_dev() -> None:
-    legacy, evp = parse_report(text("000-1.0.0f-asm.flat.txt"))
+    legacy, evp = parse_paste(text("000-1.0.0f-asm.flat.txt"))
     assert legacy.header.version == "1.0.0f-dev"
     assert one(legacy, "aes-128-cbc", size=8192).bytes_per_s == 114088720.0
     assert one(evp, "aes-128-cbc", size=8192).bytes_per_s == 114186620.0
 
 
 def test_1_0_1_dev_aesni_only_on_evp_path() -> None:
-    legacy, evp = parse_report(text("000-1.0.1-dev-asm.flat.txt"))
+    legacy, evp = parse_paste(text("000-1.0.1-dev-asm.flat.txt"))
     assert legacy.header.version == "1.0.1-dev"
     low = one(legacy, "aes-128-cbc", size=8192)
     high = one(evp, "aes-128-cbc", size=8192)
@@ -100,7 +100,7 @@ def test_1_0_1_dev_aesni_only_on_evp_path() -> None:
 
 
 def test_1_0_1_without_any_header() -> None:
-    legacy, evp = parse_report(text("000-1.0.1-dev-noaesni.flat.txt"))
+    legacy, evp = parse_paste(text("000-1.0.1-dev-noaesni.flat.txt"))
     assert legacy.header.version is None  # nothing above to inherit from
     assert one(legacy, "rc4", size=16).bytes_per_s == 387707670.0
     assert one(evp, "aes-256-cbc", size=8192).bytes_per_s == 255108200.0
@@ -129,7 +129,7 @@ def test_1_0_1e_seed_001_exact() -> None:
 
 
 def test_1_0_1e_freebsd_17_gb_per_s_is_suspect() -> None:
-    (run,) = parse_report(text("003-1.0.1e-freebsd-cryptodev-usertime.flat.txt"))
+    (run,) = parse_paste(text("003-1.0.1e-freebsd-cryptodev-usertime.flat.txt"))
     assert run.header.version == "1.0.1e-freebsd"
     assert run.header.elapsed is False
     fig = one(run, "aes-256-cbc", size=8192)
@@ -138,7 +138,7 @@ def test_1_0_1e_freebsd_17_gb_per_s_is_suspect() -> None:
     assert "0.05s for a 3s run" in fig.detail
     assert {f.status for f in run.figures} == {STATUS_SUSPECT_TIME_BASIS}
     assert any("time basis" in w and "-elapsed" in w for w in run.warnings)
-    (elapsed,) = parse_report(text("003-1.0.1e-freebsd-cryptodev-elapsed.flat.txt"))
+    (elapsed,) = parse_paste(text("003-1.0.1e-freebsd-cryptodev-elapsed.flat.txt"))
     assert elapsed.header.elapsed is True
     assert {f.status for f in elapsed.figures} == {STATUS_OK}
     assert one(elapsed, "aes-256-cbc", size=8192).bytes_per_s == 279819610.0
@@ -181,7 +181,7 @@ def test_1_1_0l_ecdsa_ecdh_bit_rows_and_inf() -> None:
 
 
 def test_1_1_0l_afalg_user_time_is_suspect() -> None:
-    (run,) = parse_report(text("004-1.1.0l-afalg-usertime.flat.txt"))
+    (run,) = parse_paste(text("004-1.1.0l-afalg-usertime.flat.txt"))
     assert [f.block_size for f in run.figures] == [16, 64, 256, 1024, 8192, 16384]
     assert {f.status for f in run.figures} == {STATUS_SUSPECT_TIME_BASIS}
     assert one(run, "aes-128-cbc", size=16384).bytes_per_s == 4959436800.0
@@ -235,7 +235,7 @@ def test_3_0_2_cpuinfo_not_available() -> None:
     ],
 )
 def test_figures_agree_with_their_progress_lines(name: str) -> None:
-    (run,) = parse_report(text(name))
+    (run,) = parse_paste(text(name))
     for progress in run.progress:
         fig = one(run, "aes-256-cbc" if "256" in progress.label else "aes-128-cbc",
                   size=progress.block_size)  # fmt: skip

@@ -137,9 +137,9 @@ def test_the_writer_refuses_a_malformed_record(tmp_path: Path) -> None:
 
 
 def test_the_writer_checks_a_record_built_in_code_as_its_reader_would(tmp_path: Path) -> None:
-    """An ``inf`` rate (1.0.2u's s_time prints one) in a Figure made in code is refused
+    """An ``inf`` rate (1.0.2u's s_time prints one) in a FigureRecord made in code is refused
     before it is written, never written as JSON its own reader rejects."""
-    fig = records.Figure.from_json({"algorithm": "a", "bytes_per_s": 1.0}, "figure")
+    fig = records.FigureRecord.from_json({"algorithm": "a", "bytes_per_s": 1.0}, "figure")
     bad = dataclasses.replace(fig, ops_per_s=float("inf"))
     with pytest.raises(ResultsError, match="malformed"):
         records.write_figures(tmp_path, [bad])

@@ -10,7 +10,7 @@ import pytest
 from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.core.resources import project_reports
 from openssl_matrix.matrix.pkey import ALGORITHMS as PK_ALGORITHMS
-from openssl_matrix.parse import parse_report
+from openssl_matrix.parse import parse_paste
 from openssl_matrix.repro.judge import passes
 from openssl_matrix.repro.specload import find_spec, load_spec
 
@@ -44,7 +44,7 @@ def test_every_spec_in_reports_loads(spec_id: str) -> None:
 def test_every_reference_figure_is_in_the_reports_table(spec_id: str) -> None:
     spec = load_spec(REPORTS / f"{spec_id}.yaml")
     printed: dict[tuple[str, int | str], set[float]] = {}
-    for run in parse_report((FIXTURES / f"{spec_id}.txt").read_text()):
+    for run in parse_paste((FIXTURES / f"{spec_id}.txt").read_text()):
         for f in run.figures:
             if f.block_size is not None and f.bytes_per_s is not None:
                 printed.setdefault((f.algorithm, f.block_size), set()).add(f.bytes_per_s)

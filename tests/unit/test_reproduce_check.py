@@ -5,25 +5,29 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
 from openssl_matrix.cli import commands
+from openssl_matrix.cli.commands import EngineFactory
 from openssl_matrix.cli.table import flags_of
 from openssl_matrix.core.resources import project_reports
+
+from ..fakes import engine_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = sorted(p.stem for p in (project_reports()).glob("*.yaml"))
 
 
 @pytest.fixture
-def no_docker(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    def refuse(*args: object, **kwargs: object) -> None:
+def no_docker(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> EngineFactory:
+    def refuse(*args: object, **kwargs: object) -> NoReturn:
         raise AssertionError("--check must not reach Docker")
 
-    monkeypatch.setattr(commands, "DockerBackend", refuse)
     monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(ROOT)
+    return engine_of(refuse)
 
 
 def test_check_is_a_declared_flag_of_reproduce() -> None:
@@ -32,12 +36,12 @@ def test_check_is_a_declared_flag_of_reproduce() -> None:
 
 
 @pytest.mark.parametrize("spec_id", SPECS)
-def test_check_each_spec_without_docker(spec_id: str, no_docker: None, tmp_path: Path,
+def test_check_each_spec_without_docker(spec_id: str, no_docker: EngineFactory, tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     started = time.monotonic()
     code = commands.cmd_reproduce(target=spec_id, matrix="matrix.yaml",
                                   results=str(tmp_path / "results"), cpu="", force=False,
-                                  wait=False, json=False, check=True)
+                                  wait=False, json=False, check=True, engine=no_docker)
     elapsed = time.monotonic() - started
     out = capsys.readouterr().out
     assert code == 0
@@ -50,7 +54,7 @@ def test_check_each_spec_without_docker(spec_id: str, no_docker: None, tmp_path:
     assert not (tmp_path / "results").exists()  # nothing written
 
 
-def test_check_reports_a_claim_its_report_contradicts(no_docker: None, tmp_path: Path,
+def test_check_reports_a_claim_its_report_contradicts(no_docker: EngineFactory, tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str],
                                                       ) -> None:
     text = (project_reports() / "ivy-bridge-aesni-blog.yaml").read_text()
@@ -59,7 +63,7 @@ def test_check_reports_a_claim_its_report_contradicts(no_docker: None, tmp_path:
     spec.write_text(text)
     commands.cmd_reproduce(target=str(spec), matrix="matrix.yaml",
                            results=str(tmp_path / "results"), cpu="", force=False,
-                           wait=False, json=False, check=True)
+                           wait=False, json=False, check=True, engine=no_docker)
     out = capsys.readouterr().out
     assert "8192 bytes: 1.96× does NOT meet the claim" in out
     assert "problem(s) in the spec: check it" in out
@@ -69,13 +73,13 @@ def test_check_reports_a_claim_its_report_contradicts(no_docker: None, tmp_path:
         "Intel Ivy Bridge); the report has 1.96×: explained" in out
 
 
-def test_check_as_json(no_docker: None, tmp_path: Path,
+def test_check_as_json(no_docker: EngineFactory, tmp_path: Path,
                        capsys: pytest.CaptureFixture[str]) -> None:
     import json
 
     commands.cmd_reproduce(target="ivy-bridge-aesni-blog", matrix="matrix.yaml",
                            results=str(tmp_path / "results"), cpu="", force=False,
-                           wait=False, json=True, check=True)
+                           wait=False, json=True, check=True, engine=no_docker)
     data = json.loads(capsys.readouterr().out)
     assert data["spec"] == "ivy-bridge-aesni-blog" and data["problems"] == []
     assert "Plan on this machine" in data["text"]

@@ -228,8 +228,8 @@ def test_finding6_an_unexpected_exception_is_one_line_and_a_crash_log(
     assert len(logs) == 1 and str(logs[0]) in err
     text = logs[0].read_text()
     assert "Traceback (most recent call last)" in text and "KeyError" in text
-    readme = (ROOT / "README.md").read_text()
-    assert "70 internal error" in readme
+    exit_codes = (ROOT / "docs" / "exit-codes.md").read_text()  # linked from README.md
+    assert "70 internal error" in exit_codes
 
 
 # -- 7. HTML ------------------------------------------------------------------------

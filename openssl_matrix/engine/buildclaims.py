@@ -25,7 +25,7 @@ C3) it is much quicker. It is slower only when the link is slower than the waiti
 engine's own build, which ``auto`` then sees on record the next time and builds.
 
 A claim whose process is gone (a worker killed with SIGKILL) is stale and is taken over.
-Claims exist only in a lab and only with ``--images auto|ship`` (never with
+BuildClaims exist only in a lab and only with ``--images auto|ship`` (never with
 ``--images build`` or ``--force``, which build everything on every engine).
 """
 
@@ -63,8 +63,8 @@ def _alive(pid: int) -> bool:
     return True
 
 
-class Claims:
-    """Claims of one engine (``engine``: its :meth:`Backend.engine_info`) in a results
+class BuildClaims:
+    """BuildClaims of one engine (``engine``: its :meth:`Backend.engine_info`) in a results
     tree. ``serves(claim)`` says whether the claiming engine could ship the image here
     (a peer of this run, of the same architecture family)."""
 

@@ -1,0 +1,124 @@
+"""What a bench prints when it ends: the summary of its cells, and the per-figure rows of a
+repeated bench (median, interval, clean samples, spread, noisy and contended counts).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from openssl_matrix.measure import opsummary
+from openssl_matrix.measure.guards import CONTENDED
+from openssl_matrix.measure.session import (
+    summarize_series,
+)
+
+
+def mbs(value: Any) -> str:
+    return f"{value / 1e6:,.1f}" if isinstance(value, (int, float)) else "—"
+
+
+def print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05,
+                         planned: int | None = None) -> None:
+    print(f"\nbench summary (MB/s at {block} bytes, cycles/byte when the clock is known; "
+          "public-key operations in ops/s, handshakes in conn/s; a status other than ok "
+          "says what the figure is not)")
+    rounds = max((o.round for o in outcomes), default=1)
+    for o in outcomes:
+        if getattr(o, "unbuilt", False):  # said once, with the fix, under failures
+            print(f"  {o.variant}: not built — not measured")
+            continue
+        print(f"  {o.variant}" + (f" round {o.round}" if rounds > 1 else "")
+              + f": {o.status}" + (f" — {o.run_dir}" if o.run_dir else "")
+              + (" (finished earlier in this session, not measured again)"
+                 if getattr(o, "reused", False) else ""))
+        if o.error:
+            print(f"      {o.error.splitlines()[0]}")
+        if rounds > 1:
+            continue
+        for f in o.figures:
+            if opsummary.is_ops(f):  # pkey / tls suites
+                print(opsummary.figure_line(f))
+                continue
+            if f.get("block_size") != block:
+                continue
+            cpb = f.get("cycles_per_byte")
+            text = mbs(f.get("bytes_per_s")) + (f" ({cpb:.2f} c/B)" if cpb else "")
+            status = f.get("status")
+            name = str(f.get("invocation"))
+            if "+" in name:
+                name = f"{name.rsplit('--', 1)[0]}--[{f.get('algorithm')}]"
+            print(f"      {name:<36} {text:>22}"
+                  + ("" if status == "ok" else f"  [{status}]"))
+        for w in o.warnings:
+            print(f"      warning: {w}")
+    if rounds > 1:
+        more = rounds - planned if planned and rounds > planned else 0
+        print(f"\n  over {planned or rounds} interleaved rounds"
+              + (f" (+{more} for re-measurements and wide intervals)" if more else "")
+              + ": median ± half-width of the 95 % "
+              f"interval (t) in MB/s (public-key ops/s, handshakes conn/s), clean samples n, "
+              f"[min–max], coefficient of variation "
+              f"(noisy above {noise:.0%}); contended attempts never count")
+    rows_all: list[dict[str, Any]] = []
+    for variant in dict.fromkeys(o.variant for o in outcomes):
+        runs = [o for o in outcomes if o.variant == variant and o.status != "failed"]
+        rows = summarize_series(runs, noise)
+        rows_all += rows
+        if rounds == 1:
+            continue
+        print(f"  {variant} ({len(runs)} run(s))")
+        units = opsummary.units_by_figure(f for o in runs for f in o.figures)
+        for row in rows:
+            if opsummary.is_ops(row):
+                unit = units.get((row["invocation"], row["algorithm"], row["operation"]))
+                print(opsummary.series_line(row, unit or "ops/s"))
+                continue
+            if row["block_size"] != block:
+                continue
+            cv = f"{row['cv']:.1%}" if row["cv"] is not None else "—"
+            cyc = f" {row['median_cycles']:.2f} c/B" if row["median_cycles"] else ""
+            flags = [s for s in row["statuses"] if s != "ok"]
+            n = f"n={row['n']}" if row.get("clean", True) else \
+                f"n=0 clean of {row['attempts']}"
+            print(f"      {row['invocation']!s:<36} {pm(row):>20} ({n}) "
+                  f"[{mbs(row['min'])}–{mbs(row['max'])}] cv {cv}{cyc}"
+                  + ("  NOISY" if row["noisy"] else "")
+                  + (f"  [{', '.join(flags)}]" if flags else "")
+                  + (f"  ({row['contended']} contended attempt(s) left out)"
+                     if row.get("contended") and row.get("clean") else ""))
+    if rounds > 1:
+        warned: set[str] = set()
+        for o in outcomes:
+            for w in o.warnings:
+                if w not in warned and not w.startswith(f"{CONTENDED}: "):
+                    warned.add(w)
+                    print(f"      warning ({o.variant}): {w}")
+    print("\n  " + flag_summary(rows_all))
+    ops = [r for r in rows_all if opsummary.is_ops(r)]
+    if ops and len(ops) < len(rows_all):
+        print("  of which public-key/handshake: " + flag_summary(ops))
+
+
+def pm(row: dict[str, Any]) -> str:
+    """``median ± half-width`` in MB/s (``median`` alone with one sample)."""
+    lo, hi = row.get("ci_low"), row.get("ci_high")
+    if isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
+        return f"{mbs(row['median'])} ± {(hi - lo) / 2 / 1e6:,.1f}"
+    return mbs(row.get("median"))
+
+
+def flag_summary(rows: list[dict[str, Any]]) -> str:
+    """One line: how many figures were reported, how many flagged and why."""
+    counts: Counter[str] = Counter()
+    for row in rows:
+        worst = [s for s in row["statuses"] if s != "ok"]
+        counts[worst[0] if worst else "ok"] += 1
+    attempts = sum(int(r.get("attempts") or 0) for r in rows)
+    contended = sum(int(r.get("contended") or 0) for r in rows)
+    flagged = sum(n for s, n in counts.items() if s != "ok")
+    parts = [f"{n} {s}" for s, n in sorted(counts.items(), key=lambda x: -x[1]) if s != "ok"]
+    return (f"{len(rows)} figure(s) from {attempts} measurement(s): {counts['ok']} ok, "
+            f"{flagged} flagged" + (f" ({', '.join(parts)})" if parts else "")
+            + f"; {contended} attempt(s) found the host busy (contended) and were left "
+            "out or measured again")
