@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from openssl_matrix.core.version import series
+from openssl_matrix.matrix.pkey import Refusal
 
 Series = tuple[int, int, int]
 
@@ -126,15 +127,6 @@ ALGORITHMS: dict[str, AeadCipher] = {c.name: c for c in (
 )}
 
 AEAD_SINCE: Series = (1, 1, 1)
-
-
-@dataclass(frozen=True)
-class Refusal:
-    algorithm: str
-    reason: str
-
-    def note(self) -> str:
-        return f"{self.algorithm}: not measured: {self.reason}"
 
 
 @dataclass(frozen=True)
