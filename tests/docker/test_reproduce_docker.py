@@ -58,17 +58,21 @@ def test_reproduce_ivy_bridge_blog_then_report(tmp_path: Path) -> None:
     assert twice["depends_on"] == "cpu"
     assert all(b["our_ratio"] is not None for b in twice["blocks"])
     if twice["basis"] == "cpu model" and twice["model"]:
-        assert twice["verdict"] in ("reproduced", "not reproduced")
+        # three outcomes from the ratio's interval (issue 27): a straddle is inconclusive,
+        # where it used to be called "not reproduced"
+        assert twice["verdict"] in ("reproduced", "not reproduced", "inconclusive")
         assert twice["model"].startswith("holds on Intel Core i5-3317U (Ivy Bridge) by the "
                                          "model (1.96× reported, 2.00× predicted")
-        assert "the model predicts" in twice["model"]
+        # the model is checked on our own core first (issue 27): the per-core constants it
+        # explains our ratio with are calibrated from our runs, and said so
+        assert "calibrated" in twice["model"]
     elif twice["basis"] == "cpu model":  # a core the model does not cover: it says so
         assert twice["verdict"] == "not testable here" and twice["reason"]
     else:  # an Ivy Bridge: judged as measured
         assert twice["verdict"] in ("reproduced", "not reproduced")
     # without -evp the mask changes nothing: the low-level AES never uses AES-NI
     legacy = claims["no-evp-no-difference"]
-    assert legacy["verdict"] in ("reproduced", "not reproduced")
+    assert legacy["verdict"] in ("reproduced", "not reproduced", "inconclusive")
     assert 0.75 < legacy["blocks"][0]["our_ratio"] < 1.33, legacy
 
     m = data["measurements"]["evp-aesni"]

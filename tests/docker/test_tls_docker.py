@@ -119,6 +119,11 @@ def test_handshake_and_public_key_suites_end_to_end(setup: tuple[Bencher, Result
         assert "[contended]" in page
     cells = (tmp_path / "report" / "data" / "ops-cells.csv").read_text()
     assert "full handshake" in cells and "rsa-2048 sign" in cells
-    link = next(line for line in page.splitlines() if "tls--ecdsap256--same-core.stdout" in line)
+    # a cell links its own page (issue 28), and that page links each run's raw output
+    cell_pages = [(tmp_path / "report" / line.split('href="', 1)[1].split('"', 1)[0])
+                  for line in page.splitlines() if 'href="cells/tls-' in line]
+    assert cell_pages
+    link = next(line for cp in cell_pages for line in cp.read_text().splitlines()
+                if "tls--ecdsap256--same-core.stdout" in line)
     assert link
     assert any((tmp_path / "report" / "runs").rglob("tls--ecdsap256--same-core.stdout"))
