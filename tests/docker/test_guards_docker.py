@@ -126,7 +126,9 @@ def test_masks_and_code_paths_on_real_builds(setup: tuple[Path, ResultsTree]) ->
             set(fig(v, "no-aesni--sha256", "sha256")["guards"])
     # the low-level AES of 1.1.1w, which never reaches AES-NI
     legacy = fig("1.1.1w-asm-x86_64", "native--legacy--aes-128-cbc+sha256", "aes-128-cbc")
-    assert legacy["status"] == guards.LEGACY_PATH and legacy["evp"] is False
+    # its status is the gravest code: `contended` outranks `legacy-path` on a host with steal
+    assert guards.LEGACY_PATH in legacy["guards"] and legacy["evp"] is False
+    assert legacy["status"] in (guards.LEGACY_PATH, guards.CONTENDED), legacy
     assert guards.LEGACY_PATH not in fig("1.1.1w-asm-x86_64",
                                          "native--legacy--aes-128-cbc+sha256",
                                          "sha256")["guards"]
@@ -173,21 +175,34 @@ def test_repeated_runs_show_their_spread(setup: tuple[Path, ResultsTree]) -> Non
     assert out.returncode == 0, out.stderr
     assert "over 3 interleaved rounds" in out.stdout and " cv " in out.stdout
     starts: list[tuple[str, int, str]] = []
+    contended = 0
     for variant in VARIANTS.split(","):
         suite_dir = tree.root / HOST.slug() / variant / "rep"
         [series_path] = suite_dir.glob("series-*.json")
         series = json.loads(series_path.read_text())
         [row] = series["figures"]
-        assert row["n"] == 3 and len(row["samples"]) == 3 and row["cv"] is not None
+        assert row["n"] == len(row["samples"]) == row["clean_n"] or not row["clean"]
+        assert row["attempts"] == len(series["runs"]) and row["cv"] is not None
+        if row["clean"]:  # the median of clean samples: 3, more attempts for contended ones
+            assert row["n"] == 3 or row["attempts"] == 6, row
+        else:  # a host with steal all along: no clean sample, the figure says it is contended
+            assert row["n"] == row["contended"] == row["attempts"] == 6, row
         assert row["min"] <= row["median"] <= row["max"]
         assert row["noisy"] == (row["cv"] > 0.05)
         for run in series["runs"]:
             meta = json.loads((Path(run) / "meta.json").read_text())
             assert meta["host"]["loadavg_before"]
             starts.append((meta["started"], meta["round"], variant))
+            figures = json.loads((Path(run) / "figures.json").read_text())
+            contended += sum(f["status"] != "ok" for f in figures)
     order = [(r, v) for _, r, v in sorted(starts)]
-    assert [r for r, _ in order] == [1, 1, 2, 2, 3, 3]  # round by round, not back to back
-    assert all(a[1] != b[1] for a, b in itertools.pairwise(order))
+    planned, extra = order[:6], order[6:]
+    assert [r for r, _ in planned] == [1, 1, 2, 2, 3, 3]  # round by round, not back to back
+    assert all(a[1] != b[1] for a, b in itertools.pairwise(planned))
+    # a host with steal (a CI machine: 0.05-0.23 cores) makes figures `contended`: they are
+    # measured again after the planned rounds, in rounds of their own numbered on from 4
+    assert [r for r, _ in extra] == sorted(r for r, _ in extra) and all(r > 3 for r, _ in extra)
+    assert not extra or contended, "an extra round only for a contended or failed attempt"
 
 
 # -- a second Docker engine ------------------------------------------------------------

@@ -76,7 +76,8 @@ def test_reproduce_ivy_bridge_blog_then_report(tmp_path: Path) -> None:
     assert 0.75 < legacy["blocks"][0]["our_ratio"] < 1.33, legacy
 
     m = data["measurements"]["evp-aesni"]
-    assert len(m["runs"]) == 3 and m["variant"].endswith("-asm-x86_64")
+    # three planned rounds, and extra ones where an interval straddled its threshold
+    assert len(m["runs"]) >= 3 and m["variant"].endswith("-asm-x86_64")
     fig = next(f for f in m["figures"] if f["block_size"] == 8192)
     assert fig["ours_median_bytes_per_s"] > 200e6  # AES-NI: ~1.2 GB/s on a quiet EPYC
     assert fig["reference_bytes_per_s"] == pytest.approx(333_987_840.0)
