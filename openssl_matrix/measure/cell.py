@@ -375,6 +375,9 @@ class BenchCell:
         findings.extend(cross_findings(invocations, by_invocation, version, run_cpu.flags,
                                        bool(vectors)))
         apply_findings(figures, findings)
+        meta["host"]["core_clock"] = coreclock.run_clock(
+            clock_before, coreclock.reading(ctx.engine, pin))
+        clock = core_cycles(meta, clock)
         for rec in figures:
             rec["clock_hz"] = clock
             rec["cycles_per_byte"] = guards.cycles(rec.get("bytes_per_s"), clock,
@@ -389,8 +392,6 @@ class BenchCell:
                 warnings.append(text)
                 log.warn(f"  {v.id}: {text}")
         records.write_figures(run_dir, figures)
-        meta["host"]["core_clock"] = coreclock.run_clock(
-            clock_before, coreclock.reading(ctx.engine, pin))
         meta["ended"] = _now()
         meta["warnings"] = warnings
         meta["findings"] = [f.as_dict() for f in findings]
@@ -569,3 +570,19 @@ def cross_findings(invocations: list[Invocation],
                                                   by_invocation[ref.name], cpu_flags)
                     break
     return found
+
+
+def core_cycles(meta: dict[str, Any], nominal: float | None) -> float | None:
+    """The clock cycles are counted in: the cores' own, measured around the run
+    (coreclock.py), where it was; the nominal clock (a profile's ``clock_ghz``, the model
+    name's GHz, ``cpu MHz``) stays in ``meta`` as ``nominal_clock`` for provenance, and is
+    used where nothing was measured (a remote engine). Updates ``meta``'s clock fields."""
+    ghz = (meta["host"].get("core_clock") or {}).get("ghz")
+    if not isinstance(ghz, (int, float)) or ghz <= 0:
+        return nominal
+    meta["nominal_clock"] = {"hz": nominal, "source": meta.get("clock_source")}
+    meta["clock_hz"] = float(ghz) * 1e9
+    meta["clock_source"] = (f"measured: the cores' clock around the run, {ghz:.2f} GHz "
+                            "(coreclock.py)")
+    return float(meta["clock_hz"])
+

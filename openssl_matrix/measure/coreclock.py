@@ -40,8 +40,10 @@ CHAIN = 16
 
 PROBE_SOURCE = r"""
 /* openssl-matrix core clock probe: a chain of dependent adds (1 cycle each) timed
-   with CLOCK_MONOTONIC, pinned to each CPU named on the command line. */
+   with CLOCK_MONOTONIC, pinned to each CPU named on the command line; with "aes", a
+   chain of dependent AESENC after it gives that instruction's latency in cycles. */
 #define _GNU_SOURCE
+#include <cpuid.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,9 +69,26 @@ static double chain(long n) {
     return 16.0 * (double)n / t / 1e9;
 }
 
+/* seconds per AESENC in a dependent chain (its latency, in time) */
+static double aes_chain(long n) {
+    double t0 = now();
+    for (long i = 0; i < n; i++) {
+        __asm__ volatile(".rept 16\n\taesenc %%xmm1, %%xmm0\n\t.endr" ::: "xmm0", "xmm1");
+    }
+    double t = now() - t0;
+    return t > 0 ? t / (16.0 * (double)n) : -1.0;
+}
+
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: probe CPU[,CPU...] [ITERATIONS]\n"); return 2; }
+    if (argc < 2) {
+        fprintf(stderr, "usage: probe CPU[,CPU...] [ITERATIONS] [aes]\n");
+        return 2;
+    }
     long n = argc > 2 ? atol(argv[2]) : 200000;
+    unsigned a, b, c, d;
+    /* CPUID leaf 1, ECX bit 25: AES-NI (without it AESENC is an illegal instruction) */
+    int has_aes = __get_cpuid(1, &a, &b, &c, &d) && (c >> 25 & 1);
+    int aes = argc > 3 && strcmp(argv[3], "aes") == 0;
     char *list = strdup(argv[1]);
     for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
         int cpu = atoi(tok);
@@ -86,7 +105,22 @@ int main(int argc, char **argv) {
             double g = chain(n);
             if (g > best) best = g;
         }
-        printf("cpu %d %.4f\n", cpu, best);
+        if (aes && !has_aes) {
+            printf("cpu %d %.4f aesenc none\n", cpu, best);
+            continue;
+        }
+        if (!aes) {
+            printf("cpu %d %.4f\n", cpu, best);
+            continue;
+        }
+        /* AESENC latency in core cycles: its chain's time per instruction at the clock
+           the add chain read (the two run back to back on the same core) */
+        double fastest = -1.0;
+        for (int i = 0; i < 40; i++) {
+            double s = aes_chain(n / 4);
+            if (s > 0 && (fastest < 0 || s < fastest)) fastest = s;
+        }
+        printf("cpu %d %.4f aesenc %.3f\n", cpu, best, fastest * best * 1e9);
     }
     return 0;
 }
@@ -99,6 +133,17 @@ class CoreClock:
 
     per_cpu: tuple[tuple[int, float], ...]
     method: str
+    #: AESENC latency in core cycles per CPU (a dependent chain timed right after the add
+    #: chain on the same core); empty when not asked for or the CPU has no AES-NI
+    aesenc: tuple[tuple[int, float], ...] = ()
+
+    @property
+    def aesenc_latency(self) -> float | None:
+        """The median over the cores measured, rounded to a tenth of a cycle."""
+        if not self.aesenc:
+            return None
+        values = sorted(v for _, v in self.aesenc)
+        return round(values[len(values) // 2], 1)
 
     @property
     def ghz(self) -> float:
@@ -106,8 +151,12 @@ class CoreClock:
         return sum(g for _, g in self.per_cpu) / len(self.per_cpu)
 
     def describe(self) -> dict[str, object]:
-        return {"ghz": round(self.ghz, 4), "per_cpu": {str(c): g for c, g in self.per_cpu},
-                "method": self.method}
+        out: dict[str, object] = {"ghz": round(self.ghz, 4), "per_cpu": {
+            str(c): g for c, g in self.per_cpu}, "method": self.method}
+        if self.aesenc:
+            out["aesenc_latency"] = self.aesenc_latency
+            out["aesenc_per_cpu"] = {str(c): v for c, v in self.aesenc}
+        return out
 
 
 def _cache_dir() -> Path:
@@ -140,33 +189,45 @@ def probe_path() -> Path | str:
     return exe
 
 
-def measure(cpus: Sequence[int] | None = None, iterations: int = 200_000,
-            ) -> CoreClock | str:
+def measure(cpus: Sequence[int] | None = None, iterations: int = 200_000, *,
+            aes: bool = False) -> CoreClock | str:
     """The clock of each of ``cpus`` (default: every CPU this process may run on), or why
-    it could not be measured."""
+    it could not be measured; with ``aes``, also AESENC's latency in cycles on each (on a
+    CPU with AES-NI: the probe asks CPUID)."""
     exe = probe_path()
     if isinstance(exe, str):
         return exe
     chosen = sorted(set(cpus)) if cpus else sorted(os.sched_getaffinity(0))
     try:
-        res = subprocess.run([str(exe), ",".join(map(str, chosen)), str(iterations)],
+        res = subprocess.run([str(exe), ",".join(map(str, chosen)), str(iterations)]
+                             + (["aes"] if aes else []),
                              capture_output=True, text=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"the clock probe did not run: {exc}"
     per: list[tuple[int, float]] = []
+    lat: list[tuple[int, float]] = []
     for line in res.stdout.splitlines():
         parts = line.split()
-        if len(parts) == 3 and parts[0] == "cpu":
+        if len(parts) in (3, 5) and parts[0] == "cpu":
             try:
                 ghz = float(parts[2])
             except ValueError:
                 continue
             if 0.1 < ghz < 10:
                 per.append((int(parts[1]), ghz))
+            if len(parts) == 5 and parts[3] == "aesenc" and parts[4] != "none":
+                try:
+                    cycles = float(parts[4])
+                except ValueError:
+                    continue
+                if 0.5 < cycles < 50:
+                    lat.append((int(parts[1]), cycles))
     if not per:
         return f"the clock probe gave no reading ({res.stdout.strip()[:80] or res.stderr[:80]})"
     return CoreClock(tuple(per), f"{CHAIN} dependent adds per iteration (1 cycle each), "
-                     "CLOCK_MONOTONIC, best of 40, pinned per CPU on the engine's host")
+                     "CLOCK_MONOTONIC, best of 40, pinned per CPU on the engine's host"
+                     + ("; AESENC latency: a dependent AESENC chain right after, best of 40,"
+                        " in the add chain's cycles" if lat else ""), tuple(lat))
 
 
 def cpus_of(cpuset: str | None) -> list[int] | None:
@@ -186,7 +247,7 @@ def reading(engine: object, cpuset: str | None) -> dict[str, object]:
     if isinstance(engine, Mapping) and engine and not endpoint_is_local(engine):
         return {"error": "the Docker engine is remote: its cores' clock cannot be measured "
                          "from here"}
-    got = measure(cpus_of(cpuset))
+    got = measure(cpus_of(cpuset), aes=True)
     return {"error": got} if isinstance(got, str) else got.describe()
 
 

@@ -230,6 +230,14 @@ def _sha256_cost(core: Core, *, masked: set[str], series: tuple[int, int, int] |
 _ROUNDS = {"128": 10, "192": 12, "256": 14}
 
 
+def cbc_floor(algorithm: str, aesenc_latency: float) -> float | None:
+    """AES-NI CBC encryption's latency bound in cycles per byte for ``aes-N-cbc`` with
+    the given AESENC latency (measured on our core: coreclock.py), None for another
+    algorithm: rounds x latency / 16 bytes (the white paper's bound)."""
+    m = _AES_CBC.match(algorithm)
+    return _ROUNDS[m.group(1)] * aesenc_latency / 16 if m else None
+
+
 def path_cost(core: Core, algorithm: str, *, evp: bool, decrypt: bool,
               masked: Iterable[str], series: tuple[int, int, int] | None,
               asm: bool = True, engine: str | None = None) -> PathCost | str:

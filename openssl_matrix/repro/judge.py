@@ -21,6 +21,7 @@ from openssl_matrix.measure.cpumodel import (
     PathCost,
     RatioModel,
     agrees,
+    cbc_floor,
     path_cost,
     predicted_ratio,
 )
@@ -58,6 +59,8 @@ class Ours:
     clock_source: str | None = None
     nominal_ghz: float | None = None
     measured: list[float] = field(default_factory=list)
+    #: AESENC latency in cycles measured on the cores around the runs (coreclock.py)
+    aesenc_latency: float | None = None
     cpu: str | None = None
     image_id: str | None = None
 
@@ -172,6 +175,10 @@ def collect(measurement: Measurement, planned: PlannedMeasurement, runs: Sequenc
                 nominal = float(mhz) / 1000 if isinstance(mhz, (int, float)) else None
                 ours.nominal_ghz = nominal
                 measured = (host.get("core_clock") or {}).get("ghz")
+                lat = ((host.get("core_clock") or {}).get("before") or {}).get(
+                    "aesenc_latency")
+                if isinstance(lat, (int, float)) and lat > 0:
+                    ours.aesenc_latency = float(lat)
                 if isinstance(measured, (int, float)) and measured > 0:
                     # the cores' own clock around this run (coreclock.py): core cycles
                     ours.measured.append(float(measured))
@@ -521,7 +528,7 @@ def _judge_by_model(spec: ReportSpec, claim: Claim, result: ClaimResult, their: 
     if isinstance(mine, RatioModel) and fits_here:
         result.model = (f"{holds}; here {last.ours:.2f}× as the model predicts "
                         f"{mine.ratio:.2f}× ({mine.text()})"
-                        + _measured_cpb(mine, ours, claim, last.block))
+                        + _measured_cpb(spec, mine, ours, claim, last.block))
     elif isinstance(mine, RatioModel):
         off = last.ours / mine.ratio - 1
         inferred = [src.split(": ", 1)[-1] for c in (mine.first, mine.second)
@@ -531,7 +538,7 @@ def _judge_by_model(spec: ReportSpec, claim: Claim, result: ClaimResult, their: 
                         f"{last.ours:.2f}× ({off:+.0%})"
                         + (f"; inferred, not measured, for this core: {'; '.join(inferred)}"
                            if inferred else "")
-                        + _measured_cpb(mine, ours, claim, last.block)
+                        + _measured_cpb(spec, mine, ours, claim, last.block)
                         + (f"; calibrated from our runs: {calibrated}" if calibrated else "")
                         + ". The claim is judged on what the model still supports (its "
                         "figure on the report's CPU) and on its direction here")
@@ -565,12 +572,27 @@ def calibration_text(spec: ReportSpec, claim: Claim, ours: Mapping[str, Ours],
         path = (("vpaes" if "aesni" in masked else "AES-NI") + " CBC encrypt"
                 if _AES_CBC_NAME.match(m.algorithm) and m.evp and not m.decrypt
                 else m.algorithm)
-        parts.append(f"{path} {o.clock_ghz * 1e9 / value:.2f} c/B ({name}, calibrated)")
+        cpb = o.clock_ghz * 1e9 / value
+        parts.append(f"{path} {cpb:.2f} c/B ({name}, calibrated)"
+                     + (floor_text(m.algorithm, cpb, o.aesenc_latency)
+                        if path.startswith("AES-NI") else ""))
     return ", ".join(parts)
 
 
-def _measured_cpb(model: RatioModel, ours: Mapping[str, Ours], claim: Claim,
-                  block: int) -> str:
+def floor_text(algorithm: str, cpb: float, latency: float | None) -> str:
+    """Our AES-NI CBC cycles per byte against the latency bound of our own core, its
+    AESENC latency measured there (coreclock.py); empty without that measurement."""
+    floor = cbc_floor(algorithm, latency) if latency else None
+    if floor is None or latency is None:
+        return ""
+    side = "at or above it" if cpb >= floor * 0.97 else \
+        "under it: the clock read around the runs is not the clock they ran at"
+    return (f" [the bound on our core: {round(floor * 16 / latency)} rounds × {latency:g} "
+            f"cycles AESENC latency measured here / 16 = {floor:.2f} c/B; {side}]")
+
+
+def _measured_cpb(spec: ReportSpec, model: RatioModel, ours: Mapping[str, Ours],
+                  claim: Claim, block: int) -> str:
     """Our cycles per byte beside the model's, where our clock is known."""
     parts = []
     for name, cost in ((claim.numerator, model.first), (claim.denominator, model.second)):
@@ -584,6 +606,9 @@ def _measured_cpb(model: RatioModel, ours: Mapping[str, Ours], claim: Claim,
                  if o.clock_source == "measured" else f"{o.clock_ghz:.2f} GHz (nominal)")
         parts.append(f"{cost.path} {measured:.2f} c/B at {clock}, "
                      f"{cost.cpb:.2f} modelled"
+                     + (floor_text(spec.measurements[name].algorithm, measured,
+                                   o.aesenc_latency)
+                        if cost.path.startswith("AES-NI") else "")
                      + (" (under the latency bound: the core runs faster than the clock "
                         "reported, e.g. boost)" if cost.path.startswith("AES-NI")
                         and measured < cost.cpb * 0.97 else ""))

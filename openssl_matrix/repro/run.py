@@ -36,8 +36,11 @@ from openssl_matrix.matrix.model import Matrix, Variant
 from openssl_matrix.measure.cpumodel import Core, core_of_cpu, core_of_march
 from openssl_matrix.measure.session import Bencher
 from openssl_matrix.report.types import REPRO_DIR
+from openssl_matrix.repro.canjudge import ClaimPlan, judgeable, judged_measurements
 from openssl_matrix.repro.judge import (
     INCONCLUSIVE,
+    NOT_TESTABLE,
+    ClaimResult,
     Ours,
     Reproduction,
     collect,
@@ -55,7 +58,7 @@ from openssl_matrix.repro.plan import (
     plan,
 )
 from openssl_matrix.repro.resolve import Environment, HostFacts, host_facts, resolve_versions
-from openssl_matrix.repro.spec import ReportSpec
+from openssl_matrix.repro.spec import Claim, ReportSpec
 from openssl_matrix.repro.verdicts import write_reproduction
 from openssl_matrix.results.tree import ResultsTree
 
@@ -90,7 +93,13 @@ def reproduce(spec: ReportSpec, env: Environment, backend: Backend, tree: Result
             f"pull {base_image}` where a registry is reachable")
     facts = host_facts(backend, base_image, engine)
     cpu_dir = facts.cpu.slug() if cpu_profile == "auto" else cpu_profile
-    planned, groups, cells = plan(spec, resolved, facts, cpu_dir)
+    # what --check says cannot be judged here is not measured, and says why (issue 27);
+    # claims comparing two machines are judged from both profiles' results in the tree
+    plans = {p.claim: p for p in judgeable(spec, resolved, env, facts,
+                                           tuple(cpu_profile.split(",")))}
+    judged = judged_measurements(spec, list(plans.values())) | {
+        n for c in spec.claims if two_machines(spec, c) for n in (c.numerator, c.denominator)}
+    planned, groups, cells = plan(spec, resolved, facts, cpu_dir, judged=judged)
     root = tree.root / REPRO_DIR / spec.id
     ours: dict[str, Ours] = {name: Ours() for name in spec.measurements}
     if cells:
@@ -106,8 +115,13 @@ def reproduce(spec: ReportSpec, env: Environment, backend: Backend, tree: Result
                          warnings=warnings, ours=ours, max_attempts=max_attempts)
     here = host_core(facts, env, cpu_profile)
     profiles = profile_figures(spec, tree, planned)
-    results = [judge(spec, c, planned, ours, resolved, here=here, profiles=profiles)
-               for c in spec.claims]
+
+    def verdicts() -> list[ClaimResult]:
+        return [judge(spec, c, planned, ours, resolved, here=here, profiles=profiles)
+                if two_machines(spec, c) or plans[c.id].judgeable
+                else unjudgeable(c, plans[c.id]) for c in spec.claims]
+
+    results = verdicts()
     extra = 0
     while cells and extra < MAX_EXTRA_ROUNDS:
         # a claim whose paired-ratio interval straddles its band gets more rounds (of its
@@ -125,8 +139,7 @@ def reproduce(spec: ReportSpec, env: Environment, backend: Backend, tree: Result
         _build_and_bench(more, m, backend, tree, planned, sub, cells, cpu_profile,
                          facts, force=False, wait=wait, engine=engine, git_commit=git_commit,
                          warnings=warnings, ours=ours, max_attempts=max_attempts)
-        results = [judge(spec, c, planned, ours, resolved, here=here, profiles=profiles)
-                   for c in spec.claims]
+        results = verdicts()
     if extra:
         warnings.append(f"{extra} extra round(s) for claims whose interval straddled their "
                         f"band (at most {MAX_EXTRA_ROUNDS})")
@@ -145,6 +158,13 @@ def reproduce(spec: ReportSpec, env: Environment, backend: Backend, tree: Result
     rep.ended = now("seconds")
     rep.out_dir = write_reproduction(rep, root)
     return rep
+
+
+def unjudgeable(claim: Claim, why: ClaimPlan) -> ClaimResult:
+    """The verdict on a claim that cannot be judged here: not testable, with --check's
+    reasons (nothing was measured for it)."""
+    return ClaimResult(claim, NOT_TESTABLE, reason="; ".join(
+        f"[{m.kind}] {m.text}" for m in why.missing))
 
 
 def _build_and_bench(spec: ReportSpec, m: Matrix, backend: Backend, tree: ResultsTree,
