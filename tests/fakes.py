@@ -15,10 +15,15 @@ import inspect
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openssl_matrix.cli.commands import EngineFactory
 from openssl_matrix.engine.backend import Backend, ImageFacts, RunLimits, RunResult
+
+if TYPE_CHECKING:
+    from openssl_matrix.matrix.model import Matrix
+    from openssl_matrix.measure.session import Bencher
+    from openssl_matrix.results.tree import ResultsTree
 
 Responder = Callable[[str, Sequence[str], Mapping[str, str]], tuple[int, str, str]]
 
@@ -171,3 +176,42 @@ def engine_of(make: Callable[..., Backend]) -> EngineFactory:
         return make(base_url=base_url) if takes_url else make()
 
     return engine
+
+
+def fake_bench(path: Path, tmp_path: Path, responder: Responder, *,
+               cpuinfo: str | None = None, max_attempts: int = 0,
+               ) -> tuple[Matrix, FakeBackend, ResultsTree, Bencher]:
+    """The matrix at ``path`` built on a fake engine answering with ``responder``
+    (``cpuinfo``: what its probe prints) into a results tree under ``tmp_path``, and a
+    bencher for it (``max_attempts`` as the command line's, 0 as the Python API's)."""
+    from openssl_matrix.build.build import Builder
+    from openssl_matrix.build.sources import default_urls
+    from openssl_matrix.matrix.load import load_matrix
+    from openssl_matrix.measure.session import Bencher
+    from openssl_matrix.results.tree import ResultsTree
+
+    m = load_matrix(path, default_urls=default_urls)
+    backend = FakeBackend(responder)
+    if cpuinfo is not None:
+        backend.cpuinfo = cpuinfo
+    tree = ResultsTree(tmp_path / "results")
+    Builder(m, backend, tree, workdir=tmp_path / "work").build(list(m.variants))
+    return m, backend, tree, Bencher(m, backend, tree, engine=backend.engine_info(),
+                                     git_commit=None, max_attempts=max_attempts)
+
+
+def one_release_bench(tmp_path: Path, suites: str, responder: Responder, *,
+                      cpuinfo: str | None = None,
+                      ) -> tuple[Matrix, FakeBackend, ResultsTree, Bencher]:
+    """``fake_bench`` of a matrix of 1.1.1w (a stand-in tarball, a private cache under
+    ``tmp_path``: the caller sets ``OPENSSL_MATRIX_CACHE`` there) with ``suites`` (the
+    YAML of its ``suites:`` mapping, indented two spaces)."""
+    from .conftest import make_tarball
+
+    src = tmp_path / "src"
+    src.mkdir(exist_ok=True)
+    sha = make_tarball(src / "openssl-1.1.1w.tar.gz", "1.1.1w")
+    path = tmp_path / "matrix.yaml"
+    path.write_text(f"versions:\n  1.1.1w:\n    sha256: {sha}\n"
+                    f"    urls: [file://{src}/openssl-1.1.1w.tar.gz]\nsuites:\n{suites}")
+    return fake_bench(path, tmp_path, responder, cpuinfo=cpuinfo)

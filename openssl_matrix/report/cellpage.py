@@ -29,21 +29,14 @@ import jinja2
 from openssl_matrix.core.resources import templates
 from openssl_matrix.report.history import RULE, Change, chart_svg
 from openssl_matrix.report.sessions import UNKNOWN, Provenance, SessionFigure, by_session
-from openssl_matrix.report.view import href
+from openssl_matrix.report.view import RunLike, href
 from openssl_matrix.results import records
 
 
-class PageObservation(Protocol):
-    """A figure as a page lists it (``report.Observation``, ``report_ops.OpsObservation``)."""
+class PageObservation(RunLike, Protocol):
+    """A figure as a page lists it (``report.Observation``, ``report_ops.OpsObservation``):
+    what names its run (``view.RunLike``) and what the page shows of it."""
 
-    @property
-    def cpu(self) -> str: ...
-    @property
-    def variant(self) -> str: ...
-    @property
-    def suite(self) -> str: ...
-    @property
-    def run(self) -> str: ...
     @property
     def run_path(self) -> Path: ...
     @property

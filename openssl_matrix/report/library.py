@@ -33,7 +33,7 @@ from typing import Any
 from openssl_matrix.core.version import sort_key
 from openssl_matrix.measure.stats import estimate
 from openssl_matrix.report.charts import new_figure, series_colors
-from openssl_matrix.report.types import USABLE_STATUSES, Flagged, copy_run
+from openssl_matrix.report.types import Flagged, ReleaseColumn, copy_run
 from openssl_matrix.report.view import href as _href
 from openssl_matrix.report.view import run_folder
 from openssl_matrix.results import records
@@ -41,7 +41,7 @@ from openssl_matrix.results.tree import ResultsTree
 
 
 @dataclass(frozen=True)
-class LibObservation:
+class LibObservation(ReleaseColumn):
     cpu: str
     variant: str
     version: str
@@ -60,14 +60,6 @@ class LibObservation:
     api: str | None = None
     client_bytes: int | None = None
     raw_file: str = ""
-
-    @property
-    def usable(self) -> bool:
-        return self.status in USABLE_STATUSES and self.value is not None
-
-    @property
-    def column(self) -> str:
-        return self.version + ("" if self.asm else " no-asm")
 
 
 def library_observations(tree: ResultsTree, versions: Sequence[str] = ()

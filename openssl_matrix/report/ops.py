@@ -40,7 +40,7 @@ from openssl_matrix.report.sessions import (
     Sessions,
     split,
 )
-from openssl_matrix.report.types import USABLE_STATUSES, Flagged
+from openssl_matrix.report.types import Flagged, ReleaseColumn
 from openssl_matrix.report.view import href as _href
 from openssl_matrix.report.view import run_folder
 from openssl_matrix.results import records
@@ -51,7 +51,7 @@ KIND_TITLE = {"pkey": "Public-key operations (operations per second, higher is b
 
 
 @dataclass(frozen=True)
-class OpsObservation:
+class OpsObservation(ReleaseColumn):
     cpu: str
     variant: str
     version: str
@@ -74,14 +74,6 @@ class OpsObservation:
     """The row's name in charts."""
     prov: Provenance | None = None
     """The run's session and conditions (``sessions``)."""
-
-    @property
-    def usable(self) -> bool:
-        return self.status in USABLE_STATUSES and self.value is not None
-
-    @property
-    def column(self) -> str:
-        return self.version + ("" if self.asm else " no-asm")
 
 
 def _short_label(fig: dict[str, Any], kind: str) -> str:

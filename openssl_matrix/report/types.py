@@ -79,6 +79,25 @@ REPRO_DIR = "_reproduce"
 #: statuses (engine not engaged, mask not applied or overreaching, unreadable output) are
 #: counted and shown, never averaged in.
 USABLE_STATUSES = ("ok", "imprecise", "legacy-path", "noisy", "time-basis")
+
+
+class ReleaseColumn:
+    """What a figure of a release-by-release table (public-key/TLS ops, the library
+    harness) says of itself: whether it is usable and which column it stands in. Mixed
+    into those frozen dataclasses, whose fields these are."""
+
+    status: str
+    value: float | None
+    version: str
+    asm: bool
+
+    @property
+    def usable(self) -> bool:
+        return self.status in USABLE_STATUSES and self.value is not None
+
+    @property
+    def column(self) -> str:
+        return self.version + ("" if self.asm else " no-asm")
 #: OPENSSL_ia32cap bits this report can name: (word, bit) -> feature.
 CAP_BITS: dict[tuple[int, int], str] = {pos: IA32CAP_LABELS[name]
                                          for name, pos in IA32CAP_BITS.items()}

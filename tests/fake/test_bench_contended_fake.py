@@ -16,16 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.build.build import Builder
-from openssl_matrix.build.sources import default_urls
-from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure import guards
 from openssl_matrix.measure.session import MAX_ATTEMPTS, Bencher
 from openssl_matrix.measure.speedcmd import unwrap_speed
 from openssl_matrix.results.export import render as export
-from openssl_matrix.results.tree import ResultsTree
 
-from ..fakes import FakeBackend
+from ..fakes import FakeBackend, fake_bench
 from .test_bench_fake import matrix  # noqa: F401  (the fixture)
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "hostacct"
@@ -36,7 +32,6 @@ def bench(matrix: Path, tmp_path: Path) -> tuple[Bencher, FakeBackend]:  # noqa:
     """test_bench_fake's matrix (1.1.1w, suite ``rep``: aes-128-cbc at 8192 B), replayed
     from the busy-host runs."""
     path = matrix
-    m = load_matrix(path, default_urls=default_urls)
     replies = ["busy-saturated", "busy-other-core"]
 
     def responder(image: str, command: Sequence[str], env: Mapping[str, str],
@@ -45,11 +40,8 @@ def bench(matrix: Path, tmp_path: Path) -> tuple[Bencher, FakeBackend]:  # noqa:
         name = replies[min(len(backend.runs), 99) % 2]
         return 0, (FIX / f"{name}.stdout").read_text(), (FIX / f"{name}.stderr").read_text()
 
-    backend = FakeBackend(responder)
-    tree = ResultsTree(tmp_path / "results")
-    Builder(m, backend, tree, workdir=tmp_path / "work").build(list(m.variants))
-    return Bencher(m, backend, tree, engine=backend.engine_info(), git_commit=None,
-                   max_attempts=MAX_ATTEMPTS), backend
+    _, backend, _, bencher = fake_bench(path, tmp_path, responder, max_attempts=MAX_ATTEMPTS)
+    return bencher, backend
 
 
 def test_contended_figures_are_kept_remeasured_and_never_reported_ok(

@@ -10,17 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.build.build import Builder
 from openssl_matrix.build.harness import BINARY
-from openssl_matrix.build.sources import default_urls
-from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure import guards
 from openssl_matrix.measure.session import MAX_ATTEMPTS, Bencher
 from openssl_matrix.results import records
-from openssl_matrix.results.tree import ResultsTree
 
 from ..conftest import local_versions
-from ..fakes import FakeBackend
+from ..fakes import FakeBackend, fake_bench
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "libbench"
 
@@ -43,7 +39,6 @@ suites:
     threads: [2]
     seconds: 1
 """)
-    m = load_matrix(path, default_urls=default_urls)
 
     def responder(image: str, command: Sequence[str], env: Mapping[str, str],
                   ) -> tuple[int, str, str]:
@@ -53,11 +48,8 @@ suites:
         assert command[1:] == ("--seconds", "1", "--threads", "2", "handshake-tls1.3-rsa2048")
         return 0, (FIX / "1.1.1w-handshake-tls1.3-rsa2048-t2.txt").read_text(), ""
 
-    backend = FakeBackend(responder)
-    tree = ResultsTree(tmp_path / "results")
-    Builder(m, backend, tree, workdir=tmp_path / "work").build(list(m.variants))
-    return Bencher(m, backend, tree, engine=backend.engine_info(), git_commit=None,
-                   max_attempts=MAX_ATTEMPTS), backend
+    _, backend, _, bencher = fake_bench(path, tmp_path, responder, max_attempts=MAX_ATTEMPTS)
+    return bencher, backend
 
 
 def test_a_library_bench_builds_the_harness_and_remeasures_contended_runs(

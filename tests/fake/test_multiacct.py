@@ -9,17 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.build.build import Builder
-from openssl_matrix.build.sources import default_urls
-from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure import guards, hostacct
 from openssl_matrix.measure.multiacct import CHILD_BALANCE_MIN, multi_findings
 from openssl_matrix.measure.session import Bencher
 from openssl_matrix.measure.speedcmd import unwrap_speed
-from openssl_matrix.results.tree import ResultsTree
 
-from ..conftest import make_tarball
-from ..fakes import FakeBackend
+from ..fakes import FakeBackend, one_release_bench
 
 HOST = Path(__file__).resolve().parents[1] / "fixtures" / "hostacct"
 SPEED = Path(__file__).resolve().parents[1] / "fixtures" / "speed"
@@ -64,24 +59,6 @@ def test_missing_child_is_contended() -> None:
 @pytest.fixture
 def bencher(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Bencher, FakeBackend]:
     monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
-    src = tmp_path / "src"
-    src.mkdir()
-    sha = make_tarball(src / "openssl-1.1.1w.tar.gz", "1.1.1w")
-    path = tmp_path / "matrix.yaml"
-    path.write_text(f"""
-versions:
-  1.1.1w:
-    sha256: {sha}
-    urls: [file://{src}/openssl-1.1.1w.tar.gz]
-suites:
-  gcm-multi:
-    kind: aead
-    algorithms: [aes-256-gcm]
-    seconds: 2
-    bytes: 16384
-    multi: [2]
-""")
-    m = load_matrix(path, default_urls=default_urls)
 
     def responder(image: str, command: Sequence[str], env: Mapping[str, str],
                   ) -> tuple[int, str, str]:
@@ -90,10 +67,15 @@ suites:
         name = "multi2-aead-gcm256-busy-cpu1"
         return 0, (HOST / f"{name}.stdout").read_text(), (HOST / f"{name}.stderr").read_text()
 
-    backend = FakeBackend(responder)
-    tree = ResultsTree(tmp_path / "results")
-    Builder(m, backend, tree, workdir=tmp_path / "work").build(list(m.variants))
-    return Bencher(m, backend, tree, engine=backend.engine_info(), git_commit=None), backend
+    _, backend, _, bencher = one_release_bench(tmp_path, """\
+  gcm-multi:
+    kind: aead
+    algorithms: [aes-256-gcm]
+    seconds: 2
+    bytes: 16384
+    multi: [2]
+""", responder)
+    return bencher, backend
 
 
 def test_bench_files_a_starved_child_as_contended(bencher: tuple[Bencher, FakeBackend]) -> None:

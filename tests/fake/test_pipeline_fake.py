@@ -19,7 +19,7 @@ from openssl_matrix.measure.speedcmd import speed_invocations, unwrap_speed
 from openssl_matrix.results.export import render as export
 from openssl_matrix.results.tree import ResultsTree
 
-from ..fakes import FakeBackend
+from ..fakes import FakeBackend, fake_bench
 
 # Real -mr output of `openssl speed -elapsed -mr -seconds 1 -bytes 8192 -evp aes-128-cbc`
 # from this project's 1.1.1w asm build on an AMD EPYC (stdout and stderr).
@@ -72,12 +72,8 @@ def test_changed_matrix_rebuilds_only_the_changed_variant(fake_matrix: Path,
 
 
 def bench_setup(fake_matrix: Path, tmp_path: Path) -> tuple[Bencher, FakeBackend, ResultsTree]:
-    m = load_matrix(fake_matrix, default_urls=default_urls)
-    backend = FakeBackend(speed_responder)
-    tree = ResultsTree(tmp_path / "results")
-    Builder(m, backend, tree, workdir=tmp_path / "work").build(list(m.variants))
-    return Bencher(m, backend, tree, engine=backend.engine_info(), git_commit="abc"), \
-        backend, tree
+    _, backend, tree, bencher = fake_bench(fake_matrix, tmp_path, speed_responder)
+    return bencher, backend, tree
 
 
 def test_bench_writes_tree_and_never_overwrites(fake_matrix: Path, tmp_path: Path) -> None:

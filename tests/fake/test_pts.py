@@ -11,20 +11,16 @@ from typing import Any
 
 import pytest
 
-from openssl_matrix.build.build import Builder
-from openssl_matrix.build.sources import default_urls
 from openssl_matrix.matrix import pts
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.cell import CellOutcome
-from openssl_matrix.measure.session import Bencher, follow_ups
+from openssl_matrix.measure.session import follow_ups
 from openssl_matrix.measure.speedcmd import speed_invocations, unwrap_speed
 from openssl_matrix.parse import figure_records, parse_speed
 from openssl_matrix.report.page import build_report
 from openssl_matrix.results.export import render as export
-from openssl_matrix.results.tree import ResultsTree
 
-from ..conftest import make_tarball
-from ..fakes import FakeBackend
+from ..fakes import one_release_bench
 from ..scripts import load_script
 from ..unit.test_suites import ROOT, matrix_with
 
@@ -170,23 +166,6 @@ def test_fake_bench_labels_the_pts_columns(tmp_path: Path, monkeypatch: pytest.M
     """A pts suite on the fake engine answering with the real PTS-way outputs of the 1.1.1w
     image: each figure PTS reports carries its result and unit, in the export too."""
     monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
-    src = tmp_path / "src"
-    src.mkdir()
-    sha = make_tarball(src / "openssl-1.1.1w.tar.gz", "1.1.1w")
-    path = tmp_path / "matrix.yaml"
-    path.write_text(f"""
-versions:
-  1.1.1w:
-    sha256: {sha}
-    urls: [file://{src}/openssl-1.1.1w.tar.gz]
-suites:
-  p:
-    kind: pts
-    algorithms: [rsa4096, sha256, aes-128-gcm]
-    seconds: 1
-    repeat: 1
-""")
-    m = load_matrix(path, default_urls=default_urls)
     cases = {"rsa4096": "pts-multi2-rsa4096", "sha256": "pts-multi2-sha256",
              "aes-128-gcm": "pts-multi2-gcm"}
 
@@ -197,13 +176,15 @@ suites:
         case = FIX / "real-1.1.1w" / cases[cmd[-1]]
         return 0, Path(f"{case}.stdout").read_text(), Path(f"{case}.stderr").read_text()
 
-    backend = FakeBackend(responder)
-    backend.cpuinfo = (Path(__file__).resolve().parents[1] / "fixtures" / "topology" /
-                       "probe-2cpu-vm.txt").read_text()
-    tree = ResultsTree(tmp_path / "results")
-    Builder(m, backend, tree, workdir=tmp_path / "work").build(list(m.variants))
-    outs = Bencher(m, backend, tree, engine=backend.engine_info(), git_commit=None).bench(
-        m.select("1.1.1w-asm-x86_64"), m.suite("p"), "auto")
+    probe = Path(__file__).resolve().parents[1] / "fixtures" / "topology" / "probe-2cpu-vm.txt"
+    m, _, tree, bencher = one_release_bench(tmp_path, """\
+  p:
+    kind: pts
+    algorithms: [rsa4096, sha256, aes-128-gcm]
+    seconds: 1
+    repeat: 1
+""", responder, cpuinfo=probe.read_text())
+    outs = bencher.bench(m.select("1.1.1w-asm-x86_64"), m.suite("p"), "auto")
     o = outs[0]
     labelled = {f["pts_result"]: f for f in o.figures if f.get("pts_result")}
     assert set(labelled) == {"RSA4096 sign/s", "RSA4096 verify/s", "SHA256", "AES-128-GCM"}

@@ -293,11 +293,9 @@ def test_missing_base_image_is_a_clear_error(
     assert ".ci/setup" in str(err.value)
 
 
-def test_a_cpu_claim_on_another_core_end_to_end(
-        setup: tuple[Path, Environment, FakeBackend, ResultsTree]) -> None:
-    """The report's machine is an Ivy Bridge, the fake engine's an EPYC 7B13 (a Zen): the
-    'about 2x' claim is judged by the CPU model, which predicts the fake's 4.0x."""
-    spec_path, env, backend, tree = setup
+def on_ivy_bridge(spec_path: Path) -> None:
+    """The made-up report's machine made an Ivy Bridge, with a claim that depends on the
+    CPU: AES-NI about twice as fast as masked on it."""
     text = spec_path.read_text().replace(
         "m: {cpu: Made-up CPU, clock_ghz: 2.0, flags: [aes]}",
         "m: {cpu: Made-up CPU, core: ivybridge, clock_ghz: 2.0, flags: [aes]}")
@@ -307,6 +305,14 @@ def test_a_cpu_claim_on_another_core_end_to_end(
         "      expect: ratio, ratio: 2.0, depends_on: cpu}\n"
         "  - {id: faster, says: faster,")
     spec_path.write_text(text)
+
+
+def test_a_cpu_claim_on_another_core_end_to_end(
+        setup: tuple[Path, Environment, FakeBackend, ResultsTree]) -> None:
+    """The report's machine is an Ivy Bridge, the fake engine's an EPYC 7B13 (a Zen): the
+    'about 2x' claim is judged by the CPU model, which predicts the fake's 4.0x."""
+    spec_path, env, backend, tree = setup
+    on_ivy_bridge(spec_path)
     rep = reproduce(load_spec(spec_path), env, backend, tree)
     verdicts = {r.claim.id: r for r in rep.results}
     cpu_claim = verdicts["twice-on-its-cpu"]

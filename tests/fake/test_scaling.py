@@ -14,17 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.build.build import Builder
-from openssl_matrix.build.sources import default_urls
-from openssl_matrix.matrix.load import load_matrix
-from openssl_matrix.measure.session import Bencher
 from openssl_matrix.measure.speedcmd import unwrap_speed
 from openssl_matrix.report.page import build_report
 from openssl_matrix.report.types import observations
 from openssl_matrix.results.tree import ResultsTree
 
-from ..conftest import make_tarball
-from ..fakes import FakeBackend
+from ..fakes import one_release_bench
 
 HOST = Path(__file__).resolve().parents[1] / "fixtures" / "hostacct"
 PROBE = Path(__file__).resolve().parents[1] / "fixtures" / "topology" / "probe-2cpu-vm.txt"
@@ -33,25 +28,6 @@ PROBE = Path(__file__).resolve().parents[1] / "fixtures" / "topology" / "probe-2
 @pytest.fixture
 def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ResultsTree:
     monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
-    src = tmp_path / "src"
-    src.mkdir()
-    sha = make_tarball(src / "openssl-1.1.1w.tar.gz", "1.1.1w")
-    path = tmp_path / "matrix.yaml"
-    path.write_text(f"""
-versions:
-  1.1.1w:
-    sha256: {sha}
-    urls: [file://{src}/openssl-1.1.1w.tar.gz]
-suites:
-  scale:
-    kind: aead
-    algorithms: [chacha20-poly1305]
-    seconds: 1
-    bytes: 16384
-    multi: [1, all]
-    repeat: 2
-""")
-    m = load_matrix(path, default_urls=default_urls)
 
     def responder(image: str, command: Sequence[str], env: Mapping[str, str],
                   ) -> tuple[int, str, str]:
@@ -60,12 +36,17 @@ suites:
         name = f"multi{n}-aead-chacha"
         return 0, (HOST / f"{name}.stdout").read_text(), (HOST / f"{name}.stderr").read_text()
 
-    backend = FakeBackend(responder)
-    backend.cpuinfo = PROBE.read_text()  # the real probe: /proc/cpuinfo and sysfs topology
-    t = ResultsTree(tmp_path / "results")
-    Builder(m, backend, t, workdir=tmp_path / "work").build(list(m.variants))
-    Bencher(m, backend, t, engine=backend.engine_info(), git_commit=None).bench(
-        m.select("1.1.1w-asm-x86_64"), m.suite("scale"), "auto", repeat=2)
+    # the real probe of a 2-CPU VM: /proc/cpuinfo and sysfs topology
+    m, _, t, bencher = one_release_bench(tmp_path, """\
+  scale:
+    kind: aead
+    algorithms: [chacha20-poly1305]
+    seconds: 1
+    bytes: 16384
+    multi: [1, all]
+    repeat: 2
+""", responder, cpuinfo=PROBE.read_text())
+    bencher.bench(m.select("1.1.1w-asm-x86_64"), m.suite("scale"), "auto", repeat=2)
     return t
 
 

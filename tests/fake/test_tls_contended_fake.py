@@ -14,16 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.build.build import Builder
-from openssl_matrix.build.sources import default_urls
-from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure import guards
 from openssl_matrix.measure.session import MAX_ATTEMPTS, Bencher
 from openssl_matrix.results.export import render as export
-from openssl_matrix.results.tree import ResultsTree
 
 from ..conftest import local_versions
-from ..fakes import FakeBackend
+from ..fakes import FakeBackend, fake_bench
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "stime"
 BUSY = "0.9.8y--tls--rsa2048--cross-core--busy.stdout"  # both operations contended
@@ -50,7 +46,6 @@ suites:
     pinning: [cross-core]
     seconds: 1
 """)
-    m = load_matrix(path, default_urls=default_urls)
 
     def responder(image: str, command: Sequence[str], env: Mapping[str, str],
                   ) -> tuple[int, str, str]:
@@ -58,11 +53,8 @@ suites:
         done = sum(c[-1] == "openssl-matrix-tls" for _, c, _ in backend.runs)
         return 0, (FIX / (BUSY if done == 1 else LATER)).read_text(), ""
 
-    backend = FakeBackend(responder)
-    tree = ResultsTree(tmp_path / "results")
-    Builder(m, backend, tree, workdir=tmp_path / "work").build(list(m.variants))
-    return Bencher(m, backend, tree, engine=backend.engine_info(), git_commit=None,
-                   max_attempts=MAX_ATTEMPTS), backend
+    _, backend, _, bencher = fake_bench(path, tmp_path, responder, max_attempts=MAX_ATTEMPTS)
+    return bencher, backend
 
 
 def test_contended_handshakes_are_remeasured_and_summarised_with_their_interval(

@@ -12,9 +12,9 @@ from openssl_matrix.parse.figures import (
     STATUS_OK,
     STATUS_SUSPECT_TIME_BASIS,
     STATUS_ZERO,
-    Figure,
-    SpeedRun,
 )
+
+from .test_parsing import one
 
 SEEDS = Path(__file__).resolve().parents[1] / "fixtures" / "speed" / "seeds"
 
@@ -23,18 +23,6 @@ def text(name: str) -> str:
     return (SEEDS / name).read_text()
 
 
-def one(run: SpeedRun, algorithm: str, *, size: int | None = None, op: str | None = None,
-        label: str | None = None) -> Figure:  # fmt: skip
-    found = [
-        f
-        for f in run.figures
-        if f.algorithm == algorithm
-        and (size is None or f.block_size == size)
-        and (op is None or f.operation == op)
-        and (label is None or f.label == label)
-    ]
-    assert len(found) == 1, found
-    return found[0]
 
 
 # --- 0.9.8 ------------------------------------------------------------------------------
