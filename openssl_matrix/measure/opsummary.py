@@ -31,6 +31,10 @@ def _name(algorithm: Any, operation: Any, invocation: Any) -> str:
     inv = str(invocation or "")
     if inv.startswith("tls--"):  # the same protocol and key run under each pinning
         name += f" {inv.rsplit('--', 1)[-1]}"
+    tail = inv.rsplit("--", 1)[-1]
+    if inv.startswith("lib--") and tail[:1] == "t" and tail[1:].isdigit():
+        # the same operation at each thread count (harness invocations end --tN)
+        name += f" ×{tail[1:]} thread" + ("s" if tail[1:] != "1" else "")
     return name
 
 

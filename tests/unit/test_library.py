@@ -22,6 +22,7 @@ from openssl_matrix.measure.library import (
     parse_library,
     read_output,
 )
+from openssl_matrix.measure.opsummary import series_line
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "libbench"
 MATRIX = Path(__file__).resolve().parents[2] / "matrix.yaml"
@@ -203,3 +204,15 @@ def test_a_thread_count_above_the_hosts_cpus_is_not_measured_and_says_why() -> N
     [g] = [g for g in groups.values() if g.variant == "3.0.20-asm-x86_64"]
     assert g.definition["kind"] == "library" and g.definition["threads"] == [2]
     assert g.definition["algorithms"] == ["cipher-setup", "hmac"]
+
+
+def test_a_repeated_library_bench_names_each_rows_thread_count() -> None:
+    """The bench summary's rows of one operation at 1 and 2 threads are told apart."""
+    row = {"algorithm": "handshake-tls1.2-rsa2048", "operation": "handshake", "n": 3,
+           "median": 680.6, "ci_low": 488.9, "ci_high": 872.3, "min": 631.8, "max": 783.0,
+           "cv": 0.11, "statuses": ["ok"], "clean": True}
+    one = series_line({**row, "invocation": "lib--handshake-tls1.2-rsa2048--t1"}, "ops/s")
+    two = series_line({**row, "invocation": "lib--handshake-tls1.2-rsa2048--t2"}, "ops/s")
+    assert "handshake-tls1.2-rsa2048 handshake ×1 thread " in one
+    assert "handshake-tls1.2-rsa2048 handshake ×2 threads" in two
+    assert "680.6 ± 191.7 ops/s (n=3)" in one
