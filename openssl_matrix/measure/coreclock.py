@@ -208,26 +208,30 @@ def measure(cpus: Sequence[int] | None = None, iterations: int = 200_000, *,
     lat: list[tuple[int, float]] = []
     for line in res.stdout.splitlines():
         parts = line.split()
-        if len(parts) in (3, 5) and parts[0] == "cpu":
-            try:
-                ghz = float(parts[2])
-            except ValueError:
-                continue
-            if 0.1 < ghz < 10:
-                per.append((int(parts[1]), ghz))
-            if len(parts) == 5 and parts[3] == "aesenc" and parts[4] != "none":
-                try:
-                    cycles = float(parts[4])
-                except ValueError:
-                    continue
-                if 0.5 < cycles < 50:
-                    lat.append((int(parts[1]), cycles))
+        if len(parts) not in (3, 5) or parts[0] != "cpu" or not parts[1].isdigit():
+            continue
+        ghz = _plausible(parts[2], 0.1, 10)
+        if ghz is not None:
+            per.append((int(parts[1]), ghz))
+        cycles = _plausible(parts[4], 0.5, 50) if parts[3:4] == ["aesenc"] else None
+        if cycles is not None:
+            lat.append((int(parts[1]), cycles))
     if not per:
         return f"the clock probe gave no reading ({res.stdout.strip()[:80] or res.stderr[:80]})"
     return CoreClock(tuple(per), f"{CHAIN} dependent adds per iteration (1 cycle each), "
                      "CLOCK_MONOTONIC, best of 40, pinned per CPU on the engine's host"
                      + ("; AESENC latency: a dependent AESENC chain right after, best of 40,"
                         " in the add chain's cycles" if lat else ""), tuple(lat))
+
+
+def _plausible(text: str, low: float, high: float) -> float | None:
+    """A reading of the probe's, when it is a number strictly between ``low`` and
+    ``high`` ("none" and garbage: None)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if low < value < high else None
 
 
 def cpus_of(cpuset: str | None) -> list[int] | None:
