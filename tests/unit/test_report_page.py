@@ -113,8 +113,10 @@ def test_flagged_figures_reproductions_and_imports_in_the_page(
     panel = html.split('id="quality"')[1].split('id="methods"')[0]
     rows = dict(re.findall(r'<td class="(?:bad|muted)">([a-z-]+)</td><td class="num">(\d+)',
                            panel))
-    # (the figures the tables show: each cell's latest session)
-    assert int(rows["mask-overreach"]) >= 2 and int(rows["legacy-path"]) >= 2
+    # (the figures the tables show: each cell's latest session; the one-word mask runs
+    # aes-128-cbc only: sha256 is compared by claims that cannot be judged here, so it is
+    # not measured)
+    assert int(rows["mask-overreach"]) >= 1 and int(rows["legacy-path"]) >= 2
     assert re.search(r"\d+ of \d+ figure\(s\) flagged; \d+ of them kept out of the medians",
                      panel)
     figures_links = re.findall(r'href="(runs/[^"]+/figures\.json)"', panel)
