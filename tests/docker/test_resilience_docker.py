@@ -144,21 +144,27 @@ def test_bench_sigkilled_mid_run_resumes_and_completes_the_tree(
     assert "1.1.1w-asm-x86_64: finished earlier in this session" in res.stderr
     assert "▸ [1/2] 1.1.1w-asm-x86_64" not in res.stderr, "the finished cell was redone"
 
+    # a busy host (CI's has steal) makes figures `contended`: the bench measures those
+    # again after the cells, in runs of their own, each `complete`
     after = runs(tree)
-    assert [r["status"] for r in after["resume/1.1.1w-asm-x86_64"]] == ["complete"]
+    assert {r["status"] for r in after["resume/1.1.1w-asm-x86_64"]} == {"complete"}
     assert (first_cell[0]["_dir"] / "figures.json").read_bytes() == figures_before
     second_cell = after["resume/1.1.1w-no-asm-x86_64"]
-    assert [r["status"] for r in second_cell] == ["interrupted", "complete"]
+    assert [r["status"] for r in second_cell[:2]] == ["interrupted", "complete"]
+    assert {r["status"] for r in second_cell[2:]} <= {"complete"}
     assert (second_cell[0]["_dir"] / "raw/native--aes-128-cbc.stdout").read_text() \
         .startswith("+H:8192"), "the interrupted run's raw output is kept"
-    assert second_cell[0]["session"] == second_cell[1]["session"] == \
-        after["resume/1.1.1w-asm-x86_64"][0]["session"]
+    assert {r["session"] for r in second_cell + after["resume/1.1.1w-asm-x86_64"]} == \
+        {first_cell[0]["session"]}
     assert not labelled(engine, tree), "no container of the killed bench is left"
     assert not list((tree / "_journal").glob("bench-*.json")), "the session is closed"
 
     rows = exported(tree)
-    assert len(rows) == 2 * 2 * 3, "2 cells × 2 masks × 3 algorithms; interrupted not counted"
-    assert {r["run"] for r in rows if r["variant"] == "1.1.1w-no-asm-x86_64"} == {"0002"}
+    keys = [(r["variant"], r["mask"], r["algorithm"], r["run"]) for r in rows]
+    assert len(keys) == len(set(keys)), "no figure counted twice"
+    assert len({k[:3] for k in keys}) == 2 * 2 * 3, "2 cells × 2 masks × 3 algorithms"
+    no_asm = {r["run"] for r in rows if r["variant"] == "1.1.1w-no-asm-x86_64"}
+    assert "0001" not in no_asm and "0002" in no_asm, "the interrupted run is not counted"
     speed = {(r["variant"], r["mask"], r["algorithm"]): float(r["bytes_per_s"]) for r in rows}
     assert all(v > 1e6 for v in speed.values()), speed
     # real figures: AES-NI makes the asm build's EVP AES-128-CBC faster (about 3.4x on a
