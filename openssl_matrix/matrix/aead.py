@@ -20,13 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from openssl_matrix.core.version import series
-from openssl_matrix.matrix.pkey import Refusal
-
-Series = tuple[int, int, int]
-
-
-def dotted(v: Series) -> str:
-    return ".".join(map(str, v))
+from openssl_matrix.matrix.pkey import Refusal, Series, dotted
 
 
 @dataclass(frozen=True)
