@@ -83,10 +83,11 @@ the rate column shows ``0.2`` but the seconds column ``4.436667s``).
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, replace
+from dataclasses import fields, replace
+from operator import attrgetter
 
 from openssl_matrix.core.errors import ParseError
-from openssl_matrix.parse.figures import SpeedRun
+from openssl_matrix.parse.figures import Figure, SpeedRun
 from openssl_matrix.parse.lines import Builder
 from openssl_matrix.parse.paste import paste_runs
 
@@ -138,9 +139,17 @@ def parse_speed(
     return run
 
 
+#: Figure's field names, in order: its fields are scalars, so a record is what
+#: ``dataclasses.asdict`` gives (its deep copy of each value changes nothing) at a tenth
+#: of the cost (a paste of 20,000 runs has ~440,000 figures).
+_FIGURE_FIELDS = tuple(f.name for f in fields(Figure))
+_FIGURE_VALUES = attrgetter(*_FIGURE_FIELDS)
+
+
 def figure_records(run: SpeedRun) -> list[dict[str, object]]:
     """Flat JSON-able dicts, one per figure (all Figure fields, NaN never appears)."""
-    return [asdict(fig) for fig in run.figures]
+    names, values = _FIGURE_FIELDS, _FIGURE_VALUES
+    return [dict(zip(names, values(fig), strict=True)) for fig in run.figures]
 
 
 def parse_paste(text: str, *, keep_duplicates: bool = False) -> list[SpeedRun]:

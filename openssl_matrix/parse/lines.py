@@ -71,6 +71,9 @@ from openssl_matrix.parse.timebasis import check_time_basis
 # --------------------------------------------------------------------------------------
 # The line parser
 
+_ELAPSED_TEXT = ELAPSED_RE.pattern
+assert re.escape(_ELAPSED_TEXT) == _ELAPSED_TEXT.replace(" ", "\\ ")  # no metacharacter
+
 
 @dataclass
 class Builder:
@@ -133,7 +136,7 @@ class Builder:
             if match and self.sym_sizes is None:
                 self.multi_sizes = [int(n) for n in match.group(1).split(":")[1:]]
             return
-        if ELAPSED_RE.search(stripped):
+        if _ELAPSED_TEXT in stripped:  # ELAPSED_RE is a plain phrase: a substring test
             self.header["elapsed"] = True
             self.saw_progress_stream = True
         if stripped.startswith("Doing "):
@@ -197,32 +200,32 @@ class Builder:
                 f"row {label!r} has {len(values)} figures under a header of {len(sizes)} "
                 "block sizes; its figures are marked unparsable"
             )
-            for size in sizes:
-                self.add(self._sym_figure(label, size, None, human=True))
+            self._sym_figures(label, sizes, [None] * len(sizes), human=True)
             return True
-        for size, token in zip(sizes, values, strict=True):
-            self.add(self._sym_figure(label, size, token, human=True))
+        self._sym_figures(label, sizes, values, human=True)
         return True
 
-    def _sym_figure(
-        self, label: str, size: int, token: str | None, *, human: bool, index: int | None = None
-    ) -> Figure:
-        if token is None:
-            value, status, detail = None, STATUS_UNPARSABLE, "column count does not match"
-        else:
-            value, status, detail = sym_value(token, thousands_suffix=human)
-        return Figure(
-            algorithm=canonical_algorithm(label),
-            label=label,
-            evp=self._evp_for(label, index),
-            block_size=size,
-            bytes_per_s=value,
-            ops_per_s=value / size if value is not None and size else None,
-            operation=None,
-            status=status,
-            detail=detail,
-            raw=token or "",
-        )
+    def _sym_figures(
+        self, label: str, sizes: Sequence[int], tokens: Sequence[str | None], *, human: bool,
+        index: int | None = None,
+    ) -> None:
+        """One figure per size of a row: its name, id and EVP-ness decided once for the row
+        (they depend on the row and the header read so far, never on the cell)."""
+        algorithm = canonical_algorithm(label)
+        evp = self._evp_for(label, index)
+        figures, pk_keys, mr_indexes = self.figures, self.pk_keys, self.mr_indexes
+        for size, token in zip(sizes, tokens, strict=True):
+            if token is None:
+                value, status, detail = None, STATUS_UNPARSABLE, "column count does not match"
+            else:
+                value, status, detail = sym_value(token, thousands_suffix=human)
+            figures.append(sane(Figure(
+                algorithm, label, evp, size, value,
+                value / size if value is not None and size else None,
+                None, status, detail, None, None, token or "",
+            )))  # fmt: skip
+            pk_keys.append(None)
+            mr_indexes.append(index)
 
     def _evp_for(self, label: str, index: int | None) -> bool | None:
         version = self.version
@@ -461,11 +464,9 @@ class Builder:
                 f"+F record for {name!r} has {len(tokens)} figures for {len(sizes)} sizes; "
                 "its figures are marked unparsable"
             )
-            for size in sizes:
-                self.add(self._sym_figure(name, size, None, human=False, index=index), None, index)
+            self._sym_figures(name, sizes, [None] * len(sizes), human=False, index=index)
             return
-        for size, token in zip(sizes, tokens, strict=True):
-            self.add(self._sym_figure(name, size, token, human=False, index=index), None, index)
+        self._sym_figures(name, sizes, tokens, human=False, index=index)
 
     def _mr_public_key(self, kind: int, parts: list[str], line: str) -> None:
         label = line.strip()
