@@ -72,6 +72,25 @@ from openssl_matrix.parse.timebasis import check_time_basis
 # The line parser
 
 _ELAPSED_TEXT = ELAPSED_RE.pattern
+_PK_HEADER_FIRST = tuple(sorted({columns[0] for columns in PK_HEADERS}))
+assert SYM_HEADER_RE.pattern.startswith(r"^\s*type")
+
+
+def _literal_prefix(regex: re.Pattern[str]) -> str:
+    """The text a stripped line must start with for ``regex`` (``^\\s*`` and a literal)
+    to match it: its literal characters up to the first special one."""
+    body = regex.pattern.removeprefix(r"^\s*").lstrip("(")
+    literal = re.match(r"[^\\\[\](){}.*+?|^$]*", body)
+    assert literal is not None and literal.group(0) and not regex.flags & re.I
+    return literal.group(0)
+
+
+#: What a header line starts with: a row ("aes-128 cbc ...") is tried against none of
+#: their patterns.
+_HEADER_PREFIXES = tuple(
+    _literal_prefix(r)
+    for r in (VERSION_LINE_RE, VERSION3_LINE_RE, NUMBERS_NOTE_RE, *(r for _, r in HEADER_FIELD_RES))
+)
 assert re.escape(_ELAPSED_TEXT) == _ELAPSED_TEXT.replace(" ", "\\ ")  # no metacharacter
 
 
@@ -148,12 +167,13 @@ class Builder:
             return
         if self._header_line(stripped):
             return
-        match = SYM_HEADER_RE.match(stripped)
+        # (each pattern and table header tried only for the lines that can start it)
+        match = SYM_HEADER_RE.match(stripped) if stripped.startswith("type") else None
         if match:
             self.sym_sizes = [int(n) for n in re.findall(r"\d+", match.group(1))]
             self.pk_table = None
             return
-        columns = tuple(stripped.split())
+        columns = tuple(stripped.split()) if stripped.startswith(_PK_HEADER_FIRST) else ()
         if columns in PK_HEADERS:
             self.pk_table = PK_HEADERS[columns]
             self.sym_sizes = None
@@ -169,8 +189,8 @@ class Builder:
         self.sym_sizes = None
 
     def _header_line(self, line: str) -> bool:
-        if line[0] not in HEADER_LINE_STARTS:  # line is stripped and not empty
-            return False
+        if line[0] not in HEADER_LINE_STARTS or not line.startswith(_HEADER_PREFIXES):
+            return False  # (line is stripped and not empty)
         match = VERSION_LINE_RE.match(line) or VERSION3_LINE_RE.match(line)
         if match:
             self.header["version_line"] = match.group(1)
@@ -249,9 +269,12 @@ class Builder:
     # -- public-key rows ---------------------------------------------------------------
 
     def _pk_row(self, line: str) -> bool:
-        match = PK_RSA_DSA_RE.match(line) or PK_FFDH_RE.match(line)
+        # line is stripped: "rsa", "dsa" or the digits of a bit count start these rows
+        first = line[0]
+        match = PK_RSA_DSA_RE.match(line) if first in "rd" else \
+            PK_FFDH_RE.match(line) if first.isdigit() else None
         curve = None
-        if match is None:
+        if match is None and first.isdigit():
             match = PK_CURVE_RE.match(line)
             if match is not None:
                 curve = match.group("curve")
@@ -744,7 +767,7 @@ class Builder:
             decided = dict.fromkeys(undecided, True)
         if decided:
             self.figures = [
-                replace(f, evp=decided[f.label])
+                _with_evp(f, decided[f.label])
                 if f.block_size is not None and f.evp is None and f.label in decided
                 else f
                 for f in self.figures
@@ -754,6 +777,14 @@ class Builder:
         warning = check_time_basis(self.figures, self.progress, self.pk_keys)
         if warning:
             self.warn(warning)
+
+
+def _with_evp(fig: Figure, evp: bool) -> Figure:
+    """``replace(fig, evp=evp)`` without its per-call field walk (a paste of 1.1.1 runs
+    settles a row of six figures per run); Figure's positional order."""
+    return Figure(fig.algorithm, fig.label, evp, fig.block_size, fig.bytes_per_s,
+                  fig.ops_per_s, fig.operation, fig.status, fig.detail, fig.bits,
+                  fig.seconds_per_op, fig.raw)
 
 
 def parse_lines(

@@ -11,6 +11,8 @@ import gc
 import re
 from array import array
 from bisect import bisect_left
+from itertools import accumulate, count
+from operator import add
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -51,6 +53,11 @@ _R_PK_HEADER_TEXTS = {" ".join(cols): kind for cols, kind in PK_HEADERS.items()}
 #: First characters of the field names and public-key headers: a token starting with any
 #: other cannot begin one, so _step skips their loops (a string test per token, not 15).
 _R_STARTS = frozenset(t[0] for t in (*_R_FIELDS, *_R_PK_HEADER_TEXTS))
+#: The same, by first character, in their order: the loops try only those a token can be.
+_R_FIELDS_BY_START = {c: tuple(f for f in _R_FIELDS if f[0] == c) for c in _R_STARTS}
+_R_PK_HEADERS_BY_START = {
+    c: tuple((t, k) for t, k in _R_PK_HEADER_TEXTS.items() if t[0] == c) for c in _R_STARTS
+}
 _R_VERSION_RE = re.compile(_R_VERSION)
 _R_VERSION_FIELD = re.compile(r"version: \d+\.\d+\.\d+\S*")
 _R_SPEED_WORD = re.compile(r"speed[)\]:.,]*")
@@ -106,7 +113,7 @@ _R_QUOTES = re.compile(r">+")
 _QUOTE_PREFIX_RE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
 
 
-@dataclass
+@dataclass(slots=True)  # ~17 a run: no __dict__ each
 class _Item:
     kind: str
     text: str
@@ -137,11 +144,10 @@ class _Lexer:
         self.tokens = tokens
         self.joined = " ".join(tokens)
         # 4-byte offsets while they fit (half the memory of "q" for the same bisection)
-        self.offsets = array("I" if len(self.joined) < 2**32 else "q")
-        position = 0
-        for token in tokens:
-            self.offsets.append(position)
-            position += len(token) + 1
+        # token k starts after the k tokens before it and their k blanks (C-level loops)
+        self.offsets = array("I" if len(self.joined) < 2**32 else "q", [0])
+        self.offsets.extend(map(add, accumulate(map(len, tokens)), count(1)))
+        self.offsets.pop()  # where a token after the last would start
         self.items: list[_Item] = []
         self.prose: list[str] = []
         self.sym_columns = 0
@@ -277,8 +283,8 @@ class _Lexer:
             if found:
                 self.emit("version", found[0])
                 return found[1]
-        starts = token[0] in _R_STARTS
-        for name in _R_FIELDS if starts else ():
+        start = token[0]
+        for name in _R_FIELDS_BY_START.get(start, ()):
             if self.joined.startswith(name, self.offsets[i]):
                 # the value runs to the next structure; "options:bn(64,64)" glues it on
                 end = self._until_anchor(i + len(name.split()))
@@ -306,7 +312,7 @@ class _Lexer:
             if nxt is not None:
                 self.emit("symrow", " ".join(self.tokens[i:nxt]))
                 return nxt
-        for text, kind in _R_PK_HEADER_TEXTS.items() if starts else ():
+        for text, kind in _R_PK_HEADERS_BY_START.get(start, ()):
             if self.joined.startswith(text, self.offsets[i]):
                 nxt = self._end_index(self.offsets[i] + len(text))
                 if nxt is not None:
@@ -414,7 +420,8 @@ def _row_key(item: _Item, pk_header: str) -> str:
     """
     words = item.text.split()
     if item.kind == "symrow":
-        return " ".join(w for w in words if not _R_NUM_TOKEN.fullmatch(w))
+        # the lexer's row: its name's one or two words (neither a number), then numbers
+        return words[0] if _R_NUM_TOKEN.fullmatch(words[1]) else f"{words[0]} {words[1]}"
     name = [
         w
         for w in words
@@ -557,10 +564,10 @@ def _paste_runs(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
         if extra:
             run = replace(run, warnings=(*run.warnings, *extra))
         previous = run
-        key = (run.header, run.figures)
-        if not keep_duplicates and key in seen:
+        held = len(seen)
+        seen.add((run.header, run.figures))  # hashed once (a look-up, then an add: twice)
+        if not keep_duplicates and len(seen) == held:
             continue  # a quoted copy of a run already read
-        seen.add(key)
         runs.append(run)
     if not runs:
         raise ParseError(
