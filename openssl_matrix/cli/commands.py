@@ -32,6 +32,7 @@ from openssl_matrix.core.errors import (
     UsageError,
 )
 from openssl_matrix.core.files import atomic_write, read_bounded
+from openssl_matrix.core.jsonfast import dumps_indented
 from openssl_matrix.core.names import clip, inside, name_problem, safe_name
 from openssl_matrix.core.outputs import RenderedFolder, check_output_file
 from openssl_matrix.core.resources import USER_REPORTS, project_reports, user_folder
@@ -63,6 +64,7 @@ from openssl_matrix.measure.session import (
     build_command,
 )
 from openssl_matrix.parse import figure_records, parse_paste
+from openssl_matrix.parse.figures import SpeedRun
 from openssl_matrix.report.medians import SESSION_FIELDS, session_medians
 from openssl_matrix.report.page import build_report
 from openssl_matrix.report.sessions import Selection
@@ -503,21 +505,34 @@ def cmd_parse(*, target: str, matrix: str, results: str, json: bool) -> int:
     except OSError as exc:
         raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
     runs = parse_paste(text)
-    out: list[dict[str, Any]] = []
-    for i, run in enumerate(runs, 1):
-        header = {k: getattr(run.header, k) for k in run.header.__dataclass_fields__}
-        out.append({"run": i, "header": header, "warnings": list(run.warnings),
-                    "records": figure_records(run)})
+    del text
+    # One run at a time, each dropped once written: the output (for --json, ~6× the
+    # paste) is never held whole. --json prints what json.dumps(list, indent=2) would.
+    runs.reverse()
+    write = sys.stdout.write
     if json:
-        print(_json.dumps(out, indent=2))
-        return 0
-    for r in out:
-        print(f"run {r['run']}: {r['header'].get('version_line') or '(no version header)'}")
-        for line in parse_table(r["records"]):
-            print(f"  {line}")
-        for w in r["warnings"]:
-            print(f"  warning: {w}")
+        write("[" if runs else "[]\n")
+    i = 0
+    while runs:
+        i += 1
+        r = parse_run_record(i, runs.pop())
+        if json:
+            write(("\n  " if i == 1 else ",\n  ") + dumps_indented(r, level=1))
+            continue
+        lines = [f"run {r['run']}: {r['header'].get('version_line') or '(no version header)'}"]
+        lines += [f"  {line}" for line in parse_table(r["records"])]
+        lines += [f"  warning: {w}" for w in r["warnings"]]
+        write("\n".join(lines) + "\n")
+    if json and i:
+        write("\n]\n")
     return 0
+
+
+def parse_run_record(number: int, run: SpeedRun) -> dict[str, Any]:
+    """What ``parse --json`` prints for the ``number``-th run of a paste."""
+    header = {k: getattr(run.header, k) for k in run.header.__dataclass_fields__}
+    return {"run": number, "header": header, "warnings": list(run.warnings),
+            "records": figure_records(run)}
 
 
 def parse_table(recs: list[dict[str, Any]]) -> list[str]:

@@ -11,10 +11,10 @@ import gc
 import re
 from array import array
 from bisect import bisect_left
-from itertools import accumulate, count
-from operator import add
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from itertools import accumulate, count
+from operator import add
 
 from openssl_matrix.core.errors import ParseError
 from openssl_matrix.parse.figures import Figure, SpeedHeader, SpeedRun
