@@ -132,12 +132,26 @@ class Row:
         return seconds < GOAL_SECONDS and ratio < GOAL_RATIO
 
 
+#: ``python -m openssl_matrix`` that reports its own peak RSS (VmHWM, which exec resets;
+#: wait4's ru_maxrss starts at the forking parent's RSS) as the last line of stderr.
+_RUNNER = """
+import os, runpy, sys
+try:
+    runpy.run_module("openssl_matrix", run_name="__main__", alter_sys=True)
+finally:
+    with open("/proc/self/status") as f:
+        hwm = [line.split()[1] for line in f if line.startswith("VmHWM:")][0]
+    sys.stdout.flush()
+    os.write(2, f"\\nVmHWM {hwm}\\n".encode())
+"""
+
+
 def _command(args: list[str]) -> tuple[float, float, int]:
     """Wall seconds, CPU seconds and peak RSS (bytes) of ``python -m openssl_matrix ARGS``."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     t0 = time.perf_counter()
     with open(os.devnull, "wb") as null:
-        proc = subprocess.Popen([sys.executable, "-m", "openssl_matrix", *args], cwd=ROOT,
+        proc = subprocess.Popen([sys.executable, "-c", _RUNNER, *args], cwd=ROOT,
                                 env=env, stdout=null, stderr=subprocess.PIPE)
         assert proc.stderr is not None
         err = proc.stderr.read()
@@ -146,7 +160,8 @@ def _command(args: list[str]) -> tuple[float, float, int]:
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(args)} exited {proc.returncode}: {err[-400:]!r}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
+    hwm = int(err.rsplit(b"VmHWM ", 1)[1].split()[0]) * 1024
+    return wall, usage.ru_utime + usage.ru_stime, hwm
 
 
 def _commands(src: Path, work: Path, tag: str) -> dict[str, list[str]]:

@@ -26,6 +26,7 @@ from openssl_matrix.parse.figures import (
     sane,
     sym_value,
     version_tuple,
+    with_evp,
 )
 from openssl_matrix.parse.grammar import (
     AMBIGUOUS_LEGACY_NAMES,
@@ -767,7 +768,7 @@ class Builder:
             decided = dict.fromkeys(undecided, True)
         if decided:
             self.figures = [
-                _with_evp(f, decided[f.label])
+                with_evp(f, decided[f.label])
                 if f.block_size is not None and f.evp is None and f.label in decided
                 else f
                 for f in self.figures
@@ -777,14 +778,6 @@ class Builder:
         warning = check_time_basis(self.figures, self.progress, self.pk_keys)
         if warning:
             self.warn(warning)
-
-
-def _with_evp(fig: Figure, evp: bool) -> Figure:
-    """``replace(fig, evp=evp)`` without its per-call field walk (a paste of 1.1.1 runs
-    settles a row of six figures per run); Figure's positional order."""
-    return Figure(fig.algorithm, fig.label, evp, fig.block_size, fig.bytes_per_s,
-                  fig.ops_per_s, fig.operation, fig.status, fig.detail, fig.bits,
-                  fig.seconds_per_op, fig.raw)
 
 
 def parse_lines(

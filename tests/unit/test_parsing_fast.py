@@ -19,7 +19,7 @@ from openssl_matrix.core.errors import ParseError
 from openssl_matrix.core.jsonfast import dumps_indented
 from openssl_matrix.parse import figure_records, parse_paste
 from openssl_matrix.parse.figures import Figure, sym_value, sym_value_reference
-from openssl_matrix.parse.lines import _with_evp
+from openssl_matrix.parse.figures import with_evp as _with_evp
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
