@@ -83,13 +83,14 @@ the rate column shows ``0.2`` but the seconds column ``4.436667s``).
 from __future__ import annotations
 
 import re
-from dataclasses import fields, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields, replace
 from operator import attrgetter
 
 from openssl_matrix.core.errors import ParseError
 from openssl_matrix.parse.figures import Figure, SpeedRun
 from openssl_matrix.parse.lines import Builder
-from openssl_matrix.parse.paste import paste_runs
+from openssl_matrix.parse.paste import AssumedHeader, assume_headers, paste_runs
 
 
 def _version_token(version: str | None) -> str | None:
@@ -152,7 +153,8 @@ def figure_records(run: SpeedRun) -> list[dict[str, object]]:
     return [dict(zip(names, values(fig), strict=True)) for fig in run.figures]
 
 
-def parse_paste(text: str, *, keep_duplicates: bool = False) -> list[SpeedRun]:
+def parse_paste(text: str, *, keep_duplicates: bool = False,
+                block_sizes: Sequence[int] | None = None) -> list[SpeedRun]:
     """A pasted report: every speed run in it, in order.
 
     Handles mail quoting ("> "), wrapped lines, prose between tables, several runs (split
@@ -166,5 +168,49 @@ def parse_paste(text: str, *, keep_duplicates: bool = False) -> list[SpeedRun]:
     name, and key size, after such words or a header of its own) starts a new run. With
     ``-multi`` the children's ``Got: ...`` records are skipped, as in :func:`parse_speed`:
     the parent's table (3.x prints it without a ``type`` header) is the result.
+
+    Rows pasted without speed's ``type 16 bytes ...`` header are read when their column
+    count is that of the block sizes the version line above them implies (or of
+    ``block_sizes``); the run says which sizes were assumed (:func:`read_paste`).
     """
-    return paste_runs(text, keep_duplicates=keep_duplicates)
+    return read_paste(text, keep_duplicates=keep_duplicates, block_sizes=block_sizes).runs
+
+
+@dataclass(frozen=True)
+class PasteReading:
+    """The runs of a paste, and the block sizes assumed for rows pasted without a header
+    (by run index; each such run also carries the assumption as a warning)."""
+
+    runs: list[SpeedRun]
+    assumed: dict[int, AssumedHeader] = field(default_factory=dict)
+    refused: list[str] = field(default_factory=list)
+
+
+def read_paste(text: str, *, keep_duplicates: bool = False,
+               block_sizes: Sequence[int] | None = None) -> PasteReading:
+    """:func:`parse_paste`, with the assumptions it made said apart. Headers are assumed
+    only when ``block_sizes`` is given or the paste holds no table that can be read."""
+    if not block_sizes:
+        try:
+            return PasteReading(paste_runs(text, keep_duplicates=keep_duplicates))
+        except ParseError:
+            pass
+    placed, assumed, refused = assume_headers(text, block_sizes)
+    try:
+        runs = paste_runs(placed, keep_duplicates=keep_duplicates)
+    except ParseError as exc:
+        if refused:
+            raise ParseError(exc.message, hint="; ".join(refused)) from None
+        raise
+    by_run: dict[int, AssumedHeader] = {}
+    for header in assumed:
+        name, first = header.first_row.rsplit(" ", 1)
+        for i, run in enumerate(runs):
+            if i not in by_run and any(f.label == name and f.raw == first for f in run.figures):
+                by_run[i] = header
+                break
+    runs = [replace(run, warnings=(*run.warnings, by_run[i].text())) if i in by_run else run
+            for i, run in enumerate(runs)]
+    if refused and runs:
+        runs[-1] = replace(runs[-1], warnings=(*runs[-1].warnings, *refused))
+    return PasteReading(runs, by_run, refused)
