@@ -9,6 +9,7 @@ from typing import Any
 
 from openssl_matrix.measure import opsummary
 from openssl_matrix.measure.guards import CONTENDED
+from openssl_matrix.measure.paired import comparisons, usable_samples
 from openssl_matrix.measure.session import (
     summarize_series,
 )
@@ -94,7 +95,14 @@ def print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05,
                 if w not in warned and not w.startswith(f"{CONTENDED}: "):
                     warned.add(w)
                     print(f"      warning ({o.variant}): {w}")
+    if rounds > 1:
+        print_comparisons([o for o in outcomes if o.status != "failed"], block)
     print("\n  " + flag_summary(rows_all))
+    low = sum(int(r.get("shared_core") or 0) for r in rows_all)
+    if low:
+        print(f"  {low} clean sample(s) more than 5 % below their cell's best, left out of "
+              "the medians as shared-core (a core whose other thread the guest cannot see: "
+              "docs/noise.md)")
     ops = [r for r in rows_all if opsummary.is_ops(r)]
     if ops and len(ops) < len(rows_all):
         print("  of which public-key/handshake: " + flag_summary(ops))
@@ -122,3 +130,16 @@ def flag_summary(rows: list[dict[str, Any]]) -> str:
             f"{flagged} flagged" + (f" ({', '.join(parts)})" if parts else "")
             + f"; {contended} attempt(s) found the host busy (contended) and were left "
             "out or measured again")
+
+
+def print_comparisons(outcomes: list[Any], block: int) -> None:
+    """The paired ratios at ``block`` bytes (paired.py): samples of one round, contended
+    and shared-core ones left out with their pair."""
+    found = comparisons(usable_samples(outcomes), [block])
+    if not found:
+        return
+    print(f"\n  paired ratios at {block} bytes (geometric mean of same-round pairs, 95 % "
+          "interval; contended and shared-core samples left out with their pair)")
+    for c in found:
+        print(f"      {c.kind:<12} {c.algorithm:<14} {c.numerator} / {c.denominator}: "
+              f"{c.estimate.text()}")

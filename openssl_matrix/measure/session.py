@@ -52,6 +52,7 @@ from openssl_matrix.measure.cell import (
 )
 from openssl_matrix.measure.guards import spread
 from openssl_matrix.measure.hostinfo import CpuInfo, parse_cpuinfo, profile_mismatches
+from openssl_matrix.measure.robust import SHARED_CORE, robust_figure
 from openssl_matrix.measure.stats import CI_METHOD, estimate
 from openssl_matrix.results import records
 from openssl_matrix.results.records import FINISHED
@@ -134,9 +135,14 @@ def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
             need.setdefault(variant, []).append(inv)
             why.setdefault(variant, set()).add("contended")
             continue
+        mine = values.get((variant, inv), {})
+        if rounds >= 2 and rule != "pts" and any(  # slowed by a core's other thread (robust)
+                r is not None and r.kept < rounds for key, vals in mine.items()
+                if key[1] is not None for r in [robust_figure(vals)]):
+            need.setdefault(variant, []).append(inv)
+            why.setdefault(variant, set()).add(SHARED_CORE)
         if rounds < 2 or not widen:
             continue
-        mine = values.get((variant, inv), {})
         if rule == "pts":  # only the figures PTS reports decide, as pts-core would
             wide = any(percent_std_dev(vals) >= threshold for key, vals in mine.items()
                        if pts_result_for(str(key[0]), key[2], key[1]) is not None)
@@ -145,9 +151,12 @@ def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
                        if (e := estimate(vals)) is not None
                        for w in [e.relative_half_width])
         if wide:
-            need.setdefault(variant, []).append(inv)
+            if inv not in need.get(variant, []):
+                need.setdefault(variant, []).append(inv)
             why.setdefault(variant, set()).add("interval")
     text = {"contended": "re-measuring figures the host disturbed",
+            SHARED_CORE: "re-measuring figures with samples more than 5 % below their "
+                         "cell's best (a shared core the guest cannot see)",
             "interval": (f"an extra round: spread at or above {threshold:.0%} of the mean "
                          "(pts-core's rule)" if rule == "pts" else
                          f"an extra round: 95 % interval wider than ±{threshold:.0%}")}
@@ -593,15 +602,23 @@ def summarize_series(outcomes: Sequence[CellOutcome], threshold: float,
         cs = spread(cyc, threshold)
         statuses = sorted({str(f.get("status")) for f in clean}) if clean else \
             [guards.CONTENDED]
+        median, low, high = (s.median if s else None), (e.ci_low if e else None), \
+            (e.ci_high if e else None)
+        method, robust = CI_METHOD, robust_figure(values) if clean and block is not None \
+            and unit == "bytes_per_s" else None
+        if robust is not None:  # throughput: the samples within 5 % of the best (robust)
+            median, low, high = robust.median, robust.ci_low, robust.ci_high
+            method = robust.ci_method or CI_METHOD
         rows.append({
             "invocation": invocation, "algorithm": algorithm, "block_size": block,
             "operation": operation, "unit": unit, "samples": values,
             "n": s.n if s else 0, "clean": bool(clean), "attempts": len(figs),
             "clean_n": len(values) if clean else 0,
             "contended": len(figs) - len(clean),
-            "median": s.median if s else None,
-            "ci_low": e.ci_low if e else None, "ci_high": e.ci_high if e else None,
-            "ci_method": CI_METHOD,
+            "median": median, "ci_low": low, "ci_high": high, "ci_method": method,
+            "median_all": s.median if s else None,
+            "best": robust.best if robust else None,
+            "shared_core": robust.low if robust else 0,
             "min": s.min if s else None, "max": s.max if s else None,
             "cv": s.cv if s else None, "noisy": bool(s and s.noisy),
             "median_cycles": cs.median if cs else None,
