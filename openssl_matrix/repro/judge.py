@@ -25,7 +25,7 @@ from openssl_matrix.measure.cpumodel import (
     path_cost,
     predicted_ratio,
 )
-from openssl_matrix.measure.robust import below_best, ratio_estimate
+from openssl_matrix.measure.stats import estimate
 from openssl_matrix.parse.algorithms import speed_argument
 from openssl_matrix.parse.figures import canonical_algorithm
 from openssl_matrix.report.types import USABLE_STATUSES
@@ -90,20 +90,12 @@ def paired_ratios(num: Ours, den: Ours, block: int) -> list[float]:
     On a shared machine the load drifts; a ratio of two figures measured seconds apart is
     steadier than a ratio of medians taken minutes apart.
     """
-    a = _near_best({run: v[block] for run, v in num.per_run if block in v})
-    b = _near_best({run: v[block] for run, v in den.per_run if block in v})
+    a = {run: v[block] for run, v in num.per_run if block in v}
+    b = {run: v[block] for run, v in den.per_run if block in v}
     common = [run for run in a if run in b]
     if common:
         return [a[run] / b[run] for run in common if b[run] > 0]
     return [x / y for x, y in zip(a.values(), b.values(), strict=False) if y > 0]
-
-
-def _near_best(by_run: dict[str, float]) -> dict[str, float]:
-    """The samples within 5 % of the best of one side (robust.py): one more than 5 % below
-    it was slowed by something the guest cannot see, and is left out with its pair."""
-    runs = list(by_run)
-    flags = below_best([by_run[r] for r in runs])
-    return {r: by_run[r] for r, low in zip(runs, flags, strict=True) if not low}
 
 
 def matching_runs(tree: ResultsTree, cpu_dir: str, variant: str, suite: str,
@@ -399,7 +391,7 @@ def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, PlannedMeasureme
         target = claim.ratio if claim.ratio is not None else (ref if ref is not None else 1.0)
         ratios = paired_ratios(ours[claim.numerator], ours[claim.denominator], block)
         value = statistics.median(ratios) if ratios else None
-        est = ratio_estimate(ratios)  # a ratio's errors multiply: an interval on its logs
+        est = estimate(ratios)
         ci = (est.ci_low, est.ci_high) if est is not None and est.ci_low is not None \
             and est.ci_high is not None else None
         result.blocks.append(BlockJudgement(

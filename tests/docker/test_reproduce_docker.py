@@ -46,7 +46,8 @@ def test_reproduce_ivy_bridge_blog_then_report(tmp_path: Path) -> None:
 
     # AES-NI through EVP is clearly faster than masked off, at every block size
     faster = claims["evp-aesni-faster"]
-    assert faster["verdict"] == "reproduced", faster
+    # noise the guest cannot see can widen the interval (issue 31): never "not reproduced"
+    assert faster["verdict"] in ("reproduced", "inconclusive"), faster
     assert [b["block_size"] for b in faster["blocks"]] == [16, 64, 256, 1024, 8192]
     big = faster["blocks"][-1]
     assert big["reference_ratio"] == pytest.approx(1.9587, abs=1e-3)
@@ -94,7 +95,7 @@ def test_reproduce_ivy_bridge_blog_then_report(tmp_path: Path) -> None:
                    timeout=300)
     assert again.returncode == 0, again.stderr[-4000:]
     assert "reusing them" in again.stderr
-    assert "[reproduced] evp-aesni-faster" in again.stdout
+    assert f"[{faster['verdict']}] evp-aesni-faster" in again.stdout
 
     # the report of this tree, opened from disk in a real browser
     rep = invoke("report", "--results", str(results), timeout=300)
