@@ -10,6 +10,7 @@ from typing import Any
 from openssl_matrix.measure import opsummary
 from openssl_matrix.measure.guards import CONTENDED
 from openssl_matrix.measure.paired import comparisons, usable_samples
+from openssl_matrix.measure.robust import LOW_TOLERANCE
 from openssl_matrix.measure.session import (
     summarize_series,
 )
@@ -100,7 +101,8 @@ def print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05,
     print("\n  " + flag_summary(rows_all))
     low = sum(int(r.get("shared_core") or 0) for r in rows_all)
     if low:
-        print(f"  {low} clean sample(s) more than 5 % below their cell's best, left out of "
+        pct = f"{LOW_TOLERANCE * 100:g} %"
+        print(f"  {low} clean sample(s) more than {pct} below their cell's best, left out of "
               "the medians as shared-core (a core whose other thread the guest cannot see: "
               "docs/noise.md)")
     ops = [r for r in rows_all if opsummary.is_ops(r)]

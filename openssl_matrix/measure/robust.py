@@ -30,7 +30,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from openssl_matrix.measure.stats import t975
+from openssl_matrix.measure.stats import CI_METHOD, estimate
 
 #: A clean sample this far below its cell's best is taken as disturbed (``shared-core``).
 LOW_TOLERANCE = 0.05
@@ -109,12 +109,8 @@ def robust_figure(values: Sequence[float], tolerance: float = LOW_TOLERANCE,
     if order is not None:
         lo, hi = order
         method = "order"
-    elif len(kept) >= 2:
-        mean = statistics.fmean(kept)
-        sd = math.sqrt(math.fsum((v - mean) ** 2 for v in kept) / (len(kept) - 1))
-        half = t975(len(kept) - 1) * sd / math.sqrt(len(kept))
-        lo, hi = mean - half, mean + half
-        method = "t95"
+    elif (t := estimate(kept)) is not None and t.ci_low is not None:
+        lo, hi, method = t.ci_low, t.ci_high, CI_METHOD
     return RobustFigure(n=len(vals), kept=len(kept), low=len(vals) - len(kept),
                         best=max(vals), median=float(statistics.median(kept)), ci_low=lo,
                         ci_high=hi, ci_method=method)
@@ -149,13 +145,11 @@ def ratio_estimate(ratios: Sequence[float]) -> RatioEstimate | None:
             and math.isfinite(r)]
     if not logs:
         return None
-    mean = statistics.fmean(logs)
-    if len(logs) < 2:
-        return RatioEstimate(1, math.exp(mean), None, None)
-    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in logs) / (len(logs) - 1))
-    half = t975(len(logs) - 1) * sd / math.sqrt(len(logs))
-    return RatioEstimate(len(logs), math.exp(mean), math.exp(mean - half),
-                         math.exp(mean + half))
+    e = estimate(logs)  # the t-interval of the logs' mean, exponentiated
+    assert e is not None
+    return RatioEstimate(e.n, math.exp(e.mean),
+                         None if e.ci_low is None else math.exp(e.ci_low),
+                         None if e.ci_high is None else math.exp(e.ci_high))
 
 
 def paired(numerator: dict[int, float], denominator: dict[int, float]) -> list[float]:

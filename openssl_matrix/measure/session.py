@@ -52,7 +52,7 @@ from openssl_matrix.measure.cell import (
 )
 from openssl_matrix.measure.guards import spread
 from openssl_matrix.measure.hostinfo import CpuInfo, parse_cpuinfo, profile_mismatches
-from openssl_matrix.measure.robust import SHARED_CORE, robust_figure
+from openssl_matrix.measure.robust import LOW_TOLERANCE, SHARED_CORE, robust_figure
 from openssl_matrix.measure.stats import CI_METHOD, estimate
 from openssl_matrix.results import records
 from openssl_matrix.results.records import FINISHED
@@ -155,8 +155,9 @@ def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
                 need.setdefault(variant, []).append(inv)
             why.setdefault(variant, set()).add("interval")
     text = {"contended": "re-measuring figures the host disturbed",
-            SHARED_CORE: "re-measuring figures with samples more than 5 % below their "
-                         "cell's best (a shared core the guest cannot see)",
+            SHARED_CORE: "re-measuring figures with samples more than "
+                         f"{LOW_TOLERANCE * 100:g} % below their cell's best (a shared core "
+                         "the guest cannot see)",
             "interval": (f"an extra round: spread at or above {threshold:.0%} of the mean "
                          "(pts-core's rule)" if rule == "pts" else
                          f"an extra round: 95 % interval wider than ±{threshold:.0%}")}
