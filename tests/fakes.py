@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openssl_matrix.cli.commands import EngineFactory
-from openssl_matrix.engine.backend import Backend, ImageFacts, RunLimits, RunResult
+from openssl_matrix.engine.backend import (
+    Backend,
+    ImageFacts,
+    RunLimits,
+    RunResult,
+    endpoint_is_local,
+)
 
 if TYPE_CHECKING:
     from openssl_matrix.matrix.model import Matrix
@@ -67,9 +73,26 @@ class FakeBackend:
         self.pulled: list[tuple[str, str]] = []
         self.removed_images: list[str] = []
         self.registry: dict[str, dict[str, Any]] | None = None  # shared by pushers/pullers
+        self.probes: list[tuple[str, ...]] = []  # core probe command lines (run_on_host)
+        self.ports_per_cycle = 3.0
+        self.port_readings: list[float] = []
 
     def engine_info(self) -> dict[str, Any]:
         return dict(self.info)
+
+    def run_on_host(self, argv: Sequence[str], *, timeout: float) -> str | None:
+        """The core probe (coreclock.py) as it answers on a steady core: 3 GHz, AESENC
+        in 4 cycles, the throughput kernel at :attr:`ports_per_cycle` instructions a
+        cycle — the next of :attr:`port_readings` while any are left (a test scripts a
+        sibling that way). Like a remote engine (None) unless :attr:`info` names a
+        local endpoint, as a real engine's host would be this one."""
+        if not endpoint_is_local(self.info):
+            return None
+        self.probes.append(tuple(argv))
+        ipc = self.port_readings.pop(0) if self.port_readings else self.ports_per_cycle
+        return "".join(f"cpu {cpu} 3.0000" + (" aesenc 4.000" if "aes" in argv[3:] else "")
+                       + (f" ports {ipc:.4f} {ipc:.4f} kernel aessha" if "ports" in argv[3:]
+                          else "") + "\n" for cpu in argv[1].split(","))
 
     def image_id(self, tag: str) -> str | None:
         return self.images.get(tag)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import subprocess
 import threading
 import time
 import warnings
@@ -119,6 +120,12 @@ class Backend(Protocol):
     def pull_image(self, ref: str, tag: str) -> None: ...
 
     def remove_image(self, tag: str) -> None: ...
+
+    def run_on_host(self, argv: Sequence[str], *, timeout: float) -> str | None:
+        """Run a program of ours (the core probe) on the machine whose cores the
+        containers use, and give its output; None when that machine is not this one
+        (a remote engine). OSError and subprocess.TimeoutExpired pass through."""
+        ...
 
 
 
@@ -357,6 +364,12 @@ class DockerBackend:
                 hint=f"full log: {log_path}",
             )
         return image_id
+
+    def run_on_host(self, argv: Sequence[str], *, timeout: float) -> str | None:
+        if not endpoint_is_local({"endpoint": self.base_url}):
+            return None  # the engine's cores are another machine's
+        return subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout,
+                              check=False).stdout
 
     def run(self, image: str, command: Sequence[str], *, env: Mapping[str, str] | None = None,
             limits: RunLimits | None = None) -> RunResult:

@@ -30,7 +30,7 @@ from openssl_matrix.matrix.isa import parse_cpuinfo_line
 from openssl_matrix.matrix.model import Matrix, Profile, Suite, Variant
 from openssl_matrix.matrix.pts import PROFILE as PTS_PROFILE
 from openssl_matrix.matrix.pts import result_for as pts_result_for
-from openssl_matrix.measure import coreclock, guards, hostacct
+from openssl_matrix.measure import coreclock, guards, hostacct, portshare
 from openssl_matrix.measure.guards import (
     EngineCheck,
     Finding,
@@ -137,6 +137,8 @@ class RunContext:
     extra: dict[str, str]
     profile_name: str
     mismatch: list[str]
+    #: the best port share seen in this session, per set of cores (portshare.py)
+    ports: portshare.PortBaseline = field(default_factory=portshare.PortBaseline)
 
     @property
     def profile(self) -> Profile | None:
@@ -273,7 +275,7 @@ class BenchCell:
         }
         # the cores' effective clock right before the speed runs (and after them, below):
         # cycles per byte in core cycles (coreclock.py); the nominal clock stays above
-        clock_before = coreclock.reading(ctx.engine, pin)
+        clock_before = self._probe(pin, aes=True)
         meta["host"]["core_clock"] = coreclock.run_clock(clock_before, {})
         records.write_meta(run_dir, meta)
         where = "+" if self.why else f"{self.index}/{self.total}"
@@ -297,11 +299,15 @@ class BenchCell:
         figures: list[dict[str, Any]] = []
         by_invocation: dict[str, list[dict[str, Any]]] = {}
         failed = 0
+        probe = clock_before  # the port-share reading right before the next invocation
         for n, inv in enumerate(invocations, 1):
             t0 = time.monotonic()
             res = ctx.backend.run(tag, inv.exec_command, env=inv.env,
                                   limits=replace(ctx.limits(3600, suite, cpuset=pin),
                                                  cpu_shares=SPEED_CPU_SHARES))
+            # and right after it (the last one's is the clock's reading after the runs)
+            before, probe = probe, self._probe(pin, aes=n == len(invocations))
+            ports = portshare.run_readings(before, probe, ctx.ports)
             _save_raw(run_dir, inv, res)
             with_samples, times = split_times(res.stderr)
             speed_stderr, acct = hostacct.from_stderr(
@@ -316,7 +322,7 @@ class BenchCell:
                                      "seconds": round(res.seconds, 3),
                                      "cpu_times": None if times is None else asdict(times),
                                      "host_accounting": None if acct is None
-                                     else acct.as_dict()}
+                                     else acct.as_dict(), "port_share": ports}
             flagged = ""  # the progress line says which figures a guard flagged
             said: list[str] = []  # and a TLS run's guards say why, after it
             if res.exit_code != 0:
@@ -333,6 +339,7 @@ class BenchCell:
                     inv, res.stdout, speed_stderr, version, times, acct, engine_checks,
                     vectors, run_cpu)
                 entry["elapsed_measured"] = elapsed
+                inv_findings = [*inv_findings, *portshare.port_findings(inv.name, ports)]
                 if inv.multi:  # per child: did each get its CPU? (multiacct)
                     child_found, bal = multi_findings(inv.name, inv.multi, res.stdout, acct)
                     entry["children"] = bal.as_dict()
@@ -376,7 +383,7 @@ class BenchCell:
                                        bool(vectors)))
         apply_findings(figures, findings)
         meta["host"]["core_clock"] = coreclock.run_clock(
-            clock_before, coreclock.reading(ctx.engine, pin))
+            clock_before, probe if invocations else self._probe(pin, aes=True))
         clock = core_cycles(meta, clock)
         for rec in figures:
             rec["clock_hz"] = clock
@@ -462,6 +469,16 @@ class BenchCell:
                 found += mask_syntax_findings(inv.name, inv.mask.name, inv.ia32cap, version,
                                               cpu.flags)
         return recs, elapsed, found, [*parsed.warnings, *legacy_notes]
+
+    def _probe(self, pin: str | None, *, aes: bool = False) -> dict[str, object]:
+        """One reading of the core probe (clock, port share; AESENC's latency with
+        ``aes``), the session's port-share best started first where it has none for
+        these cores (portshare.py)."""
+        got = coreclock.reading(self.ctx.backend, pin, aes=aes)
+        if "ports_per_cycle" in got and self.ctx.ports.share(got) is None:
+            for _ in range(portshare.CALIBRATION_READINGS):
+                self.ctx.ports.observe(coreclock.reading(self.ctx.backend, pin, aes=False))
+        return got
 
     def _cpu_findings(self, cpu: CpuInfo) -> list[Finding]:
         """Can this binary run on the CPU its results are filed under?"""

@@ -61,6 +61,11 @@ MASK_OVERREACH = "mask-overreach"
 CANNOT_RUN = "cannot-run-on-cpu"
 NOISY = "noisy"
 CONTENDED = "contended"
+#: A run the core's other thread (or a slice of its time) slowed while the host accounting
+#: saw nothing: the port-share probe (portshare.py) or the value rule (robust.py) says so.
+SHARED_CORE = "shared-core"
+#: Statuses of figures the host disturbed: kept, out of medians, measured again.
+DISTURBED = (CONTENDED, SHARED_CORE)
 
 #: User CPU time below this share of the elapsed time marks ``time-basis``: the work ran
 #: outside the process (AF_ALG work counts as system time, /dev/crypto work as neither).
@@ -78,6 +83,7 @@ _REPLACEABLE = ("ok", "imprecise")
 
 #: When several guards concern one figure, the status shows the gravest.
 PRIORITY = (CANNOT_RUN, ENGINE_NOT_ENGAGED, MASK_NOT_APPLIED, MASK_OVERREACH, CONTENDED,
+            SHARED_CORE,
             LEGACY_PATH, ENGINE_UNVERIFIED, TIME_BASIS, NOISY)
 
 

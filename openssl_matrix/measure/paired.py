@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from openssl_matrix.core.version import Version
-from openssl_matrix.measure.guards import CONTENDED
+from openssl_matrix.measure.guards import DISTURBED
 from openssl_matrix.measure.robust import RatioEstimate, below_best, paired, ratio_estimate
 
 _VARIANT = re.compile(r"^(?P<version>[0-9][^-]*)-(?P<build>asm|no-asm)(?P<rest>-.+)?$")
@@ -56,7 +56,7 @@ def usable_samples(outcomes: Iterable[Any]) -> Samples:
     for o in outcomes:
         for f in o.figures:
             value, block = f.get("bytes_per_s"), f.get("block_size")
-            if f.get("status") == CONTENDED or not isinstance(value, (int, float)) \
+            if f.get("status") in DISTURBED or not isinstance(value, (int, float)) \
                     or not isinstance(block, int):
                 continue
             key = (str(o.variant), str(f.get("invocation")), str(f.get("algorithm")), block)

@@ -34,8 +34,6 @@ from openssl_matrix.measure.stats import CI_METHOD, estimate
 
 #: A clean sample this far below its cell's best is taken as disturbed (``shared-core``).
 LOW_TOLERANCE = 0.05
-#: The status word of such a sample.
-SHARED_CORE = "shared-core"
 #: Coverage asked of every interval.
 LEVEL = 0.95
 

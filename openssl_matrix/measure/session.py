@@ -50,9 +50,9 @@ from openssl_matrix.measure.cell import (
     cpu_via_container,
     outcome_from,
 )
-from openssl_matrix.measure.guards import spread
+from openssl_matrix.measure.guards import SHARED_CORE, spread
 from openssl_matrix.measure.hostinfo import CpuInfo, parse_cpuinfo, profile_mismatches
-from openssl_matrix.measure.robust import LOW_TOLERANCE, SHARED_CORE, robust_figure
+from openssl_matrix.measure.robust import LOW_TOLERANCE, robust_figure
 from openssl_matrix.measure.stats import CI_METHOD, estimate
 from openssl_matrix.results import records
 from openssl_matrix.results.records import FINISHED
@@ -116,7 +116,7 @@ def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
         seen: dict[str, bool] = {}
         for f in o.figures:
             inv = str(f.get("invocation"))
-            ok = f.get("status") != guards.CONTENDED
+            ok = f.get("status") not in guards.DISTURBED
             seen[inv] = seen.get(inv, True) and ok
             unit = "bytes_per_s" if f.get("block_size") is not None else "ops_per_s"
             if ok and isinstance(f.get(unit), (int, float)):
@@ -593,7 +593,7 @@ def summarize_series(outcomes: Sequence[CellOutcome], threshold: float,
         unit = "bytes_per_s" if block is not None else "ops_per_s"
         if any(f.get("unit") == "bytes" for f in figs):  # a library memory figure
             unit = "bytes"
-        clean = [f for f in figs if f.get("status") != guards.CONTENDED]
+        clean = [f for f in figs if f.get("status") not in guards.DISTURBED]
         used = clean or figs
         values = [f[unit] for f in used if isinstance(f.get(unit), (int, float))]
         s = spread(values, threshold)

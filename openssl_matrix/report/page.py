@@ -50,7 +50,7 @@ from openssl_matrix.core.outputs import (
 )
 from openssl_matrix.core.resources import templates
 from openssl_matrix.core.units import MBPS
-from openssl_matrix.report import aeadview, ptsview, scaling
+from openssl_matrix.report import aeadview, pairedview, ptsview, scaling
 from openssl_matrix.report.cellpage import (
     Links,
     PageUnit,
@@ -509,6 +509,11 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
         page = page.replace('<h2 id="cpus">', aeadview.html(masked) + '<h2 id="cpus">', 1) \
             if '<h2 id="cpus">' in page else \
             page.replace('<h2 id="sizes">', aeadview.html(masked) + '<h2 id="sizes">', 1)
+    paired = pairedview.rows(shown.runs, block)
+    if paired:
+        page = page.replace('<h2 id="sizes">', pairedview.html(paired, block)
+                            + '<h2 id="sizes">', 1)
+        report["paired"] = [r.as_dict() for r in paired]
     scaled = scaling.views(obs, out / "charts")
     if scaled:
         page = page.replace('<h2 id="sizes">', scaling.html(scaled) + '<h2 id="sizes">', 1)
@@ -522,7 +527,8 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
                          ops.lines + lib.lines, ops.tables, panel,
                          sessions=len(session_rows), changes=len(changed),
                          library_tables=lib.tables,
-                         scaling_lines=[*aeadview.text(masked), *scaling.text(scaled),
+                         scaling_lines=[*pairedview.text(paired), *aeadview.text(masked),
+                                        *scaling.text(scaled),
                                         *ptsview.text(pts_rows)])
 
 

@@ -57,6 +57,8 @@ class KindCounts:
     with_interval: int = 0
     one_sample: int = 0
     no_usable: int = 0
+    #: usable samples left out of their cell's median: more than 5 % below its best
+    below_best: int = 0
 
     @property
     def label(self) -> str:
@@ -70,14 +72,18 @@ class KindCounts:
                    f"kept out, {self.contended} of them contended)" if flagged else "")
                 + f"; {self.cells} table cell(s): {self.with_interval} with a 95 % interval "
                 f"(n ≥ 2), {self.one_sample} on one sample (no interval), {self.no_usable} "
-                "with no usable figure")
+                "with no usable figure"
+                + (f"; {self.below_best} sample(s) more than 5 % below their cell's best "
+                   "left out of the medians (shared-core by value, docs/noise.md)"
+                   if self.below_best else ""))
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "label": self.label, "figures": self.figures,
                 "ok": self.ok, "flagged_in_medians": self.flagged_in_medians,
                 "flagged_out_of_medians": self.flagged_out, "contended": self.contended,
                 "cells": self.cells, "cells_with_interval": self.with_interval,
-                "cells_one_sample": self.one_sample, "cells_no_usable_figure": self.no_usable}
+                "cells_one_sample": self.one_sample, "cells_no_usable_figure": self.no_usable,
+                "below_best_out_of_medians": self.below_best}
 
 
 @dataclass
@@ -196,6 +202,7 @@ def quality(obs: Sequence[Observation], ops: Sequence[OpsObservation]) -> Qualit
         for cell in g.cells.values():
             e = cell.estimate
             _cell(kinds["bulk"], len(cell.ok_values), e is not None and e.half_width is not None)
+            kinds["bulk"].below_best += cell.below_best_values
     for t in ops_tables(ops):
         for (row, column) in t.cells:
             e = estimate(t.values(row, column))

@@ -23,6 +23,7 @@ from openssl_matrix.core.names import fold
 from openssl_matrix.core.units import MBPS
 from openssl_matrix.core.version import sort_key as version_sort_key
 from openssl_matrix.matrix.isa import IA32CAP_BITS, IA32CAP_LABELS
+from openssl_matrix.measure.robust import below_best
 from openssl_matrix.measure.stats import Estimate, estimate
 from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, STATUS_IMPOSSIBLE, impossible
 from openssl_matrix.report.history import Change, changes
@@ -336,10 +337,27 @@ class Cell:
         return [o for o in self.observations if (o.prov or UNKNOWN).session == sid]
 
     @cached_property
-    def ok_values(self) -> list[float]:
-        """Values of the shown session that go into the median (``USABLE_STATUSES``)."""
+    def usable_values(self) -> list[float]:
+        """Values of the shown session whose status may go into the median
+        (``USABLE_STATUSES``)."""
         return [o.bytes_per_s for o in self.current
                 if o.status in USABLE_STATUSES and o.bytes_per_s is not None]
+
+    @cached_property
+    def ok_values(self) -> list[float]:
+        """The usable values that go into the median: those within 5 % of the session's
+        best sample of the cell (measure/robust.py: one further below was slowed by
+        something the guest could not see, ``shared-core``). A published report's figures
+        are all kept: they are transcriptions, not samples of one measurement."""
+        vals = self.usable_values
+        if any(o.published for o in self.observations):
+            return vals
+        return [v for v, low in zip(vals, below_best(vals), strict=True) if not low]
+
+    @property
+    def below_best_values(self) -> int:
+        """How many usable values the 5 % rule left out of the median."""
+        return len(self.usable_values) - len(self.ok_values)
 
     @property
     def median(self) -> float | None:

@@ -10,6 +10,8 @@ from openssl_matrix.measure import coreclock
 from openssl_matrix.measure.cpumodel import cbc_floor
 from openssl_matrix.measure.hostinfo import parse_cpuinfo
 
+from ..fakes import FakeBackend
+
 
 def test_the_probe_measures_each_core_it_may_run_on() -> None:
     got = coreclock.measure()
@@ -29,10 +31,14 @@ def test_a_runs_record_has_both_readings_and_their_mean() -> None:
     rec = coreclock.run_clock(before, after)
     assert rec["ghz"] == 2.9 and rec["before"] == before and rec["after"] == after
     assert "ghz" not in coreclock.run_clock({"error": "x"}, {"error": "y"})
-    remote = coreclock.reading({"endpoint": "tcp://lab:2376"}, None)
-    assert "remote" in str(remote["error"])
-    local = coreclock.reading({"endpoint": "local"}, None)
-    assert isinstance(local.get("ghz"), float)
+    remote = FakeBackend()
+    remote.info["endpoint"] = "tcp://lab:2376"
+    assert coreclock.reading(remote, None) == {"error": coreclock.REMOTE}
+    here = FakeBackend()  # the probe runs through the engine's seam, on its host
+    here.info["endpoint"] = "unix:///var/run/docker.sock"
+    local = coreclock.reading(here, "1", aes=False)
+    assert local["ghz"] == 3.0 and local["ports_per_cycle"] == 3.0
+    assert here.probes[0][1:] == ("1", "200000", "ports")
     assert coreclock.cpus_of("0-2,5") == [0, 1, 2, 5] and coreclock.cpus_of(None) is None
 
 
@@ -54,3 +60,20 @@ def test_the_aesenc_latency_of_our_own_core() -> None:
     floor = cbc_floor("aes-128-cbc", lat)
     assert floor == 10 * lat / 16 and cbc_floor("aes-256-cbc", lat) == 14 * lat / 16
     assert cbc_floor("sha256", lat) is None
+
+
+def test_the_port_share_kernel_on_our_own_core() -> None:
+    """The throughput kernel (portshare.py) on this host's first core: a number of
+    instructions a cycle a core can issue (one thread of an x86-64 core: 1 to 8), with the
+    instructions this CPU has named; each reading per core that was asked for."""
+    here = parse_cpuinfo(Path("/proc/cpuinfo").read_text(encoding="utf-8"))
+    cpu = min(os.sched_getaffinity(0))
+    got = coreclock.measure([cpu], ports=True)
+    assert not isinstance(got, str), got
+    assert [c for c, _ in got.ports] == [cpu]
+    ipc = got.ports_per_cycle
+    assert ipc is not None and 0.3 < ipc < 12
+    described = got.describe()
+    assert described["ports_per_cycle"] == ipc
+    assert ("+aes" in str(described["ports_kernel"])) == ("aes" in here.flags)
+    assert ("+sha" in str(described["ports_kernel"])) == ("sha_ni" in here.flags)

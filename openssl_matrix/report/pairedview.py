@@ -1,0 +1,100 @@
+"""The report's paired ratios: comparisons measured as comparisons, read back from the tree.
+
+A repeated bench runs every variant once a round; the bench summary prints the ratios of
+samples of one round (measure/paired.py: asm against no-asm, a newer release against an
+older one, a mask against native), samples the host disturbed or more than 5 % below their
+cell's best left out with their pair. The page shows the same ratios from the runs on
+record, one table per CPU and bench session, so a reader compares builds by the interval
+of their ratio, not by two medians whose spreads overlap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+from openssl_matrix.measure.paired import Comparison, comparisons, usable_samples
+from openssl_matrix.results.records import Run
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """A run as measure/paired.py reads an outcome: its variant, round and figures."""
+
+    variant: str
+    round: int
+    figures: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class PairedRow:
+    cpu: str
+    session: str
+    suite: str
+    comparison: Comparison
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"cpu": self.cpu, "session": self.session, "suite": self.suite,
+                **self.comparison.as_dict()}
+
+    def line(self) -> str:
+        c, e = self.comparison, self.comparison.estimate
+        return (f"{self.cpu} {self.suite}: {c.algorithm} at {c.block} bytes, {c.numerator} / "
+                f"{c.denominator} = ×{e.ratio:.3f} [{e.ci_low:.3f}–{e.ci_high:.3f}] "
+                f"({e.pairs} pairs)" if e.ci_low is not None and e.ci_high is not None else
+                f"{self.cpu} {self.suite}: {c.algorithm} at {c.block} bytes, {c.numerator} "
+                f"/ {c.denominator} = ×{e.ratio:.3f} ({e.pairs} pair: no interval)")
+
+
+def rows(runs: Sequence[Run], block: int) -> list[PairedRow]:
+    """Every paired ratio at ``block`` bytes the tree's repeated bench sessions allow."""
+    by_session: dict[tuple[str, str, str], list[_Outcome]] = {}
+    for run in runs:
+        meta = run.meta
+        if meta.round is None or not meta.session:
+            continue
+        by_session.setdefault((run.cpu, meta.session, run.suite), []).append(
+            _Outcome(run.variant, int(meta.round), run.figures))
+    out: list[PairedRow] = []
+    for (cpu, session, suite), outcomes in sorted(by_session.items()):
+        if len({o.round for o in outcomes}) < 2:
+            continue  # one round: nothing is paired more than once
+        out += [PairedRow(cpu, session, suite, c)
+                for c in comparisons(usable_samples(outcomes), [block])]
+    return out
+
+
+def text(found: Sequence[PairedRow]) -> list[str]:
+    if not found:
+        return []
+    return ["Paired ratios (geometric mean of same-round pairs, 95 % interval on the logs):",
+            *[f"  {r.line()}" for r in found], ""]
+
+
+def _cell(r: PairedRow) -> str:
+    e = r.comparison.estimate
+    if e.ci_low is None or e.ci_high is None:
+        return f"×{e.ratio:.3f} <span class=\"muted\">(one pair: no interval)</span>"
+    return (f"×{e.ratio:.3f} [{e.ci_low:.3f}–{e.ci_high:.3f}] "
+            f"<span class=\"muted\">±{e.relative_half_width or 0:.1%}</span>")
+
+
+def html(found: Sequence[PairedRow], block: int) -> str:
+    if not found:
+        return ""
+    body = "".join(
+        f"<tr><td>{escape(r.cpu)}</td><td>{escape(r.session)}</td><td>{escape(r.suite)}</td>"
+        f"<td>{escape(r.comparison.kind)}</td><td>{escape(r.comparison.numerator)} / "
+        f"{escape(r.comparison.denominator)}</td><td>{escape(r.comparison.algorithm)}</td>"
+        f"<td>{_cell(r)}</td><td>{r.comparison.estimate.pairs}</td></tr>" for r in found)
+    return (f'<h2 id="paired">Paired ratios at {block} bytes</h2>'
+            '<p class="muted">Each ratio is the geometric mean of the ratios of samples '
+            "measured in the same round of one bench session, with its 95 % interval "
+            "(Student's t on the logarithms); a sample the host disturbed (contended, "
+            "shared-core) or more than 5 % below its cell's best is left out with its "
+            "pair (docs/noise.md).</p><table><thead><tr><th>CPU</th><th>session</th>"
+            "<th>suite</th><th>comparison</th><th>ratio of</th><th>algorithm</th>"
+            f"<th>ratio [95 %]</th><th>pairs</th></tr></thead><tbody>{body}</tbody>"
+            "</table>\n")
