@@ -281,6 +281,9 @@ class ClaimResult:
     #: (a CPU-dependent claim on another CPU) or "two machines" (two profiles' results)
     basis: str = "measured"
     model: str | None = None  # what the model says, in words
+    #: a method the report leaves open (evp: unknown): whether the verdict holds both
+    #: ways, or which it assumed (``repro.unknowns``)
+    method: str | None = None
 
     @property
     def unstable(self) -> list[int]:

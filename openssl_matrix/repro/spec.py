@@ -57,6 +57,11 @@ OP_BLOCK = 0
 #: (lock contention): judged as measured at the measurements' thread counts, and not
 #: testable where they exceed this host's CPUs.
 DEPENDS_ON = ("code-path", "cpu", "threads")
+#: Written for a measurement's setting the report does not state (``evp: unknown``).
+UNKNOWN = "unknown"
+#: The settings a measurement may leave unknown. ``evp``: the reproduction measures both
+#: methods and the verdict says which it assumed (``repro.unknowns``).
+UNKNOWABLE = ("evp",)
 # ----------------------------------------------------------------------------------
 # dataclasses
 
@@ -159,6 +164,10 @@ class Measurement:
     """A TLS measurement: server and client on one CPU (``same-core``) or two."""
     threads: int = 1
     """A library measurement (operation ``library``): the harness's thread count."""
+    unknown: tuple[str, ...] = ()
+    """Settings the report does not state (of ``UNKNOWABLE``): ``evp`` in it means the
+    report does not say whether speed ran with ``-evp``; ``evp`` then holds the method
+    assumed (True), and the reproduction measures the other one too."""
 
     @property
     def masked(self) -> bool:

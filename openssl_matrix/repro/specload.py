@@ -25,7 +25,7 @@ from openssl_matrix.matrix.model import ARCHES, MAX_SECONDS, NAME, VERSION
 from openssl_matrix.matrix.pkey import ALGORITHMS
 from openssl_matrix.matrix.tlsvocab import KEYS, PINNINGS, PROTOCOLS
 from openssl_matrix.measure.cpumodel import CORES
-from openssl_matrix.parse.algorithms import closest, resolve
+from openssl_matrix.parse.algorithms import closest, has_legacy_path, resolve
 from openssl_matrix.parse.figures import MAX_BLOCK_SIZE
 from openssl_matrix.repro.spec import (
     DEFAULT_TOLERANCE,
@@ -38,6 +38,7 @@ from openssl_matrix.repro.spec import (
     SOURCE_KINDS,
     SPEC_SCHEMA,
     TLS_OPERATIONS,
+    UNKNOWN,
     BuildSpec,
     Claim,
     Machine,
@@ -376,14 +377,17 @@ def _measurements(ctx: CheckContext, value: Any, machines: Mapping[str, Machine]
                                f"({', '.join(REQUIREMENTS)})",
                                hint=choices_hint(need, REQUIREMENTS))
         elapsed = m.get("elapsed")
+        evp = m.get("evp", True)
         proto = Measurement(
             name=name, machine=machine, build=build,
             command=_opt_text(ctx, m.get("command"), f"{kp}.command"), algorithm="",
-            evp=ctx.boolean(m.get("evp", True), f"{kp}.evp"), ia32cap=cap, engine=engine,
-            decrypt=ctx.boolean(m.get("decrypt", False), f"{kp}.decrypt"),
-            elapsed=None if elapsed is None else ctx.boolean(elapsed, f"{kp}.elapsed"),
+            evp=evp == UNKNOWN or _known(ctx, evp, f"{kp}.evp"), ia32cap=cap,
+            engine=engine, decrypt=ctx.boolean(m.get("decrypt", False), f"{kp}.decrypt"),
+            elapsed=None if elapsed in (None, UNKNOWN) else
+            _known(ctx, elapsed, f"{kp}.elapsed"),
             needs=needs, reference={}, notes=_text(ctx, m.get("notes"), f"{kp}.notes"),
-            disable=disable, stand_in=ctx.boolean(m.get("stand_in", True), f"{kp}.stand_in"))
+            disable=disable, stand_in=ctx.boolean(m.get("stand_in", True), f"{kp}.stand_in"),
+            unknown=("evp",) if evp == UNKNOWN else ())
         if "algorithms" in m:
             for key in ("algorithm", "reference"):
                 if key in m:
@@ -413,8 +417,8 @@ def _measurements(ctx: CheckContext, value: Any, machines: Mapping[str, Machine]
                 full = f"{name}.{alg}"
                 if full in out:
                     raise ctx.fail(f"{kp}.algorithms.{alg}", f"{full!r} is declared twice")
-                out[full] = replace(proto, name=full, algorithm=alg, reference=ref,
-                                    table=name)
+                out[full] = _method_known(replace(proto, name=full, algorithm=alg,
+                                                  reference=ref, table=name))
             continue
         if "operation" in m and m["operation"] in TLS_OPERATIONS:
             out[name] = _tls_measurement(ctx, m, proto, kp)
@@ -443,8 +447,25 @@ def _measurements(ctx: CheckContext, value: Any, machines: Mapping[str, Machine]
             reference[size] = parse_figure(ctx, fig, f"{kp}.reference.{key}")
         if name in out:
             raise ctx.fail(kp, f"{name!r} is declared twice (once by a table row)")
-        out[name] = replace(proto, algorithm=algorithm, reference=reference)
+        out[name] = _method_known(replace(proto, algorithm=algorithm, reference=reference))
     return out
+
+
+def _known(ctx: CheckContext, value: Any, keypath: str) -> bool:
+    """A setting the report states (true or false), or ``unknown`` (handled by the caller)."""
+    if not isinstance(value, bool):
+        raise ctx.fail(keypath, f"expected true, false or {UNKNOWN}, got {value!r}",
+                       hint=f"write {UNKNOWN} when the report does not say; the "
+                       "reproduction then measures both ways (docs/reports.md#unknown-settings)")
+    return value
+
+
+def _method_known(m: Measurement) -> Measurement:
+    """``evp: unknown`` for an algorithm speed reaches only through ``-evp`` (GCM,
+    ChaCha20, SHA-3 ...) is known after all: the report can only have run it that way."""
+    if "evp" in m.unknown and not has_legacy_path(m.algorithm):
+        return replace(m, evp=True, unknown=tuple(u for u in m.unknown if u != "evp"))
+    return m
 
 
 def _pk_measurement(ctx: CheckContext, m: Mapping[str, Any], proto: Measurement,

@@ -53,7 +53,8 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
         machine = spec.machines[m.machine]
         blocks = sorted(set(m.reference) | set(o.blocks))
         measurements[name] = {
-            "build": m.build, "algorithm": m.algorithm, "evp": m.evp, "ia32cap": m.ia32cap,
+            "build": m.build, "algorithm": m.algorithm, "evp": m.evp,
+            "unknown": list(m.unknown), "ia32cap": m.ia32cap,
             "disable": list(m.disable),
             "engine": m.engine, "decrypt": m.decrypt, "command_as_reported": m.command,
             "machine": machine.name, "version_built": p.version, "stand_in": p.stand_in,
@@ -88,6 +89,7 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
             "stand_in": r.stand_in_note, "versions_built": r.versions,
             "unstable_at": r.unstable, "figure_labels": r.labels,
             "depends_on": r.claim.depends_on, "basis": r.basis, "model": r.model,
+            "method": r.method,
             "blocks": [{"block_size": b.block, "reference_ratio": b.reference,
                         "our_ratio": b.ours, "our_ratio_range": b.ours_range,
                         "pairs": b.pairs, "target": b.target, "passed": b.passed,
@@ -148,6 +150,8 @@ def render_text(rep: Reproduction) -> str:
         if r.model:
             lines.append(f"      {'by the model' if r.basis == 'cpu model' else r.basis}: "
                          f"{r.model}")
+        if r.method:
+            lines.append(f"      method: {r.method}")
         if r.stand_in_note:
             lines.append(f"      stand-in: {r.stand_in_note}")
         if r.labels:
@@ -190,6 +194,7 @@ def render_text(rep: Reproduction) -> str:
         o = rep.ours[name]
         machine = spec.machines[m.machine]
         what = f"{m.algorithm}{' -evp' if m.evp else ''}" + \
+            (" (the report does not say whether with -evp)" if "evp" in m.unknown else "") + \
             (f" ia32cap={m.ia32cap}" if m.ia32cap else "") + \
             (f" with {'+'.join(m.disable)} off" if m.disable else "") + \
             (f" -engine {m.engine}" if m.engine else "") + (" -decrypt" if m.decrypt else "")
