@@ -15,6 +15,7 @@ from openssl_matrix.core.version import Version, VersionError
 from openssl_matrix.matrix.isa import IA32CAP_BITS, capabilities_of, ia32cap_expected_clear
 from openssl_matrix.matrix.pkey import ALGORITHMS as PK_ALGORITHMS
 from openssl_matrix.measure.cpumodel import (
+    CORES,
     MODEL_MIN_BLOCK,
     MODEL_TOLERANCE,
     Core,
@@ -468,13 +469,28 @@ def _cost(spec: ReportSpec, name: str, core: Core, version: str | None) -> PathC
                      asm=spec.builds[m.build].asm, engine=m.engine)
 
 
+def unknown_core_text(machine: Machine) -> str:
+    """Why the CPU model cannot size a claim on the report's machine, and what the user
+    can do, as a sentence whatever free text ``machines.NAME.cpu`` holds."""
+    key = f"machines.{machine.name}"
+    if not machine.cpu_named:
+        return (f"the report does not name the CPU of {key} (“{machine.cpu}”), so the CPU "
+                "model cannot say how large the ratio was there. What can still be judged: "
+                "a claim that holds on any CPU (depends_on: code-path) is judged as "
+                "measured; if the report names the CPU or its core elsewhere (a later "
+                f"comment, a linked log), write it in {key}.cpu or {key}.core")
+    return (f"the CPU model does not know the core of {machine.cpu} ({key}): if it is one "
+            f"of {', '.join(CORES)}, write that in {key}.core; otherwise the model cannot "
+            "carry this claim to another CPU, and only a claim that holds on any CPU "
+            "(depends_on: code-path) is judged")
+
+
 def model_on_their_cpu(spec: ReportSpec, claim: Claim) -> RatioModel | str:
     """The claim's ratio as the model predicts it on the report's CPU, or why not."""
     machine = spec.machines[spec.measurements[claim.numerator].machine]
     core = machine.model_core
     if core is None:
-        return (f"the CPU model does not know {machine.cpu} (name one of its cores in "
-                f"machines.{machine.name}.core)")
+        return unknown_core_text(machine)
     costs = [_cost(spec, n, core, spec.builds[spec.measurements[n].build].version)
              for n in (claim.numerator, claim.denominator)]
     return predicted_ratio(core, costs[0], costs[1])
@@ -509,7 +525,7 @@ def _judge_by_model(spec: ReportSpec, claim: Claim, result: ClaimResult, their: 
     last = big[-1]
     assert last.ours is not None
     reported = last.reference if last.reference is not None else claim.ratio
-    where = f"{their.cpu}"
+    where = their.label
     if reported is None or not all(agrees(b.reference if b.reference is not None
                                           else reported, theirs.ratio) for b in big):
         result.reason = (f"its size depends on the CPU, and the model does not explain the "
@@ -641,14 +657,14 @@ def _judge_two_machines(spec: ReportSpec, claim: Claim, result: ClaimResult,
     wanted = machine_profiles(spec, claim)
     if None in wanted:
         unnamed = [m.name for m, p in zip(machines, wanted, strict=True) if p is None]
-        result.reason = (f"it compares two machines ({machines[0].cpu} and "
-                         f"{machines[1].cpu}): not testable here without a CPU profile for "
+        result.reason = (f"it compares two machines ({machines[0].label} and "
+                         f"{machines[1].label}): not testable here without a CPU profile for "
                          f"each (give machines.{unnamed[0]}.profile)")
         return result
     have = [profiles.get(n) for n in names]
     if any(o is None or not o.runs for o in have):
         result.reason = (f"not testable here: needs {wanted[0]} and {wanted[1]} (it compares "
-                         f"{machines[0].cpu} with {machines[1].cpu}; run `invoke matrix "
+                         f"{machines[0].label} with {machines[1].label}; run `invoke matrix "
                          f"reproduce {spec.id} --cpu={wanted[0]},{wanted[1]}`)")
         return result
     num, den = have

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +63,9 @@ UNKNOWN = "unknown"
 #: The settings a measurement may leave unknown. ``evp``: the reproduction measures both
 #: methods and the verdict says which it assumed (``repro.unknowns``).
 UNKNOWABLE = ("evp",)
+#: How transcriptions say the report names no CPU (``Machine.cpu_named``).
+_UNNAMED = re.compile(r"\b(not (named|given|stated|said|specified|known|mentioned)|unnamed|"
+                      r"unknown|unspecified|no (cpu|model|processor) (named|given))\b", re.I)
 # ----------------------------------------------------------------------------------
 # dataclasses
 
@@ -98,6 +102,20 @@ class Machine:
     def model_core(self) -> Core | None:
         """The CPU model's core of this machine, or None when the model does not know it."""
         return core_named(self.core) if self.core else core_of_name(self.cpu)
+
+    @property
+    def cpu_named(self) -> bool:
+        """False when ``cpu`` says the report names no CPU ("not named in the report",
+        "a 32-core machine (model not named)", "unknown") rather than naming one."""
+        return not (self.core is None and _UNNAMED.search(self.cpu))
+
+    @property
+    def label(self) -> str:
+        """The machine in a sentence: its CPU as the report names it, or, when the report
+        names none, the machine's key and the report's words for it."""
+        if self.cpu_named:
+            return self.cpu
+        return f"machines.{self.name} (“{self.cpu}”)"
 
 
 @dataclass(frozen=True)

@@ -283,7 +283,7 @@ def table_grids(rep: Reproduction) -> list[str]:
         algs = list(dict.fromkeys(m.algorithm for n in names for m in rows[n]))
         block = next(iter(rows[names[0]][0].reference), 8192)
         width = max(len(n) for n in names)
-        out += ["", f"Table rows for {spec.machines[machine].cpu} at {block} bytes "
+        out += ["", f"Table rows for {spec.machines[machine].label} at {block} bytes "
                 "(1000s of bytes/s, reference → ours; — not measured here)",
                 "  " + " " * width + "  " + "  ".join(f"{a:>27}" for a in algs)]
         for n in names:
