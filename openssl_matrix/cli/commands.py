@@ -634,7 +634,8 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
                             profiles=tuple(split_cpus(cpu)))
         if json:
             print(_json.dumps({"spec": spec.id, "path": str(spec.path),
-                               "problems": report.problems, "text": report.text()},
+                               "problems": report.problems, "warnings": report.warnings,
+                               "text": report.text()},
                               indent=2))
         else:
             print(report.text(), end="")

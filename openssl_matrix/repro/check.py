@@ -74,6 +74,9 @@ class CheckReport:
     spec: ReportSpec
     lines: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # the report contradicts its claims
+    #: entries of the spec nothing uses (a version no build uses, a build no measurement
+    #: uses): likely slips of transcription, not contradictions
+    warnings: list[str] = field(default_factory=list)
 
     def text(self) -> str:
         return "\n".join(self.lines) + "\n"
@@ -148,11 +151,37 @@ def check(spec: ReportSpec, env: Environment, results: Path,
     for profile in given:
         cpu_dir = facts.cpu.slug() if profile == HERE else profile
         out += _plan_lines(full, resolved, facts, cpu_dir, judged, results, profile, env)
+    rep.warnings = unused_entries(spec)
     out += ["", "Summary: " + summary(plans, given) + "; "
             + ("the report's figures meet every claim as transcribed" if not rep.problems else
-               f"{len(rep.problems)} problem(s) in the spec: check it")]
-    out += [f"  warning: {p}" for p in rep.problems]
+               f"{len(rep.problems)} problem(s) in the spec: check it")
+            + (f"; {len(rep.warnings)} unused entr{'y' if len(rep.warnings) == 1 else 'ies'}"
+               if rep.warnings else "")]
+    out += [f"  warning: {p}" for p in rep.problems + rep.warnings]
     return rep
+
+
+def unused_entries(spec: ReportSpec) -> list[str]:
+    """A version no build uses and a build no measurement uses, each with what to do: such
+    an entry is usually a slip (the version a report's text names, beside the one its
+    build printed), and nothing would ever measure it."""
+    out: list[str] = []
+    used_versions = sorted({b.version for b in spec.builds.values()})
+    # an entry that only gives a stand-in's checksum or urls is used by that stand-in
+    stand_ins = {spec.versions[v].stand_in for v in used_versions if v in spec.versions}
+    for name in spec.versions:
+        if name not in used_versions and name not in stand_ins:
+            out.append(f"versions.{name}: no build uses it (the builds use "
+                       f"{', '.join(used_versions)}): delete it, or name it in a build's "
+                       f"version. Where the report's text says {name} but its output "
+                       "printed another version, the output is what ran: keep that one "
+                       "and say so in the spec's notes")
+    used_builds = {m.build for m in spec.measurements.values()}
+    for name in spec.builds:
+        if name not in used_builds:
+            out.append(f"builds.{name}: no measurement uses it: delete it, or name it in "
+                       "a measurement's build")
+    return out
 
 
 def _plan_lines(spec: ReportSpec, resolved: Mapping[str, Any], facts: HostFacts,
