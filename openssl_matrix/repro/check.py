@@ -241,6 +241,9 @@ def _claim_lines(spec: ReportSpec, claim: Claim, env: Environment, problems: lis
         if ref is None:
             lines.append(f"      {where}: the report prints no figure for one side")
             continue
+        if claim.trend is not None:  # the claim is on the quotient of the two, below
+            lines.append(f"      {where}: {ref:.2f}×")
+            continue
         target = claim.ratio if claim.ratio is not None else ref
         ok = passes(claim.expect, ref, target, claim.tolerance)
         lines.append(f"      {where}: {ref:.2f}× {'meets' if ok else 'does NOT meet'}"
@@ -248,6 +251,17 @@ def _claim_lines(spec: ReportSpec, claim: Claim, env: Environment, problems: lis
         if not ok:
             problems.append(f"claim {claim.id}: the report's own figures give {ref:.2f}× at "
                             f"{block} bytes, which does not meet it as transcribed")
+    trend = spec.reference_trend(claim)
+    if claim.trend is not None and trend is not None:
+        first, last = claim.trend
+        ok = passes(claim.expect, trend, claim.ratio or trend, claim.tolerance)
+        lines.append(f"      trend {first} → {last} bytes: {trend:.2f}× (the ratio at {last} "
+                     f"over the ratio at {first}) {'meets' if ok else 'does NOT meet'} "
+                     "the claim")
+        if not ok:
+            problems.append(f"claim {claim.id}: the report's own figures give a trend of "
+                            f"{trend:.2f}× from {first} to {last} bytes, which does not meet "
+                            "it as transcribed")
     if two_machines(spec, claim):
         wanted = machine_profiles(spec, claim)
         missing = [p for p in wanted if p is None or p not in env.profiles]

@@ -26,6 +26,7 @@ from openssl_matrix.measure.cpumodel import (
     path_cost,
     predicted_ratio,
 )
+from openssl_matrix.measure.robust import ratio_estimate
 from openssl_matrix.measure.stats import estimate
 from openssl_matrix.parse.algorithms import speed_argument
 from openssl_matrix.parse.figures import canonical_algorithm
@@ -97,6 +98,22 @@ def paired_ratios(num: Ours, den: Ours, block: int) -> list[float]:
     if common:
         return [a[run] / b[run] for run in common if b[run] > 0]
     return [x / y for x, y in zip(a.values(), b.values(), strict=False) if y > 0]
+
+
+def paired_trends(num: Ours, den: Ours, first: int, last: int) -> list[float]:
+    """Per round, the two measurements' ratio at ``last`` over their ratio at ``first``:
+    all four figures of one run folder (else of the same place in run order), so a drift
+    of the machine's speed between rounds cancels out."""
+    def per_run(o: Ours) -> list[tuple[str, dict[int, float]]]:
+        return [(run, v) for run, v in o.per_run if first in v and last in v and
+                v[first] > 0]
+
+    a, b = per_run(num), per_run(den)
+    bd = dict(b)
+    pairs = [(v, bd[run]) for run, v in a if run in bd] or \
+        [(x, y) for (_, x), (_, y) in zip(a, b, strict=False)]
+    return [(x[last] / y[last]) / (x[first] / y[first]) for x, y in pairs
+            if y[last] > 0 and y[first] > 0]
 
 
 def matching_runs(tree: ResultsTree, cpu_dir: str, variant: str, suite: str,
@@ -230,6 +247,15 @@ class BlockJudgement:
     model_here: float | None = None  # ... and on ours
     #: 95 % t-interval of the paired ratios (stats.estimate); None with one pair
     ci: tuple[float, float] | None = None
+    #: a trend claim's (from, to) sizes: the figures are then ratios of ratios
+    trend: tuple[int, int] | None = None
+
+    @property
+    def where(self) -> str:
+        """Where the judgement is, in words: a block size, the operation or a trend."""
+        if self.trend is not None:
+            return f"the trend from {self.trend[0]} to {self.trend[1]} bytes"
+        return "the operation" if self.block == OP_BLOCK else f"{self.block} bytes"
 
     def band(self) -> tuple[float, float]:
         """The ratios that meet the claim (or, judged by the model, the model's band on
@@ -322,8 +348,7 @@ def straddle_text(blocks: Sequence[BlockJudgement]) -> str:
             lo, hi = b.band()
             band_text = f"≥ {lo:.2f}×" if hi == math.inf else f"≤ {hi:.2f}×" if lo <= 0 \
                 else f"{lo:.2f}–{hi:.2f}×"
-            where = "the operation" if b.block == OP_BLOCK else f"{b.block} bytes"
-            parts.append(f"at {where} our paired ratio's 95 % interval {b.ci[0]:.2f}–"
+            parts.append(f"at {b.where} our paired ratio's 95 % interval {b.ci[0]:.2f}–"
                          f"{b.ci[1]:.2f}× ({b.pairs} pairs) straddles the band {band_text}")
     return "; ".join(parts)
 
@@ -390,7 +415,9 @@ def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, PlannedMeasureme
         for status, n in ours[name].statuses.items():
             if status != "ok":
                 result.labels[status] = result.labels.get(status, 0) + n
-    for block in spec.claim_blocks(claim):
+    if claim.trend is not None:
+        result.blocks.append(_trend_judgement(spec, claim, ours))
+    for block in () if claim.trend is not None else spec.claim_blocks(claim):
         ref = spec.reference_ratio(claim, block)
         target = claim.ratio if claim.ratio is not None else (ref if ref is not None else 1.0)
         ratios = paired_ratios(ours[claim.numerator], ours[claim.denominator], block)
@@ -405,6 +432,10 @@ def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, PlannedMeasureme
             (min(ratios), max(ratios)) if ratios else None, len(ratios), claim.expect,
             claim.tolerance, ci=ci))
     missing = [b.block for b in result.blocks if b.ours is None]
+    if missing and claim.trend is not None:
+        result.reason = (f"no usable pair of rounds with figures at both {claim.trend[0]} and "
+                         f"{claim.trend[1]} bytes on both sides; see the raw output of the runs")
+        return result
     if missing:
         detail = []
         for name in sides:
@@ -425,6 +456,27 @@ def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, PlannedMeasureme
     if result.verdict == INCONCLUSIVE:
         result.reason = straddle_text(result.blocks) + ": neither reproduced nor refuted"
     return result
+
+
+def _trend_judgement(spec: ReportSpec, claim: Claim, ours: Mapping[str, Ours],
+                     ) -> BlockJudgement:
+    """A trend claim's one judgement: our paired trends (ratio at ``to`` over ratio at
+    ``from``, per round), their median and the 95 % interval of their geometric mean
+    (a t-interval on the logs: a ratio of ratios is multiplicative)."""
+    assert claim.trend is not None
+    ref = spec.reference_trend(claim)
+    target = claim.ratio if claim.ratio is not None else (ref if ref is not None else 1.0)
+    trends = paired_trends(ours[claim.numerator], ours[claim.denominator], *claim.trend)
+    value = statistics.median(trends) if trends else None
+    est = ratio_estimate(trends)
+    ci = (est.ci_low, est.ci_high) if est is not None and est.ci_low is not None \
+        and est.ci_high is not None else None
+    return BlockJudgement(
+        claim.trend[1], ref, value, target,
+        None if value is None else passes(claim.expect, value, target, claim.tolerance),
+        None if ref is None else passes(claim.expect, ref, target, claim.tolerance),
+        (min(trends), max(trends)) if trends else None, len(trends), claim.expect,
+        claim.tolerance, ci=ci, trend=claim.trend)
 
 
 # ----------------------------------------------------------------------------------

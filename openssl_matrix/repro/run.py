@@ -151,7 +151,7 @@ def reproduce(spec: ReportSpec, env: Environment, backend: Backend, tree: Result
         for b in r.blocks:
             if b.reference_passes is False:
                 warnings.append(f"claim {r.claim.id}: the report's own figures give "
-                                f"{b.reference:.2f}× at {b.block} bytes, which does not meet "
+                                f"{b.reference:.2f}× at {b.where}, which does not meet "
                                 "the claim as transcribed; check the spec")
     host = {"cpu_model": facts.cpu.model, "cpu_vendor": facts.cpu.vendor,
             "cpu_mhz": facts.cpu.mhz, "kernel": facts.extra.get("uname"),

@@ -223,6 +223,9 @@ class Claim:
     stand_in: bool
     notes: str
     depends_on: str = "code-path"  # or "cpu", "threads": see DEPENDS_ON
+    #: a trend claim: (from, to) block sizes; the claim is then on the ratio at ``to``
+    #: divided by the ratio at ``from`` ("the gap closes as blocks grow": above 1)
+    trend: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -279,10 +282,22 @@ class ReportSpec:
             return None
         return num / den
 
+    def reference_trend(self, claim: Claim) -> float | None:
+        """A trend claim's ratio at its ``to`` size over its ratio at its ``from`` size, from
+        the report's figures (None without figures at both sizes on both sides)."""
+        if claim.trend is None:
+            return None
+        first, last = (self.reference_ratio(claim, b) for b in claim.trend)
+        if first is None or last is None or first <= 0:
+            return None
+        return last / first
+
     def claim_blocks(self, claim: Claim) -> tuple[int, ...]:
         """Block sizes a claim is judged at: its own list, else those both sides printed."""
         if self.measurements[claim.numerator].operation is not None:
             return (OP_BLOCK,)
+        if claim.trend is not None:
+            return claim.trend
         if claim.block_sizes is not None:
             return claim.block_sizes
         a = self.measurements[claim.numerator].reference

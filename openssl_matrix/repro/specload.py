@@ -62,7 +62,7 @@ MEASUREMENT_KEYS = ("machine", "build", "command", "algorithm", "algorithms", "b
                     "reference", "notes", "operation", "protocol", "pinning", "stand_in",
                     "threads")
 CLAIM_KEYS = ("id", "says", "where", "compare", "expect", "ratio", "tolerance", "block_sizes",
-              "stand_in", "depends_on", "notes")
+              "stand_in", "depends_on", "notes", "trend")
 MEASURE_KEYS = ("seconds", "repeat", "rows")
 
 _FIGURE = re.compile(r"^\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*(k|B/s)?\s*\Z")
@@ -636,6 +636,9 @@ def _claims(ctx: CheckContext, value: Any, measurements: Mapping[str, Measuremen
         if blocks is None and not (set(num.reference) & set(den.reference)):
             raise ctx.fail(f"{kp}.block_sizes", "'all' needs reference figures on both sides",
                            hint="list the block sizes instead, e.g. [8192]")
+        trend = _trend(ctx, c, f"{kp}", num, den, depends_on)
+        if trend is not None:
+            blocks = trend
         if expect == "ratio" and ratio is None:
             sizes = blocks or tuple(sorted(set(num.reference) & set(den.reference)))
             if any(b not in num.reference or b not in den.reference for b in sizes):
@@ -648,8 +651,37 @@ def _claims(ctx: CheckContext, value: Any, measurements: Mapping[str, Measuremen
             block_sizes=blocks, stand_in=ctx.boolean(c.get("stand_in", True),
                                                      f"{kp}.stand_in"),
             notes=_text(ctx, c.get("notes"), f"{kp}.notes"),
-            depends_on=depends_on))
+            depends_on=depends_on, trend=trend))
     return tuple(out)
+
+
+def _trend(ctx: CheckContext, c: Mapping[str, Any], kp: str, num: Measurement,
+           den: Measurement, depends_on: str) -> tuple[int, int] | None:
+    """``trend: [FROM, TO]``: a claim on the ratio at TO over the ratio at FROM (the two
+    measurements' ratio changes with the block size), or None."""
+    value = c.get("trend")
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) != 2:
+        raise ctx.fail(f"{kp}.trend", "expected [from, to]: two block sizes, e.g. [16, 16384]",
+                       hint="the claim is then on the ratio at 'to' divided by the ratio at "
+                       "'from' (docs/reports.md#trend-claims)")
+    first, last = (_block(ctx, b, f"{kp}.trend") for b in value)
+    if first == last:
+        raise ctx.fail(f"{kp}.trend", f"compares the ratio at {first} bytes with itself",
+                       hint="give two different block sizes, e.g. [16, 16384]")
+    if "block_sizes" in c:
+        raise ctx.fail(f"{kp}.block_sizes", "a trend claim is judged at its two 'trend' "
+                       "sizes: drop block_sizes")
+    if num.kind != "speed" or den.kind != "speed":
+        raise ctx.fail(f"{kp}.trend", "a trend over block sizes needs two speed measurements "
+                       "(a public-key, TLS or library figure has no block sizes)")
+    if depends_on == "cpu" or num.machine != den.machine:
+        raise ctx.fail(f"{kp}.trend", "a trend claim is judged as measured on one machine: "
+                       "the CPU model does not size trends, and two machines' figures are "
+                       "never paired", hint="leave depends_on out (code-path) and compare "
+                       "two measurements of one machine")
+    return first, last
 
 
 def _depends_on(ctx: CheckContext, value: Any, keypath: str, *, two_machines: bool = False) -> str:

@@ -90,7 +90,9 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
             "unstable_at": r.unstable, "figure_labels": r.labels,
             "depends_on": r.claim.depends_on, "basis": r.basis, "model": r.model,
             "method": r.method,
-            "blocks": [{"block_size": b.block, "reference_ratio": b.reference,
+            "blocks": [{"block_size": b.block,
+                        "trend": list(b.trend) if b.trend is not None else None,
+                        "reference_ratio": b.reference,
                         "our_ratio": b.ours, "our_ratio_range": b.ours_range,
                         "pairs": b.pairs, "target": b.target, "passed": b.passed,
                         "stable": b.stable, "model_their_cpu": b.model_theirs,
@@ -144,7 +146,10 @@ def render_text(rep: Reproduction) -> str:
         c = r.claim
         lines.append(f"  {marks[r.verdict]} [{r.verdict}] {c.id}: {c.says}"
                      + (f" ({c.where})" if c.where else ""))
-        lines.append(f"      {c.numerator} / {c.denominator}, expected {c.expect}")
+        lines.append(f"      {c.numerator} / {c.denominator}, expected {c.expect}"
+                     + (f" (a trend: the ratio at {c.trend[1]} bytes over the ratio at "
+                        f"{c.trend[0]}; reference and ours are that quotient)"
+                        if c.trend is not None else ""))
         if r.reason:
             lines.append(f"      reason: {r.reason}")
         if r.model:
@@ -182,6 +187,7 @@ def render_text(rep: Reproduction) -> str:
                     expected = (f"model {b.model_here:.2f}× ±15 %" if b.model_here is not None
                                 else "direction")
                 label = spec.measurements[c.numerator].unit if b.block == OP_BLOCK else \
+                    f"{b.trend[0]}→{b.trend[1]}" if b.trend is not None else \
                     _size(b.block, bare=True)
                 lines.append(f"      {label:>6}  {_x(b.reference):>9}  "
                              f"{_x(b.ours):>8}  "
