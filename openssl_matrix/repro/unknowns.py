@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from openssl_matrix.repro.judge import ClaimResult
+from openssl_matrix.repro.judge import NOT_TESTABLE, ClaimResult
 from openssl_matrix.repro.spec import Claim, ReportSpec
 
 #: The suffix of a twin measurement or claim: the other method.
@@ -91,6 +91,8 @@ def _ours_text(r: ClaimResult) -> str:
 def _method_sentence(r: ClaimResult, twin: ClaimResult) -> str:
     """Whether the verdict holds both ways, or what it would be without -evp."""
     head = "the report does not say whether speed ran with -evp; "
+    if twin.verdict == r.verdict == NOT_TESTABLE:
+        return head + "it is not testable here either way"
     if twin.verdict == r.verdict:
         return (head + f"measured both ways, the claim is {r.verdict} either way "
                 f"(with -evp{_ours_text(r)}; without{_ours_text(twin)})")

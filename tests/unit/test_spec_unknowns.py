@@ -15,7 +15,14 @@ import yaml
 from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.measure.hostinfo import CpuInfo
 from openssl_matrix.repro.check import check
-from openssl_matrix.repro.judge import NOT_REPRODUCED, REPRODUCED, ClaimResult, Ours, judge
+from openssl_matrix.repro.judge import (
+    NOT_REPRODUCED,
+    NOT_TESTABLE,
+    REPRODUCED,
+    ClaimResult,
+    Ours,
+    judge,
+)
 from openssl_matrix.repro.plan import PlannedMeasurement, plan
 from openssl_matrix.repro.resolve import Environment, HostFacts, ResolvedVersion
 from openssl_matrix.repro.specload import load_spec
@@ -166,3 +173,11 @@ def test_the_verdict_names_the_method_it_assumed(setup: tuple[Path, Environment]
         "the report does not say whether speed ran with -evp; this verdict assumes it did: "
         "with -evp it is reproduced (ours 0.50× at the last size), without -evp "
         f"{NOT_REPRODUCED} (ours 1.00× at the last size)")
+
+
+def test_a_claim_testable_neither_way_says_so(setup: tuple[Path, Environment]) -> None:
+    spec, twins = with_twins(load_spec(setup[0]))
+    results = [ClaimResult(c, NOT_TESTABLE, reason="a test") for c in spec.claims]
+    (r,) = fold(results, twins)
+    assert r.method == ("the report does not say whether speed ran with -evp; it is not "
+                        "testable here either way")
