@@ -454,9 +454,11 @@ def _measurements(ctx: CheckContext, value: Any, machines: Mapping[str, Machine]
 def _known(ctx: CheckContext, value: Any, keypath: str) -> bool:
     """A setting the report states (true or false), or ``unknown`` (handled by the caller)."""
     if not isinstance(value, bool):
+        then = "the reproduction then measures both ways" if keypath.endswith(".evp") else \
+            "runs here always use -elapsed"
         raise ctx.fail(keypath, f"expected true, false or {UNKNOWN}, got {value!r}",
-                       hint=f"write {UNKNOWN} when the report does not say; the "
-                       "reproduction then measures both ways (docs/reports.md#unknown-settings)")
+                       hint=f"write {UNKNOWN} when the report does not say; {then} "
+                       "(docs/reports.md#unknown-settings)")
     return value
 
 

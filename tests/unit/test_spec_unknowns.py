@@ -107,6 +107,11 @@ def test_a_setting_that_is_neither_known_nor_unknown_is_refused(
     assert "measurements.old-sha256.evp: expected true, false or unknown, got 'maybe'" \
         in str(err.value)
     assert "measures both ways" in str(err.value)
+    path.write_text(setup[0].read_text().replace("elapsed: unknown", "elapsed: sometimes"))
+    with pytest.raises(ConfigError) as err:
+        load_spec(path)
+    assert "measurements.new-gcm.elapsed: expected true, false or unknown" in str(err.value)
+    assert "runs here always use -elapsed" in str(err.value)
 
 
 def test_the_plan_measures_both_methods(setup: tuple[Path, Environment]) -> None:
