@@ -64,7 +64,7 @@ from openssl_matrix.measure.session import (
     build_command,
 )
 from openssl_matrix.parse import figure_records, parse_paste
-from openssl_matrix.parse.figures import SpeedRun
+from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, SpeedRun
 from openssl_matrix.report.medians import SESSION_FIELDS, session_medians
 from openssl_matrix.report.page import build_report
 from openssl_matrix.report.sessions import Selection
@@ -499,12 +499,14 @@ def cmd_export(*, target: str, matrix: str, results: str, format: str,
     return 0
 
 
-def cmd_parse(*, target: str, matrix: str, results: str, json: bool) -> int:
+def cmd_parse(*, target: str, matrix: str, results: str, json: bool,
+              block_sizes: str = "") -> int:
+    sizes = block_sizes_flag(block_sizes)
     try:
         text = read_bounded(Path(target), cap=MAX_REPORT_BYTES).decode("utf-8", errors="replace")
     except OSError as exc:
         raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
-    runs = parse_paste(text)
+    runs = parse_paste(text, block_sizes=sizes)
     del text
     # One run at a time, each dropped once written: the output (for --json, ~6× the
     # paste) is never held whole. --json prints what json.dumps(list, indent=2) would.
@@ -526,6 +528,20 @@ def cmd_parse(*, target: str, matrix: str, results: str, json: bool) -> int:
     if json and i:
         write("\n]\n")
     return 0
+
+
+def block_sizes_flag(text: str) -> tuple[int, ...] | None:
+    """``--block-sizes 16,64,...``: ascending block sizes in bytes (None when not given)."""
+    if not text.strip():
+        return None
+    words = [w.strip() for w in text.split(",")]
+    if not all(w.isdigit() and 0 < int(w) <= MAX_BLOCK_SIZE for w in words) or \
+            [int(w) for w in words] != sorted({int(w) for w in words}):
+        raise UsageError(f"--block-sizes {clip(text, 80)!r}: expected block sizes in bytes, "
+                         "ascending, comma separated",
+                         hint="as speed prints them in its header: --block-sizes "
+                         "16,64,256,1024,8192,16384")
+    return tuple(int(w) for w in words)
 
 
 def parse_run_record(number: int, run: SpeedRun) -> dict[str, Any]:
@@ -634,7 +650,8 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
                             profiles=tuple(split_cpus(cpu)))
         if json:
             print(_json.dumps({"spec": spec.id, "path": str(spec.path),
-                               "problems": report.problems, "text": report.text()},
+                               "problems": report.problems, "warnings": report.warnings,
+                               "text": report.text()},
                               indent=2))
         else:
             print(report.text(), end="")

@@ -160,6 +160,9 @@ FLAGS: tuple[Flag, ...] = (
     }, ("export", "render", "report")),
     Flag("block_size", 0, "block size of the method tables and charts (default 8192)",
          ("report",)),
+    Flag("block_sizes", "", "the block sizes of rows pasted without speed's `type 16 bytes "
+         "...` header, comma separated (e.g. 16,64,256,1024,8192,16384); without it they "
+         "are those the version line above the rows implies", ("parse",)),
     Flag("versions", "", "fnmatch patterns over release versions, comma separated "
          "('3.0.*'): the library section shows those releases only, in release order",
          ("report",)),

@@ -93,6 +93,16 @@ def closest(name: str, n: int = 3) -> list[str]:
     return difflib.get_close_matches(text, pool, n=n, cutoff=0.6)
 
 
+#: The ids speed's low-level table (``openssl speed ALG`` without ``-evp``) measures.
+LEGACY_IDS = frozenset(KNOWN[n] for n in (*LEGACY_LABELS, *COMMAND_CHOICES))
+
+
+def has_legacy_path(canonical: str) -> bool:
+    """Whether speed has a low-level path (without ``-evp``) for a canonical id; without
+    one, ``-evp`` is the only way speed measures it."""
+    return canonical in LEGACY_IDS
+
+
 def speed_argument(canonical: str, evp: bool) -> str:
     """The word ``openssl speed [-evp]`` takes for a canonical id."""
     if evp:

@@ -171,7 +171,8 @@ def _model_gap(spec: ReportSpec, claim: Claim, ours: Core | None,
         return None
     their_model = model_on_their_cpu(spec, claim)
     if isinstance(their_model, str):
-        return f"its size depends on the CPU (ours differs from {machine.cpu}) and {their_model}"
+        ours_differ = f" (ours differs from {machine.cpu})" if machine.cpu_named else ""
+        return f"its size depends on the CPU{ours_differ}, and {their_model}"
     if ours is None:  # judged on the model's word on their CPU and the direction here
         return None
     costs = []

@@ -15,6 +15,7 @@ from openssl_matrix.core.version import Version, VersionError
 from openssl_matrix.matrix.isa import IA32CAP_BITS, capabilities_of, ia32cap_expected_clear
 from openssl_matrix.matrix.pkey import ALGORITHMS as PK_ALGORITHMS
 from openssl_matrix.measure.cpumodel import (
+    CORES,
     MODEL_MIN_BLOCK,
     MODEL_TOLERANCE,
     Core,
@@ -25,6 +26,7 @@ from openssl_matrix.measure.cpumodel import (
     path_cost,
     predicted_ratio,
 )
+from openssl_matrix.measure.robust import ratio_estimate
 from openssl_matrix.measure.stats import estimate
 from openssl_matrix.parse.algorithms import speed_argument
 from openssl_matrix.parse.figures import canonical_algorithm
@@ -96,6 +98,22 @@ def paired_ratios(num: Ours, den: Ours, block: int) -> list[float]:
     if common:
         return [a[run] / b[run] for run in common if b[run] > 0]
     return [x / y for x, y in zip(a.values(), b.values(), strict=False) if y > 0]
+
+
+def paired_trends(num: Ours, den: Ours, first: int, last: int) -> list[float]:
+    """Per round, the two measurements' ratio at ``last`` over their ratio at ``first``:
+    all four figures of one run folder (else of the same place in run order), so a drift
+    of the machine's speed between rounds cancels out."""
+    def per_run(o: Ours) -> list[tuple[str, dict[int, float]]]:
+        return [(run, v) for run, v in o.per_run if first in v and last in v and
+                v[first] > 0]
+
+    a, b = per_run(num), per_run(den)
+    bd = dict(b)
+    pairs = [(v, bd[run]) for run, v in a if run in bd] or \
+        [(x, y) for (_, x), (_, y) in zip(a, b, strict=False)]
+    return [(x[last] / y[last]) / (x[first] / y[first]) for x, y in pairs
+            if y[last] > 0 and y[first] > 0]
 
 
 def matching_runs(tree: ResultsTree, cpu_dir: str, variant: str, suite: str,
@@ -229,6 +247,15 @@ class BlockJudgement:
     model_here: float | None = None  # ... and on ours
     #: 95 % t-interval of the paired ratios (stats.estimate); None with one pair
     ci: tuple[float, float] | None = None
+    #: a trend claim's (from, to) sizes: the figures are then ratios of ratios
+    trend: tuple[int, int] | None = None
+
+    @property
+    def where(self) -> str:
+        """Where the judgement is, in words: a block size, the operation or a trend."""
+        if self.trend is not None:
+            return f"the trend from {self.trend[0]} to {self.trend[1]} bytes"
+        return "the operation" if self.block == OP_BLOCK else f"{self.block} bytes"
 
     def band(self) -> tuple[float, float]:
         """The ratios that meet the claim (or, judged by the model, the model's band on
@@ -281,6 +308,9 @@ class ClaimResult:
     #: (a CPU-dependent claim on another CPU) or "two machines" (two profiles' results)
     basis: str = "measured"
     model: str | None = None  # what the model says, in words
+    #: a method the report leaves open (evp: unknown): whether the verdict holds both
+    #: ways, or which it assumed (``repro.unknowns``)
+    method: str | None = None
 
     @property
     def unstable(self) -> list[int]:
@@ -318,8 +348,7 @@ def straddle_text(blocks: Sequence[BlockJudgement]) -> str:
             lo, hi = b.band()
             band_text = f"≥ {lo:.2f}×" if hi == math.inf else f"≤ {hi:.2f}×" if lo <= 0 \
                 else f"{lo:.2f}–{hi:.2f}×"
-            where = "the operation" if b.block == OP_BLOCK else f"{b.block} bytes"
-            parts.append(f"at {where} our paired ratio's 95 % interval {b.ci[0]:.2f}–"
+            parts.append(f"at {b.where} our paired ratio's 95 % interval {b.ci[0]:.2f}–"
                          f"{b.ci[1]:.2f}× ({b.pairs} pairs) straddles the band {band_text}")
     return "; ".join(parts)
 
@@ -386,7 +415,9 @@ def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, PlannedMeasureme
         for status, n in ours[name].statuses.items():
             if status != "ok":
                 result.labels[status] = result.labels.get(status, 0) + n
-    for block in spec.claim_blocks(claim):
+    if claim.trend is not None:
+        result.blocks.append(_trend_judgement(spec, claim, ours))
+    for block in () if claim.trend is not None else spec.claim_blocks(claim):
         ref = spec.reference_ratio(claim, block)
         target = claim.ratio if claim.ratio is not None else (ref if ref is not None else 1.0)
         ratios = paired_ratios(ours[claim.numerator], ours[claim.denominator], block)
@@ -401,6 +432,10 @@ def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, PlannedMeasureme
             (min(ratios), max(ratios)) if ratios else None, len(ratios), claim.expect,
             claim.tolerance, ci=ci))
     missing = [b.block for b in result.blocks if b.ours is None]
+    if missing and claim.trend is not None:
+        result.reason = (f"no usable pair of rounds with figures at both {claim.trend[0]} and "
+                         f"{claim.trend[1]} bytes on both sides; see the raw output of the runs")
+        return result
     if missing:
         detail = []
         for name in sides:
@@ -421,6 +456,27 @@ def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, PlannedMeasureme
     if result.verdict == INCONCLUSIVE:
         result.reason = straddle_text(result.blocks) + ": neither reproduced nor refuted"
     return result
+
+
+def _trend_judgement(spec: ReportSpec, claim: Claim, ours: Mapping[str, Ours],
+                     ) -> BlockJudgement:
+    """A trend claim's one judgement: our paired trends (ratio at ``to`` over ratio at
+    ``from``, per round), their median and the 95 % interval of their geometric mean
+    (a t-interval on the logs: a ratio of ratios is multiplicative)."""
+    assert claim.trend is not None
+    ref = spec.reference_trend(claim)
+    target = claim.ratio if claim.ratio is not None else (ref if ref is not None else 1.0)
+    trends = paired_trends(ours[claim.numerator], ours[claim.denominator], *claim.trend)
+    value = statistics.median(trends) if trends else None
+    est = ratio_estimate(trends)
+    ci = (est.ci_low, est.ci_high) if est is not None and est.ci_low is not None \
+        and est.ci_high is not None else None
+    return BlockJudgement(
+        claim.trend[1], ref, value, target,
+        None if value is None else passes(claim.expect, value, target, claim.tolerance),
+        None if ref is None else passes(claim.expect, ref, target, claim.tolerance),
+        (min(trends), max(trends)) if trends else None, len(trends), claim.expect,
+        claim.tolerance, ci=ci, trend=claim.trend)
 
 
 # ----------------------------------------------------------------------------------
@@ -465,13 +521,28 @@ def _cost(spec: ReportSpec, name: str, core: Core, version: str | None) -> PathC
                      asm=spec.builds[m.build].asm, engine=m.engine)
 
 
+def unknown_core_text(machine: Machine) -> str:
+    """Why the CPU model cannot size a claim on the report's machine, and what the user
+    can do, as a sentence whatever free text ``machines.NAME.cpu`` holds."""
+    key = f"machines.{machine.name}"
+    if not machine.cpu_named:
+        return (f"the report does not name the CPU of {key} (“{machine.cpu}”), so the CPU "
+                "model cannot say how large the ratio was there. What can still be judged: "
+                "a claim that holds on any CPU (depends_on: code-path) is judged as "
+                "measured; if the report names the CPU or its core elsewhere (a later "
+                f"comment, a linked log), write it in {key}.cpu or {key}.core")
+    return (f"the CPU model does not know the core of {machine.cpu} ({key}): if it is one "
+            f"of {', '.join(CORES)}, write that in {key}.core; otherwise the model cannot "
+            "carry this claim to another CPU, and only a claim that holds on any CPU "
+            "(depends_on: code-path) is judged")
+
+
 def model_on_their_cpu(spec: ReportSpec, claim: Claim) -> RatioModel | str:
     """The claim's ratio as the model predicts it on the report's CPU, or why not."""
     machine = spec.machines[spec.measurements[claim.numerator].machine]
     core = machine.model_core
     if core is None:
-        return (f"the CPU model does not know {machine.cpu} (name one of its cores in "
-                f"machines.{machine.name}.core)")
+        return unknown_core_text(machine)
     costs = [_cost(spec, n, core, spec.builds[spec.measurements[n].build].version)
              for n in (claim.numerator, claim.denominator)]
     return predicted_ratio(core, costs[0], costs[1])
@@ -506,7 +577,7 @@ def _judge_by_model(spec: ReportSpec, claim: Claim, result: ClaimResult, their: 
     last = big[-1]
     assert last.ours is not None
     reported = last.reference if last.reference is not None else claim.ratio
-    where = f"{their.cpu}"
+    where = their.label
     if reported is None or not all(agrees(b.reference if b.reference is not None
                                           else reported, theirs.ratio) for b in big):
         result.reason = (f"its size depends on the CPU, and the model does not explain the "
@@ -638,14 +709,14 @@ def _judge_two_machines(spec: ReportSpec, claim: Claim, result: ClaimResult,
     wanted = machine_profiles(spec, claim)
     if None in wanted:
         unnamed = [m.name for m, p in zip(machines, wanted, strict=True) if p is None]
-        result.reason = (f"it compares two machines ({machines[0].cpu} and "
-                         f"{machines[1].cpu}): not testable here without a CPU profile for "
+        result.reason = (f"it compares two machines ({machines[0].label} and "
+                         f"{machines[1].label}): not testable here without a CPU profile for "
                          f"each (give machines.{unnamed[0]}.profile)")
         return result
     have = [profiles.get(n) for n in names]
     if any(o is None or not o.runs for o in have):
         result.reason = (f"not testable here: needs {wanted[0]} and {wanted[1]} (it compares "
-                         f"{machines[0].cpu} with {machines[1].cpu}; run `invoke matrix "
+                         f"{machines[0].label} with {machines[1].label}; run `invoke matrix "
                          f"reproduce {spec.id} --cpu={wanted[0]},{wanted[1]}`)")
         return result
     num, den = have

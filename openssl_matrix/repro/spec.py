@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +58,14 @@ OP_BLOCK = 0
 #: (lock contention): judged as measured at the measurements' thread counts, and not
 #: testable where they exceed this host's CPUs.
 DEPENDS_ON = ("code-path", "cpu", "threads")
+#: Written for a measurement's setting the report does not state (``evp: unknown``).
+UNKNOWN = "unknown"
+#: The settings a measurement may leave unknown. ``evp``: the reproduction measures both
+#: methods and the verdict says which it assumed (``repro.unknowns``).
+UNKNOWABLE = ("evp",)
+#: How transcriptions say the report names no CPU (``Machine.cpu_named``).
+_UNNAMED = re.compile(r"\b(not (named|given|stated|said|specified|known|mentioned)|unnamed|"
+                      r"unknown|unspecified|no (cpu|model|processor) (named|given))\b", re.I)
 # ----------------------------------------------------------------------------------
 # dataclasses
 
@@ -93,6 +102,20 @@ class Machine:
     def model_core(self) -> Core | None:
         """The CPU model's core of this machine, or None when the model does not know it."""
         return core_named(self.core) if self.core else core_of_name(self.cpu)
+
+    @property
+    def cpu_named(self) -> bool:
+        """False when ``cpu`` says the report names no CPU ("not named in the report",
+        "a 32-core machine (model not named)", "unknown") rather than naming one."""
+        return not (self.core is None and _UNNAMED.search(self.cpu))
+
+    @property
+    def label(self) -> str:
+        """The machine in a sentence: its CPU as the report names it, or, when the report
+        names none, the machine's key and the report's words for it."""
+        if self.cpu_named:
+            return self.cpu
+        return f"machines.{self.name} (“{self.cpu}”)"
 
 
 @dataclass(frozen=True)
@@ -159,6 +182,10 @@ class Measurement:
     """A TLS measurement: server and client on one CPU (``same-core``) or two."""
     threads: int = 1
     """A library measurement (operation ``library``): the harness's thread count."""
+    unknown: tuple[str, ...] = ()
+    """Settings the report does not state (of ``UNKNOWABLE``): ``evp`` in it means the
+    report does not say whether speed ran with ``-evp``; ``evp`` then holds the method
+    assumed (True), and the reproduction measures the other one too."""
 
     @property
     def masked(self) -> bool:
@@ -196,6 +223,9 @@ class Claim:
     stand_in: bool
     notes: str
     depends_on: str = "code-path"  # or "cpu", "threads": see DEPENDS_ON
+    #: a trend claim: (from, to) block sizes; the claim is then on the ratio at ``to``
+    #: divided by the ratio at ``from`` ("the gap closes as blocks grow": above 1)
+    trend: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -252,10 +282,22 @@ class ReportSpec:
             return None
         return num / den
 
+    def reference_trend(self, claim: Claim) -> float | None:
+        """A trend claim's ratio at its ``to`` size over its ratio at its ``from`` size, from
+        the report's figures (None without figures at both sizes on both sides)."""
+        if claim.trend is None:
+            return None
+        first, last = (self.reference_ratio(claim, b) for b in claim.trend)
+        if first is None or last is None or first <= 0:
+            return None
+        return last / first
+
     def claim_blocks(self, claim: Claim) -> tuple[int, ...]:
         """Block sizes a claim is judged at: its own list, else those both sides printed."""
         if self.measurements[claim.numerator].operation is not None:
             return (OP_BLOCK,)
+        if claim.trend is not None:
+            return claim.trend
         if claim.block_sizes is not None:
             return claim.block_sizes
         a = self.measurements[claim.numerator].reference

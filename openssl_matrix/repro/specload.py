@@ -25,7 +25,7 @@ from openssl_matrix.matrix.model import ARCHES, MAX_SECONDS, NAME, VERSION
 from openssl_matrix.matrix.pkey import ALGORITHMS
 from openssl_matrix.matrix.tlsvocab import KEYS, PINNINGS, PROTOCOLS
 from openssl_matrix.measure.cpumodel import CORES
-from openssl_matrix.parse.algorithms import closest, resolve
+from openssl_matrix.parse.algorithms import closest, has_legacy_path, resolve
 from openssl_matrix.parse.figures import MAX_BLOCK_SIZE
 from openssl_matrix.repro.spec import (
     DEFAULT_TOLERANCE,
@@ -38,6 +38,7 @@ from openssl_matrix.repro.spec import (
     SOURCE_KINDS,
     SPEC_SCHEMA,
     TLS_OPERATIONS,
+    UNKNOWN,
     BuildSpec,
     Claim,
     Machine,
@@ -61,7 +62,7 @@ MEASUREMENT_KEYS = ("machine", "build", "command", "algorithm", "algorithms", "b
                     "reference", "notes", "operation", "protocol", "pinning", "stand_in",
                     "threads")
 CLAIM_KEYS = ("id", "says", "where", "compare", "expect", "ratio", "tolerance", "block_sizes",
-              "stand_in", "depends_on", "notes")
+              "stand_in", "depends_on", "notes", "trend")
 MEASURE_KEYS = ("seconds", "repeat", "rows")
 
 _FIGURE = re.compile(r"^\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*(k|B/s)?\s*\Z")
@@ -376,14 +377,17 @@ def _measurements(ctx: CheckContext, value: Any, machines: Mapping[str, Machine]
                                f"({', '.join(REQUIREMENTS)})",
                                hint=choices_hint(need, REQUIREMENTS))
         elapsed = m.get("elapsed")
+        evp = m.get("evp", True)
         proto = Measurement(
             name=name, machine=machine, build=build,
             command=_opt_text(ctx, m.get("command"), f"{kp}.command"), algorithm="",
-            evp=ctx.boolean(m.get("evp", True), f"{kp}.evp"), ia32cap=cap, engine=engine,
-            decrypt=ctx.boolean(m.get("decrypt", False), f"{kp}.decrypt"),
-            elapsed=None if elapsed is None else ctx.boolean(elapsed, f"{kp}.elapsed"),
+            evp=evp == UNKNOWN or _known(ctx, evp, f"{kp}.evp"), ia32cap=cap,
+            engine=engine, decrypt=ctx.boolean(m.get("decrypt", False), f"{kp}.decrypt"),
+            elapsed=None if elapsed in (None, UNKNOWN) else
+            _known(ctx, elapsed, f"{kp}.elapsed"),
             needs=needs, reference={}, notes=_text(ctx, m.get("notes"), f"{kp}.notes"),
-            disable=disable, stand_in=ctx.boolean(m.get("stand_in", True), f"{kp}.stand_in"))
+            disable=disable, stand_in=ctx.boolean(m.get("stand_in", True), f"{kp}.stand_in"),
+            unknown=("evp",) if evp == UNKNOWN else ())
         if "algorithms" in m:
             for key in ("algorithm", "reference"):
                 if key in m:
@@ -413,8 +417,8 @@ def _measurements(ctx: CheckContext, value: Any, machines: Mapping[str, Machine]
                 full = f"{name}.{alg}"
                 if full in out:
                     raise ctx.fail(f"{kp}.algorithms.{alg}", f"{full!r} is declared twice")
-                out[full] = replace(proto, name=full, algorithm=alg, reference=ref,
-                                    table=name)
+                out[full] = _method_known(replace(proto, name=full, algorithm=alg,
+                                                  reference=ref, table=name))
             continue
         if "operation" in m and m["operation"] in TLS_OPERATIONS:
             out[name] = _tls_measurement(ctx, m, proto, kp)
@@ -443,8 +447,27 @@ def _measurements(ctx: CheckContext, value: Any, machines: Mapping[str, Machine]
             reference[size] = parse_figure(ctx, fig, f"{kp}.reference.{key}")
         if name in out:
             raise ctx.fail(kp, f"{name!r} is declared twice (once by a table row)")
-        out[name] = replace(proto, algorithm=algorithm, reference=reference)
+        out[name] = _method_known(replace(proto, algorithm=algorithm, reference=reference))
     return out
+
+
+def _known(ctx: CheckContext, value: Any, keypath: str) -> bool:
+    """A setting the report states (true or false), or ``unknown`` (handled by the caller)."""
+    if not isinstance(value, bool):
+        then = "the reproduction then measures both ways" if keypath.endswith(".evp") else \
+            "runs here always use -elapsed"
+        raise ctx.fail(keypath, f"expected true, false or {UNKNOWN}, got {value!r}",
+                       hint=f"write {UNKNOWN} when the report does not say; {then} "
+                       "(docs/reports.md#unknown-settings)")
+    return value
+
+
+def _method_known(m: Measurement) -> Measurement:
+    """``evp: unknown`` for an algorithm speed reaches only through ``-evp`` (GCM,
+    ChaCha20, SHA-3 ...) is known after all: the report can only have run it that way."""
+    if "evp" in m.unknown and not has_legacy_path(m.algorithm):
+        return replace(m, evp=True, unknown=tuple(u for u in m.unknown if u != "evp"))
+    return m
 
 
 def _pk_measurement(ctx: CheckContext, m: Mapping[str, Any], proto: Measurement,
@@ -615,6 +638,9 @@ def _claims(ctx: CheckContext, value: Any, measurements: Mapping[str, Measuremen
         if blocks is None and not (set(num.reference) & set(den.reference)):
             raise ctx.fail(f"{kp}.block_sizes", "'all' needs reference figures on both sides",
                            hint="list the block sizes instead, e.g. [8192]")
+        trend = _trend(ctx, c, f"{kp}", num, den, depends_on)
+        if trend is not None:
+            blocks = trend
         if expect == "ratio" and ratio is None:
             sizes = blocks or tuple(sorted(set(num.reference) & set(den.reference)))
             if any(b not in num.reference or b not in den.reference for b in sizes):
@@ -627,8 +653,37 @@ def _claims(ctx: CheckContext, value: Any, measurements: Mapping[str, Measuremen
             block_sizes=blocks, stand_in=ctx.boolean(c.get("stand_in", True),
                                                      f"{kp}.stand_in"),
             notes=_text(ctx, c.get("notes"), f"{kp}.notes"),
-            depends_on=depends_on))
+            depends_on=depends_on, trend=trend))
     return tuple(out)
+
+
+def _trend(ctx: CheckContext, c: Mapping[str, Any], kp: str, num: Measurement,
+           den: Measurement, depends_on: str) -> tuple[int, int] | None:
+    """``trend: [FROM, TO]``: a claim on the ratio at TO over the ratio at FROM (the two
+    measurements' ratio changes with the block size), or None."""
+    value = c.get("trend")
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) != 2:
+        raise ctx.fail(f"{kp}.trend", "expected [from, to]: two block sizes, e.g. [16, 16384]",
+                       hint="the claim is then on the ratio at 'to' divided by the ratio at "
+                       "'from' (docs/reports.md#trend-claims)")
+    first, last = (_block(ctx, b, f"{kp}.trend") for b in value)
+    if first == last:
+        raise ctx.fail(f"{kp}.trend", f"compares the ratio at {first} bytes with itself",
+                       hint="give two different block sizes, e.g. [16, 16384]")
+    if "block_sizes" in c:
+        raise ctx.fail(f"{kp}.block_sizes", "a trend claim is judged at its two 'trend' "
+                       "sizes: drop block_sizes")
+    if num.kind != "speed" or den.kind != "speed":
+        raise ctx.fail(f"{kp}.trend", "a trend over block sizes needs two speed measurements "
+                       "(a public-key, TLS or library figure has no block sizes)")
+    if depends_on == "cpu" or num.machine != den.machine:
+        raise ctx.fail(f"{kp}.trend", "a trend claim is judged as measured on one machine: "
+                       "the CPU model does not size trends, and two machines' figures are "
+                       "never paired", hint="leave depends_on out (code-path) and compare "
+                       "two measurements of one machine")
+    return first, last
 
 
 def _depends_on(ctx: CheckContext, value: Any, keypath: str, *, two_machines: bool = False) -> str:

@@ -53,7 +53,8 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
         machine = spec.machines[m.machine]
         blocks = sorted(set(m.reference) | set(o.blocks))
         measurements[name] = {
-            "build": m.build, "algorithm": m.algorithm, "evp": m.evp, "ia32cap": m.ia32cap,
+            "build": m.build, "algorithm": m.algorithm, "evp": m.evp,
+            "unknown": list(m.unknown), "ia32cap": m.ia32cap,
             "disable": list(m.disable),
             "engine": m.engine, "decrypt": m.decrypt, "command_as_reported": m.command,
             "machine": machine.name, "version_built": p.version, "stand_in": p.stand_in,
@@ -88,7 +89,10 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
             "stand_in": r.stand_in_note, "versions_built": r.versions,
             "unstable_at": r.unstable, "figure_labels": r.labels,
             "depends_on": r.claim.depends_on, "basis": r.basis, "model": r.model,
-            "blocks": [{"block_size": b.block, "reference_ratio": b.reference,
+            "method": r.method,
+            "blocks": [{"block_size": b.block,
+                        "trend": list(b.trend) if b.trend is not None else None,
+                        "reference_ratio": b.reference,
                         "our_ratio": b.ours, "our_ratio_range": b.ours_range,
                         "pairs": b.pairs, "target": b.target, "passed": b.passed,
                         "stable": b.stable, "model_their_cpu": b.model_theirs,
@@ -142,12 +146,17 @@ def render_text(rep: Reproduction) -> str:
         c = r.claim
         lines.append(f"  {marks[r.verdict]} [{r.verdict}] {c.id}: {c.says}"
                      + (f" ({c.where})" if c.where else ""))
-        lines.append(f"      {c.numerator} / {c.denominator}, expected {c.expect}")
+        lines.append(f"      {c.numerator} / {c.denominator}, expected {c.expect}"
+                     + (f" (a trend: the ratio at {c.trend[1]} bytes over the ratio at "
+                        f"{c.trend[0]}; reference and ours are that quotient)"
+                        if c.trend is not None else ""))
         if r.reason:
             lines.append(f"      reason: {r.reason}")
         if r.model:
             lines.append(f"      {'by the model' if r.basis == 'cpu model' else r.basis}: "
                          f"{r.model}")
+        if r.method:
+            lines.append(f"      method: {r.method}")
         if r.stand_in_note:
             lines.append(f"      stand-in: {r.stand_in_note}")
         if r.labels:
@@ -178,6 +187,7 @@ def render_text(rep: Reproduction) -> str:
                     expected = (f"model {b.model_here:.2f}× ±15 %" if b.model_here is not None
                                 else "direction")
                 label = spec.measurements[c.numerator].unit if b.block == OP_BLOCK else \
+                    f"{b.trend[0]}→{b.trend[1]}" if b.trend is not None else \
                     _size(b.block, bare=True)
                 lines.append(f"      {label:>6}  {_x(b.reference):>9}  "
                              f"{_x(b.ours):>8}  "
@@ -190,6 +200,7 @@ def render_text(rep: Reproduction) -> str:
         o = rep.ours[name]
         machine = spec.machines[m.machine]
         what = f"{m.algorithm}{' -evp' if m.evp else ''}" + \
+            (" (the report does not say whether with -evp)" if "evp" in m.unknown else "") + \
             (f" ia32cap={m.ia32cap}" if m.ia32cap else "") + \
             (f" with {'+'.join(m.disable)} off" if m.disable else "") + \
             (f" -engine {m.engine}" if m.engine else "") + (" -decrypt" if m.decrypt else "")
@@ -278,7 +289,7 @@ def table_grids(rep: Reproduction) -> list[str]:
         algs = list(dict.fromkeys(m.algorithm for n in names for m in rows[n]))
         block = next(iter(rows[names[0]][0].reference), 8192)
         width = max(len(n) for n in names)
-        out += ["", f"Table rows for {spec.machines[machine].cpu} at {block} bytes "
+        out += ["", f"Table rows for {spec.machines[machine].label} at {block} bytes "
                 "(1000s of bytes/s, reference → ours; — not measured here)",
                 "  " + " " * width + "  " + "  ".join(f"{a:>27}" for a in algs)]
         for n in names:

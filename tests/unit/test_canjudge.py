@@ -135,8 +135,9 @@ def test_each_reason_a_claim_cannot_be_judged_is_one_line(
         "(closest: westmere)" in got["misspelled-profile"]
     assert "[no-profile] it compares westmere with ivy-bridge: run with " \
         "--cpu=westmere,ivy-bridge" in got["two-machines"]
-    assert "[cpu] its size depends on the CPU (ours differs from Some Vendor's Chip) and " \
-        "the CPU model does not know Some Vendor's Chip" in got["cpu-beyond-model"]
+    assert "[cpu] its size depends on the CPU (ours differs from Some Vendor's Chip), and " \
+        "the CPU model does not know the core of Some Vendor's Chip (machines.mystery): if " \
+        "it is one of westmere, sandybridge" in got["cpu-beyond-model"]
     # our core unknown to the model: judged on the model's word on their CPU (Ivy Bridge)
     assert got["cpu-model-here"] == "  cpu-model-here: can be judged (this machine)"
     assert "[needs] h needs the kernel crypto API (AF_ALG)" in got["no-af-alg"]
@@ -250,3 +251,26 @@ def test_docs_way_to_describe_an_unnamed_cpu_as_a_profile(tmp_path: Path,
     assert lines_by_claim(out)["two-machines"] == \
         "  two-machines: can be judged (report-old-xeon and ivy-bridge)"
     assert "Plan on profile report-old-xeon (CPU as the profile describes it" in out
+
+
+def test_a_cpu_claim_on_a_report_that_names_no_cpu_reads_as_a_sentence(
+        setup: tuple[Path, Environment], tmp_path: Path) -> None:
+    """Issue 36: the report's words for an unnamed CPU were pasted in as if they were a
+    CPU ("the CPU model does not know not named in the report"), with advice (name one of
+    its cores) that cannot be followed honestly when the report names none."""
+    spec_path, env = setup
+    doc = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
+    doc["machines"]["mystery"]["cpu"] = "not named in the report"
+    spec_path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    spec = load_spec(spec_path)
+    assert not spec.machines["mystery"].cpu_named and spec.machines["lab"].cpu_named
+    text = check(spec, env, tmp_path / "results", facts(UNKNOWN_CPU)).text()
+    line = lines_by_claim(text)["cpu-beyond-model"]
+    assert line == (
+        "  cpu-beyond-model: cannot be judged here: [cpu] its size depends on the CPU, and "
+        "the report does not name the CPU of machines.mystery (“not named in the report”), "
+        "so the CPU model cannot say how large the ratio was there. What can still be "
+        "judged: a claim that holds on any CPU (depends_on: code-path) is judged as "
+        "measured; if the report names the CPU or its core elsewhere (a later comment, a "
+        "linked log), write it in machines.mystery.cpu or machines.mystery.core")
+    assert "does not know not named" not in text and "differs from not named" not in text

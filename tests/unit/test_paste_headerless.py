@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from openssl_matrix.core.errors import ParseError
+from openssl_matrix.cli.commands import cmd_parse
+from openssl_matrix.core.errors import ParseError, UsageError
 from openssl_matrix.parse import read_paste
 
 ROWS = """OpenSSL 1.1.1p  21 Jun 2022
@@ -26,3 +30,37 @@ def test_rows_that_cannot_be_placed_are_refused() -> None:
         read_paste(ROWS.replace("OpenSSL 1.0.2u  20 Dec 2019", "").replace(
             "OpenSSL 1.1.1p  21 Jun 2022", "OpenSSL 1.0.2u  20 Dec 2019"))
     assert "do not match their 6 figures" in str(err.value)
+
+
+#: Rows in the shape of a 0.9.8 report (five block sizes, 16 to 8192), with a version line
+#: that implies six: only --block-sizes places them. The figures are this test's own.
+FIVE = """OpenSSL 1.1.1p  21 Jun 2022
+md5              88472.39k   253340.81k   558017.45k   799027.54k   922042.37k
+"""
+
+
+def test_parse_takes_block_sizes_for_rows_without_a_header(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    paste = tmp_path / "paste.txt"
+    paste.write_text(FIVE)
+    with pytest.raises(ParseError) as err:
+        cmd_parse(target=str(paste), matrix="", results="", json=False)
+    assert "6 block sizes (those of OpenSSL 1.1.1p's speed) do not match their 5 figures" \
+        in (err.value.hint or "")
+    cmd_parse(target=str(paste), matrix="", results="", json=True,
+              block_sizes="16,64,256,1024,8192")
+    (run,) = json.loads(capsys.readouterr().out)
+    sizes = {r["block_size"]: r["raw"] for r in run["records"]}
+    assert sizes == {16: "88472.39k", 64: "253340.81k", 256: "558017.45k",
+                     1024: "799027.54k", 8192: "922042.37k"}
+    assert any("16, 64, 256, 1024, 8192 assumed" in w and "--block-sizes" in w
+               for w in run["warnings"])
+
+
+@pytest.mark.parametrize("given", ["16,64,x", "64,16", "16,16", "0,16", "16,99999999999"])
+def test_block_sizes_that_are_not_ascending_sizes_are_a_usage_error(
+        tmp_path: Path, given: str) -> None:
+    paste = tmp_path / "paste.txt"
+    paste.write_text(FIVE)
+    with pytest.raises(UsageError, match="expected block sizes in bytes, ascending"):
+        cmd_parse(target=str(paste), matrix="", results="", json=False, block_sizes=given)

@@ -3,6 +3,7 @@ fail with the file, the key path and a suggestion."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -261,3 +262,23 @@ def test_table_row_algorithms_in_legacy_spelling(tmp_path: Path) -> None:
     spec = load_spec(write(tmp_path, text))
     assert spec.measurements["row.bf-cbc"].reference == {8192: 95_000_000.0}
     assert "row.aes-128-cbc" in spec.measurements
+
+
+NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
+                "seventeen", "eighteen", "nineteen", "twenty")
+
+
+def test_the_readme_and_docs_name_every_shipped_spec() -> None:
+    """Issue 36: the README said six reports ship while eleven did. Its count is the
+    folder's, and docs/reports.md's table lists each spec the folder holds, no other."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"The project ships (\w+) published benchmark reports", readme)
+    assert found, "the README no longer says how many reports ship"
+    word = found.group(1)
+    count = int(word) if word.isdigit() else NUMBER_WORDS.index(word)
+    assert count == len(SPECS), f"the README says {word}, {len(SPECS)} ship: {SPECS}"
+    docs = (ROOT / "docs" / "reports.md").read_text(encoding="utf-8")
+    table = docs.split("The specs that come with the project:", 1)[1].split("\n\n", 2)[1]
+    listed = re.findall(r"^\| `([a-z0-9.-]+)` \|", table, re.M)
+    assert sorted(listed) == SPECS

@@ -52,6 +52,9 @@ def test_check_each_spec_without_docker(spec_id: str, no_docker: EngineFactory, 
                     "claims can be judged here; the report's figures meet every claim"):
         assert section in out
     assert not (tmp_path / "results").exists()  # nothing written
+    # every version and build of a shipped spec is used (a version entry that only gives
+    # a stand-in's checksum, 1.0.0 in openssl-dev-2011-asm-vs-c-aesni, counts as used)
+    assert "unused entr" not in out
 
 
 def test_check_reports_a_claim_its_report_contradicts(no_docker: EngineFactory, tmp_path: Path,
@@ -83,3 +86,23 @@ def test_check_as_json(no_docker: EngineFactory, tmp_path: Path,
     data = json.loads(capsys.readouterr().out)
     assert data["spec"] == "ivy-bridge-aesni-blog" and data["problems"] == []
     assert "Plan on this machine" in data["text"]
+
+
+def test_check_warns_of_a_version_and_a_build_nothing_uses(
+        no_docker: EngineFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 36: a version entry no build uses (the 1.1.1t a report's text names beside
+    the 1.1.1p its build printed) was accepted silently."""
+    text = (project_reports() / "ivy-bridge-aesni-blog.yaml").read_text()
+    text = text.replace("versions:\n", "versions:\n  1.1.1t: {}\n", 1)
+    text = text.replace("builds:\n", "builds:\n  spare: {version: 1.0.1e}\n", 1)
+    spec = tmp_path / "ivy-unused.yaml"
+    spec.write_text(text)
+    commands.cmd_reproduce(target=str(spec), matrix="matrix.yaml",
+                           results=str(tmp_path / "results"), cpu="", force=False,
+                           wait=False, json=False, check=True, engine=no_docker)
+    out = capsys.readouterr().out
+    assert "the report's figures meet every claim as transcribed; 2 unused entries" in out
+    assert "  warning: versions.1.1.1t: no build uses it (the builds use 1.0.1e): delete " \
+        "it, or name it in a build's version. Where the report's text says 1.1.1t but its " \
+        "output printed another version, the output is what ran" in out
+    assert "  warning: builds.spare: no measurement uses it" in out
