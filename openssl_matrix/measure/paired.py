@@ -40,6 +40,8 @@ class Comparison:
     algorithm: str
     block: int
     estimate: RatioEstimate
+    #: the two cells compared: (variant, invocation, algorithm, block size) each
+    cells: tuple[tuple[str, str, str, int], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         e = self.estimate
@@ -90,7 +92,7 @@ def comparisons(samples: Mapping[tuple[str, str, str, int], Mapping[int, float]]
             top: str, bottom: str) -> None:
         est = ratio_estimate(paired(dict(by_cell[a]), dict(by_cell[b])))
         if est is not None:
-            out.append(Comparison(kind, top, bottom, a[2], a[3], est))
+            out.append(Comparison(kind, top, bottom, a[2], a[3], est, (a, b)))
 
     for key in sorted(by_cell):
         variant, invocation, algorithm, block = key
@@ -123,3 +125,10 @@ def _newer(a: str, b: str) -> bool:
     if va is None or vb is None:
         return False
     return vb < va
+
+
+def wide(outcomes: Iterable[Any], target: float) -> list[Comparison]:
+    """The comparisons of ``outcomes`` whose 95 % interval is wider than ``target`` of
+    the ratio (one pair, no interval: wider than any), the ones a further round narrows."""
+    return [c for c in comparisons(usable_samples(outcomes))
+            if (w := c.estimate.relative_half_width) is None or w > target]

@@ -36,6 +36,9 @@ from openssl_matrix.measure.stats import CI_METHOD, estimate
 LOW_TOLERANCE = 0.05
 #: Coverage asked of every interval.
 LEVEL = 0.95
+#: The half-width (relative) a paired ratio's interval is measured down to: a comparison
+#: wider than this gets further rounds of both sides, up to the attempt limit.
+PAIRED_TARGET = 0.02
 
 
 def below_best(values: Sequence[float], tolerance: float = LOW_TOLERANCE) -> list[bool]:

@@ -41,7 +41,7 @@ from openssl_matrix.matrix.model import Matrix, Suite, Variant, as_jsonable
 from openssl_matrix.matrix.pts import max_runs as pts_max_runs
 from openssl_matrix.matrix.pts import percent_std_dev
 from openssl_matrix.matrix.pts import result_for as pts_result_for
-from openssl_matrix.measure import guards, hostacct
+from openssl_matrix.measure import guards, hostacct, paired
 from openssl_matrix.measure.cell import (
     TREE_LABEL,
     BenchCell,
@@ -52,7 +52,7 @@ from openssl_matrix.measure.cell import (
 )
 from openssl_matrix.measure.guards import SHARED_CORE, spread
 from openssl_matrix.measure.hostinfo import CpuInfo, parse_cpuinfo, profile_mismatches
-from openssl_matrix.measure.robust import LOW_TOLERANCE, robust_figure
+from openssl_matrix.measure.robust import LOW_TOLERANCE, PAIRED_TARGET, robust_figure
 from openssl_matrix.measure.stats import CI_METHOD, estimate
 from openssl_matrix.results import records
 from openssl_matrix.results.records import FINISHED
@@ -154,7 +154,19 @@ def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
             if inv not in need.get(variant, []):
                 need.setdefault(variant, []).append(inv)
             why.setdefault(variant, set()).add("interval")
+    if rounds >= 2 and widen and rule != "pts":  # comparisons measured as comparisons
+        limit = max(max_attempts, rounds)
+        for c in paired.wide(outcomes, PAIRED_TARGET):
+            sides = [(v, inv) for v, inv, _, _ in c.cells]
+            if any(attempts.get(side, limit) >= limit for side in sides):
+                continue  # one side at its limit: a round of the other has no partner
+            for variant, inv in sides:
+                if inv not in need.get(variant, []):
+                    need.setdefault(variant, []).append(inv)
+                why.setdefault(variant, set()).add("paired")
     text = {"contended": "re-measuring figures the host disturbed",
+            "paired": "an extra round: a paired ratio's 95 % interval wider than "
+                      f"±{PAIRED_TARGET:.0%}",
             SHARED_CORE: "re-measuring figures with samples more than "
                          f"{LOW_TOLERANCE * 100:g} % below their cell's best (a shared core "
                          "the guest cannot see)",

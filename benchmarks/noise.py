@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""Noise benchmark: do comparisons hold to ±2 % where single figures spread far wider?
+
+Run from anywhere (it uses the checkout it lives in)::
+
+    python benchmarks/noise.py                  # the README's bench as typed, then the table
+    python benchmarks/noise.py --tree DIR       # the table of a results tree on record
+                                                # (e.g. ../shared/data/noisy-epyc-2026-12-02)
+
+Without ``--tree`` it runs ``invoke matrix bench --cpu=auto`` (the default matrix and
+suite, the README's main job; its images must be built: ``invoke matrix build``) into a
+fresh results tree, and times it. Then, for every bench session of the tree with two
+rounds or more, it prints:
+
+1. per paired comparison (asm/no-asm, a newer release against an older one, a mask
+   against native; measure/paired.py): the spread of each side's single figures (half the
+   range of its clean samples over their median), the paired ratio with its 95 %
+   interval, and whether that interval is within ±2 % — the goal for every comparison
+   with a side that spreads more than ±10 %;
+2. the ``ok`` figures more than 5 % below the best sample of their cell, and what flagged
+   each: its status (``contended``, ``shared-core`` from the port-share probe), or the
+   value rule that leaves it out of the median (robust.py) — the goal: none unflagged;
+3. the port-share probe's readings (share of the session's best) and the host
+   accounting's verdicts.
+
+Every number comes from the tree's records; ``--json`` writes them beside the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from openssl_matrix.measure.guards import DISTURBED, SHARED_CORE  # noqa: E402
+from openssl_matrix.measure.paired import comparisons, usable_samples  # noqa: E402
+from openssl_matrix.measure.robust import LOW_TOLERANCE, PAIRED_TARGET  # noqa: E402
+from openssl_matrix.results import records  # noqa: E402
+
+#: A side whose single figures spread more than this is where the goal applies.
+WIDE_SPREAD = 0.10
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A run as measure/paired.py reads one."""
+
+    variant: str
+    round: int
+    figures: tuple[Any, ...]
+
+
+def run_bench(tree: Path) -> float:
+    """The README's bench as typed, into ``tree``; its wall time."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    t0 = time.monotonic()
+    res = subprocess.run(["invoke", "matrix", "bench", "--cpu=auto", f"--results={tree}"],
+                         cwd=ROOT, env=env, text=True, check=False)
+    if res.returncode not in (0, 4):  # 4: done, some figures flagged (docs/exit-codes.md)
+        sys.exit(f"the bench exited {res.returncode}")
+    return time.monotonic() - t0
+
+
+def sessions(tree: Path) -> dict[tuple[str, str, str], list[records.Run]]:
+    out: dict[tuple[str, str, str], list[records.Run]] = {}
+    for run in records.finished_runs(tree):
+        if run.meta.round is not None and run.meta.session:
+            out.setdefault((run.cpu, run.meta.session, run.suite), []).append(run)
+    return out
+
+
+def spread(values: list[float]) -> float | None:
+    if len(values) < 2:
+        return None
+    return (max(values) - min(values)) / 2 / statistics.median(values)
+
+
+def analyse(runs: list[records.Run]) -> dict[str, Any]:
+    outs = [Outcome(r.variant, int(r.meta.round or 0), r.figures) for r in runs]
+    clean: dict[tuple[str, str, str, int], list[float]] = {}
+    everything: dict[tuple[str, str, str, int], list[tuple[float, str]]] = {}
+    for o in outs:
+        for f in o.figures:
+            value, block = f.get("bytes_per_s"), f.get("block_size")
+            if not isinstance(value, (int, float)) or not isinstance(block, int):
+                continue
+            key = (o.variant, str(f.get("invocation")), str(f.get("algorithm")), block)
+            everything.setdefault(key, []).append((float(value), str(f.get("status"))))
+            if f.get("status") not in DISTURBED:
+                clean.setdefault(key, []).append(float(value))
+    rows = []
+    for c in comparisons(usable_samples(outs)):
+        a, b = c.cells
+        sa, sb = spread(clean.get(a, [])), spread(clean.get(b, []))
+        w = c.estimate.relative_half_width
+        rows.append({"kind": c.kind, "numerator": c.numerator, "denominator": c.denominator,
+                     "algorithm": c.algorithm, "block": c.block, "pairs": c.estimate.pairs,
+                     "ratio": c.estimate.ratio, "ci_low": c.estimate.ci_low,
+                     "ci_high": c.estimate.ci_high, "half_width": w,
+                     "spread_numerator": sa, "spread_denominator": sb,
+                     "goal_applies": max(sa or 0, sb or 0) > WIDE_SPREAD,
+                     "within": w is not None and w <= PAIRED_TARGET})
+    low = {"total": 0, "by_status": {}, "by_value_rule": 0, "unflagged": 0}
+    for samples in everything.values():
+        best = max(v for v, s in samples if s not in DISTURBED) if any(
+            s not in DISTURBED for _, s in samples) else None
+        for v, s in samples:
+            if best is None or v >= best * (1 - LOW_TOLERANCE):
+                continue
+            low["total"] += 1
+            if s in DISTURBED:
+                low["by_status"][s] = low["by_status"].get(s, 0) + 1
+            else:  # out of the median by the value rule: every clean sample below it is
+                low["by_value_rule"] += 1
+    shares: list[float] = []
+    probe_flags = contended = invocations = 0
+    for r in runs:
+        meta = json.loads((r.path / records.META).read_text(encoding="utf-8"))
+        for entry in meta.get("invocations", []):
+            invocations += 1
+            ps = entry.get("port_share") or {}
+            shares += [side["share_of_best"] for side in (ps.get("before"), ps.get("after"))
+                       if isinstance(side, dict) and isinstance(side.get("share_of_best"),
+                                                                float)]
+        codes = [f.get("code") for f in meta.get("findings", [])]
+        probe_flags += codes.count(SHARED_CORE)
+        contended += codes.count("contended")
+    return {"rounds": len({o.round for o in outs}), "runs": len(runs), "comparisons": rows,
+            "low": low, "probe": {"invocations": invocations, "readings": len(shares),
+                                  "share_min": min(shares) if shares else None,
+                                  "share_median": statistics.median(shares) if shares
+                                  else None, "shared_core_findings": probe_flags},
+            "contended_findings": contended}
+
+
+def pct(x: float | None) -> str:
+    return "—" if x is None else f"±{x:.1%}"
+
+
+def table(key: tuple[str, str, str], a: dict[str, Any]) -> None:
+    cpu, session, suite = key
+    print(f"\n{cpu} · session {session} · suite {suite}: {a['runs']} runs, "
+          f"{a['rounds']} rounds")
+    print(f"  {'comparison':<58} {'algorithm':<12} {'spread A':>9} {'spread B':>9} "
+          f"{'paired ratio [95 %]':>26} {'pairs':>5}  goal")
+    for r in a["comparisons"]:
+        name = f"{r['numerator']} / {r['denominator']}"
+        ci = (f"×{r['ratio']:.3f} [{r['ci_low']:.3f}–{r['ci_high']:.3f}]"
+              if r["ci_low"] is not None else f"×{r['ratio']:.3f} (no interval)")
+        goal = ("ok" if r["within"] else "MISSED") if r["goal_applies"] else \
+            ("within" if r["within"] else "-")
+        print(f"  {name[:58]:<58} {r['algorithm']:<12} {pct(r['spread_numerator']):>9} "
+              f"{pct(r['spread_denominator']):>9} {ci:>26} {r['pairs']:>5}  {goal} "
+              f"({pct(r['half_width'])})")
+    applies = [r for r in a["comparisons"] if r["goal_applies"]]
+    print(f"  comparisons with a side spreading over ±{WIDE_SPREAD:.0%}: {len(applies)}; "
+          f"of them within ±{PAIRED_TARGET:.0%}: {sum(r['within'] for r in applies)}")
+    within = sum(r["within"] for r in a["comparisons"])
+    print(f"  all comparisons within ±{PAIRED_TARGET:.0%}: {within} of {len(a['comparisons'])}")
+    low = a["low"]
+    print(f"  samples more than {LOW_TOLERANCE:.0%} below their cell's best: {low['total']} "
+          f"(flagged by status: {low['by_status'] or 0}; left out by the value rule: "
+          f"{low['by_value_rule']}; unflagged: {low['unflagged']})")
+    p = a["probe"]
+    if p["readings"]:
+        print(f"  port-share probe: {p['readings']} readings around {p['invocations']} "
+              f"invocations, share of the best min {p['share_min']:.2f}, median "
+              f"{p['share_median']:.3f}; {p['shared_core_findings']} shared-core finding(s)")
+    else:
+        print("  port-share probe: no readings in this tree (recorded before the probe)")
+    print(f"  host accounting: {a['contended_findings']} contended finding(s)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tree", type=Path, help="a results tree on record (no bench run)")
+    ap.add_argument("--json", type=Path, help="write the numbers here too")
+    args = ap.parse_args()
+    wall = None
+    tree = args.tree
+    if tree is None:
+        tree = Path(tempfile.mkdtemp(prefix="noise-bench-")) / "results"
+        print(f"bench into {tree} (the README's bench as typed) ...", flush=True)
+        wall = run_bench(tree)
+    found = {k: analyse(v) for k, v in sorted(sessions(tree).items())}
+    if wall is not None:
+        print(f"\nbench wall time: {wall:.0f} s")
+    for key, a in found.items():
+        if a["rounds"] >= 2:
+            table(key, a)
+    if args.json:
+        args.json.write_text(json.dumps({"tree": str(tree), "bench_wall_s": wall,
+                                         "sessions": [{"key": list(k), **a}
+                                                      for k, a in found.items()]},
+                                        indent=1, default=str), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
