@@ -7,10 +7,10 @@ Run from anywhere (it uses the checkout it lives in)::
     python benchmarks/noise.py --tree DIR       # the table of a results tree on record
                                                 # (e.g. ../shared/data/noisy-epyc-2026-12-02)
 
-Without ``--tree`` it runs ``invoke matrix bench --cpu=auto`` (the default matrix and
-suite, the README's main job; its images must be built: ``invoke matrix build``) into a
-fresh results tree, and times it. Then, for every bench session of the tree with two
-rounds or more, it prints:
+Without ``--tree`` it runs ``invoke matrix build`` (images already on the engine are
+reused) and ``invoke matrix bench --cpu=auto`` (the default matrix and suite, the README's
+main job) into a fresh results tree, and times the bench. Then, for every bench session
+of the tree with two rounds or more, it prints:
 
 1. per paired comparison (asm/no-asm, a newer release against an older one, a mask
    against native; measure/paired.py): the spread of each side's single figures (half the
@@ -20,7 +20,7 @@ rounds or more, it prints:
 2. the ``ok`` figures more than 5 % below the best sample of their cell, and what flagged
    each: its status (``contended``, ``shared-core`` from the port-share probe), or the
    value rule that leaves it out of the median (robust.py) — the goal: none unflagged;
-3. the port-share probe's readings (share of the session's best) and the host
+3. the port-share probe's readings (share of the session's usual reading) and the host
    accounting's verdicts.
 
 Every number comes from the tree's records; ``--json`` writes them beside the table.
@@ -64,6 +64,10 @@ class Outcome:
 def run_bench(tree: Path) -> float:
     """The README's bench as typed, into ``tree``; its wall time."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    built = subprocess.run(["invoke", "matrix", "build", f"--results={tree}"], cwd=ROOT,
+                           env=env, text=True, check=False)  # images on the engine: reused
+    if built.returncode != 0:
+        sys.exit(f"the build exited {built.returncode}")
     t0 = time.monotonic()
     res = subprocess.run(["invoke", "matrix", "bench", "--cpu=auto", f"--results={tree}"],
                          cwd=ROOT, env=env, text=True, check=False)
@@ -130,8 +134,8 @@ def analyse(runs: list[records.Run]) -> dict[str, Any]:
         for entry in meta.get("invocations", []):
             invocations += 1
             ps = entry.get("port_share") or {}
-            shares += [side["share_of_best"] for side in (ps.get("before"), ps.get("after"))
-                       if isinstance(side, dict) and isinstance(side.get("share_of_best"),
+            shares += [side["share_of_usual"] for side in (ps.get("before"), ps.get("after"))
+                       if isinstance(side, dict) and isinstance(side.get("share_of_usual"),
                                                                 float)]
         codes = [f.get("code") for f in meta.get("findings", [])]
         probe_flags += codes.count(SHARED_CORE)
@@ -175,7 +179,7 @@ def table(key: tuple[str, str, str], a: dict[str, Any]) -> None:
     p = a["probe"]
     if p["readings"]:
         print(f"  port-share probe: {p['readings']} readings around {p['invocations']} "
-              f"invocations, share of the best min {p['share_min']:.2f}, median "
+              f"invocations, share of the usual min {p['share_min']:.2f}, median "
               f"{p['share_median']:.3f}; {p['shared_core_findings']} shared-core finding(s)")
     else:
         print("  port-share probe: no readings in this tree (recorded before the probe)")
