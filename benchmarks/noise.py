@@ -115,18 +115,21 @@ def analyse(runs: list[records.Run]) -> dict[str, Any]:
                      "spread_numerator": sa, "spread_denominator": sb,
                      "goal_applies": max(sa or 0, sb or 0) > WIDE_SPREAD,
                      "within": w is not None and w <= PAIRED_TARGET})
-    low = {"total": 0, "by_status": {}, "by_value_rule": 0, "unflagged": 0}
+    total = by_value = 0
+    by_status: dict[str, int] = {}
     for samples in everything.values():
-        best = max(v for v, s in samples if s not in DISTURBED) if any(
-            s not in DISTURBED for _, s in samples) else None
+        clean_values = [v for v, s in samples if s not in DISTURBED]
+        best = max(clean_values) if clean_values else None
         for v, s in samples:
             if best is None or v >= best * (1 - LOW_TOLERANCE):
                 continue
-            low["total"] += 1
+            total += 1
             if s in DISTURBED:
-                low["by_status"][s] = low["by_status"].get(s, 0) + 1
-            else:  # out of the median by the value rule: every clean sample below it is
-                low["by_value_rule"] += 1
+                by_status[s] = by_status.get(s, 0) + 1
+            else:  # the value rule leaves every clean sample this low out of the median
+                by_value += 1
+    low = {"total": total, "by_status": by_status, "by_value_rule": by_value,
+           "unflagged": total - by_value - sum(by_status.values())}
     shares: list[float] = []
     probe_flags = contended = invocations = 0
     for r in runs:
