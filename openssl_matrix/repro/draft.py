@@ -294,13 +294,15 @@ def _stubs(rows: Sequence[_Row], builds: dict[int, _Build]) -> tuple[list[str], 
             else:
                 shown = span = _ratio_text(ratios[OP_BLOCK])
             ident = _safe(f"stub-{num.name}-vs-{den.name}")
+            sides = f"{num.name} ({vn}, run {num.run}) against {den.name} ({vd}, run {den.run})"
+            where = f"run {num.run} of the paste" if num.run == den.run else \
+                f"runs {den.run} and {num.run} of the paste"
             lines += [f"  # the paste's ratio {num.name} / {den.name}: {shown}",
                       f"  - id: {ident}",
-                      "    says: " + _q(f"STUB, from the paste's figures: {what} with {vn} "
-                                        f"(run {num.run}) against {vd} (run {den.run}) is "
+                      "    says: " + _q(f"STUB, from the paste's figures: {what}, {sides}: "
                                         f"{span}. Say what the report claims, or delete "
                                         "this."),
-                      f"    where: runs {den.run} and {num.run} of the paste",
+                      f"    where: {where}",
                       f"    compare: [{num.name}, {den.name}]",
                       "    expect: ratio   # the paste's own ratio at each size is the target"]
             if num.operation is None:
@@ -310,12 +312,12 @@ def _stubs(rows: Sequence[_Row], builds: dict[int, _Build]) -> tuple[list[str], 
                     lines += [f"  # the ratio changes from {sizes[0]} to {sizes[-1]} bytes: "
                               f"{_ratio_text(trend)} (docs/reports.md#trend-claims)",
                               f"  - id: {ident}-trend",
-                              "    says: " + _q(f"STUB, from the paste's figures: the ratio "
-                                                f"of {what} with {vn} to {vd} changes "
+                              "    says: " + _q(f"STUB, from the paste's figures: {what}, "
+                                                f"{sides}: the ratio changes "
                                                 f"{_ratio_text(trend)} from {sizes[0]} to "
                                                 f"{sizes[-1]} bytes. Say what the report "
                                                 "claims, or delete this."),
-                              f"    where: runs {den.run} and {num.run} of the paste",
+                              f"    where: {where}",
                               f"    compare: [{num.name}, {den.name}]",
                               "    expect: ratio",
                               f"    ratio: {trend:.3g}",
@@ -442,11 +444,12 @@ def draft_spec(paste: str, spec_id: str, *, source: str,
                    "was written for them.")
     out += stubs or _fallback_stub(rows)
     if left_out:
-        out.append("notes: " + _q("Left out of the draft: " + "; ".join(left_out) + "."))
+        out.append("notes: " + _q("Left out of the draft: " + "; ".join(
+            dict.fromkeys(left_out)) + "."))
     text = "\n".join(out) + "\n"
     return Draft(text=text, runs=len(runs), measurements=len(rows),
                  stubs=sum(1 for line in stubs if line.startswith("  - id:")),
-                 left_out=left_out)
+                 left_out=list(dict.fromkeys(left_out)))
 
 
 def check_draft(draft: Draft, path: Path, paste: str,
