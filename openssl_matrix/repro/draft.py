@@ -14,9 +14,10 @@ bytes ...`` header, human or ``-mr`` output) is read by the parser
   no figure is ever typed; the method (``evp``) as the parse tells it from the rows'
   names, ``unknown`` where it cannot be told;
 * **claim stubs**: for an algorithm two runs measured, the ratio of the later run to the
-  earlier at every block size the paste has (and its trend from the smallest size to
-  the largest when the ratio changes), for the user to keep, edit or delete. Their ids
-  start with ``stub-`` and their ``says`` with ``STUB``.
+  earlier (of the same method, where one has it) at every block size the paste has, and
+  its trend from the smallest size to the largest when the ratio changes, for the user
+  to keep, edit or delete. Their ids start with ``stub-`` and their ``says`` with
+  ``STUB``.
 
 The draft is loaded by the spec loader before it is written, and every reference figure
 is compared with the parse's: a draft that would not load, or whose figures differ from
@@ -272,8 +273,9 @@ def _stubs(rows: Sequence[_Row], builds: dict[int, _Build]) -> tuple[list[str], 
     lines: list[str] = []
     count = more = 0
     for group in by_key.values():
-        den = group[0]
-        for num in group[1:]:
+        for i, num in enumerate(group[1:], 1):
+            # against the first earlier row of the same method (EVP with EVP), else the first
+            den = next((d for d in group[:i] if d.evp == num.evp), group[0])
             a, b = num.values(), den.values()
             sizes = sorted(set(a) & set(b))
             if not sizes:
