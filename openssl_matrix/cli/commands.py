@@ -52,7 +52,7 @@ from openssl_matrix.lab.run import (
     tree_for_lab,
 )
 from openssl_matrix.matrix.load import load_matrix
-from openssl_matrix.matrix.model import MAX_BYTES, MAX_REPEAT, Matrix, Variant
+from openssl_matrix.matrix.model import MAX_BYTES, MAX_REPEAT, NAME, Matrix, Variant
 from openssl_matrix.matrix.patches import endbr32_warning
 from openssl_matrix.measure.cell import CellOutcome
 from openssl_matrix.measure.cpumodel import core_of_cpu, core_of_march, summary
@@ -69,6 +69,8 @@ from openssl_matrix.report.medians import SESSION_FIELDS, session_medians
 from openssl_matrix.report.page import build_report
 from openssl_matrix.report.sessions import Selection
 from openssl_matrix.repro.check import check as check_spec
+from openssl_matrix.repro.draft import check_draft, draft_spec, refuse_existing, write_draft
+from openssl_matrix.repro.draft import summary as draft_summary
 from openssl_matrix.repro.resolve import Environment
 from openssl_matrix.repro.run import reproduce
 from openssl_matrix.repro.specload import find_spec, load_spec
@@ -640,9 +642,48 @@ def _reports_dirs(matrix: str) -> list[Path]:
     return [*([beside] if beside else []), project_reports()]
 
 
+def _draft(target: str, matrix: str, paste: str, spec_id: str, force: bool,
+           block_sizes: str) -> str:
+    """``reproduce --draft PASTE --as ID``: the spec drafted (repro/draft.py) and written to
+    reports/ID.yaml beside the matrix; its id."""
+    if not paste:
+        raise UsageError("--as names the spec that --draft writes: give --draft PASTE too",
+                         hint="invoke matrix reproduce --draft paste.txt --as my-report")
+    if target:
+        raise UsageError(f"`reproduce --draft` writes a new spec: give its id with --as, not "
+                         f"as REPORT ({clip(target)})", hint="invoke matrix reproduce --draft "
+                         f"{clip(paste)} --as my-report")
+    if not spec_id or not NAME.match(spec_id) or name_problem(spec_id):
+        raise UsageError("`invoke matrix reproduce --draft PASTE` needs --as ID (lower-case "
+                         "letters, digits, '.', '_', '-'" + (f"; got {clip(spec_id)}" if
+                                                              spec_id else "") + ")",
+                         hint="e.g. --as openssl-issue-12345")
+    sizes = block_sizes_flag(block_sizes)
+    path = Path(matrix or "matrix.yaml").parent / USER_REPORTS / f"{spec_id}.yaml"
+    refuse_existing(path, force=force)  # before reading the paste; write_draft checks again
+    try:
+        text = read_bounded(Path(paste), cap=MAX_REPORT_BYTES).decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise UsageError(f"cannot read {clip(paste, 200)}: {exc.strerror}") from None
+    drafted = draft_spec(text, spec_id, source=paste, block_sizes=sizes)
+    check_draft(drafted, path, text, sizes)
+    write_draft(drafted, path, force=force)
+    print(draft_summary(drafted, path, spec_id, (p.stem for p in
+                                                 project_reports().glob("*.yaml"))), end="")
+    return spec_id
+
+
 def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bool,
                   wait: bool, json: bool, check: bool = False,
-                  allow_plain_tcp: bool = False, engine: EngineFactory = docker_engine) -> int:
+                  allow_plain_tcp: bool = False, draft: str = "", as_: str = "",
+                  block_sizes: str = "", engine: EngineFactory = docker_engine) -> int:
+    if draft or as_:
+        target = _draft(target, matrix, draft, as_, force, block_sizes)
+        if not check:  # a draft is checked on request, never measured
+            return 0
+    elif block_sizes:
+        raise UsageError("--block-sizes is read with --draft PASTE only",
+                         hint="a spec's block sizes are the keys of its reference figures")
     spec = load_spec(find_spec(target, _reports_dirs(matrix)))
     env = Environment.from_matrix(Path(matrix or "matrix.yaml"))
     if check:

@@ -52,6 +52,8 @@ class Command:
     summary: str
     target: str | None = None  # the positional argument it needs (FILE, VERSION ...)
     usage: str = ""  # how the target and main flags read, for help
+    #: a flag that, given, takes the target's place (``reproduce --draft PASTE``)
+    target_unless: str | None = None
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,9 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("import", "store a published report's figures as reference results", "FILE",
             "--as NAME"),
     Command("report", "tables, charts and a static HTML page from the results tree"),
-    Command("reproduce", "reproduce a published report from reports/REPORT.yaml", "REPORT"),
+    Command("reproduce", "reproduce a published report from reports/REPORT.yaml; --draft "
+            "drafts such a spec from a paste", "REPORT", "(or --draft PASTE --as ID)",
+            target_unless="draft"),
     Command("help", "this help, or a command's flags", "[COMMAND]"),
 )}
 
@@ -110,7 +114,8 @@ FLAGS: tuple[Flag, ...] = (
         "build": "rebuild even if up to date",
         "bench": "run on a CPU the profile does not describe (results are marked forced)",
         "pin": "accept a tarball whose hash differs from the official release's",
-        "reproduce": "measure again even when finished runs exist",
+        "reproduce": "measure again even when finished runs exist; with --draft, replace "
+        "an existing spec file of that id",
     }, ("build", "bench", "pin", "reproduce")),
     Flag("cpu", "", {
         "build": "a profile with docker_host builds on that machine's Docker engine; "
@@ -162,7 +167,13 @@ FLAGS: tuple[Flag, ...] = (
          ("report",)),
     Flag("block_sizes", "", "the block sizes of rows pasted without speed's `type 16 bytes "
          "...` header, comma separated (e.g. 16,64,256,1024,8192,16384); without it they "
-         "are those the version line above the rows implies", ("parse",)),
+         "are those the version line above the rows implies (reproduce: with --draft)",
+         ("parse", "reproduce")),
+    Flag("draft", "", "draft a spec from a paste (PASTE: a file with the report's text and "
+         "its `openssl speed` tables) and write it to reports/ID.yaml beside the matrix "
+         "(with --as ID): versions, builds, one measurement per run and row with the "
+         "parsed figures, and claim stubs to edit; an existing file is kept unless --force",
+         ("reproduce",)),
     Flag("versions", "", "fnmatch patterns over release versions, comma separated "
          "('3.0.*'): the library section shows those releases only, in release order",
          ("report",)),
@@ -175,8 +186,10 @@ FLAGS: tuple[Flag, ...] = (
          "interval of that session's usable figures (never pooled across sessions)",
          ("export",)),
     Flag("file", "", "path of a tarball you trust", ("pin",)),
-    Flag("as_", "", "name for the imported report (results go under results/ref-NAME)",
-         ("import",)),
+    Flag("as_", "", {
+        "import": "name for the imported report (results go under results/ref-NAME)",
+        "reproduce": "with --draft: the id of the spec drafted (reports/ID.yaml)",
+    }, ("import", "reproduce")),
     Flag("help", False, "show the command's flags and exit", (ALL,)),
 )
 _BY_NAME = {f.name: f for f in FLAGS}
@@ -342,7 +355,8 @@ def dispatch(command: str, target: str, flags: Mapping[str, Any],
                 + ", ".join(_BY_NAME[s].option if s in _BY_NAME else f"--{s}" for s in stray),
                 hint="it takes: " + ", ".join(sorted(f.option for f in allowed
                                                      if f.name not in _OWN)))
-        if spec.target and not target:
+        if spec.target and not target and not (spec.target_unless
+                                                and flags.get(spec.target_unless)):
             raise UsageError(f"`invoke matrix {command}` needs {spec.target}",
                              hint=f"`invoke matrix {command} --help` shows its usage")
         code = handlers[command](target=target, **{

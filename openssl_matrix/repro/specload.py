@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -298,9 +299,9 @@ def parse_figure(ctx: CheckContext, value: Any, keypath: str) -> float:
         return _possible(ctx, float(value) * 1000.0, keypath, value)
     if isinstance(value, str):
         m = _FIGURE.match(value)
-        if m:
-            number = float(m.group(1).replace(",", ""))
-            return _possible(ctx, number if m.group(2) == "B/s" else number * 1000.0,
+        if m:  # through Decimal: '8365.14k' is 8365140.0, as the parser reads it
+            number = Decimal(m.group(1).replace(",", ""))
+            return _possible(ctx, float(number if m.group(2) == "B/s" else number * 1000),
                              keypath, value)
     raise ctx.fail(keypath, f"{value!r} is not a figure",
                    hint="write it as printed, e.g. 305049.90k or '1,086,559.57k' "
