@@ -230,6 +230,19 @@ def classify(vs_good: RatioEstimate | None, vs_bad: RatioEstimate | None,
     return UNDECIDED if g and b else LIKE_NEITHER
 
 
+def decide(rounds: Sequence[Round], release: str, good: str, bad: str,
+           tolerance: float = TOLERANCE) -> tuple[str, RatioEstimate | None,
+                                                 RatioEstimate | None]:
+    """One release's decision from rounds that measured it with ``good`` and ``bad``
+    (what a step, or one ``git bisect run`` call, decides), with its two ratios; skipped
+    when no round has a usable pair."""
+    vs_good = pair_ratio(rounds, release, good)
+    vs_bad = pair_ratio(rounds, release, bad)
+    if vs_good is None and vs_bad is None:
+        return SKIPPED, None, None
+    return classify(vs_good, vs_bad, tolerance), vs_good, vs_bad
+
+
 def exit_code(decision: str) -> int:
     """The exit status ``git bisect run`` reads for one decision: 0 good, 1 bad, 125 skip
     (a commit that cannot be measured, or whose figure the rounds could not place), and
@@ -311,12 +324,11 @@ class _Run:
                     raise
                 return Step(release, lo, hi, SKIPPED, done, reason=exc.reason)
             done += self.batch
-            vs_good = pair_ratio(self.out.rounds, release, lo)
-            vs_bad = pair_ratio(self.out.rounds, release, hi)
-            if vs_good is None and vs_bad is None:
+            decision, vs_good, vs_bad = decide(self.out.rounds, release, lo, hi,
+                                               self.tolerance)
+            if decision == SKIPPED:
                 return Step(release, lo, hi, SKIPPED, done,
                             reason="no usable sample in any round")
-            decision = classify(vs_good, vs_bad, self.tolerance)
             settled = decision in (LIKE_GOOD, LIKE_BAD) or done >= self.max_rounds or (
                 decision == LIKE_NEITHER and done >= 2 * self.batch)
             if settled:

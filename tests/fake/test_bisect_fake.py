@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from openssl_matrix.cli.commands import handlers
-from openssl_matrix.core.errors import BuildError
+from openssl_matrix.core.errors import BuildError, ConfigError, UsageError
 from openssl_matrix.results import records
 from openssl_matrix.sweep.bisect import LIKE_BAD, LIKE_GOOD, SKIPPED
 
@@ -166,7 +166,6 @@ def test_a_cell_the_suite_does_not_measure_is_refused_before_building(
         matrix: Path, tmp_path: Path) -> None:
     backend = FakeBackend(release_speed())
     run = handlers(engine_of(lambda: backend))["bisect"]
-    from openssl_matrix.core.errors import ConfigError
     with pytest.raises(ConfigError, match="does not measure md5"):
         run(target="", matrix=str(matrix), results=str(tmp_path / "r"),
             figure="fast:md5:8192", good="3.0.10", bad="3.0.14", build="", cpu="",
@@ -176,3 +175,23 @@ def test_a_cell_the_suite_does_not_measure_is_refused_before_building(
             figure="fast:aes-128-cbc:16", good="3.0.10", bad="3.0.14", build="", cpu="",
             wait=False, json=False, allow_plain_tcp=False)
     assert backend.builds == []
+
+
+@pytest.mark.parametrize(("flags", "says"), [
+    ({"figure": ""}, "needs --figure CELL --good A --bad B"),
+    ({"figure": "fast:aes-128-cbc"}, "SUITE:ALGORITHM:BLOCK"),
+    ({"bad": "9.9.9"}, "not in the release catalogue"),
+    ({"bad": "3.0.10"}, "same release"),
+    ({"cpu": "a,b"}, "one engine"),
+])
+def test_usage_errors_say_what_to_give(matrix: Path, tmp_path: Path, flags: dict[str, str],
+                                       says: str) -> None:
+    backend = FakeBackend(release_speed())
+    run = handlers(engine_of(lambda: backend))["bisect"]
+    args: dict[str, Any] = {"target": "", "matrix": str(matrix), "results": str(tmp_path),
+                            "figure": "fast:aes-128-cbc:8192", "good": "3.0.10",
+                            "bad": "3.0.14", "build": "", "cpu": "", "wait": False,
+                            "json": False, "allow_plain_tcp": False, **flags}
+    with pytest.raises(UsageError, match=says):
+        run(**args)
+    assert backend.builds == [] and backend.runs == []

@@ -30,6 +30,7 @@ from openssl_matrix.sweep.bisect import (
     Unmeasurable,
     bisect,
     classify,
+    decide,
     exit_code,
     pair_ratio,
     parse_cell,
@@ -204,6 +205,21 @@ def test_classify_reads_both_intervals() -> None:
                                                 (UNDECIDED, 125), (LIKE_NEITHER, 128)])
 def test_exit_codes_for_git_bisect_run(decision: str, code: int) -> None:
     assert exit_code(decision) == code
+
+
+def test_one_commits_exit_code_from_its_rounds_with_both_ends() -> None:
+    # what a `git bisect run` call would decide: the candidate measured with both ends
+    measure = Scripted(step_at("3.0.14"))
+    rounds = measure(["3.0.10", "3.0.16", "3.0.17"], 5)
+    decision, vs_good, vs_bad = decide(rounds, "3.0.16", "3.0.10", "3.0.17")
+    assert decision == LIKE_BAD and exit_code(decision) == 1
+    assert vs_good is not None and vs_good.ratio < 0.75
+    assert vs_bad is not None and 0.95 < vs_bad.ratio < 1.05
+    rounds = measure(["3.0.10", "3.0.11", "3.0.17"], 5)
+    assert exit_code(decide(rounds, "3.0.11", "3.0.10", "3.0.17")[0]) == 0
+    # no usable sample of the candidate: skip
+    empty: list[dict[str, float | None]] = [{"3.0.10": 1.0, "3.0.12": None, "3.0.17": 0.7}]
+    assert exit_code(decide(empty, "3.0.12", "3.0.10", "3.0.17")[0]) == 125
 
 
 def test_exit_code_refuses_an_unknown_decision() -> None:
