@@ -19,6 +19,7 @@ from typing import Any
 from openssl_matrix.build.build import Builder
 from openssl_matrix.build.render import render as render_variant
 from openssl_matrix.build.sources import check_version, default_urls, pin_source, read_pins
+from openssl_matrix.cli.bisectcmd import cmd_bisect
 from openssl_matrix.cli.summary import print_bench_summary
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import (
@@ -777,6 +778,8 @@ def handlers(engine: EngineFactory = docker_engine, *,
         "import": cmd_import,
         "report": cmd_report,
         "reproduce": _wired(cmd_reproduce, engine=engine),
+        "bisect": _wired(cmd_bisect, engine=engine, backend_for=_backend_for,
+                         git_commit=_git_commit),
     }
 
 

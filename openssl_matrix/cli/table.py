@@ -98,6 +98,8 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
     Command("reproduce", "reproduce a published report from reports/REPORT.yaml; --draft "
             "drafts such a spec from a paste", "REPORT", "(or --draft PASTE --as ID)",
             target_unless="draft"),
+    Command("bisect", "which release between two moved a figure (docs/bisect.md)",
+            usage="--figure SUITE:ALGORITHM:BLOCK[:MASK] --good A --bad B"),
     Command("help", "this help, or a command's flags", "[COMMAND]"),
 )}
 
@@ -128,7 +130,9 @@ FLAGS: tuple[Flag, ...] = (
         "profile with docker_host uses that machine's Docker engine); several, comma "
         "separated (--cpu=ryzen,via), reproduce on each in turn, so that claims comparing "
         "two machines are judged from both",
-    }, ("build", "bench", "reproduce")),
+        "bisect": "CPU profile name from the matrix, or 'auto' for this host (default); "
+        "one profile: a bisection's comparisons stay within one engine",
+    }, ("build", "bench", "reproduce", "bisect")),
     Flag("images", "", "how a missing image reaches a profile's engine: build (build it "
          "there), ship (from the local engine, which holds it), auto (the default: whichever "
          "costs less, by the build time on record against the measured transfer rate)",
@@ -138,7 +142,7 @@ FLAGS: tuple[Flag, ...] = (
          ("build",)),
     Flag("allow_plain_tcp", False, "accept a tcp:// Docker engine without TLS (anyone who "
          "can reach its port controls it; a loud warning is printed)",
-         ("build", "bench", "reproduce")),
+         ("build", "bench", "reproduce", "bisect")),
     Flag("suite", "", "suite name(s), comma separated (default: the matrix's default_suite)",
          ("bench",)),
     Flag("repeat", 0, "runs per variant, interleaved across variants (default: the "
@@ -146,14 +150,22 @@ FLAGS: tuple[Flag, ...] = (
          "each figure's median, 95 % interval and clean-sample count are reported",
          ("bench",)),
     Flag("wait", False, "wait for another bench on the same results tree instead of "
-         "failing", ("bench", "reproduce")),
+         "failing", ("bench", "reproduce", "bisect")),
     Flag("settle", "", "seconds to wait before each cell for a quiet host (default 20; 0: "
          "do not wait); the wait shows its reason and a countdown", ("bench",)),
     Flag("no_wait", False, "exit instead of queueing when another bench (any results "
          "tree) or a build of this tool holds the Docker engine", ("bench",)),
     Flag("fresh", False, "start a new session instead of resuming an interrupted one "
          "(cells it finished are measured again)", ("bench",)),
-    Flag("json", False, "print JSON", ("list", "profiles", "parse", "reproduce")),
+    Flag("json", False, "print JSON", ("list", "profiles", "parse", "reproduce", "bisect")),
+    Flag("figure", "", "the cell to bisect: SUITE:ALGORITHM:BLOCK[:MASK] (e.g. "
+         "blog-fast:aes-256-cbc:8192; no MASK: the suite's first mask)", ("bisect",)),
+    Flag("good", "", "the release whose figure is the old one (a catalogue release)",
+         ("bisect",)),
+    Flag("bad", "", "the release whose figure moved (a catalogue release, either side of "
+         "--good in time)", ("bisect",)),
+    Flag("build", "", "how each release is built: the part of its variant id after the "
+         "version (default asm-x86_64: 3.0.13-asm-x86_64)", ("bisect",)),
     Flag("check", False, "check the spec without Docker: validate it, check the report's "
          "own figures against its claims, resolve versions and stand-ins offline and print "
          "the plan (what would be built and measured, about how long)", ("reproduce",)),

@@ -1,0 +1,197 @@
+"""``invoke matrix bisect`` against the fake engine: builds on demand, benches each step
+with both ends, files every run in the results tree, writes the bisection.
+
+The releases are stand-in tarballs (tests/conftest.make_tarball, ``official: false``);
+the speed output is the fake reproduce test's (the real ``-mr`` format of 1.1.1w, see
+tests/fixtures/speed/real-1.1.1w/mr-evp-elapsed.stdout), its figure scaled here per
+release: 1.00 up to 3.0.12, 0.70 from 3.0.13, made up for the logic under test, with a
+±1 % wobble by call so that intervals have a width.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openssl_matrix.cli.commands import handlers
+from openssl_matrix.core.errors import BuildError, ConfigError, UsageError
+from openssl_matrix.results import records
+from openssl_matrix.sweep.bisect import LIKE_BAD, LIKE_GOOD, SKIPPED
+
+from ..conftest import make_tarball
+from ..fakes import FakeBackend, Responder, engine_of
+from .test_reproduce_fake import fake_speed, is_speed
+
+RELEASES = ("3.0.10", "3.0.11", "3.0.12", "3.0.13", "3.0.14")
+SLOWER_FROM = "3.0.13"
+_TAG = re.compile(r"openssl-matrix/(?P<v>[0-9.]+[a-z]*)-")
+
+
+def release_speed() -> Responder:
+    """fake_speed's output with every figure scaled by its image's release."""
+    calls = [0]
+
+    def respond(image: str, command: Sequence[str], env: Mapping[str, str],
+                ) -> tuple[int, str, str]:
+        code, out, err = fake_speed(image, command, env)
+        m = _TAG.search(image)
+        assert m is not None, image
+        calls[0] += 1
+        scale = (0.70 if RELEASES.index(m["v"]) >= RELEASES.index(SLOWER_FROM) else 1.0) \
+            * (1 + 0.01 * (calls[0] % 3 - 1))
+        lines = []
+        for line in out.splitlines():
+            if line.startswith("+F:"):  # +F:22:LABEL:FIGURE:FIGURE...
+                parts = line.split(":")
+                line = ":".join(parts[:3] + [f"{float(x) * scale:.2f}" for x in parts[3:]])
+            lines.append(line)
+        return code, "\n".join(lines) + "\n", err
+
+    return respond
+
+
+class BrokenBuild(FakeBackend):
+    """A fake engine on which one release does not build."""
+
+    def __init__(self, broken: str, responder: Responder) -> None:
+        super().__init__(responder)
+        self.broken = broken
+
+    def build(self, context: Path, tag: str, **kwargs: object) -> str:
+        if f"/{self.broken}-" in tag:
+            raise BuildError(f"make failed for {self.broken}: error: fake compiler error")
+        return super().build(context, tag, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def matrix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
+    src = tmp_path / "src"
+    src.mkdir()
+    lines = []
+    for v in RELEASES:
+        sha = make_tarball(src / f"openssl-{v}.tar.gz", v)
+        lines.append(f"  {v}: {{sha256: {sha}, official: false, "
+                     f"urls: [file://{src}/openssl-{v}.tar.gz]}}")
+    path = tmp_path / "matrix.yaml"
+    path.write_text("versions:\n" + "\n".join(lines) + """
+suites:
+  fast:
+    description: one EVP cipher at 8192-byte blocks, native and with AES-NI masked
+    algorithms: [aes-128-cbc, sha256]
+    evp: true
+    seconds: 1
+    bytes: 8192
+    masks:
+      - {name: native}
+      - {name: no-aesni, disable: [aesni, pclmulqdq]}
+""")
+    return path
+
+
+def _bisect(matrix: Path, backend: FakeBackend, results: Path, figure: str,
+            capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    run = handlers(engine_of(lambda: backend))["bisect"]
+    code = run(target="", matrix=str(matrix), results=str(results), figure=figure,
+               good="3.0.10", bad="3.0.14", build="", cpu="", wait=False, json=True,
+               allow_plain_tcp=False)
+    assert code == 0
+    out = capsys.readouterr().out
+    doc: dict[str, Any] = json.loads(out)
+    return doc
+
+
+def test_bisect_finds_the_release_and_files_every_run(
+        matrix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    backend = FakeBackend(release_speed())
+    results = tmp_path / "results"
+    doc = _bisect(matrix, backend, results, "fast:aes-128-cbc:8192", capsys)
+    assert doc["status"] == "moved"
+    (move,) = doc["moves"]
+    assert (move["before"], move["after"], move["found"]) == ("3.0.12", "3.0.13", True)
+    assert move["ratio"]["ci_low"] < 0.70 < move["ratio"]["ci_high"]
+    steps = doc["steps"]
+    assert [s["release"] for s in steps] == ["3.0.12", "3.0.13"]
+    assert [s["decision"] for s in steps] == [LIKE_GOOD, LIKE_BAD]
+    # only the releases a step needed were built: 3.0.11 never was
+    built = sorted({m["v"] for t in backend.builds if (m := _TAG.search(t))})
+    assert built == ["3.0.10", "3.0.12", "3.0.13", "3.0.14"]
+    # the narrowed suite: one algorithm, the native mask, -bytes 8192; no sha256, no mask
+    speed = [r for r in backend.runs if is_speed(r[1])]
+    assert speed and all("aes-128-cbc" in r[1] and "sha256" not in r[1] and not r[2]
+                         for r in speed)
+    # every run is in the results tree under the narrowed suite's name, with provenance
+    runs = [r for r in records.finished_runs(results, suite="fast-bisect", figures=False)]
+    assert len(runs) == len(speed)
+    assert all(r.meta.session for r in runs)
+    assert {r.variant for r in runs} == {f"{v}-asm-x86_64" for v in
+                                         ("3.0.10", "3.0.12", "3.0.13", "3.0.14")}
+    out = Path(str(doc["out"]))
+    assert out == results / "_bisect" / "fast-aes-128-cbc-8192--3.0.10--3.0.14" / "0001"
+    assert json.loads((out / "bisection.json").read_text())["moves"][0]["after"] == "3.0.13"
+    assert "moved between 3.0.12 and 3.0.13" in (out / "summary.txt").read_text()
+
+
+def test_a_masked_cell_is_measured_under_its_mask(
+        matrix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    backend = FakeBackend(release_speed())
+    doc = _bisect(matrix, backend, tmp_path / "results", "fast:aes-128-cbc:8192:no-aesni",
+                  capsys)
+    assert doc["status"] == "moved"
+    speed = [r for r in backend.runs if is_speed(r[1])]
+    assert speed and all("OPENSSL_ia32cap" in r[2] for r in speed)
+
+
+def test_a_release_that_does_not_build_is_skipped_with_its_reason(
+        matrix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    backend = BrokenBuild("3.0.12", release_speed())
+    doc = _bisect(matrix, backend, tmp_path / "results", "fast:aes-128-cbc:8192", capsys)
+    steps = doc["steps"]
+    assert steps[0]["release"] == "3.0.12"
+    assert steps[0]["decision"] == SKIPPED
+    assert "fake compiler error" in steps[0]["reason"]
+    # the move is between 3.0.11 and 3.0.13, with 3.0.12 untestable between them
+    (move,) = doc["moves"]
+    assert (move["before"], move["after"], move["found"]) == ("3.0.11", "3.0.13", False)
+    assert "3.0.12 skipped" in move["why"]
+    assert doc["status"] == "incomplete"
+
+
+def test_a_cell_the_suite_does_not_measure_is_refused_before_building(
+        matrix: Path, tmp_path: Path) -> None:
+    backend = FakeBackend(release_speed())
+    run = handlers(engine_of(lambda: backend))["bisect"]
+    with pytest.raises(ConfigError, match="does not measure md5"):
+        run(target="", matrix=str(matrix), results=str(tmp_path / "r"),
+            figure="fast:md5:8192", good="3.0.10", bad="3.0.14", build="", cpu="",
+            wait=False, json=False, allow_plain_tcp=False)
+    with pytest.raises(ConfigError, match="8192-byte blocks only"):
+        run(target="", matrix=str(matrix), results=str(tmp_path / "r"),
+            figure="fast:aes-128-cbc:16", good="3.0.10", bad="3.0.14", build="", cpu="",
+            wait=False, json=False, allow_plain_tcp=False)
+    assert backend.builds == []
+
+
+@pytest.mark.parametrize(("flags", "says"), [
+    ({"figure": ""}, "needs --figure CELL --good A --bad B"),
+    ({"figure": "fast:aes-128-cbc"}, "SUITE:ALGORITHM:BLOCK"),
+    ({"bad": "9.9.9"}, "not in the release catalogue"),
+    ({"bad": "3.0.10"}, "same release"),
+    ({"cpu": "a,b"}, "one engine"),
+])
+def test_usage_errors_say_what_to_give(matrix: Path, tmp_path: Path, flags: dict[str, str],
+                                       says: str) -> None:
+    backend = FakeBackend(release_speed())
+    run = handlers(engine_of(lambda: backend))["bisect"]
+    args: dict[str, Any] = {"target": "", "matrix": str(matrix), "results": str(tmp_path),
+                            "figure": "fast:aes-128-cbc:8192", "good": "3.0.10",
+                            "bad": "3.0.14", "build": "", "cpu": "", "wait": False,
+                            "json": False, "allow_plain_tcp": False, **flags}
+    with pytest.raises(UsageError, match=says):
+        run(**args)
+    assert backend.builds == [] and backend.runs == []
