@@ -9,6 +9,7 @@ anything walks the document:
 * ``MAX_DEPTH`` levels of nested mappings and lists;
 * ``MAX_ALIASES`` alias references, and ``MAX_NODES`` nodes once every alias is
   expanded (counted on the node graph, each shared node once: linear time);
+* an alias inside the value it names (``a: &a [*a]``), which would never end;
 * a mapping with the same key twice is refused with both lines and its key path (PyYAML
   would keep the last one silently), checked as the document is read, before any alias
   is followed.
@@ -100,8 +101,11 @@ def _short(value: Any, limit: int = 60, *, quote: bool = True) -> str:
 
 
 def _check_expansion(root: yaml.Node) -> None:
-    """Refuse a document whose aliases expand to more than MAX_NODES nodes."""
+    """Refuse a document whose aliases expand to more than MAX_NODES nodes, or refer to
+    the value that holds them (``a: &a [*a]``: a value without end, which would hang
+    whatever walks it)."""
     sizes: dict[int, int] = {}
+    open_: set[int] = set()  # the nodes on the current path from the root
     # iterative post-order over the node graph; each node's expanded size once
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     while stack:
@@ -110,6 +114,7 @@ def _check_expansion(root: yaml.Node) -> None:
             continue
         children = _children(node)
         if done:
+            open_.discard(id(node))
             total = 1 + sum(sizes.get(id(c), 0) for c in children)
             sizes[id(node)] = total
             if total > MAX_NODES:
@@ -117,8 +122,14 @@ def _check_expansion(root: yaml.Node) -> None:
                                   f"through aliases (line {node.start_mark.line + 1}); "
                                   "this tool reads hand-written files")
             continue
+        open_.add(id(node))
         stack.append((node, True))
-        stack.extend((c, False) for c in children if id(c) not in sizes)
+        for c in children:
+            if id(c) in open_:
+                raise YamlProblem(f"an alias refers to the value that holds it (line "
+                                  f"{node.start_mark.line + 1}): it would never end")
+            if id(c) not in sizes:
+                stack.append((c, False))
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
