@@ -64,6 +64,7 @@ from openssl_matrix.measure.session import (
     build_command,
 )
 from openssl_matrix.parse import figure_records, parse_paste
+from openssl_matrix.parse.encoding import paste_text
 from openssl_matrix.parse.figures import SpeedRun
 from openssl_matrix.report.medians import SESSION_FIELDS, session_medians
 from openssl_matrix.report.page import build_report
@@ -501,9 +502,11 @@ def cmd_export(*, target: str, matrix: str, results: str, format: str,
 
 def cmd_parse(*, target: str, matrix: str, results: str, json: bool) -> int:
     try:
-        text = read_bounded(Path(target), cap=MAX_REPORT_BYTES).decode("utf-8", errors="replace")
+        raw = read_bounded(Path(target), cap=MAX_REPORT_BYTES)
     except OSError as exc:
         raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
+    text = paste_text(raw, target)
+    del raw
     runs = parse_paste(text)
     del text
     # One run at a time, each dropped once written: the output (for --json, ~6× the
@@ -579,8 +582,7 @@ def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
         raw = read_bounded(Path(target), cap=MAX_REPORT_BYTES)
     except OSError as exc:
         raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
-    text = raw.decode("utf-8", errors="replace")
-    runs = parse_paste(text)
+    runs = parse_paste(paste_text(raw, target))
     if not runs:
         raise UsageError(f"{target}: no `openssl speed` output found in it")
     for i, run in enumerate(runs, 1):  # every folder name checked before anything is written

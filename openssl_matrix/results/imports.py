@@ -21,6 +21,7 @@ from openssl_matrix.core.errors import ResultsError
 from openssl_matrix.core.files import atomic_write, sync_tree
 from openssl_matrix.core.names import clip
 from openssl_matrix.parse import figure_records
+from openssl_matrix.parse.encoding import paste_text
 from openssl_matrix.parse.figures import SpeedRun
 from openssl_matrix.results import records as rec
 from openssl_matrix.results.tree import ResultsTree, new_numbered_dir
@@ -30,7 +31,7 @@ def import_report(tree: ResultsTree, raw: bytes, runs: list[SpeedRun], *, as_: s
                   source: Path) -> None:
     """Store ``runs`` (parsed from ``raw``, the bytes of ``source``) under ``ref-AS``."""
     target = str(source)
-    text = raw.decode("utf-8", errors="replace")
+    text = paste_text(raw, target)
     sha256 = hashlib.sha256(raw).hexdigest()
     _import_target(tree.root)
     cpu = f"ref-{as_}"
