@@ -16,7 +16,10 @@ invoke reads ``invoke matrix build`` as two tasks. ``MatrixTask`` arranges for i
 positional (``parse FILE``, ``pin VERSION`` ...). There are no short flags: invoke's
 automatic ones misled (``-o`` was ``--only``, so ``export -o x.csv`` failed). Fatal
 errors become a message and the error's exit code here, and nowhere else; a missing or
-unknown command is a usage error (exit 10).
+unknown command is a usage error (exit 10). So are the command line's other mistakes,
+which invoke's parser would end with its own message and exit 1: a last positional
+(``rest``) takes every word the parser does not know (``--bogus``, a second FILE), and a
+flag that takes a value may be given without one; :func:`dispatch` refuses both.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import inspect
 import re
 import sys
 import textwrap
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +45,7 @@ from openssl_matrix.core.errors import (
     FileSystemError,
     UsageError,
 )
+from openssl_matrix.core.names import clip
 
 ALL = "*"  # a flag every command takes
 
@@ -63,6 +67,10 @@ class Flag:
     default: Any
     help: str | Mapping[str, str]
     commands: tuple[str, ...]
+    #: the smallest whole number the command line may give (a count of 0 is not "the
+    #: default": leaving the flag out is)
+    low: int | None = None
+    unset: str = ""  # what leaving the flag out means, for the hint
 
     @property
     def whole_number(self) -> bool:
@@ -105,7 +113,8 @@ FLAGS: tuple[Flag, ...] = (
          "--only '1.0.1e-*')", ("list", "render", "build", "bench")),
     Flag("all", False, "every variant the matrix declares, opt-in ones too",
          ("list", "render", "build")),
-    Flag("jobs", 0, "how many variants to build at once (default 1)", ("build",)),
+    Flag("jobs", 0, "how many variants to build at once (default 1)", ("build",), low=1,
+         unset="one variant at a time"),
     Flag("force", False, {
         "build": "rebuild even if up to date",
         "bench": "run on a CPU the profile does not describe (results are marked forced)",
@@ -139,7 +148,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag("repeat", 0, "runs per variant, interleaved across variants (default: the "
          "suite's repeat, with extra rounds for figures whose 95 % interval is too wide); "
          "each figure's median, 95 % interval and clean-sample count are reported",
-         ("bench",)),
+         ("bench",), low=1, unset="the suite's repeat"),
     Flag("wait", False, "wait for another bench on the same results tree instead of "
          "failing", ("bench", "reproduce")),
     Flag("settle", "", "seconds to wait before each cell for a quiet host (default 20; 0: "
@@ -159,7 +168,7 @@ FLAGS: tuple[Flag, ...] = (
         "report": "write the report to this folder (default <results>/_report)",
     }, ("export", "render", "report")),
     Flag("block_size", 0, "block size of the method tables and charts (default 8192)",
-         ("report",)),
+         ("report",), low=1, unset="8192"),
     Flag("versions", "", "fnmatch patterns over release versions, comma separated "
          "('3.0.*'): the library section shows those releases only, in release order",
          ("report",)),
@@ -189,17 +198,25 @@ def flags_of(command: str) -> list[Flag]:
 # -- invoke glue ------------------------------------------------------------------------
 
 
-def _completing() -> bool:
-    """Whether invoke's parser is asking, at the end of the command line, which
-    positional arguments are still missing (rather than whether to take the next word)."""
+#: The steps of invoke's parser that read an argument: those that look for a missing
+#: positional to fill with the next word, the one that checks none is left missing at
+#: the end, and the one that asks whether a flag's value may be left out.
+_FILLING = ("handle", "see_positional_arg")
+_CHECKING = ("complete_context",)
+_AMBIGUITY = "check_ambiguity"
+
+
+def _asker() -> str | None:
+    """Which of invoke's parser steps is reading a positional's value (None: not the
+    parser, e.g. the task's call with the values)."""
     frame: Any = sys._getframe(2)
-    for _ in range(4):
+    for _ in range(5):
         if frame is None:
-            return False
-        if frame.f_code.co_name == "complete_context":
-            return True
+            return None
+        if frame.f_code.co_name in (*_FILLING, *_CHECKING, _AMBIGUITY):
+            return str(frame.f_code.co_name)
         frame = frame.f_back
-    return False
+    return None
 
 
 class _Positional(Argument):
@@ -218,11 +235,45 @@ class _Positional(Argument):
             spec = COMMANDS.get(str(self.command_arg.value))
             if spec is None or spec.target is None:
                 return ""  # this command takes no target: a stray word stays an error
-        return "" if _completing() else None
+        return "" if _asker() in _CHECKING else None
 
     @value.setter
     def value(self, arg: str) -> None:
         self.set_value(arg, cast=True)
+
+
+class _Rest(Argument):
+    """The last positional: every word invoke's parser does not know (an unknown flag, a
+    word after the target) lands here instead of ending in invoke's own "No idea what
+    '--bogus' is!" (exit 1); :func:`dispatch` refuses them as the tool's usage error."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.words: list[str] = []
+
+    @property
+    def value(self) -> Any:
+        # always "missing" to the steps that fill positionals, so it takes any word
+        return None if _asker() in _FILLING else list(self.words)
+
+    @value.setter
+    def value(self, arg: str) -> None:
+        self.words.append(str(arg))
+
+
+class _ValueFlag(Argument):
+    """A flag that takes a value and may be left without one (invoke's "optional", then
+    True): ``--output`` at the end is the command's error (``dispatch``: exit 10), not
+    invoke's "needed value" (exit 1). To invoke's ambiguity check it is not optional, so
+    a value that happens to be a task's name (``--output matrix``) is still its value."""
+
+    @property
+    def optional(self) -> bool:
+        return _asker() != _AMBIGUITY
+
+    @optional.setter
+    def optional(self, value: bool) -> None:
+        pass  # always optional, as above
 
 
 class MatrixTask(Task[Any]):
@@ -239,6 +290,11 @@ class MatrixTask(Task[Any]):
             elif a.name == "target":
                 a = _Positional(command, names=a.names, kind=str, default="", help=a.help,
                                 positional=True)
+            elif a.name == "rest":
+                a = _Rest(names=a.names, kind=str, default="", help=a.help, positional=True)
+            elif a.kind is not bool and not a.positional:
+                a = _ValueFlag(names=a.names, kind=a.kind, default=a.default, help=a.help,
+                               attr_name=a.attr_name)
             out.append(a)
         return out
 
@@ -246,15 +302,17 @@ class MatrixTask(Task[Any]):
 def matrix_task(handlers: Mapping[str, Callable[..., int]]) -> MatrixTask:
     """The ``matrix`` invoke task, its signature and help derived from the tables."""
 
-    def matrix(c: Any, command: str = "", target: str = "", **flags: Any) -> None:
-        dispatch(command, target, flags, handlers)
+    def matrix(c: Any, command: str = "", target: str = "", rest: Any = (),
+               **flags: Any) -> None:
+        dispatch(command, target, flags, handlers, rest=tuple(rest or ()))
 
     matrix.__doc__ = ("Build and benchmark the OpenSSL matrix (`invoke matrix build`, "
                       "`bench --cpu=auto`); `invoke matrix help` lists the commands.")
     P = inspect.Parameter
     params = [P("c", P.POSITIONAL_OR_KEYWORD),
               P("command", P.POSITIONAL_OR_KEYWORD, default=""),
-              P("target", P.POSITIONAL_OR_KEYWORD, default="")]
+              P("target", P.POSITIONAL_OR_KEYWORD, default=""),
+              P("rest", P.POSITIONAL_OR_KEYWORD, default="")]
     # integer flags reach us as text (invoke's own int() would end in a traceback on
     # `--repeat=abc`); the table parses them, naming the flag (exit 10)
     params += [P(f.name, P.KEYWORD_ONLY, default=None if f.whole_number else f.default)
@@ -264,8 +322,9 @@ def matrix_task(handlers: Mapping[str, Callable[..., int]]) -> MatrixTask:
     helps["command"] = " | ".join(COMMANDS)
     helps["target"] = "; ".join(f"{c.target} for `{c.name}`" for c in COMMANDS.values()
                                 if c.target)
-    made: MatrixTask = task(klass=MatrixTask, positional=["command", "target"], help=helps,
-                            auto_shortflags=False)(matrix)
+    helps["rest"] = "(nothing: a word or flag the command does not take is refused, exit 10)"
+    made: MatrixTask = task(klass=MatrixTask, positional=["command", "target", "rest"],
+                            help=helps, auto_shortflags=False)(matrix)
     return made
 
 
@@ -311,9 +370,11 @@ def _command(command: str) -> Command:
 
 
 def dispatch(command: str, target: str, flags: Mapping[str, Any],
-             handlers: Mapping[str, Callable[..., int]]) -> None:
+             handlers: Mapping[str, Callable[..., int]], *,
+             rest: Sequence[str] = ()) -> None:
     """Check the command line, run the handler, turn FatalError into an exit; anything
-    else unexpected is the last resort's (crash.py): one line, a crash log, exit 70."""
+    else unexpected is the last resort's (crash.py): one line, a crash log, exit 70.
+    ``rest``: the words invoke's parser did not know (an unknown flag, an extra word)."""
     try:
         if not command:
             if flags.get("help"):
@@ -323,9 +384,11 @@ def dispatch(command: str, target: str, flags: Mapping[str, Any],
                              hint="commands: " + ", ".join(COMMANDS)
                              + " (`invoke matrix help` says what each does)")
         spec = _command(command)
-        if flags.get("help") or command == "help":
+        if flags.get("help") or command == "help" or "-h" in rest:
             sys.stdout.write(help_text(target if command == "help" else command))
             return
+        if rest:
+            _refuse_rest(command, spec, rest)
         if target and spec.target is None:
             raise UsageError(f"`invoke matrix {command}` takes no argument, got {target!r}")
         allowed = flags_of(command)
@@ -339,6 +402,11 @@ def dispatch(command: str, target: str, flags: Mapping[str, Any],
                 + ", ".join(_BY_NAME[s].option if s in _BY_NAME else f"--{s}" for s in stray),
                 hint="it takes: " + ", ".join(sorted(f.option for f in allowed
                                                      if f.name not in _OWN)))
+        for f in allowed:
+            if flags.get(f.name) is True and not isinstance(f.default, bool):
+                raise UsageError(f"{f.option} needs a value (`{f.option}=...`)",
+                                 hint=f"`invoke matrix {command} --help` says what "
+                                 f"{f.option} takes")
         if spec.target and not target:
             raise UsageError(f"`invoke matrix {command}` needs {spec.target}",
                              hint=f"`invoke matrix {command} --help` shows its usage")
@@ -365,6 +433,24 @@ def dispatch(command: str, target: str, flags: Mapping[str, Any],
         raise Exit(code=code)
 
 
+def _refuse_rest(command: str, spec: Command, rest: Sequence[str]) -> None:
+    """UsageError for the words invoke's parser left over: an unknown flag (with the
+    closest one the command takes), else a word beyond the command's one argument."""
+    takes = sorted(f.option for f in flags_of(command) if f.name not in _OWN)
+    unknown = [w.split("=", 1)[0] for w in rest if w.startswith("-") and w != "-"]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], takes, n=1)
+        raise UsageError(f"`invoke matrix {command}`: unknown flag {clip(unknown[0], 60)}",
+                         hint=(f"perhaps you meant {close[0]}? " if close else "")
+                         + "it takes: " + ", ".join(takes))
+    if spec.target is None:
+        raise UsageError(f"`invoke matrix {command}` takes no argument, got "
+                         f"{clip(rest[0], 60)}")
+    raise UsageError(f"`invoke matrix {command}` takes one {spec.target}, got more: "
+                     f"{clip(rest[0], 60)}", hint=f"`invoke matrix {command} --help` shows "
+                     "its usage (a name with spaces goes in quotes)")
+
+
 def _last_resort(command: str, exc: BaseException) -> None:
     print("error: " + crash_line(command, exc, write_crash_log(command, exc)),
           file=sys.stderr)
@@ -373,7 +459,8 @@ def _last_resort(command: str, exc: BaseException) -> None:
 
 def _value(flag: Flag, given: Any) -> Any:
     """A flag's value for its handler: the default when not given; an integer flag's text
-    parsed as a whole number (``UsageError`` naming the flag when it is not one)."""
+    parsed as a whole number (``UsageError`` naming the flag when it is not one, or is
+    below the flag's ``low``: ``--repeat=0`` is refused, not taken for the default)."""
     if given is None:
         return flag.default
     if not flag.whole_number or (isinstance(given, int) and not isinstance(given, bool)):
@@ -383,4 +470,9 @@ def _value(flag: Flag, given: Any) -> Any:
         shown = repr(given) if len(repr(given)) <= 40 else repr(given)[:40] + "…"
         raise UsageError(f"{flag.option} {shown}: expected a whole number",
                          hint=f"e.g. {flag.option}=2")
-    return int(text)
+    value = int(text)
+    if flag.low is not None and value < flag.low:
+        raise UsageError(f"{flag.option}={value}: expected a whole number of at least "
+                         f"{flag.low}", hint=f"e.g. {flag.option}={flag.low + 1}, or leave "
+                         f"{flag.option} out for {flag.unset or 'its default'}")
+    return value

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -119,3 +120,112 @@ def test_a_paste_that_is_not_what_its_byte_order_mark_says_is_refused_by_name(
     (tmp_path / "p.txt").write_bytes(b"\xff\xfe" + PASTE.encode("utf-16-le") + b"\x00\xdc")
     code, _out, err = run("parse", str(tmp_path / "p.txt"))
     assert code == 8 and "byte-order mark of UTF-16 (little-endian)" in err, err
+
+
+# -- 7: the command line's own errors are the tool's (exit 10), through every entry point ---
+
+def invoke_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``invoke matrix ARGS`` (the tasks.py entry point) from the project folder."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "DOCKER_HOST": "unix:///nonexistent.sock",
+           "OPENSSL_MATRIX_CACHE": str(cwd / ".cache")}
+    return subprocess.run(["invoke", "matrix", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=60)
+
+
+BAD_LINES = {
+    "unknown-flag": (["list", "--bogus"], r"unknown flag '--bogus'"),
+    "unknown-flag-with-value": (["list", "--bogus=1"], r"unknown flag '--bogus'"),
+    "misspelt-flag": (["list", "--jsn"], r"unknown flag '--jsn'\n  hint: perhaps you meant "
+                      r"--json\?"),
+    "short-flag": (["export", "-o", "x.csv"], r"unknown flag '-o'"),
+    "missing-value-at-the-end": (["export", "--output"], r"--output needs a value"),
+    "missing-value-before-a-flag": (["export", "--output", "--format=csv"],
+                                    r"--output needs a value"),
+    "missing-integer-value": (["report", "--block-size"], r"--block-size needs a value"),
+    "extra-word": (["list", "extra"], r"`invoke matrix list` takes no argument, got 'extra'"),
+    "second-file": (["parse", "a.txt", "b.txt"],
+                    r"`invoke matrix parse` takes one FILE, got more: 'b.txt'"),
+    "bench-with-a-stray-flag": (["bench", "--cpu=auto", "--bogus"], r"unknown flag '--bogus'"),
+}
+
+
+@pytest.mark.parametrize(("args", "message"), BAD_LINES.values(), ids=BAD_LINES)
+def test_a_bad_command_line_is_exit_10_with_a_hint_through_python_m(
+        tmp_path: Path, args: list[str], message: str) -> None:
+    import re
+
+    done = cli(*args, cwd=tmp_path)
+    assert done.returncode == 10, (done.returncode, done.stderr)
+    assert done.stderr.startswith("error: "), done.stderr
+    assert re.search(message, done.stderr), done.stderr
+    assert "No idea what" not in done.stderr and "needed value" not in done.stderr
+    assert not (tmp_path / "x.csv").exists()
+
+
+@pytest.mark.parametrize("case", ["unknown-flag", "missing-value-at-the-end", "second-file"])
+def test_a_bad_command_line_is_exit_10_through_invoke(tmp_path: Path, case: str) -> None:
+    import re
+
+    args, message = BAD_LINES[case]
+    done = invoke_cli(*args, cwd=tmp_path)
+    assert done.returncode == 10, (done.returncode, done.stderr)
+    assert re.search(message, done.stderr) and "No idea what" not in done.stderr
+
+
+def test_a_flag_value_that_is_also_the_task_name_is_still_its_value(tmp_path: Path) -> None:
+    done = cli("list", "--only", "matrix", "--matrix", str(ROOT / "matrix.yaml"), cwd=tmp_path)
+    assert done.returncode == 2 and "--only 'matrix' matches no variant" in done.stderr, \
+        done.stderr
+
+
+def test_good_command_lines_still_parse(tmp_path: Path) -> None:
+    (tmp_path / "p.txt").write_text(PASTE)
+    done = cli("import", "--as", "x", "p.txt", "--results", "res", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    done = cli("export", "--results=res", "--output", "out.csv", "--format", "csv",
+               cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert len((tmp_path / "out.csv").read_text().splitlines()) == 1 + 5  # header, figures
+    done = cli("list", "-h", cwd=tmp_path)
+    assert done.returncode == 0 and "usage: invoke matrix list" in done.stdout
+
+
+# -- 8: a count of zero is refused, not taken for the default ------------------------------
+
+ZERO_COUNTS = {
+    "repeat-0": ("bench", {"cpu": "auto", "repeat": "0"}, "--repeat=0", "the suite's repeat"),
+    "repeat-negative": ("bench", {"cpu": "auto", "repeat": "-2"}, "--repeat=-2",
+                        "the suite's repeat"),
+    "jobs-0": ("build", {"jobs": "0"}, "--jobs=0", "one variant at a time"),
+    "block-size-0": ("report", {"block_size": "0"}, "--block-size=0", "8192"),
+}
+
+
+@pytest.mark.parametrize(("command", "flags", "shown", "unset"), ZERO_COUNTS.values(),
+                         ids=ZERO_COUNTS)
+def test_a_zero_count_is_refused_before_any_engine(tmp_path: Path, command: str,
+                                                   flags: dict[str, str], shown: str,
+                                                   unset: str,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import contextlib
+    import io
+
+    from invoke.exceptions import Exit
+
+    from openssl_matrix.cli.commands import handlers
+    from openssl_matrix.cli.table import dispatch
+
+    def no_engine(base_url: str | None, allow_plain_tcp: bool) -> Any:
+        raise AssertionError("an engine was reached")
+
+    monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(ROOT)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), pytest.raises(Exit) as exc:
+        dispatch(command, "", {**flags, "results": str(tmp_path / "results")},
+                 handlers(no_engine))
+    assert exc.value.code == 10, err.getvalue()
+    assert f"{shown}: expected a whole number of at least 1" in err.getvalue()
+    flag = shown.split("=")[0]
+    assert f"hint: e.g. {flag}=2, or leave {flag} out for {unset}" in err.getvalue()
+    assert not (tmp_path / "results").exists()
