@@ -566,7 +566,8 @@ def parse_table(recs: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
+def cmd_import(*, target: str, matrix: str, results: str, as_: str, wait: bool = False,
+               ) -> int:
     """Store a published report's figures in the results tree as reference results.
 
     An import is identified by the source file's sha256 and ``--as``: importing the same
@@ -588,7 +589,7 @@ def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
     for i, run in enumerate(runs, 1):  # every folder name checked before anything is written
         safe_name(run.header.version or "unknown",
                   f"{target}: run {i}: the version in its header", error=ParseError)
-    import_report(_tree(results), raw, runs, as_=as_, source=Path(target))
+    import_report(_tree(results), raw, runs, as_=as_, source=Path(target), wait=wait)
     return 0
 
 

@@ -149,8 +149,8 @@ FLAGS: tuple[Flag, ...] = (
          "suite's repeat, with extra rounds for figures whose 95 % interval is too wide); "
          "each figure's median, 95 % interval and clean-sample count are reported",
          ("bench",), low=1, unset="the suite's repeat"),
-    Flag("wait", False, "wait for another bench on the same results tree instead of "
-         "failing", ("bench", "reproduce")),
+    Flag("wait", False, "wait for another command holding the same results tree (a "
+         "bench, an import) instead of failing", ("bench", "reproduce", "import")),
     Flag("settle", "", "seconds to wait before each cell for a quiet host (default 20; 0: "
          "do not wait); the wait shows its reason and a countdown", ("bench",)),
     Flag("no_wait", False, "exit instead of queueing when another bench (any results "

@@ -229,3 +229,34 @@ def test_a_zero_count_is_refused_before_any_engine(tmp_path: Path, command: str,
     flag = shown.split("=")[0]
     assert f"hint: e.g. {flag}=2, or leave {flag} out for {unset}" in err.getvalue()
     assert not (tmp_path / "results").exists()
+
+
+# -- 9: the locked tree's hint says --wait, and import takes it --------------------------------
+
+def test_an_import_on_a_locked_tree_names_wait_and_takes_it(tmp_path: Path) -> None:
+    import threading
+
+    from openssl_matrix.results.tree import ResultsTree
+
+    (tmp_path / "p.txt").write_text(PASTE)
+    root = tmp_path / "results"
+    holder = ResultsTree(root)
+    holder.lock()
+    try:
+        code, _out, err = run("import", str(tmp_path / "p.txt"), as_="x", results=str(root))
+        assert code == 9 and "pass --wait to queue behind it" in err, err
+        threading.Timer(1.0, holder.unlock).start()
+        code, out, err = run("import", str(tmp_path / "p.txt"), as_="x", results=str(root),
+                             wait=True)
+    finally:
+        holder.unlock()
+    assert code == 0, err
+    assert "is in use by pid" in err and "waiting for it (--wait)" in err
+    assert (root / "ref-x" / "1.0.1e" / "import" / "0001").is_dir(), out
+
+
+def test_import_wait_is_on_the_command_line(tmp_path: Path) -> None:
+    (tmp_path / "p.txt").write_text(PASTE)
+    done = cli("import", "p.txt", "--as", "x", "--wait", "--results", "res", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "res" / "ref-x" / "1.0.1e").is_dir()
