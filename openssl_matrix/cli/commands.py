@@ -34,7 +34,11 @@ from openssl_matrix.core.errors import (
 from openssl_matrix.core.files import atomic_write, read_bounded
 from openssl_matrix.core.jsonfast import dumps_indented
 from openssl_matrix.core.names import clip, inside, name_problem, safe_name
-from openssl_matrix.core.outputs import RenderedFolder, check_output_file
+from openssl_matrix.core.outputs import (
+    RenderedFolder,
+    check_output_file,
+    refuse_path_through_file,
+)
 from openssl_matrix.core.resources import USER_REPORTS, project_reports, user_folder
 from openssl_matrix.engine.backend import Backend, DockerBackend
 from openssl_matrix.engine.engines import describe_spec
@@ -86,7 +90,9 @@ def _matrix(path: str) -> Matrix:
 
 
 def _tree(results: str) -> ResultsTree:
-    return ResultsTree(Path(results or "results"))
+    root = Path(results or "results")
+    refuse_path_through_file(root, "--results")  # results/ below a file: exit 11
+    return ResultsTree(root)
 
 
 #: A pasted report (`parse`, `import`) larger than this is not one.

@@ -15,6 +15,13 @@ import pytest
 from .test_hostile import ROOT, run
 
 
+@pytest.fixture(autouse=True)
+def _nothing_outside(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No Docker engine is ever reached, and crash logs (if any) stay in the test's folder."""
+    monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / ".cache"))
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+
+
 def cli(*args: str, cwd: Path, timeout: float = 15) -> subprocess.CompletedProcess[str]:
     """``python -m openssl_matrix ARGS`` in its own process (a hang ends at ``timeout``)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DOCKER_HOST": "unix:///nonexistent.sock",
@@ -260,3 +267,38 @@ def test_import_wait_is_on_the_command_line(tmp_path: Path) -> None:
     done = cli("import", "p.txt", "--as", "x", "--wait", "--results", "res", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "res" / "ref-x" / "1.0.1e").is_dir()
+
+
+# -- 10: a path through a regular file is the file system's refusal (exit 11), named ---------
+
+THROUGH_A_FILE = {
+    "export-output": ("export", {"output": "NOTES.txt/x.csv"}, "--output 'NOTES.txt/x.csv'"),
+    "export-output-deeper": ("export", {"output": "NOTES.txt/a/b.csv"},
+                             "--output 'NOTES.txt/a/b.csv'"),
+    "report-output": ("report", {"output": "NOTES.txt/report"}, "--output 'NOTES.txt/report'"),
+    "render-output": ("render", {"output": "NOTES.txt/rendered"},
+                      "--output 'NOTES.txt/rendered'"),
+    "render-output-is-the-file": ("render", {"output": "NOTES.txt"}, "--output 'NOTES.txt'"),
+    "list-results": ("list", {"results": "NOTES.txt/results"}, "--results 'NOTES.txt/results'"),
+    "export-results": ("export", {"results": "NOTES.txt/results"},
+                       "--results 'NOTES.txt/results'"),
+}
+
+
+@pytest.mark.parametrize(("command", "flags", "shown"), THROUGH_A_FILE.values(),
+                         ids=THROUGH_A_FILE)
+def test_a_path_through_a_file_is_exit_11_naming_the_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str,
+        flags: dict[str, str], shown: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "NOTES.txt").write_text("my notes\n")
+    (tmp_path / "p.txt").write_text(PASTE)
+    assert run("import", "p.txt", as_="x", results="results")[0] == 0
+    before = sorted(str(p) for p in tmp_path.rglob("*"))
+    code, out, err = run(command, **{"matrix": str(ROOT / "matrix.yaml"),
+                                     "results": "results", **flags})
+    assert code == 11, (code, err)
+    assert err.startswith(f"error: {shown}: 'NOTES.txt' is a file, not a folder\n"), err
+    assert "hint: give a path whose folders are folders" in err
+    assert (tmp_path / "NOTES.txt").read_text() == "my notes\n"
+    assert sorted(str(p) for p in tmp_path.rglob("*")) == before
