@@ -37,6 +37,7 @@ from openssl_matrix.core.names import clip, inside, name_problem, safe_name
 from openssl_matrix.core.outputs import (
     RenderedFolder,
     check_output_file,
+    refuse_foreign_file,
     refuse_path_through_file,
 )
 from openssl_matrix.core.resources import USER_REPORTS, project_reports, user_folder
@@ -78,7 +79,7 @@ from openssl_matrix.repro.resolve import Environment
 from openssl_matrix.repro.run import reproduce
 from openssl_matrix.repro.specload import find_spec, load_spec
 from openssl_matrix.repro.verdicts import as_json, render_text
-from openssl_matrix.results.export import records, render, render_rows
+from openssl_matrix.results.export import records, render, render_rows, written_by_export
 from openssl_matrix.results.imports import import_report
 from openssl_matrix.results.records import FINISHED, read_latest
 from openssl_matrix.results.tree import ResultsTree, lab_worker
@@ -491,11 +492,13 @@ def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
 
 
 def cmd_export(*, target: str, matrix: str, results: str, format: str,
-               output: str, per_session: bool = False) -> int:
+               output: str, per_session: bool = False, force: bool = False) -> int:
     fmt = format or "csv"
     if fmt not in ("csv", "jsonl"):
         raise UsageError(f"--format {fmt!r} is not one of csv, jsonl")
     dest = check_output_file(output, _tree(results).root) if output else None
+    if dest is not None:  # a file export did not write is left alone (unless --force)
+        refuse_foreign_file(dest, written_by_export, "export", force=force)
     text = render_rows(list(session_medians(records(_tree(results)))), SESSION_FIELDS, fmt) \
         if per_session else render(_tree(results), fmt)
     if dest is not None:

@@ -120,7 +120,8 @@ FLAGS: tuple[Flag, ...] = (
         "bench": "run on a CPU the profile does not describe (results are marked forced)",
         "pin": "accept a tarball whose hash differs from the official release's",
         "reproduce": "measure again even when finished runs exist",
-    }, ("build", "bench", "pin", "reproduce")),
+        "export": "replace an --output file that export did not write",
+    }, ("build", "bench", "pin", "reproduce", "export")),
     Flag("cpu", "", {
         "build": "a profile with docker_host builds on that machine's Docker engine; "
         "several, comma separated (--cpu=a,b), build on each engine at once",

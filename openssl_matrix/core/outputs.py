@@ -12,7 +12,9 @@
 * An output path through a file (``--output NOTES.txt/x.csv``) is refused naming the
   file (exit 11), before anything is written.
 * An output file (``export --output FILE``) is a regular file or a new name; ``-`` means
-  standard output. A device, a folder, a FIFO or a symbolic link is refused: an atomic
+  standard output. An existing file is replaced only when it holds what the command
+  writes (:func:`refuse_foreign_file`: an earlier export, by its header), or with
+  ``--force``. A device, a folder, a FIFO or a symbolic link is refused: an atomic
   write replaces the name by rename, which would break a device node or turn a link into
   a plain file.
 """
@@ -28,6 +30,7 @@ import json
 import os
 import shutil
 import stat
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO
@@ -225,6 +228,24 @@ def check_output_file(path: str, tree_root: Path | None = None) -> Path | None:
         raise UsageError(f"--output {shown} is {kind}",
                          hint="give a file name, or '-' for standard output")
     return p
+
+
+def refuse_foreign_file(path: Path, ours: Callable[[bytes], bool], command: str, *,
+                        force: bool) -> None:
+    """UsageError when the output file ``path`` exists and its start (``ours`` of its
+    first bytes) is not what ``invoke matrix COMMAND`` writes, unless ``force``."""
+    if force:
+        return
+    try:
+        with open_regular(path, follow=False) as fh:
+            head = fh.read(4096)
+    except FileNotFoundError:
+        return
+    if not ours(head):
+        raise UsageError(f"--output {clip(str(path), 200)} exists and was not written by "
+                         f"`invoke matrix {command}`: it is left alone",
+                         hint="give a new file name (or '-' for standard output), or pass "
+                         "--force to replace it")
 
 
 RENDER_MARKER = ".openssl-matrix-rendered.json"

@@ -302,3 +302,38 @@ def test_a_path_through_a_file_is_exit_11_naming_the_file(
     assert "hint: give a path whose folders are folders" in err
     assert (tmp_path / "NOTES.txt").read_text() == "my notes\n"
     assert sorted(str(p) for p in tmp_path.rglob("*")) == before
+
+
+# -- 3: export --output leaves a file it did not write alone -----------------------------------
+
+def test_export_does_not_overwrite_a_file_it_did_not_write(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.txt").write_text(PASTE)
+    assert run("import", "p.txt", as_="x", results="results")[0] == 0
+    (tmp_path / "notes.csv").write_text("name,phone\nalice,555\n")
+    code, _out, err = run("export", results="results", output="notes.csv")
+    assert code == 10, err
+    assert "--output 'notes.csv' exists and was not written by `invoke matrix export`" in err
+    assert "--force" in err
+    assert (tmp_path / "notes.csv").read_text() == "name,phone\nalice,555\n"
+    code, _out, err = run("export", results="results", output="notes.csv", force=True)
+    assert code == 0, err
+    assert (tmp_path / "notes.csv").read_text().startswith("cpu,variant,version,suite,")
+
+
+@pytest.mark.parametrize("again", [{}, {"format": "jsonl"}, {"per_session": True}])
+def test_export_replaces_its_own_earlier_export(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                again: dict[str, Any]) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.txt").write_text(PASTE)
+    assert run("import", "p.txt", as_="x", results="results")[0] == 0
+    for flags in ({"format": "jsonl"}, {}, again):
+        code, _out, err = run("export", results="results", output="e.out", **flags)
+        assert code == 0, (flags, err)
+    first = (tmp_path / "e.out").read_text().splitlines()[0]
+    assert first.startswith('{"cpu": "ref-x"' if again.get("format") else "cpu,variant,")
+    (tmp_path / "empty.csv").touch()  # nothing to lose: replaced
+    assert run("export", results="results", output="empty.csv")[0] == 0
