@@ -5,7 +5,7 @@ then; it never needs a document of megabytes, a nesting a hundred levels deep, o
 alias that expands into millions of nodes ("billion laughs"). Those are refused before
 anything walks the document:
 
-* ``MAX_BYTES`` of text;
+* ``MAX_BYTES`` (1 MiB) of UTF-8 text, the same cap as the readers' (:data:`TOO_LARGE`);
 * ``MAX_DEPTH`` levels of nested mappings and lists;
 * ``MAX_ALIASES`` alias references, and ``MAX_NODES`` nodes once every alias is
   expanded (counted on the node graph, each shared node once: linear time);
@@ -25,6 +25,9 @@ from typing import Any
 import yaml
 
 MAX_BYTES = 1 << 20
+#: What a file larger than MAX_BYTES is told, whether found by its reader or here.
+TOO_LARGE = (f"larger than {MAX_BYTES} bytes (1 MiB), the most YAML this tool reads (a "
+             "hand-written file is far smaller)")
 MAX_DEPTH = 40
 MAX_ALIASES = 1000
 MAX_NODES = 100_000
@@ -142,9 +145,9 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
 
 def load_yaml(text: str) -> Any:
     """The one document in ``text``, within the limits above; YamlProblem otherwise."""
-    if len(text) > MAX_BYTES:
-        raise YamlProblem(f"the file is {len(text)} characters; this tool reads at most "
-                          f"{MAX_BYTES} (a hand-written file is far smaller)")
+    size = len(text) if len(text) > MAX_BYTES else len(text.encode("utf-8", "replace"))
+    if size > MAX_BYTES:
+        raise YamlProblem(f"the file is {size} bytes or more, {TOO_LARGE}")
     loader: _LimitedLoader | None = None
     try:
         loader = _LimitedLoader(text)

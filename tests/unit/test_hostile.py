@@ -205,7 +205,7 @@ MATRICES = [
       r"nested more than 40 levels deep"),
     M("too-many-aliases", "x: &x 1\nl: [" + ", ".join(["*x"] * 1500) + "]\n",
       r"more than 1000 alias references"),
-    M("two-megabytes", "# " + "x" * (2 << 20) + "\n", r"this tool reads at most 1048576"),
+    M("two-megabytes", "# " + "x" * (2 << 20) + "\n", r"larger than 1048576 bytes \(1 MiB\)"),
     M("nul-byte", "versions:\x00 {}\n", r"m\.yaml: YAML syntax error.*#x0000"),
     M("not-utf8", b"versions: \xff\xfe\n", r"m\.yaml: is not UTF-8 text"),
     M("unknown-alias", "versions: *nothing\n", r"YAML syntax error.*alias"),

@@ -337,3 +337,30 @@ def test_export_replaces_its_own_earlier_export(tmp_path: Path,
     assert first.startswith('{"cpu": "ref-x"' if again.get("format") else "cpu,variant,")
     (tmp_path / "empty.csv").touch()  # nothing to lose: replaced
     assert run("export", results="results", output="empty.csv")[0] == 0
+
+
+# -- 12: the YAML size cap is the one docs/robustness.md states ---------------------------------
+
+@pytest.mark.parametrize("size", [(1 << 20) + 10, 2 << 20, 5 << 20])
+@pytest.mark.parametrize("command", ["list", "reproduce"])
+def test_the_yaml_cap_in_the_message_is_the_documented_one(tmp_path: Path, size: int,
+                                                           command: str) -> None:
+    from openssl_matrix.core.yamlload import MAX_BYTES
+
+    path = tmp_path / "big.yaml"
+    path.write_text("# " + "x" * (size - 3) + "\n")
+    code, _out, err = (run("list", matrix=str(path)) if command == "list" else
+                       run("reproduce", str(path), check=True))
+    assert code == 2, err
+    assert "larger than 1048576 bytes (1 MiB)" in err and "4194304" not in err, err
+    docs = (ROOT / "docs" / "robustness.md").read_text()
+    assert MAX_BYTES == 1 << 20 and "YAML and Docker config 1 MiB" in docs
+    assert "YAML files (matrices, report specs, patch metadata) are read with limits: at most\n" \
+           "  1 MiB" in docs
+
+
+def test_a_yaml_file_of_multibyte_text_is_measured_in_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text("# " + "é" * (600 << 10) + "\n")  # 600 Ki characters, 1.2 MB
+    code, _out, err = run("list", matrix=str(path))
+    assert code == 2 and "larger than 1048576 bytes (1 MiB)" in err, err
