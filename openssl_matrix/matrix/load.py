@@ -214,6 +214,10 @@ def build_matrix(data: Any, ctx: CheckContext, *,
             base_image=_resolve_base_image(ctx, cell, spec, default_base, where),
             patches=applied, engines=engines,
             sigill_cpus=_sigill_cpus(march, cell.get("cpu"), profiles),
+            # a release catalogue: true added (the file does not declare it) is an opt-in
+            # version, include rules naming it too (docs/matrix.md: nothing of the
+            # catalogue is built unless selected); default_variants overrides
+            default=not spec.from_catalogue,
         ))
     if not variants:
         raise ctx.fail("", "the matrix expands to no variants",
@@ -329,7 +333,9 @@ def _sigill_cpus(march: str | None, cpu: str | None, profiles: Sequence[Profile]
 
 def _apply_default_selection(ctx: CheckContext, value: Any, variants: list[Variant],
                              ) -> list[Variant]:
-    """Mark the variants ``default_variants`` (fnmatch patterns) leaves out as opt-in."""
+    """Mark the variants ``default_variants`` (fnmatch patterns) leaves out as opt-in.
+    Without it the variants stay as expanded: those of the file's own versions default,
+    those of the releases ``catalogue: true`` added opt-in."""
     if value is None:
         return variants
     if isinstance(value, str):

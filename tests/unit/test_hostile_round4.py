@@ -364,3 +364,43 @@ def test_a_yaml_file_of_multibyte_text_is_measured_in_bytes(tmp_path: Path) -> N
     path.write_text("# " + "é" * (600 << 10) + "\n")  # 600 Ki characters, 1.2 MB
     code, _out, err = run("list", matrix=str(path))
     assert code == 2 and "larger than 1048576 bytes (1 MiB)" in err, err
+
+
+# -- 13: catalogue releases are opt-in, also without default_variants ---------------------------
+
+def test_catalogue_releases_are_opt_in_without_default_variants(tmp_path: Path) -> None:
+    from openssl_matrix.matrix.load import load_matrix
+
+    from .test_hostile import matrix_text
+
+    own = {"1.1.1w": {"sha256": "cf3098950cb4d853ad95c0841f1f9c6d3dc102dccfcacd521d93925208b"
+                                "76ac8"},
+           "3.0.20": {"sha256": "c80a01dfc70ece4dc21168932c37739042d404d46ccc81a5986dd75314"
+                                "ecda6f"}}
+    path = tmp_path / "m.yaml"
+    path.write_text(matrix_text(versions=own, default_variants=None, catalogue=True,
+                                include=[{"version": "1.1.1w", "arch": "i386"},
+                                         {"version": "1.1.0l", "arch": "i386"}]))
+    m = load_matrix(path)
+    assert {v.id for v in m.select(None)} == {
+        "1.1.1w-asm-x86_64", "1.1.1w-no-asm-x86_64", "3.0.20-asm-x86_64",
+        "3.0.20-no-asm-x86_64", "1.1.1w-asm-i386"}
+    catalogue = [v for v in m.all_variants if v.version.from_catalogue]
+    assert len(catalogue) > 100 and not any(v.default for v in catalogue)
+    assert [v.id for v in m.select("1.1.0l-*")] == ["1.1.0l-asm-x86_64",
+                                                     "1.1.0l-no-asm-x86_64", "1.1.0l-asm-i386"]
+    code, out, err = run("list", matrix=str(path))
+    assert code == 0, err
+    assert "5 variant(s) from" in out and "5 built by default" in out
+
+
+def test_default_variants_can_still_make_a_catalogue_release_a_default(tmp_path: Path) -> None:
+    from openssl_matrix.matrix.load import load_matrix
+
+    from .test_hostile import matrix_text
+
+    path = tmp_path / "m.yaml"
+    path.write_text(matrix_text(default_variants=["1.1.1w-asm-x86_64", "1.0.2u-asm-x86_64"],
+                                catalogue=True))
+    assert {v.id for v in load_matrix(path).select(None)} == {"1.1.1w-asm-x86_64",
+                                                              "1.0.2u-asm-x86_64"}
