@@ -24,11 +24,13 @@ flag that takes a value may be given without one; :func:`dispatch` refuses both.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import inspect
 import re
 import sys
 import textwrap
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -411,8 +413,12 @@ def dispatch(command: str, target: str, flags: Mapping[str, Any],
         if spec.target and not target:
             raise UsageError(f"`invoke matrix {command}` needs {spec.target}",
                              hint=f"`invoke matrix {command} --help` shows its usage")
-        code = handlers[command](target=target, **{
-            f.name: _value(f, flags.get(f.name)) for f in allowed if f.name not in _OWN})
+        values = {f.name: _value(f, flags.get(f.name)) for f in allowed if f.name not in _OWN}
+        main = threading.current_thread() is threading.main_thread()  # (a lab's threads)
+        with contextlib.redirect_stdout(_NamedStdout(sys.stdout)) if main else \
+                contextlib.nullcontext():
+            code = handlers[command](target=target, **values)
+            sys.stdout.flush()  # a full device says so here, naming standard output
     except FatalError as exc:
         log.error("\n".join(line if len(line) <= 2000 else f"{line[:2000]}… (cut)"
                              for line in str(exc).splitlines()))  # never unbounded text
@@ -420,7 +426,8 @@ def dispatch(command: str, target: str, flags: Mapping[str, Any],
     except OSError as exc:
         if exc.errno not in ENVIRONMENT_ERRNOS:
             return _last_resort(command, exc)
-        log.error(str(FileSystemError.of(exc, f"`invoke matrix {command}`")))
+        log.error(str(FileSystemError.of(exc, f"`invoke matrix {command}`",
+                                         _written(command, flags))))
         raise Exit(code=FileSystemError.exit_code) from None
     except KeyboardInterrupt:
         print("\ninterrupted: finished results are kept; rerun the same command to go on",
@@ -432,6 +439,45 @@ def dispatch(command: str, target: str, flags: Mapping[str, Any],
         _last_resort(command, exc)
     if code:
         raise Exit(code=code)
+
+
+STDOUT = "<standard output>"
+
+
+class _NamedStdout:
+    """Standard output whose write errors name it (a full device, a closed pipe): an
+    OSError from a ``print`` has no file name of its own."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except OSError as exc:
+            exc.filename = STDOUT if exc.filename is None else exc.filename
+            raise
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            exc.filename = STDOUT if exc.filename is None else exc.filename
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _written(command: str, flags: Mapping[str, Any]) -> str:
+    """What ``command`` was writing when the file system refused without naming a path
+    (a file written without the atomic writer, a chart): its output or results tree."""
+    output, results = flags.get("output"), flags.get("results") or "results"
+    if command == "export" and isinstance(output, str) and output not in ("", "-"):
+        return clip(output, 200)
+    folder = {"report": output or f"{results}/_report",
+              "render": output or "dockerfiles/rendered"}.get(command, results)
+    return f"{clip(str(folder), 200)} (a file in it)"
 
 
 def _refuse_rest(command: str, spec: Command, rest: Sequence[str]) -> None:

@@ -4,6 +4,7 @@ promise (docs/exit-codes.md, docs/robustness.md, docs/matrix.md)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import sys
@@ -295,7 +296,7 @@ def test_a_path_through_a_file_is_exit_11_naming_the_file(
     (tmp_path / "p.txt").write_text(PASTE)
     assert run("import", "p.txt", as_="x", results="results")[0] == 0
     before = sorted(str(p) for p in tmp_path.rglob("*"))
-    code, out, err = run(command, **{"matrix": str(ROOT / "matrix.yaml"),
+    code, _out, err = run(command, **{"matrix": str(ROOT / "matrix.yaml"),
                                      "results": "results", **flags})
     assert code == 11, (code, err)
     assert err.startswith(f"error: {shown}: 'NOTES.txt' is a file, not a folder\n"), err
@@ -404,3 +405,70 @@ def test_default_variants_can_still_make_a_catalogue_release_a_default(tmp_path:
                                 catalogue=True))
     assert {v.id for v in load_matrix(path).select(None)} == {"1.1.1w-asm-x86_64",
                                                               "1.0.2u-asm-x86_64"}
+
+
+# -- 6: a full device names what was being written ---------------------------------------------
+
+def _full(path: Path) -> None:
+    raise OSError(errno.ENOSPC, "No space left on device")  # as a write() raises it: no name
+
+
+def test_a_full_device_during_import_names_the_file(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from openssl_matrix.core import files
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.txt").write_text(PASTE)
+    monkeypatch.setattr(files, "WRITE_HOOK", _full)
+    code, _out, err = run("import", "p.txt", as_="x", results="results")
+    assert code == 11, err
+    assert err.startswith("error: 'results/ref-x/1.0.1e/import/0001/"), err
+    assert "no space left on the device (while `invoke matrix import`)" in err
+    assert "'a file'" not in err
+
+
+def test_a_full_device_during_export_names_the_output(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from openssl_matrix.core import files
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.txt").write_text(PASTE)
+    assert run("import", "p.txt", as_="x", results="results")[0] == 0
+    monkeypatch.setattr(files, "WRITE_HOOK", _full)
+    code, _out, err = run("export", results="results", output="e.csv")
+    assert code == 11 and err.startswith("error: 'e.csv': no space left on the device"), err
+
+
+def test_a_full_device_during_report_names_the_report_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.txt").write_text(PASTE)
+    assert run("import", "p.txt", as_="x", results="results")[0] == 0
+    write_text = Path.write_text
+
+    def full_at_the_page(self: Path, *args: Any, **kwargs: Any) -> int:
+        if self.name == "index.html":
+            _full(self)
+        return write_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full_at_the_page)
+    code, _out, err = run("report", results="results", output="rep")
+    assert code == 11, err
+    assert "\nerror: 'rep' (a file in it): no space left on the device" in err, err
+    assert not (tmp_path / "rep").exists()
+
+
+@pytest.mark.parametrize("args", [["export", "--results", "results"],
+                                  ["parse", "p.txt", "--json"]])
+def test_a_full_standard_output_is_named(tmp_path: Path, args: list[str]) -> None:
+    (tmp_path / "p.txt").write_text(PASTE)
+    assert cli("import", "p.txt", "--as", "x", "--results", "results",
+               cwd=tmp_path).returncode == 0
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENSSL_MATRIX_CACHE": str(tmp_path / "c")}
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "openssl_matrix", *args], cwd=tmp_path,
+                              env=env, stdout=full, stderr=subprocess.PIPE, text=True,
+                              timeout=30)
+    assert done.returncode == 11, done.stderr
+    assert done.stderr.startswith("error: '<standard output>': no space left on the device")
+    assert "'a file'" not in done.stderr and "Traceback" not in done.stderr
