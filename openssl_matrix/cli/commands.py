@@ -558,10 +558,13 @@ def parse_table(recs: list[dict[str, Any]]) -> list[str]:
                   "is 305,049,900 bytes/s)",
                   f"{'algorithm':<22} {'block (bytes)':>13} {'bytes/s':>17} {'MB/s':>10}  status"]
         for rec in throughput:
-            value = rec.get("bytes_per_s")
-            lines.append(f"{rec['algorithm']:<22} {rec.get('block_size')!s:>13} "
+            value, block = rec.get("bytes_per_s"), rec.get("block_size")
+            # a block size no speed table has is not kept (parse.figures.sane): the
+            # detail says what was printed, never "None"
+            why = f": {rec['detail']}" if block is None and rec.get("detail") else ""
+            lines.append(f"{rec['algorithm']:<22} {'—' if block is None else block!s:>13} "
                          + (f"{value:>17,.0f} {value / 1e6:>10,.2f}" if value is not None
-                            else f"{'—':>17} {'—':>10}") + f"  {rec['status']}")
+                            else f"{'—':>17} {'—':>10}") + f"  {rec['status']}{why}")
     if operations:
         lines += ["operations per second",
                   f"{'algorithm':<22} {'operation':>13} {'ops/s':>17}  status"]

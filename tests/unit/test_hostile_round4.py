@@ -472,3 +472,41 @@ def test_a_full_standard_output_is_named(tmp_path: Path, args: list[str]) -> Non
     assert done.returncode == 11, done.stderr
     assert done.stderr.startswith("error: '<standard output>': no space left on the device")
     assert "'a file'" not in done.stderr and "Traceback" not in done.stderr
+
+
+# -- 11: a figure at an impossible block size is shown and counted as such ----------------------
+
+IMPOSSIBLE_BLOCK = ("OpenSSL 1.0.1e 11 Feb 2013\n"
+                    "type 16 bytes 64 bytes 99999999999 bytes\n"
+                    "aes-128-cbc 305049.90k 327331.20k 332573.95k\n"
+                    "sha1 105049.90k 127331.20k 132573.95k\n"
+                    "md5 5049.90k 7331.20k 2573.95k\n")
+
+
+def test_parse_shows_an_impossible_block_size_honestly(tmp_path: Path) -> None:
+    (tmp_path / "p.txt").write_text(IMPOSSIBLE_BLOCK)
+    code, out, err = run("parse", str(tmp_path / "p.txt"))
+    assert code == 0, err
+    assert "None" not in out
+    rows = [line for line in out.splitlines() if "impossible" in line]
+    assert len(rows) == 3
+    assert all(line.split()[1] == "—" and line.endswith(
+        "impossible: a block size of 99999999999 bytes is beyond any speed table (at most "
+        "2147483647)") for line in rows), rows
+
+
+def test_the_quality_panel_counts_figures_at_an_impossible_block_size(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.txt").write_text(IMPOSSIBLE_BLOCK)
+    assert run("import", "p.txt", as_="x", results="results")[0] == 0
+    code, out, err = run("report", results="results", output="rep")
+    assert code == 0, err
+    assert "Measurement quality: 9 figure(s), 3 flagged, 3 of them kept out of the medians" \
+        in out, out
+    assert "bulk ciphers and hashes (MB/s): 9 figure(s): 6 ok, 3 flagged" in out
+    assert "flagged impossible: 3 figure(s) (3 bulk), kept out of the medians" in out
+    import json
+
+    panel = json.loads((tmp_path / "rep" / "data" / "report.json").read_text())["quality"]
+    assert panel["figures"] == 9 and panel["statuses"][0]["status"] == "impossible"
