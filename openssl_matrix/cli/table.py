@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import inspect
+import os
 import re
 import sys
 import textwrap
@@ -423,6 +424,11 @@ def dispatch(command: str, target: str, flags: Mapping[str, Any],
         log.error("\n".join(line if len(line) <= 2000 else f"{line[:2000]}… (cut)"
                              for line in str(exc).splitlines()))  # never unbounded text
         raise Exit(code=exc.exit_code) from None
+    except BrokenPipeError as exc:
+        if exc.filename != STDOUT:
+            return _last_resort(command, exc)
+        _stdout_closed()  # `| head` read what it wanted: no crash log, nothing more printed
+        raise Exit(code=STDOUT_CLOSED) from None
     except OSError as exc:
         if exc.errno not in ENVIRONMENT_ERRNOS:
             return _last_resort(command, exc)
@@ -442,6 +448,18 @@ def dispatch(command: str, target: str, flags: Mapping[str, Any],
 
 
 STDOUT = "<standard output>"
+#: The exit status when the reader of standard output went away (``| head``): a process
+#: killed by SIGPIPE reports 128 + 13 to the shell.
+STDOUT_CLOSED = 141
+
+
+def _stdout_closed() -> None:
+    """Point standard output at /dev/null, so that Python's flush at exit does not fail
+    again on the closed pipe (and print "Exception ignored")."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno())  # type: ignore[union-attr]
+        os.close(devnull)
 
 
 class _NamedStdout:

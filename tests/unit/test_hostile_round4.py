@@ -510,3 +510,22 @@ def test_the_quality_panel_counts_figures_at_an_impossible_block_size(
 
     panel = json.loads((tmp_path / "rep" / "data" / "report.json").read_text())["quality"]
     assert panel["figures"] == 9 and panel["statuses"][0]["status"] == "impossible"
+
+
+# -- found on the way: a closed standard output (`| head`) is not a crash ------------------------
+
+def test_a_reader_that_goes_away_is_not_a_crash(tmp_path: Path) -> None:
+    (tmp_path / "p.txt").write_text("".join(PASTE.replace("305049.90k", f"{300000 + i}.90k")
+                                            for i in range(3000)))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENSSL_MATRIX_CACHE": str(tmp_path / "c")}
+    proc = subprocess.Popen([sys.executable, "-m", "openssl_matrix", "parse", "p.txt"],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().startswith(b"run 1: OpenSSL 1.0.1e")
+    proc.stdout.close()  # as `| head -1` does
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=60) == 141, err
+    assert "internal error" not in err and "Traceback" not in err and "Exception" not in err
+    assert not (tmp_path / "c").exists()  # no crash log
