@@ -208,6 +208,7 @@ def flags_of(command: str) -> list[Flag]:
 _FILLING = ("handle", "see_positional_arg")
 _CHECKING = ("complete_context",)
 _AMBIGUITY = "check_ambiguity"
+_HELP = "help_for"  # invoke's --help: a flag's value shown as needed (--as=STRING)
 
 
 def _asker() -> str | None:
@@ -217,7 +218,7 @@ def _asker() -> str | None:
     for _ in range(5):
         if frame is None:
             return None
-        if frame.f_code.co_name in (*_FILLING, *_CHECKING, _AMBIGUITY):
+        if frame.f_code.co_name in (*_FILLING, *_CHECKING, _AMBIGUITY, _HELP):
             return str(frame.f_code.co_name)
         frame = frame.f_back
     return None
@@ -269,11 +270,12 @@ class _ValueFlag(Argument):
     """A flag that takes a value and may be left without one (invoke's "optional", then
     True): ``--output`` at the end is the command's error (``dispatch``: exit 10), not
     invoke's "needed value" (exit 1). To invoke's ambiguity check it is not optional, so
-    a value that happens to be a task's name (``--output matrix``) is still its value."""
+    a value that happens to be a task's name (``--output matrix``) is still its value;
+    nor to invoke's help, which shows the value as needed."""
 
     @property
     def optional(self) -> bool:
-        return _asker() != _AMBIGUITY
+        return _asker() not in (_AMBIGUITY, _HELP)
 
     @optional.setter
     def optional(self, value: bool) -> None:
