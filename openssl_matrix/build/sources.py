@@ -60,6 +60,7 @@ from openssl_matrix.core.files import (
 )
 from openssl_matrix.core.log import info, step, warn
 from openssl_matrix.core.version import Version, VersionError
+from openssl_matrix.core.yamlload import YamlProblem, load_yaml
 from openssl_matrix.matrix.releases import official_sha256
 
 __all__ = [
@@ -279,8 +280,8 @@ def _read_lock_document(lock_file: Path) -> dict[str, Any]:
     except OSError as exc:
         raise SourceError(f"cannot read the lock file {lock_file}: {exc}") from exc
     try:
-        document = json.loads(text) if _is_json(lock_file) else yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError) as exc:
+        document = json.loads(text) if _is_json(lock_file) else load_yaml(text)
+    except (ValueError, YamlProblem) as exc:
         raise SourceError(
             f"the lock file {lock_file} is not valid {'JSON' if _is_json(lock_file) else 'YAML'}"
             f": {exc}",

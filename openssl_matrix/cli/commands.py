@@ -35,7 +35,12 @@ from openssl_matrix.core.errors import (
 from openssl_matrix.core.files import atomic_write, read_bounded
 from openssl_matrix.core.jsonfast import dumps_indented
 from openssl_matrix.core.names import clip, inside, name_problem, safe_name
-from openssl_matrix.core.outputs import RenderedFolder, check_output_file
+from openssl_matrix.core.outputs import (
+    RenderedFolder,
+    check_output_file,
+    refuse_foreign_file,
+    refuse_path_through_file,
+)
 from openssl_matrix.core.resources import USER_REPORTS, project_reports, user_folder
 from openssl_matrix.engine.backend import Backend, DockerBackend
 from openssl_matrix.engine.engines import describe_spec
@@ -65,6 +70,7 @@ from openssl_matrix.measure.session import (
     build_command,
 )
 from openssl_matrix.parse import figure_records, parse_paste
+from openssl_matrix.parse.encoding import paste_text
 from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, SpeedRun
 from openssl_matrix.report.medians import SESSION_FIELDS, session_medians
 from openssl_matrix.report.page import build_report
@@ -76,7 +82,7 @@ from openssl_matrix.repro.resolve import Environment
 from openssl_matrix.repro.run import reproduce
 from openssl_matrix.repro.specload import find_spec, load_spec
 from openssl_matrix.repro.verdicts import as_json, render_text
-from openssl_matrix.results.export import records, render, render_rows
+from openssl_matrix.results.export import records, render, render_rows, written_by_export
 from openssl_matrix.results.imports import import_report
 from openssl_matrix.results.records import FINISHED, read_latest
 from openssl_matrix.results.tree import ResultsTree, lab_worker
@@ -88,7 +94,9 @@ def _matrix(path: str) -> Matrix:
 
 
 def _tree(results: str) -> ResultsTree:
-    return ResultsTree(Path(results or "results"))
+    root = Path(results or "results")
+    refuse_path_through_file(root, "--results")  # results/ below a file: exit 11
+    return ResultsTree(root)
 
 
 #: A pasted report (`parse`, `import`) larger than this is not one.
@@ -487,11 +495,13 @@ def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:
 
 
 def cmd_export(*, target: str, matrix: str, results: str, format: str,
-               output: str, per_session: bool = False) -> int:
+               output: str, per_session: bool = False, force: bool = False) -> int:
     fmt = format or "csv"
     if fmt not in ("csv", "jsonl"):
         raise UsageError(f"--format {fmt!r} is not one of csv, jsonl")
     dest = check_output_file(output, _tree(results).root) if output else None
+    if dest is not None:  # a file export did not write is left alone (unless --force)
+        refuse_foreign_file(dest, written_by_export, "export", force=force)
     text = render_rows(list(session_medians(records(_tree(results)))), SESSION_FIELDS, fmt) \
         if per_session else render(_tree(results), fmt)
     if dest is not None:
@@ -506,9 +516,11 @@ def cmd_parse(*, target: str, matrix: str, results: str, json: bool,
               block_sizes: str = "") -> int:
     sizes = block_sizes_flag(block_sizes)
     try:
-        text = read_bounded(Path(target), cap=MAX_REPORT_BYTES).decode("utf-8", errors="replace")
+        raw = read_bounded(Path(target), cap=MAX_REPORT_BYTES)
     except OSError as exc:
         raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
+    text = paste_text(raw, target)
+    del raw
     runs = parse_paste(text, block_sizes=sizes)
     del text
     # One run at a time, each dropped once written: the output (for --json, ~6× the
@@ -565,10 +577,13 @@ def parse_table(recs: list[dict[str, Any]]) -> list[str]:
                   "is 305,049,900 bytes/s)",
                   f"{'algorithm':<22} {'block (bytes)':>13} {'bytes/s':>17} {'MB/s':>10}  status"]
         for rec in throughput:
-            value = rec.get("bytes_per_s")
-            lines.append(f"{rec['algorithm']:<22} {rec.get('block_size')!s:>13} "
+            value, block = rec.get("bytes_per_s"), rec.get("block_size")
+            # a block size no speed table has is not kept (parse.figures.sane): the
+            # detail says what was printed, never "None"
+            why = f": {rec['detail']}" if block is None and rec.get("detail") else ""
+            lines.append(f"{rec['algorithm']:<22} {'—' if block is None else block!s:>13} "
                          + (f"{value:>17,.0f} {value / 1e6:>10,.2f}" if value is not None
-                            else f"{'—':>17} {'—':>10}") + f"  {rec['status']}")
+                            else f"{'—':>17} {'—':>10}") + f"  {rec['status']}{why}")
     if operations:
         lines += ["operations per second",
                   f"{'algorithm':<22} {'operation':>13} {'ops/s':>17}  status"]
@@ -582,7 +597,8 @@ def parse_table(recs: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
+def cmd_import(*, target: str, matrix: str, results: str, as_: str, wait: bool = False,
+               ) -> int:
     """Store a published report's figures in the results tree as reference results.
 
     An import is identified by the source file's sha256 and ``--as``: importing the same
@@ -598,14 +614,13 @@ def cmd_import(*, target: str, matrix: str, results: str, as_: str) -> int:
         raw = read_bounded(Path(target), cap=MAX_REPORT_BYTES)
     except OSError as exc:
         raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
-    text = raw.decode("utf-8", errors="replace")
-    runs = parse_paste(text)
+    runs = parse_paste(paste_text(raw, target))
     if not runs:
         raise UsageError(f"{target}: no `openssl speed` output found in it")
     for i, run in enumerate(runs, 1):  # every folder name checked before anything is written
         safe_name(run.header.version or "unknown",
                   f"{target}: run {i}: the version in its header", error=ParseError)
-    import_report(_tree(results), raw, runs, as_=as_, source=Path(target))
+    import_report(_tree(results), raw, runs, as_=as_, source=Path(target), wait=wait)
     return 0
 
 

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from invoke.collection import Collection
+from invoke.exceptions import Exit, ParseError
 from invoke.program import Program
 
 from openssl_matrix import __version__
@@ -21,12 +22,23 @@ from openssl_matrix.cli.table import matrix_task
 PROGRAM = "openssl-matrix"
 
 
+class _Program(Program):
+    """invoke's Program, whose own parse errors (the few the command table cannot take
+    over, e.g. a flag value that is also a task's name) are usage errors: exit 10."""
+
+    def parse_tasks(self) -> None:
+        try:
+            super().parse_tasks()
+        except ParseError as exc:
+            raise Exit(f"error: {exc}", code=10) from None
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Run one command; exits with its status (invoke's ``Exit``)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args in (["--version"], ["-V"]):
         print(f"{PROGRAM} {__version__}")
         return
-    program = Program(namespace=Collection(matrix=matrix_task(HANDLERS)), name=PROGRAM,
+    program = _Program(namespace=Collection(matrix=matrix_task(HANDLERS)), name=PROGRAM,
                       binary=PROGRAM, version=__version__)
     program.run([PROGRAM, "matrix", *args])

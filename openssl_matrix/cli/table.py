@@ -16,17 +16,23 @@ invoke reads ``invoke matrix build`` as two tasks. ``MatrixTask`` arranges for i
 positional (``parse FILE``, ``pin VERSION`` ...). There are no short flags: invoke's
 automatic ones misled (``-o`` was ``--only``, so ``export -o x.csv`` failed). Fatal
 errors become a message and the error's exit code here, and nowhere else; a missing or
-unknown command is a usage error (exit 10).
+unknown command is a usage error (exit 10). So are the command line's other mistakes,
+which invoke's parser would end with its own message and exit 1: a last positional
+(``rest``) takes every word the parser does not know (``--bogus``, a second FILE), and a
+flag that takes a value may be given without one; :func:`dispatch` refuses both.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import inspect
+import os
 import re
 import sys
 import textwrap
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +48,7 @@ from openssl_matrix.core.errors import (
     FileSystemError,
     UsageError,
 )
+from openssl_matrix.core.names import clip
 
 ALL = "*"  # a flag every command takes
 
@@ -65,6 +72,10 @@ class Flag:
     default: Any
     help: str | Mapping[str, str]
     commands: tuple[str, ...]
+    #: the smallest whole number the command line may give (a count of 0 is not "the
+    #: default": leaving the flag out is)
+    low: int | None = None
+    unset: str = ""  # what leaving the flag out means, for the hint
 
     @property
     def whole_number(self) -> bool:
@@ -111,14 +122,16 @@ FLAGS: tuple[Flag, ...] = (
          "--only '1.0.1e-*')", ("list", "render", "build", "bench")),
     Flag("all", False, "every variant the matrix declares, opt-in ones too",
          ("list", "render", "build")),
-    Flag("jobs", 0, "how many variants to build at once (default 1)", ("build",)),
+    Flag("jobs", 0, "how many variants to build at once (default 1)", ("build",), low=1,
+         unset="one variant at a time"),
     Flag("force", False, {
         "build": "rebuild even if up to date",
         "bench": "run on a CPU the profile does not describe (results are marked forced)",
         "pin": "accept a tarball whose hash differs from the official release's",
         "reproduce": "measure again even when finished runs exist; with --draft, replace "
         "an existing spec file of that id",
-    }, ("build", "bench", "pin", "reproduce")),
+        "export": "replace an --output file that export did not write",
+    }, ("build", "bench", "pin", "reproduce", "export")),
     Flag("cpu", "", {
         "build": "a profile with docker_host builds on that machine's Docker engine; "
         "several, comma separated (--cpu=a,b), build on each engine at once",
@@ -148,9 +161,9 @@ FLAGS: tuple[Flag, ...] = (
     Flag("repeat", 0, "runs per variant, interleaved across variants (default: the "
          "suite's repeat, with extra rounds for figures whose 95 % interval is too wide); "
          "each figure's median, 95 % interval and clean-sample count are reported",
-         ("bench",)),
-    Flag("wait", False, "wait for another bench on the same results tree instead of "
-         "failing", ("bench", "reproduce", "bisect")),
+         ("bench",), low=1, unset="the suite's repeat"),
+    Flag("wait", False, "wait for another command holding the same results tree (a "
+         "bench, an import) instead of failing", ("bench", "reproduce", "import", "bisect")),
     Flag("settle", "", "seconds to wait before each cell for a quiet host (default 20; 0: "
          "do not wait); the wait shows its reason and a countdown", ("bench",)),
     Flag("no_wait", False, "exit instead of queueing when another bench (any results "
@@ -176,7 +189,7 @@ FLAGS: tuple[Flag, ...] = (
         "report": "write the report to this folder (default <results>/_report)",
     }, ("export", "render", "report")),
     Flag("block_size", 0, "block size of the method tables and charts (default 8192)",
-         ("report",)),
+         ("report",), low=1, unset="8192"),
     Flag("block_sizes", "", "the block sizes of rows pasted without speed's `type 16 bytes "
          "...` header, comma separated (e.g. 16,64,256,1024,8192,16384); without it they "
          "are those the version line above the rows implies (reproduce: with --draft)",
@@ -217,17 +230,26 @@ def flags_of(command: str) -> list[Flag]:
 # -- invoke glue ------------------------------------------------------------------------
 
 
-def _completing() -> bool:
-    """Whether invoke's parser is asking, at the end of the command line, which
-    positional arguments are still missing (rather than whether to take the next word)."""
+#: The steps of invoke's parser that read an argument: those that look for a missing
+#: positional to fill with the next word, the one that checks none is left missing at
+#: the end, and the one that asks whether a flag's value may be left out.
+_FILLING = ("handle", "see_positional_arg")
+_CHECKING = ("complete_context",)
+_AMBIGUITY = "check_ambiguity"
+_HELP = "help_for"  # invoke's --help: a flag's value shown as needed (--as=STRING)
+
+
+def _asker() -> str | None:
+    """Which of invoke's parser steps is reading a positional's value (None: not the
+    parser, e.g. the task's call with the values)."""
     frame: Any = sys._getframe(2)
-    for _ in range(4):
+    for _ in range(5):
         if frame is None:
-            return False
-        if frame.f_code.co_name == "complete_context":
-            return True
+            return None
+        if frame.f_code.co_name in (*_FILLING, *_CHECKING, _AMBIGUITY, _HELP):
+            return str(frame.f_code.co_name)
         frame = frame.f_back
-    return False
+    return None
 
 
 class _Positional(Argument):
@@ -246,11 +268,46 @@ class _Positional(Argument):
             spec = COMMANDS.get(str(self.command_arg.value))
             if spec is None or spec.target is None:
                 return ""  # this command takes no target: a stray word stays an error
-        return "" if _completing() else None
+        return "" if _asker() in _CHECKING else None
 
     @value.setter
     def value(self, arg: str) -> None:
         self.set_value(arg, cast=True)
+
+
+class _Rest(Argument):
+    """The last positional: every word invoke's parser does not know (an unknown flag, a
+    word after the target) lands here instead of ending in invoke's own "No idea what
+    '--bogus' is!" (exit 1); :func:`dispatch` refuses them as the tool's usage error."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.words: list[str] = []
+
+    @property
+    def value(self) -> Any:
+        # always "missing" to the steps that fill positionals, so it takes any word
+        return None if _asker() in _FILLING else list(self.words)
+
+    @value.setter
+    def value(self, arg: str) -> None:
+        self.words.append(str(arg))
+
+
+class _ValueFlag(Argument):
+    """A flag that takes a value and may be left without one (invoke's "optional", then
+    True): ``--output`` at the end is the command's error (``dispatch``: exit 10), not
+    invoke's "needed value" (exit 1). To invoke's ambiguity check it is not optional, so
+    a value that happens to be a task's name (``--output matrix``) is still its value;
+    nor to invoke's help, which shows the value as needed."""
+
+    @property
+    def optional(self) -> bool:
+        return _asker() not in (_AMBIGUITY, _HELP)
+
+    @optional.setter
+    def optional(self, value: bool) -> None:
+        pass  # always optional, as above
 
 
 class MatrixTask(Task[Any]):
@@ -267,6 +324,11 @@ class MatrixTask(Task[Any]):
             elif a.name == "target":
                 a = _Positional(command, names=a.names, kind=str, default="", help=a.help,
                                 positional=True)
+            elif a.name == "rest":
+                a = _Rest(names=a.names, kind=str, default="", help=a.help, positional=True)
+            elif a.kind is not bool and not a.positional:
+                a = _ValueFlag(names=a.names, kind=a.kind, default=a.default, help=a.help,
+                               attr_name=a.attr_name)
             out.append(a)
         return out
 
@@ -274,15 +336,17 @@ class MatrixTask(Task[Any]):
 def matrix_task(handlers: Mapping[str, Callable[..., int]]) -> MatrixTask:
     """The ``matrix`` invoke task, its signature and help derived from the tables."""
 
-    def matrix(c: Any, command: str = "", target: str = "", **flags: Any) -> None:
-        dispatch(command, target, flags, handlers)
+    def matrix(c: Any, command: str = "", target: str = "", rest: Any = (),
+               **flags: Any) -> None:
+        dispatch(command, target, flags, handlers, rest=tuple(rest or ()))
 
     matrix.__doc__ = ("Build and benchmark the OpenSSL matrix (`invoke matrix build`, "
                       "`bench --cpu=auto`); `invoke matrix help` lists the commands.")
     P = inspect.Parameter
     params = [P("c", P.POSITIONAL_OR_KEYWORD),
               P("command", P.POSITIONAL_OR_KEYWORD, default=""),
-              P("target", P.POSITIONAL_OR_KEYWORD, default="")]
+              P("target", P.POSITIONAL_OR_KEYWORD, default=""),
+              P("rest", P.POSITIONAL_OR_KEYWORD, default="")]
     # integer flags reach us as text (invoke's own int() would end in a traceback on
     # `--repeat=abc`); the table parses them, naming the flag (exit 10)
     params += [P(f.name, P.KEYWORD_ONLY, default=None if f.whole_number else f.default)
@@ -292,8 +356,9 @@ def matrix_task(handlers: Mapping[str, Callable[..., int]]) -> MatrixTask:
     helps["command"] = " | ".join(COMMANDS)
     helps["target"] = "; ".join(f"{c.target} for `{c.name}`" for c in COMMANDS.values()
                                 if c.target)
-    made: MatrixTask = task(klass=MatrixTask, positional=["command", "target"], help=helps,
-                            auto_shortflags=False)(matrix)
+    helps["rest"] = "(nothing: a word or flag the command does not take is refused, exit 10)"
+    made: MatrixTask = task(klass=MatrixTask, positional=["command", "target", "rest"],
+                            help=helps, auto_shortflags=False)(matrix)
     return made
 
 
@@ -339,9 +404,11 @@ def _command(command: str) -> Command:
 
 
 def dispatch(command: str, target: str, flags: Mapping[str, Any],
-             handlers: Mapping[str, Callable[..., int]]) -> None:
+             handlers: Mapping[str, Callable[..., int]], *,
+             rest: Sequence[str] = ()) -> None:
     """Check the command line, run the handler, turn FatalError into an exit; anything
-    else unexpected is the last resort's (crash.py): one line, a crash log, exit 70."""
+    else unexpected is the last resort's (crash.py): one line, a crash log, exit 70.
+    ``rest``: the words invoke's parser did not know (an unknown flag, an extra word)."""
     try:
         if not command:
             if flags.get("help"):
@@ -351,9 +418,11 @@ def dispatch(command: str, target: str, flags: Mapping[str, Any],
                              hint="commands: " + ", ".join(COMMANDS)
                              + " (`invoke matrix help` says what each does)")
         spec = _command(command)
-        if flags.get("help") or command == "help":
+        if flags.get("help") or command == "help" or "-h" in rest:
             sys.stdout.write(help_text(target if command == "help" else command))
             return
+        if rest:
+            _refuse_rest(command, spec, rest)
         if target and spec.target is None:
             raise UsageError(f"`invoke matrix {command}` takes no argument, got {target!r}")
         allowed = flags_of(command)
@@ -367,20 +436,35 @@ def dispatch(command: str, target: str, flags: Mapping[str, Any],
                 + ", ".join(_BY_NAME[s].option if s in _BY_NAME else f"--{s}" for s in stray),
                 hint="it takes: " + ", ".join(sorted(f.option for f in allowed
                                                      if f.name not in _OWN)))
+        for f in allowed:
+            if flags.get(f.name) is True and not isinstance(f.default, bool):
+                raise UsageError(f"{f.option} needs a value (`{f.option}=...`)",
+                                 hint=f"`invoke matrix {command} --help` says what "
+                                 f"{f.option} takes")
         if spec.target and not target and not (spec.target_unless
                                                 and flags.get(spec.target_unless)):
             raise UsageError(f"`invoke matrix {command}` needs {spec.target}",
                              hint=f"`invoke matrix {command} --help` shows its usage")
-        code = handlers[command](target=target, **{
-            f.name: _value(f, flags.get(f.name)) for f in allowed if f.name not in _OWN})
+        values = {f.name: _value(f, flags.get(f.name)) for f in allowed if f.name not in _OWN}
+        main = threading.current_thread() is threading.main_thread()  # (a lab's threads)
+        with contextlib.redirect_stdout(_NamedStdout(sys.stdout)) if main else \
+                contextlib.nullcontext():
+            code = handlers[command](target=target, **values)
+            sys.stdout.flush()  # a full device says so here, naming standard output
     except FatalError as exc:
         log.error("\n".join(line if len(line) <= 2000 else f"{line[:2000]}… (cut)"
                              for line in str(exc).splitlines()))  # never unbounded text
         raise Exit(code=exc.exit_code) from None
+    except BrokenPipeError as exc:
+        if exc.filename != STDOUT:
+            return _last_resort(command, exc)
+        _stdout_closed()  # `| head` read what it wanted: no crash log, nothing more printed
+        raise Exit(code=STDOUT_CLOSED) from None
     except OSError as exc:
         if exc.errno not in ENVIRONMENT_ERRNOS:
             return _last_resort(command, exc)
-        log.error(str(FileSystemError.of(exc, f"`invoke matrix {command}`")))
+        log.error(str(FileSystemError.of(exc, f"`invoke matrix {command}`",
+                                         _written(command, flags))))
         raise Exit(code=FileSystemError.exit_code) from None
     except KeyboardInterrupt:
         print("\ninterrupted: finished results are kept; rerun the same command to go on",
@@ -394,6 +478,75 @@ def dispatch(command: str, target: str, flags: Mapping[str, Any],
         raise Exit(code=code)
 
 
+STDOUT = "<standard output>"
+#: The exit status when the reader of standard output went away (``| head``): a process
+#: killed by SIGPIPE reports 128 + 13 to the shell.
+STDOUT_CLOSED = 141
+
+
+def _stdout_closed() -> None:
+    """Point standard output at /dev/null, so that Python's flush at exit does not fail
+    again on the closed pipe (and print "Exception ignored")."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno())  # type: ignore[union-attr]
+        os.close(devnull)
+
+
+class _NamedStdout:
+    """Standard output whose write errors name it (a full device, a closed pipe): an
+    OSError from a ``print`` has no file name of its own."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except OSError as exc:
+            exc.filename = STDOUT if exc.filename is None else exc.filename
+            raise
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            exc.filename = STDOUT if exc.filename is None else exc.filename
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _written(command: str, flags: Mapping[str, Any]) -> str:
+    """What ``command`` was writing when the file system refused without naming a path
+    (a file written without the atomic writer, a chart): its output or results tree."""
+    output, results = flags.get("output"), flags.get("results") or "results"
+    if command == "export" and isinstance(output, str) and output not in ("", "-"):
+        return clip(output, 200)
+    folder = {"report": output or f"{results}/_report",
+              "render": output or "dockerfiles/rendered"}.get(command, results)
+    return f"{clip(str(folder), 200)} (a file in it)"
+
+
+def _refuse_rest(command: str, spec: Command, rest: Sequence[str]) -> None:
+    """UsageError for the words invoke's parser left over: an unknown flag (with the
+    closest one the command takes), else a word beyond the command's one argument."""
+    takes = sorted(f.option for f in flags_of(command) if f.name not in _OWN)
+    unknown = [w.split("=", 1)[0] for w in rest if w.startswith("-") and w != "-"]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], takes, n=1)
+        raise UsageError(f"`invoke matrix {command}`: unknown flag {clip(unknown[0], 60)}",
+                         hint=(f"perhaps you meant {close[0]}? " if close else "")
+                         + "it takes: " + ", ".join(takes))
+    if spec.target is None:
+        raise UsageError(f"`invoke matrix {command}` takes no argument, got "
+                         f"{clip(rest[0], 60)}")
+    raise UsageError(f"`invoke matrix {command}` takes one {spec.target}, got more: "
+                     f"{clip(rest[0], 60)}", hint=f"`invoke matrix {command} --help` shows "
+                     "its usage (a name with spaces goes in quotes)")
+
+
 def _last_resort(command: str, exc: BaseException) -> None:
     print("error: " + crash_line(command, exc, write_crash_log(command, exc)),
           file=sys.stderr)
@@ -402,7 +555,8 @@ def _last_resort(command: str, exc: BaseException) -> None:
 
 def _value(flag: Flag, given: Any) -> Any:
     """A flag's value for its handler: the default when not given; an integer flag's text
-    parsed as a whole number (``UsageError`` naming the flag when it is not one)."""
+    parsed as a whole number (``UsageError`` naming the flag when it is not one, or is
+    below the flag's ``low``: ``--repeat=0`` is refused, not taken for the default)."""
     if given is None:
         return flag.default
     if not flag.whole_number or (isinstance(given, int) and not isinstance(given, bool)):
@@ -412,4 +566,9 @@ def _value(flag: Flag, given: Any) -> Any:
         shown = repr(given) if len(repr(given)) <= 40 else repr(given)[:40] + "…"
         raise UsageError(f"{flag.option} {shown}: expected a whole number",
                          hint=f"e.g. {flag.option}=2")
-    return int(text)
+    value = int(text)
+    if flag.low is not None and value < flag.low:
+        raise UsageError(f"{flag.option}={value}: expected a whole number of at least "
+                         f"{flag.low}", hint=f"e.g. {flag.option}={flag.low + 1}, or leave "
+                         f"{flag.option} out for {flag.unset or 'its default'}")
+    return value

@@ -88,12 +88,16 @@ class FileSystemError(FatalError):
     exit_code = 11
 
     @classmethod
-    def of(cls, exc: OSError, doing: str = "") -> FileSystemError:
+    def of(cls, exc: OSError, doing: str = "", where: str = "") -> FileSystemError:
         """The named error for an ``OSError`` the environment raised (``errno`` in
-        :data:`ENVIRONMENT_ERRNOS`)."""
+        :data:`ENVIRONMENT_ERRNOS`): the path it names, else ``where`` (what the command
+        was writing, as its caller knows it), never just "a file"."""
         what, todo = _HINTS.get(exc.errno or 0, (exc.strerror or str(exc), "check the path"))
-        where = exc.filename if exc.filename is not None else "a file"
-        shown = repr(str(where)) if len(str(where)) <= 200 else repr(str(where)[:200] + "…")
+        if exc.filename is not None:
+            name = str(exc.filename)
+            shown = repr(name) if len(name) <= 200 else repr(name[:200] + "…")
+        else:
+            shown = where[:260] or "a file"
         return cls(f"{shown}: {what}" + (f" (while {doing})" if doing else ""), hint=todo)
 
 

@@ -157,9 +157,11 @@ def atomic_write(path: Path, data: str | bytes, *, durable: bool = True) -> None
         if WRITE_HOOK is not None:
             WRITE_HOOK(path)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename is None:
+            exc.filename = str(path)  # a full disk names the file being written
         raise
 
 

@@ -9,8 +9,12 @@
 * ``render --output DIR`` writes Dockerfiles beside a marker of its own
   (``RENDER_MARKER``: each file's name and the sha256 of what it wrote); a file there that
   it did not write, or that was edited since, is refused, never overwritten.
+* An output path through a file (``--output NOTES.txt/x.csv``) is refused naming the
+  file (exit 11), before anything is written.
 * An output file (``export --output FILE``) is a regular file or a new name; ``-`` means
-  standard output. A device, a folder, a FIFO or a symbolic link is refused: an atomic
+  standard output. An existing file is replaced only when it holds what the command
+  writes (:func:`refuse_foreign_file`: an earlier export, by its header), or with
+  ``--force``. A device, a folder, a FIFO or a symbolic link is refused: an atomic
   write replaces the name by rename, which would break a device node or turn a link into
   a plain file.
 """
@@ -26,13 +30,48 @@ import json
 import os
 import shutil
 import stat
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO
 
-from openssl_matrix.core.errors import UsageError
+from openssl_matrix.core.errors import FileSystemError, UsageError
 from openssl_matrix.core.files import atomic_write, open_regular, read_bounded, write_json
 from openssl_matrix.core.names import clip
+
+
+def file_in_path(path: Path, *, itself: bool = False) -> Path | None:
+    """The first folder of ``path`` (``itself`` too: a path that must be a folder) that
+    exists and is not a folder (``NOTES.txt`` in ``NOTES.txt/x.csv``): nothing can be
+    written through it."""
+    full = Path(os.path.abspath(path))
+    for part in [*reversed(full.parents), *([full] if itself else [])]:
+        try:
+            mode = os.stat(part).st_mode
+        except FileNotFoundError:
+            return None  # nothing below it exists: it is made as a folder
+        except OSError:
+            return part if not part.is_dir() else None
+        if not stat.S_ISDIR(mode):
+            return part
+    return None
+
+
+def refuse_path_through_file(path: Path, flag: str, *, itself: bool = False) -> None:
+    """FileSystemError (exit 11) naming the file when ``path`` goes through one (or, with
+    ``itself``, is one where a folder is needed)."""
+    found = file_in_path(path, itself=itself)
+    if found is None:
+        return
+    try:  # named as the path was given: relative to the current folder, or absolute
+        rel = found.relative_to(Path.cwd()) if not path.is_absolute() else found
+    except ValueError:
+        rel = found
+    raise FileSystemError(f"{flag} {clip(str(path), 200)}: {clip(str(rel), 200)} is a file, "
+                          "not a folder",
+                          hint=f"give a path whose folders are folders (beside {rel}, not "
+                          "inside it)")
+
 
 REPORT_MARKER = ".openssl-matrix-report"
 REPORT_DIR = "_report"
@@ -87,6 +126,7 @@ def is_report(folder: Path) -> bool:
 def check_report_target(out: Path, tree_root: Path) -> Path:
     """The absolute folder a report may be written to, or UsageError saying why not."""
     given = out
+    refuse_path_through_file(out, "--output")
     out = Path(os.path.abspath(out))
     real_out = Path(os.path.realpath(out))
     root = Path(os.path.realpath(tree_root))
@@ -172,11 +212,10 @@ def check_output_file(path: str, tree_root: Path | None = None) -> Path | None:
             raise UsageError(f"--output {shown} would write into the results tree's own "
                              "folders or files", hint=f"write it beside them, e.g. "
                              f"{tree_root}/export.csv, or outside the tree")
+    refuse_path_through_file(p, "--output")
     try:
         st = os.lstat(p)
     except FileNotFoundError:
-        if p.parent.exists() and not p.parent.is_dir():
-            raise UsageError(f"--output {shown}: {p.parent} is not a folder") from None
         return p
     except OSError as exc:
         raise UsageError(f"--output {shown}: {exc.strerror}") from None
@@ -191,6 +230,24 @@ def check_output_file(path: str, tree_root: Path | None = None) -> Path | None:
     return p
 
 
+def refuse_foreign_file(path: Path, ours: Callable[[bytes], bool], command: str, *,
+                        force: bool) -> None:
+    """UsageError when the output file ``path`` exists and its start (``ours`` of its
+    first bytes) is not what ``invoke matrix COMMAND`` writes, unless ``force``."""
+    if force:
+        return
+    try:
+        with open_regular(path, follow=False) as fh:
+            head = fh.read(4096)
+    except FileNotFoundError:
+        return
+    if not ours(head):
+        raise UsageError(f"--output {clip(str(path), 200)} exists and was not written by "
+                         f"`invoke matrix {command}`: it is left alone",
+                         hint="give a new file name (or '-' for standard output), or pass "
+                         "--force to replace it")
+
+
 RENDER_MARKER = ".openssl-matrix-rendered.json"
 
 
@@ -198,6 +255,7 @@ class RenderedFolder:
     """A folder of rendered Dockerfiles: the files ``render`` wrote there, by sha256."""
 
     def __init__(self, folder: Path) -> None:
+        refuse_path_through_file(folder, "--output", itself=True)
         self.folder = folder
         self.marker = folder / RENDER_MARKER
         self.written: dict[str, str] = {}

@@ -5,10 +5,11 @@ then; it never needs a document of megabytes, a nesting a hundred levels deep, o
 alias that expands into millions of nodes ("billion laughs"). Those are refused before
 anything walks the document:
 
-* ``MAX_BYTES`` of text;
+* ``MAX_BYTES`` (1 MiB) of UTF-8 text, the same cap as the readers' (:data:`TOO_LARGE`);
 * ``MAX_DEPTH`` levels of nested mappings and lists;
 * ``MAX_ALIASES`` alias references, and ``MAX_NODES`` nodes once every alias is
   expanded (counted on the node graph, each shared node once: linear time);
+* an alias inside the value it names (``a: &a [*a]``), which would never end;
 * a mapping with the same key twice is refused with both lines and its key path (PyYAML
   would keep the last one silently), checked as the document is read, before any alias
   is followed.
@@ -24,6 +25,9 @@ from typing import Any
 import yaml
 
 MAX_BYTES = 1 << 20
+#: What a file larger than MAX_BYTES is told, whether found by its reader or here.
+TOO_LARGE = (f"larger than {MAX_BYTES} bytes (1 MiB), the most YAML this tool reads (a "
+             "hand-written file is far smaller)")
 MAX_DEPTH = 40
 MAX_ALIASES = 1000
 MAX_NODES = 100_000
@@ -100,8 +104,11 @@ def _short(value: Any, limit: int = 60, *, quote: bool = True) -> str:
 
 
 def _check_expansion(root: yaml.Node) -> None:
-    """Refuse a document whose aliases expand to more than MAX_NODES nodes."""
+    """Refuse a document whose aliases expand to more than MAX_NODES nodes, or refer to
+    the value that holds them (``a: &a [*a]``: a value without end, which would hang
+    whatever walks it)."""
     sizes: dict[int, int] = {}
+    open_: set[int] = set()  # the nodes on the current path from the root
     # iterative post-order over the node graph; each node's expanded size once
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     while stack:
@@ -110,6 +117,7 @@ def _check_expansion(root: yaml.Node) -> None:
             continue
         children = _children(node)
         if done:
+            open_.discard(id(node))
             total = 1 + sum(sizes.get(id(c), 0) for c in children)
             sizes[id(node)] = total
             if total > MAX_NODES:
@@ -117,8 +125,14 @@ def _check_expansion(root: yaml.Node) -> None:
                                   f"through aliases (line {node.start_mark.line + 1}); "
                                   "this tool reads hand-written files")
             continue
+        open_.add(id(node))
         stack.append((node, True))
-        stack.extend((c, False) for c in children if id(c) not in sizes)
+        for c in children:
+            if id(c) in open_:
+                raise YamlProblem(f"an alias refers to the value that holds it (line "
+                                  f"{node.start_mark.line + 1}): it would never end")
+            if id(c) not in sizes:
+                stack.append((c, False))
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
@@ -131,9 +145,9 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
 
 def load_yaml(text: str) -> Any:
     """The one document in ``text``, within the limits above; YamlProblem otherwise."""
-    if len(text) > MAX_BYTES:
-        raise YamlProblem(f"the file is {len(text)} characters; this tool reads at most "
-                          f"{MAX_BYTES} (a hand-written file is far smaller)")
+    size = len(text) if len(text) > MAX_BYTES else len(text.encode("utf-8", "replace"))
+    if size > MAX_BYTES:
+        raise YamlProblem(f"the file is {size} bytes or more, {TOO_LARGE}")
     loader: _LimitedLoader | None = None
     try:
         loader = _LimitedLoader(text)

@@ -8,6 +8,7 @@ Validation errors name the file and the key path (``matrix.yaml: versions.1.1.1w
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import json
 import re
@@ -21,6 +22,7 @@ from openssl_matrix.core.files import read_bounded
 from openssl_matrix.core.names import clip, name_problem
 from openssl_matrix.core.resources import USER_PATCHES, project_patches, user_folder
 from openssl_matrix.core.yamlload import MAX_BYTES as MAX_YAML_BYTES
+from openssl_matrix.core.yamlload import TOO_LARGE
 from openssl_matrix.matrix.check import CheckContext, choices_hint, kind_name, load_yaml_file
 from openssl_matrix.matrix.eras import (
     ENGINES,
@@ -87,11 +89,13 @@ def load_matrix(path: str | Path, *, default_urls: Callable[[str], list[str]] | 
     p = Path(path)
     ctx = CheckContext(p)
     try:
-        text = read_bounded(p, cap=4 * MAX_YAML_BYTES).decode("utf-8")
+        text = read_bounded(p, cap=MAX_YAML_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{p}: no such matrix file",
                           hint="pass --matrix PATH, or run from the project folder") from None
     except OSError as exc:
+        if exc.errno == errno.EFBIG:
+            raise ConfigError(f"{p}: {TOO_LARGE}") from None
         raise ConfigError(f"{p}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{p}: is not UTF-8 text") from None
@@ -210,6 +214,10 @@ def build_matrix(data: Any, ctx: CheckContext, *,
             base_image=_resolve_base_image(ctx, cell, spec, default_base, where),
             patches=applied, engines=engines,
             sigill_cpus=_sigill_cpus(march, cell.get("cpu"), profiles),
+            # a release catalogue: true added (the file does not declare it) is an opt-in
+            # version, include rules naming it too (docs/matrix.md: nothing of the
+            # catalogue is built unless selected); default_variants overrides
+            default=not spec.from_catalogue,
         ))
     if not variants:
         raise ctx.fail("", "the matrix expands to no variants",
@@ -325,7 +333,9 @@ def _sigill_cpus(march: str | None, cpu: str | None, profiles: Sequence[Profile]
 
 def _apply_default_selection(ctx: CheckContext, value: Any, variants: list[Variant],
                              ) -> list[Variant]:
-    """Mark the variants ``default_variants`` (fnmatch patterns) leaves out as opt-in."""
+    """Mark the variants ``default_variants`` (fnmatch patterns) leaves out as opt-in.
+    Without it the variants stay as expanded: those of the file's own versions default,
+    those of the releases ``catalogue: true`` added opt-in."""
     if value is None:
         return variants
     if isinstance(value, str):

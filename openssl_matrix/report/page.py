@@ -84,6 +84,7 @@ from openssl_matrix.report.types import (
     copy_run,
     group_observations,
     is_regular,
+    left_out,
     observations,
 )
 from openssl_matrix.report.view import cell_view, href, repro_view, run_folder
@@ -402,7 +403,8 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
             seen.add(op.run_path)
             rel = run_folder(op)
             runs.append(_run_record(op.run_path, rel, copy_run(op.run_path, out / rel), op))
-    panel = quality(current, ops.current)
+    panel = quality(current, ops.current,
+                    [x for x in left_out(shown.runs) if x.run_path in seen])
     # data
     rows = cells_rows(groups)
     (out / "data" / "cells.csv").write_text(_csv(rows, CELL_FIELDS), encoding="utf-8")

@@ -8,7 +8,8 @@ added up across kinds, never values. Per kind the panel says:
 
 * the figures: ok, flagged but kept in the medians (the statuses of
   ``report.USABLE_STATUSES``: noisy, legacy-path ...), flagged and kept out (contended,
-  engine-not-engaged, mask-not-applied ...), and how many of those were contended;
+  engine-not-engaged, mask-not-applied ..., and ``impossible``: also those at a block
+  size no table can show), and how many of those were contended;
 * the cells of its tables (every block size of a bulk table, every row and version of a
   public-key or handshake table): how many rest on two or more usable samples and carry
   a 95 % interval, how many on one sample (no interval can be given; a published
@@ -35,7 +36,7 @@ from openssl_matrix.results import records
 
 if TYPE_CHECKING:
     from openssl_matrix.report.ops import OpsObservation
-    from openssl_matrix.report.types import Observation
+    from openssl_matrix.report.types import LeftOut, Observation
 
 #: The kinds in the order the panel lists them, each named with its unit.
 KINDS = {"bulk": "bulk ciphers and hashes (MB/s)",
@@ -189,13 +190,18 @@ def _cell(counts: KindCounts, usable: int, interval: bool) -> None:
         counts.no_usable += 1
 
 
-def quality(obs: Sequence[Observation], ops: Sequence[OpsObservation]) -> Quality:
+def quality(obs: Sequence[Observation], ops: Sequence[OpsObservation],
+            left_out: Sequence[LeftOut] = ()) -> Quality:
     """The panel over the bulk figures ``obs`` and the public-key and handshake figures
-    ``ops`` (pure: the tables' cells are grouped here as the tables group them)."""
+    ``ops`` (pure: the tables' cells are grouped here as the tables group them), and the
+    bulk figures ``left_out`` of every table for an impossible block size (counted, as
+    flagged and kept out of the medians: never silently missing from the count)."""
     kinds = {k: KindCounts(k) for k in KINDS}
     rows: dict[str, StatusRow] = {}
     for o in obs:
         _figure(kinds["bulk"], rows, o, o.status, USABLE_STATUSES)
+    for x in left_out:
+        _figure(kinds["bulk"], rows, x, x.status, USABLE_STATUSES)
     for p in ops:
         _figure(kinds[p.kind], rows, p, p.status, USABLE_STATUSES)
     for g in group_observations(obs):

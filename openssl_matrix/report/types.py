@@ -211,6 +211,35 @@ def observations(tree: ResultsTree, sessions: Sessions | None = None,
     return out
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """A bulk figure no table can show: its block size is impossible (beyond any speed
+    table, so the parser kept none, or a row of an older tree holding one). The quality
+    panel counts it, flagged ``impossible`` and kept out of the medians."""
+
+    cpu: str
+    variant: str
+    suite: str
+    run: str
+    run_path: Path
+    status: str = STATUS_IMPOSSIBLE
+
+
+def left_out(runs: Iterable[records.Run]) -> list[LeftOut]:
+    """The bulk figures of ``runs`` that :func:`observations` leaves out for an
+    impossible block size, one each."""
+    out: list[LeftOut] = []
+    for ref in runs:
+        for fig in ref.figures:
+            block = fig.block_size
+            if fig.operation is not None:
+                continue
+            if (block is None and fig.status == STATUS_IMPOSSIBLE) or \
+                    (isinstance(block, int) and not 0 < block <= MAX_BLOCK_SIZE):
+                out.append(LeftOut(ref.cpu, ref.variant, ref.suite, ref.run, ref.path))
+    return out
+
+
 def _published_raw(root: Path, run: Path, extra: Mapping[str, Any]) -> str:
     """Where an imported run's pasted text is, relative to the run: its own
     ``raw/report.txt``, else the one copy its import stored (``raw_report``, in the

@@ -9,6 +9,7 @@ who transcribe reports is ``docs/reports.md``.
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -20,6 +21,7 @@ from typing import Any
 from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.core.files import read_bounded
 from openssl_matrix.core.yamlload import MAX_BYTES as MAX_YAML_BYTES
+from openssl_matrix.core.yamlload import TOO_LARGE
 from openssl_matrix.matrix.check import CheckContext, choices_hint, load_yaml_file
 from openssl_matrix.matrix.libvocab import OPERATIONS as LIB_OPS
 from openssl_matrix.matrix.model import ARCHES, MAX_SECONDS, NAME, VERSION
@@ -73,12 +75,14 @@ def load_spec(path: str | Path) -> ReportSpec:
     """Read and validate a report spec; raise ConfigError naming file and key path."""
     p = Path(path)
     try:
-        text = read_bounded(p, cap=4 * MAX_YAML_BYTES).decode("utf-8")
+        text = read_bounded(p, cap=MAX_YAML_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{p}: no such report spec",
                           hint="give a path, or the id of a spec in reports/ "
                           "(`invoke matrix reproduce ivy-bridge-aesni-blog`)") from None
     except OSError as exc:
+        if exc.errno == errno.EFBIG:
+            raise ConfigError(f"{p}: {TOO_LARGE}") from None
         raise ConfigError(f"{p}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{p}: is not UTF-8 text") from None

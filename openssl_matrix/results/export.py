@@ -127,6 +127,15 @@ def render(tree: ResultsTree, fmt: str) -> str:
     return render_rows(list(records(tree)), FIELDS, fmt)
 
 
+def written_by_export(head: bytes) -> bool:
+    """Whether a file that starts with ``head`` is one ``export`` writes, so ``export
+    --output`` may replace it: nothing at all, CSV under its header (``cpu,variant,
+    version,suite,...``, also ``--per-session``'s) or JSON lines of its records. Anything
+    else is someone's file, replaced only with ``--force``."""
+    first = head.lstrip(b"\xef\xbb\xbf").split(b"\n", 1)[0].strip()
+    return not first or first.startswith((b"cpu,variant,version,suite,", b'{"cpu": '))
+
+
 def render_rows(rows: Sequence[Mapping[str, Any]], fields: Sequence[str], fmt: str) -> str:
     """Rows as JSON lines or CSV with the columns ``fields``."""
     if fmt == "jsonl":

@@ -21,20 +21,22 @@ from openssl_matrix.core.errors import ResultsError
 from openssl_matrix.core.files import atomic_write, sync_tree
 from openssl_matrix.core.names import clip
 from openssl_matrix.parse import figure_records
+from openssl_matrix.parse.encoding import paste_text
 from openssl_matrix.parse.figures import SpeedRun
 from openssl_matrix.results import records as rec
 from openssl_matrix.results.tree import ResultsTree, new_numbered_dir
 
 
 def import_report(tree: ResultsTree, raw: bytes, runs: list[SpeedRun], *, as_: str,
-                  source: Path) -> None:
-    """Store ``runs`` (parsed from ``raw``, the bytes of ``source``) under ``ref-AS``."""
+                  source: Path, wait: bool = False) -> None:
+    """Store ``runs`` (parsed from ``raw``, the bytes of ``source``) under ``ref-AS``;
+    ``wait``: queue behind another command holding the tree instead of failing."""
     target = str(source)
-    text = raw.decode("utf-8", errors="replace")
+    text = paste_text(raw, target)
     sha256 = hashlib.sha256(raw).hexdigest()
     _import_target(tree.root)
     cpu = f"ref-{as_}"
-    tree.lock()
+    tree.lock(wait=wait)
     try:
         # a run folder a killed import left half-written is marked (never counted)
         tree.recover(cpu=cpu, reason="the import writing it was stopped before it finished; "

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from openssl_matrix.core import log
 from openssl_matrix.core.clock import now as _now
 from openssl_matrix.core.errors import ResultsError
 from openssl_matrix.core.files import UnreadableFile, open_lock, read_bounded, write_json
@@ -119,8 +120,9 @@ class ResultsTree:
 
     # -- locking --------------------------------------------------------------
     def lock(self, *, wait: bool = False) -> None:
-        """Take the tree's lock; a second bench on the same tree is refused. An engine
-        worker of a lab shares its lab's lock instead (:attr:`shared`)."""
+        """Take the tree's lock; a second bench or import on the same tree is refused, or
+        with ``wait`` waits for it (saying for whom). An engine worker of a lab shares its
+        lab's lock instead (:attr:`shared`)."""
         self.root.mkdir(parents=True, exist_ok=True)
         if self._lab_holds_lock():
             self.shared = True
@@ -132,19 +134,23 @@ class ResultsTree:
                                "tree's lock file", hint="move it away (it holds no results) "
                                "and rerun") from None
         try:
-            fcntl.flock(fh, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             if exc.errno not in (errno.EAGAIN, errno.EACCES):
                 raise
             holder = _holder_named(fh)
-            fh.close()
             if holder is None:  # released while we looked: take it after all
+                fh.close()
                 self.lock(wait=wait)
                 return
-            raise ResultsError(
-                f"{self.root} is in use by {holder}",
-                hint="wait for it to finish, or pass --wait to queue behind it",
-            ) from None
+            if not wait:
+                fh.close()
+                raise ResultsError(
+                    f"{self.root} is in use by {holder}",
+                    hint="wait for it to finish, or pass --wait to queue behind it",
+                ) from None
+            log.info(f"{self.root} is in use by {holder}: waiting for it (--wait)")
+            fcntl.flock(fh, fcntl.LOCK_EX)
         fh.seek(0)
         fh.truncate()
         command = " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv))

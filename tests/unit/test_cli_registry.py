@@ -21,7 +21,7 @@ def test_every_handler_takes_exactly_its_commands_flags() -> None:
 def test_the_task_signature_comes_from_the_table() -> None:
     task = cli.matrix_task(HANDLERS)
     names = {a.name for a in task.get_arguments()}
-    assert names == {"command", "target", *(f.name for f in cli.FLAGS)}
+    assert names == {"command", "target", "rest", *(f.name for f in cli.FLAGS)}
     assert all(len(n) > 1 for a in task.get_arguments() for n in a.names), "no short flags"
 
 
