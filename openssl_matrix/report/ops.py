@@ -26,9 +26,9 @@ import jinja2
 
 from openssl_matrix.core.names import fold
 from openssl_matrix.core.resources import templates
+from openssl_matrix.core.stats import estimate
 from openssl_matrix.core.version import sort_key
 from openssl_matrix.matrix.pkey import ALGORITHMS
-from openssl_matrix.measure.stats import estimate
 from openssl_matrix.report.cellpage import Links, PageUnit, change_rows, page_view, write_pages
 from openssl_matrix.report.charts import flagged_bar, legend, new_figure, series_colors
 from openssl_matrix.report.history import Change, changes, history_json

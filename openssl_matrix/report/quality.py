@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from openssl_matrix.core.stats import estimate
 from openssl_matrix.measure.guards import CONTENDED
-from openssl_matrix.measure.stats import estimate
 from openssl_matrix.report.ops import ops_tables
 from openssl_matrix.report.types import USABLE_STATUSES, group_observations
 from openssl_matrix.report.view import RunLike, href, run_folder

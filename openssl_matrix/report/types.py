@@ -20,11 +20,11 @@ from typing import Any
 
 from openssl_matrix.core import log
 from openssl_matrix.core.names import fold
+from openssl_matrix.core.stats import Estimate, estimate
 from openssl_matrix.core.units import MBPS
 from openssl_matrix.core.version import sort_key as version_sort_key
 from openssl_matrix.matrix.isa import IA32CAP_BITS, IA32CAP_LABELS
 from openssl_matrix.measure.robust import below_best
-from openssl_matrix.measure.stats import Estimate, estimate
 from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, STATUS_IMPOSSIBLE, impossible
 from openssl_matrix.report.history import Change, changes
 from openssl_matrix.report.sessions import (

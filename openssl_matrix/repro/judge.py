@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openssl_matrix.core.stats import estimate
 from openssl_matrix.core.version import Version, VersionError
 from openssl_matrix.matrix.isa import IA32CAP_BITS, capabilities_of, ia32cap_expected_clear
 from openssl_matrix.matrix.pkey import ALGORITHMS as PK_ALGORITHMS
@@ -27,7 +28,6 @@ from openssl_matrix.measure.cpumodel import (
     predicted_ratio,
 )
 from openssl_matrix.measure.robust import ratio_estimate
-from openssl_matrix.measure.stats import estimate
 from openssl_matrix.parse.algorithms import speed_argument
 from openssl_matrix.parse.figures import canonical_algorithm
 from openssl_matrix.report.types import USABLE_STATUSES
