@@ -5,7 +5,7 @@
 page. One table per (CPU, suite kind, arch): rows are algorithm and operation (for TLS:
 protocol, server key, full handshake or resumption, pinning), columns are the variants in
 version order; a cell is the median of every usable figure over all runs (the statuses of
-report.USABLE_STATUSES), with the range and count, the ratio to the table's first column,
+core.statuses.USABLE_STATUSES), with the range and count, the ratio to the table's first column,
 and one link per run to the raw output it was read from. Higher is better everywhere.
 """
 

@@ -62,6 +62,8 @@ IMAGES = "_images"
 BUILDS = "_builds"
 #: Folders of a results tree that are not CPU folders.
 JOURNALS = "_journal"
+#: The folder of reproductions of published reports (``<id>/<NNNN>/``, repro/run.py).
+REPRO_DIR = "_reproduce"
 
 #: meta.json statuses of a run that finished (its figures count). Every other status
 #: (running, interrupted, failed) means the run's figures are never exported or reported.
