@@ -17,9 +17,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from openssl_matrix.core.cachedir import cache_dir
+from openssl_matrix.core.errors import INTERNAL_ERROR
 from openssl_matrix.core.names import clip
-
-INTERNAL_ERROR = 70
 
 
 def _folders() -> list[Path]:
