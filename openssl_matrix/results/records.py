@@ -565,11 +565,6 @@ def series_files(suite_dir: Path) -> list[Path]:
     return sorted(suite_dir.glob(f"{SERIES_PREFIX}*.json"))
 
 
-def is_run_folder(path: Path) -> bool:
-    """A numbered folder holding a run's meta.json."""
-    return path.name.isdigit() and (path / META).is_file()
-
-
 def has_meta(run_dir: Path) -> bool:
     return (run_dir / META).is_file()
 
