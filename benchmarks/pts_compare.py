@@ -42,12 +42,12 @@ if str(ROOT) not in sys.path:
 
 from openssl_matrix.build.build import Builder  # noqa: E402
 from openssl_matrix.build.sources import default_urls  # noqa: E402
+from openssl_matrix.core.stats import estimate  # noqa: E402
 from openssl_matrix.engine.backend import DockerBackend, RunLimits  # noqa: E402
 from openssl_matrix.engine.hostlock import HostLock, engine_key  # noqa: E402
 from openssl_matrix.matrix import pts  # noqa: E402
 from openssl_matrix.matrix.load import load_matrix  # noqa: E402
 from openssl_matrix.measure.session import Bencher  # noqa: E402
-from openssl_matrix.measure.stats import estimate  # noqa: E402
 from openssl_matrix.results.tree import ResultsTree  # noqa: E402
 
 VARIANTS = ("1.1.1w-asm-x86_64", "3.0.20-asm-x86_64")

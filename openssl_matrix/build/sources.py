@@ -50,6 +50,7 @@ from openssl_matrix.build.download import (
     signature_for_url,
     stream_to_temp,
 )
+from openssl_matrix.core.cachedir import cache_dir as default_cache_dir
 from openssl_matrix.core.clock import now
 from openssl_matrix.core.errors import SourceError
 from openssl_matrix.core.files import (
@@ -111,20 +112,6 @@ class FetchedSource:
 
 
 # --------------------------------------------------------------------------- paths
-
-
-def default_cache_dir() -> Path:
-    """$OPENSSL_MATRIX_CACHE, else $XDG_CACHE_HOME/openssl-matrix, else ~/.cache/openssl-matrix.
-
-    Sources go in ``<that>/sources`` (see :func:`sources_dir`).
-    """
-    explicit = os.environ.get("OPENSSL_MATRIX_CACHE")
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg and Path(xdg).is_absolute():  # the XDG spec says to ignore relative paths
-        return Path(xdg) / "openssl-matrix"
-    return Path.home() / ".cache" / "openssl-matrix"
 
 
 def sources_dir(cache_dir: Path | None = None) -> Path:

@@ -28,6 +28,7 @@ from openssl_matrix.core.errors import (
     ConfigError,
     DockerUnavailable,
     FatalError,
+    LabError,
     ParseError,
     ProfileMismatch,
     UsageError,
@@ -47,7 +48,6 @@ from openssl_matrix.engine.engines import describe_spec
 from openssl_matrix.engine.hostlock import EngineBusy
 from openssl_matrix.engine.ship import Peer, Shipper, check_mode, check_registry
 from openssl_matrix.lab.run import (
-    LabError,
     Launcher,
     close_sessions,
     lab_outcome,

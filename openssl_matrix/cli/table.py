@@ -41,9 +41,12 @@ from invoke.parser.argument import Argument
 from invoke.tasks import Task, task
 
 from openssl_matrix.core import log
-from openssl_matrix.core.crash import INTERNAL_ERROR, crash_line, write_crash_log
+from openssl_matrix.core.crash import crash_line, write_crash_log
 from openssl_matrix.core.errors import (
     ENVIRONMENT_ERRNOS,
+    INTERNAL_ERROR,
+    INTERRUPTED,
+    STDOUT_CLOSED,
     FatalError,
     FileSystemError,
     UsageError,
@@ -469,7 +472,7 @@ def dispatch(command: str, target: str, flags: Mapping[str, Any],
     except KeyboardInterrupt:
         print("\ninterrupted: finished results are kept; rerun the same command to go on",
               file=sys.stderr)
-        raise Exit(code=130) from None
+        raise Exit(code=INTERRUPTED) from None
     except Exit:
         raise
     except Exception as exc:  # the last resort: one line, the traceback in a crash log
@@ -481,7 +484,6 @@ def dispatch(command: str, target: str, flags: Mapping[str, Any],
 STDOUT = "<standard output>"
 #: The exit status when the reader of standard output went away (``| head``): a process
 #: killed by SIGPIPE reports 128 + 13 to the shell.
-STDOUT_CLOSED = 141
 
 
 def _stdout_closed() -> None:

@@ -3,7 +3,7 @@
 ``cli.dispatch`` turns every ``FatalError`` into its message and exit code. Anything
 else is a bug: the user gets one line naming the command and the exception, the full
 traceback goes to a crash log (``<cache>/crashes/``, the cache being
-``$OPENSSL_MATRIX_CACHE`` or ``~/.cache/openssl-matrix``; the system's temporary folder
+``core.cachedir.cache_dir()``; the system's temporary folder
 when that cannot be written), and the exit code is ``INTERNAL_ERROR`` (70, EX_SOFTWARE).
 """
 
@@ -16,15 +16,13 @@ import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
+from openssl_matrix.core.cachedir import cache_dir
+from openssl_matrix.core.errors import INTERNAL_ERROR
 from openssl_matrix.core.names import clip
-
-INTERNAL_ERROR = 70
 
 
 def _folders() -> list[Path]:
-    cache = os.environ.get("OPENSSL_MATRIX_CACHE")
-    base = Path(cache) if cache else Path.home() / ".cache" / "openssl-matrix"
-    return [base / "crashes", Path(tempfile.gettempdir())]
+    return [cache_dir() / "crashes", Path(tempfile.gettempdir())]
 
 
 def write_crash_log(command: str, exc: BaseException) -> Path | None:

@@ -3,7 +3,8 @@
 Every error a user can meet is a ``FatalError`` subclass whose message says what
 went wrong and what to do next. Only the entry point (``cli.dispatch``, which the
 ``invoke matrix`` task in ``tasks.py`` calls) turns them into a message and an exit
-status, using ``exit_code``.
+status, using ``exit_code``. :data:`EXIT_CODES` lists every status the tool ends with,
+those of no error class (0, 70, 130, 141) included; docs/exit-codes.md says each at length.
 """
 
 from __future__ import annotations
@@ -99,6 +100,54 @@ class FileSystemError(FatalError):
         else:
             shown = where[:260] or "a file"
         return cls(f"{shown}: {what}" + (f" (while {doing})" if doing else ""), hint=todo)
+
+
+#: Exit status of a lab some engines of which did not finish: ``LAB_EXIT + mask``, bit *i*
+#: of the mask standing for the *i*-th engine of ``--cpu`` (the 5th bit for the 5th and any
+#: later one), so a lab ends with 33 to :data:`LAB_EXIT_LAST`.
+LAB_EXIT = 32
+LAB_EXIT_LAST = LAB_EXIT + 31
+
+
+class LabError(FatalError):
+    """Some engines of a lab did not finish (exit status LAB_EXIT + mask)."""
+
+    exit_code = LAB_EXIT
+
+    def __init__(self, message: str, *, mask: int, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.exit_code = LAB_EXIT + min(mask, 31)
+
+
+#: A bug: an exception no error class names (``core.crash`` writes its crash log).
+INTERNAL_ERROR = 70
+#: Ctrl-C (or SIGTERM in a lab): finished results are kept.
+INTERRUPTED = 130
+
+#: Every exit status, in the few words a lab's summary line gives an engine's status.
+#: A reader of standard output that went away (``… | head``): 128 + SIGPIPE, as a shell
+#: reports it.
+STDOUT_CLOSED = 141
+
+#: ``LAB_EXIT`` stands for its whole range (to ``LAB_EXIT_LAST``).
+EXIT_CODES: dict[int, str] = {
+    0: "done",
+    FatalError.exit_code: "error",
+    ConfigError.exit_code: "configuration error",
+    SourceError.exit_code: "source error",
+    BuildError.exit_code: "build failed",
+    BenchError.exit_code: "bench cells failed",
+    DockerUnavailable.exit_code: "engine unreachable",
+    ProfileMismatch.exit_code: "CPU does not match the profile",
+    ParseError.exit_code: "parse error",
+    ResultsError.exit_code: "results tree / engine busy",
+    UsageError.exit_code: "usage error",
+    FileSystemError.exit_code: "the file system refused",
+    LAB_EXIT: "engines of a lab failed",
+    INTERNAL_ERROR: "internal error (crash log written)",
+    INTERRUPTED: "interrupted",
+    STDOUT_CLOSED: "the reader of standard output went away",
+}
 
 
 def _errnos() -> dict[int, tuple[str, str]]:

@@ -584,12 +584,6 @@ def _engine_gone(exc: docker.errors.APIError) -> bool:
     return "shutting down" in text or "connection refused" in text
 
 
-def resolve_docker_host(spec: str) -> str:
-    """A profile's ``docker_host`` as a base URL (``context:NAME`` is looked up in the
-    Docker CLI's context store; see ``engines``)."""
-    return resolve_engine(spec, allow_plain_tcp=True).url
-
-
 def _short(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0][:300]

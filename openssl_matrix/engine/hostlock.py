@@ -4,7 +4,7 @@ The results tree's lock (``results.ResultsTree.lock``) keeps two benches off one
 two trees on one host still measured at the same time, each disturbing the other while
 its speed process got 98 % of a CPU. This lock is keyed by the Docker engine's ID, not by
 a tree, and lives in a machine-wide folder (``/run/lock/openssl-matrix``; else
-``$OPENSSL_MATRIX_CACHE``/``~/.cache/openssl-matrix``/``locks``;
+``locks/`` in the cache folder, ``core.cachedir.cache_dir()``;
 ``$OPENSSL_MATRIX_LOCK_DIR`` overrides), so every bench and build of this tool on this
 machine against that engine sees it.
 
@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
+from openssl_matrix.core.cachedir import cache_dir
 from openssl_matrix.core.clock import now
 from openssl_matrix.core.errors import ResultsError
 from openssl_matrix.core.files import open_lock, read_bounded_text
@@ -54,23 +55,23 @@ NAME_TRIES = 20
 NAME_PAUSE_S = 0.05
 
 
-def lock_dir() -> Path:
-    """Where the locks live: the first of these that can be written."""
+def lock_dir(system: Path = SYSTEM_DIR) -> Path:
+    """Where the locks live: the first of these that can be written (``system`` is the
+    machine-wide folder; a test names one that cannot be)."""
     override = os.environ.get("OPENSSL_MATRIX_LOCK_DIR")
     if override:
         path = Path(override)
         path.mkdir(parents=True, exist_ok=True)
         return path
     try:
-        SYSTEM_DIR.mkdir(parents=True, exist_ok=True)
+        system.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(OSError):
-            SYSTEM_DIR.chmod(0o1777)  # every user of this machine shares the engine
-        if os.access(SYSTEM_DIR, os.W_OK):
-            return SYSTEM_DIR
+            system.chmod(0o1777)  # every user of this machine shares the engine
+        if os.access(system, os.W_OK):
+            return system
     except OSError:
         pass
-    cache = Path(os.environ.get("OPENSSL_MATRIX_CACHE")
-                 or Path.home() / ".cache" / "openssl-matrix") / "locks"
+    cache = cache_dir() / "locks"
     cache.mkdir(parents=True, exist_ok=True)
     return cache
 

@@ -43,22 +43,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from openssl_matrix.core import log
-from openssl_matrix.core.errors import FatalError, UsageError
+from openssl_matrix.core.errors import INTERNAL_ERROR, INTERRUPTED, LabError, UsageError
 from openssl_matrix.lab.view import REASONS, Display
 from openssl_matrix.matrix.model import Matrix
 from openssl_matrix.results.records import read_json
 from openssl_matrix.results.tree import LAB_ENV, Journal, ResultsTree
-
-#: Exit status of a lab some engines of which did not finish: LAB_EXIT + mask.
-LAB_EXIT = 32
-class LabError(FatalError):
-    """Some engines of a lab did not finish (exit status LAB_EXIT + mask)."""
-
-    exit_code = LAB_EXIT
-
-    def __init__(self, message: str, *, mask: int, hint: str | None = None) -> None:
-        super().__init__(message, hint=hint)
-        self.exit_code = LAB_EXIT + min(mask, 31)
 
 
 def split_cpus(text: str) -> list[str]:
@@ -149,7 +138,7 @@ def worker_run(job: EngineJob, run: Runner) -> int:
             log.info(f"═ {job.command} --cpu={cpu} on {job.engine}")
             code = run(job.command, {**job.flags, "cpu": cpu})
             worst = worst or code
-            if code == 130:
+            if code == INTERRUPTED:
                 break
     finally:
         _RUN_PEERS.reset(token)
@@ -226,9 +215,9 @@ class ThreadWorker:
             with log.to(self._lines.put):
                 try:
                     self.code = worker_run(job, run)
-                except BaseException as exc:  # a bug in the test's fake: reported as 70
+                except BaseException as exc:  # a bug in the test's fake: reported as INTERNAL_ERROR
                     self._lines.put(f"error: {type(exc).__name__}: {exc}")
-                    self.code = 70
+                    self.code = INTERNAL_ERROR
             self._lines.put(None)
 
         self.thread = threading.Thread(target=body, daemon=True, name=f"lab {job.name}")
@@ -240,7 +229,7 @@ class ThreadWorker:
 
     def wait(self) -> int:
         self.thread.join()
-        return self.code if self.code is not None else 70
+        return self.code if self.code is not None else INTERNAL_ERROR
 
     def stop(self) -> None:
         pass  # threads cannot be interrupted; the tests' fakes finish quickly

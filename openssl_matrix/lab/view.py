@@ -12,11 +12,11 @@ import shutil
 import threading
 from typing import Any, TextIO
 
-#: Exit statuses an engine worker reports, in words (see errors.py).
-REASONS = {1: "error", 2: "configuration error", 3: "source error", 4: "build failed",
-           5: "bench cells failed", 6: "engine unreachable", 7: "CPU does not match the "
-           "profile", 8: "parse error", 9: "results tree / engine busy", 10: "usage error",
-           70: "internal error (crash log written)", 130: "interrupted",
+from openssl_matrix.core.errors import EXIT_CODES
+
+#: Exit statuses an engine worker reports, in words: the one table's (core/errors.py) and
+#: the signals that end a worker.
+REASONS = {**{code: words for code, words in EXIT_CODES.items() if code},
            -9: "killed (SIGKILL)", -15: "terminated"}
 
 MARK = {"starting": "…", "running": "▸", "finished": "✓", "failed": "✕"}

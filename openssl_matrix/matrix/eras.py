@@ -7,7 +7,7 @@ source tree before changing it.
 
 from __future__ import annotations
 
-from openssl_matrix.core.version import Version, series
+from openssl_matrix.core.version import series
 
 ENGINES = ("afalg", "padlock", "devcrypto")
 
@@ -35,15 +35,9 @@ MARCH_64BIT_ONLY = frozenset({"x86-64-v2", "x86-64-v3", "x86-64-v4"})
 
 
 
-def era_name(version: str) -> str:
-    """``0.9.8``, ``1.0.1``, ``1.1.1``, ``3.x``: how the docs name an era."""
-    return Version.parse(version).era
-
-
-def era_base_image(version: str, arch: str) -> str:
+def era_base_image(arch: str) -> str:
     """The default base image for ``arch``: bookworm for every release (see
-    DEFAULT_BASE_IMAGE; ``version`` does not change it)."""
-    del version
+    DEFAULT_BASE_IMAGE)."""
     return DEFAULT_BASE_IMAGE if arch == "x86_64" else f"i386/{DEFAULT_BASE_IMAGE}"
 
 

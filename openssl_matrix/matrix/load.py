@@ -315,7 +315,7 @@ def _resolve_base_image(ctx: CheckContext, cell: Mapping[str, Any], spec: Versio
                                hint=f"give both: base_image: {{x86_64: {generic}, "
                                "i386: IMAGE}")
             return twin
-    return era_base_image(spec.version, arch)
+    return era_base_image(arch)
 
 
 def _sigill_cpus(march: str | None, cpu: str | None, profiles: Sequence[Profile],

@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from openssl_matrix.core.cachedir import cache_dir
 from openssl_matrix.engine.backend import Backend
 
 #: Why nothing was measured on a remote engine.
@@ -238,9 +239,7 @@ class CoreClock:
 
 
 def _cache_dir() -> Path:
-    base = os.environ.get("OPENSSL_MATRIX_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "openssl-matrix")
-    return Path(base) / "coreclock"
+    return cache_dir() / "coreclock"
 
 
 def probe_path() -> Path | str:

@@ -30,7 +30,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from openssl_matrix.measure.stats import CI_METHOD, estimate
+from openssl_matrix.core.stats import CI_METHOD, estimate
 
 #: A clean sample this far below its cell's best is taken as disturbed (``shared-core``).
 LOW_TOLERANCE = 0.05

@@ -34,6 +34,7 @@ from openssl_matrix.build.harness import ensure_harness
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import BuildError, DockerUnavailable, FatalError, ProfileMismatch
 from openssl_matrix.core.files import atomic_write
+from openssl_matrix.core.stats import CI_METHOD, estimate
 from openssl_matrix.engine.backend import Backend, endpoint_is_local
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.engine.ship import arrival_on
@@ -53,7 +54,6 @@ from openssl_matrix.measure.cell import (
 from openssl_matrix.measure.guards import SHARED_CORE, spread
 from openssl_matrix.measure.hostinfo import CpuInfo, parse_cpuinfo, profile_mismatches
 from openssl_matrix.measure.robust import LOW_TOLERANCE, PAIRED_TARGET, robust_figure
-from openssl_matrix.measure.stats import CI_METHOD, estimate
 from openssl_matrix.results import records
 from openssl_matrix.results.records import FINISHED
 from openssl_matrix.results.tree import Journal, ResultsTree, RunRef

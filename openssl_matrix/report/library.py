@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openssl_matrix.core.stats import estimate
 from openssl_matrix.core.version import sort_key
-from openssl_matrix.measure.stats import estimate
 from openssl_matrix.report.charts import new_figure, series_colors
 from openssl_matrix.report.types import Flagged, ReleaseColumn, copy_run
 from openssl_matrix.report.view import href as _href

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from openssl_matrix.measure.stats import CI_METHOD, estimate
-from openssl_matrix.report.types import USABLE_STATUSES
+from openssl_matrix.core.stats import CI_METHOD, estimate
+from openssl_matrix.core.statuses import USABLE_STATUSES
 from openssl_matrix.results.export import FIELDS
 
 #: ``session_medians`` rows: what identifies a figure, its session, and the session's median.

@@ -5,7 +5,7 @@
 page. One table per (CPU, suite kind, arch): rows are algorithm and operation (for TLS:
 protocol, server key, full handshake or resumption, pinning), columns are the variants in
 version order; a cell is the median of every usable figure over all runs (the statuses of
-report.USABLE_STATUSES), with the range and count, the ratio to the table's first column,
+core.statuses.USABLE_STATUSES), with the range and count, the ratio to the table's first column,
 and one link per run to the raw output it was read from. Higher is better everywhere.
 """
 
@@ -26,9 +26,9 @@ import jinja2
 
 from openssl_matrix.core.names import fold
 from openssl_matrix.core.resources import templates
+from openssl_matrix.core.stats import estimate
 from openssl_matrix.core.version import sort_key
 from openssl_matrix.matrix.pkey import ALGORITHMS
-from openssl_matrix.measure.stats import estimate
 from openssl_matrix.report.cellpage import Links, PageUnit, change_rows, page_view, write_pages
 from openssl_matrix.report.charts import flagged_bar, legend, new_figure, series_colors
 from openssl_matrix.report.history import Change, changes, history_json

@@ -77,7 +77,6 @@ from openssl_matrix.report.sessions import (
     session_table,
 )
 from openssl_matrix.report.types import (
-    REPRO_DIR,
     Cell,
     Group,
     Observation,
@@ -89,7 +88,7 @@ from openssl_matrix.report.types import (
 )
 from openssl_matrix.report.view import cell_view, href, repro_view, run_folder
 from openssl_matrix.results import records
-from openssl_matrix.results.records import read_json
+from openssl_matrix.results.records import REPRO_DIR, read_json
 from openssl_matrix.results.tree import ResultsTree
 
 # ----------------------------------------------------------------------------------

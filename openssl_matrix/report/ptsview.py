@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
+from openssl_matrix.core.stats import estimate
 from openssl_matrix.matrix.pts import PROFILE, percent_std_dev
-from openssl_matrix.measure.stats import estimate
 from openssl_matrix.results import records
 from openssl_matrix.results.tree import ResultsTree
 

@@ -7,7 +7,7 @@ pkey`` suites, ops/s) and TLS handshakes (``kind: tls``, connections/s). Only co
 added up across kinds, never values. Per kind the panel says:
 
 * the figures: ok, flagged but kept in the medians (the statuses of
-  ``report.USABLE_STATUSES``: noisy, legacy-path ...), flagged and kept out (contended,
+  ``core.statuses.USABLE_STATUSES``: noisy, legacy-path ...), flagged and kept out (contended,
   engine-not-engaged, mask-not-applied ..., and ``impossible``: also those at a block
   size no table can show), and how many of those were contended;
 * the cells of its tables (every block size of a bulk table, every row and version of a
@@ -27,10 +27,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from openssl_matrix.core.stats import estimate
+from openssl_matrix.core.statuses import USABLE_STATUSES
 from openssl_matrix.measure.guards import CONTENDED
-from openssl_matrix.measure.stats import estimate
 from openssl_matrix.report.ops import ops_tables
-from openssl_matrix.report.types import USABLE_STATUSES, group_observations
+from openssl_matrix.report.types import group_observations
 from openssl_matrix.report.view import RunLike, href, run_folder
 from openssl_matrix.results import records
 

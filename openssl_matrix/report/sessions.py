@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from openssl_matrix.core.errors import UsageError
-from openssl_matrix.measure.stats import Estimate, estimate
+from openssl_matrix.core.stats import Estimate, estimate
 from openssl_matrix.results import records
 
 

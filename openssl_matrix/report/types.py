@@ -1,6 +1,6 @@
 """The report's shared types: what the page, the public-key/handshake sections, the quality
 summary and the side-by-side CPU charts all read (observations of a results tree, their
-cells and groups, the usable statuses), and the copying of a run into the report folder.
+cells and groups), and the copying of a run into the report folder.
 """
 
 from __future__ import annotations
@@ -20,11 +20,12 @@ from typing import Any
 
 from openssl_matrix.core import log
 from openssl_matrix.core.names import fold
+from openssl_matrix.core.stats import Estimate, estimate
+from openssl_matrix.core.statuses import USABLE_STATUSES
 from openssl_matrix.core.units import MBPS
 from openssl_matrix.core.version import sort_key as version_sort_key
 from openssl_matrix.matrix.isa import IA32CAP_BITS, IA32CAP_LABELS
 from openssl_matrix.measure.robust import below_best
-from openssl_matrix.measure.stats import Estimate, estimate
 from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, STATUS_IMPOSSIBLE, impossible
 from openssl_matrix.report.history import Change, changes
 from openssl_matrix.report.sessions import (
@@ -72,14 +73,6 @@ class Flagged:
             return None
         return f"≈ {num(self.value)}, {self.what}" if len(self.statuses) == 1 \
             else f"≈ {num(self.value)} ({self.counts})"
-
-
-REPRO_DIR = "_reproduce"
-#: Statuses whose figure goes into a median: the parser's ok and imprecise, and guard
-#: labels that keep a good value (the low-level path, a noisy spread, a busy host). Other
-#: statuses (engine not engaged, mask not applied or overreaching, unreadable output) are
-#: counted and shown, never averaged in.
-USABLE_STATUSES = ("ok", "imprecise", "legacy-path", "noisy", "time-basis")
 
 
 class ReleaseColumn:

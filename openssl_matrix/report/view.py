@@ -43,11 +43,6 @@ def run_folder(o: RunLike) -> str:
     return f"runs/{o.cpu}/{o.variant}/{o.suite}/{o.run}"
 
 
-def run_name(o: RunLike) -> str:
-    """How a page names a run: ``1.1.1w-asm-x86_64/blog-8k/0002``."""
-    return f"{o.variant}/{o.suite}/{o.run}"
-
-
 # -- one table cell ----------------------------------------------------------------
 
 

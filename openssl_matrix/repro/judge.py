@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openssl_matrix.core.stats import estimate
+from openssl_matrix.core.statuses import USABLE_STATUSES
 from openssl_matrix.core.version import Version, VersionError
 from openssl_matrix.matrix.isa import IA32CAP_BITS, capabilities_of, ia32cap_expected_clear
 from openssl_matrix.matrix.pkey import ALGORITHMS as PK_ALGORITHMS
@@ -27,10 +29,8 @@ from openssl_matrix.measure.cpumodel import (
     predicted_ratio,
 )
 from openssl_matrix.measure.robust import ratio_estimate
-from openssl_matrix.measure.stats import estimate
 from openssl_matrix.parse.algorithms import speed_argument
 from openssl_matrix.parse.figures import canonical_algorithm
-from openssl_matrix.report.types import USABLE_STATUSES
 from openssl_matrix.repro.plan import PlannedMeasurement
 from openssl_matrix.repro.resolve import ResolvedVersion
 from openssl_matrix.repro.spec import OP_BLOCK, Claim, Machine, Measurement, ReportSpec

@@ -35,7 +35,6 @@ from openssl_matrix.matrix.load import matrix_from_document
 from openssl_matrix.matrix.model import Matrix, Variant
 from openssl_matrix.measure.cpumodel import Core, core_of_cpu, core_of_march
 from openssl_matrix.measure.session import Bencher
-from openssl_matrix.report.types import REPRO_DIR
 from openssl_matrix.repro.canjudge import ClaimPlan, judgeable, judged_measurements
 from openssl_matrix.repro.judge import (
     INCONCLUSIVE,
@@ -61,6 +60,7 @@ from openssl_matrix.repro.resolve import Environment, HostFacts, host_facts, res
 from openssl_matrix.repro.spec import Claim, ReportSpec
 from openssl_matrix.repro.unknowns import fold, with_twins
 from openssl_matrix.repro.verdicts import write_reproduction
+from openssl_matrix.results.records import REPRO_DIR
 from openssl_matrix.results.tree import ResultsTree
 
 #: Extra rounds a reproduction measures while a claim's interval straddles its band.

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from openssl_matrix.core.files import atomic_write, write_json
+from openssl_matrix.core.statuses import USABLE_STATUSES
 from openssl_matrix.core.units import speed_k as k
 from openssl_matrix.measure.guards import cycles
-from openssl_matrix.report.types import USABLE_STATUSES
 from openssl_matrix.repro.judge import (
     INCONCLUSIVE,
     NOT_REPRODUCED,

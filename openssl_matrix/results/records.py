@@ -62,6 +62,8 @@ IMAGES = "_images"
 BUILDS = "_builds"
 #: Folders of a results tree that are not CPU folders.
 JOURNALS = "_journal"
+#: The folder of reproductions of published reports (``<id>/<NNNN>/``, repro/run.py).
+REPRO_DIR = "_reproduce"
 
 #: meta.json statuses of a run that finished (its figures count). Every other status
 #: (running, interrupted, failed) means the run's figures are never exported or reported.
@@ -561,11 +563,6 @@ def series_path(suite_dir: Path, series_id: str) -> Path:
 
 def series_files(suite_dir: Path) -> list[Path]:
     return sorted(suite_dir.glob(f"{SERIES_PREFIX}*.json"))
-
-
-def is_run_folder(path: Path) -> bool:
-    """A numbered folder holding a run's meta.json."""
-    return path.name.isdigit() and (path / META).is_file()
 
 
 def has_meta(run_dir: Path) -> bool:

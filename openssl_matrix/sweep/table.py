@@ -19,8 +19,8 @@ from typing import Any
 from openssl_matrix.build.sources import KNOWN_SHA256, PIN_COMMAND
 from openssl_matrix.core.files import atomic_write
 from openssl_matrix.core.resources import sweep_table
+from openssl_matrix.core.stats import estimate
 from openssl_matrix.core.version import Version
-from openssl_matrix.measure.stats import estimate
 
 #: The recorded table of the last sweep here (written by ``sweep.py --record``).
 TABLE_FILE = sweep_table()

@@ -28,7 +28,7 @@ import pytest
 import yaml
 
 from openssl_matrix.build.render import toolchain_tag
-from openssl_matrix.lab.run import LAB_EXIT
+from openssl_matrix.core.errors import LAB_EXIT
 from openssl_matrix.measure.hostinfo import parse_cpuinfo
 
 from ..engines_fixture import (

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from openssl_matrix.core import files
-from openssl_matrix.core.crash import INTERNAL_ERROR
+from openssl_matrix.core.errors import INTERNAL_ERROR
 
 from ..scripts import load_script
 from ..unit.test_hostile import REPORT, run, snapshot, time_limit

@@ -26,8 +26,7 @@ from openssl_matrix.build.build import Builder
 from openssl_matrix.build.sources import default_urls
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.cli.worker import thread_lab
-from openssl_matrix.core.errors import DockerUnavailable, ProfileMismatch
-from openssl_matrix.lab import run as lab
+from openssl_matrix.core.errors import LAB_EXIT, DockerUnavailable, ProfileMismatch
 from openssl_matrix.lab.run import EngineJob, EngineState, plan_jobs, split_cpus
 from openssl_matrix.lab.view import Display, status_line
 from openssl_matrix.matrix.load import load_matrix
@@ -144,7 +143,7 @@ def test_three_engines_at_once_one_unreachable_then_one_dies_and_resumes(
     engines["tcp://b.lab:2376"].die_at = 2  # b's engine goes away at its 2nd speed run
 
     code = bench(table, matrix, tree, "lab-a,lab-b,lab-c")
-    assert code == lab.LAB_EXIT + 0b110, "bits 1 and 2: the 2nd and 3rd engines failed"
+    assert code == LAB_EXIT + 0b110, "bits 1 and 2: the 2nd and 3rd engines failed"
     err = capsys.readouterr().err
     assert "2 of 3 engine(s) did not finish" in err
     assert "lab-b on tcp://b.lab:2376 (exit 6: engine unreachable" in err
@@ -169,7 +168,7 @@ def test_three_engines_at_once_one_unreachable_then_one_dies_and_resumes(
     engines["tcp://b.lab:2376"].die_at = None
     runs_a = engines["ssh://bench@a.lab"].speed_runs
     code = bench(table, matrix, tree, "lab-a,lab-b,lab-c")
-    assert code == lab.LAB_EXIT + 0b100, "only the 3rd engine failed this time"
+    assert code == LAB_EXIT + 0b100, "only the 3rd engine failed this time"
     out = capsys.readouterr()
     assert engines["ssh://bench@a.lab"].speed_runs == runs_a, \
         "lab-a finished in the open session: not measured again"
@@ -192,7 +191,7 @@ def test_a_profile_that_does_not_match_its_engine_fails_alone(
         capsys: pytest.CaptureFixture[str]) -> None:
     matrix, tree, _engines, table = lab_setup
     code = bench(table, matrix, tree, "lab-intel,lab-b")
-    assert code == lab.LAB_EXIT + 0b1
+    assert code == LAB_EXIT + 0b1
     err = capsys.readouterr().err
     assert f"exit {ProfileMismatch.exit_code}: CPU does not match the profile" in err
     assert [m["status"] for m in metas(tree, "lab-b")] == ["complete"]

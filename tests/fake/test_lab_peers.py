@@ -22,7 +22,7 @@ import pytest
 from openssl_matrix.build.sources import default_urls
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.cli.worker import thread_lab
-from openssl_matrix.core.errors import BuildError, DockerUnavailable
+from openssl_matrix.core.errors import LAB_EXIT, BuildError, DockerUnavailable
 from openssl_matrix.engine import buildclaims
 from openssl_matrix.engine.buildclaims import BuildClaims
 from openssl_matrix.lab import run as lab
@@ -176,7 +176,7 @@ def test_an_engine_waiting_for_a_peer_whose_build_fails_builds_the_image_itself(
              "only": ONLY, "jobs": 0, "force": False, "images": ""}
     with pytest.raises(Exit) as exc:
         dispatch("build", "", flags, table)
-    assert exc.value.code == lab.LAB_EXIT + 0b1, "only lab-a failed"
+    assert exc.value.code == LAB_EXIT + 0b1, "only lab-a failed"
     m = load_matrix(matrix, default_urls=default_urls)
     wanted = {v.id for v in m.select(ONLY)}
     held = {v for v in wanted if any(t.startswith(f"openssl-matrix/{v}:") for t in b.images)}

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from openssl_matrix.core.errors import UsageError
-from openssl_matrix.measure.stats import estimate
+from openssl_matrix.core.stats import estimate
 from openssl_matrix.report.history import MIN_RUN, changes
 from openssl_matrix.report.medians import SESSION_FIELDS, session_medians
 from openssl_matrix.report.page import build_report

@@ -198,8 +198,7 @@ def test_reproduce_runs_each_profile_on_its_docker_host_and_judges_from_both(
     from invoke.exceptions import Exit
 
     from openssl_matrix.cli.table import dispatch
-    from openssl_matrix.core.errors import DockerUnavailable
-    from openssl_matrix.lab.run import LAB_EXIT
+    from openssl_matrix.core.errors import LAB_EXIT, DockerUnavailable
     from openssl_matrix.repro import resolve
 
     fake_matrix.write_text(fake_matrix.read_text() + LAB_PROFILES)

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from openssl_matrix.core.errors import ResultsError
+from openssl_matrix.core.stats import estimate, order_statistic_coverage, t975
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.measure import guards, hostacct
 from openssl_matrix.measure.cell import CellOutcome
 from openssl_matrix.measure.session import follow_ups, summarize_series
-from openssl_matrix.measure.stats import estimate, order_statistic_coverage, t975
 from openssl_matrix.parse import parse_speed
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "hostacct"

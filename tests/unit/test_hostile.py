@@ -33,7 +33,7 @@ from invoke.exceptions import Exit
 
 from openssl_matrix.cli import commands
 from openssl_matrix.cli.table import dispatch
-from openssl_matrix.core.crash import INTERNAL_ERROR
+from openssl_matrix.core.errors import INTERNAL_ERROR
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT = yaml.safe_load((ROOT / "matrix.yaml").read_text())

@@ -189,3 +189,14 @@ def test_a_matrix_is_constructible_in_python_as_the_file_would_load(tmp_path: Pa
     assert built.digest == from_file.digest and built.path == path
     with pytest.raises(ConfigError, match=r"<python>: versions"):
         matrix_from_document({**doc, "versions": {"1.1": {}}})
+
+
+def test_without_a_base_image_every_release_gets_its_archs_default() -> None:
+    # the default depends on the arch alone (era_base_image(arch)): 0.9.8 and 3.x alike
+    doc = yaml.safe_load((ROOT / "matrix.yaml").read_text())
+    del doc["defaults"]["base_image"]
+    m = matrix_from_document(doc)
+    seen = {(v.version.version.split(".")[0], v.arch, v.base_image) for v in m.all_variants}
+    assert seen == {("0", "x86_64", "debian:bookworm"), ("1", "x86_64", "debian:bookworm"),
+                    ("3", "x86_64", "debian:bookworm"), ("1", "i386", "i386/debian:bookworm"),
+                    ("3", "i386", "i386/debian:bookworm")}

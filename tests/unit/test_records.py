@@ -160,3 +160,12 @@ def test_a_list_of_numbers_type_for_new_fields() -> None:
     check = records._CHECKS[records.NUM_LIST]
     assert check([1, 2.5]) and check(None) and check([])
     assert not check([1, float("inf")]) and not check([True]) and not check("1")
+
+
+def test_the_reproductions_folder_is_never_walked_as_a_cpu(tmp_path: Path) -> None:
+    # REPRO_DIR is one of the tree's layout names (records owns them): a folder of it
+    # shaped like <cpu>/<variant>/<suite>/<run> must not read as a CPU's run
+    run = _run(tmp_path, {"status": "complete"}, [FIGURE])
+    (tmp_path / records.REPRO_DIR / "made-up" / "work" / "0001").mkdir(parents=True)
+    assert records.REPRO_DIR.startswith("_")
+    assert [p for *_, p in records.run_dirs(tmp_path)] == [run]

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from openssl_matrix.measure.stats import estimate
+from openssl_matrix.core.stats import estimate
 from openssl_matrix.report.charts import FLAGGED_LEGEND
 from openssl_matrix.report.ops import OpsObservation, chart, ops_tables, table_text, value_text
 

@@ -22,8 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from openssl_matrix.core.crash import INTERNAL_ERROR
-from openssl_matrix.core.errors import ResultsError
+from openssl_matrix.core.errors import INTERNAL_ERROR, ResultsError
 
 from ..fake.test_report import make_tree
 from .test_hostile import run, snapshot
