@@ -523,8 +523,7 @@ def cmd_parse(*, target: str, matrix: str, results: str, json: bool,
     del raw
     runs = parse_paste(text, block_sizes=sizes)
     del text
-    # One run at a time, each dropped once written: the output (for --json, ~6× the
-    # paste) is never held whole. --json prints what json.dumps(list, indent=2) would.
+    # run by run, each dropped once written (never the whole output, ~6x the paste, held)
     runs.reverse()
     write = sys.stdout.write
     if json:
@@ -667,20 +666,19 @@ def _draft(target: str, matrix: str, paste: str, spec_id: str, force: bool,
                          hint="invoke matrix reproduce --draft paste.txt --as my-report")
     if target:
         raise UsageError(f"`reproduce --draft` writes a new spec: give its id with --as, not "
-                         f"as REPORT ({clip(target)})", hint="invoke matrix reproduce --draft "
-                         f"{clip(paste)} --as my-report")
+                         f"as REPORT ({clip(target)})", hint=f"--draft {clip(paste)} --as ID")
     if not spec_id or not NAME.match(spec_id) or name_problem(spec_id):
+        got = f"; got {clip(spec_id)}" if spec_id else ""
         raise UsageError("`invoke matrix reproduce --draft PASTE` needs --as ID (lower-case "
-                         "letters, digits, '.', '_', '-'" + (f"; got {clip(spec_id)}" if
-                                                              spec_id else "") + ")",
-                         hint="e.g. --as openssl-issue-12345")
+                         f"letters, digits, '.', '_', '-'{got})", hint="e.g. --as openssl-1234")
     sizes = block_sizes_flag(block_sizes)
     path = Path(matrix or "matrix.yaml").parent / USER_REPORTS / f"{spec_id}.yaml"
     refuse_existing(path, force=force)  # before reading the paste; write_draft checks again
     try:
-        text = read_bounded(Path(paste), cap=MAX_REPORT_BYTES).decode("utf-8", errors="replace")
+        raw = read_bounded(Path(paste), cap=MAX_REPORT_BYTES)
     except OSError as exc:
         raise UsageError(f"cannot read {clip(paste, 200)}: {exc.strerror}") from None
+    text = paste_text(raw, paste)  # a BOM, UTF-16 with one, or refused by its encoding
     drafted = draft_spec(text, spec_id, source=paste, block_sizes=sizes)
     check_draft(drafted, path, text, sizes)
     write_draft(drafted, path, force=force)
