@@ -159,7 +159,9 @@ def observations(tree: ResultsTree, sessions: Sessions | None = None,
         # what every figure of the run shares, found once (a report reads 100,000s)
         version, asm = str(variant.get("version") or "?"), bool(variant.get("asm", True))
         arch, march = str(variant.get("arch") or "?"), variant.get("march")
-        configure = tuple(variant.get("configure") or ())
+        march = march if isinstance(march, str) and march else None  # a damaged record
+        configure = tuple(str(c) for c in variant.get("configure") or ()) \
+            if isinstance(variant.get("configure"), list) else ()
         forced, flags = bool(meta.get("forced")), tuple(host.get("cpu_flags") or ())
         suite_evp = bool(suite.get("evp", True))
         for fig in figures:

@@ -71,7 +71,7 @@ def test_aead_suite_at_one_and_two_processes(setup: tuple[Path, ResultsTree]) ->
         for f in figs.values():
             assert f["path"] == "aead" and f["block_size"] == 16384
             assert f["bytes_per_s"] > 1e8  # AES-NI / AVX2 code: well above 100 MB/s
-            assert f["status"] in ("ok", guards.CONTENDED)
+            assert f["status"] in ("ok", *guards.DISTURBED)
         meta = json.loads((Path(str(o.run_dir)) / "meta.json").read_text())
         assert meta["topology"]["cpus"] == (os.cpu_count() or 2)
         for inv in meta["invocations"]:
@@ -85,7 +85,12 @@ def test_aead_suite_at_one_and_two_processes(setup: tuple[Path, ResultsTree]) ->
             # N processes, or the children's own figures
             reasons = hostacct.contention_reasons(hostacct.HostAccounting(**acct))
             lagging = kids["balance"] is not None and kids["balance"] < CHILD_BALANCE_MIN
-            assert status == ({guards.CONTENDED} if reasons or lagging else {"ok"}), inv
+            # or shared-core where only the port-share probe saw the core shared
+            probe = any(f.get("code") == guards.SHARED_CORE
+                        and f.get("invocation") == inv["name"] for f in o.findings)
+            want = {guards.CONTENDED} if reasons or lagging else \
+                ({guards.SHARED_CORE} if probe else {"ok"})
+            assert status == want, inv
         if o.variant.startswith("3.0.20"):
             assert any("streams ChaCha20-Poly1305" in w for w in o.warnings)
 

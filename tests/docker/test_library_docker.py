@@ -90,7 +90,7 @@ def test_every_operation_gives_ok_figures(
     figs = {f["algorithm"]: f for f in _figures(out, "all", threads)}
     assert set(figs) == set(TIMED)
     for op, f in figs.items():
-        assert f["status"] in ("ok", guards.CONTENDED), (op, f["detail"])
+        assert f["status"] in ("ok", *guards.DISTURBED), (op, f["detail"])
         assert f["operations"] == 3 * threads and f["ops_per_s"] > 0 and f["threads"] == threads
         # a window shorter than a clock tick of /proc/stat has no accounting
         assert f["host_accounting"] is not None or f["elapsed_s"] < 0.05, (op, f)
@@ -143,7 +143,7 @@ def test_the_harness_runs_on_i386(setup_i386: Setup, variant: str) -> None:
     out = _run(backend, tags[variant], "--iterations", "2", "--threads", "2", *TIMED)
     figs = _figures(out, "all", 2)
     assert {f["algorithm"] for f in figs} == set(TIMED)
-    assert all(f["status"] in ("ok", guards.CONTENDED) for f in figs)
+    assert all(f["status"] in ("ok", *guards.DISTURBED) for f in figs)
 
 
 def test_a_two_thread_run_beside_a_busy_loop_is_contended(setup: Setup) -> None:

@@ -43,7 +43,8 @@ def test_every_pts_result_on_both_versions(tmp_path: Path) -> None:
             assert f["multi"] == len(os.sched_getaffinity(0)) and f["path"] == "pts", f
             value = f["ops_per_s"] if want.block_size is None else f["bytes_per_s"]
             assert value and value > 0, f
-            # a busy host (CI's has steal) files a figure contended; it is never dropped
-            assert f["status"] in ("ok", guards.CONTENDED, guards.NOISY), f
+            # a busy host (CI's has steal) files a figure contended, a core the probe saw
+            # shared shared-core; it is never dropped
+            assert f["status"] in ("ok", *guards.DISTURBED, guards.NOISY), f
         # the figures PTS reads are a handful of what speed printed, not all of it
         assert len(o.figures) > len(labelled)

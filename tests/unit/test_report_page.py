@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from openssl_matrix.cli.commands import cmd_import
+from openssl_matrix.core.stats import estimate
 from openssl_matrix.core.units import MBPS, raw_bytes, speed_k
 from openssl_matrix.report.page import build_report
 from openssl_matrix.repro.run import reproduce
@@ -105,6 +106,9 @@ def test_flagged_figures_reproductions_and_imports_in_the_page(
     measured = next(c for g in summary.groups if not g.key.source for c in g.cells.values())
     wide = type(measured)([dataclasses.replace(measured.observations[0], bytes_per_s=v)
                            for v in (1e6, 9e6)])
+    # (1 MB/s is far below the best sample, 9: out of the median by the 5 % rule)
+    assert wide.ok_values == [9e6] and wide.below_best_values == 1
+    wide.__dict__["estimate"] = estimate([1e6, 9e6])  # an interval wider than its median
     assert wide.error_bar(1e6)[0] == pytest.approx(5.0)
     assert wide.error_bar(1e6)[1] > 5.0
 

@@ -244,3 +244,17 @@ def test_special_files_in_the_tree_never_hang(template: Path, kind: str) -> None
                 if code:
                     assert Path(rel).name in err, (where, err[:1000])
             assert snapshot(work / "outside") == before
+
+
+def test_a_run_whose_march_or_configure_is_not_text_still_reports(template: Path) -> None:
+    """Hypothesis's find in CI (2026-12-02): ``variant.march`` replaced by ``true`` made the
+    report crash (exit 70) joining the cell's slug."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "results"
+        shutil.copytree(template, root)
+        [meta] = sorted(root.glob("*/3.0.20-no-asm-x86_64/*/0001/meta.json"))
+        doc = json.loads(meta.read_text())
+        doc["variant"]["march"], doc["variant"]["configure"] = True, 5
+        meta.write_text(json.dumps(doc))
+        code, _, err = run("report", results=str(root), output=str(Path(tmp) / "rep"))
+        assert code == 0, err[-2000:]
