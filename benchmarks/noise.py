@@ -36,7 +36,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,19 +45,11 @@ sys.path.insert(0, str(ROOT))
 from openssl_matrix.measure.guards import DISTURBED, SHARED_CORE  # noqa: E402
 from openssl_matrix.measure.paired import comparisons, usable_samples  # noqa: E402
 from openssl_matrix.measure.robust import LOW_TOLERANCE, PAIRED_TARGET  # noqa: E402
+from openssl_matrix.report.pairedview import by_session, outcomes  # noqa: E402
 from openssl_matrix.results import records  # noqa: E402
 
 #: A side whose single figures spread more than this is where the goal applies.
 WIDE_SPREAD = 0.10
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """A run as measure/paired.py reads one."""
-
-    variant: str
-    round: int
-    figures: tuple[Any, ...]
 
 
 def run_bench(tree: Path) -> float:
@@ -76,14 +67,6 @@ def run_bench(tree: Path) -> float:
     return time.monotonic() - t0
 
 
-def sessions(tree: Path) -> dict[tuple[str, str, str], list[records.Run]]:
-    out: dict[tuple[str, str, str], list[records.Run]] = {}
-    for run in records.finished_runs(tree):
-        if run.meta.round is not None and run.meta.session:
-            out.setdefault((run.cpu, run.meta.session, run.suite), []).append(run)
-    return out
-
-
 def spread(values: list[float]) -> float | None:
     if len(values) < 2:
         return None
@@ -91,7 +74,7 @@ def spread(values: list[float]) -> float | None:
 
 
 def analyse(runs: list[records.Run]) -> dict[str, Any]:
-    outs = [Outcome(r.variant, int(r.meta.round or 0), r.figures) for r in runs]
+    outs = outcomes(runs)
     clean: dict[tuple[str, str, str, int], list[float]] = {}
     everything: dict[tuple[str, str, str, int], list[tuple[float, str]]] = {}
     for o in outs:
@@ -200,7 +183,8 @@ def main() -> None:
         tree = Path(tempfile.mkdtemp(prefix="noise-bench-")) / "results"
         print(f"bench into {tree} (the README's bench as typed) ...", flush=True)
         wall = run_bench(tree)
-    found = {k: analyse(v) for k, v in sorted(sessions(tree).items())}
+    found = {k: analyse(v) for k, v in by_session(
+        list(records.finished_runs(tree))).items()}
     if wall is not None:
         print(f"\nbench wall time: {wall:.0f} s")
     for key, a in found.items():

@@ -137,7 +137,7 @@ class RunContext:
     extra: dict[str, str]
     profile_name: str
     mismatch: list[str]
-    #: the best port share seen in this session, per set of cores (portshare.py)
+    #: the port-share readings of this session, per set of cores (portshare.py)
     ports: portshare.PortBaseline = field(default_factory=portshare.PortBaseline)
 
     @property
@@ -472,8 +472,8 @@ class BenchCell:
 
     def _probe(self, pin: str | None, *, aes: bool = False) -> dict[str, object]:
         """One reading of the core probe (clock, port share; AESENC's latency with
-        ``aes``), the session's port-share best started first where it has none for
-        these cores (portshare.py)."""
+        ``aes``), the session's port-share readings started first where it has none
+        for these cores (portshare.py)."""
         got = coreclock.reading(self.ctx.backend, pin, aes=aes)
         if "ports_per_cycle" in got and self.ctx.ports.share(got) is None:
             for _ in range(portshare.CALIBRATION_READINGS):

@@ -48,21 +48,30 @@ class PairedRow:
                 f"/ {c.denominator} = ×{e.ratio:.3f} ({e.pairs} pair: no interval)")
 
 
+def by_session(runs: Sequence[Run]) -> dict[tuple[str, str, str], list[Run]]:
+    """The runs of bench sessions, by (CPU, session, suite), in that order: runs pair only
+    within one of them (a run without a round or a session pairs with none)."""
+    out: dict[tuple[str, str, str], list[Run]] = {}
+    for run in runs:
+        if run.meta.round is not None and run.meta.session:
+            out.setdefault((run.cpu, run.meta.session, run.suite), []).append(run)
+    return dict(sorted(out.items()))
+
+
+def outcomes(runs: Sequence[Run]) -> list[_Outcome]:
+    """``runs`` as measure/paired.py reads outcomes."""
+    return [_Outcome(r.variant, int(r.meta.round or 0), r.figures) for r in runs]
+
+
 def rows(runs: Sequence[Run], block: int) -> list[PairedRow]:
     """Every paired ratio at ``block`` bytes the tree's repeated bench sessions allow."""
-    by_session: dict[tuple[str, str, str], list[_Outcome]] = {}
-    for run in runs:
-        meta = run.meta
-        if meta.round is None or not meta.session:
-            continue
-        by_session.setdefault((run.cpu, meta.session, run.suite), []).append(
-            _Outcome(run.variant, int(meta.round), run.figures))
     out: list[PairedRow] = []
-    for (cpu, session, suite), outcomes in sorted(by_session.items()):
-        if len({o.round for o in outcomes}) < 2:
+    for (cpu, session, suite), mine in by_session(runs).items():
+        outs = outcomes(mine)
+        if len({o.round for o in outs}) < 2:
             continue  # one round: nothing is paired more than once
         out += [PairedRow(cpu, session, suite, c)
-                for c in comparisons(usable_samples(outcomes), [block])]
+                for c in comparisons(usable_samples(outs), [block])]
     return out
 
 
