@@ -92,7 +92,7 @@ def analyse(runs: list[records.Run]) -> dict[str, Any]:
         sa, sb = spread(clean.get(a, [])), spread(clean.get(b, []))
         w = c.estimate.relative_half_width
         rows.append({"kind": c.kind, "numerator": c.numerator, "denominator": c.denominator,
-                     "algorithm": c.algorithm, "block": c.block, "pairs": c.estimate.pairs,
+                     "algorithm": c.algorithm, "block": c.block, "basis": c.estimate.basis,
                      "ratio": c.estimate.ratio, "ci_low": c.estimate.ci_low,
                      "ci_high": c.estimate.ci_high, "half_width": w,
                      "spread_numerator": sa, "spread_denominator": sb,
@@ -143,7 +143,7 @@ def table(key: tuple[str, str, str], a: dict[str, Any]) -> None:
     print(f"\n{cpu} · session {session} · suite {suite}: {a['runs']} runs, "
           f"{a['rounds']} rounds")
     print(f"  {'comparison':<58} {'algorithm':<12} {'spread A':>9} {'spread B':>9} "
-          f"{'paired ratio [95 %]':>26} {'pairs':>5}  goal")
+          f"{'paired ratio [95 %]':>26} {'samples':>8}  goal")
     for r in a["comparisons"]:
         name = f"{r['numerator']} / {r['denominator']}"
         ci = (f"×{r['ratio']:.3f} [{r['ci_low']:.3f}–{r['ci_high']:.3f}]"
@@ -151,7 +151,7 @@ def table(key: tuple[str, str, str], a: dict[str, Any]) -> None:
         goal = ("ok" if r["within"] else "MISSED") if r["goal_applies"] else \
             ("within" if r["within"] else "-")
         print(f"  {name[:58]:<58} {r['algorithm']:<12} {pct(r['spread_numerator']):>9} "
-              f"{pct(r['spread_denominator']):>9} {ci:>26} {r['pairs']:>5}  {goal} "
+              f"{pct(r['spread_denominator']):>9} {ci:>26} {r['basis'].split()[0]:>8}  {goal} "
               f"({pct(r['half_width'])})")
     applies = [r for r in a["comparisons"] if r["goal_applies"]]
     print(f"  comparisons with a side spreading over ±{WIDE_SPREAD:.0%}: {len(applies)}; "

@@ -135,13 +135,14 @@ def flag_summary(rows: list[dict[str, Any]]) -> str:
 
 
 def print_comparisons(outcomes: list[Any], block: int) -> None:
-    """The paired ratios at ``block`` bytes (paired.py): samples of one round, contended
-    and shared-core ones left out with their pair."""
+    """The paired ratios at ``block`` bytes (paired.py): alternated samples of both
+    sides, contended and shared-core ones and those 5 % below their best left out."""
     found = comparisons(usable_samples(outcomes), [block])
     if not found:
         return
-    print(f"\n  paired ratios at {block} bytes (geometric mean of same-round pairs, 95 % "
-          "interval; contended and shared-core samples left out with their pair)")
+    print(f"\n  paired ratios at {block} bytes (Hodges–Lehmann ratio of alternated samples, "
+          "distribution-free 95 % interval; disturbed samples and those more than "
+          f"{LOW_TOLERANCE:.0%} below their cell's best left out)")
     for c in found:
         print(f"      {c.kind:<12} {c.algorithm:<14} {c.numerator} / {c.denominator}: "
               f"{c.estimate.text()}")

@@ -1,16 +1,16 @@
 """Comparisons measured as comparisons: paired ratios of a repeated bench (robust.py).
 
 A bench of several rounds runs every variant once per round, interleaved, and inside a
-cell runs each mask right after the native run of the same algorithm. Three comparisons
-are read from it, each as the ratio of two samples of one round:
+cell runs each mask right after the native run of the same algorithm, so the two sides of
+every comparison alternate closely. Three comparisons are read from it:
 
 * ``asm/no-asm``: a version's assembler build against its ``no-asm`` build;
 * ``release``: a newer release against an older one, same build options;
 * ``mask/native``: an ``OPENSSL_ia32cap`` mask against the native run of one variant.
 
-A sample the host disturbed (``contended``) or that lies more than 5 % below its cell's
-best (``shared-core``) is left out with its pair; the rest give the geometric mean of the
-pair ratios with its 95 % interval (``robust.ratio_estimate``).
+A sample the host disturbed (``contended``, ``shared-core``) or that lies more than 5 %
+below its cell's best is left out; the rest of both sides give the Hodges–Lehmann ratio
+with its distribution-free 95 % interval (``robust.compare``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 
 from openssl_matrix.core.version import Version
 from openssl_matrix.measure.guards import DISTURBED
-from openssl_matrix.measure.robust import RatioEstimate, below_best, paired, ratio_estimate
+from openssl_matrix.measure.robust import RatioEstimate, below_best, compare
 
 _VARIANT = re.compile(r"^(?P<version>[0-9][^-]*)-(?P<build>asm|no-asm)(?P<rest>-.+)?$")
 
@@ -47,8 +47,9 @@ class Comparison:
         e = self.estimate
         return {"kind": self.kind, "numerator": self.numerator,
                 "denominator": self.denominator, "algorithm": self.algorithm,
-                "block_size": self.block, "pairs": e.pairs, "ratio": e.ratio,
-                "ci_low": e.ci_low, "ci_high": e.ci_high, "ci_method": "t95-log"}
+                "block_size": self.block, "pairs": e.pairs, "samples": list(e.sizes),
+                "ratio": e.ratio, "ci_low": e.ci_low, "ci_high": e.ci_high,
+                "ci_method": e.method}
 
 
 def usable_samples(outcomes: Iterable[Any]) -> Samples:
@@ -90,7 +91,7 @@ def comparisons(samples: Mapping[tuple[str, str, str, int], Mapping[int, float]]
 
     def add(kind: str, a: tuple[str, str, str, int], b: tuple[str, str, str, int],
             top: str, bottom: str) -> None:
-        est = ratio_estimate(paired(dict(by_cell[a]), dict(by_cell[b])))
+        est = compare(list(by_cell[a].values()), list(by_cell[b].values()))
         if est is not None:
             out.append(Comparison(kind, top, bottom, a[2], a[3], est, (a, b)))
 
@@ -129,6 +130,7 @@ def _newer(a: str, b: str) -> bool:
 
 def wide(outcomes: Iterable[Any], target: float) -> list[Comparison]:
     """The comparisons of ``outcomes`` whose 95 % interval is wider than ``target`` of
-    the ratio (one pair, no interval: wider than any), the ones a further round narrows."""
+    the ratio (too few samples for an interval: wider than any), the ones a further round
+    narrows."""
     return [c for c in comparisons(usable_samples(outcomes))
             if (w := c.estimate.relative_half_width) is None or w > target]

@@ -17,14 +17,20 @@ The rules, for figures where higher is better (bytes/s at a block size):
   the best beside it; its interval is the distribution-free one for the median (order
   statistics) where there are enough samples for 95 %, else Student's t on those samples;
 * **a comparison** (asm against no-asm, a mask against native, one release against
-  another) is the ratio of samples measured in the same round, pairs where either side was
-  flagged left out, summarised as the geometric mean of the pair ratios with a 95 %
-  t-interval on their logarithms (:func:`ratio_estimate`): a ratio's errors multiply;
+  another) is measured in alternation: every round runs both sides, a few seconds apart,
+  so whatever drifts over minutes touches both alike. Its figure is the ratio of the two
+  sides' samples within 5 % of their best, as the Hodges–Lehmann estimate (the median of
+  every ratio of a sample of one side to a sample of the other) with the
+  distribution-free 95 % interval of the Mann–Whitney test (:func:`compare`). It keeps
+  every clean sample of each side, where ratios of same-round pairs lose a pair whenever
+  either side was flagged (1–5 pairs after six rounds on the noisy EPYC VM, too few for
+  any interval), and it assumes no shape for the noise;
 * **a verdict** uses the comparison's interval.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections.abc import Sequence
@@ -39,6 +45,11 @@ LEVEL = 0.95
 #: The half-width (relative) a paired ratio's interval is measured down to: a comparison
 #: wider than this gets further rounds of both sides, up to the attempt limit.
 PAIRED_TARGET = 0.02
+#: Attempts each side of a comparison may take to narrow it to :data:`PAIRED_TARGET`
+#: (the command line's bench; the Python API's planned rounds only): on the noisy EPYC
+#: VM a third of the samples sit more than 5 % below their best, and the interval needs
+#: some eight kept samples a side for ±2 % when the kept ones spread by ±1.5 %.
+PAIRED_ATTEMPTS = 12
 
 
 def below_best(values: Sequence[float], tolerance: float = LOW_TOLERANCE) -> list[bool]:
@@ -133,9 +144,24 @@ class RatioEstimate:
             return None
         return (self.ci_high - self.ci_low) / 2 / self.ratio
 
+    #: how the interval was found: "t95-log" (pairs) or "mann-whitney" (two sets)
+    method: str = "t95-log"
+    #: samples of each side the estimate used ("mann-whitney"; 0 for pairs)
+    sizes: tuple[int, int] = (0, 0)
+
+    @property
+    def basis(self) -> str:
+        """What the estimate stands on, in words: "5+6 samples" or "3 pairs"."""
+        if self.method == "mann-whitney":
+            return f"{self.sizes[0]}+{self.sizes[1]} samples"
+        return f"{self.pairs} pair{'s' if self.pairs != 1 else ''}"
+
     def text(self) -> str:
         rhw = self.relative_half_width
         body = f"{self.ratio:.3f}×"
+        if self.method == "mann-whitney":
+            body += f" ±{rhw:.1%}" if rhw is not None else " (too few samples for 95 %)"
+            return f"{body} ({self.sizes[0]}+{self.sizes[1]} samples)"
         body += f" ±{rhw:.1%}" if rhw is not None else " (one pair)"
         return f"{body} ({self.pairs} pair{'s' if self.pairs != 1 else ''})"
 
@@ -157,3 +183,71 @@ def paired(numerator: dict[int, float], denominator: dict[int, float]) -> list[f
     """Ratios of samples of one round (round number → sample), rounds both sides have."""
     return [numerator[r] / denominator[r] for r in sorted(numerator)
             if r in denominator and denominator[r] > 0]
+
+
+@functools.lru_cache(maxsize=256)
+def _mann_whitney_counts(m: int, n: int) -> tuple[int, ...]:
+    """How many of the C(m+n, m) orderings of two samples give each value of the
+    Mann–Whitney U statistic (0 … m·n), no ties: the coefficients of the Gaussian
+    binomial coefficient, by the recurrence on the largest observation."""
+    # row[j][u]: orderings of i samples of one side and j of the other with U = u
+    rows = [[1] for _ in range(n + 1)]  # i = 0: U is 0 whatever j
+    for i in range(1, m + 1):
+        new: list[list[int]] = [[1]]  # j = 0: U is 0
+        for j in range(1, n + 1):
+            # the largest observation belongs to the first side (adds j to U) or the other
+            a, b = rows[j], new[j - 1]
+            width = i * j + 1
+            row = [0] * width
+            for u, c in enumerate(a):
+                row[u + j] += c
+            for u, c in enumerate(b):
+                row[u] += c
+            new.append(row)
+        rows = new
+    return tuple(rows[n])
+
+
+def shift_rank(m: int, n: int, level: float = LEVEL) -> int:
+    """The rank ``k`` (1-based) of the differences that bound the distribution-free
+    interval for a shift between samples of ``m`` and ``n``: the largest ``k`` with
+    ``1 - 2·P(U ≤ k-1) ≥ level``; 0 when even the extreme differences cover less
+    (m = n = 3 at 95 %: C(6, 3) = 20 orderings are too few)."""
+    if m < 1 or n < 1:
+        return 0
+    counts = _mann_whitney_counts(m, n)
+    total = math.comb(m + n, m)
+    cum = 0
+    k = 0
+    for u, c in enumerate(counts):
+        cum += c
+        if 1 - 2 * cum / total >= level:
+            k = u + 1
+        else:
+            break
+    return k
+
+
+def compare(numerator: Sequence[float], denominator: Sequence[float],
+            tolerance: float = LOW_TOLERANCE, level: float = LEVEL) -> RatioEstimate | None:
+    """A comparison of two cells from their clean samples (higher is better): each side's
+    samples more than ``tolerance`` below its best left out (a shared core), then the
+    Hodges–Lehmann ratio and its distribution-free ``level`` interval (Mann–Whitney) on
+    the logarithms. None without a positive sample on both sides."""
+    def kept(values: Sequence[float]) -> list[float]:
+        vals = [float(v) for v in values if isinstance(v, (int, float)) and v > 0
+                and math.isfinite(v)]
+        return [v for v, low in zip(vals, below_best(vals, tolerance), strict=True)
+                if not low]
+
+    a, b = kept(numerator), kept(denominator)
+    if not a or not b:
+        return None
+    diffs = sorted(math.log(x) - math.log(y) for x in a for y in b)
+    mid = statistics.median(diffs)
+    k = shift_rank(len(a), len(b), level)
+    lo = hi = None
+    if k:
+        lo, hi = math.exp(diffs[k - 1]), math.exp(diffs[len(diffs) - k])
+    return RatioEstimate(pairs=0, ratio=math.exp(mid), ci_low=lo, ci_high=hi,
+                         method="mann-whitney", sizes=(len(a), len(b)))

@@ -53,7 +53,12 @@ from openssl_matrix.measure.cell import (
 )
 from openssl_matrix.measure.guards import SHARED_CORE, spread
 from openssl_matrix.measure.hostinfo import CpuInfo, parse_cpuinfo, profile_mismatches
-from openssl_matrix.measure.robust import LOW_TOLERANCE, PAIRED_TARGET, robust_figure
+from openssl_matrix.measure.robust import (
+    LOW_TOLERANCE,
+    PAIRED_ATTEMPTS,
+    PAIRED_TARGET,
+    robust_figure,
+)
 from openssl_matrix.results import records
 from openssl_matrix.results.records import FINISHED
 from openssl_matrix.results.tree import Journal, ResultsTree, RunRef
@@ -98,14 +103,16 @@ class FollowUp:
 
 def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
                max_attempts: int, *, widen: bool = True, rule: str = "interval",
-               ) -> dict[str, FollowUp]:
+               paired_attempts: int = 0) -> dict[str, FollowUp]:
     """Which invocations of which variant to measure again, and why (pure).
 
     An invocation needs another attempt when it has fewer clean samples than ``rounds``
     (its other attempts were contended or failed), or when ``rounds`` > 1 and the 95 %
     interval of one of its figures is wider than ``threshold`` of the median (only with
     ``widen``: the rounds come from the suite, not from an explicit ``--repeat``); never
-    beyond ``max_attempts`` attempts. With ``rule="pts"`` (a ``kind: pts`` suite) the
+    beyond ``max_attempts`` attempts. Both sides of a comparison whose paired ratio's
+    interval is wider than ``PAIRED_TARGET`` get another attempt, up to
+    ``paired_attempts`` (at least ``max_attempts``). With ``rule="pts"`` (a ``kind: pts`` suite) the
     widening test is pts-core's instead: the percent standard deviation of a figure PTS
     reports at or above ``threshold`` (pts.py).
     """
@@ -155,7 +162,7 @@ def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
                 need.setdefault(variant, []).append(inv)
             why.setdefault(variant, set()).add("interval")
     if rounds >= 2 and widen and rule != "pts":  # comparisons measured as comparisons
-        limit = max(max_attempts, rounds)
+        limit = max(max_attempts, rounds, paired_attempts)
         for c in paired.wide(outcomes, PAIRED_TARGET):
             sides = [(v, inv) for v, inv, _, _ in c.cells]
             if any(attempts.get(side, limit) >= limit for side in sides):
@@ -425,12 +432,14 @@ class Bencher:
         next_round = rounds + 1
         limit = max(rounds, self.max_attempts if rounds > 1 else min(self.max_attempts, 3))
         rule = "pts" if suite.kind == "pts" else "interval"
+        # comparisons narrow with more samples of both sides (the command line's bench)
+        paired_limit = max(limit, PAIRED_ATTEMPTS) if self.max_attempts and widen else 0
         if rule == "pts" and widen:  # pts-core's own maximum for runs of this length
             limit = max(limit, pts_max_runs(rounds, 6.0 * (suite.seconds or 3)))
         while True:
             finished = [o for o in [*done, *out] if o.status in FINISHED]
             todo = follow_ups(finished, rounds, suite.noise_threshold, limit, widen=widen,
-                              rule=rule)
+                              rule=rule, paired_attempts=paired_limit)
             if not todo:
                 return out
             for v in ready:
@@ -442,7 +451,7 @@ class Bencher:
                                  series=series, only=need.invocations, why=need.why)
                 out.append(self._run_cell(journal, cell))
             next_round += 1
-            if next_round > limit:
+            if next_round > max(limit, paired_limit):
                 return out
 
     def _settle(self) -> dict[str, Any] | None:

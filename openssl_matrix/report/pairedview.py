@@ -1,9 +1,9 @@
 """The report's paired ratios: comparisons measured as comparisons, read back from the tree.
 
 A repeated bench runs every variant once a round; the bench summary prints the ratios of
-samples of one round (measure/paired.py: asm against no-asm, a newer release against an
+alternated samples (measure/paired.py: asm against no-asm, a newer release against an
 older one, a mask against native), samples the host disturbed or more than 5 % below their
-cell's best left out with their pair. The page shows the same ratios from the runs on
+cell's best left out. The page shows the same ratios from the runs on
 record, one table per CPU and bench session, so a reader compares builds by the interval
 of their ratio, not by two medians whose spreads overlap.
 """
@@ -43,9 +43,9 @@ class PairedRow:
         c, e = self.comparison, self.comparison.estimate
         return (f"{self.cpu} {self.suite}: {c.algorithm} at {c.block} bytes, {c.numerator} / "
                 f"{c.denominator} = ×{e.ratio:.3f} [{e.ci_low:.3f}–{e.ci_high:.3f}] "
-                f"({e.pairs} pairs)" if e.ci_low is not None and e.ci_high is not None else
+                f"({e.basis})" if e.ci_low is not None and e.ci_high is not None else
                 f"{self.cpu} {self.suite}: {c.algorithm} at {c.block} bytes, {c.numerator} "
-                f"/ {c.denominator} = ×{e.ratio:.3f} ({e.pairs} pair: no interval)")
+                f"/ {c.denominator} = ×{e.ratio:.3f} ({e.basis}: no interval)")
 
 
 def by_session(runs: Sequence[Run]) -> dict[tuple[str, str, str], list[Run]]:
@@ -78,14 +78,16 @@ def rows(runs: Sequence[Run], block: int) -> list[PairedRow]:
 def text(found: Sequence[PairedRow]) -> list[str]:
     if not found:
         return []
-    return ["Paired ratios (geometric mean of same-round pairs, 95 % interval on the logs):",
+    return ["Paired ratios (alternated samples: Hodges–Lehmann ratio, distribution-free "
+            "95 % interval):",
             *[f"  {r.line()}" for r in found], ""]
 
 
 def _cell(r: PairedRow) -> str:
     e = r.comparison.estimate
     if e.ci_low is None or e.ci_high is None:
-        return f"×{e.ratio:.3f} <span class=\"muted\">(one pair: no interval)</span>"
+        return (f"×{e.ratio:.3f} <span class=\"muted\">({escape(e.basis)}: too few for an "
+                "interval)</span>")
     return (f"×{e.ratio:.3f} [{e.ci_low:.3f}–{e.ci_high:.3f}] "
             f"<span class=\"muted\">±{e.relative_half_width or 0:.1%}</span>")
 
@@ -97,13 +99,15 @@ def html(found: Sequence[PairedRow], block: int) -> str:
         f"<tr><td>{escape(r.cpu)}</td><td>{escape(r.session)}</td><td>{escape(r.suite)}</td>"
         f"<td>{escape(r.comparison.kind)}</td><td>{escape(r.comparison.numerator)} / "
         f"{escape(r.comparison.denominator)}</td><td>{escape(r.comparison.algorithm)}</td>"
-        f"<td>{_cell(r)}</td><td>{r.comparison.estimate.pairs}</td></tr>" for r in found)
+        f"<td>{_cell(r)}</td><td>{escape(r.comparison.estimate.basis)}</td></tr>" for r in found)
     return (f'<h2 id="paired">Paired ratios at {block} bytes</h2>'
-            '<p class="muted">Each ratio is the geometric mean of the ratios of samples '
-            "measured in the same round of one bench session, with its 95 % interval "
-            "(Student's t on the logarithms); a sample the host disturbed (contended, "
-            "shared-core) or more than 5 % below its cell's best is left out with its "
-            "pair (docs/noise.md).</p><table><thead><tr><th>CPU</th><th>session</th>"
-            "<th>suite</th><th>comparison</th><th>ratio of</th><th>algorithm</th>"
-            f"<th>ratio [95 %]</th><th>pairs</th></tr></thead><tbody>{body}</tbody>"
+            '<p class="muted">Both sides of each comparison are measured in every round of '
+            "one bench session, seconds apart. The ratio is the median of the ratios of "
+            "every sample of one side to every sample of the other (Hodges–Lehmann), with "
+            "the distribution-free 95 % interval of the Mann–Whitney test; a sample the "
+            "host disturbed (contended, shared-core) or more than 5 % below its cell's "
+            "best is left out (docs/noise.md).</p><table><thead><tr><th>CPU</th>"
+            "<th>session</th><th>suite</th><th>comparison</th><th>ratio of</th>"
+            "<th>algorithm</th><th>ratio [95 %]</th><th>samples</th></tr></thead><tbody>"
+            f"{body}</tbody>"
             "</table>\n")

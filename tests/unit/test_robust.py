@@ -13,9 +13,11 @@ import pytest
 from openssl_matrix.measure.paired import comparisons, usable_samples
 from openssl_matrix.measure.robust import (
     below_best,
+    compare,
     median_interval,
     ratio_estimate,
     robust_figure,
+    shift_rank,
 )
 
 SHA512 = [624.6e6, 399.2e6, 358.1e6, 610.5e6]
@@ -55,15 +57,37 @@ def test_paired_ratios_pair_rounds_and_skip_flagged_samples() -> None:
     found = comparisons(usable_samples(outcomes))
     assert [c.kind for c in found] == ["asm/no-asm"]
     c = found[0]
-    assert c.estimate.pairs == 2  # rounds 2 and 3 of the asm side are shared-core
-    assert c.estimate.ratio == pytest.approx(1.5)
+    # rounds 2 and 3 of the asm side are shared-core: 2 samples against the other's 4
+    assert c.estimate.method == "mann-whitney" and c.estimate.sizes == (2, 4)
+    assert c.estimate.ratio == pytest.approx(1.5, rel=0.01)
+    assert c.estimate.ci_low is None  # 2+4 samples: C(6, 2) = 15 orderings, too few for 95 %
+
+
+def test_the_shift_interval_uses_the_mann_whitney_critical_values() -> None:
+    """The ranks against the published two-sided 5 % critical values of U (m = n):
+    none for 3, 0 for 4, 5 for 6, 13 for 8, 23 for 10 (the interval's rank is U + 1)."""
+    assert [shift_rank(n, n) for n in (3, 4, 6, 8, 10)] == [0, 1, 6, 14, 24]
+    assert shift_rank(3, 5) == 1 and shift_rank(2, 4) == 0
+
+
+def test_a_comparison_keeps_every_clean_sample_of_both_sides() -> None:
+    """Samples of one side 36-43 % low (the noisy EPYC's SHA-512) are left out; the rest of
+    both sides give the ratio and an interval that holds it."""
+    top = [624.6e6, 399.2e6, 358.1e6, 610.5e6, 620.0e6, 615.0e6]
+    bottom = [v / 2 for v in (600e6, 605e6, 598e6, 610e6, 380e6, 603e6)]
+    e = compare(top, bottom)
+    assert e is not None and e.sizes == (4, 5)
+    assert e.ci_low is not None and e.ci_high is not None
+    assert e.ci_low <= e.ratio <= e.ci_high
+    assert 1.98 < e.ci_low and e.ci_high < 2.1
+    assert compare([], bottom) is None
 
 
 def test_a_wide_paired_ratio_gets_a_further_round_of_both_sides() -> None:
     """Three rounds of 1.1.1w asm and no-asm MD5 whose single figures sit within their 5 %
-    interval, but whose paired ratio does not come within ±2 %: both sides are measured
-    again, in the same round (so the new samples pair), until the attempt limit; a ratio
-    already within ±2 % asks nothing. Figures: the noisy EPYC's MD5 in the same rounds
+    interval, but whose paired ratio does not come within ±2 % (three samples a side give
+    no 95 % interval at all): both sides are measured again, in the same round, until the
+    attempt limit; a ratio already within ±2 % asks nothing. Figures: the noisy EPYC's MD5 in the same rounds
     (575.8, 554.2, 542.9 MB/s) over a steady no-asm side."""
     from openssl_matrix.measure.cell import CellOutcome
     from openssl_matrix.measure.session import follow_ups
@@ -81,8 +105,9 @@ def test_a_wide_paired_ratio_gets_a_further_round_of_both_sides() -> None:
     assert set(todo) == {asm, noasm}
     assert todo[asm].invocations == ("native--md5",) and "±2%" in todo[asm].why
     assert follow_ups(wide, 3, 0.05, 6, widen=False) == {}  # an explicit --repeat
-    steady = [out(asm, r, 575.8e6 * (1 + d)) for r, d in enumerate((0, 0.002, -0.002), 1)] \
-        + [out(noasm, r, 500e6) for r in (1, 2, 3)]
+    steady = [out(asm, r, 575.8e6 * (1 + d))
+              for r, d in enumerate((0, 0.002, -0.002, 0.001), 1)] \
+        + [out(noasm, r, 500e6) for r in (1, 2, 3, 4)]
     assert follow_ups(steady, 3, 0.05, 6) == {}
     at_limit = wide + [out(noasm, r, 500e6) for r in (4, 5, 6)]
     assert asm not in follow_ups(at_limit, 3, 0.05, 6)  # its partner has no attempt left
