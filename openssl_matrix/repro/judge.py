@@ -28,7 +28,7 @@ from openssl_matrix.measure.cpumodel import (
     path_cost,
     predicted_ratio,
 )
-from openssl_matrix.measure.robust import ratio_estimate
+from openssl_matrix.measure.robust import compare, ratio_estimate
 from openssl_matrix.parse.algorithms import speed_argument
 from openssl_matrix.parse.figures import canonical_algorithm
 from openssl_matrix.repro.plan import PlannedMeasurement
@@ -217,7 +217,7 @@ def collect(measurement: Measurement, planned: PlannedMeasurement, runs: Sequenc
 class BlockJudgement:
     block: int
     reference: float | None
-    ours: float | None  # median of the paired ratios
+    ours: float | None  # our ratio (robust.compare: Hodges–Lehmann of both sides)
     target: float
     passed: bool | None
     reference_passes: bool | None
@@ -245,7 +245,8 @@ class BlockJudgement:
     by_model: bool = False  # judged on direction and against the CPU model
     model_theirs: float | None = None  # the ratio the model predicts on their CPU
     model_here: float | None = None  # ... and on ours
-    #: 95 % t-interval of the paired ratios (stats.estimate); None with one pair
+    #: 95 % interval of our ratio (robust.compare: distribution-free, Mann–Whitney; with
+    #: too few samples for it, the t-interval of the same-round pairs); None with one pair
     ci: tuple[float, float] | None = None
     #: a trend claim's (from, to) sizes: the figures are then ratios of ratios
     trend: tuple[int, int] | None = None
@@ -421,10 +422,20 @@ def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, PlannedMeasureme
         ref = spec.reference_ratio(claim, block)
         target = claim.ratio if claim.ratio is not None else (ref if ref is not None else 1.0)
         ratios = paired_ratios(ours[claim.numerator], ours[claim.denominator], block)
-        value = statistics.median(ratios) if ratios else None
-        est = estimate(ratios)
-        ci = (est.ci_low, est.ci_high) if est is not None and est.ci_low is not None \
-            and est.ci_high is not None else None
+        # the comparison's figure and interval, as the bench and the report give them
+        # (robust.compare): every clean sample of both sides, those 5 % below their best
+        # left out, Hodges–Lehmann ratio with its distribution-free 95 % interval
+        # (too few samples for that interval: the t-interval of the same-round pairs, and
+        # with one pair the pair, as before)
+        est = compare(ours[claim.numerator].values(block), ours[claim.denominator].values(block))
+        if est is not None and est.ci_low is not None and est.ci_high is not None:
+            value: float | None = est.ratio
+            ci: tuple[float, float] | None = (est.ci_low, est.ci_high)
+        else:
+            value = statistics.median(ratios) if ratios else None
+            t = estimate(ratios)
+            ci = (t.ci_low, t.ci_high) if t is not None and t.ci_low is not None \
+                and t.ci_high is not None else None
         result.blocks.append(BlockJudgement(
             block, ref, value, target,
             None if value is None else passes(claim.expect, value, target, claim.tolerance),

@@ -64,9 +64,10 @@ def test_a_straddling_claim_gets_more_rounds_then_is_inconclusive(
         setup: tuple[Path, object, FakeBackend, ResultsTree],
         monkeypatch: pytest.MonkeyPatch) -> None:
     spec_path, env, _, tree = setup
-    # the masked low-level path alternates around 1/1.07 of the native one: paired ratios
-    # 1.00, 1.10, 1.13, 1.02, 1.12, ... against "same" (0.90-1.10): a straddle
-    ratios = [1.00, 1.10, 1.13, 1.02, 1.12, 1.06, 1.09, 1.04]
+    # the masked low-level path alternates around 1/1.10 of the native one, every sample
+    # within 5 % of its best (none is left out as a shared core): ratios 0.89-0.93
+    # against "same" (0.90-1.10): a straddle
+    ratios = [1.08, 1.12, 1.10, 1.09, 1.11, 1.10, 1.12, 1.08]
     calls = {"masked-legacy": 0}
 
     def noisy(image: str, command: Sequence[str], env_: Mapping[str, str],
