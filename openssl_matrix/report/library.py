@@ -32,6 +32,7 @@ from typing import Any
 
 from openssl_matrix.core.stats import estimate
 from openssl_matrix.core.version import sort_key
+from openssl_matrix.measure.robust import RatioEstimate, compare
 from openssl_matrix.report.charts import new_figure, series_colors
 from openssl_matrix.report.types import Flagged, ReleaseColumn, copy_run
 from openssl_matrix.report.view import href as _href
@@ -128,6 +129,14 @@ class LibTable:
             return None
         a, b = self.median(row, column), self.median(row, self.columns[0])
         return None if a is None or not b else a / b
+
+    def comparison(self, row: str, column: str) -> RatioEstimate | None:
+        """The ratio to the first release as a comparison (robust.compare), for a timed
+        table with samples enough for its 95 % interval; None otherwise."""
+        if self.threads is None or not self.columns or column == self.columns[0]:
+            return None
+        e = compare(self.values(row, column), self.values(row, self.columns[0]))
+        return e if e is not None and e.ci_low is not None else None
 
 
 def library_tables(obs: Sequence[LibObservation]) -> list[LibTable]:
@@ -315,7 +324,11 @@ def _cell_html(t: LibTable, row: str, column: str) -> str:
     body = text if usable else f'<span class="bad">no usable figure</span><br>' \
         f'<span class="flagged">{text}</span>'
     ratio = t.ratio(row, column)
-    if ratio is not None:
+    cmp = t.comparison(row, column)
+    if cmp is not None and cmp.ci_low is not None and cmp.ci_high is not None:
+        body += (f'<br><span class="muted">×{cmp.ratio:.3f} [{cmp.ci_low:.3f}–'
+                 f'{cmp.ci_high:.3f}]</span>')
+    elif ratio is not None:
         body += f'<br><span class="muted">×{ratio:.2f}</span>'
     links = []
     for k, o in enumerate(sorted(obs, key=lambda o: (o.variant, o.run)), 1):
@@ -346,7 +359,9 @@ def write_library(tree: ResultsTree, out: Path, versions: Sequence[str] = ()
     else:
         parts.append('<p class="muted">Medians over every usable figure of all runs ± the '
                      "half-width of the 95 % interval (n), and the µs per operation the "
-                     "median means (threads × 10⁶ ÷ ops/s); ×ratio to the first column. "
+                     "median means (threads × 10⁶ ÷ ops/s); ×ratio to the first column, as a "
+                     "comparison with its 95 % interval where both cells have samples "
+                     "enough (Hodges–Lehmann, Mann–Whitney: docs/noise.md). "
                      "Columns are the releases in release order. What each operation "
                      "measures: docs/library.md.</p>")
     for key in sorted({(t.cpu, t.arch) for t in tables}):

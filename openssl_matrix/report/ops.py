@@ -29,6 +29,7 @@ from openssl_matrix.core.resources import templates
 from openssl_matrix.core.stats import estimate
 from openssl_matrix.core.version import sort_key
 from openssl_matrix.matrix.pkey import ALGORITHMS
+from openssl_matrix.measure.robust import compare
 from openssl_matrix.report.cellpage import Links, PageUnit, change_rows, page_view, write_pages
 from openssl_matrix.report.charts import flagged_bar, legend, new_figure, series_colors
 from openssl_matrix.report.history import Change, changes, history_json
@@ -209,12 +210,17 @@ class OpsTable:
         return min(hw, 0.9 * e.median if log else e.median), hw
 
     def ratio(self, row: str, column: str) -> tuple[float, float, float] | None:
-        """Median ratio to the first column, with the widest ratio the ranges allow."""
+        """The ratio to the first column as a comparison (robust.compare: Hodges–Lehmann
+        of both cells' clean samples, distribution-free 95 % interval); with too few
+        samples for that interval, the median ratio and the widest the ranges allow."""
         if not self.columns or column == self.columns[0]:
             return None
         a, b = self.values(row, column), self.values(row, self.columns[0])
         if not a or not b or min(b) <= 0:
             return None
+        e = compare(a, b)
+        if e is not None and e.ci_low is not None and e.ci_high is not None:
+            return e.ratio, e.ci_low, e.ci_high
         return (statistics.median(a) / statistics.median(b), min(a) / max(b),
                 max(a) / min(b))
 
