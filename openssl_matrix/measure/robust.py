@@ -251,3 +251,29 @@ def compare(numerator: Sequence[float], denominator: Sequence[float],
         lo, hi = math.exp(diffs[k - 1]), math.exp(diffs[len(diffs) - k])
     return RatioEstimate(pairs=0, ratio=math.exp(mid), ci_low=lo, ci_high=hi,
                          method="mann-whitney", sizes=(len(a), len(b)))
+
+
+def session_low(session: Sequence[float], earlier: Sequence[Sequence[float]],
+                model: float | None = None, tolerance: float = LOW_TOLERANCE) -> str | None:
+    """Whether a whole bench session of one cell sits low (higher is better), in words.
+
+    A sibling busy for a whole session slows every sample alike, which no spread within
+    the session shows. The session sits low when its best sample is more than
+    ``tolerance`` below the best of earlier sessions of the same cell on this host (each
+    of ``earlier``: one session's clean samples), and below ``model`` — the CPU model's
+    figure for this core, where it has one — by as much. None when it does not (or there
+    is nothing earlier to set it against)."""
+    now = [v for v in session if math.isfinite(v) and v > 0]
+    before = [max(s) for s in earlier if s and max(s) > 0]
+    if not now or not before:
+        return None
+    best, ref = max(now), max(before)
+    if best >= ref * (1 - tolerance):
+        return None
+    text = (f"the whole session sits low: its best sample is {1 - best / ref:.0%} below the "
+            f"best of {len(before)} earlier session(s) of this cell on this host")
+    if model is not None and model > 0:
+        if best >= model * (1 - tolerance):
+            return None  # the CPU model's figure says this session is as fast as the core
+        text += f" and {1 - best / model:.0%} below the CPU model's figure"
+    return text + " (a core shared for the whole session?)"

@@ -25,7 +25,7 @@ from openssl_matrix.core.statuses import USABLE_STATUSES
 from openssl_matrix.core.units import MBPS
 from openssl_matrix.core.version import sort_key as version_sort_key
 from openssl_matrix.matrix.isa import IA32CAP_BITS, IA32CAP_LABELS
-from openssl_matrix.measure.robust import below_best
+from openssl_matrix.measure.robust import below_best, session_low
 from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, STATUS_IMPOSSIBLE, impossible
 from openssl_matrix.report.history import Change, changes
 from openssl_matrix.report.sessions import (
@@ -377,6 +377,19 @@ class Cell:
         if any(o.published for o in self.observations):
             return vals
         return [v for v, low in zip(vals, below_best(vals), strict=True) if not low]
+
+    @cached_property
+    def sits_low(self) -> str | None:
+        """Whether the shown session as a whole sits low against the cell's earlier
+        sessions on this host (robust.session_low), in words; None if not."""
+        if self.shown is None or any(o.published for o in self.observations):
+            return None
+        earlier = [f.session for f in self.history if f.when < self.shown.when]
+        by: dict[str, list[float]] = {}
+        for o in self.observations:
+            if o.status in USABLE_STATUSES and o.bytes_per_s is not None:
+                by.setdefault((o.prov or UNKNOWN).session, []).append(o.bytes_per_s)
+        return session_low(self.usable_values, [by[s] for s in earlier if s in by])
 
     @property
     def below_best_values(self) -> int:

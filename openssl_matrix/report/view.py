@@ -77,6 +77,7 @@ def cell_view(cell: Cell | None, unit: Unit = MBPS, *, up: str = "") -> dict[str
             "page": href(up + cell.page), "sessions": sessions,
             "page_title": f"{cell.title}: {sessions} session(s), their runs and raw outputs",
             "change": found[-1].text() if found else None,
+            "low": cell.sits_low,
             "absent": cell.shown is None,
             "flagged": None if vals else flagged_only(cell, unit)}
 

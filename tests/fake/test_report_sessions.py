@@ -187,3 +187,23 @@ def test_the_export_names_sessions_and_gives_one_row_per_sessions_median(
     assert float(aes[0]["ci_low"]) < EVP_AES < float(aes[0]["ci_high"])
     assert aes[0]["ci_method"] == "t95" and aes[0]["runs"] == "3"
     assert re.fullmatch(r"ok=3", aes[0]["statuses"])
+
+
+def test_a_whole_session_that_sits_low_is_said_so(fake_matrix: Path, tmp_path: Path) -> None:
+    """Issue 31, item 4: a session whose every sample is 10 % slower (a sibling busy for
+    the whole session: its own spread is as narrow as ever) is marked on the page against
+    the earlier sessions of the cell; the sessions before it are not."""
+    tree = bench_sessions(fake_matrix, tmp_path, [1.0, 1.0, 0.9])
+    out = tmp_path / "report"
+    summary = build_report(tree, out)
+    cell = summary.groups[0].cell(ASM, "aes-128-cbc", 8192)
+    assert cell is not None and cell.sits_low is not None
+    assert "10% below the best of 2 earlier session(s)" in cell.sits_low
+    html = (out / "index.html").read_text()
+    # every cell is marked wherever the page shows it (one cell's mark per showing)
+    assert html.count('class="bad low"') >= sum(len(g.cells) for g in summary.groups)
+    first = build_report(tree, tmp_path / "r1",
+                         selection=Selection.of(cell.history[1].session))
+    c1 = first.groups[0].cell(ASM, "aes-128-cbc", 8192)
+    assert c1 is not None and c1.sits_low is None
+    assert 'class="bad low"' not in (tmp_path / "r1" / "index.html").read_text()

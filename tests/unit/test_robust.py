@@ -132,3 +132,15 @@ def test_the_release_view_shows_a_release_against_the_first_as_a_comparison() ->
     assert t.comparison("sha256-16", "1.1.1w") is None  # the first column is the base
     t.cells[("sha256-16", "3.0.20")] = [obs(50.0)]
     assert t.comparison("sha256-16", "3.0.20") is None  # too few samples for 95 %
+
+
+def test_a_session_sits_low_against_history_and_the_model() -> None:
+    from openssl_matrix.measure.robust import session_low
+    earlier = [[600.0, 610.0, 605.0], [612.0, 560.0]]
+    assert session_low([550.0, 552.0, 549.0], earlier) is not None  # 10 % below 612
+    assert session_low([600.0, 590.0], earlier) is None  # within 5 %
+    assert session_low([550.0], []) is None  # nothing earlier
+    # the CPU model's figure for the core says 555 is what it does: not low
+    assert session_low([550.0, 552.0], earlier, model=560.0) is None
+    text = session_low([550.0, 552.0], earlier, model=640.0)
+    assert text is not None and "below the CPU model's figure" in text
