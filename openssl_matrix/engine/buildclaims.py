@@ -99,12 +99,17 @@ class BuildClaims:
         self.dir.mkdir(parents=True, exist_ok=True)
         body = {"tag": tag, "engine": self.engine, "pid": os.getpid(),
                 "thread": threading.get_ident(), "since": now("seconds")}
+        # the claim is written whole, then linked into place (which fails if a claim is
+        # there): a peer never reads a claim half written, which it would take for none
+        tmp = self.dir / f".{self.path(tag).name}.{os.getpid()}.{threading.get_ident()}"
+        tmp.write_text(json.dumps(body), encoding="utf-8")
         try:
-            fd = os.open(self.path(tag), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            os.link(tmp, self.path(tag))
         except FileExistsError:
             return False
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(body, fh)
+        finally:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
         return True
 
     @contextlib.contextmanager

@@ -29,6 +29,7 @@ import os
 import platform
 import shutil
 import subprocess
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -255,11 +256,17 @@ def probe_path() -> Path | str:
     if exe.is_file() and os.access(exe, os.X_OK):
         return exe
     folder.mkdir(parents=True, exist_ok=True)
-    src = folder / "probe.c"
+    # names of this process *and thread*: two benches in one process (a lab's engines)
+    # compile at once, and one's rename must not take the other's file away
+    me = f"{os.getpid()}.{threading.get_ident()}"
+    src = folder / f"probe.{me}.c"
     src.write_text(PROBE_SOURCE, encoding="utf-8")
-    tmp = folder / f"probe.{os.getpid()}.tmp"
-    res = subprocess.run([gcc, "-O2", "-o", str(tmp), str(src)], capture_output=True,
-                         text=True, timeout=120, check=False)
+    tmp = folder / f"probe.{me}.tmp"
+    try:
+        res = subprocess.run([gcc, "-O2", "-o", str(tmp), str(src)], capture_output=True,
+                             text=True, timeout=120, check=False)
+    finally:
+        src.unlink(missing_ok=True)
     if res.returncode != 0:
         return f"gcc could not build the clock probe: {(res.stderr or '').strip()[:200]}"
     os.rename(tmp, exe)  # atomic in one folder (not os.replace: a test counts those)

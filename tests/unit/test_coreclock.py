@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from openssl_matrix.measure import coreclock
 from openssl_matrix.measure.cpumodel import cbc_floor
 from openssl_matrix.measure.hostinfo import parse_cpuinfo
@@ -77,3 +79,29 @@ def test_the_port_share_kernel_on_our_own_core() -> None:
     assert described["ports_per_cycle"] == ipc
     assert ("+aes" in str(described["ports_kernel"])) == ("aes" in here.flags)
     assert ("+sha" in str(described["ports_kernel"])) == ("sha_ni" in here.flags)
+
+
+def test_two_threads_compile_the_probe_at_once(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two benches in one process (a lab's engines) compile the probe at the same moment:
+    both get the program, neither loses its file to the other's rename (the lab test
+    that failed under load: FileNotFoundError on probe.<pid>.tmp)."""
+    import shutil
+    import threading
+
+    if shutil.which("gcc") is None or __import__("platform").machine() != "x86_64":
+        pytest.skip("needs gcc on x86-64")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    got: list[object] = []
+    start = threading.Barrier(4)
+
+    def one() -> None:
+        start.wait()
+        got.append(coreclock.probe_path())
+    threads = [threading.Thread(target=one) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 4 and all(isinstance(p, Path) and p.is_file() for p in got), got
+    assert not [p for p in tmp_path.rglob("probe.*")], "no temporary file left behind"
