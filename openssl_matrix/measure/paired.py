@@ -10,7 +10,8 @@ every comparison alternate closely. Three comparisons are read from it:
 
 A sample the host disturbed (``contended``, ``shared-core``) or that lies more than 5 %
 below its cell's best is left out; the rest of both sides give the Hodges–Lehmann ratio
-with its distribution-free 95 % interval (``robust.compare``).
+with its distribution-free 95 % interval (``robust.compare_rounds``: with fewer than four
+kept samples a side, the same-round pairs' t-interval where two pairs allow one).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 from openssl_matrix.core.version import Version
 from openssl_matrix.measure.guards import DISTURBED
-from openssl_matrix.measure.robust import RatioEstimate, below_best, compare
+from openssl_matrix.measure.robust import RatioEstimate, below_best, compare_rounds
 
 _VARIANT = re.compile(r"^(?P<version>[0-9][^-]*)-(?P<build>asm|no-asm)(?P<rest>-.+)?$")
 
@@ -91,7 +92,7 @@ def comparisons(samples: Mapping[tuple[str, str, str, int], Mapping[int, float]]
 
     def add(kind: str, a: tuple[str, str, str, int], b: tuple[str, str, str, int],
             top: str, bottom: str) -> None:
-        est = compare(list(by_cell[a].values()), list(by_cell[b].values()))
+        est = compare_rounds(by_cell[a], by_cell[b])
         if est is not None:
             out.append(Comparison(kind, top, bottom, a[2], a[3], est, (a, b)))
 

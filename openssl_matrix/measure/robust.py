@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from openssl_matrix.core.stats import CI_METHOD, estimate
@@ -277,3 +277,18 @@ def session_low(session: Sequence[float], earlier: Sequence[Sequence[float]],
             return None  # the CPU model's figure says this session is as fast as the core
         text += f" and {1 - best / model:.0%} below the CPU model's figure"
     return text + " (a core shared for the whole session?)"
+
+
+def compare_rounds(numerator: Mapping[int, float], denominator: Mapping[int, float],
+                   ) -> RatioEstimate | None:
+    """:func:`compare` of two cells' samples by round; where the two sets are too small
+    for its interval (fewer than 4 kept samples a side), the geometric mean of the
+    same-round pairs with its t-interval on the logs (:func:`ratio_estimate`), if two
+    pairs or more allow one."""
+    est = compare(list(numerator.values()), list(denominator.values()))
+    if est is None or est.ci_low is not None:
+        return est
+    pairs = ratio_estimate(paired(dict(numerator), dict(denominator)))
+    if pairs is not None and pairs.ci_low is not None:
+        return pairs
+    return est

@@ -58,10 +58,11 @@ def test_paired_ratios_pair_rounds_and_skip_flagged_samples() -> None:
     found = comparisons(usable_samples(outcomes))
     assert [c.kind for c in found] == ["asm/no-asm"]
     c = found[0]
-    # rounds 2 and 3 of the asm side are shared-core: 2 samples against the other's 4
-    assert c.estimate.method == "mann-whitney" and c.estimate.sizes == (2, 4)
+    # rounds 2 and 3 of the asm side are shared-core: 2 samples against the other's 4,
+    # too few for the two sets' interval (C(6, 2) = 15 orderings): the 2 same-round pairs'
+    assert c.estimate.method == "t95-log" and c.estimate.pairs == 2
     assert c.estimate.ratio == pytest.approx(1.5, rel=0.01)
-    assert c.estimate.ci_low is None  # 2+4 samples: C(6, 2) = 15 orderings, too few for 95 %
+    assert c.estimate.ci_low is not None
 
 
 def test_the_shift_interval_uses_the_mann_whitney_critical_values() -> None:
