@@ -14,6 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from openssl_matrix.parse.figures import (
+    _EXACT_DIGITS,
+    MAX_BLOCK_SIZE,
+    MAX_BYTES_PER_S,
+    STATUS_OK,
     STATUS_UNIDENTIFIED,
     STATUS_UNKNOWN_UNIT,
     STATUS_UNPARSABLE,
@@ -235,7 +239,29 @@ class Builder:
         algorithm = canonical_algorithm(label)
         evp = self._evp_for(label, index)
         figures, pk_keys, mr_indexes = self.figures, self.pk_keys, self.mr_indexes
+        append = figures.append
         for size, token in zip(sizes, tokens, strict=True):
+            # the common cell inline (sym_value's fast path and sane's common case, the
+            # same tests in the same order); every other cell takes the general path below
+            if human and token is not None and token[-1:] in ("k", "K") and (
+                0 < size <= MAX_BLOCK_SIZE
+            ):
+                whole, dot, fraction = token[:-1].partition(".")
+                if (
+                    dot and whole.isascii() and fraction.isascii() and whole.isdigit()
+                    and fraction.isdigit() and len(whole) + len(fraction) <= _EXACT_DIGITS
+                    and (whole.strip("0") or fraction.strip("0"))
+                ):
+                    fraction += "000"
+                    value = float(f"{whole}{fraction[:3]}.{fraction[3:]}")
+                    if value <= MAX_BYTES_PER_S:
+                        append(Figure(
+                            algorithm, label, evp, size, value, value / size, None,
+                            STATUS_OK, "", None, None, token,
+                        ))  # fmt: skip
+                        pk_keys.append(None)
+                        mr_indexes.append(index)
+                        continue
             if token is None:
                 value, status, detail = None, STATUS_UNPARSABLE, "column count does not match"
             else:
