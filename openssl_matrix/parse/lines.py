@@ -214,9 +214,12 @@ class Builder:
         sizes = self.sym_sizes
         assert sizes is not None
         tokens = line.split()
-        values: list[str] = []
-        while tokens and SYM_VALUE_RE.fullmatch(tokens[-1]):
-            values.insert(0, tokens.pop())
+        cut = len(tokens)
+        fullmatch = SYM_VALUE_RE.fullmatch
+        while cut and fullmatch(tokens[cut - 1]):
+            cut -= 1
+        values = tokens[cut:]
+        del tokens[cut:]
         if not tokens or not values:
             return False
         label = sys.intern(" ".join(tokens))  # a row name: one string for all runs
