@@ -14,10 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from openssl_matrix.parse.figures import (
-    _EXACT_DIGITS,
-    MAX_BLOCK_SIZE,
-    MAX_BYTES_PER_S,
-    STATUS_OK,
     STATUS_UNIDENTIFIED,
     STATUS_UNKNOWN_UNIT,
     STATUS_UNPARSABLE,
@@ -26,6 +22,7 @@ from openssl_matrix.parse.figures import (
     SpeedHeader,
     SpeedRun,
     canonical_algorithm,
+    common_cell,
     rate_from_tokens,
     sane,
     sym_value,
@@ -214,12 +211,10 @@ class Builder:
         sizes = self.sym_sizes
         assert sizes is not None
         tokens = line.split()
-        cut = len(tokens)
-        fullmatch = SYM_VALUE_RE.fullmatch
+        cut, fullmatch = len(tokens), SYM_VALUE_RE.fullmatch
         while cut and fullmatch(tokens[cut - 1]):
             cut -= 1
-        values = tokens[cut:]
-        del tokens[cut:]
+        values, tokens = tokens[cut:], tokens[:cut]
         if not tokens or not values:
             return False
         label = sys.intern(" ".join(tokens))  # a row name: one string for all runs
@@ -242,38 +237,19 @@ class Builder:
         algorithm = canonical_algorithm(label)
         evp = self._evp_for(label, index)
         figures, pk_keys, mr_indexes = self.figures, self.pk_keys, self.mr_indexes
-        append = figures.append
         for size, token in zip(sizes, tokens, strict=True):
-            # the common cell inline (sym_value's fast path and sane's common case, the
-            # same tests in the same order); every other cell takes the general path below
-            if human and token is not None and token[-1:] in ("k", "K") and (
-                0 < size <= MAX_BLOCK_SIZE
-            ):
-                whole, dot, fraction = token[:-1].partition(".")
-                if (
-                    dot and whole.isascii() and fraction.isascii() and whole.isdigit()
-                    and fraction.isdigit() and len(whole) + len(fraction) <= _EXACT_DIGITS
-                    and (whole.strip("0") or fraction.strip("0"))
-                ):
-                    fraction += "000"
-                    value = float(f"{whole}{fraction[:3]}.{fraction[3:]}")
-                    if value <= MAX_BYTES_PER_S:
-                        append(Figure(
-                            algorithm, label, evp, size, value, value / size, None,
-                            STATUS_OK, "", None, None, token,
-                        ))  # fmt: skip
-                        pk_keys.append(None)
-                        mr_indexes.append(index)
-                        continue
-            if token is None:
-                value, status, detail = None, STATUS_UNPARSABLE, "column count does not match"
-            else:
-                value, status, detail = sym_value(token, thousands_suffix=human)
-            figures.append(sane(Figure(
-                algorithm, label, evp, size, value,
-                value / size if value is not None and size else None,
-                None, status, detail, None, None, token or "",
-            )))  # fmt: skip
+            # the common cell without sym_value's and sane's calls; every other one with them
+            fig = common_cell(algorithm, label, evp, size, token) if human else None
+            if fig is None:
+                value, status, detail = (
+                    (None, STATUS_UNPARSABLE, "column count does not match") if token is None
+                    else sym_value(token, thousands_suffix=human))
+                fig = sane(Figure(
+                    algorithm, label, evp, size, value,
+                    value / size if value is not None and size else None,
+                    None, status, detail, None, None, token or "",
+                ))  # fmt: skip
+            figures.append(fig)
             pk_keys.append(None)
             mr_indexes.append(index)
 
