@@ -23,7 +23,6 @@ import ctypes
 import ctypes.util
 import errno
 import hashlib
-import json
 import os
 import stat
 import tempfile
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from openssl_matrix.core.errors import ResultsError
+from openssl_matrix.core.jsonfast import dumps_indented
 from openssl_matrix.core.names import clip
 
 _CHUNK = 1 << 20
@@ -168,7 +168,9 @@ def atomic_write(path: Path, data: str | bytes, *, durable: bool = True) -> None
 def write_json(path: Path, obj: Any, *, durable: bool = True) -> None:
     """``obj`` as indented, key-sorted JSON, written atomically."""
     # allow_nan=False: NaN/Infinity are not JSON; every reader here would refuse them
-    text = json.dumps(obj, indent=2, sort_keys=True, default=str, allow_nan=False)
+    # dumps_indented: json.dumps(obj, indent=2, ...)'s text through the C encoder's
+    # scalars (an import writes tens of thousands of these files)
+    text = dumps_indented(obj, sort_keys=True, default=str, allow_nan=False)
     atomic_write(path, text + "\n", durable=durable)
 
 

@@ -278,6 +278,32 @@ def sane(fig: Figure) -> Figure:
     return fig
 
 
+def common_cell(
+    algorithm: str, label: str, evp: bool | None, size: int, token: str | None
+) -> Figure | None:
+    """The figure of the common ``-elapsed`` cell (``208570.35k``: ASCII digits around one
+    point, then ``k``) at a possible block size and rate, or None for every other cell.
+
+    The same tests, in the same order, as :func:`sym_value`'s fast path and :func:`sane`'s
+    common case, without their tuples and calls: a paste of 20,000 runs has 360,000.
+    """
+    if token is None or token[-1:] not in ("k", "K") or not 0 < size <= MAX_BLOCK_SIZE:
+        return None
+    whole, dot, fraction = token[:-1].partition(".")
+    if not (
+        dot and whole.isascii() and fraction.isascii() and whole.isdigit()
+        and fraction.isdigit() and len(whole) + len(fraction) <= _EXACT_DIGITS
+        and (whole.strip("0") or fraction.strip("0"))
+    ):
+        return None
+    fraction += "000"
+    value = float(f"{whole}{fraction[:3]}.{fraction[3:]}")
+    if value > MAX_BYTES_PER_S:
+        return None
+    return Figure(algorithm, label, evp, size, value, value / size, None, STATUS_OK, "",
+                  None, None, token)
+
+
 def rate_from_tokens(
     rate_token: str | None, seconds_token: str | None
 ) -> tuple[float | None, float | None, str, str]:

@@ -22,6 +22,7 @@ from openssl_matrix.parse.figures import (
     SpeedHeader,
     SpeedRun,
     canonical_algorithm,
+    common_cell,
     rate_from_tokens,
     sane,
     sym_value,
@@ -210,9 +211,10 @@ class Builder:
         sizes = self.sym_sizes
         assert sizes is not None
         tokens = line.split()
-        values: list[str] = []
-        while tokens and SYM_VALUE_RE.fullmatch(tokens[-1]):
-            values.insert(0, tokens.pop())
+        cut, fullmatch = len(tokens), SYM_VALUE_RE.fullmatch
+        while cut and fullmatch(tokens[cut - 1]):
+            cut -= 1
+        values, tokens = tokens[cut:], tokens[:cut]
         if not tokens or not values:
             return False
         label = sys.intern(" ".join(tokens))  # a row name: one string for all runs
@@ -236,15 +238,18 @@ class Builder:
         evp = self._evp_for(label, index)
         figures, pk_keys, mr_indexes = self.figures, self.pk_keys, self.mr_indexes
         for size, token in zip(sizes, tokens, strict=True):
-            if token is None:
-                value, status, detail = None, STATUS_UNPARSABLE, "column count does not match"
-            else:
-                value, status, detail = sym_value(token, thousands_suffix=human)
-            figures.append(sane(Figure(
-                algorithm, label, evp, size, value,
-                value / size if value is not None and size else None,
-                None, status, detail, None, None, token or "",
-            )))  # fmt: skip
+            # the common cell without sym_value's and sane's calls; every other one with them
+            fig = common_cell(algorithm, label, evp, size, token) if human else None
+            if fig is None:
+                value, status, detail = (
+                    (None, STATUS_UNPARSABLE, "column count does not match") if token is None
+                    else sym_value(token, thousands_suffix=human))
+                fig = sane(Figure(
+                    algorithm, label, evp, size, value,
+                    value / size if value is not None and size else None,
+                    None, status, detail, None, None, token or "",
+                ))  # fmt: skip
+            figures.append(fig)
             pk_keys.append(None)
             mr_indexes.append(index)
 

@@ -165,12 +165,13 @@ class _Record:
         defaults), the keys it does not name, and ``schema``."""
         out: dict[str, Any] = dict(self.extra)
         given: frozenset[str] = getattr(self, "_given", frozenset())
-        for f in dataclasses.fields(self):
-            if f.name in ("extra", "schema"):
+        required = self._REQUIRED
+        for name, default in _field_defaults(type(self)).items():  # fields' order, cached
+            if name == "schema":
                 continue
-            value = getattr(self, f.name)
-            if f.name in given or f.name in self._REQUIRED or value != _default(f):
-                out[f.name] = value
+            value = getattr(self, name)
+            if name in given or name in required or value != default:
+                out[name] = value
         out["schema"] = SCHEMA
         return out
 

@@ -36,6 +36,8 @@ from openssl_matrix.cli.table import dispatch
 from openssl_matrix.core.errors import INTERNAL_ERROR
 
 ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.hostile
 DEFAULT = yaml.safe_load((ROOT / "matrix.yaml").read_text())
 FLAGS = {"matrix": "", "results": "", "only": "", "jobs": 0, "force": False, "cpu": "",
          "suite": "", "wait": False, "fresh": False, "repeat": 0, "json": False, "format": "",
@@ -658,8 +660,23 @@ def _no_huge_ok_block(out: str) -> None:
             or r["block_size"] > 1 << 40} == {"impossible"}
 
 
+#: Encodings the YAML inputs cannot be read in (a BOM of UTF-16 LE/BE or UTF-32, Latin-1
+#: bytes): a matrix and a report spec are each refused as not UTF-8, naming the file.
+_UNREADABLE = {
+    "utf16le-bom": b"\xff\xfe" + "versions: [x]\n".encode("utf-16-le"),
+    "utf16be-bom": b"\xfe\xff" + "versions: [x]\n".encode("utf-16-be"),
+    "utf32le-bom": b"\xff\xfe\x00\x00" + "versions: [x]\n".encode("utf-32-le"),
+    "latin1": "versions: [caf\xe9]\n".encode("latin-1"),
+}
+ENCODINGS = [
+    *(M(f"matrix-{name}", data, r"m\.yaml: is not UTF-8 text") for name, data in
+      _UNREADABLE.items()),
+    *(Case(f"spec-{name}", {"s.yaml": data}, "reproduce", "{w}/s.yaml", {}, 2,
+           r"s\.yaml: is not UTF-8 text") for name, data in _UNREADABLE.items()),
+]
+
 CORPUS = (MATRICES + PASTED + COMMAND_LINE + OUTPUTS + RESULTS_FILES + OTHER_FILES
-          + INPUTS_26)
+          + INPUTS_26 + ENCODINGS)
 
 
 def _fill(value: Any, work: Path) -> Any:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,8 @@ from typing import Any
 import pytest
 
 from .test_hostile import ROOT, run
+
+pytestmark = pytest.mark.hostile
 
 
 @pytest.fixture(autouse=True)
@@ -529,3 +532,21 @@ def test_a_reader_that_goes_away_is_not_a_crash(tmp_path: Path) -> None:
     assert proc.wait(timeout=60) == 141, err
     assert "internal error" not in err and "Traceback" not in err and "Exception" not in err
     assert not (tmp_path / "c").exists()  # no crash log
+
+
+def test_the_hostile_suite_is_counted_and_the_docs_say_how_many() -> None:
+    """The cases marked ``hostile`` (pytest -m hostile --collect-only) number at least 100,
+    and docs/robustness.md gives that count."""
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "hostile",
+         "-p", "no:cacheprovider", "tests"],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
+        text=True, timeout=120,
+    ).stdout
+    found = re.search(r"^(\d+)/\d+ tests collected", out, re.M)
+    assert found, out[-500:]
+    count = int(found.group(1))
+    assert count >= 100
+    said = re.search(r"hostile suite of (\d+) cases", (ROOT / "docs" / "robustness.md")
+                     .read_text(encoding="utf-8"))
+    assert said and int(said.group(1)) == count, (count, said and said.group(0))
