@@ -161,11 +161,9 @@ class RatioEstimate:
     def text(self) -> str:
         rhw = self.relative_half_width
         body = f"{self.ratio:.3f}×"
-        if self.method == "mann-whitney":
-            body += f" ±{rhw:.1%}" if rhw is not None else " (too few samples for 95 %)"
-            return f"{body} ({self.sizes[0]}+{self.sizes[1]} samples)"
-        body += f" ±{rhw:.1%}" if rhw is not None else " (one pair)"
-        return f"{body} ({self.pairs} pair{'s' if self.pairs != 1 else ''})"
+        none = " (too few samples for 95 %)" if self.method == "mann-whitney" else " (one pair)"
+        body += f" ±{rhw:.1%}" if rhw is not None else none
+        return f"{body} ({self.basis})"
 
 
 def ratio_estimate(ratios: Sequence[float]) -> RatioEstimate | None:

@@ -34,6 +34,7 @@ from openssl_matrix.report.sessions import (
     Selection,
     SessionFigure,
     Sessions,
+    by_session,
     split,
 )
 from openssl_matrix.results import records
@@ -384,12 +385,11 @@ class Cell:
         sessions on this host (robust.session_low), in words; None if not."""
         if self.shown is None or any(o.published for o in self.observations):
             return None
-        earlier = [f.session for f in self.history if f.when < self.shown.when]
-        by: dict[str, list[float]] = {}
-        for o in self.observations:
-            if o.status in USABLE_STATUSES and o.bytes_per_s is not None:
-                by.setdefault((o.prov or UNKNOWN).session, []).append(o.bytes_per_s)
-        return session_low(self.usable_values, [by[s] for s in earlier if s in by])
+        groups = by_session(self.observations)
+        earlier = [[o.bytes_per_s for o in groups.get(f.session, [])
+                    if o.status in USABLE_STATUSES and o.bytes_per_s is not None]
+                   for f in self.history if f.when < self.shown.when]
+        return session_low(self.usable_values, earlier)
 
     @property
     def below_best_values(self) -> int:
