@@ -182,13 +182,15 @@ def test_repeated_runs_show_their_spread(setup: tuple[Path, ResultsTree]) -> Non
         series = json.loads(series_path.read_text())
         [row] = series["figures"]
         assert row["n"] == len(row["samples"]) == row["clean_n"] or not row["clean"]
-        assert row["attempts"] == len(series["runs"]) and row["cv"] is not None
-        if row["clean"]:  # the median of clean samples: 3, more attempts for contended ones
-            assert row["n"] == 3 or row["attempts"] == 6, row
+        # attempts stop at the bench's limit (6); how many noise asks for is the host's
+        assert row["attempts"] == len(series["runs"]) and 3 <= row["attempts"] <= 6, row
+        assert (row["cv"] is not None) == (row["n"] >= 2), row
+        if row["clean"]:  # further attempts stop only with 3 clean samples or at the limit
+            assert row["n"] >= 3 or row["attempts"] == 6, row
         else:  # a host with steal all along: no clean sample, the figure says it is contended
             assert row["n"] == row["contended"] == row["attempts"] == 6, row
         assert row["min"] <= row["median"] <= row["max"]
-        assert row["noisy"] == (row["cv"] > 0.05)
+        assert row["noisy"] == (row["cv"] is not None and row["cv"] > 0.05)
         for run in series["runs"]:
             meta = json.loads((Path(run) / "meta.json").read_text())
             assert meta["host"]["loadavg_before"]

@@ -51,8 +51,9 @@ def test_reproduce_ivy_bridge_blog_then_report(tmp_path: Path) -> None:
     assert [b["block_size"] for b in faster["blocks"]] == [16, 64, 256, 1024, 8192]
     big = faster["blocks"][-1]
     assert big["reference_ratio"] == pytest.approx(1.9587, abs=1e-3)
-    # three rounds, fewer clean pairs where steal made a figure contended (CI's machine)
-    assert big["our_ratio"] > 1.5 and 1 <= big["pairs"] <= 3
+    # three rounds, fewer clean pairs where steal made a figure contended, more where
+    # the bench measured again (up to its 6 attempts): how many is the host's noise
+    assert big["our_ratio"] > 1.5 and 1 <= big["pairs"] <= 6, big
     # "about twice": a verdict with our numbers, whichever it is on this CPU. Its size is
     # the CPU's (issue 16): on another core it is judged against the CPU model, and the
     # verdict explains our ratio from it (here, a Zen: about 4x predicted)
