@@ -46,10 +46,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from openssl_matrix.build.build import Builder
-from openssl_matrix.build.sources import default_urls
 from openssl_matrix.engine.backend import DockerBackend
 from openssl_matrix.engine.hostlock import HostLock, engine_key
+from openssl_matrix.images.build import Builder
+from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.matrix.model import Mask, Suite
 from openssl_matrix.measure import hostacct

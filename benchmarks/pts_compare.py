@@ -40,11 +40,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from openssl_matrix.build.build import Builder  # noqa: E402
-from openssl_matrix.build.sources import default_urls  # noqa: E402
 from openssl_matrix.core.stats import estimate  # noqa: E402
 from openssl_matrix.engine.backend import DockerBackend, RunLimits  # noqa: E402
 from openssl_matrix.engine.hostlock import HostLock, engine_key  # noqa: E402
+from openssl_matrix.images.build import Builder  # noqa: E402
+from openssl_matrix.images.sources import default_urls  # noqa: E402
 from openssl_matrix.matrix import pts  # noqa: E402
 from openssl_matrix.matrix.load import load_matrix  # noqa: E402
 from openssl_matrix.measure.session import Bencher  # noqa: E402

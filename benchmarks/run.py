@@ -60,13 +60,13 @@ from typing import Any
 
 import yaml
 
-from openssl_matrix.build.build import Builder
-from openssl_matrix.build.render import render, tarball_name, toolchain_dockerfile
-from openssl_matrix.build.render import toolchain_tag as render_toolchain_tag
-from openssl_matrix.build.sources import default_urls, fetch_source_info
 from openssl_matrix.core.errors import FatalError
 from openssl_matrix.engine.backend import DockerBackend, RunLimits, RunResult
 from openssl_matrix.engine.hostlock import engine_key
+from openssl_matrix.images.build import Builder
+from openssl_matrix.images.render import render, tarball_name, toolchain_dockerfile
+from openssl_matrix.images.render import toolchain_tag as render_toolchain_tag
+from openssl_matrix.images.sources import default_urls, fetch_source_info
 from openssl_matrix.matrix.load import load_matrix, matrix_from_document
 from openssl_matrix.matrix.model import Mask, Matrix, Suite, Variant
 from openssl_matrix.measure.session import Bencher

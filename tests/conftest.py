@@ -30,9 +30,9 @@ def built_matrix(tmp: Path, suites: Any, default_suite: str,
     """The repository's matrix.yaml with a test file's suites, written under ``tmp``,
     and ``variants`` built into a results tree there through the real Docker engine
     (docker-marked tests only; images already on the engine are reused)."""
-    from openssl_matrix.build.build import Builder
-    from openssl_matrix.build.sources import default_urls
     from openssl_matrix.engine.backend import DockerBackend
+    from openssl_matrix.images.build import Builder
+    from openssl_matrix.images.sources import default_urls
     from openssl_matrix.matrix.load import load_matrix
     from openssl_matrix.results.tree import ResultsTree
 

@@ -207,8 +207,8 @@ def fake_bench(path: Path, tmp_path: Path, responder: Responder, *,
     """The matrix at ``path`` built on a fake engine answering with ``responder``
     (``cpuinfo``: what its probe prints) into a results tree under ``tmp_path``, and a
     bencher for it (``max_attempts`` as the command line's, 0 as the Python API's)."""
-    from openssl_matrix.build.build import Builder
-    from openssl_matrix.build.sources import default_urls
+    from openssl_matrix.images.build import Builder
+    from openssl_matrix.images.sources import default_urls
     from openssl_matrix.matrix.load import load_matrix
     from openssl_matrix.measure.session import Bencher
     from openssl_matrix.results.tree import ResultsTree

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar
 
-from openssl_matrix.build.build import Builder
-from openssl_matrix.build.sources import default_urls
+from openssl_matrix.images.build import Builder
+from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.session import Bencher
 from openssl_matrix.results.tree import ResultsTree

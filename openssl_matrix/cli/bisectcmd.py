@@ -13,10 +13,10 @@ import json as _json
 from collections.abc import Callable
 from pathlib import Path
 
-from openssl_matrix.build.sources import default_urls
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import UsageError
 from openssl_matrix.engine.backend import Backend
+from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.matrix.releases import load_catalogue
 from openssl_matrix.results.tree import ResultsTree

@@ -16,9 +16,6 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from openssl_matrix.build.build import Builder
-from openssl_matrix.build.render import render as render_variant
-from openssl_matrix.build.sources import check_version, default_urls, pin_source, read_pins
 from openssl_matrix.cli.bisectcmd import cmd_bisect
 from openssl_matrix.cli.summary import print_bench_summary
 from openssl_matrix.core import log
@@ -47,6 +44,9 @@ from openssl_matrix.engine.backend import Backend, DockerBackend
 from openssl_matrix.engine.engines import describe_spec
 from openssl_matrix.engine.hostlock import EngineBusy
 from openssl_matrix.engine.ship import Peer, Shipper, check_mode, check_registry
+from openssl_matrix.images.build import Builder
+from openssl_matrix.images.render import render as render_variant
+from openssl_matrix.images.sources import check_version, default_urls, pin_source, read_pins
 from openssl_matrix.lab.run import (
     Launcher,
     close_sessions,

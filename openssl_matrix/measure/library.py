@@ -1,6 +1,6 @@
 """The library suite inside a bench run: the harness's invocations and its output read back.
 
-A ``kind: library`` suite runs ``openssl-matrix-libbench`` (``build/harness.py`` builds it into a
+A ``kind: library`` suite runs ``openssl-matrix-libbench`` (``images/harness.py`` builds it into a
 sibling image of the variant's) once per operation and thread count, so a figure the
 host disturbed is measured again alone, as a speed figure is. The harness prints (see
 the opening comment of ``resources/harness/libbench.c``)::
@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from openssl_matrix.build.harness import BINARY
+from openssl_matrix.images.harness import BINARY
 from openssl_matrix.matrix.libvocab import MEMORY_OPS, OPERATIONS, LibraryOptions, expand, lacks
 from openssl_matrix.matrix.model import Mask, Suite
 from openssl_matrix.measure import hostacct

@@ -29,8 +29,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from openssl_matrix.build.build import WORK
-from openssl_matrix.build.harness import ensure_harness
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import BuildError, DockerUnavailable, FatalError, ProfileMismatch
 from openssl_matrix.core.files import atomic_write
@@ -38,6 +36,8 @@ from openssl_matrix.core.stats import CI_METHOD, estimate
 from openssl_matrix.engine.backend import Backend, endpoint_is_local
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.engine.ship import arrival_on
+from openssl_matrix.images.build import WORK
+from openssl_matrix.images.harness import ensure_harness
 from openssl_matrix.matrix.model import Matrix, Suite, Variant, as_jsonable
 from openssl_matrix.matrix.pts import max_runs as pts_max_runs
 from openssl_matrix.matrix.pts import percent_std_dev

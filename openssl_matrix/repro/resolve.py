@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from openssl_matrix.build.sources import KNOWN_SHA256, default_urls, fetch_source_info, read_pins
 from openssl_matrix.core.errors import SourceError
 from openssl_matrix.engine.backend import Backend, endpoint_is_local
+from openssl_matrix.images.sources import KNOWN_SHA256, default_urls, fetch_source_info, read_pins
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.cell import cpu_via_container
 from openssl_matrix.measure.hostinfo import CpuInfo

@@ -24,13 +24,13 @@ from typing import Any
 
 import yaml
 
-from openssl_matrix.build.build import Builder
-from openssl_matrix.build.sources import default_urls
 from openssl_matrix.core import log
 from openssl_matrix.core.clock import now
 from openssl_matrix.core.errors import DockerUnavailable, FatalError
 from openssl_matrix.core.files import atomic_write
 from openssl_matrix.engine.backend import Backend
+from openssl_matrix.images.build import Builder
+from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import matrix_from_document
 from openssl_matrix.matrix.model import Matrix, Variant
 from openssl_matrix.measure.cpumodel import Core, core_of_cpu, core_of_march

@@ -29,11 +29,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from openssl_matrix.build.build import Builder
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import ConfigError, FatalError
 from openssl_matrix.core.files import atomic_write
 from openssl_matrix.engine.backend import Backend
+from openssl_matrix.images.build import Builder
 from openssl_matrix.matrix.model import Matrix, Suite, Variant
 from openssl_matrix.measure.cell import CellOutcome
 from openssl_matrix.measure.guards import DISTURBED

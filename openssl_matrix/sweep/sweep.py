@@ -30,18 +30,18 @@ from typing import Any
 
 import yaml
 
-from openssl_matrix.build.build import Builder
-from openssl_matrix.build.sources import (
+from openssl_matrix.core import log
+from openssl_matrix.core.errors import ParseError
+from openssl_matrix.core.version import Version
+from openssl_matrix.engine.backend import DockerBackend, RunLimits
+from openssl_matrix.images.build import Builder
+from openssl_matrix.images.sources import (
     KNOWN_SHA256,
     default_urls,
     pin_source,
     read_pins,
     sha256_file,
 )
-from openssl_matrix.core import log
-from openssl_matrix.core.errors import ParseError
-from openssl_matrix.core.version import Version
-from openssl_matrix.engine.backend import DockerBackend, RunLimits
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure import hostacct
 from openssl_matrix.measure.guards import split_times

@@ -16,11 +16,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from openssl_matrix.build.sources import KNOWN_SHA256, PIN_COMMAND
 from openssl_matrix.core.files import atomic_write
 from openssl_matrix.core.resources import sweep_table
 from openssl_matrix.core.stats import estimate
 from openssl_matrix.core.version import Version
+from openssl_matrix.images.sources import KNOWN_SHA256, PIN_COMMAND
 
 #: The recorded table of the last sweep here (written by ``sweep.py --record``).
 TABLE_FILE = sweep_table()

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 import yaml
 
-from openssl_matrix.build.build import Builder
-from openssl_matrix.build.sources import default_urls
 from openssl_matrix.engine.backend import DockerBackend
 from openssl_matrix.engine.hostlock import HostLock, engine_key
+from openssl_matrix.images.build import Builder
+from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure import guards
 from openssl_matrix.measure.session import Bencher

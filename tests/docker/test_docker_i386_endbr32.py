@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from openssl_matrix.build.build import Builder
-from openssl_matrix.build.sources import KNOWN_SHA256, default_urls
 from openssl_matrix.core.errors import DockerUnavailable
 from openssl_matrix.engine.backend import DockerBackend, RunLimits
+from openssl_matrix.images.build import Builder
+from openssl_matrix.images.sources import KNOWN_SHA256, default_urls
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.results.tree import ResultsTree
 

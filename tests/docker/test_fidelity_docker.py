@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.build.build import Builder
-from openssl_matrix.build.sources import default_urls
 from openssl_matrix.engine.backend import DockerBackend, RunLimits
+from openssl_matrix.images.build import Builder
+from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.cell import SPEED_CPU_SHARES
 from openssl_matrix.measure.session import Bencher

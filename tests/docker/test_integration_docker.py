@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.build.build import Builder
-from openssl_matrix.build.sources import default_urls
 from openssl_matrix.engine.backend import DockerBackend
+from openssl_matrix.images.build import Builder
+from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.hostinfo import parse_cpuinfo
 from openssl_matrix.measure.session import Bencher

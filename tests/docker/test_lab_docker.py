@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 import yaml
 
-from openssl_matrix.build.render import toolchain_tag
 from openssl_matrix.core.errors import LAB_EXIT
+from openssl_matrix.images.render import toolchain_tag
 from openssl_matrix.measure.hostinfo import parse_cpuinfo
 
 from ..engines_fixture import (

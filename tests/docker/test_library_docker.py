@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from openssl_matrix.build.harness import BINARY, ensure_harness
 from openssl_matrix.engine.backend import DockerBackend, RunLimits
 from openssl_matrix.engine.hostlock import HostLock, engine_key
+from openssl_matrix.images.harness import BINARY, ensure_harness
 from openssl_matrix.matrix.libvocab import MEMORY_OPS, OPERATIONS
 from openssl_matrix.matrix.model import Mask, Matrix
 from openssl_matrix.measure import guards

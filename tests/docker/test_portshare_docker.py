@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 import yaml
 
-from openssl_matrix.build.sources import default_urls
 from openssl_matrix.engine.backend import DockerBackend, RunLimits, RunResult
+from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure import guards
 from openssl_matrix.measure.hostinfo import parse_cpuinfo

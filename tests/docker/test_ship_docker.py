@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.build.build import Builder
-from openssl_matrix.build.sources import default_urls
 from openssl_matrix.engine.backend import DockerBackend
 from openssl_matrix.engine.ship import Choice, GaveUp, Peer, Shipper
+from openssl_matrix.images.build import Builder
+from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.matrix.model import Matrix
 from openssl_matrix.results import records

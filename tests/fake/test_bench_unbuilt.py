@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from invoke.exceptions import Exit
 
-from openssl_matrix.build.build import Builder
-from openssl_matrix.build.sources import default_urls
 from openssl_matrix.cli.commands import handlers
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.core.errors import BenchError
+from openssl_matrix.images.build import Builder
+from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.speedcmd import unwrap_speed
 from openssl_matrix.results.tree import ResultsTree

@@ -448,8 +448,8 @@ def test_report_killed_at_every_write(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_bench_round_killed_at_every_write(fake_matrix: Path, tmp_path: Path) -> None:
-    from openssl_matrix.build.build import Builder
-    from openssl_matrix.build.sources import default_urls
+    from openssl_matrix.images.build import Builder
+    from openssl_matrix.images.sources import default_urls
     from openssl_matrix.matrix.load import load_matrix
     from openssl_matrix.measure.session import Bencher
     from openssl_matrix.results.records import finished_runs

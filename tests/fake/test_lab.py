@@ -22,11 +22,11 @@ from typing import Any
 import pytest
 from invoke.exceptions import Exit
 
-from openssl_matrix.build.build import Builder
-from openssl_matrix.build.sources import default_urls
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.cli.worker import thread_lab
 from openssl_matrix.core.errors import LAB_EXIT, DockerUnavailable, ProfileMismatch
+from openssl_matrix.images.build import Builder
+from openssl_matrix.images.sources import default_urls
 from openssl_matrix.lab.run import EngineJob, EngineState, plan_jobs, split_cpus
 from openssl_matrix.lab.view import Display, status_line
 from openssl_matrix.matrix.load import load_matrix

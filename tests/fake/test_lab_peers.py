@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 
-from openssl_matrix.build.sources import default_urls
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.cli.worker import thread_lab
 from openssl_matrix.core.errors import LAB_EXIT, BuildError, DockerUnavailable
 from openssl_matrix.engine import buildclaims
 from openssl_matrix.engine.buildclaims import BuildClaims
+from openssl_matrix.images.sources import default_urls
 from openssl_matrix.lab import run as lab
 from openssl_matrix.lab.run import EngineJob, plan_jobs
 from openssl_matrix.matrix.load import load_matrix

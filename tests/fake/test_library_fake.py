@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.build.harness import BINARY
+from openssl_matrix.images.harness import BINARY
 from openssl_matrix.measure import guards
 from openssl_matrix.measure.session import MAX_ATTEMPTS, Bencher
 from openssl_matrix.results import records

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.build.build import Builder
-from openssl_matrix.build.sources import default_urls
 from openssl_matrix.cli.commands import cmd_import
 from openssl_matrix.core.errors import ResultsError
+from openssl_matrix.images.build import Builder
+from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.session import Bencher
 from openssl_matrix.report.page import build_report

@@ -21,13 +21,13 @@ from typing import Any
 import pytest
 from invoke.exceptions import Exit
 
-from openssl_matrix.build.build import Builder
-from openssl_matrix.build.sources import default_urls
 from openssl_matrix.cli import commands
 from openssl_matrix.cli.commands import handlers
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.core.errors import BenchError, ConfigError, DockerUnavailable, ResultsError
 from openssl_matrix.engine.backend import RunLimits, RunResult
+from openssl_matrix.images.build import Builder
+from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.matrix.model import Matrix
 from openssl_matrix.measure.cell import TREE_LABEL

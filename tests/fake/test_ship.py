@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.build.build import Builder
-from openssl_matrix.build.sources import default_urls
 from openssl_matrix.cli.worker import thread_lab
 from openssl_matrix.core.errors import UsageError
 from openssl_matrix.engine.backend import ImageFacts
@@ -26,6 +24,8 @@ from openssl_matrix.engine.ship import (
     rate_on_record,
     runs_on,
 )
+from openssl_matrix.images.build import Builder
+from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.matrix.model import Matrix
 from openssl_matrix.results import records

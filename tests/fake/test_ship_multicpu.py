@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.build.build import Builder
-from openssl_matrix.build.sources import default_urls
 from openssl_matrix.cli.commands import handlers
 from openssl_matrix.engine.ship import Peer, Shipper
+from openssl_matrix.images.build import Builder
+from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.session import Bencher
 from openssl_matrix.report.page import build_report

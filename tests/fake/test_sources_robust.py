@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 from invoke.exceptions import Exit
 
-from openssl_matrix.build import download
-from openssl_matrix.build.sources import fetch_source_info
 from openssl_matrix.cli.commands import handlers
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.core.errors import BuildError
+from openssl_matrix.images import download
+from openssl_matrix.images.sources import fetch_source_info
 
 from ..fakes import FakeBackend, engine_of
 

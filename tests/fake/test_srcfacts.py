@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from openssl_matrix.build.build import Builder
-from openssl_matrix.build.render import SRCFACTS, recipe, render
 from openssl_matrix.core.resources import dockerfiles, project_patches
 from openssl_matrix.engine.backend import RunLimits, RunResult
+from openssl_matrix.images.build import Builder
+from openssl_matrix.images.render import SRCFACTS, recipe, render
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.matrix.patches import PatchError, load_patches
 from openssl_matrix.results.tree import ResultsTree

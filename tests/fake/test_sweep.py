@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
-from openssl_matrix.build.sources import KNOWN_SHA256, read_pins
 from openssl_matrix.cli.commands import cmd_list
 from openssl_matrix.core.errors import BuildError
+from openssl_matrix.images.sources import KNOWN_SHA256, read_pins
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.sweep import sweep
 from openssl_matrix.sweep import table as sweep_table

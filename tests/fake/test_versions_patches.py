@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 import yaml
 
-from openssl_matrix.build.build import Builder
-from openssl_matrix.build.sources import default_urls
 from openssl_matrix.cli.commands import cmd_list
 from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.core.resources import project_patches
 from openssl_matrix.engine.backend import RunLimits, RunResult
+from openssl_matrix.images.build import Builder
+from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.matrix.model import variant_id
 from openssl_matrix.matrix.patches import (

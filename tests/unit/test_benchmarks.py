@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.build.render import render
-from openssl_matrix.build.sources import default_urls
+from openssl_matrix.images.render import render
+from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.speedcmd import speed_invocations
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.build import sources
 from openssl_matrix.core import crash
 from openssl_matrix.core.cachedir import cache_dir
 from openssl_matrix.engine import hostlock
+from openssl_matrix.images import sources
 from openssl_matrix.measure import coreclock
 
 

@@ -61,8 +61,8 @@ def test_a_report_spec_whose_alias_refers_to_itself_is_refused_at_once(tmp_path:
 
 
 def test_a_lock_file_whose_alias_refers_to_itself_is_refused(tmp_path: Path) -> None:
-    from openssl_matrix.build.sources import read_pins
     from openssl_matrix.core.errors import SourceError
+    from openssl_matrix.images.sources import read_pins
 
     lock = tmp_path / "m.lock"
     lock.write_text("sources: &s {x: *s}\n")

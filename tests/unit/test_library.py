@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.build import harness
 from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.core.resources import project_reports
+from openssl_matrix.images import harness
 from openssl_matrix.matrix.libvocab import MEMORY_OPS, OPERATIONS, LibraryOptions
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.matrix.model import Mask

@@ -144,7 +144,7 @@ def test_docs_way_to_declare_a_release_tree_you_have(tmp_path: Path) -> None:
     import subprocess
     import tarfile
 
-    from openssl_matrix.build.sources import pin_source
+    from openssl_matrix.images.sources import pin_source
 
     text = (ROOT / "docs" / "matrix.md").read_text()
     example = text.split("```yaml\n", 1)[1].split("```", 1)[0]

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from openssl_matrix.build import sources
 from openssl_matrix.cli.commands import cmd_list
 from openssl_matrix.core.errors import ConfigError
+from openssl_matrix.images import sources
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.matrix.releases import (
     CATALOGUE_FILE,

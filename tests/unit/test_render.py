@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from openssl_matrix.build.render import recipe, render, toolchain_dockerfile
+from openssl_matrix.images.render import recipe, render, toolchain_dockerfile
 from openssl_matrix.matrix import eras
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.matrix.model import Variant

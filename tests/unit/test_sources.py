@@ -1,4 +1,4 @@
-"""Tests for openssl_matrix.build.sources: fetch, verify, cache and pin source tarballs.
+"""Tests for openssl_matrix.images.sources: fetch, verify, cache and pin source tarballs.
 
 Every server here listens on 127.0.0.1; no test reaches another host.
 """
@@ -24,8 +24,9 @@ from typing import Any
 import pytest
 import yaml
 
-from openssl_matrix.build import download, sources
-from openssl_matrix.build.sources import (
+from openssl_matrix.core.errors import SourceError
+from openssl_matrix.images import download, sources
+from openssl_matrix.images.sources import (
     default_cache_dir,
     default_urls,
     fetch_source,
@@ -34,7 +35,6 @@ from openssl_matrix.build.sources import (
     read_pins,
     sha256_file,
 )
-from openssl_matrix.core.errors import SourceError
 
 VERSION = "1.2.3"
 BODY = b"pretend this is openssl-1.2.3.tar.gz\n" * 1000

@@ -13,8 +13,8 @@ import sysconfig
 import zipfile
 from pathlib import Path
 
-from openssl_matrix.build.render import render
-from openssl_matrix.build.sources import default_urls
+from openssl_matrix.images.render import render
+from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
 
 ROOT = Path(__file__).resolve().parents[2]

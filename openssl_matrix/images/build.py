@@ -32,14 +32,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openssl_matrix.build.render import (
-    Rendered,
-    render,
-    tarball_name,
-    toolchain_dockerfile,
-    toolchain_tag,
-)
-from openssl_matrix.build.sources import fetch_source_info
 from openssl_matrix.core import log
 from openssl_matrix.core.clock import now
 from openssl_matrix.core.errors import BuildError, DockerUnavailable, FatalError, ResultsError
@@ -48,6 +40,14 @@ from openssl_matrix.engine.backend import Backend, RunLimits
 from openssl_matrix.engine.buildclaims import BuildClaims
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.engine.ship import Choice, Shipper, engine_ref, same_family
+from openssl_matrix.images.render import (
+    Rendered,
+    render,
+    tarball_name,
+    toolchain_dockerfile,
+    toolchain_tag,
+)
+from openssl_matrix.images.sources import fetch_source_info
 from openssl_matrix.matrix.eras import base_image_hint
 from openssl_matrix.matrix.model import Matrix, Variant
 from openssl_matrix.matrix.patches import endbr32_warning

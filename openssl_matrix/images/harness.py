@@ -20,13 +20,13 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from openssl_matrix.build.render import toolchain_tag
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import BuildError
 from openssl_matrix.core.files import atomic_write
 from openssl_matrix.core.resources import resource
 from openssl_matrix.core.version import series
 from openssl_matrix.engine.backend import Backend
+from openssl_matrix.images.render import toolchain_tag
 from openssl_matrix.matrix.model import Variant
 
 #: Where the binary is installed in the sibling image (on PATH there).

@@ -1,7 +1,7 @@
 """Fetching one URL for the source cache: bounded connects and reads (a mirror that stalls
 or sends more than a tarball is given up on and remembered for the run), the failure
 described in words, and the OpenSSL signature beside a download or a local file checked
-with gpg. :mod:`openssl_matrix.build.sources` decides what to fetch and what to trust.
+with gpg. :mod:`openssl_matrix.images.sources` decides what to fetch and what to trust.
 """
 
 from __future__ import annotations

@@ -42,14 +42,6 @@ from typing import IO, Any
 
 import yaml
 
-from openssl_matrix.build.download import (
-    AttemptFailed,
-    describe_failure,
-    download,
-    signature_for_file,
-    signature_for_url,
-    stream_to_temp,
-)
 from openssl_matrix.core.cachedir import cache_dir as default_cache_dir
 from openssl_matrix.core.clock import now
 from openssl_matrix.core.errors import SourceError
@@ -62,6 +54,14 @@ from openssl_matrix.core.files import (
 from openssl_matrix.core.log import info, step, warn
 from openssl_matrix.core.version import Version, VersionError
 from openssl_matrix.core.yamlload import YamlProblem, load_yaml
+from openssl_matrix.images.download import (
+    AttemptFailed,
+    describe_failure,
+    download,
+    signature_for_file,
+    signature_for_url,
+    stream_to_temp,
+)
 from openssl_matrix.matrix.releases import official_sha256
 
 __all__ = [

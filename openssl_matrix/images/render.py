@@ -41,8 +41,8 @@ from typing import Any
 
 import jinja2
 
-from openssl_matrix.build.sources import tarball_name as sources_tarball_name
 from openssl_matrix.core.resources import dockerfiles
+from openssl_matrix.images.sources import tarball_name as sources_tarball_name
 from openssl_matrix.matrix import eras
 from openssl_matrix.matrix.model import Variant
 from openssl_matrix.matrix.patches import Patch
