@@ -18,6 +18,8 @@ from invoke.program import Program
 from openssl_matrix import __version__
 from openssl_matrix.cli.commands import HANDLERS
 from openssl_matrix.cli.table import matrix_task
+from openssl_matrix.cli.worker import worker
+from openssl_matrix.lab.run import WORKER_FLAG
 
 PROGRAM = "openssl-matrix"
 
@@ -39,6 +41,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args in (["--version"], ["-V"]):
         print(f"{PROGRAM} {__version__}")
         return
+    if len(args) == 2 and args[0] == WORKER_FLAG:  # a lab's engine worker (lab/run.py)
+        sys.exit(worker(args[1]))
     program = _Program(namespace=Collection(matrix=matrix_task(HANDLERS)), name=PROGRAM,
                       binary=PROGRAM, version=__version__)
     program.run([PROGRAM, "matrix", *args])

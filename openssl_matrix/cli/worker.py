@@ -1,4 +1,4 @@
-"""An engine worker of a lab: ``python -m openssl_matrix.cli.worker JOB``.
+"""An engine worker of a lab: ``python -m openssl_matrix --lab-worker JOB`` (cli/main.py).
 
 The lab (:mod:`openssl_matrix.lab.run`) starts one such process per engine; here, at the
 top of the package, the worker is handed its :data:`~openssl_matrix.lab.run.Runner`: the
@@ -8,7 +8,6 @@ threads of this process (the lab tests, with the fake engine).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -44,5 +43,6 @@ def thread_lab(engine: EngineFactory) -> dict[str, Callable[..., int]]:
     return table
 
 
-if __name__ == "__main__":
-    sys.exit(worker_main(sys.argv[1], runner(HANDLERS)))
+def worker(job_json: str) -> int:
+    """The worker process's body over the command table: its exit status."""
+    return worker_main(job_json, runner(HANDLERS))

@@ -4,7 +4,7 @@
 (their ``docker_host``; profiles without one share the local engine) and starts one
 **engine worker** per engine, all at the same time. A worker is a child process running
 the ordinary single-profile command for each of its profiles in turn
-(:func:`worker_main`, started as ``python -m openssl_matrix.cli.worker``: the command
+(:func:`worker_main`, started as ``python -m openssl_matrix --lab-worker JOB``: the command
 line's entry point hands the worker its :data:`Runner`, the command table, so this module
 imports nothing of the command line), so each engine validates its CPU against its profile, measures
 under its own engine lock (``hostlock``), keeps its own journal and resumes where it
@@ -122,9 +122,12 @@ def plan_jobs(m: Matrix, command: str, cpus: list[str], flags: Mapping[str, Any]
 #: dispatcher, passed in by :mod:`openssl_matrix.cli.worker`).
 Runner = Callable[[str, Mapping[str, Any]], int]
 
-#: The module a worker process runs (``python -m``): it calls :func:`worker_main` with the
-#: command table. Named, not imported: the command line sits above the lab.
-WORKER_MODULE = "openssl_matrix.cli.worker"
+#: How a worker process is started: the package's own entry point (``python -m
+#: openssl_matrix``) with this first argument and the job; the command line (cli/main.py,
+#: above the lab) hands it to :func:`worker_main` with the command table. No module of a
+#: higher layer is named here.
+WORKER_FLAG = "--lab-worker"
+WORKER_COMMAND = ("-m", "openssl_matrix", WORKER_FLAG)
 
 
 def worker_run(job: EngineJob, run: Runner) -> int:
@@ -156,7 +159,7 @@ def _watch_parent(parent: int) -> None:
 
 
 def worker_main(job_json: str, run: Runner) -> int:
-    """The body of an engine worker process (``python -m WORKER_MODULE JOB``)."""
+    """The body of an engine worker process (``python -m openssl_matrix --lab-worker JOB``)."""
     _watch_parent(os.getppid())
     return worker_run(EngineJob.from_json(job_json), run)
 
@@ -184,7 +187,7 @@ class ProcessWorker:
                    p for p in (package_parent, os.environ.get("PYTHONPATH")) if p),
                "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", WORKER_MODULE, job.to_json()],
+            [sys.executable, *WORKER_COMMAND, job.to_json()],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             env=env, text=True, encoding="utf-8", errors="replace", bufsize=1)
 
@@ -194,7 +197,10 @@ class ProcessWorker:
             yield line.rstrip("\n")
 
     def wait(self) -> int:
-        return self.proc.wait()
+        code = self.proc.wait()
+        if self.proc.stdout is not None:  # read to its end by lines(): close the pipe
+            self.proc.stdout.close()
+        return code
 
     def stop(self) -> None:
         if self.proc.poll() is None:

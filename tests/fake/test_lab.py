@@ -2,7 +2,7 @@
 
 Three CPU profiles on three "engines" (fakes keyed by docker_host, each with its own
 engine ID), run by `invoke matrix bench --cpu=a,b,c` as dispatched from the command
-line; the engine workers run in threads (cli.worker.thread_worker: the same worker function as
+line; the engine workers run in threads (cli.worker.thread_lab: the same worker function as
 the real child processes). Checked: every engine measures at once and files under its CPU
 with its identity; an unreachable engine and one that dies mid-run never stop the others;
 the exit status names them; a rerun resumes each engine where it stopped without
@@ -27,7 +27,14 @@ from openssl_matrix.cli.worker import thread_lab
 from openssl_matrix.core.errors import LAB_EXIT, DockerUnavailable, ProfileMismatch
 from openssl_matrix.images.build import Builder
 from openssl_matrix.images.sources import default_urls
-from openssl_matrix.lab.run import EngineJob, EngineState, plan_jobs, split_cpus
+from openssl_matrix.lab.run import (
+    WORKER_COMMAND,
+    EngineJob,
+    EngineState,
+    ProcessWorker,
+    plan_jobs,
+    split_cpus,
+)
 from openssl_matrix.lab.view import Display, status_line
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.results.tree import LAB_ENV, ResultsTree
@@ -279,3 +286,18 @@ def test_workers_share_the_labs_tree_lock_and_nobody_else_does(
     alone.lock()  # nobody holds it: an ordinary lock, not a shared one
     assert not alone.shared
     alone.unlock()
+
+
+def test_a_worker_process_starts_through_the_package_entry_point(tmp_path: Path) -> None:
+    """A real child process, as a lab starts one: `python -m openssl_matrix --lab-worker
+    JOB` runs the job's command through the command table (here one that refuses the
+    profile's --cpu, so no engine is needed: the table's own error and exit 10 prove the
+    dispatch), naming no module above the lab."""
+    assert WORKER_COMMAND[:2] == ("-m", "openssl_matrix")
+    job = EngineJob(engine="local", cpus=("auto",), command="list",
+                    flags={"matrix": str(Path(__file__).resolve().parents[2] / "matrix.yaml")})
+    worker = ProcessWorker(job, tmp_path / "results")
+    lines = list(worker.lines())
+    assert worker.wait() == 10, lines
+    assert lines[0] == "═ list --cpu=auto on local"
+    assert any("`invoke matrix list` does not take --cpu" in ln for ln in lines), lines
