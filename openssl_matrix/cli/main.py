@@ -19,6 +19,7 @@ from openssl_matrix import __version__
 from openssl_matrix.cli.commands import HANDLERS
 from openssl_matrix.cli.table import matrix_task
 from openssl_matrix.cli.worker import worker
+from openssl_matrix.core.errors import UsageError
 from openssl_matrix.lab.run import WORKER_FLAG
 
 PROGRAM = "openssl-matrix"
@@ -32,7 +33,7 @@ class _Program(Program):
         try:
             super().parse_tasks()
         except ParseError as exc:
-            raise Exit(f"error: {exc}", code=10) from None
+            raise Exit(f"error: {exc}", code=UsageError.exit_code) from None
 
 
 def main(argv: Sequence[str] | None = None) -> None:
