@@ -167,6 +167,31 @@ class RunContext:
                 for d in suite.devices if not self.host_has(d)]
 
 
+@dataclass
+class _Run:
+    """What one run of a cell gathers while its invocations go (``BenchCell.run``'s
+    steps share it): its folder and record, the host it saw, findings and figures."""
+
+    run_dir: Path
+    meta: dict[str, Any]
+    pin: str | None
+    version: str
+    run_cpu: CpuInfo
+    topology: CpuTopology | None
+    cpus: tuple[int, ...]
+    invocations: list[Invocation]
+    clock_before: dict[str, object]
+    probe: dict[str, object]
+    """The port-share reading right before the next invocation."""
+    warnings: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    figures: list[dict[str, Any]] = field(default_factory=list)
+    by_invocation: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    engine_checks: dict[str, EngineCheck] = field(default_factory=dict)
+    vectors: dict[str, tuple[int, int] | None] = field(default_factory=dict)
+    failed: int = 0
+
+
 @dataclass(frozen=True)
 class BenchCell:
     """One variant × suite × round of a session, with everything its run needs."""
@@ -210,7 +235,15 @@ class BenchCell:
     def run(self, settled: dict[str, Any] | None = None) -> CellOutcome:
         """Measure the cell; ``settled`` (what the wait for a quiet host saw) goes into
         the run's metadata."""
-        ctx, v, tag, record, suite = self.ctx, self.variant, self.tag, self.record, self.suite
+        run = self._start(settled)
+        self._prepare(run)
+        for n, inv in enumerate(run.invocations, 1):
+            self._invoke(run, n, inv)
+        return self._finish(run)
+
+    def _start(self, settled: dict[str, Any] | None) -> _Run:
+        """The run's folder and first record: the image, the host and its clock."""
+        ctx, v, tag = self.ctx, self.variant, self.tag
         profile = ctx.profile
         pin = profile.cpuset if profile is not None else None
         run_cpu, state = system_state(ctx.backend, tag)
@@ -222,10 +255,27 @@ class BenchCell:
         topology = parse_topology(state.extra)
         cpus = bench_cpus(pin, topology, run_cpu)
         invocations, notes = self.invocations(len(cpus))
-        notes += ctx.device_notes(suite)
+        notes += ctx.device_notes(self.suite)
         clock, clock_source = clock_hz(profile, run_cpu, forced=bool(ctx.mismatch))
-        run_dir = ctx.tree.new_run_dir(ctx.cpu_name, v.id, suite.name)
-        meta: dict[str, Any] = {
+        run_dir = ctx.tree.new_run_dir(ctx.cpu_name, v.id, self.suite.name)
+        meta = self._first_meta(run_cpu, state, version_res.stdout, topology, pin, clock,
+                                clock_source, notes, settled)
+        # the cores' effective clock right before the speed runs (and after them, below):
+        # cycles per byte in core cycles (coreclock.py); the nominal clock stays above
+        clock_before = self._probe(pin, aes=True)
+        meta["host"]["core_clock"] = coreclock.run_clock(clock_before, {})
+        records.write_meta(run_dir, meta)
+        self._announce(run_dir, invocations, notes)
+        return _Run(run_dir, meta, pin, version, run_cpu, topology, cpus, invocations,
+                    clock_before, clock_before, warnings=list(notes))
+
+    def _first_meta(self, run_cpu: CpuInfo, state: SystemState, version_a: str,
+                    topology: CpuTopology | None, pin: str | None, clock: float | None,
+                    clock_source: str | None, notes: list[str], settled: dict[str, Any] | None,
+                    ) -> dict[str, Any]:
+        """The run's record as it starts (``status: running``)."""
+        ctx, v, record, profile = self.ctx, self.variant, self.record, self.ctx.profile
+        return {
             "status": "running",
             "cpu_profile": ctx.profile_name,
             "cpu_dir": ctx.cpu_name,
@@ -233,8 +283,8 @@ class BenchCell:
             "profile_mismatch": ctx.mismatch,
             "profile": profile.describe() if profile is not None else None,
             "variant": v.describe(),
-            "suite": suite.describe(),
-            "image_tag": tag,
+            "suite": self.suite.describe(),
+            "image_tag": self.tag,
             "image_id": record.get("image_id"),
             "build": {k: record.get(k) for k in ("digest", "configure_line",
                                                  "configure_line_in_image", "source_facts",
@@ -245,7 +295,7 @@ class BenchCell:
                                                  "base_image_id", "engine", "shipped",
                                                  "harness")},
             "tarball_sha256": record.get("tarball_sha256"),
-            "openssl_version_a": version_res.stdout,
+            "openssl_version_a": version_a,
             "host": {"cpu_model": ctx.cpu.model, "cpu_vendor": ctx.cpu.vendor,
                      "cpu_flags": list(ctx.cpu.flags), "cpu_mhz": run_cpu.mhz,
                      "logical_cpus": ctx.cpu.logical_cpus, "kernel": ctx.extra.get("uname"),
@@ -273,11 +323,12 @@ class BenchCell:
             "notes": notes,
             "invocations": [],
         }
-        # the cores' effective clock right before the speed runs (and after them, below):
-        # cycles per byte in core cycles (coreclock.py); the nominal clock stays above
-        clock_before = self._probe(pin, aes=True)
-        meta["host"]["core_clock"] = coreclock.run_clock(clock_before, {})
-        records.write_meta(run_dir, meta)
+
+    def _announce(self, run_dir: Path, invocations: list[Invocation], notes: list[str],
+                  ) -> None:
+        """The progress line of the run, and what the suite asks that this version
+        cannot do, said up front."""
+        v, suite = self.variant, self.suite
         where = "+" if self.why else f"{self.index}/{self.total}"
         log.info(f"▸ [{where}] {v.id} · suite {suite.name}"
                  + (f" · round {self.round}" if self.series else "")
@@ -288,102 +339,126 @@ class BenchCell:
         if not self.why:  # what the suite asks and this version cannot do, said up front
             for note in notes:
                 log.info(f"    note: {note}")
-        findings: list[Finding] = []
-        warnings: list[str] = list(notes)
-        findings.extend(self._cpu_findings(run_cpu))
-        engine_checks = self._check_engines(run_dir)
-        meta["engine_checks"] = {k: asdict(c) for k, c in engine_checks.items()}
-        vectors = self._capability_vectors(version, invocations, run_dir)
-        meta["capability_vectors"] = {k: (None if w is None else [hex(w[0]), hex(w[1])])
-                                      for k, w in vectors.items()}
-        figures: list[dict[str, Any]] = []
-        by_invocation: dict[str, list[dict[str, Any]]] = {}
-        failed = 0
-        probe = clock_before  # the port-share reading right before the next invocation
-        for n, inv in enumerate(invocations, 1):
-            t0 = time.monotonic()
-            res = ctx.backend.run(tag, inv.exec_command, env=inv.env,
-                                  limits=replace(ctx.limits(3600, suite, cpuset=pin),
-                                                 cpu_shares=SPEED_CPU_SHARES))
-            # and right after it (the last one's is the clock's reading after the runs)
-            before, probe = probe, self._probe(pin, aes=n == len(invocations))
-            ports = portshare.run_readings(before, probe, ctx.ports)
-            _save_raw(run_dir, inv, res)
-            with_samples, times = split_times(res.stderr)
-            speed_stderr, acct = hostacct.from_stderr(
-                with_samples, processes=inv.multi or 1,
-                cpu_seconds=None if times is None else times.user + times.system)
-            entry: dict[str, Any] = {"name": inv.name, "command": list(inv.command),
-                                     "exec": inv.exec_command, "env": inv.env,
-                                     "engine": inv.engine, "path": inv.path,
-                                     "direction": inv.direction, "multi": inv.multi,
-                                     "exit_code": res.exit_code,
-                                     "started": res.started, "ended": res.ended,
-                                     "seconds": round(res.seconds, 3),
-                                     "cpu_times": None if times is None else asdict(times),
-                                     "host_accounting": None if acct is None
-                                     else acct.as_dict(), "port_share": ports}
-            flagged = ""  # the progress line says which figures a guard flagged
-            said: list[str] = []  # and a TLS run's guards say why, after it
-            if res.exit_code != 0:
-                failed += 1
-                last = speed_stderr.strip().splitlines()[-1] if speed_stderr.strip() else ""
-                msg = f"{inv.name}: `{' '.join(inv.command)}` exited {res.exit_code}: {last}"
-                if res.exit_code == 132 or "Illegal instruction" in res.stderr:
-                    msg += " (SIGILL: the binary uses an instruction this CPU lacks)"
-                warnings.append(msg)
-                log.warn(f"  {v.id}: {msg}")
-                entry["status"] = "failed"
-            else:
-                recs, elapsed, inv_findings, parse_warnings = self._parse_one(
-                    inv, res.stdout, speed_stderr, version, times, acct, engine_checks,
-                    vectors, run_cpu)
-                entry["elapsed_measured"] = elapsed
-                inv_findings = [*inv_findings, *portshare.port_findings(inv.name, ports)]
-                if inv.multi:  # per child: did each get its CPU? (multiacct)
-                    child_found, bal = multi_findings(inv.name, inv.multi, res.stdout, acct)
-                    entry["children"] = bal.as_dict()
-                    if topology is not None:
-                        entry["placement"] = topology.placement(inv.multi, cpus)
-                    if child_found and not any(f.code == guards.CONTENDED
-                                               for f in inv_findings):
-                        inv_findings = [*inv_findings, *child_found]
-                if inv.path == "tls":  # one accounting per s_time run, taken in the script
-                    entry["host_accounting"] = {
-                        f"{r.get('protocol')} {r.get('operation')}": r.pop("host_accounting",
-                                                                          None) for r in recs}
-                elif inv.path == "library":  # taken by the harness around its window
-                    entry["host_accounting"] = {
-                        str(r.get("algorithm")): r.pop("host_accounting", None) for r in recs}
-                figures.extend(recs)
-                by_invocation[inv.name] = recs
-                flagged = flagged_note(recs, inv_findings)
-                findings.extend(inv_findings)
-                if inv.path == "tls":  # named already; its guards applied per operation
-                    warnings.extend(parse_warnings)
-                    said = parse_warnings
-                else:
-                    warnings.extend(f"{inv.name}: {w}" for w in parse_warnings)
-                entry["status"] = "ok" if recs else "no-figures"
-                entry["figures"] = len(recs)
-                if not recs:
-                    failed += 1
-                    warnings.append(f"{inv.name}: no figures in the output")
-            meta["invocations"].append(entry)
-            host = "" if acct is None else f"; {acct.describe()}"
-            if inv.path in ("tls", "library") and isinstance(entry.get("host_accounting"),
-                                                             dict):
-                busy = [a["foreign_cores"] for a in entry["host_accounting"].values() if a]
-                host = f"; others up to {max(busy):.2f} core(s) busy" if busy else ""
-            log.info(f"    [{n}/{len(invocations)}] {inv.name}: {entry['status']}{flagged} "
-                     f"({time.monotonic() - t0:.1f}s{host})")
-            for w in said:
-                log.warn(f"  {v.id}: {w}")
-        findings.extend(cross_findings(invocations, by_invocation, version, run_cpu.flags,
-                                       bool(vectors)))
+
+    def _prepare(self, run: _Run) -> None:
+        """What is checked once before the invocations: the CPU, the engines, the
+        capability vectors."""
+        run.findings.extend(self._cpu_findings(run.run_cpu))
+        run.engine_checks = self._check_engines(run.run_dir)
+        run.meta["engine_checks"] = {k: asdict(c) for k, c in run.engine_checks.items()}
+        run.vectors = self._capability_vectors(run.version, run.invocations, run.run_dir)
+        run.meta["capability_vectors"] = {
+            k: (None if w is None else [hex(w[0]), hex(w[1])]) for k, w in run.vectors.items()}
+
+    def _invoke(self, run: _Run, n: int, inv: Invocation) -> None:
+        """One invocation in its container: raw output kept, host accounting and port
+        share read around it, figures parsed and judged into ``run``."""
+        ctx, v, tag, suite, pin = self.ctx, self.variant, self.tag, self.suite, run.pin
+        invocations = run.invocations
+        t0 = time.monotonic()
+        res = ctx.backend.run(tag, inv.exec_command, env=inv.env,
+                              limits=replace(ctx.limits(3600, suite, cpuset=pin),
+                                             cpu_shares=SPEED_CPU_SHARES))
+        # and right after it (the last one's is the clock's reading after the runs)
+        before, run.probe = run.probe, self._probe(pin, aes=n == len(invocations))
+        ports = portshare.run_readings(before, run.probe, ctx.ports)
+        _save_raw(run.run_dir, inv, res)
+        with_samples, times = split_times(res.stderr)
+        speed_stderr, acct = hostacct.from_stderr(
+            with_samples, processes=inv.multi or 1,
+            cpu_seconds=None if times is None else times.user + times.system)
+        entry: dict[str, Any] = {"name": inv.name, "command": list(inv.command),
+                                 "exec": inv.exec_command, "env": inv.env,
+                                 "engine": inv.engine, "path": inv.path,
+                                 "direction": inv.direction, "multi": inv.multi,
+                                 "exit_code": res.exit_code,
+                                 "started": res.started, "ended": res.ended,
+                                 "seconds": round(res.seconds, 3),
+                                 "cpu_times": None if times is None else asdict(times),
+                                 "host_accounting": None if acct is None
+                                 else acct.as_dict(), "port_share": ports}
+        flagged = ""  # the progress line says which figures a guard flagged
+        said: list[str] = []  # and a TLS run's guards say why, after it
+        if res.exit_code != 0:
+            self._failed(run, inv, res, speed_stderr)
+            entry["status"] = "failed"
+        else:
+            flagged, said = self._take(run, inv, res.stdout, speed_stderr, times, acct,
+                                       ports, entry)
+        run.meta["invocations"].append(entry)
+        host = "" if acct is None else f"; {acct.describe()}"
+        if inv.path in ("tls", "library") and isinstance(entry.get("host_accounting"),
+                                                         dict):
+            busy = [a["foreign_cores"] for a in entry["host_accounting"].values() if a]
+            host = f"; others up to {max(busy):.2f} core(s) busy" if busy else ""
+        log.info(f"    [{n}/{len(invocations)}] {inv.name}: {entry['status']}{flagged} "
+                 f"({time.monotonic() - t0:.1f}s{host})")
+        for w in said:
+            log.warn(f"  {v.id}: {w}")
+
+    def _failed(self, run: _Run, inv: Invocation, res: RunResult, speed_stderr: str) -> None:
+        """An invocation that exited non-zero: counted and said, its status ``failed``."""
+        run.failed += 1
+        last = speed_stderr.strip().splitlines()[-1] if speed_stderr.strip() else ""
+        msg = f"{inv.name}: `{' '.join(inv.command)}` exited {res.exit_code}: {last}"
+        if res.exit_code == 132 or "Illegal instruction" in res.stderr:
+            msg += " (SIGILL: the binary uses an instruction this CPU lacks)"
+        run.warnings.append(msg)
+        log.warn(f"  {self.variant.id}: {msg}")
+
+    def _take(self, run: _Run, inv: Invocation, stdout: str, speed_stderr: str,
+              times: guards.CpuTimes | None, acct: hostacct.HostAccounting | None,
+              ports: dict[str, Any], entry: dict[str, Any]) -> tuple[str, list[str]]:
+        """A finished invocation's figures, parsed and judged into ``run``; its entry in
+        the record completed. (flagged note, warnings to say after the progress line)."""
+        said: list[str] = []  # a TLS run's guards say why, after the progress line
+        recs, elapsed, inv_findings, parse_warnings = self._parse_one(
+            inv, stdout, speed_stderr, run.version, times, acct, run.engine_checks,
+            run.vectors, run.run_cpu)
+        entry["elapsed_measured"] = elapsed
+        inv_findings = [*inv_findings, *portshare.port_findings(inv.name, ports)]
+        if inv.multi:  # per child: did each get its CPU? (multiacct)
+            child_found, bal = multi_findings(inv.name, inv.multi, stdout, acct)
+            entry["children"] = bal.as_dict()
+            if run.topology is not None:
+                entry["placement"] = run.topology.placement(inv.multi, run.cpus)
+            if child_found and not any(f.code == guards.CONTENDED
+                                       for f in inv_findings):
+                inv_findings = [*inv_findings, *child_found]
+        if inv.path == "tls":  # one accounting per s_time run, taken in the script
+            entry["host_accounting"] = {
+                f"{r.get('protocol')} {r.get('operation')}": r.pop("host_accounting",
+                                                                  None) for r in recs}
+        elif inv.path == "library":  # taken by the harness around its window
+            entry["host_accounting"] = {
+                str(r.get("algorithm")): r.pop("host_accounting", None) for r in recs}
+        run.figures.extend(recs)
+        run.by_invocation[inv.name] = recs
+        flagged = flagged_note(recs, inv_findings)
+        run.findings.extend(inv_findings)
+        if inv.path == "tls":  # named already; its guards applied per operation
+            run.warnings.extend(parse_warnings)
+            said = parse_warnings
+        else:
+            run.warnings.extend(f"{inv.name}: {w}" for w in parse_warnings)
+        entry["status"] = "ok" if recs else "no-figures"
+        entry["figures"] = len(recs)
+        if not recs:
+            run.failed += 1
+            run.warnings.append(f"{inv.name}: no figures in the output")
+        return flagged, said
+
+    def _finish(self, run: _Run) -> CellOutcome:
+        """Findings across invocations, core cycles, the figures and the final record."""
+        v, invocations, figures, findings = self.variant, run.invocations, run.figures, \
+            run.findings
+        meta, warnings, run_dir, pin = run.meta, run.warnings, run.run_dir, run.pin
+        clock = meta["clock_hz"]
+        findings.extend(cross_findings(invocations, run.by_invocation, run.version,
+                                       run.run_cpu.flags, bool(run.vectors)))
         apply_findings(figures, findings)
         meta["host"]["core_clock"] = coreclock.run_clock(
-            clock_before, probe if invocations else self._probe(pin, aes=True))
+            run.clock_before, run.probe if invocations else self._probe(pin, aes=True))
         clock = core_cycles(meta, clock)
         for rec in figures:
             rec["clock_hz"] = clock
@@ -402,14 +477,14 @@ class BenchCell:
         meta["ended"] = _now()
         meta["warnings"] = warnings
         meta["findings"] = [f.as_dict() for f in findings]
-        status = "complete" if failed == 0 else ("failed" if failed == len(invocations)
+        status = "complete" if run.failed == 0 else ("failed" if run.failed == len(invocations)
                                                  else "partial")
         meta["status"] = status
         records.write_meta(run_dir, meta)
         return CellOutcome(v.id, status, run_dir=str(run_dir), warnings=warnings,
                            figures=figures, round=self.round,
                            findings=[f.as_dict() for f in findings],
-                           error=None if status == "complete" else f"{failed} invocation(s) "
+                           error=None if status == "complete" else f"{run.failed} invocation(s) "
                            f"failed; see {run_dir}/raw")
 
     # -- per-run checks -----------------------------------------------------------------
