@@ -116,23 +116,7 @@ def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
     widening test is pts-core's instead: the percent standard deviation of a figure PTS
     reports at or above ``threshold`` (pts.py).
     """
-    attempts: dict[tuple[str, str], int] = {}
-    clean: dict[tuple[str, str], int] = {}
-    values: dict[tuple[str, str], dict[tuple[Any, ...], list[float]]] = {}
-    for o in outcomes:
-        seen: dict[str, bool] = {}
-        for f in o.figures:
-            inv = str(f.get("invocation"))
-            ok = f.get("status") not in guards.DISTURBED
-            seen[inv] = seen.get(inv, True) and ok
-            unit = "bytes_per_s" if f.get("block_size") is not None else "ops_per_s"
-            if ok and isinstance(f.get(unit), (int, float)):
-                key = (f.get("algorithm"), f.get("block_size"), f.get("operation"))
-                values.setdefault((o.variant, inv), {}).setdefault(key, []).append(
-                    float(f[unit]))
-        for inv, ok in seen.items():
-            attempts[(o.variant, inv)] = attempts.get((o.variant, inv), 0) + 1
-            clean[(o.variant, inv)] = clean.get((o.variant, inv), 0) + int(ok)
+    attempts, clean, values = _tally(outcomes)
     need: dict[str, list[str]] = {}
     why: dict[str, set[str]] = {}
     for (variant, inv), n in attempts.items():
@@ -171,7 +155,42 @@ def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
                 if inv not in need.get(variant, []):
                     need.setdefault(variant, []).append(inv)
                 why.setdefault(variant, set()).add("paired")
-    text = {"contended": "re-measuring figures the host disturbed",
+    text = _why_text(threshold, rule)
+    return {v: FollowUp(tuple(invs), "; ".join(text[w] for w in sorted(why[v])))
+            for v, invs in need.items()}
+
+
+Side = tuple[str, str]  # (variant, invocation)
+
+
+def _tally(outcomes: Sequence[CellOutcome],
+           ) -> tuple[dict[Side, int], dict[Side, int],
+                      dict[Side, dict[tuple[Any, ...], list[float]]]]:
+    """Per (variant, invocation): attempts, clean attempts (no figure disturbed), and the
+    clean values of each figure (algorithm, block size, operation)."""
+    attempts: dict[Side, int] = {}
+    clean: dict[Side, int] = {}
+    values: dict[Side, dict[tuple[Any, ...], list[float]]] = {}
+    for o in outcomes:
+        seen: dict[str, bool] = {}
+        for f in o.figures:
+            inv = str(f.get("invocation"))
+            ok = f.get("status") not in guards.DISTURBED
+            seen[inv] = seen.get(inv, True) and ok
+            unit = "bytes_per_s" if f.get("block_size") is not None else "ops_per_s"
+            if ok and isinstance(f.get(unit), (int, float)):
+                key = (f.get("algorithm"), f.get("block_size"), f.get("operation"))
+                values.setdefault((o.variant, inv), {}).setdefault(key, []).append(
+                    float(f[unit]))
+        for inv, ok in seen.items():
+            attempts[(o.variant, inv)] = attempts.get((o.variant, inv), 0) + 1
+            clean[(o.variant, inv)] = clean.get((o.variant, inv), 0) + int(ok)
+    return attempts, clean, values
+
+
+def _why_text(threshold: float, rule: str) -> dict[str, str]:
+    """Why a follow-up round measures again, in words, per reason."""
+    return {"contended": "re-measuring figures the host disturbed",
             "paired": "an extra round: a paired ratio's 95 % interval wider than "
                       f"±{PAIRED_TARGET:.0%}",
             SHARED_CORE: "re-measuring figures with samples more than "
@@ -180,8 +199,6 @@ def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
             "interval": (f"an extra round: spread at or above {threshold:.0%} of the mean "
                          "(pts-core's rule)" if rule == "pts" else
                          f"an extra round: 95 % interval wider than ±{threshold:.0%}")}
-    return {v: FollowUp(tuple(invs), "; ".join(text[w] for w in sorted(why[v])))
-            for v, invs in need.items()}
 
 
 def _mismatch(name: str, description: str, cpu: CpuInfo, reasons: list[str],
