@@ -1,0 +1,52 @@
+"""Profiles from real `perf script` output captured here (source: the fixture's header)."""
+from collections import Counter
+from pathlib import Path
+from xml.etree import ElementTree
+
+from openssl_matrix.measure.flamesvg import flame_svg
+from openssl_matrix.measure.profile import (
+    compare,
+    fold,
+    library_of,
+    parse_script,
+    per_operation,
+    self_time_ns,
+)
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "perf" / "script-3.0.20-asm-sha256-16.txt"
+
+
+def test_parses_real_perf_script() -> None:
+    samples = parse_script(FIX.read_text())
+    assert samples
+    assert all(s.period_ns > 0 and s.frames for s in samples)
+    libs = self_time_ns(samples, by_library=True)
+    assert libs.most_common(1)[0][0] == "libcrypto"
+    assert "kernel" in libs and "libc" in libs
+
+
+def test_fold_is_root_first() -> None:
+    folded = fold(parse_script(FIX.read_text()))
+    assert any(k.startswith("_dl_start_user;") and k.endswith("finish_fault") for k in folded)
+    assert sum(folded.values()) == len(parse_script(FIX.read_text()))
+
+
+def test_per_operation_and_compare() -> None:
+    a = per_operation(Counter({"f": 1000, "g": 500}), 10)
+    assert a == {"f": 100.0, "g": 50.0}
+    rows, share = compare(a, {"f": 300.0, "g": 40.0, "h": 10.0}, 400.0)
+    assert [r.name for r in rows] == ["f", "h", "g"]
+    assert share == (200 + 10 - 10) / 400
+
+
+def test_library_names() -> None:
+    assert library_of("/opt/openssl/lib/libssl.so.3") == "libssl"
+    assert library_of("/usr/lib/x86_64-linux-gnu/libc.so.6") == "libc"
+    assert library_of("[kernel.kallsyms]") == "kernel"
+
+
+def test_flame_svg_is_valid_xml() -> None:
+    folded = fold(parse_script(FIX.read_text()))
+    for svg in (flame_svg(folded, "t"), flame_svg(folded, "d", diff=folded)):
+        root = ElementTree.fromstring(svg)
+        assert root.tag.endswith("svg") and len(root) > 2
