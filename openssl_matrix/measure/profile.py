@@ -8,6 +8,8 @@ from dataclasses import dataclass
 _HEAD = re.compile(r"^\S.*?\s(\d+)\s+\d+\.\d+:\s+(\d+)\s+(\S+):")
 _FRAME = re.compile(r"^\s+([0-9a-f]+)\s+(.*?)\s+\((.*)\)\s*$")
 _OFFSET = re.compile(r"\+0x[0-9a-f]+$")
+#: x86-64 kernel addresses (the upper half): what perf cannot name without /proc/kallsyms.
+_KERNEL_ADDR = re.compile(r"^ffff[89a-f][0-9a-f]{11}$")
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,8 @@ def parse_script(text: str) -> list[Sample]:
         frame = _FRAME.match(line)
         if frame and in_sample:
             lib = library_of(frame.group(3))
+            if lib == "[unknown]":  # kernel text when kallsyms is hidden (a container)
+                lib = "kernel" if _KERNEL_ADDR.match(frame.group(1)) else "unknown"
             sym = _OFFSET.sub("", frame.group(2))
             if sym == "[unknown]":
                 sym = f"[{lib}]"

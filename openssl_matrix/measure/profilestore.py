@@ -1,0 +1,165 @@
+"""Profiles filed in the results tree, and two of them compared.
+
+One profile is ``_profiles/<variant>/<cell>/<NNNN>/`` (the folder is skipped by every
+reader of bench runs, as ``_builds`` is): ``perf-script.txt`` (perf's own text),
+``stacks.folded`` (one ``root;…;leaf count`` line per stack, the folded format of
+flamegraph.pl, speedscope and others), ``flame.svg`` and ``meta.json`` (provenance, the
+work done, time per operation, the host accounting and the ``ok``/``contended`` status).
+A comparison is ``_profiles/compare/<A>-vs-<B>-<cell>/<NNNN>/``: ``diff.json``, ``diff.txt``
+(the table printed) and ``diff.svg`` (A's flame graph coloured by B's time per operation).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from openssl_matrix.core.clock import now as _now
+from openssl_matrix.core.files import atomic_write, write_json
+from openssl_matrix.measure.flamesvg import flame_svg
+from openssl_matrix.measure.perfrun import EVENT, FREQUENCY_HZ, ProfileRun, SpeedCell
+from openssl_matrix.measure.profile import Row, compare, fold, folded_text, per_operation
+from openssl_matrix.measure.profile import self_time_ns as _self_time
+from openssl_matrix.results.records import profile_dir
+from openssl_matrix.results.tree import new_numbered_dir
+
+SCRIPT = "perf-script.txt"
+FOLDED = "stacks.folded"
+SVG = "flame.svg"
+META = "meta.json"
+TOP = 15
+
+
+def _leaf_key(run: ProfileRun) -> Counter[str]:
+    """Self time (ns) per ``function (library)``: one name in two libraries stays two."""
+    out: Counter[str] = Counter()
+    for s in run.samples:
+        func, lib = s.frames[0]
+        out[f"{func} ({lib})"] += s.period_ns
+    return out
+
+
+def functions_per_op(run: ProfileRun) -> dict[str, float]:
+    return per_operation(_leaf_key(run), run.operations)
+
+
+def libraries_per_op(run: ProfileRun) -> dict[str, float]:
+    return per_operation(_self_time(run.samples, by_library=True), run.operations)
+
+
+def _top(values: dict[str, float], n: int = TOP) -> list[dict[str, Any]]:
+    rows = sorted(values.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+    return [{"name": k, "ns_per_op": round(v, 4)} for k, v in rows]
+
+
+def meta_of(run: ProfileRun, *, variant: str, version: str, image: str, image_id: str | None,
+            profile_image: str, profile_image_id: str, cell: SpeedCell,
+            engine: dict[str, Any]) -> dict[str, Any]:
+    """The profile's meta.json: what ran where, what perf sampled and the work it did."""
+    return {
+        "kind": "profile", "schema": 1, "status": run.status, "variant": variant,
+        "version": version, "image": image, "image_id": image_id,
+        "profile_image": profile_image, "profile_image_id": profile_image_id,
+        "cell": {"kind": "speed", "algorithm": cell.algorithm, "bytes": cell.bytes,
+                 "seconds": cell.seconds, "name": cell.name},
+        "command": list(run.command),
+        "profiler": {"tool": "perf record", "event": EVENT, "frequency_hz": FREQUENCY_HZ,
+                     "call_graph": "fp (-g)", "where": "inside the profile container"},
+        "samples": len(run.samples), "sampled_ns": run.sampled_ns,
+        "operations": run.operations, "speed_seconds": run.seconds,
+        "ns_per_op": run.ns_per_op,
+        "sampled_ns_per_op": run.sampled_ns / run.operations,
+        "host": run.accounting.as_dict() if run.accounting else None,
+        "findings": [f.as_dict() for f in run.findings],
+        "started": run.result.started, "ended": run.result.ended,
+        "engine": {k: engine.get(k) for k in ("endpoint", "server_version", "kernel", "ncpu")},
+        "top_functions": _top(functions_per_op(run)),
+        "libraries": _top(libraries_per_op(run), 50),
+        "recorded": _now(),
+    }
+
+
+def file_profile(root: Path, run: ProfileRun, meta: dict[str, Any]) -> Path:
+    """Write one profile's four files into a new numbered folder; meta.json last."""
+    folder = new_numbered_dir(profile_dir(root, str(meta["variant"]), str(meta["cell"]["name"])))
+    folded = fold(run.samples)
+    atomic_write(folder / SCRIPT, run.script)
+    atomic_write(folder / FOLDED, folded_text(folded))
+    title = (f"{meta['variant']} {meta['cell']['name']}: {len(run.samples)} samples, "
+             f"{run.ns_per_op:.1f} ns/op ({run.status})")
+    atomic_write(folder / SVG, flame_svg(folded, title))
+    write_json(folder / META, meta)
+    return folder
+
+
+# -- two builds ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Two profiles of one cell: rows per function and per library, the explained share."""
+
+    a: str
+    b: str
+    gap_ns: float
+    functions: list[Row]
+    libraries: list[Row]
+    share: float
+
+
+def difference(a_name: str, a: ProfileRun, b_name: str, b: ProfileRun) -> Difference:
+    gap = b.ns_per_op - a.ns_per_op
+    funcs, share = compare(functions_per_op(a), functions_per_op(b), gap)
+    libs, _ = compare(libraries_per_op(a), libraries_per_op(b), gap)
+    return Difference(a_name, b_name, gap, funcs, libs, share)
+
+
+def _row(r: Row) -> dict[str, Any]:
+    return {"name": r.name, "a_ns_per_op": round(r.a_ns, 4), "b_ns_per_op": round(r.b_ns, 4),
+            "diff_ns_per_op": round(r.diff_ns, 4)}
+
+
+def table(d: Difference, a_ns: float, b_ns: float, *, rows: int = 12) -> str:
+    """The differential table as printed: libraries, then the top functions."""
+    share = "—" if math.isnan(d.share) else f"{d.share:.0%}"
+    head = (f"measured: {d.a} {a_ns:.1f} ns/op, {d.b} {b_ns:.1f} ns/op, gap "
+            f"{d.gap_ns:+.1f} ns/op; the profiles' differences sum to "
+            f"{sum(r.diff_ns for r in d.functions):+.1f} ns/op: {share} of the gap explained")
+    out = [head, ""]
+    for title, items in (("library", d.libraries), ("function", d.functions[:rows])):
+        width = max([len(title), *(len(r.name) for r in items)])
+        out.append(f"{title:<{width}}  {d.a[:12]:>12}  {d.b[:12]:>12}  {'B − A':>9}")
+        out += [f"{r.name:<{width}}  {r.a_ns:12.2f}  {r.b_ns:12.2f}  {r.diff_ns:+9.2f}"
+                for r in items]
+        out.append("")
+    out.append("(ns per operation: each build's sampled self time over speed's own count; "
+               "rows sorted by their contribution to the gap)")
+    return "\n".join(out) + "\n"
+
+
+def file_difference(root: Path, cell: SpeedCell, d: Difference, a: ProfileRun, b: ProfileRun,
+                    folders: tuple[Path, Path]) -> tuple[Path, str]:
+    """Write diff.json, diff.txt and diff.svg; return the folder and the table."""
+    folder = new_numbered_dir(profile_dir(root, "compare", f"{d.a}-vs-{d.b}-{cell.name}"))
+    text = table(d, a.ns_per_op, b.ns_per_op)
+    scaled: Counter[str] = Counter()  # B's samples per A's operation count: same work
+    for stack, n in fold(b.samples).items():
+        scaled[stack] = n * a.operations / b.operations  # type: ignore[assignment]
+    svg = flame_svg(fold(a.samples), f"{d.a} → {d.b} {cell.name}: red, {d.b} spends more "
+                    "per operation; blue, less", diff=scaled)
+    atomic_write(folder / "diff.txt", text)
+    atomic_write(folder / "diff.svg", svg)
+    write_json(folder / "diff.json", {
+        "kind": "profile-compare", "schema": 1, "cell": cell.name, "a": d.a, "b": d.b,
+        "a_profile": str(folders[0]), "b_profile": str(folders[1]),
+        "a_status": a.status, "b_status": b.status,
+        "a_ns_per_op": a.ns_per_op, "b_ns_per_op": b.ns_per_op, "gap_ns_per_op": d.gap_ns,
+        "explained_ns_per_op": sum(r.diff_ns for r in d.functions),
+        "explained_share": None if math.isnan(d.share) else d.share,
+        "libraries": [_row(r) for r in d.libraries],
+        "functions": [_row(r) for r in d.functions],
+        "recorded": _now()})
+    return folder, text
