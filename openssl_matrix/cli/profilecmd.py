@@ -17,7 +17,7 @@ from typing import Any
 
 from openssl_matrix.build.sources import default_urls
 from openssl_matrix.core import log
-from openssl_matrix.core.errors import BuildError, UsageError
+from openssl_matrix.core.errors import BuildError, ConfigError, UsageError
 from openssl_matrix.engine.backend import Backend
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.matrix.model import Matrix, Variant
@@ -35,7 +35,10 @@ DEFAULT_SECONDS = 3
 
 
 def _variant(m: Matrix, vid: str) -> Variant:
-    found = [v for v in m.select(vid, every=True) if v.id == vid]
+    try:
+        found = [v for v in m.select(vid, every=True) if v.id == vid]
+    except ConfigError:
+        found = []
     if not found:
         raise UsageError(f"the matrix {m.path} declares no variant {vid}",
                          hint="`invoke matrix list --all` lists them; give one id, no pattern")

@@ -131,8 +131,9 @@ def table(d: Difference, a_ns: float, b_ns: float, *, rows: int = 12) -> str:
     out = [head, ""]
     for title, items in (("library", d.libraries), ("function", d.functions[:rows])):
         width = max([len(title), *(len(r.name) for r in items)])
-        out.append(f"{title:<{width}}  {d.a[:12]:>12}  {d.b[:12]:>12}  {'B − A':>9}")
-        out += [f"{r.name:<{width}}  {r.a_ns:12.2f}  {r.b_ns:12.2f}  {r.diff_ns:+9.2f}"
+        wa, wb = max(10, len(d.a)), max(10, len(d.b))
+        out.append(f"{title:<{width}}  {d.a:>{wa}}  {d.b:>{wb}}  {'B − A':>9}")
+        out += [f"{r.name:<{width}}  {r.a_ns:{wa}.2f}  {r.b_ns:{wb}.2f}  {r.diff_ns:+9.2f}"
                 for r in items]
         out.append("")
     out.append("(ns per operation: each build's sampled self time over speed's own count; "
