@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json as _json
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from openssl_matrix.build.sources import default_urls
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import BuildError, ConfigError, UsageError
 from openssl_matrix.engine.backend import Backend
+from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.matrix.model import Matrix, Variant
 from openssl_matrix.measure.perfrun import SpeedCell, ensure_profile_image, run_profile
@@ -61,10 +63,17 @@ def _image(root: Path, backend: Backend, vid: str) -> str:
 
 def _profile_one(root: Path, backend: Backend, m: Matrix, vid: str, cell: SpeedCell,
                  engine_info: dict[str, Any]) -> tuple[Any, dict[str, Any], Path]:
+    """Profile one variant: the image build and the run each under the engine's host lock
+    (a build step, then a measurement: no bench of this tool measures beside either)."""
     v = _variant(m, vid)
     tag = _image(root, backend, vid)
-    ptag, pid = ensure_profile_image(backend, tag, root / PROFILES_DIR / ".work")
-    with log.step(f"profile {vid} {cell.name} ({cell.seconds}s under perf)"):
+    lock = HostLock(engine_key(engine_info)) if engine_info.get("id") else None
+    building = lock.building(f"profile image of {vid}", say=log.info) if lock else None
+    with building or nullcontext():
+        ptag, pid = ensure_profile_image(backend, tag, root / PROFILES_DIR / ".work")
+    measuring = lock.measuring(f"profile {vid} {cell.name}", say=log.info) if lock else None
+    with measuring or nullcontext(), \
+            log.step(f"profile {vid} {cell.name} ({cell.seconds}s under perf)"):
         run = run_profile(backend, ptag, v.version.version, cell)
     meta = meta_of(run, variant=vid, version=v.version.version, image=tag,
                    image_id=backend.image_id(tag), profile_image=ptag, profile_image_id=pid,
