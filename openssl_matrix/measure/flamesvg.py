@@ -19,11 +19,15 @@ def _tree(folded: Counter[str]) -> dict[str, tuple[int, dict]]:  # type: ignore[
     return root
 
 
-def flame_svg(folded: Counter[str], title: str, diff: Counter[str] | None = None) -> str:
+def flame_svg(folded: Counter[str], title: str, diff: Counter[str] | None = None, *,
+              baseline: Counter[str] | None = None) -> str:
     """The flame graph; with `diff` (folded counts of a second profile, scaled to the same
-    total) frames are red where the second takes more, blue where it takes less."""
+    total) frames are red where the second takes more, blue where it takes less. With
+    `baseline` instead (an earlier profile, scaled to the same work) `folded` is the second
+    profile: its frames are red where it takes more than the baseline (new ones too)."""
     total = sum(folded.values()) or 1
-    other = _tree(diff) if diff is not None else None
+    against = diff if baseline is None else baseline
+    other = _tree(against) if against is not None else None
     rects: list[str] = []
     depth_max = 0
 
@@ -37,7 +41,8 @@ def flame_svg(folded: Counter[str], title: str, diff: Counter[str] | None = None
             if other_level is None:
                 fill = f"rgb(230,{120 + sum(map(ord, name)) % 100},60)"
             else:
-                d = (o_count - count) / max(count, 1)
+                d = ((o_count - count) / max(count, 1) if baseline is None
+                     else (count - o_count) / max(o_count, 1))
                 c = int(min(1.0, abs(d)) * 200)
                 fill = f"rgb(255,{255 - c},{255 - c})" if d > 0 else f"rgb({255 - c},{255 - c},255)"
             if w >= 0.5:
@@ -47,7 +52,8 @@ def flame_svg(folded: Counter[str], title: str, diff: Counter[str] | None = None
                         f'fill="{fill}"/>')
                 text = (f'<text x="{x + 2:.1f}" y="{y + 12}" font-size="11">'
                         f'{label[:int(w / 7)]}</text>')
-                rects.append(f'<g><title>{escape(name)} ({count} samples)</title>{rect}{text}</g>')
+                shown = f"{count:.1f}" if isinstance(count, float) else str(count)
+                rects.append(f'<g><title>{escape(name)} ({shown} samples)</title>{rect}{text}</g>')
             walk(kids, o_kids if other_level is not None else None, x, depth + 1)
             x += w
 

@@ -6,7 +6,7 @@ reader of bench runs, as ``_builds`` is): ``perf-script.txt`` (perf's own text),
 flamegraph.pl, speedscope and others), ``flame.svg`` and ``meta.json`` (provenance, the
 work done, time per operation, the host accounting and the ``ok``/``contended`` status).
 A comparison is ``_profiles/compare/<A>-vs-<B>-<cell>/<NNNN>/``: ``diff.json``, ``diff.txt``
-(the table printed) and ``diff.svg`` (A's flame graph coloured by B's time per operation).
+(the table printed) and ``diff.svg`` (B's flame graph at A's work, coloured against A's).
 """
 
 from __future__ import annotations
@@ -149,8 +149,9 @@ def file_difference(root: Path, cell: SpeedCell, d: Difference, a: ProfileRun, b
     scaled: Counter[str] = Counter()  # B's samples per A's operation count: same work
     for stack, n in fold(b.samples).items():
         scaled[stack] = n * a.operations / b.operations  # type: ignore[assignment]
-    svg = flame_svg(fold(a.samples), f"{d.a} → {d.b} {cell.name}: red, {d.b} spends more "
-                    "per operation; blue, less", diff=scaled)
+    svg = flame_svg(scaled, f"{d.b} {cell.name} at {d.a}'s work: red where {d.b} spends "
+                    f"more per operation than {d.a} (or {d.a} has no such frame), blue less",
+                    baseline=fold(a.samples))
     atomic_write(folder / "diff.txt", text)
     atomic_write(folder / "diff.svg", svg)
     write_json(folder / "diff.json", {

@@ -50,3 +50,14 @@ def test_flame_svg_is_valid_xml() -> None:
     for svg in (flame_svg(folded, "t"), flame_svg(folded, "d", diff=folded)):
         root = ElementTree.fromstring(svg)
         assert root.tag.endswith("svg") and len(root) > 2
+
+
+def test_differential_colours_against_the_baseline() -> None:
+    after = Counter({"main;work": 10, "main;new": 10})
+    svg = ElementTree.fromstring(flame_svg(after, "d", baseline=Counter({"main;work": 20})))
+    ns = "{http://www.w3.org/2000/svg}"
+    fills = {g.find(f"{ns}title").text.split(" ")[0]: g.find(f"{ns}rect").get("fill")  # type: ignore[union-attr]
+             for g in svg.iter(f"{ns}g")}
+    assert fills["new"] == "rgb(255,55,55)"  # only in the second profile: full red
+    assert fills["work"] == "rgb(155,155,255)"  # half the baseline's time: blue
+    assert fills["main"] == "rgb(255,255,255)"  # the same total: no colour
