@@ -53,6 +53,10 @@ def parse_script(text: str) -> list[Sample]:
             lib = library_of(frame.group(3))
             if lib == "[unknown]":  # kernel text when kallsyms is hidden (a container)
                 lib = "kernel" if _KERNEL_ADDR.match(frame.group(1)) else "unknown"
+                if lib == "unknown" and frames:
+                    # a "caller" in no mapped file: frame-pointer unwinding through code
+                    # that keeps no frame pointer read a stray word; not a real frame
+                    continue
             sym = _OFFSET.sub("", frame.group(2))
             if sym == "[unknown]":
                 sym = f"[{lib}]"

@@ -61,3 +61,16 @@ def test_differential_colours_against_the_baseline() -> None:
     assert fills["new"] == "rgb(255,55,55)"  # only in the second profile: full red
     assert fills["work"] == "rgb(155,155,255)"  # half the baseline's time: blue
     assert fills["main"] == "rgb(255,255,255)"  # the same total: no colour
+
+
+def test_callers_in_no_mapped_file_are_dropped() -> None:
+    text = ("openssl 8 61328.673243:    1001001 cpu-clock: \n"
+            "\t          211d8b ossl_lh_strcasehash+0x6b (/opt/openssl/lib/libcrypto.so.3)\n"
+            "\t3635322d61696c6c [unknown] ([unknown])\n\n"
+            "openssl 8 61328.674244:    1001001 cpu-clock: \n"
+            "\tffffffff82255fb6 [unknown] ([unknown])\n"
+            "\t            e2bc _dl_relocate_object+0x69c "
+            "(/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2)\n")
+    first, second = parse_script(text)
+    assert first.frames == (("ossl_lh_strcasehash", "libcrypto"),)
+    assert second.frames == (("[kernel]", "kernel"), ("_dl_relocate_object", "ld-linux"))
