@@ -185,7 +185,11 @@ def read_profile(res: RunResult, command: tuple[str, ...], version: str) -> Prof
     samples = parse_script(script)
     if not samples:
         raise BenchError("perf recorded no samples: " + script.strip()[:300])
-    findings = guards.contended_findings(" ".join(command), acct)
+    reasons = hostacct.contention_reasons(acct)
+    findings = [guards.Finding(
+        guards.CONTENDED, "host not quiet: " + "; ".join(reasons)
+        + f" ({acct.elapsed_s:.2f}s window); the profile is kept, flagged",
+        " ".join(command))] if reasons and acct is not None else []
     return ProfileRun(command=command, samples=samples, script=script,
                       operations=sum(p.count for p in done),
                       seconds=sum(p.seconds_reported for p in done), accounting=acct,

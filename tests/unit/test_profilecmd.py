@@ -118,6 +118,7 @@ def test_a_busy_host_makes_the_profile_contended(
     meta = json.loads((base / "0002" / "meta.json").read_text())
     assert meta["status"] == "contended"
     assert [f["code"] for f in meta["findings"]] == ["contended"]
+    assert "other work kept 0.50 core(s) busy" in meta["findings"][0]["message"]
     assert meta["host"]["foreign_cores"] == pytest.approx(0.5, abs=0.01)
     # the profile image is built once and reused
     assert len([t for t in backend.builds if "profile-" in t]) == 1
