@@ -11,6 +11,7 @@ share of the measured gap it explains. The engine comes in as a seam from
 from __future__ import annotations
 
 import json as _json
+import math
 from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
@@ -23,7 +24,12 @@ from openssl_matrix.engine.backend import Backend
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.matrix.model import Matrix, Variant
-from openssl_matrix.measure.perfrun import SpeedCell, ensure_profile_image, run_profile
+from openssl_matrix.measure.perfrun import (
+    ProfileRun,
+    SpeedCell,
+    ensure_profile_image,
+    run_profile,
+)
 from openssl_matrix.measure.profilestore import (
     difference,
     file_difference,
@@ -62,7 +68,7 @@ def _image(root: Path, backend: Backend, vid: str) -> str:
 
 
 def _profile_one(root: Path, backend: Backend, m: Matrix, vid: str, cell: SpeedCell,
-                 engine_info: dict[str, Any]) -> tuple[Any, dict[str, Any], Path]:
+                 engine_info: dict[str, Any]) -> tuple[ProfileRun, dict[str, Any], Path]:
     """Profile one variant: the image build and the run each under the engine's host lock
     (a build step, then a measurement: no bench of this tool measures beside either)."""
     v = _variant(m, vid)
@@ -119,7 +125,7 @@ def cmd_profile(*, target: str, matrix: str, results: str, only: str, algorithm:
         diff = difference(names[0], a, names[1], b)
         folder, table = file_difference(root, cell, diff, a, b, (fa, fb))
         out["compare"] = {"folder": str(folder), "gap_ns_per_op": diff.gap_ns,
-                          "explained_share": diff.share if diff.share == diff.share else None}
+                          "explained_share": None if math.isnan(diff.share) else diff.share}
         text += ["", table.rstrip("\n"), f"→ {folder}"]
     print(_json.dumps(out, indent=2, default=str) if json else "\n".join(text))
     return 0
