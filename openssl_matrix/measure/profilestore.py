@@ -37,9 +37,21 @@ def _leaf_key(run: ProfileRun) -> Counter[str]:
     """Self time (ns) per ``function (library)``: one name in two libraries stays two."""
     out: Counter[str] = Counter()
     for s in run.samples:
-        func, lib = s.frames[0]
-        out[f"{func} ({lib})"] += s.period_ns
+        out[_leaf_name(*s.frames[0], False)] += s.period_ns
     return out
+
+
+def _leaf_name(func: str, lib: str, by_library: bool) -> str:
+    return lib if by_library else f"{func} ({lib})"
+
+
+def sampling_sd(run: ProfileRun, *, by_library: bool = False) -> dict[str, float]:
+    """Each entry's counting uncertainty in ns per operation (one standard deviation):
+    samples arrive as a Poisson count, so a sum of periods has variance ≈ Σ period²."""
+    squares: Counter[str] = Counter()
+    for s in run.samples:
+        squares[_leaf_name(*s.frames[0], by_library)] += s.period_ns ** 2
+    return {k: math.sqrt(v) / run.operations for k, v in squares.items()}
 
 
 def functions_per_op(run: ProfileRun) -> dict[str, float]:
@@ -108,18 +120,27 @@ class Difference:
     functions: list[Row]
     libraries: list[Row]
     share: float
+    sd_ns: dict[str, float]
+    """Per row name (function or library): the 1σ counting uncertainty of its B − A."""
+
+    def sd(self, name: str) -> float:
+        return self.sd_ns.get(name, 0.0)
 
 
 def difference(a_name: str, a: ProfileRun, b_name: str, b: ProfileRun) -> Difference:
     gap = b.ns_per_op - a.ns_per_op
     funcs, share = compare(functions_per_op(a), functions_per_op(b), gap)
     libs, _ = compare(libraries_per_op(a), libraries_per_op(b), gap)
-    return Difference(a_name, b_name, gap, funcs, libs, share)
+    sd: dict[str, float] = {}
+    for by_library in (False, True):
+        sa, sb = sampling_sd(a, by_library=by_library), sampling_sd(b, by_library=by_library)
+        sd |= {k: math.hypot(sa.get(k, 0.0), sb.get(k, 0.0)) for k in set(sa) | set(sb)}
+    return Difference(a_name, b_name, gap, funcs, libs, share, sd)
 
 
-def _row(r: Row) -> dict[str, Any]:
+def _row(r: Row, d: Difference) -> dict[str, Any]:
     return {"name": r.name, "a_ns_per_op": round(r.a_ns, 4), "b_ns_per_op": round(r.b_ns, 4),
-            "diff_ns_per_op": round(r.diff_ns, 4)}
+            "diff_ns_per_op": round(r.diff_ns, 4), "diff_sd_ns_per_op": round(d.sd(r.name), 4)}
 
 
 def table(d: Difference, a_ns: float, b_ns: float, *, rows: int = 12) -> str:
@@ -132,12 +153,13 @@ def table(d: Difference, a_ns: float, b_ns: float, *, rows: int = 12) -> str:
     for title, items in (("library", d.libraries), ("function", d.functions[:rows])):
         width = max([len(title), *(len(r.name) for r in items)])
         wa, wb = max(10, len(d.a)), max(10, len(d.b))
-        out.append(f"{title:<{width}}  {d.a:>{wa}}  {d.b:>{wb}}  {'B − A':>9}")
+        out.append(f"{title:<{width}}  {d.a:>{wa}}  {d.b:>{wb}}  {'B − A':>9}  {'±1σ':>6}")
         out += [f"{r.name:<{width}}  {r.a_ns:{wa}.2f}  {r.b_ns:{wb}.2f}  {r.diff_ns:+9.2f}"
-                for r in items]
+                f"  {d.sd(r.name):6.2f}" for r in items]
         out.append("")
     out.append("(ns per operation: each build's sampled self time over speed's own count; "
-               "rows sorted by their contribution to the gap)")
+               "rows sorted by their contribution to the gap; ±1σ: the sample counts' own "
+               "uncertainty, not the host's noise)")
     return "\n".join(out) + "\n"
 
 
@@ -161,7 +183,7 @@ def file_difference(root: Path, cell: SpeedCell, d: Difference, a: ProfileRun, b
         "a_ns_per_op": a.ns_per_op, "b_ns_per_op": b.ns_per_op, "gap_ns_per_op": d.gap_ns,
         "explained_ns_per_op": sum(r.diff_ns for r in d.functions),
         "explained_share": None if math.isnan(d.share) else d.share,
-        "libraries": [_row(r) for r in d.libraries],
-        "functions": [_row(r) for r in d.functions],
+        "libraries": [_row(r, d) for r in d.libraries],
+        "functions": [_row(r, d) for r in d.functions],
         "recorded": _now()})
     return folder, text

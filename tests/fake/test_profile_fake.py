@@ -10,6 +10,7 @@ busy), which must give the `contended` status a figure would get.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from xml.etree import ElementTree
@@ -142,6 +143,10 @@ def test_compare_writes_the_difference(
     libs = {r["name"]: r for r in diff["libraries"]}
     assert libs["libcrypto"]["b_ns_per_op"] == pytest.approx(2 * libs["libcrypto"]["a_ns_per_op"])
     assert diff["libraries"][0]["name"] == "libcrypto"  # the biggest part of the gap
+    squares = sum(s.period_ns ** 2 for s in parse_script(SCRIPT)
+                  if s.frames[0][1] == "libcrypto")
+    assert libs["libcrypto"]["diff_sd_ns_per_op"] == pytest.approx(
+        math.hypot(math.sqrt(squares) / 2e6, math.sqrt(squares) / 1e6), rel=1e-3)
     gaps = [r["diff_ns_per_op"] for r in diff["functions"]]
     assert gaps == sorted(gaps, reverse=True)
     total = sum(s.period_ns for s in parse_script(SCRIPT))
