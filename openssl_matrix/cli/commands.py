@@ -17,6 +17,7 @@ from types import FrameType
 from typing import Any
 
 from openssl_matrix.cli.bisectcmd import cmd_bisect
+from openssl_matrix.cli.profilecmd import cmd_profile
 from openssl_matrix.cli.summary import print_bench_summary
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import (
@@ -780,19 +781,16 @@ def handlers(engine: EngineFactory = docker_engine, *,
     a lab's engine workers are started by ``launcher`` (None: worker processes, see
     lab/run.py). The one place the engine is chosen."""
     return {
-        "list": cmd_list,
-        "render": cmd_render,
+        "list": cmd_list, "render": cmd_render,
         "build": _wired(cmd_build, engine=engine, launcher=launcher),
         "bench": _wired(cmd_bench, engine=engine, launcher=launcher),
         "profiles": cmd_profiles,
-        "export": cmd_export,
-        "parse": cmd_parse,
-        "pin": cmd_pin,
-        "import": cmd_import,
-        "report": cmd_report,
+        "export": cmd_export, "parse": cmd_parse, "pin": cmd_pin,
+        "import": cmd_import, "report": cmd_report,
         "reproduce": _wired(cmd_reproduce, engine=engine),
         "bisect": _wired(cmd_bisect, engine=engine, backend_for=_backend_for,
                          git_commit=_git_commit),
+        "profile": _wired(cmd_profile, engine=engine),
     }
 
 

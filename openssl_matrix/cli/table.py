@@ -114,15 +114,20 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             target_unless="draft"),
     Command("bisect", "which release between two moved a figure (docs/bisect.md)",
             usage="--figure SUITE:ALGORITHM:BLOCK[:MASK] --good A --bad B"),
+    Command("profile", "where a speed cell's time goes: perf in the variant's image, flame "
+            "graphs, two builds compared (docs/profile.md)",
+            usage="--only VARIANT (or --compare A,B) --algorithm ALG --bytes N"),
     Command("help", "this help, or a command's flags", "[COMMAND]"),
 )}
 
 FLAGS: tuple[Flag, ...] = (
     Flag("matrix", "matrix.yaml", "matrix file to use (default: matrix.yaml)", (ALL,)),
     Flag("results", "results", "results tree folder (default: results)", (ALL,)),
-    Flag("only", "", "variants to use: fnmatch pattern(s) over variant ids, comma "
-         "separated; a pattern matching no default variant picks opt-in ones (e.g. "
-         "--only '1.0.1e-*')", ("list", "render", "build", "bench")),
+    Flag("only", "", {c: "variants to use: fnmatch pattern(s) over variant ids, comma "
+                      "separated; a pattern matching no default variant picks opt-in ones "
+                      "(e.g. --only '1.0.1e-*')" for c in ("list", "render", "build", "bench")}
+         | {"profile": "the variant to profile: one variant id (e.g. 3.0.20-asm-x86_64)"},
+         ("list", "render", "build", "bench", "profile")),
     Flag("all", False, "every variant the matrix declares, opt-in ones too",
          ("list", "render", "build")),
     Flag("jobs", 0, "how many variants to build at once (default 1)", ("build",), low=1,
@@ -173,7 +178,8 @@ FLAGS: tuple[Flag, ...] = (
          "tree) or a build of this tool holds the Docker engine", ("bench",)),
     Flag("fresh", False, "start a new session instead of resuming an interrupted one "
          "(cells it finished are measured again)", ("bench",)),
-    Flag("json", False, "print JSON", ("list", "profiles", "parse", "reproduce", "bisect")),
+    Flag("json", False, "print JSON", ("list", "profiles", "parse", "reproduce", "bisect",
+                                       "profile")),
     Flag("figure", "", "the cell to bisect: SUITE:ALGORITHM:BLOCK[:MASK] (e.g. "
          "blog-fast:aes-256-cbc:8192; no MASK: the suite's first mask)", ("bisect",)),
     Flag("good", "", "the release whose figure is the old one (a catalogue release)",
@@ -182,6 +188,15 @@ FLAGS: tuple[Flag, ...] = (
          "--good in time)", ("bisect",)),
     Flag("build", "", "how each release is built: the part of its variant id after the "
          "version (default asm-x86_64: 3.0.13-asm-x86_64)", ("bisect",)),
+    Flag("algorithm", "", "the speed algorithm to profile (e.g. sha256, aes-128-cbc: as "
+         "`openssl speed -evp` takes it)", ("profile",)),
+    Flag("bytes", 0, "the block size to profile, in bytes (speed's -bytes)", ("profile",),
+         low=1, unset="none: required"),
+    Flag("seconds", 0, "how long the profiled speed run lasts (default 3)", ("profile",),
+         low=1, unset="3 seconds"),
+    Flag("compare", "", "two variants, comma separated (A,B): profile both on the same cell "
+         "and print the difference per function and library against the measured gap",
+         ("profile",)),
     Flag("check", False, "check the spec without Docker: validate it, check the report's "
          "own figures against its claims, resolve versions and stand-ins offline and print "
          "the plan (what would be built and measured, about how long)", ("reproduce",)),

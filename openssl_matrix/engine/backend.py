@@ -77,6 +77,9 @@ class RunLimits:
     timeout: float = 3600.0
     user: str | None = NOBODY
     labels: tuple[tuple[str, str], ...] = ()
+    cap_add: tuple[str, ...] = ()
+    """Capabilities given back after dropping all (a profiler's ``SYS_ADMIN``, which also
+    lets Docker's default seccomp profile allow ``perf_event_open``); none by default."""
 
 
 @dataclass(frozen=True)
@@ -394,7 +397,7 @@ class DockerBackend:
                 cpu_shares=lim.cpu_shares,
                 user=lim.user, tmpfs={"/tmp": "rw,nosuid,nodev,size=64m"},
                 devices=list(lim.devices) or None, privileged=False, detach=True,
-                labels=dict(lim.labels),
+                labels=dict(lim.labels), cap_add=list(lim.cap_add) or None,
             )
             container.start()
             timed_out = False

@@ -64,6 +64,8 @@ BUILDS = "_builds"
 JOURNALS = "_journal"
 #: The folder of reproductions of published reports (``<id>/<NNNN>/``, repro/run.py).
 REPRO_DIR = "_reproduce"
+#: The folder of sampled profiles (``<variant>/<cell>/<NNNN>/``, measure/profilestore.py).
+PROFILES_DIR = "_profiles"
 
 #: meta.json statuses of a run that finished (its figures count). Every other status
 #: (running, interrupted, failed) means the run's figures are never exported or reported.
@@ -509,6 +511,13 @@ def builds_dir(root: Path, variant: str) -> Path:
     id checked as a name that becomes a path, the folder checked to stay in the tree)."""
     safe_name(variant, "variant", error=ResultsError)
     return inside(root, root / BUILDS / variant, error=ResultsError)
+
+
+def profile_dir(root: Path, variant: str, cell: str) -> Path:
+    """``_profiles/<variant>/<cell>``: the profiles of one cell of a variant."""
+    for key, name in (("variant", variant), ("cell", cell)):
+        safe_name(name, key, error=ResultsError)
+    return inside(root, root / PROFILES_DIR / variant / cell, error=ResultsError)
 
 
 def build_dir(root: Path, variant: str, digest: str) -> Path:

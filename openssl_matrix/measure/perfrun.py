@@ -1,0 +1,196 @@
+"""One ``openssl speed`` cell run under ``perf record`` inside its variant's image.
+
+The variant images are Debian 12; a *profile image* (``FROM`` the variant's image, plus
+Debian's ``linux-perf``) is built on demand, once per variant image (its tag names the
+base image's id). In it, one container runs the wrapper :data:`PROFILE_SCRIPT`: a host
+sample (``hostacct``), ``perf record -e cpu-clock -F 999 -g -- openssl speed ...``, a
+second host sample, the shell's ``times``, then ``perf script`` in the *same* container,
+so the libcrypto symbols resolve against the very files that ran (``perf script`` after
+the container has gone gives ``[unknown]`` addresses). Operations come from speed's own
+``+R`` count, so the time per operation is real work, not a share of an arbitrary run.
+
+The container keeps the bench's isolation (no network, read-only root, memory and pid
+limits) except two things perf needs: it runs as the image's root, and gets
+``SYS_ADMIN`` back (``perf_event_open``; Docker's default seccomp profile allows it with
+that capability). The host's own perf is never used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from openssl_matrix.core import log
+from openssl_matrix.core.errors import BenchError
+from openssl_matrix.core.files import atomic_write
+from openssl_matrix.engine.backend import Backend, RunLimits, RunResult
+from openssl_matrix.matrix.model import Mask, Suite
+from openssl_matrix.measure import guards, hostacct
+from openssl_matrix.measure.profile import Sample, parse_script
+from openssl_matrix.measure.speedcmd import speed_invocations
+from openssl_matrix.parse import parse_speed
+
+EVENT = "cpu-clock"
+FREQUENCY_HZ = 999
+PERF_PACKAGE = "linux-perf"
+#: Where perf's output goes inside the container (the bench's /tmp tmpfs).
+DATA = "/tmp/perf.data"
+#: The line between speed's stdout and ``perf script``'s on the container's stdout.
+SCRIPT_MARKER = "+PERFSCRIPT"
+WRAPPER_NAME = "openssl-profile"
+#: ``-N``: no build-id cache (the root is read-only); ``--no-bpf-event``: perf 6.1 otherwise
+#: spends about 1 s reading BPF programs at start (measured here), inside the accounting
+#: window around speed.
+PERF_RECORD = ("perf", "record", "-q", "-N", "--no-bpf-event", "-e", EVENT,
+               "-F", str(FREQUENCY_HZ), "-g", "-o", DATA)
+
+#: The wrapper: host samples around the profiled speed run (as the bench's speed wrapper
+#: does), its ``times``, then speed's output and perf script's on stdout.
+PROFILE_SCRIPT = (
+    hostacct.SAMPLE_FUNCTION + "; _hs 0; " + " ".join(PERF_RECORD)
+    + ' -- openssl "$@" >/tmp/speed.out 2>/tmp/speed.err; rc=$?; _hs 1; '
+    "cat /tmp/speed.err >&2; echo " + guards.TIMES_MARKER + " >&2; times >&2; "
+    "cat /tmp/speed.out; echo " + SCRIPT_MARKER + "; "
+    "if [ $rc = 0 ]; then perf script -i " + DATA + " 2>&1 || rc=$?; fi; exit $rc"
+)
+
+DOCKERFILE = f"""# openssl-matrix profile image: a variant's image with Debian's perf added
+# (measure/perfrun.py). Built on demand, with network for apt.
+ARG BASE
+FROM ${{BASE}}
+ENV DEBIAN_FRONTEND=noninteractive LC_ALL=C
+RUN apt-get update \\
+ && apt-get install -y --no-install-recommends {PERF_PACKAGE} \\
+ && rm -rf /var/lib/apt/lists/*
+"""
+
+
+@dataclass(frozen=True)
+class SpeedCell:
+    """A speed algorithm at one block size, for so many seconds."""
+
+    algorithm: str
+    bytes: int
+    seconds: int = 3
+
+    @property
+    def name(self) -> str:
+        """The cell's folder name in the results tree."""
+        return f"speed-{self.algorithm}-{self.bytes}"
+
+    def suite(self) -> Suite:
+        return Suite(name="profile", description="profiled cell", algorithms=(self.algorithm,),
+                     evp=True, seconds=self.seconds, bytes=self.bytes,
+                     masks=(Mask(name="native", ia32cap=None),))
+
+    def command(self, version: str) -> tuple[str, ...]:
+        """The bench's own ``openssl speed`` command for this cell on ``version``."""
+        invocations, notes = speed_invocations(version, self.suite())
+        if len(invocations) != 1:
+            raise BenchError(f"{self.algorithm} at {self.bytes} bytes is not one speed run "
+                             f"on {version}: " + ("; ".join(notes) or "nothing to run"))
+        return invocations[0].command
+
+
+@dataclass(frozen=True)
+class ProfileRun:
+    """What one profiled run gave: its samples, the work done, and the host around it."""
+
+    command: tuple[str, ...]
+    samples: list[Sample]
+    script: str
+    operations: int
+    seconds: float
+    accounting: hostacct.HostAccounting | None
+    findings: list[guards.Finding]
+    result: RunResult
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def status(self) -> str:
+        """``ok``, or ``contended`` when the host accounting says the host disturbed it
+        (the status a figure gets)."""
+        return guards.CONTENDED if self.findings else "ok"
+
+    @property
+    def ns_per_op(self) -> float:
+        """Speed's own time per operation (elapsed seconds over its count), profiled."""
+        return self.seconds * 1e9 / self.operations
+
+    @property
+    def sampled_ns(self) -> int:
+        return sum(s.period_ns for s in self.samples)
+
+
+def profile_tag(base_tag: str, base_id: str) -> str:
+    """The profile image's tag: the variant image's repository, prefixed, and its id."""
+    repo = base_tag.rsplit(":", 1)[0] if ":" in base_tag.rsplit("/", 1)[-1] else base_tag
+    name = repo.rsplit("/", 1)[-1]
+    return f"openssl-matrix/profile-{name}:{base_id.removeprefix('sha256:')[:12]}"
+
+
+def ensure_profile_image(backend: Backend, base_tag: str, workdir: Path) -> tuple[str, str]:
+    """The profile image of ``base_tag`` (tag, id): found on the engine, else built."""
+    base_id = backend.image_id(base_tag)
+    if base_id is None:
+        raise BenchError(f"image {base_tag} is not on the engine",
+                         hint="run `invoke matrix build --only VARIANT` first")
+    tag = profile_tag(base_tag, base_id)
+    found = backend.image_id(tag)
+    if found is not None:
+        return tag, found
+    log.info(f"building the profile image {tag} (FROM {base_tag}, with apt's {PERF_PACKAGE})")
+    digest = hashlib.sha256(f"{DOCKERFILE}\0{base_id}".encode()).hexdigest()[:12]
+    context = workdir / f"context-{digest}"
+    atomic_write(context / "Dockerfile", DOCKERFILE)
+    image_id = backend.build(context, tag, log_path=workdir / f"build-{digest}.log",
+                             network=None, buildargs={"BASE": base_tag},
+                             labels={"openssl-matrix.profile-of": base_tag,
+                                     "openssl-matrix.profile-base-id": base_id})
+    return tag, image_id
+
+
+def limits(cell: SpeedCell) -> RunLimits:
+    """The bench's isolation, with root and SYS_ADMIN for perf (see the module's text)."""
+    return RunLimits(user=None, cap_add=("SYS_ADMIN",), timeout=cell.seconds * 20 + 300.0,
+                     labels=(("openssl-matrix.role", "profile"),))
+
+
+def run_profile(backend: Backend, image: str, version: str, cell: SpeedCell) -> ProfileRun:
+    """Run the cell under perf in ``image`` (a profile image) and read what came back."""
+    command = cell.command(version)
+    res = backend.run(image, ["/bin/sh", "-c", PROFILE_SCRIPT, WRAPPER_NAME, *command[1:]],
+                      env={"HOME": "/tmp"}, limits=limits(cell))
+    return read_profile(res, command, version)
+
+
+def read_profile(res: RunResult, command: tuple[str, ...], version: str) -> ProfileRun:
+    """The container's output as a :class:`ProfileRun`; a failed run is a BenchError."""
+    speed_out, marker, script = res.stdout.partition(SCRIPT_MARKER + "\n")
+    rest, times = guards.split_times(res.stderr)
+    rest, acct = hostacct.from_stderr(rest, cpu_seconds=times.user + times.system
+                                      if times else None)
+    if res.exit_code != 0 or not marker:
+        tail = (script or rest).strip().splitlines()[-5:]
+        raise BenchError(f"the profiled run `{' '.join(command)}` failed (exit "
+                         f"{res.exit_code}): " + " / ".join(tail),
+                         hint="perf needs perf_event_open: the engine must allow SYS_ADMIN "
+                         "containers, and /proc/sys/kernel/perf_event_paranoid at most 2")
+    run = parse_speed(speed_out, rest, version=version, evp=True)
+    done = [p for p in run.progress if p.count > 0 and p.seconds_reported > 0]
+    if not done:
+        raise BenchError(f"`{' '.join(command)}` reported no operations under perf")
+    samples = parse_script(script)
+    if not samples:
+        raise BenchError("perf recorded no samples: " + script.strip()[:300])
+    reasons = hostacct.contention_reasons(acct)
+    findings = [guards.Finding(
+        guards.CONTENDED, "host not quiet: " + "; ".join(reasons)
+        + f" ({acct.elapsed_s:.2f}s window); the profile is kept, flagged",
+        " ".join(command))] if reasons and acct is not None else []
+    return ProfileRun(command=command, samples=samples, script=script,
+                      operations=sum(p.count for p in done),
+                      seconds=sum(p.seconds_reported for p in done), accounting=acct,
+                      findings=findings, result=res)

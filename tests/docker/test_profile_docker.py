@@ -1,0 +1,54 @@
+"""`invoke matrix profile` on a real build: sha256 at 16 bytes of 3.0.20-asm-x86_64 under perf.
+
+The variant image is the default matrix's (built here if missing, reused if on the
+engine); the profile image FROM it (Debian's linux-perf, with apt) is built on demand.
+Only what holds under host noise is asserted: a status a figure could have, samples, a
+named libcrypto function among the top entries, a time per operation, the files.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+
+from openssl_matrix.cli.commands import handlers
+
+from ..conftest import built_matrix
+
+pytestmark = pytest.mark.docker
+VARIANT = "3.0.20-asm-x86_64"
+SUITES = {"digest": {"algorithms": ["sha256"], "seconds": 1, "bytes": 16}}
+
+
+def test_profile_sha256_16_bytes_on_a_real_build(
+        tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]) -> None:
+    path, _, tree, _ = built_matrix(tmp_path_factory.mktemp("profile"), SUITES, "digest",
+                                    VARIANT)
+    capsys.readouterr()
+    code = handlers()["profile"](target="", matrix=str(path), results=str(tree.root),
+                                 only=VARIANT, algorithm="sha256", bytes=16, seconds=1,
+                                 compare="", json=True)
+    assert code == 0
+    (meta,) = json.loads(capsys.readouterr().out)["profiles"]
+    folder = Path(meta["folder"])
+    assert folder.parent == tree.root / "_profiles" / VARIANT / "speed-sha256-16"
+    assert meta["status"] in ("ok", "contended")
+    assert meta["samples"] > 0 and meta["operations"] > 0 and meta["ns_per_op"] > 0
+    assert meta["profiler"]["event"] == "cpu-clock"
+    assert meta["host"] is not None and meta["host"]["elapsed_s"] > 0
+    assert meta["profile_image_id"] and meta["image_id"]
+    # perf script ran in the container that ran speed: libcrypto's symbols are named
+    top = [row["name"] for row in meta["top_functions"][:5]]
+    assert any(n.endswith("(libcrypto)") and not n.startswith("[") for n in top), top
+    assert meta["libraries"][0]["ns_per_op"] > 0
+    on_disk = json.loads((folder / "meta.json").read_text())
+    assert on_disk["status"] == meta["status"] and on_disk["samples"] == meta["samples"]
+    folded = (folder / "stacks.folded").read_text().splitlines()
+    assert folded and all(re.fullmatch(r"\S.* \d+", line) for line in folded)
+    assert "cpu-clock" in (folder / "perf-script.txt").read_text()
+    root = ElementTree.fromstring((folder / "flame.svg").read_text())
+    assert root.tag.endswith("svg") and len(root) > 1
