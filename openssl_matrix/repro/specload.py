@@ -562,6 +562,10 @@ def _library_measurement(ctx: CheckContext, m: Mapping[str, Any], proto: Measure
         reference = keyed_reference(ctx, m.get("reference"), f"{kp}.reference", counts,
                                     lambda fig, key: _one_figure(ctx, {"reference": fig},
                                                                  key, what)[OP_BLOCK])
+    elif isinstance(m.get("reference"), dict):
+        raise ctx.fail(f"{kp}.reference", f"a figure per thread count needs several counts in "
+                       f"threads (it names {counts[0]})", hint="write threads: [1, 4] with "
+                       "reference: {1: FIGURE, 4: FIGURE}, or one figure for one count")
     else:
         reference = _one_figure(ctx, m, kp, what)
     return replace(proto, algorithm=algorithm, reference=reference,
