@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from openssl_matrix.core.statuses import USABLE_STATUSES
+
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,6 +63,15 @@ def test_a_trend_claim_is_judged_from_runs_of_two_builds(tmp_path: Path) -> None
     assert built == {"v111-sha256": "1.1.1w", "v30-sha256": "3.0.20"}, built
     [claim] = data["claims"]
     assert claim["id"] == "gap-closes"
+    if claim["verdict"] == "not testable here":
+        # a host so busy that the guards left out every figure of a side (seen here while
+        # other sessions built and tested, all 18 runs were contended): no pair to judge, and
+        # the verdict says so rather than judging from contended figures
+        assert claim["reason"].startswith("no usable pair of rounds"), claim
+        left_out = set(claim["figure_labels"]) - set(USABLE_STATUSES)
+        assert left_out, claim  # the guards' labels (contended ...) that left figures out
+        pytest.skip(f"no round with usable figures at 16 and 8192 bytes on a side: "
+                    f"figures left out as {', '.join(sorted(left_out))} (a busy host)")
     assert claim["verdict"] in ("reproduced", "not reproduced", "inconclusive"), claim
     [block] = claim["blocks"]
     assert block["trend"] == [16, 8192]
