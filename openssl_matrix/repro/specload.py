@@ -512,10 +512,14 @@ def _one_figure(ctx: CheckContext, m: Mapping[str, Any], kp: str, what: str) -> 
     ref = m.get("reference")
     if ref is None:
         return {}
+    return {OP_BLOCK: _ops_figure(ctx, ref, f"{kp}.reference", what)}
+
+
+def _ops_figure(ctx: CheckContext, ref: Any, keypath: str, what: str) -> float:
+    """One figure in operations (or connections) per second, as the spec writes it."""
     if isinstance(ref, bool) or not isinstance(ref, (int, float)) or not ref > 0:
-        raise ctx.fail(f"{kp}.reference", f"{what}, got {ref!r}")
-    return {OP_BLOCK: _possible(ctx, float(ref), f"{kp}.reference", ref, MAX_OPS_PER_S,
-                                "operations/s")}
+        raise ctx.fail(keypath, f"{what}, got {ref!r}")
+    return _possible(ctx, float(ref), keypath, ref, MAX_OPS_PER_S, "operations/s")
 
 
 def _tls_measurement(ctx: CheckContext, m: Mapping[str, Any], proto: Measurement,
@@ -560,8 +564,7 @@ def _library_measurement(ctx: CheckContext, m: Mapping[str, Any], proto: Measure
     what = "a library figure is one number, operations per second"
     if len(counts) > 1:  # a figure per thread count, keyed like a speed row's block sizes
         reference = keyed_reference(ctx, m.get("reference"), f"{kp}.reference", counts,
-                                    lambda fig, key: _one_figure(ctx, {"reference": fig},
-                                                                 key, what)[OP_BLOCK])
+                                    lambda fig, key: _ops_figure(ctx, fig, key, what))
     elif isinstance(m.get("reference"), dict):
         raise ctx.fail(f"{kp}.reference", f"a figure per thread count needs several counts in "
                        f"threads (it names {counts[0]})", hint="write threads: [1, 4] with "

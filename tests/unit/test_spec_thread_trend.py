@@ -121,6 +121,9 @@ def test_a_thread_trend_loads_with_its_two_counts(tmp_path: Path) -> None:
     ("reference: {1: 2000000, 2: 2000000}", "reference: 2000000",
      "measurements.new.reference", "a figure per thread count"),
     ("threads: [2, 1]", "threads: [2, 2]", "measurements.new.threads", "twice"),
+    ("reference: {1: 2000000, 2: 2000000}", "reference: {1: 2000000, 2: -1}",
+     "measurements.new.reference.2", "a library figure is one number, operations per "
+     "second, got -1"),
 ])
 def test_a_thread_trend_that_cannot_be_judged_is_refused(
         tmp_path: Path, before: str, after: str, field: str, words: str) -> None:
