@@ -62,7 +62,8 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
             "not_measured": p.skipped or p.problem,
             "runs": o.runs, "image_id": o.image_id, "statuses": o.statuses,
             "figures": [{
-                "block_size": b,
+                "block_size": b,  # with several thread counts: the count (as "threads")
+                "threads": b if m.thread_counts else None,
                 "reference_bytes_per_s": m.reference.get(b),
                 "ours_median_bytes_per_s": o.median(b),
                 "ours_values": o.values(b),

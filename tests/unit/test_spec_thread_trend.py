@@ -239,7 +239,9 @@ def test_a_thread_trend_is_judged_from_paired_rounds(tmp_path: Path) -> None:
         "reference and ours are that quotient)" in text
     assert "library fetch-digest at 1, 2 thread(s)" in text
     assert "2 thr, op/s: reference" in text
-    block = as_json(rep)["claims"][0]["blocks"][0]
+    data = as_json(rep)
+    assert [f["threads"] for f in data["measurements"]["new"]["figures"]] == [1, 2]
+    block = data["claims"][0]["blocks"][0]
     assert block["trend"] == [1, 2] and block["trend_of"] == "threads"
     # both scale alike: the gap does not widen, the trend is 1
     result = _judge(tmp_path / "same", spec, {1: 1.6e6, 2: 3.2e6},
