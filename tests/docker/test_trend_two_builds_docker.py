@@ -9,6 +9,8 @@ no reference figures), written beside a copy of the repository's matrix. Both va
 are the default matrix's images (1.1.1w-asm-x86_64, 3.0.20-asm-x86_64). Which verdict
 the claim gets depends on the CPU and on the host's noise, so the test asserts that the
 claim was judged as a trend from paired rounds of both builds, not which verdict it got.
+(Run here on 2026-12-03, an Intel Xeon VM with other sessions' tests beside it: once
+judged from 3 pairs; twice every figure of a side was contended and the test skipped.)
 """
 
 from __future__ import annotations
