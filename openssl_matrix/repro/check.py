@@ -237,7 +237,7 @@ def _claim_lines(spec: ReportSpec, claim: Claim, env: Environment, problems: lis
     for block in spec.claim_blocks(claim):
         ref = spec.reference_ratio(claim, block)
         where = spec.measurements[claim.numerator].unit if block == OP_BLOCK else \
-            f"{block:>6} bytes"
+            f"{block:>6} {claim.trend_of if claim.trend is not None else 'bytes'}"
         if ref is None:
             lines.append(f"      {where}: the report prints no figure for one side")
             continue
@@ -255,13 +255,13 @@ def _claim_lines(spec: ReportSpec, claim: Claim, env: Environment, problems: lis
     if claim.trend is not None and trend is not None:
         first, last = claim.trend
         ok = passes(claim.expect, trend, claim.ratio or trend, claim.tolerance)
-        lines.append(f"      trend {first} → {last} bytes: {trend:.2f}× (the ratio at {last} "
-                     f"over the ratio at {first}) {'meets' if ok else 'does NOT meet'} "
-                     "the claim")
+        lines.append(f"      trend {first} → {last} {claim.trend_of}: {trend:.2f}× (the ratio "
+                     f"at {last} over the ratio at {first}) "
+                     f"{'meets' if ok else 'does NOT meet'} the claim")
         if not ok:
             problems.append(f"claim {claim.id}: the report's own figures give a trend of "
-                            f"{trend:.2f}× from {first} to {last} bytes, which does not meet "
-                            "it as transcribed")
+                            f"{trend:.2f}× from {first} to {last} {claim.trend_of}, which "
+                            "does not meet it as transcribed")
     if two_machines(spec, claim):
         wanted = machine_profiles(spec, claim)
         missing = [p for p in wanted if p is None or p not in env.profiles]

@@ -166,7 +166,8 @@ def collect(measurement: Measurement, planned: PlannedMeasurement, runs: Sequenc
             if fig.mask != planned.mask or fig.algorithm != want:
                 continue
             if measurement.kind == "library":  # the harness: same operation and threads
-                if fig.get("threads") != measurement.threads:
+                if fig.get("threads") not in (measurement.thread_counts or
+                                              (measurement.threads,)):
                     continue
             elif fig.operation != measurement.operation:
                 continue
@@ -180,8 +181,9 @@ def collect(measurement: Measurement, planned: PlannedMeasurement, runs: Sequenc
             ours.statuses[status] = ours.statuses.get(status, 0) + 1
             value = fig.bytes_per_s
             block = fig.block_size
-            if measurement.operation is not None:
-                value, block = fig.ops_per_s, OP_BLOCK
+            if measurement.operation is not None:  # several thread counts: keyed by them
+                value, block = fig.ops_per_s, (int(fig.get("threads")) if
+                                               measurement.thread_counts else OP_BLOCK)
             if status not in USABLE_STATUSES or value is None or block is None:
                 continue
             values[block] = float(value)
@@ -250,12 +252,13 @@ class BlockJudgement:
     ci: tuple[float, float] | None = None
     #: a trend claim's (from, to) sizes: the figures are then ratios of ratios
     trend: tuple[int, int] | None = None
+    trend_of: str = "bytes"  # or "threads": the trend's points are thread counts
 
     @property
     def where(self) -> str:
         """Where the judgement is, in words: a block size, the operation or a trend."""
         if self.trend is not None:
-            return f"the trend from {self.trend[0]} to {self.trend[1]} bytes"
+            return f"the trend from {self.trend[0]} to {self.trend[1]} {self.trend_of}"
         return "the operation" if self.block == OP_BLOCK else f"{self.block} bytes"
 
     def band(self) -> tuple[float, float]:
@@ -445,7 +448,8 @@ def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, PlannedMeasureme
     missing = [b.block for b in result.blocks if b.ours is None]
     if missing and claim.trend is not None:
         result.reason = (f"no usable pair of rounds with figures at both {claim.trend[0]} and "
-                         f"{claim.trend[1]} bytes on both sides; see the raw output of the runs")
+                         f"{claim.trend[1]} {claim.trend_of} on both sides; see the raw output "
+                         "of the runs")
         return result
     if missing:
         detail = []
@@ -487,7 +491,7 @@ def _trend_judgement(spec: ReportSpec, claim: Claim, ours: Mapping[str, Ours],
         None if value is None else passes(claim.expect, value, target, claim.tolerance),
         None if ref is None else passes(claim.expect, ref, target, claim.tolerance),
         (min(trends), max(trends)) if trends else None, len(trends), claim.expect,
-        claim.tolerance, ci=ci, trend=claim.trend)
+        claim.tolerance, ci=ci, trend=claim.trend, trend_of=claim.trend_of)
 
 
 # ----------------------------------------------------------------------------------

@@ -183,7 +183,8 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
             ms = [spec.measurements[n] for n in names]
             definition = {"description": definition["description"], "kind": "library",
                           "algorithms": algorithms,
-                          "threads": sorted({x.threads for x in ms}),
+                          "threads": sorted({t for x in ms
+                                             for t in x.thread_counts or (x.threads,)}),
                           "seconds": spec.measure.seconds}
         elif kind == "tls":  # handshakes: a tls suite of the keys, protocols and pinnings
             ms = [spec.measurements[n] for n in names]

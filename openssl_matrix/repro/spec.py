@@ -181,7 +181,12 @@ class Measurement:
     pinning: str = "cross-core"
     """A TLS measurement: server and client on one CPU (``same-core``) or two."""
     threads: int = 1
-    """A library measurement (operation ``library``): the harness's thread count."""
+    """A library measurement (operation ``library``): the harness's thread count (with
+    several, the largest)."""
+    thread_counts: tuple[int, ...] = ()
+    """A library measurement with a figure per thread count (``threads: [1, 4]``): its
+    counts; ``reference`` and our figures are then keyed by thread count where a speed
+    measurement keys them by block size (``repro.threadtrend``)."""
     unknown: tuple[str, ...] = ()
     """Settings the report does not state (of ``UNKNOWABLE``): ``evp`` in it means the
     report does not say whether speed ran with ``-evp``; ``evp`` then holds the method
@@ -226,6 +231,9 @@ class Claim:
     #: a trend claim: (from, to) block sizes; the claim is then on the ratio at ``to``
     #: divided by the ratio at ``from`` ("the gap closes as blocks grow": above 1)
     trend: tuple[int, int] | None = None
+    #: what the trend runs across: ``bytes`` (block sizes) or ``threads`` (thread counts of
+    #: library measurements, ``trend: {threads: [1, 4]}``: ``repro.threadtrend``)
+    trend_of: str = "bytes"
 
 
 @dataclass(frozen=True)
@@ -293,11 +301,12 @@ class ReportSpec:
         return last / first
 
     def claim_blocks(self, claim: Claim) -> tuple[int, ...]:
-        """Block sizes a claim is judged at: its own list, else those both sides printed."""
-        if self.measurements[claim.numerator].operation is not None:
-            return (OP_BLOCK,)
+        """Block sizes a claim is judged at: its own list, else those both sides printed
+        (a trend's two points: block sizes, or thread counts)."""
         if claim.trend is not None:
             return claim.trend
+        if self.measurements[claim.numerator].operation is not None:
+            return (OP_BLOCK,)
         if claim.block_sizes is not None:
             return claim.block_sizes
         a = self.measurements[claim.numerator].reference

@@ -51,6 +51,14 @@ from openssl_matrix.repro.spec import (
     SourceInfo,
     VersionRef,
 )
+from openssl_matrix.repro.threadtrend import (
+    BYTES,
+    THREADS,
+    keyed_reference,
+    refuse_untrended,
+    thread_counts,
+    thread_trend,
+)
 
 #: The keys each part of a spec may have.
 TOP_KEYS = ("schema", "id", "title", "source", "machines", "versions", "builds",
@@ -504,10 +512,14 @@ def _one_figure(ctx: CheckContext, m: Mapping[str, Any], kp: str, what: str) -> 
     ref = m.get("reference")
     if ref is None:
         return {}
+    return {OP_BLOCK: _ops_figure(ctx, ref, f"{kp}.reference", what)}
+
+
+def _ops_figure(ctx: CheckContext, ref: Any, keypath: str, what: str) -> float:
+    """One figure in operations (or connections) per second, as the spec writes it."""
     if isinstance(ref, bool) or not isinstance(ref, (int, float)) or not ref > 0:
-        raise ctx.fail(f"{kp}.reference", f"{what}, got {ref!r}")
-    return {OP_BLOCK: _possible(ctx, float(ref), f"{kp}.reference", ref, MAX_OPS_PER_S,
-                                "operations/s")}
+        raise ctx.fail(keypath, f"{what}, got {ref!r}")
+    return _possible(ctx, float(ref), keypath, ref, MAX_OPS_PER_S, "operations/s")
 
 
 def _tls_measurement(ctx: CheckContext, m: Mapping[str, Any], proto: Measurement,
@@ -548,11 +560,20 @@ def _library_measurement(ctx: CheckContext, m: Mapping[str, Any], proto: Measure
     if algorithm not in timed:
         raise ctx.fail(f"{kp}.algorithm", f"{algorithm!r} is not a timed operation of the "
                        "library harness", hint=choices_hint(algorithm, timed))
-    threads = ctx.posint(m.get("threads", 1), f"{kp}.threads", optional=False, maximum=1024)
-    reference = _one_figure(ctx, m, kp, "a library figure is one number, operations per "
-                            "second")
+    counts = thread_counts(ctx, m.get("threads", 1), f"{kp}.threads")
+    what = "a library figure is one number, operations per second"
+    if len(counts) > 1:  # a figure per thread count, keyed like a speed row's block sizes
+        reference = keyed_reference(ctx, m.get("reference"), f"{kp}.reference", counts,
+                                    lambda fig, key: _ops_figure(ctx, fig, key, what))
+    elif isinstance(m.get("reference"), dict):
+        raise ctx.fail(f"{kp}.reference", f"a figure per thread count needs several counts in "
+                       f"threads (it names {counts[0]})", hint="write threads: [1, 4] with "
+                       "reference: {1: FIGURE, 4: FIGURE}, or one figure for one count")
+    else:
+        reference = _one_figure(ctx, m, kp, what)
     return replace(proto, algorithm=algorithm, reference=reference,
-                   operation=LIBRARY_OPERATION, evp=False, threads=threads or 1)
+                   operation=LIBRARY_OPERATION, evp=False, threads=counts[-1],
+                   thread_counts=counts if len(counts) > 1 else ())
 
 
 def _split_figure(key: Any) -> bool:
@@ -644,6 +665,9 @@ def _claims(ctx: CheckContext, value: Any, measurements: Mapping[str, Measuremen
             raise ctx.fail(f"{kp}.block_sizes", "'all' needs reference figures on both sides",
                            hint="list the block sizes instead, e.g. [8192]")
         trend = _trend(ctx, c, f"{kp}", num, den, depends_on)
+        trend_of = THREADS if isinstance(c.get("trend"), dict) else BYTES
+        if trend_of != THREADS:
+            refuse_untrended(ctx, kp, (names[0], names[1]), (num, den))
         if trend is not None:
             blocks = trend
         if expect == "ratio" and ratio is None:
@@ -658,29 +682,40 @@ def _claims(ctx: CheckContext, value: Any, measurements: Mapping[str, Measuremen
             block_sizes=blocks, stand_in=ctx.boolean(c.get("stand_in", True),
                                                      f"{kp}.stand_in"),
             notes=_text(ctx, c.get("notes"), f"{kp}.notes"),
-            depends_on=depends_on, trend=trend))
+            depends_on=depends_on, trend=trend, trend_of=trend_of))
     return tuple(out)
 
 
 def _trend(ctx: CheckContext, c: Mapping[str, Any], kp: str, num: Measurement,
            den: Measurement, depends_on: str) -> tuple[int, int] | None:
     """``trend: [FROM, TO]``: a claim on the ratio at TO over the ratio at FROM (the two
-    measurements' ratio changes with the block size), or None."""
+    measurements' ratio changes with the block size); ``trend: {threads: [FROM, TO]}``:
+    the same across thread counts of library figures (``repro.threadtrend``); or None."""
     value = c.get("trend")
     if value is None:
         return None
-    if not isinstance(value, list) or len(value) != 2:
+    points = "sizes"
+    if isinstance(value, dict):
+        first, last = thread_trend(ctx, value, kp, (num.name, den.name), (num, den))
+        points = "thread counts"
+    elif "library" in (num.kind, den.kind):
+        raise ctx.fail(f"{kp}.trend", "a library figure has no block sizes: a trend across "
+                       "its thread counts is written trend: {threads: [FROM, TO]}",
+                       hint="e.g. trend: {threads: [1, 4]}, with threads: [1, 4] in both "
+                       "measurements (docs/reports.md#trend-claims)")
+    elif not isinstance(value, list) or len(value) != 2:
         raise ctx.fail(f"{kp}.trend", "expected [from, to]: two block sizes, e.g. [16, 16384]",
                        hint="the claim is then on the ratio at 'to' divided by the ratio at "
                        "'from' (docs/reports.md#trend-claims)")
-    first, last = (_block(ctx, b, f"{kp}.trend") for b in value)
-    if first == last:
-        raise ctx.fail(f"{kp}.trend", f"compares the ratio at {first} bytes with itself",
-                       hint="give two different block sizes, e.g. [16, 16384]")
+    else:
+        first, last = (_block(ctx, b, f"{kp}.trend") for b in value)
+        if first == last:
+            raise ctx.fail(f"{kp}.trend", f"compares the ratio at {first} bytes with itself",
+                           hint="give two different block sizes, e.g. [16, 16384]")
     if "block_sizes" in c:
-        raise ctx.fail(f"{kp}.block_sizes", "a trend claim is judged at its two 'trend' "
-                       "sizes: drop block_sizes")
-    if num.kind != "speed" or den.kind != "speed":
+        raise ctx.fail(f"{kp}.block_sizes", f"a trend claim is judged at its two 'trend' "
+                       f"{points}: drop block_sizes")
+    if points == "sizes" and (num.kind != "speed" or den.kind != "speed"):
         raise ctx.fail(f"{kp}.trend", "a trend over block sizes needs two speed measurements "
                        "(a public-key, TLS or library figure has no block sizes)")
     if depends_on == "cpu" or num.machine != den.machine:

@@ -62,7 +62,8 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
             "not_measured": p.skipped or p.problem,
             "runs": o.runs, "image_id": o.image_id, "statuses": o.statuses,
             "figures": [{
-                "block_size": b,
+                "block_size": b,  # with several thread counts: the count (as "threads")
+                "threads": b if m.thread_counts else None,
                 "reference_bytes_per_s": m.reference.get(b),
                 "ours_median_bytes_per_s": o.median(b),
                 "ours_values": o.values(b),
@@ -92,6 +93,7 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
             "method": r.method,
             "blocks": [{"block_size": b.block,
                         "trend": list(b.trend) if b.trend is not None else None,
+                        "trend_of": b.trend_of if b.trend is not None else None,
                         "reference_ratio": b.reference,
                         "our_ratio": b.ours, "our_ratio_range": b.ours_range,
                         "pairs": b.pairs, "target": b.target, "passed": b.passed,
@@ -147,8 +149,8 @@ def render_text(rep: Reproduction) -> str:
         lines.append(f"  {marks[r.verdict]} [{r.verdict}] {c.id}: {c.says}"
                      + (f" ({c.where})" if c.where else ""))
         lines.append(f"      {c.numerator} / {c.denominator}, expected {c.expect}"
-                     + (f" (a trend: the ratio at {c.trend[1]} bytes over the ratio at "
-                        f"{c.trend[0]}; reference and ours are that quotient)"
+                     + (f" (a trend: the ratio at {c.trend[1]} {c.trend_of} over the ratio "
+                        f"at {c.trend[0]}; reference and ours are that quotient)"
                         if c.trend is not None else ""))
         if r.reason:
             lines.append(f"      reason: {r.reason}")
@@ -207,7 +209,8 @@ def render_text(rep: Reproduction) -> str:
         if m.protocol is not None:
             what = f"{m.protocol} {m.algorithm} {m.operation} ({m.pinning})"
         elif m.kind == "library":
-            what = f"library {m.algorithm} at {m.threads} thread(s)"
+            what = f"library {m.algorithm} at " + \
+                f"{', '.join(map(str, m.thread_counts or (m.threads,)))} thread(s)"
         elif m.operation is not None:
             what = f"{m.algorithm} {m.operation}"
         built = f"{p.variant}" + (" (stand-in)" if p.stand_in else "") if p.variant else \
@@ -229,6 +232,8 @@ def render_text(rep: Reproduction) -> str:
                        else sp)
                 unit = m.unit if m.protocol is not None or m.kind == "library" else \
                     f"{m.operation}/s"
+                if m.thread_counts:  # a figure per thread count
+                    unit = f"{size} thr, {unit}"
                 lines.append(f"      {unit:>12}: reference "
                              f"{'—' if ref is None else f'{ref:,.1f}':>12}   ours "
                              f"{'—' if mine is None else f'{mine:,.1f}':>12}{ops}")
