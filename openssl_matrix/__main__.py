@@ -1,5 +1,22 @@
-"""``python -m openssl_matrix COMMAND ...``: the command line (see cli/main.py)."""
+"""``python -m openssl_matrix COMMAND ...``: the command line (see cli/main.py).
 
-from openssl_matrix.cli.main import main
+A signal that arrives while the package is still being imported (Ctrl-C, or a SIGTERM
+from a stopping job, in the first fraction of a second) ends the process as an
+interruption does later (exit 130, one line, no traceback): nothing was written yet."""
+
+import signal
+import sys
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+signal.signal(signal.SIGTERM, _interrupted)
+try:
+    from openssl_matrix.cli.main import main
+except KeyboardInterrupt:
+    print("\ninterrupted before the command started: nothing was written", file=sys.stderr)
+    sys.exit(130)
 
 main()

@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import json as _json
 import re
-import signal
 import subprocess
 import sys
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from openssl_matrix.cli.bisectcmd import cmd_bisect
 from openssl_matrix.cli.profilecmd import cmd_profile
 from openssl_matrix.cli.summary import print_bench_summary
+from openssl_matrix.cli.table import terminate_as_interrupt as _terminate_as_interrupt
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import (
     BenchError,
@@ -119,24 +116,6 @@ def _git_commit() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None
-
-
-@contextlib.contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """Let SIGTERM (a `kill`, a stopping CI job) clean up like Ctrl-C does: containers
-    removed, the run folder marked interrupted, the journal saved."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    old = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
 
 
 def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = "",

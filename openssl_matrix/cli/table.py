@@ -29,11 +29,13 @@ import difflib
 import inspect
 import os
 import re
+import signal
 import sys
 import textwrap
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 from invoke.exceptions import Exit
@@ -421,6 +423,25 @@ def _command(command: str) -> Command:
 # -- dispatch ---------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """Let SIGTERM (a `kill`, a stopping CI job) clean up like Ctrl-C does, in every
+    command: containers removed, run folders marked interrupted, journals saved, an
+    import or a report left for its rerun to go on (exit 130). Main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
 def dispatch(command: str, target: str, flags: Mapping[str, Any],
              handlers: Mapping[str, Callable[..., int]], *,
              rest: Sequence[str] = ()) -> None:
@@ -466,7 +487,7 @@ def dispatch(command: str, target: str, flags: Mapping[str, Any],
         values = {f.name: _value(f, flags.get(f.name)) for f in allowed if f.name not in _OWN}
         main = threading.current_thread() is threading.main_thread()  # (a lab's threads)
         with contextlib.redirect_stdout(_NamedStdout(sys.stdout)) if main else \
-                contextlib.nullcontext():
+                contextlib.nullcontext(), terminate_as_interrupt():
             code = handlers[command](target=target, **values)
             sys.stdout.flush()  # a full device says so here, naming standard output
     except FatalError as exc:
