@@ -50,7 +50,7 @@ from openssl_matrix.core.outputs import (
 )
 from openssl_matrix.core.resources import templates
 from openssl_matrix.core.units import MBPS
-from openssl_matrix.report import aeadview, pairedview, ptsview, scaling
+from openssl_matrix.report import aeadview, pairedview, profview, ptsview, scaling
 from openssl_matrix.report.cellpage import (
     Links,
     PageUnit,
@@ -460,6 +460,8 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
         repros.append({"id": spec_id, "data": data,
                        "text": f"reproductions/{dest.name}/side-by-side.txt",
                        "json": f"reproductions/{dest.name}/verdicts.json"})
+    # profiles (invoke matrix profile): copied into profiles/, shown before reproductions
+    profiled = profview.profile_rows(tree.root, out), profview.comparison_rows(tree.root, out)
     generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
     report = {
         "generated": generated, "results_tree": str(tree.root.resolve()), "block_size": block,
@@ -492,6 +494,7 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
         "runs": runs,
         "reproductions": [{"id": r["id"], "summary": r["data"].get("summary"),
                            "side_by_side": r["text"]} for r in repros],
+        "profiles": {"cells": profiled[0], "comparisons": profiled[1]},
     }
     (out / "data" / "report.json").write_text(json.dumps(report, default=str,
                                                          separators=(",", ":")) + "\n",
@@ -502,6 +505,10 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     page = page.replace('<h2 id="repro">', ops.html + lib.html + '<h2 id="repro">', 1).replace(
         '<a href="#repro">', '<a href="#ops">Public key &amp; TLS</a><a href="#library">'
         'Library</a><a href="#repro">', 1)
+    if profiled[0] or profiled[1]:
+        page = page.replace('<h2 id="repro">', profview.html(*profiled) + '<h2 id="repro">', 1)
+        page = page.replace('<a href="#repro">', '<a href="#profiles">Profiles</a>'
+                            '<a href="#repro">', 1)
     pts_rows = ptsview.rows(tree)
     if pts_rows:
         page = page.replace('<h2 id="repro">', ptsview.html(pts_rows) + '<h2 id="repro">', 1)
@@ -530,7 +537,7 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
                          library_tables=lib.tables,
                          scaling_lines=[*pairedview.text(paired), *aeadview.text(masked),
                                         *scaling.text(scaled),
-                                        *ptsview.text(pts_rows)])
+                                        *ptsview.text(pts_rows), *profview.text(*profiled)])
 
 
 def _one_per_run(obs: Iterable[Any]) -> list[Provenance]:

@@ -1,0 +1,150 @@
+"""The report's *Profiles* section: where the time goes, per cell and between two builds.
+
+For the newest profile of each variant and cell (``invoke matrix profile``): its status
+(a profile the host disturbed is ``contended``, as a figure would be), samples, the time
+per operation measured and sampled, the top functions, and its flame graph, copied into
+the report folder (``profiles/``) with its folded stacks and record so the page opens from
+disk. For the newest comparison of each pair: both builds' time per operation, the gap,
+the share of it the per-function differences explain, the rows that explain most, and
+the differential flame graph."""
+
+from __future__ import annotations
+
+import html as _html
+import shutil
+from pathlib import Path
+from typing import Any
+
+from openssl_matrix.report.types import is_regular
+from openssl_matrix.results.profiles import latest_comparisons, latest_profiles
+
+TOP = 3
+PROFILE_FILES = ("flame.svg", "stacks.folded", "meta.json")
+COMPARE_FILES = ("diff.svg", "diff.txt", "diff.json")
+
+
+def _copy(src: Path, dest: Path, names: tuple[str, ...]) -> dict[str, str]:
+    """Copy the regular files ``names`` of ``src`` into ``dest``: name → copied path."""
+    dest.mkdir(parents=True, exist_ok=True)
+    out: dict[str, str] = {}
+    for name in names:
+        if is_regular(src / name):
+            shutil.copy2(src / name, dest / name)
+            out[name] = str(dest / name)
+    return out
+
+
+def _num(value: Any, digits: int = 1) -> str:
+    return f"{value:,.{digits}f}" if isinstance(value, (int, float)) else "—"
+
+
+def profile_rows(root: Path, out: Path) -> list[dict[str, Any]]:
+    rows = []
+    for n, f in enumerate(latest_profiles(root), 1):
+        r = f.record
+        cell: dict[str, Any] = r["cell"] if isinstance(r.get("cell"), dict) else {}
+        rel = f"profiles/{n:03d}"
+        files = _copy(f.folder, out / rel, PROFILE_FILES)
+        tops = [t for t in r.get("top_functions") or [] if isinstance(t, dict)][:TOP]
+        rows.append({
+            "variant": str(r.get("variant", "?")), "cell": str(cell.get("name", "?")),
+            "status": str(r.get("status", "?")), "samples": r.get("samples"),
+            "ns_per_op": r.get("ns_per_op"), "sampled_ns_per_op": r.get("sampled_ns_per_op"),
+            "operations": r.get("operations"), "recorded": r.get("recorded"),
+            "top": [(str(t.get("name")), t.get("ns_per_op")) for t in tops],
+            "svg": f"{rel}/flame.svg" if "flame.svg" in files else None,
+            "folded": f"{rel}/stacks.folded" if "stacks.folded" in files else None,
+            "meta": f"{rel}/meta.json", "source": str(f.folder)})
+    return rows
+
+
+def comparison_rows(root: Path, out: Path) -> list[dict[str, Any]]:
+    rows = []
+    for n, f in enumerate(latest_comparisons(root), 1):
+        r = f.record
+        rel = f"profiles/compare-{n:03d}"
+        files = _copy(f.folder, out / rel, COMPARE_FILES)
+        funcs = [x for x in r.get("functions") or [] if isinstance(x, dict)][:TOP]
+        rows.append({
+            "a": str(r.get("a", "?")), "b": str(r.get("b", "?")), "cell": str(r.get("cell")),
+            "statuses": (str(r.get("a_status")), str(r.get("b_status"))),
+            "a_ns": r.get("a_ns_per_op"), "b_ns": r.get("b_ns_per_op"),
+            "gap": r.get("gap_ns_per_op"), "share": r.get("explained_share"),
+            "top": [(str(x.get("name")), x.get("diff_ns_per_op")) for x in funcs],
+            "svg": f"{rel}/diff.svg" if "diff.svg" in files else None,
+            "text": f"{rel}/diff.txt" if "diff.txt" in files else None,
+            "source": str(f.folder)})
+    return rows
+
+
+def _e(text: object) -> str:
+    return _html.escape(str(text))
+
+
+def html(profiles: list[dict[str, Any]], comparisons: list[dict[str, Any]]) -> str:
+    if not profiles and not comparisons:
+        return ""
+    out = ['<h2 id="profiles">Profiles: where the time goes</h2>',
+           '<p class="muted">Sampled with <code>perf record -e cpu-clock -g</code> inside the '
+           "variant's profile image (<code>invoke matrix profile</code>; docs/profile.md). "
+           "Time per operation: the run's own count of operations; <i>sampled</i> is what "
+           "perf saw on a CPU (a VM's lost time is not sampled). A profile the host "
+           "disturbed is <span class=\"bad\">contended</span>, as a figure would be.</p>"]
+    if profiles:
+        out.append("<table><tr><th>Variant</th><th>Cell</th><th>Status</th><th>Samples</th>"
+                   "<th>ns/op</th><th>sampled ns/op</th><th>Top functions (ns/op)</th>"
+                   "<th>Flame graph</th></tr>")
+        for p in profiles:
+            css = "" if p["status"] == "ok" else ' class="bad"'
+            top = "<br>".join(f"{_e(name)}: {_num(ns, 2)}" for name, ns in p["top"]) or "—"
+            links = " · ".join(f'<a href="{_e(href)}">{label}</a>' for label, href in
+                               (("svg", p["svg"]), ("folded stacks", p["folded"]),
+                                ("meta.json", p["meta"])) if href)
+            out.append(f"<tr><td>{_e(p['variant'])}</td><td>{_e(p['cell'])}</td>"
+                       f"<td{css}>{_e(p['status'])}</td><td class=\"num\">"
+                       f"{_num(p['samples'], 0)}</td><td class=\"num\">{_num(p['ns_per_op'])}"
+                       f"</td><td class=\"num\">{_num(p['sampled_ns_per_op'])}</td>"
+                       f"<td>{top}</td><td>{links}</td></tr>")
+        out.append("</table>")
+        for p in profiles:
+            if p["svg"]:
+                out.append(f'<figure><img class="flame" src="{_e(p["svg"])}" '
+                           f'alt="flame graph of {_e(p["variant"])} {_e(p["cell"])}" '
+                           'style="max-width:100%"><figcaption>'
+                           f"{_e(p['variant'])} · {_e(p['cell'])}: flame graph "
+                           f"({_e(p['status'])})</figcaption></figure>")
+    if comparisons:
+        out.append("<h3>Two builds, function by function</h3><table><tr><th>A → B</th>"
+                   "<th>Cell</th><th>A ns/op</th><th>B ns/op</th><th>Gap B − A</th>"
+                   "<th>Explained</th><th>Rows that explain most (ns/op)</th>"
+                   "<th>Differential</th></tr>")
+        for c in comparisons:
+            share = f"{c['share']:.0%}" if isinstance(c["share"], (int, float)) else "—"
+            top = "<br>".join(f"{_e(name)}: {_num(ns, 2)}" for name, ns in c["top"]) or "—"
+            links = " · ".join(f'<a href="{_e(href)}">{label}</a>' for label, href in
+                               (("svg", c["svg"]), ("table", c["text"])) if href)
+            flagged = "" if c["statuses"] == ("ok", "ok") else \
+                f'<br><span class="bad">{_e(" / ".join(c["statuses"]))}</span>'
+            out.append(f"<tr><td>{_e(c['a'])} → {_e(c['b'])}{flagged}</td>"
+                       f"<td>{_e(c['cell'])}</td><td class=\"num\">{_num(c['a_ns'])}</td>"
+                       f"<td class=\"num\">{_num(c['b_ns'])}</td><td class=\"num\">"
+                       f"{_num(c['gap'])}</td><td class=\"num\">{share}</td><td>{top}</td>"
+                       f"<td>{links}</td></tr>")
+        out.append("</table>")
+        for c in comparisons:
+            if c["svg"]:
+                out.append(f'<figure><img class="flame" src="{_e(c["svg"])}" '
+                           f'alt="differential flame graph {_e(c["a"])} → {_e(c["b"])}" '
+                           'style="max-width:100%"><figcaption>'
+                           f"{_e(c['b'])} at {_e(c['a'])}'s work, {_e(c['cell'])}: red where "
+                           f"{_e(c['b'])} spends more per operation, blue less</figcaption>"
+                           "</figure>")
+    return "\n".join(out) + "\n"
+
+
+def text(profiles: list[dict[str, Any]], comparisons: list[dict[str, Any]]) -> list[str]:
+    """The summary's lines: how many profiles and comparisons the page shows."""
+    if not profiles and not comparisons:
+        return []
+    return [f"profiles: {len(profiles)} cell(s), {len(comparisons)} comparison(s) "
+            "(section 'Profiles')"]

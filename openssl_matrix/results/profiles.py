@@ -1,0 +1,61 @@
+"""The sampled profiles filed in a results tree, read back (what the report shows).
+
+``_profiles/<variant>/<cell>/<NNNN>/meta.json`` is one profile and
+``_profiles/compare/<A>-vs-<B>-<cell>/<NNNN>/diff.json`` one comparison of two
+(measure/profilestore.py writes them). A folder whose record is missing (a profile
+interrupted before its meta.json, written last) or damaged is passed over: it was never
+finished."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from openssl_matrix.core.errors import ResultsError
+from openssl_matrix.results.records import PROFILES_DIR, read_json
+
+#: The folder of comparisons, beside the variants' folders under ``_profiles``.
+COMPARE = "compare"
+
+
+@dataclass(frozen=True)
+class Filed:
+    """The newest finished profile (or comparison) of one cell: its folder and record."""
+
+    folder: Path
+    record: dict[str, Any]
+
+
+def _newest(cell_dir: Path, record: str) -> Filed | None:
+    numbered = sorted((p for p in cell_dir.iterdir() if p.name.isdigit() and p.is_dir()),
+                      key=lambda p: int(p.name), reverse=True)
+    for folder in numbered:
+        try:
+            data = read_json(folder / record)
+        except ResultsError:
+            continue
+        if isinstance(data, dict):
+            return Filed(folder, data)
+    return None
+
+
+def _cells(root: Path, compare: bool) -> list[Path]:
+    base = root / PROFILES_DIR
+    if not base.is_dir():
+        return []
+    tops = [base / COMPARE] if compare else sorted(
+        p for p in base.iterdir() if p.is_dir() and p.name != COMPARE
+        and not p.name.startswith("."))
+    return [c for top in tops if top.is_dir()
+            for c in sorted(top.iterdir()) if c.is_dir() and not c.name.startswith(".")]
+
+
+def latest_profiles(root: Path) -> list[Filed]:
+    """The newest finished profile of every variant and cell, in name order."""
+    return [f for c in _cells(root, False) if (f := _newest(c, "meta.json")) is not None]
+
+
+def latest_comparisons(root: Path) -> list[Filed]:
+    """The newest finished comparison of every pair of builds and cell, in name order."""
+    return [f for c in _cells(root, True) if (f := _newest(c, "diff.json")) is not None]
