@@ -25,10 +25,11 @@ from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.matrix.model import Matrix, Variant
 from openssl_matrix.measure.perfrun import (
+    Cell,
     ProfileRun,
     SpeedCell,
     ensure_profile_image,
-    run_profile,
+    run_speed,
 )
 from openssl_matrix.measure.profilestore import (
     difference,
@@ -67,11 +68,12 @@ def _image(root: Path, backend: Backend, vid: str) -> str:
                      hint=f"run `invoke matrix build --only {vid} --results {root}` first")
 
 
-def _profile_one(root: Path, backend: Backend, m: Matrix, vid: str, cell: SpeedCell,
+def _profile_one(root: Path, backend: Backend, m: Matrix, vid: str, speed: SpeedCell,
                  engine_info: dict[str, Any]) -> tuple[ProfileRun, dict[str, Any], Path]:
     """Profile one variant: the image build and the run each under the engine's host lock
     (a build step, then a measurement: no bench of this tool measures beside either)."""
     v = _variant(m, vid)
+    cell: Cell = speed.cell(v.version.version)
     tag = _image(root, backend, vid)
     lock = HostLock(engine_key(engine_info)) if engine_info.get("id") else None
     building = lock.building(f"profile image of {vid}", say=log.info) if lock else None
@@ -80,7 +82,7 @@ def _profile_one(root: Path, backend: Backend, m: Matrix, vid: str, cell: SpeedC
     measuring = lock.measuring(f"profile {vid} {cell.name}", say=log.info) if lock else None
     with measuring or nullcontext(), \
             log.step(f"profile {vid} {cell.name} ({cell.seconds}s under perf)"):
-        run = run_profile(backend, ptag, v.version.version, cell)
+        run = run_speed(backend, ptag, v.version.version, cell)
     meta = meta_of(run, variant=vid, version=v.version.version, image=tag,
                    image_id=backend.image_id(tag), profile_image=ptag, profile_image_id=pid,
                    cell=cell, engine=engine_info)
