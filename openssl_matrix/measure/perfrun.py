@@ -44,14 +44,12 @@ SCRIPT_MARKER = "+PERFSCRIPT"
 WRAPPER_NAME = "openssl-profile"
 #: ``-N``: no build-id cache (the root is read-only); ``--no-bpf-event``: perf 6.1 otherwise
 #: spends about 1 s reading BPF programs at start (measured here), inside the accounting
-#: window around speed.
+#: window around speed; ``-k CLOCK_REALTIME``: sample times on the clock ``date +%s.%N``
+#: reads, so a window the run itself printed (a handshake run's wall0/wall1, a speed
+#: phase's stderr lines) selects the samples taken in it.
 PERF_RECORD = ("perf", "record", "-q", "-N", "--no-bpf-event", "-e", EVENT,
-               "-F", str(FREQUENCY_HZ), "-g", "-o", DATA)
+               "-F", str(FREQUENCY_HZ), "-g", "-k", "CLOCK_REALTIME", "-o", DATA)
 
-#: ``-k CLOCK_REALTIME``: sample times on the clock ``date +%s.%N`` reads, so a window
-#: the run itself printed (a handshake run's wall0/wall1, a speed phase's stderr lines)
-#: selects the samples taken in it.
-PERF_RECORD = (*PERF_RECORD, "-k", "CLOCK_REALTIME")
 _SCRIPT_TAIL = ("cat /tmp/run.out; echo " + SCRIPT_MARKER + "; "
                 "if [ $rc = 0 ]; then perf script -i " + DATA + " 2>&1 || rc=$?; fi; exit $rc")
 

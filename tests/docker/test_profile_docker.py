@@ -30,8 +30,8 @@ def test_profile_sha256_16_bytes_on_a_real_build(
                                     VARIANT)
     capsys.readouterr()
     code = handlers()["profile"](target="", matrix=str(path), results=str(tree.root),
-                                 only=VARIANT, algorithm="sha256", bytes=16, seconds=1,
-                                 compare="", json=True)
+                                 only=VARIANT, algorithm="sha256", bytes=16, suite="", cell="",
+                                 seconds=1, compare="", json=True)
     assert code == 0
     (meta,) = json.loads(capsys.readouterr().out)["profiles"]
     folder = Path(meta["folder"])
