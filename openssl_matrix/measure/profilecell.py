@@ -144,7 +144,7 @@ def _library(suite: Suite, parts: list[str], text: str, version: str,
     op = parts[0]
     t = parts[1].removeprefix("t") if len(parts) > 1 else str(threads[0])
     if len(parts) > 2 or op not in expand(suite.algorithms) or op not in OPERATIONS \
-            or not t.isdigit() or int(t) < 1:
+            or OPERATIONS[op].family == "memory" or not t.isdigit() or int(t) < 1:
         raise _refuse(suite, text, "a library cell is OPERATION[:tTHREADS], a timed "
                       "operation of the suite (memory is counted, not timed)")
     secs = seconds or suite.seconds or library.DEFAULT_SECONDS
@@ -163,7 +163,7 @@ def run_cell(backend: Backend, image: str, version: str, cell: Cell) -> ProfileR
     """Run ``cell`` under perf in ``image`` (a profile image) and read what came back."""
     if cell.kind in ("speed", "pkey"):
         return run_speed(backend, image, version, cell)
-    res = backend.run(image, ["/bin/sh", "-c", GENERIC_SCRIPT, "openssl-profile",
+    res = backend.run(image, ["/bin/sh", "-c", GENERIC_SCRIPT, "openssl-profile-run",
                               *cell.invocation.exec_command],
                       env={"HOME": "/tmp"}, limits=limits(cell))
     return read_cell(res, cell)
