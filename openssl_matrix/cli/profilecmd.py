@@ -129,6 +129,15 @@ def _summary(meta: dict[str, Any], folder: Path) -> str:
     return "\n".join(lines)
 
 
+def _suite(m: Matrix, name: str) -> Suite:
+    found = [s for s in m.suites if s.name == name]
+    if not found:
+        raise UsageError(f"the matrix {m.path} has no suite {name!r}",
+                         hint="its suites: " + ", ".join(f"{s.name} ({s.kind})"
+                                                         for s in m.suites))
+    return found[0]
+
+
 def _form(algorithm: str, bytes: int, suite: str, cell: str) -> None:
     """One of the two ways to name the cell, whole."""
     if suite or cell:
@@ -160,7 +169,7 @@ def cmd_profile(*, target: str, matrix: str, results: str, only: str, algorithm:
     _form(algorithm, bytes, suite, cell)
     m = load_matrix(matrix or "matrix.yaml", default_urls=default_urls)
     root = Path(results or "results")
-    picked = m.suite(suite.strip()) if suite else None
+    picked = _suite(m, suite.strip()) if suite else None
     speed = None if picked else SpeedCell(algorithm.strip(), bytes, seconds or DEFAULT_SECONDS)
     # an unknown variant, suite or cell is refused before the engine is reached
     cells = [_cell(_variant(m, vid), picked, cell, speed, seconds) for vid in names]

@@ -157,7 +157,8 @@ def table(d: Difference, a_ns: float, b_ns: float, *, rows: int = 12) -> str:
         out += [f"{r.name:<{width}}  {r.a_ns:{wa}.2f}  {r.b_ns:{wb}.2f}  {r.diff_ns:+9.2f}"
                 f"  {d.sd(r.name):6.2f}" for r in items]
         out.append("")
-    out.append("(ns per operation: each build's sampled self time over speed's own count; "
+    out.append("(ns per operation: each build's sampled self time over the cell's own count "
+               "of operations; "
                "rows sorted by their contribution to the gap; ±1σ: the sample counts' own "
                "uncertainty, not the host's noise)")
     return "\n".join(out) + "\n"

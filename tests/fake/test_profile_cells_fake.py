@@ -128,12 +128,12 @@ def test_a_pkey_cell_is_its_phase_of_the_speed_run(
     assert meta["operations"] == 1861 and meta["speed_seconds"] == pytest.approx(0.99)
     assert meta["ns_per_op"] == pytest.approx(0.99e9 / 1861)
     window = (1796301531.913046665, 1796301532.937771513)
-    assert meta["window"] == list(window) or tuple(meta["window"]) == window  # type: ignore
+    assert meta["window"] == pytest.approx(list(window))
     inside = within(parse_script(restamped(start)), *window)
     assert 0 < len(inside) < len(parse_script(SCRIPT))
     assert meta["samples"] == len(inside)
-    assert meta["command"] == ["openssl", "speed", "-elapsed", "-mr", "-seconds", "1",
-                               "rsa2048"] or "rsa2048" in meta["command"]  # type: ignore
+    assert meta["command"][:2] == ["openssl", "speed"]  # type: ignore[index]
+    assert meta["command"][-1] == "rsa2048" and "-mr" in meta["command"]  # type: ignore
     assert (Path(str(meta["folder"])).parent
             == root / "_profiles" / "1.1.1w-asm-x86_64" / "pk-rsa2048-sign")
 
@@ -179,9 +179,9 @@ def test_a_library_cell_runs_in_a_profile_image_from_the_harness_image(
 def test_unknown_suites_and_cells_are_refused_with_what_exists(
         tmp_path: Path, fake_matrix: Path) -> None:
     backend, matrix, root = setup(tmp_path, fake_matrix, SCRIPT)
-    with pytest.raises(Exception, match="no suite named") as exc:
+    with pytest.raises(UsageError, match="no suite 'nope'") as usage:
         run(backend, matrix, root, suite="nope", cell="x")
-    assert "pk" in str(getattr(exc.value, "hint", "")) or "pk" in str(exc.value)
+    assert "pk (pkey)" in str(usage.value.hint) and "lib (library)" in str(usage.value.hint)
     with pytest.raises(UsageError, match="no cell 'rsa2048:decaps'") as usage:
         run(backend, matrix, root, suite="pk", cell="rsa2048:decaps")
     assert "rsa2048:sign" in str(usage.value.hint) and "ecdsap256:verify" in str(
@@ -196,4 +196,5 @@ def test_unknown_suites_and_cells_are_refused_with_what_exists(
         run(backend, matrix, root, suite="pk", cell="rsa2048:sign", algorithm="sha256")
     with pytest.raises(UsageError, match="go together"):
         run(backend, matrix, root, suite="pk")
-    assert not backend.runs or all("profile-" not in img for img, _, _ in backend.runs)
+    assert all(not img.startswith("openssl-matrix/profile-") for img, _, _ in backend.runs)
+    assert not (root / "_profiles").exists()
