@@ -1,4 +1,6 @@
-"""One ``openssl speed`` cell run under ``perf record`` inside its variant's image.
+"""One cell run under ``perf record`` inside its variant's image (a speed or pkey cell
+here; TLS and library cells through :data:`GENERIC_SCRIPT`, read in
+``measure/profilecell.py``).
 
 The variant images are Debian 12; a *profile image* (``FROM`` the variant's image, plus
 Debian's ``linux-perf``) is built on demand, once per variant image (its tag names the
@@ -191,7 +193,8 @@ class ProfileRun:
 
     @property
     def ns_per_op(self) -> float:
-        """Speed's own time per operation (elapsed seconds over its count), profiled."""
+        """The cell's own time per operation (its measured seconds over its own count:
+        speed's, s_time's, the harness's), profiled."""
         return self.seconds * 1e9 / self.operations
 
     @property
