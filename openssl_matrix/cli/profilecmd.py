@@ -1,7 +1,12 @@
-"""``invoke matrix profile --only VARIANT --algorithm ALG --bytes N``: where a cell's time goes.
+"""``invoke matrix profile --only VARIANT --algorithm ALG --bytes N`` (or ``--suite NAME
+--cell TEXT``): where a cell's time goes.
 
-Runs one ``openssl speed`` cell under ``perf`` in the variant's profile image
-(``measure/perfrun.py``), files the profile under ``<results>/_profiles/<variant>/<cell>/``
+Runs one cell (an ``openssl speed`` algorithm at a block size, or any cell of a matrix
+suite: a public-key operation, a TLS handshake, a library-harness operation at a thread
+count; ``measure/profilecell.py``) under ``perf`` in the variant's profile image
+(``measure/perfrun.py``; for a library suite it is built FROM the variant's harness
+image, the image the bench runs that suite in), files the profile under
+``<results>/_profiles/<variant>/<cell>/``
 (``measure/profilestore.py``) and prints its top functions per operation; ``--compare A,B``
 profiles both builds and prints (and files) the function-by-function difference with the
 share of the measured gap it explains. The engine comes in as a seam from
@@ -21,15 +26,17 @@ from openssl_matrix.core import log
 from openssl_matrix.core.errors import BuildError, ConfigError, UsageError
 from openssl_matrix.engine.backend import Backend
 from openssl_matrix.engine.hostlock import HostLock, engine_key
+from openssl_matrix.images.harness import ensure_harness
 from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
-from openssl_matrix.matrix.model import Matrix, Variant
+from openssl_matrix.matrix.model import Matrix, Suite, Variant
 from openssl_matrix.measure.perfrun import (
+    Cell,
     ProfileRun,
     SpeedCell,
     ensure_profile_image,
-    run_profile,
 )
+from openssl_matrix.measure.profilecell import resolve, run_cell
 from openssl_matrix.measure.profilestore import (
     difference,
     file_difference,
@@ -67,22 +74,46 @@ def _image(root: Path, backend: Backend, vid: str) -> str:
                      hint=f"run `invoke matrix build --only {vid} --results {root}` first")
 
 
-def _profile_one(root: Path, backend: Backend, m: Matrix, vid: str, cell: SpeedCell,
-                 engine_info: dict[str, Any]) -> tuple[ProfileRun, dict[str, Any], Path]:
-    """Profile one variant: the image build and the run each under the engine's host lock
+def _cell(v: Variant, suite: Suite | None, text: str, speed: SpeedCell | None,
+          seconds: int) -> Cell:
+    """The variant's cell: the bench's own invocation of it on that version."""
+    version = v.version.version
+    if suite is None:
+        assert speed is not None
+        return speed.cell(version)
+    return resolve(suite, text, version, (*v.version.configure, *v.configure),
+                   seconds or None)
+
+
+def _base_image(root: Path, backend: Backend, v: Variant, suite: Suite | None,
+                tag: str) -> str:
+    """The image the bench runs the cell in: a library suite's harness sibling of the
+    variant's image (built from the toolchain image if missing, as the bench does), else
+    the variant's image."""
+    if suite is None or suite.kind != "library":
+        return tag
+    return ensure_harness(backend, v, tag, root / "_builds" / v.id,
+                          root / PROFILES_DIR / ".work").tag
+
+
+def _profile_one(root: Path, backend: Backend, m: Matrix, vid: str, cell: Cell,
+                 suite: Suite | None, engine_info: dict[str, Any],
+                 ) -> tuple[ProfileRun, dict[str, Any], Path]:
+    """Profile one variant: the image builds and the run each under the engine's host lock
     (a build step, then a measurement: no bench of this tool measures beside either)."""
     v = _variant(m, vid)
     tag = _image(root, backend, vid)
     lock = HostLock(engine_key(engine_info)) if engine_info.get("id") else None
     building = lock.building(f"profile image of {vid}", say=log.info) if lock else None
     with building or nullcontext():
-        ptag, pid = ensure_profile_image(backend, tag, root / PROFILES_DIR / ".work")
+        base = _base_image(root, backend, v, suite, tag)
+        ptag, pid = ensure_profile_image(backend, base, root / PROFILES_DIR / ".work")
     measuring = lock.measuring(f"profile {vid} {cell.name}", say=log.info) if lock else None
     with measuring or nullcontext(), \
             log.step(f"profile {vid} {cell.name} ({cell.seconds}s under perf)"):
-        run = run_profile(backend, ptag, v.version.version, cell)
-    meta = meta_of(run, variant=vid, version=v.version.version, image=tag,
-                   image_id=backend.image_id(tag), profile_image=ptag, profile_image_id=pid,
+        run = run_cell(backend, ptag, v.version.version, cell)
+    meta = meta_of(run, variant=vid, version=v.version.version, image=base,
+                   image_id=backend.image_id(base), profile_image=ptag, profile_image_id=pid,
                    cell=cell, engine=engine_info)
     folder = file_profile(root, run, meta)
     return run, meta, folder
@@ -91,14 +122,42 @@ def _profile_one(root: Path, backend: Backend, m: Matrix, vid: str, cell: SpeedC
 def _summary(meta: dict[str, Any], folder: Path) -> str:
     lines = [f"{meta['variant']} {meta['cell']['name']}: {meta['status']}, "
              f"{meta['samples']} samples, {meta['operations']} ops in "
-             f"{meta['speed_seconds']:.2f}s, {meta['ns_per_op']:.1f} ns/op → {folder}"]
+             f"{meta['speed_seconds']:.2f}s, {meta['ns_per_op']:.1f} ns per "
+             f"{meta['unit']} → {folder}"]
     lines += [f"  {row['ns_per_op']:10.2f} ns/op  {row['name']}"
               for row in meta["top_functions"][:10]]
     return "\n".join(lines)
 
 
+def _suite(m: Matrix, name: str) -> Suite:
+    found = [s for s in m.suites if s.name == name]
+    if not found:
+        raise UsageError(f"the matrix {m.path} has no suite {name!r}",
+                         hint="its suites: " + ", ".join(f"{s.name} ({s.kind})"
+                                                         for s in m.suites))
+    return found[0]
+
+
+def _form(algorithm: str, bytes: int, suite: str, cell: str) -> None:
+    """One of the two ways to name the cell, whole."""
+    if suite or cell:
+        if algorithm or bytes:
+            raise UsageError("--suite/--cell and --algorithm/--bytes name the cell two ways: "
+                             "give one", hint="--suite pkey --cell rsa2048:sign, or "
+                             "--algorithm sha256 --bytes 16")
+        if not (suite and cell):
+            raise UsageError("--suite NAME and --cell TEXT go together",
+                             hint="e.g. --suite library-quick --cell "
+                             "pkey-decode-pem-rsa2048:t1 (docs/profile.md)")
+    elif not algorithm or not bytes:
+        raise UsageError("`invoke matrix profile` needs --algorithm ALG --bytes N, or "
+                         "--suite NAME --cell TEXT",
+                         hint="e.g. --algorithm sha256 --bytes 16, or --suite pkey --cell "
+                         "rsa2048:sign (docs/profile.md)")
+
+
 def cmd_profile(*, target: str, matrix: str, results: str, only: str, algorithm: str,
-                bytes: int, seconds: int, compare: str, json: bool,
+                bytes: int, suite: str, cell: str, seconds: int, compare: str, json: bool,
                 engine: Callable[[str | None, bool], Backend]) -> int:
     names = [p.strip() for p in (compare or only).split(",") if p.strip()]
     if compare and len(names) != 2:
@@ -107,23 +166,23 @@ def cmd_profile(*, target: str, matrix: str, results: str, only: str, algorithm:
         raise UsageError("`invoke matrix profile` needs --only VARIANT (one variant) or "
                          "--compare A,B", hint="e.g. --only 3.0.20-asm-x86_64 --algorithm "
                          "sha256 --bytes 16 (docs/profile.md)")
-    if not algorithm or not bytes:
-        raise UsageError("`invoke matrix profile` needs --algorithm ALG --bytes N",
-                         hint="e.g. --algorithm sha256 --bytes 16")
-    cell = SpeedCell(algorithm.strip(), bytes, seconds or DEFAULT_SECONDS)
+    _form(algorithm, bytes, suite, cell)
     m = load_matrix(matrix or "matrix.yaml", default_urls=default_urls)
     root = Path(results or "results")
-    for vid in names:
-        _variant(m, vid)  # an unknown variant is refused before the engine is reached
+    picked = _suite(m, suite.strip()) if suite else None
+    speed = None if picked else SpeedCell(algorithm.strip(), bytes, seconds or DEFAULT_SECONDS)
+    # an unknown variant, suite or cell is refused before the engine is reached
+    cells = [_cell(_variant(m, vid), picked, cell, speed, seconds) for vid in names]
     backend = engine(None, False)
     info = backend.engine_info()
-    done = [_profile_one(root, backend, m, vid, cell, info) for vid in names]
+    done = [_profile_one(root, backend, m, vid, c, picked, info)
+            for vid, c in zip(names, cells, strict=True)]
     out: dict[str, Any] = {"profiles": [{"folder": str(f), **meta} for _, meta, f in done]}
     text = [_summary(meta, f) for _, meta, f in done]
     if compare:
         (a, _, fa), (b, _, fb) = done
         diff = difference(names[0], a, names[1], b)
-        folder, table = file_difference(root, cell, diff, a, b, (fa, fb))
+        folder, table = file_difference(root, cells[0], diff, a, b, (fa, fb))
         out["compare"] = {"folder": str(folder), "gap_ns_per_op": diff.gap_ns,
                           "explained_share": None if math.isnan(diff.share) else diff.share}
         text += ["", table.rstrip("\n"), f"→ {folder}"]

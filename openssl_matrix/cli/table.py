@@ -116,9 +116,10 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
             target_unless="draft"),
     Command("bisect", "which release between two moved a figure (docs/bisect.md)",
             usage="--figure SUITE:ALGORITHM:BLOCK[:MASK] --good A --bad B"),
-    Command("profile", "where a speed cell's time goes: perf in the variant's image, flame "
+    Command("profile", "where a cell's time goes: perf in the variant's image, flame "
             "graphs, two builds compared (docs/profile.md)",
-            usage="--only VARIANT (or --compare A,B) --algorithm ALG --bytes N"),
+            usage="--only VARIANT (or --compare A,B) --algorithm ALG --bytes N (or --suite "
+            "NAME --cell TEXT)"),
     Command("help", "this help, or a command's flags", "[COMMAND]"),
 )}
 
@@ -166,8 +167,14 @@ FLAGS: tuple[Flag, ...] = (
     Flag("allow_plain_tcp", False, "accept a tcp:// Docker engine without TLS (anyone who "
          "can reach its port controls it; a loud warning is printed)",
          ("build", "bench", "reproduce", "bisect")),
-    Flag("suite", "", "suite name(s), comma separated (default: the matrix's default_suite)",
-         ("bench",)),
+    Flag("suite", "", {"bench": "suite name(s), comma separated (default: the matrix's "
+                       "default_suite)",
+                       "profile": "the suite whose cell to profile (with --cell; any kind "
+                       "the bench runs: speed, pkey, tls, library)"}, ("bench", "profile")),
+    Flag("cell", "", "the cell of --suite to profile, named as its figures are: "
+         "ALG:BYTES (speed), ALG:OP (pkey: rsa2048:sign), PROTOCOL-KEY:OP[:PINNING] (tls: "
+         "tls1.3-rsa2048:handshake), OP[:tTHREADS] (library: pkey-decode-pem-rsa2048:t1)",
+         ("profile",)),
     Flag("repeat", 0, "runs per variant, interleaved across variants (default: the "
          "suite's repeat, with extra rounds for figures whose 95 % interval is too wide); "
          "each figure's median, 95 % interval and clean-sample count are reported",
@@ -194,7 +201,8 @@ FLAGS: tuple[Flag, ...] = (
          "`openssl speed -evp` takes it)", ("profile",)),
     Flag("bytes", 0, "the block size to profile, in bytes (speed's -bytes)", ("profile",),
          low=1, unset="none: required"),
-    Flag("seconds", 0, "how long the profiled speed run lasts (default 3)", ("profile",),
+    Flag("seconds", 0, "how long the profiled run lasts (default 3; with --suite: the "
+         "suite's seconds)", ("profile",),
          low=1, unset="3 seconds"),
     Flag("compare", "", "two variants, comma separated (A,B): profile both on the same cell "
          "and print the difference per function and library against the measured gap",

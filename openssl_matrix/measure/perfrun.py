@@ -1,4 +1,6 @@
-"""One ``openssl speed`` cell run under ``perf record`` inside its variant's image.
+"""One cell run under ``perf record`` inside its variant's image (a speed or pkey cell
+here; TLS and library cells through :data:`GENERIC_SCRIPT`, read in
+``measure/profilecell.py``).
 
 The variant images are Debian 12; a *profile image* (``FROM`` the variant's image, plus
 Debian's ``linux-perf``) is built on demand, once per variant image (its tag names the
@@ -18,6 +20,7 @@ that capability). The host's own perf is never used.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +31,8 @@ from openssl_matrix.core.files import atomic_write
 from openssl_matrix.engine.backend import Backend, RunLimits, RunResult
 from openssl_matrix.matrix.model import Mask, Suite
 from openssl_matrix.measure import guards, hostacct
-from openssl_matrix.measure.profile import Sample, parse_script
+from openssl_matrix.measure.invocation import Invocation
+from openssl_matrix.measure.profile import Sample, parse_script, within
 from openssl_matrix.measure.speedcmd import speed_invocations
 from openssl_matrix.parse import parse_speed
 
@@ -42,19 +46,54 @@ SCRIPT_MARKER = "+PERFSCRIPT"
 WRAPPER_NAME = "openssl-profile"
 #: ``-N``: no build-id cache (the root is read-only); ``--no-bpf-event``: perf 6.1 otherwise
 #: spends about 1 s reading BPF programs at start (measured here), inside the accounting
-#: window around speed.
+#: window around speed; ``-k CLOCK_REALTIME``: sample times on the clock ``date +%s.%N``
+#: reads, so a window the run itself printed (a handshake run's wall0/wall1, a speed
+#: phase's stderr lines) selects the samples taken in it.
 PERF_RECORD = ("perf", "record", "-q", "-N", "--no-bpf-event", "-e", EVENT,
-               "-F", str(FREQUENCY_HZ), "-g", "-o", DATA)
+               "-F", str(FREQUENCY_HZ), "-g", "-k", "CLOCK_REALTIME", "-o", DATA)
 
-#: The wrapper: host samples around the profiled speed run (as the bench's speed wrapper
-#: does), its ``times``, then speed's output and perf script's on stdout.
+_SCRIPT_TAIL = ("cat /tmp/run.out; echo " + SCRIPT_MARKER + "; "
+                "if [ $rc = 0 ]; then perf script -i " + DATA + " 2>&1 || rc=$?; fi; exit $rc")
+
+#: The wrapper of a speed (or pkey) cell: host samples around the profiled speed run (as
+#: the bench's speed wrapper does), its ``times``, then speed's output and perf script's
+#: on stdout. Each line speed writes on stderr gets the time it came (``date +%s.%N``),
+#: so a phase of a public-key run (sign, then verify) is a window of samples.
 PROFILE_SCRIPT = (
-    hostacct.SAMPLE_FUNCTION + "; _hs 0; " + " ".join(PERF_RECORD)
-    + ' -- openssl "$@" >/tmp/speed.out 2>/tmp/speed.err; rc=$?; _hs 1; '
-    "cat /tmp/speed.err >&2; echo " + guards.TIMES_MARKER + " >&2; times >&2; "
-    "cat /tmp/speed.out; echo " + SCRIPT_MARKER + "; "
-    "if [ $rc = 0 ]; then perf script -i " + DATA + " 2>&1 || rc=$?; fi; exit $rc"
+    hostacct.SAMPLE_FUNCTION + "; _hs 0; { " + " ".join(PERF_RECORD)
+    + ' -- openssl "$@" 2>&1 >/tmp/run.out; echo $? >/tmp/rc; } | while IFS= read -r l; '
+    'do echo "$(date +%s.%N) $l"; done >/tmp/run.err; rc=$(cat /tmp/rc); _hs 1; '
+    "cat /tmp/run.err >&2; echo " + guards.TIMES_MARKER + " >&2; times >&2; " + _SCRIPT_TAIL
 )
+
+#: The wrapper of any other cell: the invocation's own exec command under perf (its
+#: output carries its own host samples: the harness's, the TLS script's).
+GENERIC_SCRIPT = (" ".join(PERF_RECORD) + ' -- "$@" >/tmp/run.out 2>/tmp/run.err; rc=$?; '
+                  "cat /tmp/run.err >&2; " + _SCRIPT_TAIL)
+_STAMP = re.compile(r"^(\d+\.\d+) (.*)$")
+
+
+def unstamp(stderr: str) -> tuple[str, list[tuple[float | None, str]]]:
+    """Speed's stderr without the wrapper's timestamps, and each line with its time."""
+    lines: list[tuple[float | None, str]] = []
+    for line in stderr.splitlines():
+        m = _STAMP.match(line)
+        lines.append((float(m.group(1)), m.group(2)) if m else (None, line))
+    return "".join(text + "\n" for _, text in lines), lines
+
+
+def phase_windows(lines: list[tuple[float | None, str]]) -> list[tuple[float, float]]:
+    """Each speed phase's window: from its ``+DT`` line to its ``+R`` line (``-mr``)."""
+    out: list[tuple[float, float]] = []
+    begin: float | None = None
+    for t, text in lines:
+        if text.startswith("+DT"):
+            begin = t
+        elif text.startswith("+R") and begin is not None and t is not None:
+            out.append((begin, t))
+            begin = None
+    return out
+
 
 DOCKERFILE = f"""# openssl-matrix profile image: a variant's image with Debian's perf added
 # (measure/perfrun.py). Built on demand, with network for apt.
@@ -68,8 +107,42 @@ RUN apt-get update \\
 
 
 @dataclass(frozen=True)
+class Cell:
+    """A cell the bench can run, as profiled: the bench's own invocation for it, and
+    which of its results is the work done (``measure/profilecell.py`` picks them)."""
+
+    kind: str
+    """speed, pkey, tls or library: whose parser counts the operations."""
+    suite: str
+    label: str
+    """The cell as the report names it (``sha256:16``, ``rsa2048:sign`` ...)."""
+    name: str
+    """Its folder in the results tree."""
+    invocation: Invocation
+    seconds: int
+    operation: str | None = None
+    """pkey: sign, verify ...; tls: handshake or resume; library: the harness operation."""
+    algorithm: str = ""
+    bytes: int | None = None
+    threads: int | None = None
+    unit: str = "operation"
+    """What one operation is: an operation, a handshake, a resumed connection."""
+
+    @property
+    def command(self) -> tuple[str, ...]:
+        return self.invocation.command
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "suite": self.suite or None, "cell": self.label,
+                "name": self.name, "algorithm": self.algorithm, "bytes": self.bytes,
+                "operation": self.operation, "threads": self.threads,
+                "seconds": self.seconds, "unit": self.unit,
+                "invocation": self.invocation.name}
+
+
+@dataclass(frozen=True)
 class SpeedCell:
-    """A speed algorithm at one block size, for so many seconds."""
+    """A speed algorithm at one block size, for so many seconds (``--algorithm/--bytes``)."""
 
     algorithm: str
     bytes: int
@@ -85,13 +158,17 @@ class SpeedCell:
                      evp=True, seconds=self.seconds, bytes=self.bytes,
                      masks=(Mask(name="native", ia32cap=None),))
 
-    def command(self, version: str) -> tuple[str, ...]:
-        """The bench's own ``openssl speed`` command for this cell on ``version``."""
+    def cell(self, version: str) -> Cell:
+        """The bench's own ``openssl speed`` invocation for this cell on ``version``."""
         invocations, notes = speed_invocations(version, self.suite())
         if len(invocations) != 1:
             raise BenchError(f"{self.algorithm} at {self.bytes} bytes is not one speed run "
                              f"on {version}: " + ("; ".join(notes) or "nothing to run"))
-        return invocations[0].command
+        return Cell("speed", "", f"{self.algorithm}:{self.bytes}", self.name, invocations[0],
+                    self.seconds, algorithm=self.algorithm, bytes=self.bytes)
+
+    def command(self, version: str) -> tuple[str, ...]:
+        return self.cell(version).command
 
 
 @dataclass(frozen=True)
@@ -116,7 +193,8 @@ class ProfileRun:
 
     @property
     def ns_per_op(self) -> float:
-        """Speed's own time per operation (elapsed seconds over its count), profiled."""
+        """The cell's own time per operation (its measured seconds over its own count:
+        speed's, s_time's, the harness's), profiled."""
         return self.seconds * 1e9 / self.operations
 
     @property
@@ -152,45 +230,75 @@ def ensure_profile_image(backend: Backend, base_tag: str, workdir: Path) -> tupl
     return tag, image_id
 
 
-def limits(cell: SpeedCell) -> RunLimits:
+def limits(cell: Cell) -> RunLimits:
     """The bench's isolation, with root and SYS_ADMIN for perf (see the module's text)."""
     return RunLimits(user=None, cap_add=("SYS_ADMIN",), timeout=cell.seconds * 20 + 300.0,
                      labels=(("openssl-matrix.role", "profile"),))
 
 
-def run_profile(backend: Backend, image: str, version: str, cell: SpeedCell) -> ProfileRun:
-    """Run the cell under perf in ``image`` (a profile image) and read what came back."""
-    command = cell.command(version)
+def failed(res: RunResult, command: tuple[str, ...], script: str, rest: str) -> BenchError:
+    tail = (script or rest).strip().splitlines()[-5:]
+    return BenchError(f"the profiled run `{' '.join(command)}` failed (exit "
+                      f"{res.exit_code}): " + " / ".join(tail),
+                      hint="perf needs perf_event_open: the engine must allow SYS_ADMIN "
+                      "containers, and /proc/sys/kernel/perf_event_paranoid at most 2")
+
+
+def contended(acct: hostacct.HostAccounting | None, what: str) -> list[guards.Finding]:
+    """The ``contended`` finding a figure would get from this host accounting, if any."""
+    reasons = hostacct.contention_reasons(acct)
+    return [guards.Finding(
+        guards.CONTENDED, "host not quiet: " + "; ".join(reasons)
+        + f" ({acct.elapsed_s:.2f}s window); the profile is kept, flagged",
+        what)] if reasons and acct is not None else []
+
+
+def samples_of(script: str, window: tuple[float, float] | None) -> list[Sample]:
+    """perf script's samples, those in ``window`` only when one is given."""
+    samples = parse_script(script)
+    if window is not None:
+        samples = within(samples, *window)
+    if not samples:
+        raise BenchError("perf recorded no samples" + (" in the measured window"
+                         if window else "") + ": " + script.strip()[:300])
+    return samples
+
+
+def run_speed(backend: Backend, image: str, version: str, cell: Cell) -> ProfileRun:
+    """Run a speed or pkey cell under perf in ``image`` (a profile image)."""
+    command = cell.command
     res = backend.run(image, ["/bin/sh", "-c", PROFILE_SCRIPT, WRAPPER_NAME, *command[1:]],
                       env={"HOME": "/tmp"}, limits=limits(cell))
-    return read_profile(res, command, version)
+    return read_profile(res, command, version, cell.operation)
 
 
-def read_profile(res: RunResult, command: tuple[str, ...], version: str) -> ProfileRun:
-    """The container's output as a :class:`ProfileRun`; a failed run is a BenchError."""
+def read_profile(res: RunResult, command: tuple[str, ...], version: str,
+                 operation: str | None = None) -> ProfileRun:
+    """The container's output as a :class:`ProfileRun`; a failed run is a BenchError.
+    ``operation`` (a public-key run): only that phase's count and samples."""
     speed_out, marker, script = res.stdout.partition(SCRIPT_MARKER + "\n")
     rest, times = guards.split_times(res.stderr)
     rest, acct = hostacct.from_stderr(rest, cpu_seconds=times.user + times.system
                                       if times else None)
     if res.exit_code != 0 or not marker:
-        tail = (script or rest).strip().splitlines()[-5:]
-        raise BenchError(f"the profiled run `{' '.join(command)}` failed (exit "
-                         f"{res.exit_code}): " + " / ".join(tail),
-                         hint="perf needs perf_event_open: the engine must allow SYS_ADMIN "
-                         "containers, and /proc/sys/kernel/perf_event_paranoid at most 2")
-    run = parse_speed(speed_out, rest, version=version, evp=True)
+        raise failed(res, command, script, rest)
+    rest, stamped = unstamp(rest)
+    run = parse_speed(speed_out, rest, version=version, evp=operation is None)
     done = [p for p in run.progress if p.count > 0 and p.seconds_reported > 0]
+    window = None
+    if operation is not None:
+        phases = phase_windows(stamped)
+        mine = [i for i, p in enumerate(run.progress) if p.operation == operation
+                and p.count > 0 and p.seconds_reported > 0]
+        if not mine or len(phases) != len(run.progress):
+            raise BenchError(f"`{' '.join(command)}` reported no timed {operation} phase "
+                             f"under perf ({len(phases)} phase(s), "
+                             f"{len(run.progress)} result(s))")
+        done, window = [run.progress[mine[0]]], phases[mine[0]]
     if not done:
         raise BenchError(f"`{' '.join(command)}` reported no operations under perf")
-    samples = parse_script(script)
-    if not samples:
-        raise BenchError("perf recorded no samples: " + script.strip()[:300])
-    reasons = hostacct.contention_reasons(acct)
-    findings = [guards.Finding(
-        guards.CONTENDED, "host not quiet: " + "; ".join(reasons)
-        + f" ({acct.elapsed_s:.2f}s window); the profile is kept, flagged",
-        " ".join(command))] if reasons and acct is not None else []
-    return ProfileRun(command=command, samples=samples, script=script,
+    return ProfileRun(command=command, samples=samples_of(script, window), script=script,
                       operations=sum(p.count for p in done),
                       seconds=sum(p.seconds_reported for p in done), accounting=acct,
-                      findings=findings, result=res)
+                      findings=contended(acct, " ".join(command)), result=res,
+                      extra={"window": window})

@@ -5,7 +5,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-_HEAD = re.compile(r"^\S.*?\s(\d+)\s+\d+\.\d+:\s+(\d+)\s+(\S+):")
+_HEAD = re.compile(r"^\S.*?\s(\d+)\s+(\d+\.\d+):\s+(\d+)\s+(\S+):")
 _FRAME = re.compile(r"^\s+([0-9a-f]+)\s+(.*?)\s+\((.*)\)\s*$")
 _OFFSET = re.compile(r"\+0x[0-9a-f]+$")
 #: x86-64 kernel addresses (the upper half): what perf cannot name without /proc/kallsyms.
@@ -17,6 +17,8 @@ class Sample:
     """One sample: frames leaf first, each (function, library), and its period in ns."""
     frames: tuple[tuple[str, str], ...]
     period_ns: int
+    time_s: float = 0.0
+    """perf's timestamp (seconds; the epoch when recorded with ``-k CLOCK_REALTIME``)."""
 
 
 def library_of(dso: str) -> str:
@@ -34,19 +36,19 @@ def parse_script(text: str) -> list[Sample]:
     """The samples of `perf script` output (default fields, with call graphs)."""
     samples: list[Sample] = []
     frames: list[tuple[str, str]] = []
-    period = 0
+    period, stamp = 0, 0.0
     in_sample = False
     for line in [*text.splitlines(), ""]:
         if line.startswith("#"):
             continue
         if not line.strip():
             if in_sample and frames:
-                samples.append(Sample(tuple(frames), period))
+                samples.append(Sample(tuple(frames), period, stamp))
             frames, in_sample = [], False
             continue
         head = _HEAD.match(line)
         if head and not line[0].isspace():
-            in_sample, period = True, int(head.group(2))
+            in_sample, period, stamp = True, int(head.group(3)), float(head.group(2))
             continue
         frame = _FRAME.match(line)
         if frame and in_sample:
@@ -62,6 +64,11 @@ def parse_script(text: str) -> list[Sample]:
                 sym = f"[{lib}]"
             frames.append((sym, lib))
     return samples
+
+
+def within(samples: list[Sample], start_s: float, end_s: float) -> list[Sample]:
+    """The samples taken in the window [start_s, end_s] (perf's clock)."""
+    return [s for s in samples if start_s <= s.time_s <= end_s]
 
 
 def fold(samples: list[Sample]) -> Counter[str]:

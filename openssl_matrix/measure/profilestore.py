@@ -20,7 +20,7 @@ from typing import Any
 from openssl_matrix.core.clock import now as _now
 from openssl_matrix.core.files import atomic_write, write_json
 from openssl_matrix.measure.flamesvg import flame_svg
-from openssl_matrix.measure.perfrun import EVENT, FREQUENCY_HZ, ProfileRun, SpeedCell
+from openssl_matrix.measure.perfrun import EVENT, FREQUENCY_HZ, Cell, ProfileRun
 from openssl_matrix.measure.profile import Row, compare, fold, folded_text, per_operation
 from openssl_matrix.measure.profile import self_time_ns as _self_time
 from openssl_matrix.results.records import profile_dir
@@ -68,20 +68,20 @@ def _top(values: dict[str, float], n: int = TOP) -> list[dict[str, Any]]:
 
 
 def meta_of(run: ProfileRun, *, variant: str, version: str, image: str, image_id: str | None,
-            profile_image: str, profile_image_id: str, cell: SpeedCell,
+            profile_image: str, profile_image_id: str, cell: Cell,
             engine: dict[str, Any]) -> dict[str, Any]:
     """The profile's meta.json: what ran where, what perf sampled and the work it did."""
     return {
         "kind": "profile", "schema": 1, "status": run.status, "variant": variant,
         "version": version, "image": image, "image_id": image_id,
         "profile_image": profile_image, "profile_image_id": profile_image_id,
-        "cell": {"kind": "speed", "algorithm": cell.algorithm, "bytes": cell.bytes,
-                 "seconds": cell.seconds, "name": cell.name},
+        "cell": cell.describe(), "suite": cell.suite or None, "unit": cell.unit,
         "command": list(run.command),
         "profiler": {"tool": "perf record", "event": EVENT, "frequency_hz": FREQUENCY_HZ,
                      "call_graph": "fp (-g)", "where": "inside the profile container"},
         "samples": len(run.samples), "sampled_ns": run.sampled_ns,
         "operations": run.operations, "speed_seconds": run.seconds,
+        "measured_seconds": run.seconds, "window": run.extra.get("window"),
         "ns_per_op": run.ns_per_op,
         "sampled_ns_per_op": run.sampled_ns / run.operations,
         "host": run.accounting.as_dict() if run.accounting else None,
@@ -157,13 +157,14 @@ def table(d: Difference, a_ns: float, b_ns: float, *, rows: int = 12) -> str:
         out += [f"{r.name:<{width}}  {r.a_ns:{wa}.2f}  {r.b_ns:{wb}.2f}  {r.diff_ns:+9.2f}"
                 f"  {d.sd(r.name):6.2f}" for r in items]
         out.append("")
-    out.append("(ns per operation: each build's sampled self time over speed's own count; "
+    out.append("(ns per operation: each build's sampled self time over the cell's own count "
+               "of operations; "
                "rows sorted by their contribution to the gap; ±1σ: the sample counts' own "
                "uncertainty, not the host's noise)")
     return "\n".join(out) + "\n"
 
 
-def file_difference(root: Path, cell: SpeedCell, d: Difference, a: ProfileRun, b: ProfileRun,
+def file_difference(root: Path, cell: Cell, d: Difference, a: ProfileRun, b: ProfileRun,
                     folders: tuple[Path, Path]) -> tuple[Path, str]:
     """Write diff.json, diff.txt and diff.svg; return the folder and the table."""
     folder = new_numbered_dir(profile_dir(root, "compare", f"{d.a}-vs-{d.b}-{cell.name}"))

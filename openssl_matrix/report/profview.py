@@ -48,6 +48,7 @@ def profile_rows(root: Path, out: Path) -> list[dict[str, Any]]:
         tops = [t for t in r.get("top_functions") or [] if isinstance(t, dict)][:TOP]
         rows.append({
             "variant": str(r.get("variant", "?")), "cell": str(cell.get("name", "?")),
+            "unit": str(r.get("unit") or cell.get("unit") or "operation"),
             "status": str(r.get("status", "?")), "samples": r.get("samples"),
             "ns_per_op": r.get("ns_per_op"), "sampled_ns_per_op": r.get("sampled_ns_per_op"),
             "operations": r.get("operations"), "recorded": r.get("recorded"),
@@ -100,7 +101,8 @@ def html(profiles: list[dict[str, Any]], comparisons: list[dict[str, Any]]) -> s
             links = " · ".join(f'<a href="{_e(href)}">{label}</a>' for label, href in
                                (("svg", p["svg"]), ("folded stacks", p["folded"]),
                                 ("meta.json", p["meta"])) if href)
-            out.append(f"<tr><td>{_e(p['variant'])}</td><td>{_e(p['cell'])}</td>"
+            out.append(f"<tr><td>{_e(p['variant'])}</td><td>{_e(p['cell'])}<br><span "
+                       f"class=\"muted\">ns per {_e(p['unit'])}</span></td>"
                        f"<td{css}>{_e(p['status'])}</td><td class=\"num\">"
                        f"{_num(p['samples'], 0)}</td><td class=\"num\">{_num(p['ns_per_op'])}"
                        f"</td><td class=\"num\">{_num(p['sampled_ns_per_op'])}</td>"

@@ -21,7 +21,8 @@ from ..conftest import built_matrix
 
 pytestmark = pytest.mark.docker
 VARIANT = "3.0.20-asm-x86_64"
-SUITES = {"digest": {"algorithms": ["sha256"], "seconds": 1, "bytes": 16}}
+SUITES = {"digest": {"algorithms": ["sha256"], "seconds": 1, "bytes": 16},
+          "pk": {"kind": "pkey", "algorithms": ["rsa2048"], "seconds": 1}}
 
 
 def test_profile_sha256_16_bytes_on_a_real_build(
@@ -30,8 +31,8 @@ def test_profile_sha256_16_bytes_on_a_real_build(
                                     VARIANT)
     capsys.readouterr()
     code = handlers()["profile"](target="", matrix=str(path), results=str(tree.root),
-                                 only=VARIANT, algorithm="sha256", bytes=16, seconds=1,
-                                 compare="", json=True)
+                                 only=VARIANT, algorithm="sha256", bytes=16, suite="", cell="",
+                                 seconds=1, compare="", json=True)
     assert code == 0
     (meta,) = json.loads(capsys.readouterr().out)["profiles"]
     folder = Path(meta["folder"])
@@ -52,3 +53,24 @@ def test_profile_sha256_16_bytes_on_a_real_build(
     assert "cpu-clock" in (folder / "perf-script.txt").read_text()
     root = ElementTree.fromstring((folder / "flame.svg").read_text())
     assert root.tag.endswith("svg") and len(root) > 1
+
+
+def test_profile_of_a_pkey_cell_counts_its_own_phase(
+        tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]) -> None:
+    """rsa2048 sign through --suite/--cell: speed runs sign then verify; the profile is the
+    sign phase alone (its window on perf's realtime clock) over sign's own count."""
+    path, _, tree, _ = built_matrix(tmp_path_factory.mktemp("profile-pk"), SUITES, "digest",
+                                    VARIANT)
+    capsys.readouterr()
+    code = handlers()["profile"](target="", matrix=str(path), results=str(tree.root),
+                                 only=VARIANT, algorithm="", bytes=0, suite="pk",
+                                 cell="rsa2048:sign", seconds=1, compare="", json=True)
+    assert code == 0
+    (meta,) = json.loads(capsys.readouterr().out)["profiles"]
+    assert meta["cell"]["kind"] == "pkey" and meta["cell"]["operation"] == "sign"
+    assert meta["operations"] > 0 and meta["ns_per_op"] > 0 and meta["samples"] > 0
+    start, end = meta["window"]
+    assert 0 < end - start < 10  # one phase of a 1-second run, not the whole process
+    assert meta["status"] in ("ok", "contended")
+    top = [row["name"] for row in meta["top_functions"][:5]]
+    assert any(n.endswith("(libcrypto)") and not n.startswith("[") for n in top), top

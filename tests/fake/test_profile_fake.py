@@ -64,8 +64,8 @@ def faked(tmp_path: Path, fake_matrix: Path, answer: Responder) -> tuple[FakeBac
 def run(backend: FakeBackend, fake_matrix: Path, root: Path, **flags: object) -> int:
     profile = handlers(engine_of(lambda: backend))["profile"]
     args: dict[str, object] = {"target": "", "matrix": str(fake_matrix), "results": str(root),
-                               "only": "", "algorithm": "sha256", "bytes": 16, "seconds": 0,
-                               "compare": "", "json": False}
+                               "only": "", "algorithm": "sha256", "bytes": 16, "suite": "",
+                               "cell": "", "seconds": 0, "compare": "", "json": False}
     args.update(flags)
     return int(profile(**args))
 

@@ -74,3 +74,24 @@ def test_callers_in_no_mapped_file_are_dropped() -> None:
     first, second = parse_script(text)
     assert first.frames == (("ossl_lh_strcasehash", "libcrypto"),)
     assert second.frames == (("[kernel]", "kernel"), ("_dl_relocate_object", "ld-linux"))
+
+
+def test_a_speed_phase_is_the_window_from_its_dt_line_to_its_result() -> None:
+    """`openssl speed -mr rsa2048` stderr (3.0.20 image here) as the profile wrapper
+    stamps it; a line without a stamp (perf's own warning) keeps no time."""
+    from openssl_matrix.measure.perfrun import phase_windows, unstamp
+    from openssl_matrix.measure.profile import Sample, within
+
+    text, lines = unstamp("Couldn't record kernel reference relocation symbol\n"
+                          "1796301531.913046665 +DTP:2048:private:rsa:1\n"
+                          "1796301532.937771513 +R1:1861:2048:0.99\n"
+                          "1796301532.942190013 +DTP:2048:public:rsa:1\n"
+                          "1796301533.918109203 +R2:27986:2048:0.90\n")
+    assert text.splitlines()[1:] == ["+DTP:2048:private:rsa:1", "+R1:1861:2048:0.99",
+                                     "+DTP:2048:public:rsa:1", "+R2:27986:2048:0.90"]
+    assert lines[0][0] is None
+    assert phase_windows(lines) == [(1796301531.913046665, 1796301532.937771513),
+                                    (1796301532.942190013, 1796301533.918109203)]
+    frames = (("f", "libcrypto"),)
+    samples = [Sample(frames, 1, t) for t in (1796301531.5, 1796301532.0, 1796301533.0)]
+    assert within(samples, *phase_windows(lines)[0]) == [samples[1]]
