@@ -198,9 +198,11 @@ def read_paste(text: str, *, keep_duplicates: bool = False,
     placed, assumed, refused = assume_headers(text, block_sizes)
     try:
         runs = paste_runs(placed, keep_duplicates=keep_duplicates)
-    except ParseError as exc:
-        if refused:
-            raise ParseError(exc.message, hint="; ".join(refused)) from None
+    except ParseError:
+        if refused:  # rows were there: say so, and why none could be placed
+            raise ParseError("no `openssl speed` table could be read: rows without their "
+                             "table's header were found, and their block sizes are not "
+                             "known", hint="; ".join(refused)) from None
         raise
     by_run: dict[int, AssumedHeader] = {}
     for header in assumed:

@@ -599,7 +599,20 @@ _H_ROW = re.compile(
 _H_HEADER = re.compile(r"type(?:\s+\d+ bytes)+|\+H:")
 #: A line of more words than this is prose: a table above it has ended.
 _H_PROSE_WORDS = 12
-_H_VERSION = re.compile(r"OpenSSL (\d+)\.(\d+)\.(\d+)([a-z]*)|version: (\d+)\.(\d+)\.(\d+)")
+_H_VERSION = re.compile(r"OpenSSL (\d+)\.(\d+)\.(\d+)([a-z]*)|version: (\d+)\.(\d+)\.(\d+)"
+                        # a line that is only a release's name, as a report labels a
+                        # table it pasted: "1.1.1t:", "OpenSSL 3.1.0", "3.1.0"
+                        r"|^[ \t>*#]*(?:OpenSSL )?(\d+)\.(\d+)\.(\d+)([a-z]?)[ \t*]*:?[ \t]*$")
+
+
+def _version_parts(match: re.Match[str]) -> tuple[int, int, int, str]:
+    """(major, minor, patch, letter) of an ``_H_VERSION`` match, whichever form it is."""
+    for first in (1, 5, 8):
+        if match.group(first) is not None:
+            letter = match.group(first + 3) if first != 5 else ""
+            return (int(match.group(first)), int(match.group(first + 1)),
+                    int(match.group(first + 2)), letter or "")
+    raise AssertionError("a version match without a version")
 
 
 @dataclass(frozen=True)
@@ -618,7 +631,7 @@ class AssumedHeader:
 
 
 def _sizes_of_version(match: re.Match[str]) -> tuple[int, ...]:
-    major, minor = (int(match.group(1) or match.group(5)), int(match.group(2) or match.group(6)))
+    major, minor, _patch, _letter = _version_parts(match)
     return SIZES_FROM_110 if (major, minor) >= (1, 1) else SIZES_UP_TO_102
 
 
@@ -655,10 +668,8 @@ def assume_headers(
                 sizes, why = tuple(block_sizes), "the --block-sizes given"
             elif version is not None:
                 sizes = _sizes_of_version(version)
-                printed = ".".join(g for g in (version.group(1) or version.group(5),
-                                               version.group(2) or version.group(6),
-                                               version.group(3) or version.group(7)))
-                why = f"those of OpenSSL {printed}{version.group(4) or ''}'s speed"
+                major, minor, patch, letter = _version_parts(version)
+                why = f"those of OpenSSL {major}.{minor}.{patch}{letter}'s speed"
             else:
                 sizes, why = (), ""
             if not sizes:

@@ -64,3 +64,33 @@ def test_block_sizes_that_are_not_ascending_sizes_are_a_usage_error(
     paste.write_text(FIVE)
     with pytest.raises(UsageError, match="expected block sizes in bytes, ascending"):
         cmd_parse(target=str(paste), matrix="", results="", json=False, block_sizes=given)
+
+
+#: Two tables labelled only by a line naming the release, as openssl/openssl#20998 pasted
+#: them ("1.1.1t:" above the first, "3.1.0" above the second; rows of md5 and sha256 from
+#: that issue's tables, its own figures).
+LABELLED = """1.1.1t:
+md5              59938.36k   151965.12k   294799.79k   384826.71k   423436.29k   426404.52k
+sha256           70298.92k   186744.51k   364388.35k   479638.87k   527955.29k   531841.02k
+
+3.1.0
+md5              30466.39k    95734.66k   228009.41k   350011.35k   418365.10k   422969.34k
+"""
+
+
+def test_a_line_naming_the_release_gives_the_rows_their_block_sizes() -> None:
+    reading = read_paste(LABELLED)
+    assert [h.sizes for h in reading.assumed.values()] == [(16, 64, 256, 1024, 8192, 16384)] * 2
+    first, second = reading.runs
+    assert first.figure("sha256", 16384).raw == "531841.02k"  # type: ignore[union-attr]
+    assert second.figure("md5", 16).raw == "30466.39k"  # type: ignore[union-attr]
+    assert any("those of OpenSSL 1.1.1t's speed" in w for w in first.warnings)
+    assert any("those of OpenSSL 3.1.0's speed" in w for w in second.warnings)
+
+
+def test_rows_no_line_places_say_rows_were_found() -> None:
+    """Not "no table found" when rows are there: what was found, and what to give."""
+    with pytest.raises(ParseError) as err:
+        read_paste(LABELLED.replace("1.1.1t:\n", "first run\n").replace("3.1.0\n", "then\n"))
+    assert "rows without their table's header were found" in str(err.value)
+    assert "give --block-sizes 16,64,256,1024,8192,16384" in (err.value.hint or "")
