@@ -183,3 +183,12 @@ if __name__ == "__main__":  # python3 tests/browser.py PAGE.html OUT.png [HEIGHT
     found = open_page(page.as_uri(), "document.title", screenshot=out,
                       height=int(sys.argv[3]) if len(sys.argv) > 3 else 2000)
     print(f"{out}: {found.result}; errors: {found.errors or 'none'}")
+
+
+def open_moved_report(out_dir: Path, tmp_path: Path, script: str) -> PageReport:
+    """Move a report folder away from its results tree first (it must work on its own),
+    then open its index.html from disk (file://) and evaluate ``script``."""
+    folder = tmp_path / "elsewhere" / "report"
+    folder.parent.mkdir()
+    out_dir.rename(folder)
+    return open_page((folder / "index.html").as_uri(), script)

@@ -82,6 +82,19 @@ def _e(text: object) -> str:
     return _html.escape(str(text))
 
 
+def _tops(rows: list[tuple[str, Any]]) -> str:
+    return "<br>".join(f"{_e(name)}: {_num(ns, 2)}" for name, ns in rows) or "—"
+
+
+def _links(pairs: tuple[tuple[str, str | None], ...]) -> str:
+    return " · ".join(f'<a href="{_e(href)}">{label}</a>' for label, href in pairs if href)
+
+
+def _figure(src: str, alt: str, caption: str) -> str:
+    return (f'<figure><img class="flame" src="{_e(src)}" alt="{_e(alt)}" '
+            f'style="max-width:100%"><figcaption>{_e(caption)}</figcaption></figure>')
+
+
 def html(profiles: list[dict[str, Any]], comparisons: list[dict[str, Any]]) -> str:
     if not profiles and not comparisons:
         return ""
@@ -97,10 +110,9 @@ def html(profiles: list[dict[str, Any]], comparisons: list[dict[str, Any]]) -> s
                    "<th>Flame graph</th></tr>")
         for p in profiles:
             css = "" if p["status"] == "ok" else ' class="bad"'
-            top = "<br>".join(f"{_e(name)}: {_num(ns, 2)}" for name, ns in p["top"]) or "—"
-            links = " · ".join(f'<a href="{_e(href)}">{label}</a>' for label, href in
-                               (("svg", p["svg"]), ("folded stacks", p["folded"]),
-                                ("meta.json", p["meta"])) if href)
+            top = _tops(p["top"])
+            links = _links((("svg", p["svg"]), ("folded stacks", p["folded"]),
+                            ("meta.json", p["meta"])))
             out.append(f"<tr><td>{_e(p['variant'])}</td><td>{_e(p['cell'])}<br><span "
                        f"class=\"muted\">ns per {_e(p['unit'])}</span></td>"
                        f"<td{css}>{_e(p['status'])}</td><td class=\"num\">"
@@ -110,11 +122,9 @@ def html(profiles: list[dict[str, Any]], comparisons: list[dict[str, Any]]) -> s
         out.append("</table>")
         for p in profiles:
             if p["svg"]:
-                out.append(f'<figure><img class="flame" src="{_e(p["svg"])}" '
-                           f'alt="flame graph of {_e(p["variant"])} {_e(p["cell"])}" '
-                           'style="max-width:100%"><figcaption>'
-                           f"{_e(p['variant'])} · {_e(p['cell'])}: flame graph "
-                           f"({_e(p['status'])})</figcaption></figure>")
+                out.append(_figure(p["svg"], f"flame graph of {p['variant']} {p['cell']}",
+                                   f"{p['variant']} · {p['cell']}: flame graph "
+                                   f"({p['status']})"))
     if comparisons:
         out.append("<h3>Two builds, function by function</h3><table><tr><th>A → B</th>"
                    "<th>Cell</th><th>A ns/op</th><th>B ns/op</th><th>Gap B − A</th>"
@@ -122,9 +132,8 @@ def html(profiles: list[dict[str, Any]], comparisons: list[dict[str, Any]]) -> s
                    "<th>Differential</th></tr>")
         for c in comparisons:
             share = f"{c['share']:.0%}" if isinstance(c["share"], (int, float)) else "—"
-            top = "<br>".join(f"{_e(name)}: {_num(ns, 2)}" for name, ns in c["top"]) or "—"
-            links = " · ".join(f'<a href="{_e(href)}">{label}</a>' for label, href in
-                               (("svg", c["svg"]), ("table", c["text"])) if href)
+            top = _tops(c["top"])
+            links = _links((("svg", c["svg"]), ("table", c["text"])))
             flagged = "" if c["statuses"] == ("ok", "ok") else \
                 f'<br><span class="bad">{_e(" / ".join(c["statuses"]))}</span>'
             out.append(f"<tr><td>{_e(c['a'])} → {_e(c['b'])}{flagged}</td>"
@@ -135,12 +144,9 @@ def html(profiles: list[dict[str, Any]], comparisons: list[dict[str, Any]]) -> s
         out.append("</table>")
         for c in comparisons:
             if c["svg"]:
-                out.append(f'<figure><img class="flame" src="{_e(c["svg"])}" '
-                           f'alt="differential flame graph {_e(c["a"])} → {_e(c["b"])}" '
-                           'style="max-width:100%"><figcaption>'
-                           f"{_e(c['b'])} at {_e(c['a'])}'s work, {_e(c['cell'])}: red where "
-                           f"{_e(c['b'])} spends more per operation, blue less</figcaption>"
-                           "</figure>")
+                out.append(_figure(c["svg"], f"differential flame graph {c['a']} → {c['b']}",
+                                   f"{c['b']} at {c['a']}'s work, {c['cell']}: red where "
+                                   f"{c['b']} spends more per operation, blue less"))
     return "\n".join(out) + "\n"
 
 

@@ -13,7 +13,7 @@ from openssl_matrix.report.page import build_report
 from openssl_matrix.results.profiles import latest_comparisons, latest_profiles
 from openssl_matrix.results.tree import ResultsTree
 
-from ..browser import open_page
+from ..browser import open_moved_report
 from ..unit.test_report_browser import need_chromium
 from .test_profile_fake import faked, responder, run
 
@@ -85,10 +85,7 @@ def test_the_flame_graphs_open_from_disk_in_a_browser(tmp_path: Path,
     need_chromium()
     root = profiled_tree(tmp_path, fake_matrix)
     summary = build_report(ResultsTree(root), tmp_path / "moved-later")
-    folder = tmp_path / "elsewhere" / "report"  # the folder works on its own
-    folder.parent.mkdir()
-    summary.out_dir.rename(folder)
-    page = open_page((folder / "index.html").as_uri(), FACTS)
+    page = open_moved_report(summary.out_dir, tmp_path, FACTS)
     facts = page.result
     assert page.errors == [], page.errors
     assert facts["heading"] == "Profiles: where the time goes"

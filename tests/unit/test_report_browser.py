@@ -16,7 +16,7 @@ import pytest
 
 from openssl_matrix.report.page import build_report
 
-from ..browser import chromium, open_page
+from ..browser import chromium, open_moved_report, open_page
 from ..fake.test_report import make_tree
 from ..sessiontrees import Replay, bench_sessions
 
@@ -60,11 +60,7 @@ def test_html_report_opens_from_disk_with_tables_and_charts(fake_matrix: Path,
     need_chromium()
     tree = make_tree(fake_matrix, tmp_path, rounds=1)
     summary = build_report(tree, tmp_path / "moved-later")
-    # the folder must work on its own: move it away from the results tree first
-    folder = tmp_path / "elsewhere" / "report"
-    folder.parent.mkdir()
-    summary.out_dir.rename(folder)
-    page = open_page((folder / "index.html").as_uri(), PAGE_FACTS)
+    page = open_moved_report(summary.out_dir, tmp_path, PAGE_FACTS)
     facts = page.result
     assert page.errors == [], page.errors
     assert facts["protocol"] == "file:"
