@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -116,7 +117,11 @@ def test_handshake_and_public_key_suites_end_to_end(setup: tuple[Bencher, Result
     usable = any(f["status"] in USABLE for o in hs for f in o.figures)
     assert any(p.name.startswith("tls-") for p in summary.charts) == usable
     if not usable:
-        assert "[contended]" in page
+        # each cell then reads "≈ 1,234, all 2 contended" or "≈ 1,234 (1 contended, 1 shared-core)":
+        # which flag the host earned (contended, shared-core) is noise's choice, not the test's
+        flagged = {f["status"] for o in hs for f in o.figures} - USABLE
+        assert flagged and any(re.search(rf"≈ [0-9,.]+[^<]*?\b\d+ {re.escape(s)}", page)
+                               for s in flagged), flagged
     cells = (tmp_path / "report" / "data" / "ops-cells.csv").read_text()
     assert "full handshake" in cells and "rsa-2048 sign" in cells
     # a cell links its own page (issue 28), and that page links each run's raw output
