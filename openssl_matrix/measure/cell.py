@@ -297,6 +297,8 @@ class BenchCell:
             "tarball_sha256": record.get("tarball_sha256"),
             "openssl_version_a": version_a,
             "host": {"cpu_model": ctx.cpu.model, "cpu_vendor": ctx.cpu.vendor,
+                     # CPUID's family and model: the core, where a VM masks the name
+                     "cpu_family": ctx.cpu.family, "cpu_model_number": ctx.cpu.model_number,
                      "cpu_flags": list(ctx.cpu.flags), "cpu_mhz": run_cpu.mhz,
                      "logical_cpus": ctx.cpu.logical_cpus, "kernel": ctx.extra.get("uname"),
                      "microcode": run_cpu.microcode,

@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from openssl_matrix.core.stats import CI_METHOD, estimate
+from openssl_matrix.measure.cpumodel import MODEL_TOLERANCE
 
 #: A clean sample this far below its cell's best is taken as disturbed (``shared-core``).
 LOW_TOLERANCE = 0.05
@@ -254,15 +255,17 @@ def compare(numerator: Sequence[float], denominator: Sequence[float],
 
 
 def session_low(session: Sequence[float], earlier: Sequence[Sequence[float]],
-                model: float | None = None, tolerance: float = LOW_TOLERANCE) -> str | None:
+                model: float | None = None, tolerance: float = LOW_TOLERANCE,
+                model_tolerance: float = MODEL_TOLERANCE) -> str | None:
     """Whether a whole bench session of one cell sits low (higher is better), in words.
 
     A sibling busy for a whole session slows every sample alike, which no spread within
     the session shows. The session sits low when its best sample is more than
     ``tolerance`` below the best of earlier sessions of the same cell on this host (each
-    of ``earlier``: one session's clean samples), and below ``model`` — the CPU model's
-    figure for this core, where it has one — by as much. None when it does not (or there
-    is nothing earlier to set it against)."""
+    of ``earlier``: one session's clean samples), and more than ``model_tolerance`` below
+    ``model`` — the CPU model's figure for this core at the run's clock, where it has one
+    (the model's own tolerance: it explains a figure within 15 %, cpumodel.py). None when
+    it does not (or there is nothing earlier to set it against)."""
     now = [v for v in session if math.isfinite(v) and v > 0]
     before = [max(s) for s in earlier if s and max(s) > 0]
     if not now or not before:
@@ -273,7 +276,7 @@ def session_low(session: Sequence[float], earlier: Sequence[Sequence[float]],
     text = (f"the whole session sits low: its best sample is {1 - best / ref:.0%} below the "
             f"best of {len(before)} earlier session(s) of this cell on this host")
     if model is not None and model > 0:
-        if best >= model * (1 - tolerance):
+        if best >= model * (1 - model_tolerance):
             return None  # the CPU model's figure says this session is as fast as the core
         text += f" and {1 - best / model:.0%} below the CPU model's figure"
     return text + " (a core shared for the whole session?)"

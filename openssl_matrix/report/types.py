@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import os
 import re
 import shutil
@@ -23,8 +24,15 @@ from openssl_matrix.core.names import fold
 from openssl_matrix.core.stats import Estimate, estimate
 from openssl_matrix.core.statuses import USABLE_STATUSES
 from openssl_matrix.core.units import MBPS
+from openssl_matrix.core.version import Version, VersionError
 from openssl_matrix.core.version import sort_key as version_sort_key
-from openssl_matrix.matrix.isa import IA32CAP_BITS, IA32CAP_LABELS
+from openssl_matrix.matrix.isa import (
+    IA32CAP_BITS,
+    IA32CAP_LABELS,
+    capabilities_of,
+    ia32cap_expected_clear,
+)
+from openssl_matrix.measure.cpumodel import Core, core_of_cpu, model_bytes_per_s
 from openssl_matrix.measure.robust import below_best, session_low
 from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, STATUS_IMPOSSIBLE, impossible
 from openssl_matrix.report.history import Change, changes
@@ -131,6 +139,8 @@ class Observation:
     aead: bool = False  # measured with speed -aead (TLS-like records, matrix/aead.py)
     processes: int = 1  # speed -multi N: the figure is the sum over N processes
     pts: bool = False  # pts/openssl's command line (kind: pts, matrix/pts.py)
+    core: Core | None = None  # the CPU model's core for the run's host (CPUID, else name)
+    clock_hz: float | None = None  # the run's measured clock (the clock probe's)
 
     @property
     def usable(self) -> bool:
@@ -165,6 +175,7 @@ def observations(tree: ResultsTree, sessions: Sessions | None = None,
             if isinstance(variant.get("configure"), list) else ()
         forced, flags = bool(meta.get("forced")), tuple(host.get("cpu_flags") or ())
         suite_evp = bool(suite.get("evp", True))
+        core, clock = _core_and_clock(host, meta.get("clock_hz"))
         for fig in figures:
             block = fig.block_size
             if fig.operation is not None or not isinstance(block, int):
@@ -202,9 +213,25 @@ def observations(tree: ResultsTree, sessions: Sessions | None = None,
                 published=published, decrypt=fig.direction == "decrypt",
                 aead=fig.path == "aead", pts=fig.path == "pts",
                 processes=int(fig.multi or 1),
-                source=source, prov=prov,
+                source=source, prov=prov, core=core, clock_hz=clock,
             ))
     return out
+
+
+def _core_and_clock(host: Mapping[str, Any], clock: object) -> tuple[Core | None, float | None]:
+    """The CPU model's core for a run's host (by CPUID family and model, else by the CPU's
+    name) and its measured clock, each None where the record has none (or a damaged one)."""
+    def num(value: object) -> int | None:
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    def text(value: object) -> str | None:
+        return value if isinstance(value, str) else None
+
+    core = core_of_cpu(text(host.get("cpu_vendor")), num(host.get("cpu_family")),
+                       num(host.get("cpu_model_number")), text(host.get("cpu_model")))
+    hz = float(clock) if isinstance(clock, (int, float)) and not isinstance(clock, bool) \
+        and math.isfinite(clock) and clock > 0 else None
+    return core, hz
 
 
 @dataclass(frozen=True)
@@ -389,7 +416,29 @@ class Cell:
         earlier = [[o.bytes_per_s for o in groups.get(f.session, [])
                     if o.status in USABLE_STATUSES and o.bytes_per_s is not None]
                    for f in self.history if f.when < self.shown.when]
-        return session_low(self.usable_values, earlier)
+        return session_low(self.usable_values, earlier, self.model_figure)
+
+    @cached_property
+    def model_figure(self) -> float | None:
+        """The CPU model's throughput for this cell on the shown session's core at its
+        measured clock (measure/cpumodel.py), None where it has none: the third thing a
+        session that sits low is set against (issue 31 item 4)."""
+        for o in self.current:
+            if o.core is None or o.clock_hz is None:
+                continue
+            if o.ia32cap:
+                words = ia32cap_expected_clear(o.ia32cap)
+                if words is None:  # a whole replacement vector: not the model's to size
+                    return None
+                masked = capabilities_of(words)
+            else:
+                masked = set()
+            found = model_bytes_per_s(
+                o.core, o.algorithm, evp=o.evp, decrypt=o.decrypt, masked=masked,
+                series=_series(o.version), asm=o.asm, engine=o.engine,
+                clock_hz=o.clock_hz) if not (o.aead or o.pts or o.processes > 1) else None
+            return found[0] if found else None
+        return None
 
     @property
     def below_best_values(self) -> int:
@@ -513,3 +562,10 @@ def copy_run(src: Path, dest: Path) -> list[str]:
                 shutil.copy2(f, dest / "raw" / f.name)
                 copied.append(f"raw/{f.name}")
     return copied
+
+
+def _series(version: str) -> tuple[int, int, int] | None:
+    try:
+        return Version.parse(version).series
+    except VersionError:
+        return None
