@@ -387,21 +387,12 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     runs: list[dict[str, Any]] = []
     seen: set[Path] = set()
     current = [o for g in groups for c in g.cells.values() for o in c.current]
-    for o in current:
-        if o.run_path in seen:
-            continue
-        seen.add(o.run_path)
-        rel = run_folder(o)
-        runs.append(_run_record(o.run_path, rel, copy_run(o.run_path, out / rel), o))
+    _copy_runs(out, current, runs, seen)
     session_rows = session_table(_one_per_run([*obs, *ops_obs]))
     numbers = {str(r["session"]): n for n, r in enumerate(session_rows, 1)}
     ops = write_ops(tree, out, ops_obs, selection=shown.selection, final=shown.final,
                     css=CSS, numbers=numbers, runs=shown.runs)
-    for op in ops.current:
-        if op.run_path not in seen:
-            seen.add(op.run_path)
-            rel = run_folder(op)
-            runs.append(_run_record(op.run_path, rel, copy_run(op.run_path, out / rel), op))
+    _copy_runs(out, ops.current, runs, seen)
     panel = quality(current, ops.current,
                     [x for x in left_out(shown.runs) if x.run_path in seen])
     # data
@@ -424,7 +415,132 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     changed = [r for g in groups for (m, a, b), c in g.cells.items()
                for r in change_rows(c.title, c.page, c.changes, MBPS.num)]
     changed += ops.changed
-    # charts
+    charts, paths = _draw_charts(out, groups, block)
+    # several CPUs' tables of one build side by side
+    comps = comparisons(groups)
+    side_views = []
+    for comp in comps:
+        p = out / "charts" / f"{comp.slug}-{block}.png"
+        drawn = cpus_chart(comp, block, p)
+        if drawn:
+            paths.append(p)
+        side_views.append(cpus_view(comp, block, [f"charts/{p.name}"] if drawn else []))
+    repros = _copy_reproductions(tree, out)
+    # profiles (invoke matrix profile): copied into profiles/, shown before reproductions
+    profiled = profview.profile_rows(tree.root, out), profview.comparison_rows(tree.root, out)
+    generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    report = {
+        "generated": generated, "results_tree": str(tree.root.resolve()), "block_size": block,
+        "selection": {"session": shown.selection.session,
+                      "since": shown.selection.since.isoformat()
+                      if shown.selection.since else None, "shows": chosen},
+        "change_rule": RULE,
+        "changes": [r["json"] for r in changed],
+        "sessions": session_rows,
+        "quality": panel.to_json(),
+        "method_tables": _method_tables_json(groups, block),
+        "cpus_side_by_side": _side_by_side_json(comps, block),
+        "history_columns": list(HISTORY_COLUMNS),
+        "cells": [{**row, **history_json(c.history, numbers)}
+                  for row, c in zip(rows, _cells_in_row_order(groups), strict=True)],
+        "ops_cells": ops.json_cells,
+        "charts": [f"charts/{p.name}" for p in paths],
+        "runs": runs,
+        "reproductions": [{"id": r["id"], "summary": r["data"].get("summary"),
+                           "side_by_side": r["text"]} for r in repros],
+        "profiles": {"cells": profiled[0], "comparisons": profiled[1]},
+    }
+    page = render_html(groups, block, charts, session_rows, repros, generated,
+                       tree.root.resolve(), panel, side_views, changed, chosen)
+    lib = write_library(tree, out, versions)
+    pts_rows, masked = ptsview.rows(tree), aeadview.checks(groups)
+    paired, scaled = pairedview.rows(shown.runs, block), scaling.views(obs, out / "charts")
+    page = _sections(page, ops.html + lib.html, profiled, pts_rows, masked, paired, scaled,
+                     block)
+    if paired:
+        report["paired"] = [r.as_dict() for r in paired]
+    if scaled:
+        report["scaling"] = scaled
+        paths += [out / str(v["chart"]) for v in scaled if v["chart"]]
+    # written once, whole: the paired rows too when no scaling view came (they were lost)
+    (out / "data" / "report.json").write_text(
+        json.dumps(report, default=str, separators=(",", ":")) + "\n", encoding="utf-8")
+    (out / "index.html").write_text(page, encoding="utf-8")
+    return ReportSummary(out, groups, block, [*paths, *ops.charts, *lib.charts],
+                         len(obs) + len(ops_obs) + lib.figures, len(repros), comps,
+                         ops.lines + lib.lines, ops.tables, panel,
+                         sessions=len(session_rows), changes=len(changed),
+                         library_tables=lib.tables,
+                         scaling_lines=[*pairedview.text(paired), *aeadview.text(masked),
+                                        *scaling.text(scaled),
+                                        *ptsview.text(pts_rows), *profview.text(*profiled)])
+
+
+def _sections(page: str, ops_and_library: str, profiled: tuple[list[dict[str, Any]], ...],
+              pts_rows: list[ptsview.PtsRow], masked: Sequence[aeadview.MaskCheck],
+              paired: Sequence[pairedview.PairedRow], scaled: Sequence[dict[str, Any]],
+              block: int) -> str:
+    """The page with the sections drawn apart from the main template put in their
+    places: public key, TLS and library, profiles and PTS before the reproductions; the
+    AEAD mask checks before the CPUs (or the sizes); paired ratios and scaling before the
+    sizes."""
+    page = _before(page, "repro", ops_and_library).replace(
+        '<a href="#repro">', '<a href="#ops">Public key &amp; TLS</a><a href="#library">'
+        'Library</a><a href="#repro">', 1)
+    if profiled[0] or profiled[1]:
+        page = _before(page, "repro", profview.html(*profiled))
+        page = page.replace('<a href="#repro">', '<a href="#profiles">Profiles</a>'
+                            '<a href="#repro">', 1)
+    if pts_rows:
+        page = _before(page, "repro", ptsview.html(pts_rows))
+    if masked:
+        page = _before(page, "cpus" if '<h2 id="cpus">' in page else "sizes",
+                       aeadview.html(masked))
+    if paired:
+        page = _before(page, "sizes", pairedview.html(paired, block))
+    if scaled:
+        page = _before(page, "sizes", scaling.html(scaled))
+    return page
+
+
+def _copy_runs(out: Path, figures: Iterable[Any], runs: list[dict[str, Any]],
+               seen: set[Path]) -> None:
+    """Copy the run of each figure (``run_path``) into the report folder once, its record
+    added to ``runs`` and its path to ``seen``."""
+    for o in figures:
+        if o.run_path in seen:
+            continue
+        seen.add(o.run_path)
+        rel = run_folder(o)
+        runs.append(_run_record(o.run_path, rel, copy_run(o.run_path, out / rel), o))
+
+
+def _method_tables_json(groups: Sequence[Group], block: int) -> list[dict[str, Any]]:
+    """report.json's method tables: each group's medians by method and algorithm."""
+    return [{
+        "title": g.key.title, "cpu": g.key.cpu, "version": g.key.version,
+        "arch": g.key.arch, "methods": g.method_rows(), "algorithms": g.algorithms,
+        "block_size": block,
+        "cells": {m: {a: (c.median if (c := g.cell(m, a, block)) else None)
+                      for a in g.algorithms} for m in g.method_rows()},
+    } for g in groups]
+
+
+def _side_by_side_json(comps: Sequence[Any], block: int) -> list[dict[str, Any]]:
+    """report.json's side-by-side tables: one build's medians on several CPUs."""
+    return [{
+        "title": comp.title, "cpus": comp.cpus, "block_size": block,
+        "methods": comp.methods(), "algorithms": comp.algorithms(),
+        "cells": {m: {a: {cpu: (x.median if (x := comp.cell(m, a, i, block)) else None)
+                          for i, cpu in enumerate(comp.cpus)}
+                      for a in comp.algorithms()} for m in comp.methods()},
+    } for comp in comps]
+
+
+def _draw_charts(out: Path, groups: Sequence[Group], block: int,
+                 ) -> tuple[dict[str, list[str]], list[Path]]:
+    """Each table's method chart and each algorithm's by-size chart, drawn into
+    ``out/charts``: the page's links by section, and the files drawn."""
     charts: dict[str, list[str]] = {}
     paths: list[Path] = []
     progress = log.ProgressLine("drawing charts", sum(1 + len(g.algorithms) for g in groups))
@@ -440,16 +556,12 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
                 charts.setdefault(f"sizes:{g.key.slug}", []).append(f"charts/{p.name}")
                 paths.append(p)
             progress.advance()
-    # several CPUs' tables of one build side by side
-    comps = comparisons(groups)
-    side_views = []
-    for comp in comps:
-        p = out / "charts" / f"{comp.slug}-{block}.png"
-        drawn = cpus_chart(comp, block, p)
-        if drawn:
-            paths.append(p)
-        side_views.append(cpus_view(comp, block, [f"charts/{p.name}"] if drawn else []))
-    # reproductions
+    return charts, paths
+
+
+def _copy_reproductions(tree: ResultsTree, out: Path) -> list[dict[str, Any]]:
+    """The latest reproduction of each spec, its text, verdicts and spec copied into
+    ``out/reproductions``: what the page's reproductions section shows."""
     repros: list[dict[str, Any]] = []
     for spec_id, folder, data in latest_reproductions(tree):
         dest = out / "reproductions" / f"{spec_id}-{folder.name}"
@@ -460,84 +572,12 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
         repros.append({"id": spec_id, "data": data,
                        "text": f"reproductions/{dest.name}/side-by-side.txt",
                        "json": f"reproductions/{dest.name}/verdicts.json"})
-    # profiles (invoke matrix profile): copied into profiles/, shown before reproductions
-    profiled = profview.profile_rows(tree.root, out), profview.comparison_rows(tree.root, out)
-    generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    report = {
-        "generated": generated, "results_tree": str(tree.root.resolve()), "block_size": block,
-        "selection": {"session": shown.selection.session,
-                      "since": shown.selection.since.isoformat()
-                      if shown.selection.since else None, "shows": chosen},
-        "change_rule": RULE,
-        "changes": [r["json"] for r in changed],
-        "sessions": session_rows,
-        "quality": panel.to_json(),
-        "method_tables": [{
-            "title": g.key.title, "cpu": g.key.cpu, "version": g.key.version,
-            "arch": g.key.arch, "methods": g.method_rows(), "algorithms": g.algorithms,
-            "block_size": block,
-            "cells": {m: {a: (c.median if (c := g.cell(m, a, block)) else None)
-                          for a in g.algorithms} for m in g.method_rows()},
-        } for g in groups],
-        "cpus_side_by_side": [{
-            "title": comp.title, "cpus": comp.cpus, "block_size": block,
-            "methods": comp.methods(), "algorithms": comp.algorithms(),
-            "cells": {m: {a: {cpu: (x.median if (x := comp.cell(m, a, i, block)) else None)
-                              for i, cpu in enumerate(comp.cpus)}
-                          for a in comp.algorithms()} for m in comp.methods()},
-        } for comp in comps],
-        "history_columns": list(HISTORY_COLUMNS),
-        "cells": [{**row, **history_json(c.history, numbers)}
-                  for row, c in zip(rows, _cells_in_row_order(groups), strict=True)],
-        "ops_cells": ops.json_cells,
-        "charts": [f"charts/{p.name}" for p in paths],
-        "runs": runs,
-        "reproductions": [{"id": r["id"], "summary": r["data"].get("summary"),
-                           "side_by_side": r["text"]} for r in repros],
-        "profiles": {"cells": profiled[0], "comparisons": profiled[1]},
-    }
-    (out / "data" / "report.json").write_text(json.dumps(report, default=str,
-                                                         separators=(",", ":")) + "\n",
-                                              encoding="utf-8")
-    page = render_html(groups, block, charts, session_rows, repros, generated,
-                       tree.root.resolve(), panel, side_views, changed, chosen)
-    lib = write_library(tree, out, versions)
-    page = page.replace('<h2 id="repro">', ops.html + lib.html + '<h2 id="repro">', 1).replace(
-        '<a href="#repro">', '<a href="#ops">Public key &amp; TLS</a><a href="#library">'
-        'Library</a><a href="#repro">', 1)
-    if profiled[0] or profiled[1]:
-        page = page.replace('<h2 id="repro">', profview.html(*profiled) + '<h2 id="repro">', 1)
-        page = page.replace('<a href="#repro">', '<a href="#profiles">Profiles</a>'
-                            '<a href="#repro">', 1)
-    pts_rows = ptsview.rows(tree)
-    if pts_rows:
-        page = page.replace('<h2 id="repro">', ptsview.html(pts_rows) + '<h2 id="repro">', 1)
-    masked = aeadview.checks(groups)
-    if masked:
-        page = page.replace('<h2 id="cpus">', aeadview.html(masked) + '<h2 id="cpus">', 1) \
-            if '<h2 id="cpus">' in page else \
-            page.replace('<h2 id="sizes">', aeadview.html(masked) + '<h2 id="sizes">', 1)
-    paired = pairedview.rows(shown.runs, block)
-    if paired:
-        page = page.replace('<h2 id="sizes">', pairedview.html(paired, block)
-                            + '<h2 id="sizes">', 1)
-        report["paired"] = [r.as_dict() for r in paired]
-    scaled = scaling.views(obs, out / "charts")
-    if scaled:
-        page = page.replace('<h2 id="sizes">', scaling.html(scaled) + '<h2 id="sizes">', 1)
-        report["scaling"] = scaled
-        (out / "data" / "report.json").write_text(
-            json.dumps(report, default=str, separators=(",", ":")) + "\n", encoding="utf-8")
-        paths += [out / str(v["chart"]) for v in scaled if v["chart"]]
-    (out / "index.html").write_text(page, encoding="utf-8")
-    return ReportSummary(out, groups, block, [*paths, *ops.charts, *lib.charts],
-                         len(obs) + len(ops_obs) + lib.figures, len(repros), comps,
-                         ops.lines + lib.lines, ops.tables, panel,
-                         sessions=len(session_rows), changes=len(changed),
-                         library_tables=lib.tables,
-                         scaling_lines=[*pairedview.text(paired), *aeadview.text(masked),
-                                        *scaling.text(scaled),
-                                        *ptsview.text(pts_rows), *profview.text(*profiled)])
+    return repros
+
+
+def _before(page: str, section: str, html: str) -> str:
+    """``html`` put in before the page's ``<h2 id="section">`` (once)."""
+    return page.replace(f'<h2 id="{section}">', html + f'<h2 id="{section}">', 1)
 
 
 def _one_per_run(obs: Iterable[Any]) -> list[Provenance]:
