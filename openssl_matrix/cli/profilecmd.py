@@ -24,12 +24,13 @@ from typing import Any
 
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import BuildError, ConfigError, UsageError
+from openssl_matrix.core.names import ALPHABET, clip, name_problem
 from openssl_matrix.engine.backend import Backend
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.images.harness import ensure_harness
 from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
-from openssl_matrix.matrix.model import Matrix, Suite, Variant
+from openssl_matrix.matrix.model import MAX_BYTES, MAX_SECONDS, Matrix, Suite, Variant
 from openssl_matrix.measure.perfrun import (
     Cell,
     ProfileRun,
@@ -49,13 +50,79 @@ from openssl_matrix.results.records import PROFILES_DIR
 DEFAULT_SECONDS = 3
 
 
-def _variant(m: Matrix, vid: str) -> Variant:
+#: the longest --cell text taken (the longest cell name is far shorter)
+MAX_CELL = 300
+
+
+def _name(flag: str, value: str, what: str, hint: str, *, given: str | None = None) -> str:
+    """A flag's name value (a variant id, suite or algorithm), stripped: refused, naming
+    the flag and what was given (``given``: the whole flag, when ``value`` is a part of
+    it; quoted, cut short), when it is empty or not a safe name."""
+    name = value.strip()
+    problem = "it is empty" if not name else name_problem(name)
+    if problem is not None:
+        part = "" if given is None else f"{clip(value)} "
+        problem = problem.removeprefix(clip(name)).strip()
+        raise UsageError(f"{flag} {clip(value if given is None else given)}: {part}is not "
+                         f"{what}: {problem}", hint=f"{hint}; names are {ALPHABET}")
+    return name
+
+
+def _cell_text(text: str) -> str:
+    """--cell's text: printable, not blank, not over :data:`MAX_CELL` characters."""
+    bad = sorted({c for c in text if not c.isprintable()})
+    problem = ("blank" if not text.strip() else f"longer than {MAX_CELL} characters"
+               if len(text) > MAX_CELL else f"contains {', '.join(clip(c) for c in bad[:5])}"
+               if bad else None)
+    if problem is not None:
+        raise UsageError(f"--cell {clip(text)}: {problem}",
+                         hint="name one cell of --suite as its figures are named, e.g. "
+                         "--suite pkey --cell rsa2048:sign (docs/profile.md)")
+    return text
+
+
+def _bounded(flag: str, value: int, high: int, what: str, example: str) -> int:
+    if not 1 <= value <= high:
+        raise UsageError(f"{flag}={clip(value)}: expected a whole number from 1 to {high} "
+                         f"({what})", hint=f"e.g. {example}")
+    return value
+
+
+def _names(only: str, compare: str) -> list[str]:
+    """The variant ids to profile: --only's one, or --compare's two different ones."""
+    hint = "`invoke matrix list --all` lists the variant ids"
+    if only and compare:
+        raise UsageError(f"--only {clip(only)} and --compare {clip(compare)}: give one",
+                         hint="--only VARIANT profiles one build, --compare A,B two")
+    if not compare:
+        if not only.strip():
+            raise UsageError("`invoke matrix profile` needs --only VARIANT (one variant) or "
+                             "--compare A,B", hint="e.g. --only 3.0.20-asm-x86_64 "
+                             "--algorithm sha256 --bytes 16 (docs/profile.md)")
+        return [_name("--only", only, "one variant id",
+                      hint + " (one id, no pattern; two builds: --compare A,B)")]
+    parts = compare.split(",")
+    if len(parts) != 2:
+        raise UsageError(f"--compare {clip(compare)}: takes two variants, A,B "
+                         f"(got {len(parts)} part{'s' if len(parts) != 1 else ''})",
+                         hint="e.g. --compare 3.0.20-asm-x86_64,3.0.20-no-asm-x86_64; one "
+                         "build: --only VARIANT")
+    a, b = (_name("--compare", p, "a variant id", hint + "; --compare takes A,B",
+                  given=compare) for p in parts)
+    if a == b:
+        raise UsageError(f"--compare {clip(compare)}: names {a} twice",
+                         hint="compare two different builds, e.g. --compare "
+                         "3.0.20-asm-x86_64,3.0.20-no-asm-x86_64; one build: --only VARIANT")
+    return [a, b]
+
+
+def _variant(m: Matrix, vid: str, flag: str) -> Variant:
     try:
         found = [v for v in m.select(vid, every=True) if v.id == vid]
     except ConfigError:
         found = []
     if not found:
-        raise UsageError(f"the matrix {m.path} declares no variant {vid}",
+        raise UsageError(f"{flag} {clip(vid)}: the matrix {m.path} declares no such variant",
                          hint="`invoke matrix list --all` lists them; give one id, no pattern")
     return found[0]
 
@@ -101,7 +168,7 @@ def _profile_one(root: Path, backend: Backend, m: Matrix, vid: str, cell: Cell,
                  ) -> tuple[ProfileRun, dict[str, Any], Path]:
     """Profile one variant: the image builds and the run each under the engine's host lock
     (a build step, then a measurement: no bench of this tool measures beside either)."""
-    v = _variant(m, vid)
+    v = _variant(m, vid, "--only")
     tag = _image(root, backend, vid)
     lock = HostLock(engine_key(engine_info)) if engine_info.get("id") else None
     building = lock.building(f"profile image of {vid}", say=log.info) if lock else None
@@ -132,9 +199,9 @@ def _summary(meta: dict[str, Any], folder: Path) -> str:
 def _suite(m: Matrix, name: str) -> Suite:
     found = [s for s in m.suites if s.name == name]
     if not found:
-        raise UsageError(f"the matrix {m.path} has no suite {name!r}",
-                         hint="its suites: " + ", ".join(f"{s.name} ({s.kind})"
-                                                         for s in m.suites))
+        raise UsageError(f"--suite {clip(name)}: the matrix {m.path} has no such suite",
+                         hint="give one of its suites: " + ", ".join(
+                             f"{s.name} ({s.kind or 'speed'})" for s in m.suites))
     return found[0]
 
 
@@ -159,20 +226,28 @@ def _form(algorithm: str, bytes: int, suite: str, cell: str) -> None:
 def cmd_profile(*, target: str, matrix: str, results: str, only: str, algorithm: str,
                 bytes: int, suite: str, cell: str, seconds: int, compare: str, json: bool,
                 engine: Callable[[str | None, bool], Backend]) -> int:
-    names = [p.strip() for p in (compare or only).split(",") if p.strip()]
-    if compare and len(names) != 2:
-        raise UsageError("--compare takes two variants: --compare A,B")
-    if not compare and len(names) != 1:
-        raise UsageError("`invoke matrix profile` needs --only VARIANT (one variant) or "
-                         "--compare A,B", hint="e.g. --only 3.0.20-asm-x86_64 --algorithm "
-                         "sha256 --bytes 16 (docs/profile.md)")
+    names = _names(only, compare)
     _form(algorithm, bytes, suite, cell)
+    flag = "--compare" if compare else "--only"
+    if seconds:
+        _bounded("--seconds", seconds, MAX_SECONDS, "the matrix's bound on a suite's "
+                 "seconds", "--seconds=3, or leave --seconds out for the default")
     m = load_matrix(matrix or "matrix.yaml", default_urls=default_urls)
     root = Path(results or "results")
-    picked = _suite(m, suite.strip()) if suite else None
-    speed = None if picked else SpeedCell(algorithm.strip(), bytes, seconds or DEFAULT_SECONDS)
+    picked = _suite(m, _name("--suite", suite, "a suite name", "give a suite of the "
+                             "matrix by name")) if suite else None
+    speed = None
+    if picked is None:
+        speed = SpeedCell(_name("--algorithm", algorithm, "a speed algorithm",
+                                "give one as `openssl speed -evp` takes it, e.g. sha256"),
+                          _bounded("--bytes", bytes, MAX_BYTES,
+                                   "the matrix's bound on a suite's block size",
+                                   "--bytes=16"),
+                          seconds or DEFAULT_SECONDS)
+    else:
+        _cell_text(cell)
     # an unknown variant, suite or cell is refused before the engine is reached
-    cells = [_cell(_variant(m, vid), picked, cell, speed, seconds) for vid in names]
+    cells = [_cell(_variant(m, vid, flag), picked, cell, speed, seconds) for vid in names]
     backend = engine(None, False)
     info = backend.engine_info()
     done = [_profile_one(root, backend, m, vid, c, picked, info)

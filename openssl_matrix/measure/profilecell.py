@@ -20,13 +20,16 @@ ns per operation is per real operation, handshake or decoded key.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from openssl_matrix.core.errors import BenchError, UsageError
+from openssl_matrix.core.names import clip
 from openssl_matrix.engine.backend import Backend, RunResult
 from openssl_matrix.matrix.libvocab import OPERATIONS, LibraryOptions, expand
-from openssl_matrix.matrix.model import Suite
+from openssl_matrix.matrix.model import MAX_BYTES, Suite
 from openssl_matrix.matrix.pkey import ALGORITHMS
+from openssl_matrix.matrix.suitekinds import MAX_THREADS
 from openssl_matrix.matrix.tlsvocab import OPERATION, PROTOCOLS, TlsOptions
 from openssl_matrix.measure import hostacct, library, tls
 from openssl_matrix.measure.invocation import Invocation
@@ -51,9 +54,17 @@ _MODE_OF = {op: mode for mode, op in OPERATION.items()}
 
 def _refuse(suite: Suite, text: str, why: str) -> UsageError:
     shown = cells_of(suite)
-    return UsageError(f"suite {suite.name} ({suite.kind or 'speed'}) has no cell {text!r}: "
-                      f"{why}", hint="its cells: " + ", ".join(shown[:40])
-                      + (" …" if len(shown) > 40 else ""))
+    return UsageError(f"--cell {clip(text)}: suite {suite.name} ({suite.kind or 'speed'}) "
+                      f"has no such cell: {why}", hint="give one of its cells: "
+                      + ", ".join(shown[:40]) + (" …" if len(shown) > 40 else ""))
+
+
+def _count(text: str, low: int, high: int) -> int | None:
+    """``text`` as a whole number of ASCII digits within [low, high]; else None."""
+    if not re.fullmatch(r"[0-9]{1,9}", text):
+        return None
+    value = int(text)
+    return value if low <= value <= high else None
 
 
 def cells_of(suite: Suite) -> list[str]:
@@ -76,7 +87,16 @@ def cells_of(suite: Suite) -> list[str]:
     return []
 
 
-def _one(found: list[Invocation], notes: list[str], what: str, version: str) -> Invocation:
+def _one(found: list[Invocation], notes: list[str], what: str, version: str,
+         suite: Suite, text: str) -> Invocation:
+    if len(found) > 1:  # the text names several runs of the suite (one per mask)
+        raise UsageError(f"--cell {clip(text)}: matches {len(found)} runs of suite "
+                         f"{suite.name} on {version} ("
+                         + ", ".join(clip(i.name, 60) for i in found[:6])
+                         + "): a profile is one run",
+                         hint="profile a suite that runs the cell once (one mask): add "
+                         "such a suite to the matrix, or use --algorithm/--bytes for a "
+                         "speed cell")
     if len(found) != 1:
         raise BenchError(f"{what} is not one run on {version}: "
                          + ("; ".join(notes) or f"{len(found)} invocations"))
@@ -92,9 +112,11 @@ def resolve(suite: Suite, text: str, version: str, configure: tuple[str, ...],
         raise UsageError(f"suite {suite.name} is a {kind} suite: profile takes "
                          + ", ".join(KINDS) + " suites")
     if kind == "speed":
-        if len(parts) != 2 or not parts[1].isdigit() or parts[0] not in suite.algorithms:
-            raise _refuse(suite, text, "a speed cell is ALGORITHM:BYTES of its algorithms")
-        speed = SpeedCell(parts[0], int(parts[1]), seconds or suite.seconds or 3)
+        size = _count(parts[1], 1, MAX_BYTES) if len(parts) == 2 else None
+        if len(parts) != 2 or size is None or parts[0] not in suite.algorithms:
+            raise _refuse(suite, text, "a speed cell is ALGORITHM:BYTES of its algorithms, "
+                          f"BYTES a whole number from 1 to {MAX_BYTES}")
+        speed = SpeedCell(parts[0], size, seconds or suite.seconds or 3)
         return replace(speed.cell(version), suite=suite.name)
     if kind == "pkey":
         return _pkey(suite, parts, text, version, configure, seconds)
@@ -114,7 +136,7 @@ def _pkey(suite: Suite, parts: list[str], text: str, version: str,
     secs = seconds or suite.seconds or 3
     found, notes = speed_invocations(version, replace(suite, algorithms=(name,),
                                                       seconds=secs, multi=()), configure)
-    inv = _one(found, notes, f"{name} {parts[1]}", version)
+    inv = _one(found, notes, f"{name} {parts[1]}", version, suite, text)
     return Cell("pkey", suite.name, f"{name}:{parts[1]}", f"{suite.name}-{name}-{parts[1]}",
                 inv, secs, operation=parts[1], algorithm=name)
 
@@ -131,7 +153,7 @@ def _tls(suite: Suite, parts: list[str], text: str, version: str,
     narrowed = replace(suite, algorithms=(key,), seconds=secs,
                        tls=TlsOptions((proto,), (_MODE_OF[parts[1]],), (pin,), secs))
     found, notes = tls_invocations(version, narrowed, configure)
-    inv = _one(found, notes, f"{parts[0]} {parts[1]}", version)
+    inv = _one(found, notes, f"{parts[0]} {parts[1]}", version, suite, text)
     return Cell("tls", suite.name, f"{parts[0]}:{parts[1]}:{pin}",
                 f"{suite.name}-{parts[0]}-{parts[1]}-{pin}", inv, secs,
                 operation=parts[1], algorithm=parts[0],
@@ -143,15 +165,18 @@ def _library(suite: Suite, parts: list[str], text: str, version: str,
     threads = (suite.library or LibraryOptions()).threads or (1,)
     op = parts[0]
     t = parts[1].removeprefix("t") if len(parts) > 1 else str(threads[0])
+    count = _count(t, 1, MAX_THREADS)
     if len(parts) > 2 or op not in expand(suite.algorithms) or op not in OPERATIONS \
-            or OPERATIONS[op].family == "memory" or not t.isdigit() or int(t) < 1:
+            or OPERATIONS[op].family == "memory" or count is None:
         raise _refuse(suite, text, "a library cell is OPERATION[:tTHREADS], a timed "
-                      "operation of the suite (memory is counted, not timed)")
+                      "operation of the suite (memory is counted, not timed), THREADS "
+                      f"from 1 to {MAX_THREADS}")
+    t = str(count)
     secs = seconds or suite.seconds or library.DEFAULT_SECONDS
     narrowed = replace(suite, algorithms=(op,), seconds=secs,
                        library=LibraryOptions(threads=(int(t),)))
     found, notes = library.library_invocations(version, narrowed, int(t))
-    inv = _one(found, notes, f"{op} at {t} thread(s)", version)
+    inv = _one(found, notes, f"{op} at {t} thread(s)", version, suite, text)
     return Cell("library", suite.name, f"{op}:t{t}", f"{suite.name}-{op}-t{t}", inv, secs,
                 operation=op, algorithm=op, threads=int(t))
 

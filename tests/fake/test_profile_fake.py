@@ -162,7 +162,7 @@ def test_refusals(tmp_path: Path, fake_matrix: Path) -> None:
         run(backend, fake_matrix, root, compare="3.0.20-asm-x86_64")
     with pytest.raises(UsageError, match="--algorithm"):
         run(backend, fake_matrix, root, only="3.0.20-asm-x86_64", algorithm="")
-    with pytest.raises(UsageError, match="declares no variant"):
+    with pytest.raises(UsageError, match=r"--only '9\.9\.9-asm-x86_64': .* declares no such"):
         run(backend, fake_matrix, root, only="9.9.9-asm-x86_64")
     backend.images = {k: v for k, v in backend.images.items() if "3.0.20" not in k}
     with pytest.raises(BuildError, match="not built"):
