@@ -71,7 +71,7 @@ def test_aead_suite_at_one_and_two_processes(setup: tuple[Path, ResultsTree]) ->
         for f in figs.values():
             assert f["path"] == "aead" and f["block_size"] == 16384
             assert f["bytes_per_s"] > 1e8  # AES-NI / AVX2 code: well above 100 MB/s
-            assert f["status"] in ("ok", *guards.DISTURBED)
+            assert f["status"] in ("ok", guards.TIME_BASIS, *guards.DISTURBED)
         meta = json.loads((Path(str(o.run_dir)) / "meta.json").read_text())
         assert meta["topology"]["cpus"] == (os.cpu_count() or 2)
         for inv in meta["invocations"]:
@@ -90,7 +90,8 @@ def test_aead_suite_at_one_and_two_processes(setup: tuple[Path, ResultsTree]) ->
                         and f.get("invocation") == inv["name"] for f in o.findings)
             want = {guards.CONTENDED} if reasons or lagging else \
                 ({guards.SHARED_CORE} if probe else {"ok"})
-            assert status == want, inv
+            # (time-basis: not contended, but user over elapsed below 0.90: cell.py's rule)
+            assert status == want or (want == {"ok"} and status == {guards.TIME_BASIS}), inv
         if o.variant.startswith("3.0.20"):
             assert any("streams ChaCha20-Poly1305" in w for w in o.warnings)
 

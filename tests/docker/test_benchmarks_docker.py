@@ -37,7 +37,7 @@ def test_quick_benchmark_runs_for_real(tmp_path: Path) -> None:
     # even on a busy machine, and AES-NI-fast (> 300 MB/s) where the CPU has it
     assert 0.25 < fid["ratio_of_medians"] < 4
     if "aes" in data["machine"]["cpu_flags_of_interest"]:
-        assert min(fid["host_bytes_per_s"]) > 3e8, fid
+        assert max(fid["host_bytes_per_s"]) > 3e8, fid  # the best of 3: noise only slows
     noop = data["noop"]
     assert noop["api_build_calls"] == 0 and noop["api_container_runs"] == 0
     assert noop["image_ids_unchanged"] is True

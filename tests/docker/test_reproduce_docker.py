@@ -61,7 +61,9 @@ def test_reproduce_ivy_bridge_blog_then_report(tmp_path: Path) -> None:
     assert big["reference_ratio"] == pytest.approx(1.9587, abs=1e-3)
     # pairs: runs where both sides have a usable figure, at most the fewer side's runs
     # (rounds, follow-ups and extra rounds for an inconclusive claim: the host's noise)
-    assert big["our_ratio"] > 1.5 and 1 <= big["pairs"] <= min(runs.values()), (big, runs)
+    # (the claim's own two measurements: the legacy pair is another suite, its runs apart)
+    assert big["our_ratio"] > 1.5 and \
+        1 <= big["pairs"] <= min(runs["evp-aesni"], runs["evp-masked"]), (big, runs)
     # "about twice": a verdict with our numbers, whichever it is on this CPU. Its size is
     # the CPU's (issue 16): on another core it is judged against the CPU model, and the
     # verdict explains our ratio from it (here, a Zen: about 4x predicted)
@@ -84,9 +86,12 @@ def test_reproduce_ivy_bridge_blog_then_report(tmp_path: Path) -> None:
         assert twice["verdict"] in ("reproduced", "not reproduced", "inconclusive")
     # without -evp the mask changes nothing: the low-level AES never uses AES-NI
     legacy = claims["no-evp-no-difference"]
-    assert legacy["verdict"] in ("reproduced", "not reproduced", "inconclusive")
-    # (one pair slowed 30 % by a neighbour still falls inside; the EVP gap is 3-4x)
-    assert 0.6 < legacy["blocks"][0]["our_ratio"] < 1 / 0.6, legacy
+    if legacy["verdict"] == "not testable here":  # steal flagged every legacy figure
+        assert "no usable figure" in legacy["reason"], legacy
+    else:
+        assert legacy["verdict"] in ("reproduced", "not reproduced", "inconclusive")
+        # (one pair slowed 40 % by a neighbour still falls inside; the EVP gap is 3-4x)
+        assert 0.5 < legacy["blocks"][0]["our_ratio"] < 2, legacy
 
     m = data["measurements"]["evp-aesni"]
     # three planned rounds, and extra ones where an interval straddled its threshold; a
