@@ -108,6 +108,16 @@ def series(version: str) -> tuple[int, int, int]:
     return Version.parse(version).series
 
 
+def series_or_none(version: str | None) -> tuple[int, int, int] | None:
+    """:func:`series`, or None for text that is not a release (``?``, empty, None)."""
+    if not version:
+        return None
+    try:
+        return series(version)
+    except VersionError:
+        return None
+
+
 def sort_key(text: str) -> tuple[int, tuple[object, ...]]:
     """Sort key for any version text: release numbers in release order, after text that
     is not one (``?``, ``unknown``), which sorts by itself."""

@@ -315,15 +315,14 @@ def core_of_cpu(vendor: str | None, family: int | None, model: int | None,
 def model_bytes_per_s(core: Core | None, algorithm: str, *, evp: bool, decrypt: bool,
                       masked: Iterable[str], series: tuple[int, int, int] | None,
                       asm: bool, engine: str | None, clock_hz: float | None,
-                      ) -> tuple[float, str] | None:
+                      ) -> float | None:
     """The CPU model's throughput for a cell on ``core`` at the run's clock (bytes per
-    second, and how it was found), or None where the model has no figure for the cell's
-    code path (or the core or the clock is unknown)."""
+    second), or None where the model has no figure for the cell's code path (or the core
+    or the clock is unknown)."""
     if core is None or clock_hz is None or not clock_hz > 0:
         return None
     cost = path_cost(core, algorithm, evp=evp, decrypt=decrypt, masked=masked,
                      series=series, asm=asm, engine=engine)
     if isinstance(cost, str) or not cost.cpb > 0:
         return None
-    return clock_hz / cost.cpb, (f"{cost.formula} on {core.label} at "
-                                 f"{clock_hz / 1e9:.2f} GHz")
+    return clock_hz / cost.cpb

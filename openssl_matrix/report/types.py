@@ -24,7 +24,7 @@ from openssl_matrix.core.names import fold
 from openssl_matrix.core.stats import Estimate, estimate
 from openssl_matrix.core.statuses import USABLE_STATUSES
 from openssl_matrix.core.units import MBPS
-from openssl_matrix.core.version import Version, VersionError
+from openssl_matrix.core.version import series_or_none
 from openssl_matrix.core.version import sort_key as version_sort_key
 from openssl_matrix.matrix.isa import (
     IA32CAP_BITS,
@@ -435,9 +435,9 @@ class Cell:
                 masked = set()
             found = model_bytes_per_s(
                 o.core, o.algorithm, evp=o.evp, decrypt=o.decrypt, masked=masked,
-                series=_series(o.version), asm=o.asm, engine=o.engine,
+                series=series_or_none(o.version), asm=o.asm, engine=o.engine,
                 clock_hz=o.clock_hz) if not (o.aead or o.pts or o.processes > 1) else None
-            return found[0] if found else None
+            return found
         return None
 
     @property
@@ -563,9 +563,3 @@ def copy_run(src: Path, dest: Path) -> list[str]:
                 copied.append(f"raw/{f.name}")
     return copied
 
-
-def _series(version: str) -> tuple[int, int, int] | None:
-    try:
-        return Version.parse(version).series
-    except VersionError:
-        return None

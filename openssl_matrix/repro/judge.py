@@ -13,7 +13,7 @@ from typing import Any
 
 from openssl_matrix.core.stats import estimate
 from openssl_matrix.core.statuses import USABLE_STATUSES
-from openssl_matrix.core.version import Version, VersionError
+from openssl_matrix.core.version import series_or_none
 from openssl_matrix.matrix.isa import IA32CAP_BITS, capabilities_of, ia32cap_expected_clear
 from openssl_matrix.matrix.pkey import ALGORITHMS as PK_ALGORITHMS
 from openssl_matrix.measure.cpumodel import (
@@ -520,19 +520,10 @@ def masked_capabilities(m: Measurement) -> set[str]:
     return set()
 
 
-def _series(version: str | None) -> tuple[int, int, int] | None:
-    if not version:
-        return None
-    try:
-        return Version.parse(version).series
-    except VersionError:
-        return None
-
-
 def _cost(spec: ReportSpec, name: str, core: Core, version: str | None) -> PathCost | str:
     m = spec.measurements[name]
     return path_cost(core, m.algorithm, evp=m.evp, decrypt=m.decrypt,
-                     masked=masked_capabilities(m), series=_series(version),
+                     masked=masked_capabilities(m), series=series_or_none(version),
                      asm=spec.builds[m.build].asm, engine=m.engine)
 
 
