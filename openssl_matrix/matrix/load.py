@@ -75,7 +75,7 @@ PROFILE_KEYS = ("description", "vendor", "model", "flags", "lacks", "clock_ghz",
                 "cpuset", "docker_host")
 SUITE_KEYS = ("description", "algorithms", "evp", "decrypt", "engine", "provider", "multi",
               "seconds", "bytes", "masks", "repeat", "noise_threshold", "devices", "kind",
-              "protocols", "modes", "pinning", "threads")
+              "protocols", "modes", "pinning", "threads", "interleave")
 SUITE_KINDS = ("speed", "aead", "pkey", "tls", "pts", "library")
 DEVICE = re.compile(r"^/dev/[A-Za-z0-9_][A-Za-z0-9_./-]*\Z")
 MASK_KEYS = ("name", "ia32cap", "disable")
@@ -600,8 +600,13 @@ def _load_suites(ctx: CheckContext, value: Any) -> tuple[Suite, ...]:
             multi = multi or (0,)
             repeat = repeat if "repeat" in entry else PTS_TIMES
             noise = noise if "noise_threshold" in entry else PTS_RSD
+        interleave = ctx.posint(entry.get("interleave"), f"{kp}.interleave", maximum=60)
+        if interleave and (kind != "speed" or not evp):
+            raise ctx.fail(f"{kp}.interleave", "interleaved comparisons are for a speed "
+                           "suite through EVP (kind: speed, evp: true or both): remove "
+                           "'interleave' here")
         out.append(Suite(
-            name=name, kind=kind, tls=tls, library=library,
+            name=name, kind=kind, tls=tls, library=library, interleave=interleave or 0,
             description=ctx.string(entry.get("description", ""), f"{kp}.description"),
             algorithms=algorithms,
             evp=evp,

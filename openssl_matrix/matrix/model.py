@@ -128,6 +128,9 @@ class Suite:
     """Protocols, modes and pinnings of a ``tls`` suite."""
     library: LibraryOptions | None = None
     """Thread counts of a ``library`` suite (the harness, see measure/library.py)."""
+    interleave: int = 0
+    """Seconds per algorithm of the interleaved comparisons after the rounds (a speed
+    suite through EVP; 0: none; see measure/pairrun.py)."""
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -147,6 +150,7 @@ class Suite:
             "seconds": self.seconds, "bytes": self.bytes,
             "repeat": self.repeat, "noise_threshold": self.noise_threshold,
             "devices": list(self.devices), "kind": self.kind,
+            **({"interleave": self.interleave} if self.interleave else {}),
             **({"tls": self.tls.describe()} if self.tls is not None else {}),
             **({"library": self.library.describe()} if self.library is not None else {}),
             "masks": [{"name": m.name, "ia32cap": m.ia32cap, "disable": list(m.disable)}

@@ -79,7 +79,7 @@ def _mask_of(invocation: str) -> tuple[str, str]:
     return (mask, rest) if sep else ("", invocation)
 
 
-def _variant_parts(variant: str) -> tuple[str, str, str] | None:
+def variant_parts(variant: str) -> tuple[str, str, str] | None:
     m = _VARIANT.match(variant)
     return None if m is None else (m["version"], m["build"], m["rest"] or "")
 
@@ -105,7 +105,7 @@ def comparisons(samples: Mapping[tuple[str, str, str, int], Mapping[int, float]]
             native = (variant, f"native--{algorithm}", algorithm, block)
             if native in by_cell:
                 add("mask/native", key, native, f"{variant} {mask}", f"{variant} native")
-        parts = _variant_parts(variant)
+        parts = variant_parts(variant)
         if parts is None or (mask and mask != "native"):
             continue
         version, build, rest = parts
@@ -114,15 +114,15 @@ def comparisons(samples: Mapping[tuple[str, str, str, int], Mapping[int, float]]
             if other in by_cell:
                 add("asm/no-asm", key, other, variant, other[0])
         for okey in sorted(by_cell):
-            oparts = _variant_parts(okey[0])
+            oparts = variant_parts(okey[0])
             if okey[1:] != key[1:] or oparts is None or oparts[1:] != (build, rest):
                 continue
-            if _newer(version, oparts[0]):
+            if newer(version, oparts[0]):
                 add("release", key, okey, variant, okey[0])
     return out
 
 
-def _newer(a: str, b: str) -> bool:
+def newer(a: str, b: str) -> bool:
     va, vb = Version.find(a), Version.find(b)
     if va is None or vb is None:
         return False

@@ -53,6 +53,7 @@ from openssl_matrix.measure.cell import (
 )
 from openssl_matrix.measure.guards import SHARED_CORE, spread
 from openssl_matrix.measure.hostinfo import CpuInfo, parse_cpuinfo, profile_mismatches
+from openssl_matrix.measure.pairrun import interleave_session
 from openssl_matrix.measure.robust import (
     LOW_TOLERANCE,
     PAIRED_ATTEMPTS,
@@ -237,6 +238,8 @@ class Bencher:
         # then reported once, naming them all, not once per suite (``_say_unbuilt``).
         self.suites = tuple(suites)
         self._told_unbuilt: set[str] = set()
+        #: the last bench's interleaved comparisons (pairrun.py), for the summary
+        self.interleaved: list[dict[str, Any]] = []
 
     def image_for(self, variant: Variant) -> tuple[str, dict[str, Any]]:
         """The built image of a variant and its build record.
@@ -407,6 +410,8 @@ class Bencher:
                 run_outcomes.append(self._run_cell(journal, cell))
             run_outcomes += self._follow_up(journal, ctx, ready, images, suite, rounds,
                                             series, run_outcomes, widen=repeat is None)
+            self.interleaved = interleave_session(ctx, ready, images, suite,
+                                                  self.matrix.path.parent / WORK)
         except (DockerUnavailable, KeyboardInterrupt):
             kept = sum(o.status in FINISHED for o in run_outcomes)
             log.error(f"bench stopped: {kept} run(s) of this session are finished and kept "

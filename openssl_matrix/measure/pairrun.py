@@ -1,0 +1,205 @@
+"""A bench session's interleaved comparisons: which pairs, run in the harness, filed.
+
+After a speed suite with ``interleave: SECONDS`` has run its rounds, every comparison
+the paired tables make of it (paired.py: a mask against native, asm against no-asm, a
+newer release against an older one with the same build options and mask) is measured
+once more the interleaved way (interleave.py): both sides in one process, alternating
+5-ms windows, SECONDS per algorithm at the suite's block size (8192 bytes where it names
+none), one container per pair. Each pair is filed under ``_interleaved/`` (results/
+interleaved.py) with the harness's raw output; a resumed session measures only the
+pairs it has not filed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from openssl_matrix.core import log
+from openssl_matrix.core.errors import BuildError
+from openssl_matrix.images.pairimage import BINARY, ensure_pair_image, library_path, refusal
+from openssl_matrix.matrix.model import Mask, Suite, Variant
+from openssl_matrix.measure.interleave import SECONDS, WINDOW_MS, estimate, parse_output
+from openssl_matrix.measure.paired import newer, variant_parts
+from openssl_matrix.measure.speedcmd import mask_value
+from openssl_matrix.results.interleaved import file_pair, filed_pairs
+
+#: Block size when the suite names none.
+DEFAULT_BYTES = 8192
+
+
+@dataclass(frozen=True)
+class Side:
+    variant: Variant
+    mask: str  #: the suite's mask name ("native" for none)
+    ia32cap: str | None
+
+    @property
+    def name(self) -> str:
+        return f"{self.variant.id}--{self.mask}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.variant.id} {self.mask}"
+
+
+@dataclass(frozen=True)
+class PairPlan:
+    """``top`` over ``bottom``: the harness's side B over its side A."""
+
+    kind: str  #: "mask/native", "asm/no-asm" or "release"
+    top: Side
+    bottom: Side
+
+    @property
+    def name(self) -> str:
+        return f"{self.bottom.name}--vs--{self.top.name}"
+
+
+def _sides(variant: Variant, masks: Sequence[Mask]) -> tuple[list[Side], list[str]]:
+    out = [Side(variant, "native", None)]
+    notes: list[str] = []
+    for m in masks:
+        if m.name == "native":
+            continue
+        value, why = mask_value(m, variant.version.version)
+        if value is None:
+            notes += [f"{variant.id} {m.name}: {w}" for w in why] or [
+                f"{variant.id} {m.name}: no OPENSSL_ia32cap value: not compared"]
+            continue
+        out.append(Side(variant, m.name, value))
+    return out, notes
+
+
+def plan_pairs(variants: Sequence[Variant], suite: Suite) -> tuple[list[PairPlan], list[str]]:
+    """Every pair the suite's comparisons need among ``variants``, and what was left out."""
+    notes: list[str] = []
+    usable: list[Variant] = []
+    for v in variants:
+        why = refusal(v)
+        if why is None:
+            usable.append(v)
+        else:
+            notes.append(f"not compared interleaved: {why}")
+    sides: dict[str, list[Side]] = {}
+    for v in usable:
+        sides[v.id], more = _sides(v, suite.masks)
+        notes += more
+    pairs: list[PairPlan] = []
+    for v in usable:
+        native = sides[v.id][0]
+        pairs += [PairPlan("mask/native", s, native) for s in sides[v.id][1:]]
+    for v in usable:
+        parts = variant_parts(v.id)
+        if parts is None:
+            continue
+        version, build, rest = parts
+        for o in usable:
+            oparts = variant_parts(o.id)
+            if o is v or oparts is None:
+                continue
+            kind = ""
+            if build == "asm" and oparts == (version, "no-asm", rest):
+                kind = "asm/no-asm"
+            elif oparts[1:] == (build, rest) and newer(version, oparts[0]):
+                kind = "release"
+            if not kind:
+                continue
+            theirs = {s.mask: s for s in sides[o.id]}
+            pairs += [PairPlan(kind, s, theirs[s.mask]) for s in sides[v.id]
+                      if s.mask in theirs]
+    return pairs, notes
+
+
+def command(pair: PairPlan, suite: Suite, algorithms: Sequence[str]) -> list[str]:
+    cmd = [BINARY, "--a", library_path(pair.bottom.variant),
+           "--b", library_path(pair.top.variant)]
+    for flag, side in (("--a-cap", pair.bottom), ("--b-cap", pair.top)):
+        if side.ia32cap is not None:
+            cmd += [flag, side.ia32cap]
+    cmd += ["--bytes", str(suite.bytes or DEFAULT_BYTES), "--window-ms", str(WINDOW_MS),
+            "--seconds", str(suite.interleave or SECONDS), *algorithms]
+    return cmd
+
+
+def record_of(pair: PairPlan, cmd: Sequence[str], text: str, exit_code: int,
+              started: str, seconds: float) -> dict[str, Any]:
+    """The filed record: both sides, the command, and each algorithm's estimate."""
+    out = parse_output(text)
+    rows: list[dict[str, Any]] = []
+    for run in out.runs:
+        est = estimate(run)
+        rows.append({"algorithm": run.algorithm, "block_size": run.block,
+                     "direction": run.direction, "window_ms": run.window_ms,
+                     "seconds": run.seconds, "windows": len(run.windows),
+                     **({} if est is None else est.as_dict())})
+    return {"kind": pair.kind, "numerator": pair.top.label, "denominator": pair.bottom.label,
+            "top": {"variant": pair.top.variant.id, "mask": pair.top.mask,
+                    "ia32cap": pair.top.ia32cap, "version": out.versions.get(1)},
+            "bottom": {"variant": pair.bottom.variant.id, "mask": pair.bottom.mask,
+                       "ia32cap": pair.bottom.ia32cap, "version": out.versions.get(0)},
+            "command": list(cmd), "exit_code": exit_code, "started": started,
+            "seconds": round(seconds, 3), "errors": out.errors, "algorithms": rows,
+            "method": "interleaved A B B A windows, median of block ratios (order-statistic "
+                      "95 % interval); blocks with a preempted window left out"}
+
+
+def interleave_session(ctx: Any, variants: Sequence[Variant], images: Mapping[str, Any],
+                       suite: Suite, workdir: Path) -> list[dict[str, Any]]:
+    """Measure and file every pair of the session not filed yet; the session's records.
+
+    ``ctx``: the bench's RunContext (backend, tree, cpu_name, session, limits);
+    ``images``: variant id → (image tag, build record) of the variants that ran;
+    ``workdir``: where the harness image's build context is written.
+    """
+    if not suite.interleave or suite.kind != "speed" or not suite.evp:
+        return []
+    ready = [v for v in variants if v.id in images]
+    pairs, notes = plan_pairs(ready, suite)
+    for n in notes:
+        log.info(f"  interleaved: {n}")
+    if not pairs:
+        return []
+    root: Path = ctx.tree.root
+    done = filed_pairs(root, ctx.cpu_name, ctx.session)
+    todo = [p for p in pairs if p.name not in done]
+    if todo:
+        used = sorted({v.id: v for p in todo for v in (p.top.variant, p.bottom.variant)}
+                      .values(), key=lambda v: v.id)
+        try:
+            image = ensure_pair_image(ctx.backend, [(v, images[v.id][0]) for v in used],
+                                      root / "_builds", workdir)
+        except BuildError as exc:
+            log.warn(f"interleaved comparisons skipped: {exc.message} (hint: {exc.hint})")
+            return list(done.values())
+        algorithms = list(suite.algorithms)
+        log.info(f"interleaved comparisons: {len(todo)} pair(s), {len(algorithms)} "
+                 f"algorithm(s), {suite.interleave} s each in {WINDOW_MS}-ms windows")
+        for i, pair in enumerate(todo, 1):
+            cmd = command(pair, suite, algorithms)
+            t0 = time.monotonic()
+            res = ctx.backend.run(image.tag, cmd, env={},
+                                  limits=ctx.limits(600, suite))
+            rec = record_of(pair, cmd, res.stdout, res.exit_code, res.started,
+                            time.monotonic() - t0)
+            if res.exit_code != 0:
+                rec["errors"] = [*rec["errors"], f"exit {res.exit_code}: "
+                                 f"{res.stderr.strip()[-400:]}"]
+            file_pair(root, ctx.cpu_name, ctx.session, pair.name, rec,
+                      res.stdout + ("\n# stderr\n" + res.stderr if res.stderr else ""))
+            done[pair.name] = rec
+            log.info(f"    [{i}/{len(todo)}] {pair.top.label} / {pair.bottom.label}: "
+                     + ", ".join(_short(r) for r in rec["algorithms"]))
+    return [done[p.name] for p in pairs if p.name in done]
+
+
+def _short(row: Mapping[str, Any]) -> str:
+    ratio, lo, hi = row.get("ratio"), row.get("ci_low"), row.get("ci_high")
+    if not isinstance(ratio, float):
+        return f"{row['algorithm']} -"
+    if isinstance(lo, float) and isinstance(hi, float):
+        return f"{row['algorithm']} {ratio:.3f}× ±{(hi - lo) / 2 / ratio:.1%}"
+    return f"{row['algorithm']} {ratio:.3f}×"

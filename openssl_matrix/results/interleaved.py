@@ -1,0 +1,88 @@
+"""Interleaved comparisons filed in a results tree (measure/pairrun.py writes them).
+
+``_interleaved/<cpu>/<session>/<pair>/record.json`` is one comparison of two sides (two
+builds, or a mask and native), every algorithm of it, with the harness's raw output
+beside it as ``raw.txt``. The record is written last: a folder without it was interrupted
+and is measured again when the session resumes. ``<pair>`` is
+``<bottom>--vs--<top>`` of the sides' names (variant, and mask where there is one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from openssl_matrix.core.errors import ResultsError
+from openssl_matrix.core.files import atomic_write, write_json
+from openssl_matrix.core.names import inside, safe_name
+from openssl_matrix.results.records import read_json
+
+INTERLEAVED_DIR = "_interleaved"
+RECORD = "record.json"
+RAW = "raw.txt"
+
+
+def pair_dir(root: Path, cpu: str, session: str, pair: str) -> Path:
+    """``_interleaved/<cpu>/<session>/<pair>``, each name checked, inside the tree."""
+    for key, name in (("cpu", cpu), ("session", session), ("pair", pair)):
+        safe_name(name, key, error=ResultsError)
+    return inside(root, root / INTERLEAVED_DIR / cpu / session / pair, error=ResultsError)
+
+
+def file_pair(root: Path, cpu: str, session: str, pair: str, record: dict[str, Any],
+              raw: str) -> Path:
+    """File one comparison: its raw output first, its record last."""
+    folder = pair_dir(root, cpu, session, pair)
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write(folder / RAW, raw)
+    write_json(folder / RECORD, record)
+    return folder
+
+
+def filed_pairs(root: Path, cpu: str, session: str) -> dict[str, dict[str, Any]]:
+    """The finished comparisons of one bench session, by pair name."""
+    base = root / INTERLEAVED_DIR / cpu / session
+    out: dict[str, dict[str, Any]] = {}
+    if not base.is_dir():
+        return out
+    for folder in sorted(p for p in base.iterdir() if p.is_dir()):
+        data = _record(folder)
+        if data is not None:
+            out[folder.name] = data
+    return out
+
+
+@dataclass(frozen=True)
+class Filed:
+    """One finished comparison: where it is and what it says."""
+
+    cpu: str
+    session: str
+    folder: Path
+    record: dict[str, Any]
+
+
+def all_pairs(root: Path) -> list[Filed]:
+    """Every finished comparison of the tree, by CPU, session and pair name."""
+    base = root / INTERLEAVED_DIR
+    out: list[Filed] = []
+    if not base.is_dir():
+        return out
+    for cpu in sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        for session in sorted(p for p in cpu.iterdir() if p.is_dir()):
+            for folder in sorted(p for p in session.iterdir() if p.is_dir()):
+                data = _record(folder)
+                if data is not None:
+                    out.append(Filed(cpu.name, session.name, folder, data))
+    return out
+
+
+def _record(folder: Path) -> dict[str, Any] | None:
+    if not (folder / RECORD).is_file():
+        return None  # interrupted before its record: not finished
+    data = read_json(folder / RECORD)
+    if not isinstance(data, dict):
+        raise ResultsError(f"{folder / RECORD}: not a comparison record (a JSON object)",
+                           hint="move the folder aside; the next bench measures it again")
+    return data
