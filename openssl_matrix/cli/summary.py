@@ -27,33 +27,7 @@ def print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05,
           "says what the figure is not)")
     rounds = max((o.round for o in outcomes), default=1)
     for o in outcomes:
-        if getattr(o, "unbuilt", False):  # said once, with the fix, under failures
-            print(f"  {o.variant}: not built — not measured")
-            continue
-        print(f"  {o.variant}" + (f" round {o.round}" if rounds > 1 else "")
-              + f": {o.status}" + (f" — {o.run_dir}" if o.run_dir else "")
-              + (" (finished earlier in this session, not measured again)"
-                 if getattr(o, "reused", False) else ""))
-        if o.error:
-            print(f"      {o.error.splitlines()[0]}")
-        if rounds > 1:
-            continue
-        for f in o.figures:
-            if opsummary.is_ops(f):  # pkey / tls suites
-                print(opsummary.figure_line(f))
-                continue
-            if f.get("block_size") != block:
-                continue
-            cpb = f.get("cycles_per_byte")
-            text = mbs(f.get("bytes_per_s")) + (f" ({cpb:.2f} c/B)" if cpb else "")
-            status = f.get("status")
-            name = str(f.get("invocation"))
-            if "+" in name:
-                name = f"{name.rsplit('--', 1)[0]}--[{f.get('algorithm')}]"
-            print(f"      {name:<36} {text:>22}"
-                  + ("" if status == "ok" else f"  [{status}]"))
-        for w in o.warnings:
-            print(f"      warning: {w}")
+        _print_outcome(o, block, rounds)
     if rounds > 1:
         more = rounds - planned if planned and rounds > planned else 0
         print(f"\n  over {planned or rounds} interleaved rounds"
@@ -67,37 +41,85 @@ def print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05,
         runs = [o for o in outcomes if o.variant == variant and o.status != "failed"]
         rows = summarize_series(runs, noise)
         rows_all += rows
-        if rounds == 1:
-            continue
-        print(f"  {variant} ({len(runs)} run(s))")
-        units = opsummary.units_by_figure(f for o in runs for f in o.figures)
-        for row in rows:
-            if opsummary.is_ops(row):
-                unit = units.get((row["invocation"], row["algorithm"], row["operation"]))
-                print(opsummary.series_line(row, unit or "ops/s"))
-                continue
-            if row["block_size"] != block:
-                continue
-            cv = f"{row['cv']:.1%}" if row["cv"] is not None else "—"
-            cyc = f" {row['median_cycles']:.2f} c/B" if row["median_cycles"] else ""
-            flags = [s for s in row["statuses"] if s != "ok"]
-            n = f"n={row['n']}" if row.get("clean", True) else \
-                f"n=0 clean of {row['attempts']}"
-            print(f"      {row['invocation']!s:<36} {pm(row):>20} ({n}) "
-                  f"[{mbs(row['min'])}–{mbs(row['max'])}] cv {cv}{cyc}"
-                  + ("  NOISY" if row["noisy"] else "")
-                  + (f"  [{', '.join(flags)}]" if flags else "")
-                  + (f"  ({row['contended']} contended attempt(s) left out)"
-                     if row.get("contended") and row.get("clean") else ""))
+        if rounds > 1:
+            _print_series(variant, runs, rows, block)
     if rounds > 1:
-        warned: set[str] = set()
-        for o in outcomes:
-            for w in o.warnings:
-                if w not in warned and not w.startswith(f"{CONTENDED}: "):
-                    warned.add(w)
-                    print(f"      warning ({o.variant}): {w}")
-    if rounds > 1:
+        _print_warnings_once(outcomes)
         print_comparisons([o for o in outcomes if o.status != "failed"], block)
+    _print_totals(rows_all)
+
+
+def _print_outcome(o: Any, block: int, rounds: int) -> None:
+    """One cell's line, its error, and (for a bench of one round) its figures at
+    ``block`` bytes and its warnings."""
+    if getattr(o, "unbuilt", False):  # said once, with the fix, under failures
+        print(f"  {o.variant}: not built — not measured")
+        return
+    print(f"  {o.variant}" + (f" round {o.round}" if rounds > 1 else "")
+          + f": {o.status}" + (f" — {o.run_dir}" if o.run_dir else "")
+          + (" (finished earlier in this session, not measured again)"
+             if getattr(o, "reused", False) else ""))
+    if o.error:
+        print(f"      {o.error.splitlines()[0]}")
+    if rounds > 1:
+        return
+    for f in o.figures:
+        if opsummary.is_ops(f):  # pkey / tls suites
+            print(opsummary.figure_line(f))
+            continue
+        if f.get("block_size") != block:
+            continue
+        cpb = f.get("cycles_per_byte")
+        text = mbs(f.get("bytes_per_s")) + (f" ({cpb:.2f} c/B)" if cpb else "")
+        status = f.get("status")
+        name = str(f.get("invocation"))
+        if "+" in name:
+            name = f"{name.rsplit('--', 1)[0]}--[{f.get('algorithm')}]"
+        print(f"      {name:<36} {text:>22}"
+              + ("" if status == "ok" else f"  [{status}]"))
+    for w in o.warnings:
+        print(f"      warning: {w}")
+
+
+def _print_series(variant: str, runs: list[Any], rows: list[dict[str, Any]],
+                  block: int) -> None:
+    """A repeated bench's rows of one variant: each figure's median, interval, clean
+    samples, range, spread and flags."""
+    print(f"  {variant} ({len(runs)} run(s))")
+    units = opsummary.units_by_figure(f for o in runs for f in o.figures)
+    for row in rows:
+        if opsummary.is_ops(row):
+            unit = units.get((row["invocation"], row["algorithm"], row["operation"]))
+            print(opsummary.series_line(row, unit or "ops/s"))
+            continue
+        if row["block_size"] != block:
+            continue
+        cv = f"{row['cv']:.1%}" if row["cv"] is not None else "—"
+        cyc = f" {row['median_cycles']:.2f} c/B" if row["median_cycles"] else ""
+        flags = [s for s in row["statuses"] if s != "ok"]
+        n = f"n={row['n']}" if row.get("clean", True) else \
+            f"n=0 clean of {row['attempts']}"
+        print(f"      {row['invocation']!s:<36} {pm(row):>20} ({n}) "
+              f"[{mbs(row['min'])}–{mbs(row['max'])}] cv {cv}{cyc}"
+              + ("  NOISY" if row["noisy"] else "")
+              + (f"  [{', '.join(flags)}]" if flags else "")
+              + (f"  ({row['contended']} contended attempt(s) left out)"
+                 if row.get("contended") and row.get("clean") else ""))
+
+
+def _print_warnings_once(outcomes: list[Any]) -> None:
+    """A repeated bench's warnings, each once, the contended ones left out."""
+    warned: set[str] = set()
+    for o in outcomes:
+        for w in o.warnings:
+            if w not in warned and not w.startswith(f"{CONTENDED}: "):
+                warned.add(w)
+                print(f"      warning ({o.variant}): {w}")
+
+
+def _print_totals(rows_all: list[dict[str, Any]]) -> None:
+    """The closing lines: figures and flags, shared-core samples left out, and the
+    public-key/handshake share."""
     print("\n  " + flag_summary(rows_all))
     low = sum(int(r.get("shared_core") or 0) for r in rows_all)
     if low:

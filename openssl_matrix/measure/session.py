@@ -358,15 +358,7 @@ class Bencher:
     def _bench(self, variants: list[Variant], suite: Suite, profile_name: str, *,
                force: bool, repeat: int | None, fresh: bool, keep_open: bool,
                ) -> list[CellOutcome]:
-        images: dict[str, tuple[str, dict[str, Any]]] = {}
-        missing: dict[str, BuildError] = {}
-        for v in variants:
-            try:
-                images[v.id] = self.image_for(v)
-            except BuildError as exc:
-                missing[v.id] = exc
-        if suite.kind == "library":  # the harness's sibling image of each variant image
-            images = self._harness_images(variants, images, missing)
+        images, missing = self._images(variants, suite)
         # The CPU check comes first, so a wrong --cpu is refused even before anything
         # is built; it reads /proc/cpuinfo through the engine (right for remote ones).
         probe = next(iter(images.values()))[0] if images else variants[0].base_image
@@ -387,17 +379,7 @@ class Bencher:
         order = interleaved(ready, rounds)
         journal = self._open_session(variants, suite, cpu_name, profile_name, rounds,
                                      fresh=fresh)
-        series: dict[str, Any] | None = None
-        if rounds > 1:
-            # kept in the journal, so a resumed repeated bench goes on with the same series
-            series = journal.data.get("series")
-            if not isinstance(series, dict):
-                series = {"id": datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ"),
-                          "rounds": rounds, "order": [f"{r}:{v.id}" for r, v in order]}
-                journal.data["series"] = series
-                journal.save()
-            log.info(f"{rounds} rounds, interleaved: "
-                     + " → ".join(f"{v.id}#{r}" for r, v in order))
+        series = self._series(journal, rounds, order)
         ctx = RunContext(matrix=self.matrix, backend=self.backend, tree=self.tree,
                          engine=self.engine, git_commit=self.git_commit, session=journal.id,
                          cpu_name=cpu_name, cpu=cpu, extra=extra, profile_name=profile_name,
@@ -422,6 +404,38 @@ class Bencher:
             self._file_series(series, suite, cpu_name, run_outcomes)
         self._close_session(journal, outcomes, keep_open=keep_open)
         return outcomes
+
+    def _images(self, variants: Sequence[Variant], suite: Suite,
+                ) -> tuple[dict[str, tuple[str, dict[str, Any]]], dict[str, BuildError]]:
+        """Each variant's image and build record (for a library suite, its harness
+        sibling's), and the error of each variant that has none."""
+        images: dict[str, tuple[str, dict[str, Any]]] = {}
+        missing: dict[str, BuildError] = {}
+        for v in variants:
+            try:
+                images[v.id] = self.image_for(v)
+            except BuildError as exc:
+                missing[v.id] = exc
+        if suite.kind == "library":  # the harness's sibling image of each variant image
+            images = self._harness_images(variants, images, missing)
+        return images, missing
+
+    @staticmethod
+    def _series(journal: Journal, rounds: int,
+                order: Sequence[tuple[int, Variant]]) -> dict[str, Any] | None:
+        """The repeated bench's series (None for one round), kept in the journal so that a
+        resumed repeated bench goes on with the same series."""
+        if rounds <= 1:
+            return None
+        series = journal.data.get("series")
+        if not isinstance(series, dict):
+            series = {"id": datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ"),
+                      "rounds": rounds, "order": [f"{r}:{v.id}" for r, v in order]}
+            journal.data["series"] = series
+            journal.save()
+        log.info(f"{rounds} rounds, interleaved: "
+                 + " → ".join(f"{v.id}#{r}" for r, v in order))
+        return series
 
     def _harness_images(self, variants: Sequence[Variant],
                         images: dict[str, tuple[str, dict[str, Any]]],

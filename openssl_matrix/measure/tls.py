@@ -354,84 +354,104 @@ class TlsOutput:
     done: bool = False
 
 
-def read_output(stdout: str) -> TlsOutput:
-    out = TlsOutput()
+@dataclass
+class _Reader:
+    """Where ``read_output`` is in the script's output: the section, PEM block, host
+    samples or s_client check its plain lines belong to."""
+
+    out: TlsOutput = field(default_factory=TlsOutput)
     current: _Section | None = None
     block: list[str] | None = None
     host: list[str] | None = None
     check: str | None = None
-    for line in stdout.splitlines():
+
+    def line(self, line: str) -> None:
         if line.startswith("+TLS:"):
-            body = line[5:]
-            tag, _, rest = body.partition(":")
-            if tag == "cpus":
-                parts = rest.split(":")
-                out.cpus = parts[0]
-                if len(parts) > 2 and parts[2].isdigit():
-                    out.clk_tck = int(parts[2])
-            elif tag == "pinning":
-                out.pinning = dict(_KV.findall(rest))
-                out.pinning["name"] = rest.split(":")[0]
-            elif tag in ("key-begin", "cert-begin"):
-                block = []
-            elif tag in ("key-end", "cert-end"):
-                text = "\n".join(block or []) + "\n"
-                if tag == "key-end":
-                    out.key_pem = text
-                else:
-                    out.cert_pem = text
-                block = None
-            elif tag == "server-ready":
-                proto = rest.split(":")[0]
-                kv = dict(_KV.findall(rest))
-                try:
-                    out.ready[proto] = float(kv.get("after", "nan"))
-                except ValueError:
-                    out.ready[proto] = float("nan")
-            elif tag == "server-stop":
-                proto = rest.split(":")[0]
-                out.stops[proto] = dict(_KV.findall(rest))
-            elif tag in ("server-died", "server-not-ready", "no-second-cpu", "keygen-failed",
-                         "cert-failed"):
-                out.problems.append(f"{tag}: {rest}".strip(": "))
-            elif tag == "server-log":
-                out.server_log.append(rest.strip())
-            elif tag == "check-begin":
-                check = rest
-                out.checks[rest] = []
-            elif tag == "check-end":
-                check = None
-            elif tag == "run-begin":
-                proto, _, mode = rest.partition(":")
-                current = _Section(proto, mode)
-                out.sections.append(current)
-            elif tag == "run-end" and current is not None:
-                current.end = dict(_KV.findall(rest))
-                current = None
-            elif tag == "stderr":
-                proto, _, tail = rest.partition(":")
-                mode, _, text = tail.partition(":")
-                for s in out.sections:
-                    if s.protocol == proto and s.mode == mode:
-                        s.stderr.append(text.strip())
-            elif tag == "host-begin":
-                proto, _, mode = rest.partition(":")
-                mine = [s for s in out.sections if s.protocol == proto and s.mode == mode]
-                host = mine[-1].host if mine else None
-            elif tag == "host-end":
-                host = None
-            elif tag == "done":
-                out.done = True
-            continue
-        if host is not None:
-            host.append(line)
-        elif block is not None:
-            block.append(line)
-        elif current is not None:
-            current.lines.append(line)
-        elif check is not None:
-            out.checks[check].append(line.strip())
-    return out
+            tag, _, rest = line[5:].partition(":")
+            if not self._setup_tag(tag, rest):
+                self._run_tag(tag, rest)
+        elif self.host is not None:
+            self.host.append(line)
+        elif self.block is not None:
+            self.block.append(line)
+        elif self.current is not None:
+            self.current.lines.append(line)
+        elif self.check is not None:
+            self.out.checks[self.check].append(line.strip())
+
+    def _setup_tag(self, tag: str, rest: str) -> bool:
+        """The container's CPUs, key, certificate and server; False for any other tag."""
+        out = self.out
+        if tag == "cpus":
+            parts = rest.split(":")
+            out.cpus = parts[0]
+            if len(parts) > 2 and parts[2].isdigit():
+                out.clk_tck = int(parts[2])
+        elif tag == "pinning":
+            out.pinning = dict(_KV.findall(rest))
+            out.pinning["name"] = rest.split(":")[0]
+        elif tag in ("key-begin", "cert-begin"):
+            self.block = []
+        elif tag in ("key-end", "cert-end"):
+            text = "\n".join(self.block or []) + "\n"
+            if tag == "key-end":
+                out.key_pem = text
+            else:
+                out.cert_pem = text
+            self.block = None
+        elif tag == "server-ready":
+            kv = dict(_KV.findall(rest))
+            try:
+                out.ready[rest.split(":")[0]] = float(kv.get("after", "nan"))
+            except ValueError:
+                out.ready[rest.split(":")[0]] = float("nan")
+        elif tag == "server-stop":
+            out.stops[rest.split(":")[0]] = dict(_KV.findall(rest))
+        elif tag in ("server-died", "server-not-ready", "no-second-cpu", "keygen-failed",
+                     "cert-failed"):
+            out.problems.append(f"{tag}: {rest}".strip(": "))
+        elif tag == "server-log":
+            out.server_log.append(rest.strip())
+        else:
+            return False
+        return True
+
+    def _run_tag(self, tag: str, rest: str) -> None:
+        """The s_client checks, the s_time runs, their stderr and host samples, the end."""
+        out = self.out
+        if tag == "check-begin":
+            self.check = rest
+            out.checks[rest] = []
+        elif tag == "check-end":
+            self.check = None
+        elif tag == "run-begin":
+            proto, _, mode = rest.partition(":")
+            self.current = _Section(proto, mode)
+            out.sections.append(self.current)
+        elif tag == "run-end" and self.current is not None:
+            self.current.end = dict(_KV.findall(rest))
+            self.current = None
+        elif tag == "stderr":
+            proto, _, tail = rest.partition(":")
+            mode, _, text = tail.partition(":")
+            for s in out.sections:
+                if s.protocol == proto and s.mode == mode:
+                    s.stderr.append(text.strip())
+        elif tag == "host-begin":
+            proto, _, mode = rest.partition(":")
+            mine = [s for s in out.sections if s.protocol == proto and s.mode == mode]
+            self.host = mine[-1].host if mine else None
+        elif tag == "host-end":
+            self.host = None
+        elif tag == "done":
+            out.done = True
+
+
+def read_output(stdout: str) -> TlsOutput:
+    reader = _Reader()
+    for line in stdout.splitlines():
+        reader.line(line)
+    return reader.out
 
 
 def _float(text: str | None) -> float | None:
@@ -560,84 +580,113 @@ def _time_basis(acct: Accounting, host: hostacct.HostAccounting | None,
             "the client's delayed ACK)")
 
 
-def parse_output(stdout: str, plan: TlsPlan) -> tuple[list[dict[str, Any]], list[str],
-                                                        list[tuple[str, str, str, str | None]]]:
-    """Figure records, warnings, and the findings of one container: (code, message,
-    algorithm, operation or None for both)."""
-    out = read_output(stdout)
-    records: list[dict[str, Any]] = []
-    warnings = list(dict.fromkeys(out.problems))
-    findings: list[tuple[str, str, str, str | None]] = []
-    if not out.key_pem.strip() or not out.cert_pem.strip():
-        warnings.append("the run's key or certificate is missing from the output")
-    for section in out.sections:
-        protocol = PROTOCOLS.get(section.protocol)
-        if protocol is None:
-            continue
-        algorithm = f"{protocol.name}-{plan.key}"
-        rc = section.end.get("rc")
-        parsed: STimeRun = parse_stime("\n".join(section.lines))
-        acct = accounting(section, out.clk_tck)
-        host = host_accounting(section)
-        conns = parsed.connections
-        status = "ok"
-        detail = ""
-        rate = None
-        # s_time -new exits 1 after a good run: its exit status is set to 0 only at the
-        # end of the reuse phase (apps/s_time.c, 0.9.8 to 3.x); the summary lines decide
-        if rc != "0" and (conns is None or section.mode != "new"):
-            status, detail = "failed", f"s_time exited {rc}: " + "; ".join(section.stderr[-3:])
-        elif conns is None:
-            status, detail = "unparsable", "; ".join(parsed.warnings) or "no connection count"
-        elif conns == 0:
-            status, detail = "zero", "s_time made no connection"
-        elif not acct.wall_s or acct.wall_s <= 0:
-            status, detail = "unparsable", "no wall time measured"
-        else:
-            rate = conns / acct.wall_s
-        rec: dict[str, Any] = {
-            "algorithm": algorithm, "label": f"{protocol.label} {plan.key}",
-            "evp": None, "block_size": None, "bytes_per_s": None, "ops_per_s": rate,
-            "operation": OPERATION.get(section.mode, section.mode), "status": status,
-            "detail": detail, "unit": "connections/s", "protocol": protocol.name,
-            "protocol_label": protocol.label, "key": plan.key,
-            "cipher": protocol.cipher[plan.key], "group": protocol.group,
-            "tls_pinning": plan.pinning, "server_cpu": out.pinning.get("server"),
-            "client_cpu": out.pinning.get("client"), "connections": conns,
-            "wall_s": acct.wall_s, "server_cpu_s": acct.server_cpu_s,
-            "client_cpu_s": acct.client_cpu_s, "server_busy": acct.server_busy,
-            "client_busy": acct.client_busy, "bottleneck": acct.bottleneck(plan.pinning),
-            "stime_real_seconds": parsed.real_seconds, "stime_user_rate": parsed.user_rate,
-            "resumed": parsed.resumed, "full": parsed.full, "stime_exit": rc,
-            "bytes_per_connection": parsed.bytes_per_connection,
-            "raw": "\n".join(x for x in section.lines if "connections" in x),
-            **host_fields(host),
-        }
-        records.append(rec)
-        warnings.extend(f"{algorithm} {section.mode}: {w}" for w in parsed.warnings)
-        if status != "ok":
-            continue
-        if section.mode == "reuse" and conns and (parsed.resumed or 0) < RESUMED_RATIO * conns:
-            findings.append((NOT_RESUMED, f"only {parsed.resumed or 0} of {conns} connections "
-                             "resumed their session: this measured full handshakes",
-                             algorithm, "resume"))
-        contended = contended_findings(section.protocol, host)
-        findings.extend((c.code, c.message, algorithm, rec["operation"]) for c in contended)
-        if not contended:  # a run that waited for a CPU is contention, not latency
-            tb = _time_basis(acct, host, conns)
-            if tb:
-                findings.append(("time-basis", tb, algorithm, rec["operation"]))
+#: A finding of one container: (code, message, algorithm, operation or None for both).
+Finding = tuple[str, str, str, str | None]
+
+
+def _run_status(section: _Section, parsed: STimeRun,
+                acct: Accounting) -> tuple[str, str, float | None]:
+    """One s_time run's status, its detail and its rate (connections/s when ok)."""
+    rc = section.end.get("rc")
+    conns = parsed.connections
+    # s_time -new exits 1 after a good run: its exit status is set to 0 only at the
+    # end of the reuse phase (apps/s_time.c, 0.9.8 to 3.x); the summary lines decide
+    if rc != "0" and (conns is None or section.mode != "new"):
+        return "failed", f"s_time exited {rc}: " + "; ".join(section.stderr[-3:]), None
+    if conns is None:
+        return "unparsable", "; ".join(parsed.warnings) or "no connection count", None
+    if conns == 0:
+        return "zero", "s_time made no connection", None
+    if not acct.wall_s or acct.wall_s <= 0:
+        return "unparsable", "no wall time measured", None
+    return "ok", "", conns / acct.wall_s
+
+
+def _run_record(section: _Section, protocol: Protocol, plan: TlsPlan, out: TlsOutput,
+                parsed: STimeRun, acct: Accounting,
+                host: hostacct.HostAccounting | None) -> dict[str, Any]:
+    """The figure record of one s_time run."""
+    status, detail, rate = _run_status(section, parsed, acct)
+    return {
+        "algorithm": f"{protocol.name}-{plan.key}", "label": f"{protocol.label} {plan.key}",
+        "evp": None, "block_size": None, "bytes_per_s": None, "ops_per_s": rate,
+        "operation": OPERATION.get(section.mode, section.mode), "status": status,
+        "detail": detail, "unit": "connections/s", "protocol": protocol.name,
+        "protocol_label": protocol.label, "key": plan.key,
+        "cipher": protocol.cipher[plan.key], "group": protocol.group,
+        "tls_pinning": plan.pinning, "server_cpu": out.pinning.get("server"),
+        "client_cpu": out.pinning.get("client"), "connections": parsed.connections,
+        "wall_s": acct.wall_s, "server_cpu_s": acct.server_cpu_s,
+        "client_cpu_s": acct.client_cpu_s, "server_busy": acct.server_busy,
+        "client_busy": acct.client_busy, "bottleneck": acct.bottleneck(plan.pinning),
+        "stime_real_seconds": parsed.real_seconds, "stime_user_rate": parsed.user_rate,
+        "resumed": parsed.resumed, "full": parsed.full, "stime_exit": section.end.get("rc"),
+        "bytes_per_connection": parsed.bytes_per_connection,
+        "raw": "\n".join(x for x in section.lines if "connections" in x),
+        **host_fields(host),
+    }
+
+
+def _run_findings(section: _Section, rec: dict[str, Any], parsed: STimeRun,
+                  acct: Accounting, host: hostacct.HostAccounting | None) -> list[Finding]:
+    """What one good s_time run says beyond its figure: a resumption that did not
+    resume, a contended host, or connections that waited on something else."""
+    algorithm, conns = rec["algorithm"], parsed.connections
+    findings: list[Finding] = []
+    if section.mode == "reuse" and conns and (parsed.resumed or 0) < RESUMED_RATIO * conns:
+        findings.append((NOT_RESUMED, f"only {parsed.resumed or 0} of {conns} connections "
+                         "resumed their session: this measured full handshakes",
+                         algorithm, "resume"))
+    contended = contended_findings(section.protocol, host)
+    findings.extend((c.code, c.message, algorithm, rec["operation"]) for c in contended)
+    if not contended:  # a run that waited for a CPU is contention, not latency
+        tb = _time_basis(acct, host, conns)
+        if tb:
+            findings.append(("time-basis", tb, algorithm, rec["operation"]))
+    return findings
+
+
+def _container_findings(out: TlsOutput, plan: TlsPlan) -> list[Finding]:
+    """The s_client checks that negotiated otherwise and servers that did not stop as
+    told."""
+    findings: list[Finding] = []
     for proto, lines in out.checks.items():
         p = PROTOCOLS.get(proto)
         problem = _check_problem(lines, p, plan.key) if p else None
         if problem:
             findings.append((NEGOTIATION, f"{proto}: {problem}", f"{proto}-{plan.key}", None))
-    if out.problems and out.server_log:
-        warnings.append("s_server said: " + " | ".join(out.server_log[:8]))
     for proto, stop in out.stops.items():
         if stop.get("alive") != "1" or stop.get("rc") not in ("143", "0"):
             findings.append((SERVER_EXIT, f"{proto}: s_server was "
                              + ("alive" if stop.get("alive") == "1" else "no longer running")
                              + f" when stopped and exited {stop.get('rc')} (expected the "
                              "TERM signal's 143)", f"{proto}-{plan.key}", None))
+    return findings
+
+
+def parse_output(stdout: str, plan: TlsPlan) -> tuple[list[dict[str, Any]], list[str],
+                                                        list[Finding]]:
+    """Figure records, warnings, and the findings of one container: (code, message,
+    algorithm, operation or None for both)."""
+    out = read_output(stdout)
+    records: list[dict[str, Any]] = []
+    warnings = list(dict.fromkeys(out.problems))
+    findings: list[Finding] = []
+    if not out.key_pem.strip() or not out.cert_pem.strip():
+        warnings.append("the run's key or certificate is missing from the output")
+    for section in out.sections:
+        protocol = PROTOCOLS.get(section.protocol)
+        if protocol is None:
+            continue
+        parsed: STimeRun = parse_stime("\n".join(section.lines))
+        acct = accounting(section, out.clk_tck)
+        host = host_accounting(section)
+        rec = _run_record(section, protocol, plan, out, parsed, acct, host)
+        records.append(rec)
+        warnings.extend(f"{rec['algorithm']} {section.mode}: {w}" for w in parsed.warnings)
+        if rec["status"] == "ok":
+            findings.extend(_run_findings(section, rec, parsed, acct, host))
+    findings.extend(_container_findings(out, plan))
+    if out.problems and out.server_log:
+        warnings.append("s_server said: " + " | ".join(out.server_log[:8]))
     return records, warnings, findings

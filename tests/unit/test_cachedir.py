@@ -38,3 +38,14 @@ def test_all_four_users_of_the_cache_agree_under_xdg_cache_home(
     assert log is not None and log.parent == base / "crashes"
     assert not (tmp_path / "home" / ".cache").exists()
 
+
+
+def test_without_xdg_cache_home_the_cache_is_under_home(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("OPENSSL_MATRIX_CACHE", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_dir() == tmp_path / "home" / ".cache" / "openssl-matrix"
+    assert coreclock._cache_dir() == tmp_path / "home" / ".cache" / "openssl-matrix" / "coreclock"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir() == tmp_path / "xdg" / "openssl-matrix"
