@@ -389,7 +389,8 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
         if len(suites) > 1:
             print(f"\n== suite {name}")
         print_bench_summary(outcomes, the_suite.bytes or 8192, the_suite.noise_threshold,
-                             int(repeat) if repeat else the_suite.repeat)
+                             int(repeat) if repeat else the_suite.repeat,
+                             bencher.interleaved.get(name, []))
         if error:
             failures.append(f"suite {name}: {error.splitlines()[0]}")
             cells += 1

@@ -5,6 +5,7 @@ repeated bench (median, interval, clean samples, spread, noisy and contended cou
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from openssl_matrix.measure import opsummary
@@ -21,7 +22,8 @@ def mbs(value: Any) -> str:
 
 
 def print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05,
-                         planned: int | None = None) -> None:
+                         planned: int | None = None,
+                         interleaved: Sequence[Mapping[str, Any]] = ()) -> None:
     print(f"\nbench summary (MB/s at {block} bytes, cycles/byte when the clock is known; "
           "public-key operations in ops/s, handshakes in conn/s; a status other than ok "
           "says what the figure is not)")
@@ -46,6 +48,7 @@ def print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05,
     if rounds > 1:
         _print_warnings_once(outcomes)
         print_comparisons([o for o in outcomes if o.status != "failed"], block)
+    print_interleaved(interleaved)
     _print_totals(rows_all)
 
 
@@ -168,3 +171,30 @@ def print_comparisons(outcomes: list[Any], block: int) -> None:
     for c in found:
         print(f"      {c.kind:<12} {c.algorithm:<14} {c.numerator} / {c.denominator}: "
               f"{c.estimate.text()}")
+
+
+def print_interleaved(records: Sequence[Mapping[str, Any]]) -> None:
+    """The interleaved comparisons (measure/pairrun.py): both sides in one process, in
+    alternating 5-ms windows; the median of the A B B A blocks' ratios."""
+    if not records:
+        return
+    print("\n  interleaved ratios (both sides in one process, alternating 5-ms windows: "
+          "median of the blocks' ratios, distribution-free 95 % interval; blocks with a "
+          "preempted window left out)")
+    for rec in records:
+        for row in rec.get("algorithms", []):
+            print(f"      {rec['kind']:<12} {row['algorithm']:<14} {rec['numerator']} / "
+                  f"{rec['denominator']}: {interleaved_text(row)}")
+        for err in rec.get("errors", []):
+            print(f"      {rec['kind']:<12} {rec['numerator']} / {rec['denominator']}: {err}")
+
+
+def interleaved_text(row: Mapping[str, Any]) -> str:
+    """``1.234× ±0.8 % (180 blocks, 4 preempted)``, or why there is no ratio."""
+    ratio, lo, hi = row.get("ratio"), row.get("ci_low"), row.get("ci_high")
+    if not isinstance(ratio, (int, float)):
+        return f"no ratio: every block of its {row.get('windows', 0)} windows was preempted"
+    width = (f" ±{(hi - lo) / 2 / ratio:.1%}" if isinstance(lo, (int, float))
+             and isinstance(hi, (int, float)) else " (too few blocks for 95 %)")
+    return (f"{ratio:.3f}×{width} ({row.get('blocks')} blocks, "
+            f"{row.get('preempted')} preempted)")

@@ -238,8 +238,8 @@ class Bencher:
         # then reported once, naming them all, not once per suite (``_say_unbuilt``).
         self.suites = tuple(suites)
         self._told_unbuilt: set[str] = set()
-        #: the last bench's interleaved comparisons (pairrun.py), for the summary
-        self.interleaved: list[dict[str, Any]] = []
+        #: each suite's interleaved comparisons (pairrun.py) of this command, for the summary
+        self.interleaved: dict[str, list[dict[str, Any]]] = {}
 
     def image_for(self, variant: Variant) -> tuple[str, dict[str, Any]]:
         """The built image of a variant and its build record.
@@ -392,8 +392,8 @@ class Bencher:
                 run_outcomes.append(self._run_cell(journal, cell))
             run_outcomes += self._follow_up(journal, ctx, ready, images, suite, rounds,
                                             series, run_outcomes, widen=repeat is None)
-            self.interleaved = interleave_session(ctx, ready, images, suite,
-                                                  self.matrix.path.parent / WORK)
+            self.interleaved[suite.name] = interleave_session(
+                ctx, ready, images, suite, self.matrix.path.parent / WORK)
         except (DockerUnavailable, KeyboardInterrupt):
             kept = sum(o.status in FINISHED for o in run_outcomes)
             log.error(f"bench stopped: {kept} run(s) of this session are finished and kept "

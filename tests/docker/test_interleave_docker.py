@@ -69,4 +69,4 @@ def test_interleaved_pairs_of_real_builds(tmp_path: Path) -> None:
     assert all(json.loads((f.folder / "record.json").read_text()) == f.record for f in filed)
     assert (tree.root / INTERLEAVED_DIR).is_dir()
     # and the bench hands them to its summary
-    assert len(bencher.interleaved) == 4
+    assert len(bencher.interleaved[suite.name]) == 4
