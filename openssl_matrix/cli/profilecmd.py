@@ -9,7 +9,9 @@ image, the image the bench runs that suite in), files the profile under
 ``<results>/_profiles/<variant>/<cell>/``
 (``measure/profilestore.py``) and prints its top functions per operation; ``--compare A,B``
 profiles both builds and prints (and files) the function-by-function difference with the
-share of the measured gap it explains. The engine comes in as a seam from
+share of the measured gap it explains; ``--agree`` profiles one build's cell twice and
+prints (and files) whether the two agree on the top functions within their counting
+uncertainty (``measure/profileagree.py``). The engine comes in as a seam from
 ``commands.handlers`` (this module does not import commands.py: imports go one way).
 """
 
@@ -37,6 +39,7 @@ from openssl_matrix.measure.perfrun import (
     SpeedCell,
     ensure_profile_image,
 )
+from openssl_matrix.measure.profileagree import agreement_of, file_agreement
 from openssl_matrix.measure.profilecell import resolve, run_cell
 from openssl_matrix.measure.profilestore import (
     difference,
@@ -225,7 +228,11 @@ def _form(algorithm: str, bytes: int, suite: str, cell: str) -> None:
 
 def cmd_profile(*, target: str, matrix: str, results: str, only: str, algorithm: str,
                 bytes: int, suite: str, cell: str, seconds: int, compare: str, json: bool,
-                engine: Callable[[str | None, bool], Backend]) -> int:
+                engine: Callable[[str | None, bool], Backend], agree: bool = False) -> int:
+    if agree and compare:
+        raise UsageError(f"--agree and --compare {clip(compare)}: give one",
+                         hint="--agree profiles one build's cell twice (--only VARIANT) and "
+                         "checks the two agree; --compare A,B profiles two builds")
     names = _names(only, compare)
     _form(algorithm, bytes, suite, cell)
     flag = "--compare" if compare else "--only"
@@ -250,6 +257,8 @@ def cmd_profile(*, target: str, matrix: str, results: str, only: str, algorithm:
     cells = [_cell(_variant(m, vid, flag), picked, cell, speed, seconds) for vid in names]
     backend = engine(None, False)
     info = backend.engine_info()
+    if agree:  # the same cell twice, one run after the other
+        names, cells = names * 2, cells * 2
     done = [_profile_one(root, backend, m, vid, c, picked, info)
             for vid, c in zip(names, cells, strict=True)]
     out: dict[str, Any] = {"profiles": [{"folder": str(f), **meta} for _, meta, f in done]}
@@ -260,6 +269,13 @@ def cmd_profile(*, target: str, matrix: str, results: str, only: str, algorithm:
         folder, table = file_difference(root, cells[0], diff, a, b, (fa, fb))
         out["compare"] = {"folder": str(folder), "gap_ns_per_op": diff.gap_ns,
                           "explained_share": None if math.isnan(diff.share) else diff.share}
+        text += ["", table.rstrip("\n"), f"→ {folder}"]
+    if agree:
+        (first, _, f1), (second, _, f2) = done
+        ag = agreement_of(first, second)
+        folder, table = file_agreement(root, names[0], cells[0], ag, first, second, (f1, f2))
+        out["agree"] = {"folder": str(folder), "verdict": ag.verdict, "beyond": ag.beyond,
+                        "rows": len(ag.rows), "k_sigma": ag.k}
         text += ["", table.rstrip("\n"), f"→ {folder}"]
     print(_json.dumps(out, indent=2, default=str) if json else "\n".join(text))
     return 0

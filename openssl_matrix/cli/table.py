@@ -207,6 +207,10 @@ FLAGS: tuple[Flag, ...] = (
     Flag("compare", "", "two variants, comma separated (A,B): profile both on the same cell "
          "and print the difference per function and library against the measured gap",
          ("profile",)),
+    Flag("agree", False, "profile the cell twice, one run after the other (--only's "
+         "variant), and print whether the two agree on the top 10 functions' time per "
+         "operation within 2σ of their sample counts' combined uncertainty",
+         ("profile",)),
     Flag("check", False, "check the spec without Docker: validate it, check the report's "
          "own figures against its claims, resolve versions and stand-ins offline and print "
          "the plan (what would be built and measured, about how long)", ("reproduce",)),

@@ -20,6 +20,7 @@ ns per operation is per real operation, handshake or decoded key.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import replace
 
@@ -237,8 +238,11 @@ def _tls_work(out: str, cell: Cell) -> Work:
 
 def _library_work(out: str, cell: Cell) -> Work:
     """The harness's operations and its window's thread-seconds (threads × elapsed: one
-    thread's time per operation, the bench's µs/op); the harness prints no clock, so the
-    samples are the whole process's (its set-up included)."""
+    thread's time per operation, the bench's µs/op). The harness's result line gives its
+    timed window on the realtime clock (``wall_start``/``wall_end``, the clock perf's
+    ``-k CLOCK_REALTIME`` stamps samples with): only the samples in it are kept, so key
+    and certificate loading and thread start are left out. A harness image built before
+    it printed them gives no window: the samples are then the whole process's."""
     found = [r for r in library.read_output(out).results
              if r.op == cell.operation and not r.refused]
     if not found:
@@ -249,4 +253,21 @@ def _library_work(out: str, cell: Cell) -> Work:
                          f"{rec['detail']}")
     threads = max(1, found[0].threads)
     return (int(rec["operations"]), threads * float(rec["elapsed_s"]),
-            library.host_of(found[0]), None)
+            library.host_of(found[0]), timed_window(found[0].fields, cell.label))
+
+
+def timed_window(fields: dict[str, str], label: str) -> tuple[float, float] | None:
+    """The harness's timed window (``wall_start``, ``wall_end``: realtime seconds), or None
+    when its result line has neither (an older harness); one without the other, or an
+    end before the start, is a damaged line."""
+    given = [fields.get("wall_start"), fields.get("wall_end")]
+    if given == [None, None]:
+        return None
+    try:
+        start, end = float(given[0] or "nan"), float(given[1] or "nan")
+    except ValueError:  # text that is no number
+        start = end = math.nan
+    if not (math.isfinite(start) and math.isfinite(end) and start <= end):
+        raise BenchError(f"{label}: the harness's timed window is damaged: wall_start="
+                         f"{given[0]} wall_end={given[1]}")
+    return start, end

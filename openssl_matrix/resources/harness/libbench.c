@@ -17,7 +17,11 @@
  *   +HOSTSTAT 0 / 1            (host samples just before and after the timed window,
  *                               read by openssl_matrix's hostacct: /proc/stat lines and
  *                               the container's cgroup CPU usage as "cgroup_ns N")
- *   +LIB:result:op=NAME:threads=T:status=ok:ops=N:elapsed_s=E:cpu_s=C1,C2:api=...
+ *   +LIB:result:op=NAME:threads=T:status=ok:ops=N:elapsed_s=E:cpu_s=C1,C2:
+ *               per_thread_ops=N1,N2:wall_start=W0:wall_end=W1:api=...:what=...
+ *                              (W0, W1: CLOCK_REALTIME seconds at the timed window's
+ *                               start and end, the clock `perf record -k CLOCK_REALTIME`
+ *                               stamps samples with: a profile keeps the samples between)
  *   +LIB:result:op=mem-...:threads=1:status=ok:bytes=B:allocs=A:...   (memory)
  *   +LIB:refused:op=NAME:reason=...  (this OpenSSL lacks what the operation needs)
  *   +LIB:end:op=NAME
@@ -1103,6 +1107,7 @@ static int measure(const op_def *op)
     char why[320] = "";
     const char *refused = refusal(op->proto);
     double t0, t1;
+    struct timespec w0, w1;
     long total = 0;
     int i, errors = 0;
 
@@ -1133,6 +1138,7 @@ static int measure(const op_def *op)
     fflush(stdout);
     host_sample(0);
     fflush(stdout);
+    clock_gettime(CLOCK_REALTIME, &w0);
     t0 = now_mono();
     for (i = 0; i < opt_threads; i++)
         ws[i].deadline = t0 + opt_seconds;
@@ -1141,6 +1147,7 @@ static int measure(const op_def *op)
     for (i = 0; i < opt_threads; i++)
         pthread_join(tids[i], NULL);
     t1 = now_mono();
+    clock_gettime(CLOCK_REALTIME, &w1);
     host_sample(1);
     for (i = 0; i < opt_threads; i++) {
         total += ws[i].ops;
@@ -1154,6 +1161,8 @@ static int measure(const op_def *op)
     printf(":per_thread_ops=");
     for (i = 0; i < opt_threads; i++)
         printf("%s%ld", i ? "," : "", ws[i].ops);
+    printf(":wall_start=%lld.%09ld:wall_end=%lld.%09ld", (long long)w0.tv_sec, w0.tv_nsec,
+           (long long)w1.tv_sec, w1.tv_nsec);
     printf(":api=%s:what=%s", op->api != NULL ? op->api : "-", op->what);
     if (errors) {
         for (i = 0; i < opt_threads && ws[i].error[0] == '\0'; i++)
