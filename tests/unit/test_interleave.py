@@ -1,0 +1,152 @@
+"""Interleaved comparisons (issue 31): the harness's output read back, the A B B A blocks'
+ratio with its interval, the pairs a suite plans, the command line, the filed record.
+
+The outputs are real (tests/fixtures/pairbench/README.md); the windows written out in
+the tests below are synthetic and say so."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from openssl_matrix.cli.summary import interleaved_text
+from openssl_matrix.core.errors import ConfigError, ResultsError
+from openssl_matrix.matrix.load import load_matrix
+from openssl_matrix.measure.interleave import AlgorithmRun, Window, estimate, parse_output
+from openssl_matrix.measure.pairrun import command, plan_pairs, record_of
+from openssl_matrix.results.interleaved import all_pairs, file_pair, filed_pairs
+
+ROOT = Path(__file__).resolve().parents[2]
+FIX = ROOT / "tests" / "fixtures" / "pairbench"
+
+
+def test_real_output_of_two_builds_reads_back() -> None:
+    out = parse_output((FIX / "pairbench-111w-vs-3020.txt").read_text())
+    assert out.versions[0].startswith("OpenSSL 1.1.1w")
+    assert out.versions[1].startswith("OpenSSL 3.0.20")
+    assert out.masks == {0: "", 1: ""}
+    assert [r.algorithm for r in out.runs] == ["md5", "sha256"]
+    for run in out.runs:
+        assert run.block == 8192 and run.window_ms == 5 and run.direction == "digest"
+        assert len(run.windows) % 4 == 0 and len(run.windows) >= 80
+        assert {w.side for w in run.windows} == {0, 1}
+        est = estimate(run)
+        assert est is not None and est.blocks + est.preempted == len(run.windows) // 4
+        assert est.ci_low is not None and est.ci_high is not None
+        assert est.ci_low <= est.ratio <= est.ci_high
+        # the same compression functions in both releases at 8 KiB: within 10 %
+        assert 0.9 < est.ratio < 1.1, est
+
+
+def test_real_mask_output_and_errors() -> None:
+    out = parse_output((FIX / "pairbench-111w-mask.txt").read_text())
+    assert out.masks[1] == "~0x200000200000000:~0x20000000"
+    [aes] = out.runs
+    est = estimate(aes)
+    assert est is not None and est.ratio < 0.5  # AES-NI off: several times slower
+    assert est.rate_a > est.rate_b > 0
+    assert out.errors == ["nosuchalg (side A): the library has no nosuchalg",
+                          "nosuchalg (side B): the library has no nosuchalg"]
+
+
+def _run(pattern: list[tuple[int, int, int, int]]) -> AlgorithmRun:
+    # synthetic windows: (side, ops, elapsed ns, cpu ns)
+    return AlgorithmRun("sha256", 8192, "digest", 5, 1,
+                        [Window(s, o, e, c) for s, o, e, c in pattern])
+
+
+def test_a_block_ratio_is_b_over_a_and_a_preempted_block_is_left_out() -> None:
+    ms = 5_000_000
+    steady = [(0, 100, ms, ms), (1, 200, ms, ms), (1, 200, ms, ms), (0, 100, ms, ms)]
+    preempted = [(0, 100, ms, ms), (1, 50, ms, ms // 2), (1, 200, ms, ms), (0, 100, ms, ms)]
+    est = estimate(_run(steady * 7 + preempted))
+    assert est is not None
+    assert est.blocks == 7 and est.preempted == 1
+    assert est.ratio == pytest.approx(2.0) and est.geometric_mean == pytest.approx(2.0)
+    assert est.ci_low == pytest.approx(2.0) and est.ci_high == pytest.approx(2.0)
+    assert est.rate_a == pytest.approx(100 * 8192 / ms * 1e9)
+
+
+def test_a_neighbour_that_slows_both_sides_of_a_block_alike_leaves_the_ratio() -> None:
+    ms = 5_000_000
+    blocks = []
+    for slow in (1.0, 0.6, 0.9, 0.75, 1.0, 0.65, 0.8, 0.95):  # synthetic, per block
+        a, b = int(100 * slow), int(150 * slow)
+        blocks += [(0, a, ms, ms), (1, b, ms, ms), (1, b, ms, ms), (0, a, ms, ms)]
+    est = estimate(_run(blocks))
+    assert est is not None and est.blocks == 8
+    assert est.ratio == pytest.approx(1.5, rel=0.02)
+    assert est.relative_half_width is not None and est.relative_half_width < 0.02
+
+
+def test_no_block_no_estimate_and_the_summary_says_why() -> None:
+    ms = 5_000_000
+    assert estimate(_run([(0, 1, ms, 0), (1, 1, ms, 0), (1, 1, ms, 0), (0, 1, ms, 0)])) is None
+    assert "preempted" in interleaved_text({"windows": 4})
+    text = interleaved_text({"ratio": 1.5, "ci_low": 1.47, "ci_high": 1.53, "blocks": 90,
+                             "preempted": 3})
+    assert text == "1.500× ±2.0% (90 blocks, 3 preempted)"
+
+
+def test_the_default_suite_plans_every_comparison_the_paired_tables_make() -> None:
+    m = load_matrix(ROOT / "matrix.yaml")
+    suite = m.suite("blog-8k")
+    assert suite.interleave == 2
+    variants = m.select("1.1.1w-*-x86_64") + m.select("3.0.20-*-x86_64")
+    pairs, notes = plan_pairs(variants, suite)
+    assert notes == []
+    kinds = sorted(p.kind for p in pairs)
+    assert kinds == ["asm/no-asm"] * 4 + ["mask/native"] * 4 + ["release"] * 4
+    release = [p for p in pairs if p.kind == "release"]
+    assert all(p.top.variant.version.version == "3.0.20" for p in release)
+    assert all(p.top.mask == p.bottom.mask for p in pairs if p.kind != "mask/native")
+    mask = next(p for p in pairs if p.kind == "mask/native")
+    cmd = command(mask, suite, suite.algorithms)
+    assert cmd[cmd.index("--b-cap") + 1] == "~0x200000200000000:~0x20000000"
+    assert "--a-cap" not in cmd
+    assert cmd[cmd.index("--seconds") + 1] == "2" and cmd[cmd.index("--bytes") + 1] == "8192"
+    assert cmd[cmd.index("--a") + 1] == f"/opt/pair/{mask.bottom.variant.id}/lib/libcrypto.so.1.1"
+
+
+def test_old_and_32_bit_variants_are_not_compared_and_say_why() -> None:
+    m = load_matrix(ROOT / "matrix.yaml")
+    suite = m.suite("blog-8k")
+    variants = m.select("1.0.1e-asm-x86_64") + m.select("1.1.1w-asm-i386")
+    pairs, notes = plan_pairs(variants, suite)
+    assert pairs == []
+    assert any("older than 1.1.0" in n for n in notes)
+    assert any("i386" in n for n in notes)
+
+
+def test_interleave_is_refused_on_a_suite_it_cannot_apply_to(tmp_path: Path) -> None:
+    text = (ROOT / "matrix.yaml").read_text().replace(
+        "    kind: pkey\n", "    kind: pkey\n    interleave: 2\n", 1)
+    (tmp_path / "matrix.yaml").write_text(text)
+    with pytest.raises(ConfigError, match="interleave"):
+        load_matrix(tmp_path / "matrix.yaml")
+
+
+def test_a_pair_is_filed_record_last_and_read_back(tmp_path: Path) -> None:
+    m = load_matrix(ROOT / "matrix.yaml")
+    suite = replace(m.suite("blog-8k"), algorithms=("md5", "sha256"))
+    variants = m.select("1.1.1w-asm-x86_64") + m.select("3.0.20-asm-x86_64")
+    pair = next(p for p in plan_pairs(variants, suite)[0]
+                if p.kind == "release" and p.top.mask == "native")
+    raw = (FIX / "pairbench-111w-vs-3020.txt").read_text()
+    rec = record_of(pair, command(pair, suite, suite.algorithms), raw, 0, "now", 1.2)
+    assert rec["numerator"] == "3.0.20-asm-x86_64 native"
+    assert rec["bottom"]["version"].startswith("OpenSSL 1.1.1w")
+    assert [r["algorithm"] for r in rec["algorithms"]] == ["md5", "sha256"]
+    assert all("ratio" in r and r["ci_method"] == "order" for r in rec["algorithms"])
+    folder = file_pair(tmp_path, "host-x", "bench-1", pair.name, rec, raw)
+    assert (folder / "raw.txt").read_text() == raw
+    assert filed_pairs(tmp_path, "host-x", "bench-1") == {pair.name: rec}
+    [filed] = all_pairs(tmp_path)
+    assert (filed.cpu, filed.session, filed.record) == ("host-x", "bench-1", rec)
+    # an interrupted pair (raw output, no record) is not finished: measured again
+    (folder / "record.json").unlink()
+    assert filed_pairs(tmp_path, "host-x", "bench-1") == {}
+    with pytest.raises(ResultsError):
+        file_pair(tmp_path, "host-x", "../up", pair.name, rec, raw)
