@@ -9,12 +9,18 @@ The specs' figures are this test's own inputs, not a report's.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
+from openssl_matrix.cli import commands
 from openssl_matrix.core.errors import ConfigError
+from openssl_matrix.core.resources import project_reports
+from openssl_matrix.repro.check import other_releases
 from openssl_matrix.repro.spec import ReportSpec
 from openssl_matrix.repro.specload import load_spec
+
+from ..fakes import engine_of
 
 #: Two table rows, one at 16 bytes and one at 16384, and two full speed rows.
 SPEC = """
@@ -161,3 +167,63 @@ def test_every_shipped_spec_still_loads() -> None:
     assert len(shipped) == 11
     for path in shipped:
         assert load_spec(path).claims, path
+
+
+def releases_of(tmp_path: Path, as_reported: str, version: str = "1.1.1t") -> list[str]:
+    text = SPEC.replace("CLAIM", GOOD).replace("  1.1.1w: {}\n", f"  {version}: {{}}\n")
+    text = text.replace("old: {version: 1.1.1w}",
+                        f"old: {{version: {version}, as_reported: {as_reported}}}")
+    path = tmp_path / "releases.yaml"
+    path.write_text(text, encoding="utf-8")
+    return other_releases(load_spec(path))
+
+
+def test_a_build_printing_another_letter_release_is_warned(tmp_path: Path) -> None:
+    warnings = releases_of(tmp_path, "'OpenSSL 1.1.1p  5 Jul 2022 (the paste''s version "
+                           "line)'")
+    assert warnings == [
+        "builds.old: its as_reported (\"OpenSSL 1.1.1p  5 Jul 2022 (the paste's version "
+        "line)\") names release 1.1.1p, but its version entry is 1.1.1t, so 1.1.1t would be "
+        "built for it. Where the report's output printed 1.1.1p, that is what ran: declare "
+        "versions.1.1.1p and write version: 1.1.1p in builds.old; where the report's text "
+        "says 1.1.1t, keep it and say why in the spec's notes"]
+    # the release at the end of a sentence, and a base release against a letter one
+    assert "names release 1.1.1p, but its version entry is 1.1.1t" in \
+        releases_of(tmp_path, "'the build printed 1.1.1p.'")[0]
+    assert "names release 1.1.1, but its version entry is 1.1.1t" in \
+        releases_of(tmp_path, "'OpenSSL 1.1.1 11 Sep 2018'")[0]
+
+
+@pytest.mark.parametrize("as_reported", [
+    "'OpenSSL 1.1.1t  7 Feb 2023'",            # the same release
+    "'a 1.1.1t-freebsd base build'",           # the same, with a vendor's suffix
+    "'built with gcc 12.2.0 on Debian'",       # another series: not a release of it
+    "'the distribution package'",              # no release named
+    "'OpenSSL 1.1.1p or 1.1.1t, the text says both'",  # one of them is the entry
+])
+def test_a_build_naming_its_own_release_or_none_is_not_warned(tmp_path: Path,
+                                                              as_reported: str) -> None:
+    assert releases_of(tmp_path, as_reported) == []
+
+
+def test_check_lists_the_release_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    def refuse(*args: object, **kwargs: object) -> NoReturn:
+        raise AssertionError("--check must not reach Docker")
+
+    monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    text = (project_reports() / "ivy-bridge-aesni-blog.yaml").read_text()
+    text = text.replace("      Arch Linux's openssl package (compiler line:",
+                        "      Arch Linux's openssl 1.0.1c package (compiler line:", 1)
+    spec = tmp_path / "ivy-release.yaml"
+    spec.write_text(text)
+    commands.cmd_reproduce(target=str(spec), matrix="matrix.yaml",
+                           results=str(tmp_path / "results"), cpu="", force=False,
+                           wait=False, json=False, check=True, engine=engine_of(refuse))
+    out = capsys.readouterr().out
+    assert "; 1 build(s) naming another release than their version" in out
+    assert "unused entr" not in out
+    assert "  warning: builds.arch-package: its as_reported (\"Arch Linux's openssl 1.0.1c " \
+        "package" in out
+    assert "names release 1.0.1c, but its version entry is 1.0.1e" in out
