@@ -16,8 +16,10 @@ import pytest
 from openssl_matrix.cli import commands
 from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.core.resources import project_reports
+from openssl_matrix.measure.cpumodel import CORES
 from openssl_matrix.repro.check import other_releases
-from openssl_matrix.repro.spec import ReportSpec
+from openssl_matrix.repro.judge import unknown_core_text
+from openssl_matrix.repro.spec import Machine, ReportSpec
 from openssl_matrix.repro.specload import load_spec
 
 from ..fakes import engine_of
@@ -227,3 +229,34 @@ def test_check_lists_the_release_warning(tmp_path: Path, monkeypatch: pytest.Mon
     assert "  warning: builds.arch-package: its as_reported (\"Arch Linux's openssl 1.0.1c " \
         "package" in out
     assert "names release 1.0.1c, but its version entry is 1.0.1e" in out
+
+
+def machine(cpu: str) -> Machine:
+    return Machine(name="reporter", cpu=cpu, clock_ghz=None, flags=(), arch="x86_64",
+                   os=None, compiler=None, notes="")
+
+
+def test_an_unknown_named_cpu_is_quoted_in_a_sentence() -> None:
+    text = unknown_core_text(machine("Some Vendor's \u201cChip\u201d\nrev 2"))
+    assert text.startswith(
+        "the CPU model does not know the core of the CPU \"Some Vendor's \u201cChip\u201d\\nrev "
+        "2\" (machines.reporter), so it cannot carry this claim to another CPU. If that CPU "
+        "has one of the cores ")
+    assert f"cores {', '.join(CORES)}, write the core in machines.reporter.core. What can " \
+        "still be judged: a claim that holds on any CPU (depends_on: code-path) is judged " \
+        "as measured" in text
+    assert "\n" not in text
+
+
+def test_a_report_naming_no_cpu_says_so_and_what_can_be_judged() -> None:
+    text = unknown_core_text(machine("not named in the report"))
+    assert text == (
+        "the report names no CPU for machines.reporter (its cpu reads 'not named in the "
+        "report'), so the CPU model cannot say how large the ratio was there. What can "
+        "still be judged: a claim that holds on any CPU (depends_on: code-path) is judged as "
+        "measured; if the report names the CPU or its core elsewhere (a later comment, a "
+        "linked log), write it in machines.reporter.cpu or machines.reporter.core")
+    assert "does not know not named" not in text
+    # long free text is cut, never echoed whole
+    long = unknown_core_text(machine("model unknown, " + "x" * 500))
+    assert "more characters)" in long and "x" * 200 not in long
