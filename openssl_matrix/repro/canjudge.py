@@ -25,6 +25,7 @@ import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from openssl_matrix.core.names import clip
 from openssl_matrix.measure.cpumodel import Core, core_of_cpu, core_of_march, predicted_ratio
 from openssl_matrix.repro.judge import _cost, machine_profiles, model_on_their_cpu, two_machines
 from openssl_matrix.repro.resolve import (
@@ -171,7 +172,7 @@ def _model_gap(spec: ReportSpec, claim: Claim, ours: Core | None,
         return None
     their_model = model_on_their_cpu(spec, claim)
     if isinstance(their_model, str):
-        ours_differ = f" (ours differs from {machine.cpu})" if machine.cpu_named else ""
+        ours_differ = f" (ours differs from {clip(machine.cpu)})" if machine.cpu_named else ""
         return f"its size depends on the CPU{ours_differ}, and {their_model}"
     if ours is None:  # judged on the model's word on their CPU and the direction here
         return None

@@ -19,12 +19,15 @@ reproduction without Docker and without measuring.
 from __future__ import annotations
 
 import platform
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from openssl_matrix.core.errors import ConfigError
+from openssl_matrix.core.names import clip
+from openssl_matrix.core.version import Version, VersionError
 from openssl_matrix.measure.cpumodel import (
     MODEL_MIN_BLOCK,
     Core,
@@ -151,12 +154,15 @@ def check(spec: ReportSpec, env: Environment, results: Path,
     for profile in given:
         cpu_dir = facts.cpu.slug() if profile == HERE else profile
         out += _plan_lines(full, resolved, facts, cpu_dir, judged, results, profile, env)
-    rep.warnings = unused_entries(spec)
+    unused, releases = unused_entries(spec), other_releases(spec)
+    rep.warnings = unused + releases
     out += ["", "Summary: " + summary(plans, given) + "; "
             + ("the report's figures meet every claim as transcribed" if not rep.problems else
                f"{len(rep.problems)} problem(s) in the spec: check it")
-            + (f"; {len(rep.warnings)} unused entr{'y' if len(rep.warnings) == 1 else 'ies'}"
-               if rep.warnings else "")]
+            + (f"; {len(unused)} unused entr{'y' if len(unused) == 1 else 'ies'}"
+               if unused else "")
+            + (f"; {len(releases)} build(s) naming another release than their version"
+               if releases else "")]
     out += [f"  warning: {p}" for p in rep.problems + rep.warnings]
     return rep
 
@@ -181,6 +187,38 @@ def unused_entries(spec: ReportSpec) -> list[str]:
         if name not in used_builds:
             out.append(f"builds.{name}: no measurement uses it: delete it, or name it in "
                        "a measurement's build")
+    return out
+
+
+#: A release number anywhere in free text ("FreeBSD's OpenSSL (1.0.1e-freebsd, cc -O)",
+#: "printed 1.1.1p."), not part of a longer number or word.
+_RELEASE_IN_TEXT = re.compile(r"(?<![0-9A-Za-z.])(\d+\.\d+\.\d+[a-z]{0,2})"
+                              r"(?![0-9A-Za-z]|\.\d)")
+
+
+def other_releases(spec: ReportSpec) -> list[str]:
+    """A build whose ``as_reported`` names a letter release of its version's series but
+    not the one its version entry is (version 1.1.1t while the output printed 1.1.1p),
+    naming both: the version entry is what is built here, the output is what ran."""
+    out: list[str] = []
+    for name, build in spec.builds.items():
+        try:
+            entry = Version.parse(build.version)
+        except VersionError:
+            continue
+        named = [Version.parse(t) for t in _RELEASE_IN_TEXT.findall(build.as_reported or "")]
+        series = [v for v in named if (v.major, v.minor, v.patch) ==
+                  (entry.major, entry.minor, entry.patch)]
+        if not series or any(v.letters == entry.letters for v in series):
+            continue
+        printed = ", ".join(dict.fromkeys(v.text for v in series))
+        out.append(f"builds.{name}: its as_reported ({clip(build.as_reported)}) names "
+                   f"release {printed}, but its version entry is {build.version}, so "
+                   f"{build.version} would be built for it. Where the report's output "
+                   f"printed {printed}, that is what ran: declare versions.{series[0].text} "
+                   f"and write version: {series[0].text} in builds.{name}; where the "
+                   f"report's text says {build.version}, keep it and say why in the spec's "
+                   "notes")
     return out
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openssl_matrix.core.names import clip
 from openssl_matrix.core.stats import estimate
 from openssl_matrix.core.statuses import USABLE_STATUSES
 from openssl_matrix.core.version import series_or_none
@@ -529,18 +530,18 @@ def _cost(spec: ReportSpec, name: str, core: Core, version: str | None) -> PathC
 
 def unknown_core_text(machine: Machine) -> str:
     """Why the CPU model cannot size a claim on the report's machine, and what the user
-    can do, as a sentence whatever free text ``machines.NAME.cpu`` holds."""
+    can do, as a sentence whatever free text ``machines.NAME.cpu`` holds (quoted)."""
     key = f"machines.{machine.name}"
+    still = ("What can still be judged: a claim that holds on any CPU (depends_on: "
+             "code-path) is judged as measured")
     if not machine.cpu_named:
-        return (f"the report does not name the CPU of {key} (“{machine.cpu}”), so the CPU "
-                "model cannot say how large the ratio was there. What can still be judged: "
-                "a claim that holds on any CPU (depends_on: code-path) is judged as "
-                "measured; if the report names the CPU or its core elsewhere (a later "
-                f"comment, a linked log), write it in {key}.cpu or {key}.core")
-    return (f"the CPU model does not know the core of {machine.cpu} ({key}): if it is one "
-            f"of {', '.join(CORES)}, write that in {key}.core; otherwise the model cannot "
-            "carry this claim to another CPU, and only a claim that holds on any CPU "
-            "(depends_on: code-path) is judged")
+        return (f"the report names no CPU for {key} (its cpu reads {clip(machine.cpu)}), so "
+                f"the CPU model cannot say how large the ratio was there. {still}; if the "
+                "report names the CPU or its core elsewhere (a later comment, a linked log), "
+                f"write it in {key}.cpu or {key}.core")
+    return (f"the CPU model does not know the core of the CPU {clip(machine.cpu)} ({key}), "
+            "so it cannot carry this claim to another CPU. If that CPU has one of the "
+            f"cores {', '.join(CORES)}, write the core in {key}.core. {still}")
 
 
 def model_on_their_cpu(spec: ReportSpec, claim: Claim) -> RatioModel | str:

@@ -30,6 +30,7 @@ from openssl_matrix.matrix.tlsvocab import KEYS, PINNINGS, PROTOCOLS
 from openssl_matrix.measure.cpumodel import CORES
 from openssl_matrix.parse.algorithms import closest, has_legacy_path, resolve
 from openssl_matrix.parse.figures import MAX_BLOCK_SIZE
+from openssl_matrix.repro.sizes import refuse_unshared
 from openssl_matrix.repro.spec import (
     DEFAULT_TOLERANCE,
     DEPENDS_ON,
@@ -670,6 +671,9 @@ def _claims(ctx: CheckContext, value: Any, measurements: Mapping[str, Measuremen
             refuse_untrended(ctx, kp, (names[0], names[1]), (num, den))
         if trend is not None:
             blocks = trend
+        if blocks is not None:  # a side with figures has them where the claim is judged
+            refuse_unshared(ctx, kp, cid, (names[0], names[1]), (num, den), blocks,
+                            trend=trend is not None, threads=trend_of == THREADS)
         if expect == "ratio" and ratio is None:
             sizes = blocks or tuple(sorted(set(num.reference) & set(den.reference)))
             if any(b not in num.reference or b not in den.reference for b in sizes):

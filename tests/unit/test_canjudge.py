@@ -135,9 +135,10 @@ def test_each_reason_a_claim_cannot_be_judged_is_one_line(
         "(closest: westmere)" in got["misspelled-profile"]
     assert "[no-profile] it compares westmere with ivy-bridge: run with " \
         "--cpu=westmere,ivy-bridge" in got["two-machines"]
-    assert "[cpu] its size depends on the CPU (ours differs from Some Vendor's Chip), and " \
-        "the CPU model does not know the core of Some Vendor's Chip (machines.mystery): if " \
-        "it is one of westmere, sandybridge" in got["cpu-beyond-model"]
+    assert "[cpu] its size depends on the CPU (ours differs from \"Some Vendor's Chip\"), " \
+        "and the CPU model does not know the core of the CPU \"Some Vendor's Chip\" " \
+        "(machines.mystery), so it cannot carry this claim to another CPU. If that CPU has " \
+        "one of the cores westmere, sandybridge" in got["cpu-beyond-model"]
     # our core unknown to the model: judged on the model's word on their CPU (Ivy Bridge)
     assert got["cpu-model-here"] == "  cpu-model-here: can be judged (this machine)"
     assert "[needs] h needs the kernel crypto API (AF_ALG)" in got["no-af-alg"]
@@ -268,8 +269,8 @@ def test_a_cpu_claim_on_a_report_that_names_no_cpu_reads_as_a_sentence(
     line = lines_by_claim(text)["cpu-beyond-model"]
     assert line == (
         "  cpu-beyond-model: cannot be judged here: [cpu] its size depends on the CPU, and "
-        "the report does not name the CPU of machines.mystery (“not named in the report”), "
-        "so the CPU model cannot say how large the ratio was there. What can still be "
+        "the report names no CPU for machines.mystery (its cpu reads 'not named in the "
+        "report'), so the CPU model cannot say how large the ratio was there. What can still be "
         "judged: a claim that holds on any CPU (depends_on: code-path) is judged as "
         "measured; if the report names the CPU or its core elsewhere (a later comment, a "
         "linked log), write it in machines.mystery.cpu or machines.mystery.core")

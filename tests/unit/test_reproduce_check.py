@@ -55,6 +55,8 @@ def test_check_each_spec_without_docker(spec_id: str, no_docker: EngineFactory, 
     # every version and build of a shipped spec is used (a version entry that only gives
     # a stand-in's checksum, 1.0.0 in openssl-dev-2011-asm-vs-c-aesni, counts as used)
     assert "unused entr" not in out
+    # and no build's as_reported names another release than its version entry
+    assert "naming another release" not in out
 
 
 def test_check_reports_a_claim_its_report_contradicts(no_docker: EngineFactory, tmp_path: Path,
