@@ -21,7 +21,10 @@ of the tree with two rounds or more, it prints:
    each: its status (``contended``, ``shared-core`` from the port-share probe), or the
    value rule that leaves it out of the median (robust.py) — the goal: none unflagged;
 3. the port-share probe's readings (share of the session's usual reading) and the host
-   accounting's verdicts.
+   accounting's verdicts;
+4. where the suite interleaves (``interleave:``; measure/pairrun.py), each comparison
+   measured again with both sides in one process: the same single-figure spreads beside
+   the interleaved ratio's 95 % interval, and whether that is within ±2 %.
 
 Every number comes from the tree's records; ``--json`` writes them beside the table.
 """
@@ -47,6 +50,7 @@ from openssl_matrix.measure.paired import comparisons, usable_samples  # noqa: E
 from openssl_matrix.measure.robust import LOW_TOLERANCE, PAIRED_TARGET  # noqa: E402
 from openssl_matrix.report.pairedview import by_session, outcomes  # noqa: E402
 from openssl_matrix.results import records  # noqa: E402
+from openssl_matrix.results.interleaved import filed_pairs  # noqa: E402
 
 #: A side whose single figures spread more than this is where the goal applies.
 WIDE_SPREAD = 0.10
@@ -73,7 +77,31 @@ def spread(values: list[float]) -> float | None:
     return (max(values) - min(values)) / 2 / statistics.median(values)
 
 
-def analyse(runs: list[records.Run]) -> dict[str, Any]:
+def woven(tree: Path, cpu: str, session: str,
+          clean: dict[tuple[str, str, str, int], list[float]]) -> list[dict[str, Any]]:
+    """The session's interleaved comparisons beside the spreads of their sides' cells."""
+    rows = []
+    for rec in filed_pairs(tree, cpu, session).values():
+        top, bottom = rec["top"], rec["bottom"]
+        for row in rec.get("algorithms", []):
+            alg, block = row["algorithm"], row["block_size"]
+            sa = spread(clean.get((top["variant"], f"{top['mask']}--{alg}", alg, block), []))
+            sb = spread(clean.get((bottom["variant"], f"{bottom['mask']}--{alg}", alg, block),
+                                  []))
+            lo, hi, ratio = row.get("ci_low"), row.get("ci_high"), row.get("ratio")
+            w = (hi - lo) / 2 / ratio if None not in (lo, hi, ratio) else None
+            rows.append({"kind": rec["kind"], "numerator": rec["numerator"],
+                         "denominator": rec["denominator"], "algorithm": alg, "block": block,
+                         "ratio": ratio, "ci_low": lo, "ci_high": hi, "half_width": w,
+                         "blocks": row.get("blocks"), "preempted": row.get("preempted"),
+                         "spread_numerator": sa, "spread_denominator": sb,
+                         "goal_applies": max(sa or 0, sb or 0) > WIDE_SPREAD,
+                         "within": w is not None and w <= PAIRED_TARGET})
+    return rows
+
+
+def analyse(runs: list[records.Run], tree: Path | None = None,
+            session: tuple[str, str, str] | None = None) -> dict[str, Any]:
     outs = outcomes(runs)
     clean: dict[tuple[str, str, str, int], list[float]] = {}
     everything: dict[tuple[str, str, str, int], list[tuple[float, str]]] = {}
@@ -126,7 +154,10 @@ def analyse(runs: list[records.Run]) -> dict[str, Any]:
         codes = [f.get("code") for f in meta.get("findings", [])]
         probe_flags += codes.count(SHARED_CORE)
         contended += codes.count("contended")
+    interleaved = [] if tree is None or session is None else \
+        woven(tree, session[0], session[1], clean)
     return {"rounds": len({o.round for o in outs}), "runs": len(runs), "comparisons": rows,
+            "interleaved": interleaved,
             "low": low, "probe": {"invocations": invocations, "readings": len(shares),
                                   "share_min": min(shares) if shares else None,
                                   "share_median": statistics.median(shares) if shares
@@ -170,6 +201,30 @@ def table(key: tuple[str, str, str], a: dict[str, Any]) -> None:
     else:
         print("  port-share probe: no readings in this tree (recorded before the probe)")
     print(f"  host accounting: {a['contended_findings']} contended finding(s)")
+    if a.get("interleaved"):
+        woven_table(a["interleaved"])
+
+
+def woven_table(rows: list[dict[str, Any]]) -> None:
+    print(f"\n  interleaved (both sides in one process, 5-ms windows A B B A)\n"
+          f"  {'comparison':<58} {'algorithm':<12} {'spread A':>9} {'spread B':>9} "
+          f"{'interleaved ratio [95 %]':>26} {'blocks':>7}  goal")
+    for r in rows:
+        name = f"{r['numerator']} / {r['denominator']}"
+        ci = ("no ratio" if r["ratio"] is None else
+              f"×{r['ratio']:.3f} [{r['ci_low']:.3f}–{r['ci_high']:.3f}]"
+              if r["ci_low"] is not None else f"×{r['ratio']:.3f} (no interval)")
+        goal = ("ok" if r["within"] else "MISSED") if r["goal_applies"] else \
+            ("within" if r["within"] else "-")
+        print(f"  {name[:58]:<58} {r['algorithm']:<12} {pct(r['spread_numerator']):>9} "
+              f"{pct(r['spread_denominator']):>9} {ci:>26} {r['blocks'] or 0:>7}  {goal} "
+              f"({pct(r['half_width'])})")
+    applies = [r for r in rows if r["goal_applies"]]
+    print(f"  interleaved comparisons with a side spreading over ±{WIDE_SPREAD:.0%}: "
+          f"{len(applies)}; of them within ±{PAIRED_TARGET:.0%}: "
+          f"{sum(r['within'] for r in applies)}")
+    print(f"  all interleaved comparisons within ±{PAIRED_TARGET:.0%}: "
+          f"{sum(r['within'] for r in rows)} of {len(rows)}")
 
 
 def main() -> None:
@@ -183,7 +238,7 @@ def main() -> None:
         tree = Path(tempfile.mkdtemp(prefix="noise-bench-")) / "results"
         print(f"bench into {tree} (the README's bench as typed) ...", flush=True)
         wall = run_bench(tree)
-    found = {k: analyse(v) for k, v in by_session(
+    found = {k: analyse(v, tree, k) for k, v in by_session(
         list(records.finished_runs(tree))).items()}
     if wall is not None:
         print(f"\nbench wall time: {wall:.0f} s")

@@ -50,7 +50,7 @@ from openssl_matrix.core.outputs import (
 )
 from openssl_matrix.core.resources import templates
 from openssl_matrix.core.units import MBPS
-from openssl_matrix.report import aeadview, pairedview, profview, ptsview, scaling
+from openssl_matrix.report import aeadview, interleavedview, pairedview, profview, ptsview, scaling
 from openssl_matrix.report.cellpage import (
     Links,
     PageUnit,
@@ -457,6 +457,10 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     paired, scaled = pairedview.rows(shown.runs, block), scaling.views(obs, out / "charts")
     page = _sections(page, ops.html + lib.html, profiled, pts_rows, masked, paired, scaled,
                      block)
+    woven = interleavedview.rows(tree.root, out)
+    if woven:
+        page = _before(page, "sizes", interleavedview.html(woven))
+        report["interleaved"] = [r.as_dict() for r in woven]
     if paired:
         report["paired"] = [r.as_dict() for r in paired]
     if scaled:
@@ -471,7 +475,8 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
                          ops.lines + lib.lines, ops.tables, panel,
                          sessions=len(session_rows), changes=len(changed),
                          library_tables=lib.tables,
-                         scaling_lines=[*pairedview.text(paired), *aeadview.text(masked),
+                         scaling_lines=[*pairedview.text(paired),
+                                        *interleavedview.text(woven), *aeadview.text(masked),
                                         *scaling.text(scaled),
                                         *ptsview.text(pts_rows), *profview.text(*profiled)])
 

@@ -1,0 +1,137 @@
+"""The report's interleaved ratios: both sides of a comparison in one process, read back.
+
+A speed suite with ``interleave`` measures each of its comparisons once more after its
+rounds (measure/pairrun.py): the two builds (or a mask and native) in alternating 5-ms
+windows of one harness process, so a neighbour on the core slows both alike. The page
+shows the newest bench session's pairs of each CPU, every algorithm's ratio with its
+distribution-free 95 % interval, each linked to the harness's raw output (copied into the
+report folder, so it opens from disk).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from openssl_matrix.results.interleaved import RAW, Filed, all_pairs
+
+FOLDER = "interleaved"
+
+
+@dataclass(frozen=True)
+class InterleavedRow:
+    cpu: str
+    session: str
+    kind: str
+    numerator: str
+    denominator: str
+    algorithm: str
+    block: int
+    ratio: float | None
+    ci_low: float | None
+    ci_high: float | None
+    blocks: int
+    preempted: int
+    raw: str  #: the raw output, relative to the report folder
+
+    @property
+    def half_width(self) -> float | None:
+        if self.ratio is None or self.ci_low is None or self.ci_high is None:
+            return None
+        return (self.ci_high - self.ci_low) / 2 / self.ratio
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"cpu": self.cpu, "session": self.session, "kind": self.kind,
+                "numerator": self.numerator, "denominator": self.denominator,
+                "algorithm": self.algorithm, "block_size": self.block, "ratio": self.ratio,
+                "ci_low": self.ci_low, "ci_high": self.ci_high, "blocks": self.blocks,
+                "preempted": self.preempted, "ci_method": "order", "raw": self.raw}
+
+    def line(self) -> str:
+        what = (f"{self.cpu}: {self.algorithm} at {self.block} bytes, {self.numerator} / "
+                f"{self.denominator}")
+        if self.ratio is None:
+            return f"{what}: no block without a preempted window"
+        if self.half_width is None:
+            return f"{what} = ×{self.ratio:.3f} ({self.blocks} blocks: no interval)"
+        return (f"{what} = ×{self.ratio:.3f} [{self.ci_low:.3f}–{self.ci_high:.3f}] "
+                f"({self.blocks} blocks)")
+
+
+def _newest(filed: Sequence[Filed]) -> list[Filed]:
+    """The pairs of each CPU's newest session (by the latest start of its pairs)."""
+    latest: dict[str, tuple[str, str]] = {}
+    for f in filed:
+        started = str(f.record.get("started", ""))
+        if f.cpu not in latest or (started, f.session) > latest[f.cpu]:
+            latest[f.cpu] = (started, f.session)
+    keep = {(cpu, s) for cpu, (_, s) in latest.items()}
+    return [f for f in filed if (f.cpu, f.session) in keep]
+
+
+def rows(root: Path, out: Path | None = None) -> list[InterleavedRow]:
+    """Every algorithm of the newest session's pairs per CPU; with ``out``, each pair's
+    raw output is copied to ``out/interleaved/<cpu>/<session>/<pair>/raw.txt``."""
+    found: list[InterleavedRow] = []
+    for f in _newest(all_pairs(root)):
+        rel = Path(FOLDER) / f.cpu / f.session / f.folder.name / RAW
+        if out is not None and (f.folder / RAW).is_file():
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f.folder / RAW, out / rel)
+        rec = f.record
+        for row in rec.get("algorithms", []):
+            if not isinstance(row, dict):
+                continue
+            found.append(InterleavedRow(
+                f.cpu, f.session, str(rec.get("kind", "")), str(rec.get("numerator", "")),
+                str(rec.get("denominator", "")), str(row.get("algorithm", "")),
+                int(row.get("block_size") or 0), _num(row.get("ratio")),
+                _num(row.get("ci_low")), _num(row.get("ci_high")),
+                int(row.get("blocks") or 0), int(row.get("preempted") or 0), rel.as_posix()))
+    return found
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        else None
+
+
+def text(found: Sequence[InterleavedRow]) -> list[str]:
+    if not found:
+        return []
+    return ["Interleaved ratios (both sides in one process, alternating 5-ms windows: median "
+            "of the blocks' ratios, distribution-free 95 % interval):",
+            *[f"  {r.line()}" for r in found], ""]
+
+
+def _cell(r: InterleavedRow) -> str:
+    if r.ratio is None:
+        return '<span class="muted">no block without a preempted window</span>'
+    if r.half_width is None or r.ci_low is None or r.ci_high is None:
+        return f'×{r.ratio:.3f} <span class="muted">(too few blocks for an interval)</span>'
+    return (f"×{r.ratio:.3f} [{r.ci_low:.3f}–{r.ci_high:.3f}] "
+            f'<span class="muted">±{r.half_width:.1%}</span>')
+
+
+def html(found: Sequence[InterleavedRow]) -> str:
+    if not found:
+        return ""
+    body = "".join(
+        f"<tr><td>{escape(r.cpu)}</td><td>{escape(r.kind)}</td><td>{escape(r.numerator)} / "
+        f"{escape(r.denominator)}</td><td>{escape(r.algorithm)}</td><td>{r.block}</td>"
+        f"<td>{_cell(r)}</td><td>{r.blocks} ({r.preempted} preempted)</td>"
+        f'<td><a href="{escape(r.raw)}">raw</a></td></tr>' for r in found)
+    return ('<h2 id="interleaved">Interleaved ratios</h2>'
+            '<p class="muted">Each comparison measured once more with both sides in one '
+            "process of the interleaving harness, in 5-ms windows that alternate A B B A, "
+            "so a neighbour on the core slows both sides alike. The ratio is the median of "
+            "the blocks' ratios with its distribution-free 95 % interval; a block with a "
+            "window the thread did not have the CPU for 90 % of is left out. The newest "
+            "bench session of each CPU (docs/noise.md).</p><table><thead><tr><th>CPU</th>"
+            "<th>comparison</th><th>ratio of</th><th>algorithm</th><th>bytes</th>"
+            "<th>ratio [95 %]</th><th>blocks</th><th>output</th></tr></thead><tbody>"
+            f"{body}</tbody></table>\n")
