@@ -180,7 +180,7 @@ def print_interleaved(records: Sequence[Mapping[str, Any]]) -> None:
         return
     print("\n  interleaved ratios (both sides in one process, alternating 5-ms windows: "
           "median of the blocks' ratios, distribution-free 95 % interval; blocks with a "
-          "preempted window left out)")
+          "preempted window or a side more than 10 % below its usual rate left out)")
     for rec in records:
         for row in rec.get("algorithms", []):
             print(f"      {rec['kind']:<12} {row['algorithm']:<14} {rec['numerator']} / "
@@ -196,5 +196,8 @@ def interleaved_text(row: Mapping[str, Any]) -> str:
         return f"no ratio: every block of its {row.get('windows', 0)} windows was preempted"
     width = (f" ±{(hi - lo) / 2 / ratio:.1%}" if isinstance(lo, (int, float))
              and isinstance(hi, (int, float)) else " (too few blocks for 95 %)")
+    slowed = f", {row['slowed']} slowed" if row.get("slowed") else ""
+    runs = f", {row['runs']} runs" if (row.get("runs") or 1) > 1 else ""
+    mixed = "; every block kept: a neighbour slowed most" if row.get("disturbed") else ""
     return (f"{ratio:.3f}×{width} ({row.get('blocks')} blocks, "
-            f"{row.get('preempted')} preempted)")
+            f"{row.get('preempted')} preempted{slowed}{runs}{mixed})")

@@ -10,9 +10,14 @@ where single figures are not.
 The estimate: each block's ratio is B's rate over A's in that block (operations over
 wall time of its two windows a side). A block with a window in which the thread had the
 CPU less than ``CPU_SHARE_MIN`` of its wall time (preempted, or time the hypervisor
-took) is left out and counted. The figure is the median of the kept blocks' ratios with
-its distribution-free 95 % interval (order statistics, ``robust.median_interval``); the
-geometric mean with a t-interval on the logs is kept beside it.
+took) is left out and counted. So is a block in which either side ran more than
+``SLOWED`` below its usual block rate (the upper ``REFERENCE_QUANTILE`` of its blocks):
+a neighbour slows two different code paths unequally (measured here: no-asm SHA-1 to
+0.4 of its rate, the assembler to 0.67, for most of a second), so the ratio of disturbed
+blocks is not the ratio of the code; with fewer than ``MIN_KEPT`` such blocks every
+unpreempted block is used and the estimate says so (``disturbed``). The figure is the
+median of the kept blocks' ratios with its distribution-free 95 % interval (order
+statistics, ``robust.median_interval``); the geometric mean is kept beside it.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import math
 import re
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +34,12 @@ from openssl_matrix.measure.robust import RatioEstimate, median_interval
 PREFIX = "+PAIR:"
 #: A window whose thread CPU time is below this share of its wall time was preempted.
 CPU_SHARE_MIN = 0.9
+#: A block where a side ran more than this below its usual block rate was slowed.
+SLOWED = 0.10
+#: The usual block rate of a side: this quantile of its blocks' rates.
+REFERENCE_QUANTILE = 0.9
+#: Fewer unslowed blocks than this: every unpreempted block is used (``disturbed``).
+MIN_KEPT = 12
 #: Window length and run time per algorithm when a suite gives none.
 WINDOW_MS = 5
 SECONDS = 3
@@ -116,6 +128,9 @@ class Interleaved:
     #: to compare with speed's: the harness's loop is speed's, its timing is not)
     rate_a: float
     rate_b: float
+    slowed: int = 0  #: blocks left out: a side more than SLOWED below its usual rate
+    #: too few unslowed blocks: the ratio is of disturbed blocks too
+    disturbed: bool = False
 
     @property
     def relative_half_width(self) -> float | None:
@@ -128,41 +143,63 @@ class Interleaved:
                              method=METHOD, sizes=(self.blocks, self.blocks))
 
     def as_dict(self) -> dict[str, Any]:
-        return {"blocks": self.blocks, "preempted": self.preempted, "ratio": self.ratio,
-                "ci_low": self.ci_low, "ci_high": self.ci_high,
-                "geometric_mean": self.geometric_mean, "rate_a": self.rate_a,
-                "rate_b": self.rate_b, "ci_method": "order"}
+        return {"blocks": self.blocks, "preempted": self.preempted, "slowed": self.slowed,
+                "disturbed": self.disturbed, "ratio": self.ratio, "ci_low": self.ci_low,
+                "ci_high": self.ci_high, "geometric_mean": self.geometric_mean,
+                "rate_a": self.rate_a, "rate_b": self.rate_b, "ci_method": "order"}
 
 
-def estimate(run: AlgorithmRun) -> Interleaved | None:
-    """The block ratios' median and interval (None: no block kept)."""
-    ratios: list[float] = []
+@dataclass(frozen=True)
+class _Block:
+    ops: tuple[int, int]
+    ns: tuple[int, int]
+
+    def rate(self, side: int) -> float:
+        return self.ops[side] / self.ns[side]
+
+
+def _blocks(windows: Sequence[Window]) -> tuple[list[_Block], int]:
+    """The A B B A blocks with no preempted window, and how many had one."""
+    out: list[_Block] = []
     preempted = 0
-    totals = {0: [0, 0], 1: [0, 0]}  # side → [ops, ns]
-    wins = run.windows
-    for i in range(0, len(wins) - 3, 4):
-        block = wins[i:i + 4]
+    for i in range(0, len(windows) - 3, 4):
+        block = windows[i:i + 4]
         if sorted(w.side for w in block) != [0, 0, 1, 1]:
             continue
         if any(w.cpu_share < CPU_SHARE_MIN or w.ops <= 0 for w in block):
             preempted += 1
             continue
-        rate = {}
-        for side in (0, 1):
-            ops = sum(w.ops for w in block if w.side == side)
-            ns = sum(w.elapsed_ns for w in block if w.side == side)
-            rate[side] = ops / ns
-            totals[side][0] += ops
-            totals[side][1] += ns
-        ratios.append(rate[1] / rate[0])
-    if not ratios:
+        out.append(_Block(
+            (sum(w.ops for w in block if w.side == 0), sum(w.ops for w in block if w.side == 1)),
+            (sum(w.elapsed_ns for w in block if w.side == 0),
+             sum(w.elapsed_ns for w in block if w.side == 1))))
+    return out, preempted
+
+
+def _usual(rates: Sequence[float]) -> float:
+    ordered = sorted(rates)
+    return ordered[min(len(ordered) - 1, int(REFERENCE_QUANTILE * len(ordered)))]
+
+
+def estimate(run: AlgorithmRun) -> Interleaved | None:
+    """The kept blocks' median ratio and interval (None: no block without preemption)."""
+    blocks, preempted = _blocks(run.windows)
+    if not blocks:
         return None
+    usual = [_usual([b.rate(side) for b in blocks]) for side in (0, 1)]
+    kept = [b for b in blocks
+            if all(b.rate(side) >= (1 - SLOWED) * usual[side] for side in (0, 1))]
+    disturbed = len(kept) < MIN_KEPT
+    if disturbed:
+        kept = blocks
+    ratios = [b.rate(1) / b.rate(0) for b in kept]
     interval = median_interval(ratios)
-    logs = [math.log(r) for r in ratios]
+    ops = [sum(b.ops[side] for b in kept) for side in (0, 1)]
+    ns = [sum(b.ns[side] for b in kept) for side in (0, 1)]
     return Interleaved(
-        blocks=len(ratios), preempted=preempted, ratio=float(statistics.median(ratios)),
+        blocks=len(kept), preempted=preempted, ratio=float(statistics.median(ratios)),
         ci_low=None if interval is None else interval[0],
         ci_high=None if interval is None else interval[1],
-        geometric_mean=math.exp(statistics.fmean(logs)),
-        rate_a=totals[0][0] * run.block / totals[0][1] * 1e9,
-        rate_b=totals[1][0] * run.block / totals[1][1] * 1e9)
+        geometric_mean=math.exp(statistics.fmean(math.log(r) for r in ratios)),
+        rate_a=ops[0] * run.block / ns[0] * 1e9, rate_b=ops[1] * run.block / ns[1] * 1e9,
+        slowed=0 if disturbed else len(blocks) - len(kept), disturbed=disturbed)

@@ -5,7 +5,8 @@ the paired tables make of it (paired.py: a mask against native, asm against no-a
 newer release against an older one with the same build options and mask) is measured
 once more the interleaved way (interleave.py): both sides in one process, alternating
 5-ms windows, SECONDS per algorithm at the suite's block size (8192 bytes where it names
-none), one container per pair. Each pair is filed under ``_interleaved/`` (results/
+none), one container per pair, run again (up to twice) for the algorithms whose
+interval is still wider than ±2 %. Each pair is filed under ``_interleaved/`` (results/
 interleaved.py) with the harness's raw output; a resumed session measures only the
 pairs it has not filed.
 """
@@ -22,13 +23,23 @@ from openssl_matrix.core import log
 from openssl_matrix.core.errors import BuildError
 from openssl_matrix.images.pairimage import BINARY, ensure_pair_image, library_path, refusal
 from openssl_matrix.matrix.model import Mask, Suite, Variant
-from openssl_matrix.measure.interleave import SECONDS, WINDOW_MS, estimate, parse_output
+from openssl_matrix.measure.interleave import (
+    SECONDS,
+    WINDOW_MS,
+    AlgorithmRun,
+    PairOutput,
+    estimate,
+    parse_output,
+)
 from openssl_matrix.measure.paired import newer, variant_parts
+from openssl_matrix.measure.robust import PAIRED_TARGET
 from openssl_matrix.measure.speedcmd import mask_value
 from openssl_matrix.results.interleaved import file_pair, filed_pairs
 
 #: Block size when the suite names none.
 DEFAULT_BYTES = 8192
+#: Further runs of a pair for the algorithms whose interval is wider than PAIRED_TARGET.
+FOLLOW_UPS = 2
 
 
 @dataclass(frozen=True)
@@ -125,16 +136,40 @@ def command(pair: PairPlan, suite: Suite, algorithms: Sequence[str]) -> list[str
     return cmd
 
 
+def merged_runs(text: str) -> tuple[PairOutput, list[tuple[AlgorithmRun, int]]]:
+    """The harness output of one or more runs of a pair (their texts one after the
+    other), each algorithm's windows of every run together, with how many runs it had."""
+    out = parse_output(text)
+    runs: dict[str, tuple[AlgorithmRun, int]] = {}
+    for run in out.runs:
+        if run.algorithm in runs:
+            first, n = runs[run.algorithm]
+            first.windows.extend(run.windows)
+            runs[run.algorithm] = (first, n + 1)
+        else:
+            runs[run.algorithm] = (run, 1)
+    return out, list(runs.values())
+
+
+def wide(row: Mapping[str, Any]) -> bool:
+    """Whether a row's interval is wider than the comparisons' target (no ratio: wider)."""
+    ratio, lo, hi = row.get("ratio"), row.get("ci_low"), row.get("ci_high")
+    if not isinstance(ratio, float) or not isinstance(lo, float) or not isinstance(hi, float):
+        return True
+    return (hi - lo) / 2 / ratio > PAIRED_TARGET
+
+
 def record_of(pair: PairPlan, cmd: Sequence[str], text: str, exit_code: int,
               started: str, seconds: float) -> dict[str, Any]:
-    """The filed record: both sides, the command, and each algorithm's estimate."""
-    out = parse_output(text)
+    """The filed record: both sides, the command, and each algorithm's estimate over
+    every run of it in ``text``."""
+    out, runs = merged_runs(text)
     rows: list[dict[str, Any]] = []
-    for run in out.runs:
+    for run, attempts in runs:
         est = estimate(run)
         rows.append({"algorithm": run.algorithm, "block_size": run.block,
                      "direction": run.direction, "window_ms": run.window_ms,
-                     "seconds": run.seconds, "windows": len(run.windows),
+                     "seconds": run.seconds, "runs": attempts, "windows": len(run.windows),
                      **({} if est is None else est.as_dict())})
     return {"kind": pair.kind, "numerator": pair.top.label, "denominator": pair.bottom.label,
             "top": {"variant": pair.top.variant.id, "mask": pair.top.mask,
@@ -144,7 +179,37 @@ def record_of(pair: PairPlan, cmd: Sequence[str], text: str, exit_code: int,
             "command": list(cmd), "exit_code": exit_code, "started": started,
             "seconds": round(seconds, 3), "errors": out.errors, "algorithms": rows,
             "method": "interleaved A B B A windows, median of block ratios (order-statistic "
-                      "95 % interval); blocks with a preempted window left out"}
+                      "95 % interval); blocks with a preempted window, or with a side more "
+                      "than 10 % below its usual rate, left out; an algorithm whose interval "
+                      f"is wider than ±{PAIRED_TARGET:.0%} is run again, up to "
+                      f"{1 + FOLLOW_UPS} runs"}
+
+
+def measure_pair(backend: Any, image: str, pair: PairPlan, suite: Suite,
+                 limits: Any) -> tuple[dict[str, Any], str]:
+    """Run the pair (again for the algorithms whose interval is still wide, up to
+    ``FOLLOW_UPS`` more times); its record and every run's raw output."""
+    algorithms = list(suite.algorithms)
+    cmd = command(pair, suite, algorithms)
+    texts: list[str] = []
+    t0 = time.monotonic()
+    started, exit_code, stderr = "", 0, ""
+    for _ in range(1 + FOLLOW_UPS):
+        res = backend.run(image, command(pair, suite, algorithms), env={}, limits=limits)
+        started = started or res.started
+        texts.append(res.stdout)
+        exit_code, stderr = res.exit_code, res.stderr
+        if res.exit_code != 0:
+            break
+        rec = record_of(pair, cmd, "".join(texts), 0, started, 0.0)
+        algorithms = [r["algorithm"] for r in rec["algorithms"] if wide(r)]
+        if not algorithms:
+            break
+    text = "".join(texts)
+    rec = record_of(pair, cmd, text, exit_code, started, time.monotonic() - t0)
+    if exit_code != 0:
+        rec["errors"] = [*rec["errors"], f"exit {exit_code}: {stderr.strip()[-400:]}"]
+    return rec, text + ("\n# stderr\n" + stderr if stderr else "")
 
 
 def interleave_session(ctx: Any, variants: Sequence[Variant], images: Mapping[str, Any],
@@ -179,17 +244,9 @@ def interleave_session(ctx: Any, variants: Sequence[Variant], images: Mapping[st
         log.info(f"interleaved comparisons: {len(todo)} pair(s), {len(algorithms)} "
                  f"algorithm(s), {suite.interleave} s each in {WINDOW_MS}-ms windows")
         for i, pair in enumerate(todo, 1):
-            cmd = command(pair, suite, algorithms)
-            t0 = time.monotonic()
-            res = ctx.backend.run(image.tag, cmd, env={},
-                                  limits=ctx.limits(600, suite))
-            rec = record_of(pair, cmd, res.stdout, res.exit_code, res.started,
-                            time.monotonic() - t0)
-            if res.exit_code != 0:
-                rec["errors"] = [*rec["errors"], f"exit {res.exit_code}: "
-                                 f"{res.stderr.strip()[-400:]}"]
-            file_pair(root, ctx.cpu_name, ctx.session, pair.name, rec,
-                      res.stdout + ("\n# stderr\n" + res.stderr if res.stderr else ""))
+            rec, raw = measure_pair(ctx.backend, image.tag, pair, suite,
+                                    ctx.limits(600, suite))
+            file_pair(root, ctx.cpu_name, ctx.session, pair.name, rec, raw)
             done[pair.name] = rec
             log.info(f"    [{i}/{len(todo)}] {pair.top.label} / {pair.bottom.label}: "
                      + ", ".join(_short(r) for r in rec["algorithms"]))

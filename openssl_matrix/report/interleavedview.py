@@ -37,6 +37,7 @@ class InterleavedRow:
     blocks: int
     preempted: int
     raw: str  #: the raw output, relative to the report folder
+    slowed: int = 0
 
     @property
     def half_width(self) -> float | None:
@@ -49,7 +50,8 @@ class InterleavedRow:
                 "numerator": self.numerator, "denominator": self.denominator,
                 "algorithm": self.algorithm, "block_size": self.block, "ratio": self.ratio,
                 "ci_low": self.ci_low, "ci_high": self.ci_high, "blocks": self.blocks,
-                "preempted": self.preempted, "ci_method": "order", "raw": self.raw}
+                "preempted": self.preempted, "slowed": self.slowed, "ci_method": "order",
+                "raw": self.raw}
 
     def line(self) -> str:
         what = (f"{self.cpu}: {self.algorithm} at {self.block} bytes, {self.numerator} / "
@@ -91,7 +93,8 @@ def rows(root: Path, out: Path | None = None) -> list[InterleavedRow]:
                 str(rec.get("denominator", "")), str(row.get("algorithm", "")),
                 int(row.get("block_size") or 0), _num(row.get("ratio")),
                 _num(row.get("ci_low")), _num(row.get("ci_high")),
-                int(row.get("blocks") or 0), int(row.get("preempted") or 0), rel.as_posix()))
+                int(row.get("blocks") or 0), int(row.get("preempted") or 0), rel.as_posix(),
+                int(row.get("slowed") or 0)))
     return found
 
 
@@ -123,14 +126,16 @@ def html(found: Sequence[InterleavedRow]) -> str:
     body = "".join(
         f"<tr><td>{escape(r.cpu)}</td><td>{escape(r.kind)}</td><td>{escape(r.numerator)} / "
         f"{escape(r.denominator)}</td><td>{escape(r.algorithm)}</td><td>{r.block}</td>"
-        f"<td>{_cell(r)}</td><td>{r.blocks} ({r.preempted} preempted)</td>"
+        f"<td>{_cell(r)}</td><td>{r.blocks} ({r.preempted} preempted, {r.slowed} slowed)</td>"
         f'<td><a href="{escape(r.raw)}">raw</a></td></tr>' for r in found)
     return ('<h2 id="interleaved">Interleaved ratios</h2>'
             '<p class="muted">Each comparison measured once more with both sides in one '
             "process of the interleaving harness, in 5-ms windows that alternate A B B A, "
             "so a neighbour on the core slows both sides alike. The ratio is the median of "
             "the blocks' ratios with its distribution-free 95 % interval; a block with a "
-            "window the thread did not have the CPU for 90 % of is left out. The newest "
+            "window the thread did not have the CPU for 90 % of, or with a side more than "
+            "10 % below its usual rate (a neighbour slows two code paths unequally), is "
+            "left out. The newest "
             "bench session of each CPU (docs/noise.md).</p><table><thead><tr><th>CPU</th>"
             "<th>comparison</th><th>ratio of</th><th>algorithm</th><th>bytes</th>"
             "<th>ratio [95 %]</th><th>blocks</th><th>output</th></tr></thead><tbody>"

@@ -33,7 +33,8 @@ def test_real_output_of_two_builds_reads_back() -> None:
         assert len(run.windows) % 4 == 0 and len(run.windows) >= 80
         assert {w.side for w in run.windows} == {0, 1}
         est = estimate(run)
-        assert est is not None and est.blocks + est.preempted == len(run.windows) // 4
+        assert est is not None and not est.disturbed
+        assert est.blocks + est.preempted + est.slowed == len(run.windows) // 4
         assert est.ci_low is not None and est.ci_high is not None
         assert est.ci_low <= est.ratio <= est.ci_high
         # the same compression functions in both releases at 8 KiB: within 10 %
@@ -61,9 +62,9 @@ def test_a_block_ratio_is_b_over_a_and_a_preempted_block_is_left_out() -> None:
     ms = 5_000_000
     steady = [(0, 100, ms, ms), (1, 200, ms, ms), (1, 200, ms, ms), (0, 100, ms, ms)]
     preempted = [(0, 100, ms, ms), (1, 50, ms, ms // 2), (1, 200, ms, ms), (0, 100, ms, ms)]
-    est = estimate(_run(steady * 7 + preempted))
+    est = estimate(_run(steady * 14 + preempted))
     assert est is not None
-    assert est.blocks == 7 and est.preempted == 1
+    assert est.blocks == 14 and est.preempted == 1 and est.slowed == 0
     assert est.ratio == pytest.approx(2.0) and est.geometric_mean == pytest.approx(2.0)
     assert est.ci_low == pytest.approx(2.0) and est.ci_high == pytest.approx(2.0)
     assert est.rate_a == pytest.approx(100 * 8192 / ms * 1e9)
@@ -75,10 +76,28 @@ def test_a_neighbour_that_slows_both_sides_of_a_block_alike_leaves_the_ratio() -
     for slow in (1.0, 0.6, 0.9, 0.75, 1.0, 0.65, 0.8, 0.95):  # synthetic, per block
         a, b = int(100 * slow), int(150 * slow)
         blocks += [(0, a, ms, ms), (1, b, ms, ms), (1, b, ms, ms), (0, a, ms, ms)]
-    est = estimate(_run(blocks))
-    assert est is not None and est.blocks == 8
+    est = estimate(_run(blocks))  # fewer than MIN_KEPT unslowed blocks: all are used
+    assert est is not None and est.blocks == 8 and est.disturbed
     assert est.ratio == pytest.approx(1.5, rel=0.02)
     assert est.relative_half_width is not None and est.relative_half_width < 0.02
+
+
+def test_blocks_a_neighbour_slowed_unequally_are_left_out() -> None:
+    # synthetic, shaped like a real run here (1.1.1w SHA-1, no-asm A against asm B): the
+    # ratio 1.2 for most of the run, 2.0 for the stretch where a neighbour slowed the C
+    # code to 0.4 of its rate and the assembler to 0.67
+    ms = 5_000_000
+
+    def block(a: int, b: int) -> list[tuple[int, int, int, int]]:
+        return [(0, a, ms, ms), (1, b, ms, ms), (1, b, ms, ms), (0, a, ms, ms)]
+
+    quiet = [x for i in range(60) for x in block(100 - i % 3, 120 - i % 3)]
+    shared = [x for _ in range(40) for x in block(40, 80)]
+    est = estimate(_run(quiet[:120] + shared + quiet[120:]))
+    assert est is not None and not est.disturbed
+    assert est.slowed == 40 and est.blocks == 60
+    assert est.ratio == pytest.approx(1.2, rel=0.01)
+    assert est.ci_high is not None and est.ci_high < 1.22
 
 
 def test_no_block_no_estimate_and_the_summary_says_why() -> None:
@@ -150,3 +169,52 @@ def test_a_pair_is_filed_record_last_and_read_back(tmp_path: Path) -> None:
     assert filed_pairs(tmp_path, "host-x", "bench-1") == {}
     with pytest.raises(ResultsError):
         file_pair(tmp_path, "host-x", "../up", pair.name, rec, raw)
+
+
+def _text(alg: str, ratios: list[float]) -> str:
+    """Synthetic harness output: one block per ratio (A 100 ops a window, B 100·ratio)."""
+    ms = 5_000_000
+    lines = ["+PAIR:side:0:version=OpenSSL 1.1.1w  11 Sep 2023:ia32cap=",
+             "+PAIR:side:1:version=OpenSSL 3.0.20 7 Apr 2026:ia32cap=",
+             f"+PAIR:begin:alg={alg}:bytes=8192:window_ms=5:seconds=1:direction=digest"]
+    w = 0
+    for r in ratios:
+        for side in (0, 1, 1, 0):
+            lines.append(f"+PAIR:w:{w}:{side}:{100 if side == 0 else round(100 * r)}:{ms}:{ms}")
+            w += 1
+    lines.append(f"+PAIR:end:alg={alg}:windows={w}")
+    return "\n".join(lines) + "\n"
+
+
+class _Backend:
+    """The engine faked at its seam: each run answers with the next scripted output."""
+
+    def __init__(self, outputs: list[str]) -> None:
+        self.outputs, self.commands = outputs, []  # type: list[str], list[list[str]]
+
+    def run(self, image: str, command: list[str], *, env: dict[str, str],
+            limits: object) -> object:
+        from openssl_matrix.engine.backend import RunResult
+        self.commands.append(list(command))
+        return RunResult(command=tuple(command), env=env, stdout=self.outputs.pop(0),
+                         stderr="", exit_code=0, started="t0", ended="t1", seconds=1.0)
+
+
+def test_a_wide_algorithm_is_run_again_and_its_runs_pooled() -> None:
+    from openssl_matrix.measure.pairrun import measure_pair
+    m = load_matrix(ROOT / "matrix.yaml")
+    suite = replace(m.suite("blog-8k"), algorithms=("md5", "sha256"))
+    variants = m.select("1.1.1w-asm-x86_64") + m.select("3.0.20-asm-x86_64")
+    pair = next(p for p in plan_pairs(variants, suite)[0] if p.kind == "release")
+    steady = [1.0 + 0.001 * (i % 3) for i in range(30)]  # synthetic: narrow
+    spread = [0.9, 1.1, 1.0, 0.85, 1.15, 1.05, 0.95] * 2  # synthetic: ±10 % blocks
+    backend = _Backend([_text("md5", steady) + _text("sha256", spread),
+                        _text("sha256", steady), _text("sha256", steady)])
+    rec, raw = measure_pair(backend, "img", pair, suite, None)
+    assert backend.commands[0][-2:] == ["md5", "sha256"]
+    assert backend.commands[1][-1] == "sha256" and "md5" not in backend.commands[1]
+    rows = {r["algorithm"]: r for r in rec["algorithms"]}
+    assert rows["md5"]["runs"] == 1 and rows["sha256"]["runs"] >= 2
+    assert rows["sha256"]["windows"] >= 4 * (len(spread) + len(steady))
+    assert raw.count("+PAIR:begin:alg=sha256") == rows["sha256"]["runs"]
+    assert rec["exit_code"] == 0 and rec["errors"] == []
