@@ -104,7 +104,7 @@ class FollowUp:
 
 def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
                max_attempts: int, *, widen: bool = True, rule: str = "interval",
-               paired_attempts: int = 0) -> dict[str, FollowUp]:
+               paired_attempts: int = 0, paired_rounds: bool = True) -> dict[str, FollowUp]:
     """Which invocations of which variant to measure again, and why (pure).
 
     An invocation needs another attempt when it has fewer clean samples than ``rounds``
@@ -115,7 +115,8 @@ def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
     interval is wider than ``PAIRED_TARGET`` get another attempt, up to
     ``paired_attempts`` (at least ``max_attempts``). With ``rule="pts"`` (a ``kind: pts`` suite) the
     widening test is pts-core's instead: the percent standard deviation of a figure PTS
-    reports at or above ``threshold`` (pts.py).
+    reports at or above ``threshold`` (pts.py). ``paired_rounds`` False (a suite that
+    measures its comparisons interleaved, pairrun.py): no rounds for comparisons.
     """
     attempts, clean, values = _tally(outcomes)
     need: dict[str, list[str]] = {}
@@ -146,7 +147,7 @@ def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
             if inv not in need.get(variant, []):
                 need.setdefault(variant, []).append(inv)
             why.setdefault(variant, set()).add("interval")
-    if rounds >= 2 and widen and rule != "pts":  # comparisons measured as comparisons
+    if rounds >= 2 and widen and rule != "pts" and paired_rounds:  # comparisons as such
         limit = max(max_attempts, rounds, paired_attempts)
         for c in paired.wide(outcomes, PAIRED_TARGET):
             sides = [(v, inv) for v, inv, _, _ in c.cells]
@@ -475,7 +476,8 @@ class Bencher:
         while True:
             finished = [o for o in [*done, *out] if o.status in FINISHED]
             todo = follow_ups(finished, rounds, suite.noise_threshold, limit, widen=widen,
-                              rule=rule, paired_attempts=paired_limit)
+                              rule=rule, paired_attempts=paired_limit,
+                              paired_rounds=not suite.interleave)
             if not todo:
                 return out
             for v in ready:
