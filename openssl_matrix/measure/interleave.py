@@ -15,9 +15,11 @@ took) is left out and counted. So is a block in which either side ran more than
 a neighbour slows two different code paths unequally (measured here: no-asm SHA-1 to
 0.4 of its rate, the assembler to 0.67, for most of a second), so the ratio of disturbed
 blocks is not the ratio of the code; with fewer than ``MIN_KEPT`` such blocks every
-unpreempted block is used and the estimate says so (``disturbed``). The figure is the
-median of the kept blocks' ratios with its distribution-free 95 % interval (order
-statistics, ``robust.median_interval``); the geometric mean is kept beside it.
+unpreempted block is used and the estimate says so (``disturbed``). Neighbouring blocks
+are not independent (a neighbour's load lasts for many of them), so the interval is that
+of batch means: the kept blocks in order, in batches of ``BATCH``, each batch's geometric
+mean ratio, Student's t over the batches' logs (3 batches at least); the figure is the
+batches' geometric mean, the blocks' median ratio kept beside it (``median``).
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from openssl_matrix.measure.robust import RatioEstimate, median_interval
+from openssl_matrix.core.stats import t975
+from openssl_matrix.measure.robust import RatioEstimate
 
 PREFIX = "+PAIR:"
 #: A window whose thread CPU time is below this share of its wall time was preempted.
@@ -40,6 +43,8 @@ SLOWED = 0.10
 REFERENCE_QUANTILE = 0.9
 #: Fewer unslowed blocks than this: every unpreempted block is used (``disturbed``).
 MIN_KEPT = 12
+#: Consecutive kept blocks per batch of the interval (batch means).
+BATCH = 10
 #: Window length and run time per algorithm when a suite gives none.
 WINDOW_MS = 5
 SECONDS = 3
@@ -120,10 +125,10 @@ class Interleaved:
 
     blocks: int  #: blocks kept
     preempted: int  #: blocks left out: a window had the CPU less than CPU_SHARE_MIN
-    ratio: float  #: median of the kept blocks' ratios
+    ratio: float  #: geometric mean of the batches of kept blocks
     ci_low: float | None
     ci_high: float | None
-    geometric_mean: float
+    geometric_mean: float  #: the kept blocks' median ratio (named so in records before)
     #: A's and B's bytes per second over their kept windows (for the record, not a figure
     #: to compare with speed's: the harness's loop is speed's, its timing is not)
     rate_a: float
@@ -146,7 +151,8 @@ class Interleaved:
         return {"blocks": self.blocks, "preempted": self.preempted, "slowed": self.slowed,
                 "disturbed": self.disturbed, "ratio": self.ratio, "ci_low": self.ci_low,
                 "ci_high": self.ci_high, "geometric_mean": self.geometric_mean,
-                "rate_a": self.rate_a, "rate_b": self.rate_b, "ci_method": "order"}
+                "rate_a": self.rate_a, "rate_b": self.rate_b, "ci_method": "t95-batches",
+                "median": self.geometric_mean}
 
 
 @dataclass(frozen=True)
@@ -181,9 +187,16 @@ def _usual(rates: Sequence[float]) -> float:
     return ordered[min(len(ordered) - 1, int(REFERENCE_QUANTILE * len(ordered)))]
 
 
-def estimate(run: AlgorithmRun) -> Interleaved | None:
-    """The kept blocks' median ratio and interval (None: no block without preemption)."""
-    blocks, preempted = _blocks(run.windows)
+def estimate(run: AlgorithmRun, runs: Sequence[AlgorithmRun] = ()) -> Interleaved | None:
+    """The kept blocks' ratio and its batch-means interval (None: no block without
+    preemption). ``runs``: more runs of the same pair and algorithm, pooled (each cut in
+    blocks on its own, so no block spans two processes)."""
+    blocks: list[_Block] = []
+    preempted = 0
+    for r in (run, *runs):
+        mine, lost = _blocks(r.windows)
+        blocks += mine
+        preempted += lost
     if not blocks:
         return None
     usual = [_usual([b.rate(side) for b in blocks]) for side in (0, 1)]
@@ -192,14 +205,18 @@ def estimate(run: AlgorithmRun) -> Interleaved | None:
     disturbed = len(kept) < MIN_KEPT
     if disturbed:
         kept = blocks
-    ratios = [b.rate(1) / b.rate(0) for b in kept]
-    interval = median_interval(ratios)
+    logs = [math.log(b.rate(1) / b.rate(0)) for b in kept]
+    batches = [statistics.fmean(logs[i:i + BATCH])
+               for i in range(0, len(logs) - BATCH + 1, BATCH)]
+    centre = statistics.fmean(batches) if len(batches) >= 3 else statistics.fmean(logs)
+    lo = hi = None
+    if len(batches) >= 3:
+        half = t975(len(batches) - 1) * statistics.stdev(batches) / math.sqrt(len(batches))
+        lo, hi = math.exp(centre - half), math.exp(centre + half)
     ops = [sum(b.ops[side] for b in kept) for side in (0, 1)]
     ns = [sum(b.ns[side] for b in kept) for side in (0, 1)]
     return Interleaved(
-        blocks=len(kept), preempted=preempted, ratio=float(statistics.median(ratios)),
-        ci_low=None if interval is None else interval[0],
-        ci_high=None if interval is None else interval[1],
-        geometric_mean=math.exp(statistics.fmean(math.log(r) for r in ratios)),
+        blocks=len(kept), preempted=preempted, ratio=math.exp(centre), ci_low=lo, ci_high=hi,
+        geometric_mean=math.exp(statistics.median(logs)),
         rate_a=ops[0] * run.block / ns[0] * 1e9, rate_b=ops[1] * run.block / ns[1] * 1e9,
         slowed=0 if disturbed else len(blocks) - len(kept), disturbed=disturbed)

@@ -35,6 +35,7 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 from openssl_matrix.core.stats import CI_METHOD, estimate
 from openssl_matrix.measure.cpumodel import MODEL_TOLERANCE
@@ -67,7 +68,8 @@ def below_best(values: Sequence[float], tolerance: float = LOW_TOLERANCE) -> lis
 
 def _binom_cdf(k: int, n: int) -> float:
     """P(X <= k) for X ~ Binomial(n, 1/2)."""
-    return sum(math.comb(n, i) for i in range(k + 1)) / math.ldexp(1.0, n)
+    # exact integers: a float 2**n overflows past n = 1023
+    return float(Fraction(sum(math.comb(n, i) for i in range(k + 1)), 1 << n))
 
 
 def median_interval(values: Sequence[float], level: float = LEVEL,

@@ -50,7 +50,7 @@ class InterleavedRow:
                 "numerator": self.numerator, "denominator": self.denominator,
                 "algorithm": self.algorithm, "block_size": self.block, "ratio": self.ratio,
                 "ci_low": self.ci_low, "ci_high": self.ci_high, "blocks": self.blocks,
-                "preempted": self.preempted, "slowed": self.slowed, "ci_method": "order",
+                "preempted": self.preempted, "slowed": self.slowed, "ci_method": "t95-batches",
                 "raw": self.raw}
 
     def line(self) -> str:

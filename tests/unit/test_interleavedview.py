@@ -38,7 +38,7 @@ def test_the_newest_session_is_shown_with_its_raw_output_copied(tmp_path: Path) 
         assert r.ratio is not None and r.ci_low is not None and r.ci_high is not None
         assert r.ci_low <= r.ratio <= r.ci_high
         assert (out / r.raw).read_text() == RAW
-        assert r.as_dict()["ci_method"] == "order"
+        assert r.as_dict()["ci_method"] == "t95-batches"
     page = interleavedview.html(rows)
     assert page.startswith('<h2 id="interleaved">')
     assert page.count("<tr><td>host-x</td>") == 2 and f'href="{rows[0].raw}"' in page

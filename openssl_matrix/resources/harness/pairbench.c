@@ -47,6 +47,7 @@ typedef int (*cupdate_fn)(void *, unsigned char *, int *, const unsigned char *,
 typedef const char *(*version_fn)(int);
 typedef void *(*pload_fn)(void *, const char *);
 typedef int (*ppath_fn)(void *, const char *);
+typedef int (*padding_fn)(void *, int);
 
 struct side {
     void *lib;
@@ -57,6 +58,7 @@ struct side {
     ptr_fn cipher_ctx_new;
     cinit_fn enc_init, dec_init;
     cupdate_fn enc_update, dec_update;
+    padding_fn set_padding;
     /* per algorithm */
     const void *md, *cipher;
     void *ctx;
@@ -100,6 +102,7 @@ static int load(struct side *s, int which)
     s->dec_init = (cinit_fn)sym(s, "EVP_DecryptInit_ex");
     s->enc_update = (cupdate_fn)sym(s, "EVP_EncryptUpdate");
     s->dec_update = (cupdate_fn)sym(s, "EVP_DecryptUpdate");
+    s->set_padding = (padding_fn)sym(s, "EVP_CIPHER_CTX_set_padding");
     version_fn version = (version_fn)sym(s, "OpenSSL_version");
     if (!s->digest || !s->md_byname || !s->cipher_byname || !s->cipher_ctx_new
         || !s->enc_init || !s->dec_init || !s->enc_update || !s->dec_update || !version) {
@@ -155,8 +158,11 @@ static int prepare(struct side *s, const char *alg, int decrypt, int retry)
     s->ctx = s->cipher_ctx_new();
     if (s->ctx == NULL)
         return 0;
-    return decrypt ? s->dec_init(s->ctx, s->cipher, NULL, key, iv) > 0
-                   : s->enc_init(s->ctx, s->cipher, NULL, key, iv) > 0;
+    int ok = decrypt ? s->dec_init(s->ctx, s->cipher, NULL, key, iv) > 0
+                     : s->enc_init(s->ctx, s->cipher, NULL, key, iv) > 0;
+    if (ok && s->set_padding != NULL)
+        s->set_padding(s->ctx, 0);  /* whole blocks in place, as speed does */
+    return ok;
 }
 
 static int one_op(struct side *s, unsigned char *buf, int n, int decrypt)
