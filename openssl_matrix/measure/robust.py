@@ -66,12 +66,6 @@ def below_best(values: Sequence[float], tolerance: float = LOW_TOLERANCE) -> lis
     return [math.isfinite(v) and v < floor for v in values]
 
 
-def _binom_cdf(k: int, n: int) -> float:
-    """P(X <= k) for X ~ Binomial(n, 1/2)."""
-    # exact integers: a float 2**n overflows past n = 1023
-    return float(Fraction(sum(math.comb(n, i) for i in range(k + 1)), 1 << n))
-
-
 def median_interval(values: Sequence[float], level: float = LEVEL,
                     ) -> tuple[float, float] | None:
     """The distribution-free interval for the median: the order statistics
@@ -81,8 +75,11 @@ def median_interval(values: Sequence[float], level: float = LEVEL,
     vals = sorted(float(v) for v in values if math.isfinite(v))
     n = len(vals)
     best_k = 0
+    below, term = 0, 1  # P(X < k)·2**n and C(n, k - 1), kept exact and updated per k
     for k in range(1, n // 2 + 1):
-        if 1 - 2 * _binom_cdf(k - 1, n) >= level:
+        below += term
+        term = term * (n - k + 1) // k
+        if 1 - 2 * float(Fraction(below, 1 << n)) >= level:
             best_k = k
         else:
             break

@@ -39,6 +39,13 @@ def test_order_statistic_interval_needs_six_samples() -> None:
     assert 1 < lo < 10.5 < hi < 20
 
 
+def test_the_median_interval_of_thousands_of_values_does_not_overflow() -> None:
+    # 2**n as a float overflows past n = 1023 (an interleaved run has thousands of blocks)
+    values = [float(v) for v in range(1, 3001)]
+    lo, hi = median_interval(values) or (0.0, 0.0)
+    assert 1400 < lo < 1500.5 < hi < 1600
+
+
 def test_ratio_estimate_is_multiplicative() -> None:
     e = ratio_estimate([2.0, 2.0, 2.0])
     assert e is not None and e.ratio == pytest.approx(2.0) and e.ci_low == pytest.approx(2.0)
