@@ -175,15 +175,17 @@ def print_comparisons(outcomes: list[Any], block: int) -> None:
 
 def print_interleaved(records: Sequence[Mapping[str, Any]]) -> None:
     """The interleaved comparisons (measure/pairrun.py): both sides in one process, in
-    alternating 5-ms windows; the median of the A B B A blocks' ratios."""
+    alternating 5-ms windows; the geometric mean of batches of A B B A blocks' ratios."""
     if not records:
         return
     print("\n  interleaved ratios (both sides in one process, alternating 5-ms windows: "
-          "median of the blocks' ratios, distribution-free 95 % interval; blocks with a "
+          "geometric mean of batches of 10 blocks, Student's t 95 % interval over the "
+          "batches; blocks with a "
           "preempted window or a side more than 10 % below its usual rate left out)")
     for rec in records:
         for row in rec.get("algorithms", []):
-            print(f"      {rec['kind']:<12} {row['algorithm']:<14} {rec['numerator']} / "
+            alg = row["algorithm"] + (" dec" if row.get("direction") == "decrypt" else "")
+            print(f"      {rec['kind']:<12} {alg:<14} {rec['numerator']} / "
                   f"{rec['denominator']}: {interleaved_text(row)}")
         for err in rec.get("errors", []):
             print(f"      {rec['kind']:<12} {rec['numerator']} / {rec['denominator']}: {err}")

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from openssl_matrix.core import log
-from openssl_matrix.core.errors import BuildError
+from openssl_matrix.core.errors import BuildError, DockerUnavailable, FatalError
 from openssl_matrix.images.pairimage import BINARY, ensure_pair_image, library_path, refusal
 from openssl_matrix.matrix.model import Mask, Suite, Variant
 from openssl_matrix.measure.interleave import (
@@ -91,6 +91,10 @@ def plan_pairs(variants: Sequence[Variant], suite: Suite) -> tuple[list[PairPlan
     usable: list[Variant] = []
     for v in variants:
         why = refusal(v)
+        if why is None and usable and v.base_image != usable[0].base_image:
+            # the harness image is the first variant's: another libc is not sound beside it
+            why = (f"{v.id}: base image {v.base_image}, not {usable[0].base_image} as "
+                   f"{usable[0].id}'s (one process loads both builds)")
         if why is None:
             usable.append(v)
         else:
@@ -125,29 +129,25 @@ def plan_pairs(variants: Sequence[Variant], suite: Suite) -> tuple[list[PairPlan
     return pairs, notes
 
 
-def command(pair: PairPlan, suite: Suite, algorithms: Sequence[str]) -> list[str]:
+def command(pair: PairPlan, suite: Suite, algorithms: Sequence[str], *,
+            decrypt: bool = False) -> list[str]:
     cmd = [BINARY, "--a", library_path(pair.bottom.variant),
            "--b", library_path(pair.top.variant)]
     for flag, side in (("--a-cap", pair.bottom), ("--b-cap", pair.top)):
         if side.ia32cap is not None:
             cmd += [flag, side.ia32cap]
     cmd += ["--bytes", str(suite.bytes or DEFAULT_BYTES), "--window-ms", str(WINDOW_MS),
-            "--seconds", str(suite.interleave or SECONDS), *algorithms]
-    return cmd
+            "--seconds", str(suite.interleave or SECONDS)]
+    return cmd + (["--decrypt"] if decrypt else []) + list(algorithms)
 
 
-def merged_runs(text: str) -> tuple[PairOutput, list[tuple[AlgorithmRun, int]]]:
+def grouped_runs(text: str) -> tuple[PairOutput, list[list[AlgorithmRun]]]:
     """The harness output of one or more runs of a pair (their texts one after the
-    other), each algorithm's windows of every run together, with how many runs it had."""
+    other): each algorithm and direction's runs, in order of first appearance."""
     out = parse_output(text)
-    runs: dict[str, tuple[AlgorithmRun, int]] = {}
+    runs: dict[tuple[str, str], list[AlgorithmRun]] = {}
     for run in out.runs:
-        if run.algorithm in runs:
-            first, n = runs[run.algorithm]
-            first.windows.extend(run.windows)
-            runs[run.algorithm] = (first, n + 1)
-        else:
-            runs[run.algorithm] = (run, 1)
+        runs.setdefault((run.algorithm, run.direction), []).append(run)
     return out, list(runs.values())
 
 
@@ -163,13 +163,14 @@ def record_of(pair: PairPlan, cmd: Sequence[str], text: str, exit_code: int,
               started: str, seconds: float) -> dict[str, Any]:
     """The filed record: both sides, the command, and each algorithm's estimate over
     every run of it in ``text``."""
-    out, runs = merged_runs(text)
+    out, groups = grouped_runs(text)
     rows: list[dict[str, Any]] = []
-    for run, attempts in runs:
-        est = estimate(run)
-        rows.append({"algorithm": run.algorithm, "block_size": run.block,
-                     "direction": run.direction, "window_ms": run.window_ms,
-                     "seconds": run.seconds, "runs": attempts, "windows": len(run.windows),
+    for first, *more in groups:
+        est = estimate(first, more)
+        rows.append({"algorithm": first.algorithm, "block_size": first.block,
+                     "direction": first.direction, "window_ms": first.window_ms,
+                     "seconds": first.seconds, "runs": 1 + len(more),
+                     "windows": sum(len(r.windows) for r in (first, *more)),
                      **({} if est is None else est.as_dict())})
     return {"kind": pair.kind, "numerator": pair.top.label, "denominator": pair.bottom.label,
             "top": {"variant": pair.top.variant.id, "mask": pair.top.mask,
@@ -178,38 +179,69 @@ def record_of(pair: PairPlan, cmd: Sequence[str], text: str, exit_code: int,
                        "ia32cap": pair.bottom.ia32cap, "version": out.versions.get(0)},
             "command": list(cmd), "exit_code": exit_code, "started": started,
             "seconds": round(seconds, 3), "errors": out.errors, "algorithms": rows,
-            "method": "interleaved A B B A windows, median of block ratios (order-statistic "
-                      "95 % interval); blocks with a preempted window, or with a side more "
-                      "than 10 % below its usual rate, left out; an algorithm whose interval "
-                      f"is wider than ±{PAIRED_TARGET:.0%} is run again, up to "
-                      f"{1 + FOLLOW_UPS} runs"}
+            "method": "interleaved A B B A windows; blocks with a preempted window, or with "
+                      "a side more than 10 % below its usual rate, left out; the ratio is the "
+                      "geometric mean of batches of 10 kept blocks, its 95 % interval "
+                      "Student's t over the batches; an algorithm whose interval is wider "
+                      f"than ±{PAIRED_TARGET:.0%} is run again, up to {1 + FOLLOW_UPS} runs, "
+                      "its runs pooled"}
+
+
+def timeout(suite: Suite, algorithms: int) -> float:
+    """A container's time limit for one run of ``algorithms`` (each one ``interleave``
+    seconds, and a retry of its warm-up), with room for a slow start."""
+    return 120.0 + 3.0 * algorithms * (suite.interleave or SECONDS)
 
 
 def measure_pair(backend: Any, image: str, pair: PairPlan, suite: Suite,
                  limits: Any) -> tuple[dict[str, Any], str]:
-    """Run the pair (again for the algorithms whose interval is still wide, up to
-    ``FOLLOW_UPS`` more times); its record and every run's raw output."""
-    algorithms = list(suite.algorithms)
-    cmd = command(pair, suite, algorithms)
+    """Run the pair in each of the suite's directions (decrypt: the ciphers only), again
+    for the algorithms whose interval is still wide, up to ``FOLLOW_UPS`` more times; its
+    record and every run's raw output. ``limits``: a function of the number of
+    algorithms a run has, giving the container's limits."""
+    cmd = command(pair, suite, suite.algorithms)
     texts: list[str] = []
     t0 = time.monotonic()
     started, exit_code, stderr = "", 0, ""
-    for _ in range(1 + FOLLOW_UPS):
-        res = backend.run(image, command(pair, suite, algorithms), env={}, limits=limits)
-        started = started or res.started
-        texts.append(res.stdout)
-        exit_code, stderr = res.exit_code, res.stderr
-        if res.exit_code != 0:
-            break
-        rec = record_of(pair, cmd, "".join(texts), 0, started, 0.0)
-        algorithms = [r["algorithm"] for r in rec["algorithms"] if wide(r)]
-        if not algorithms:
-            break
+    for direction in ("encrypt", *(d for d in suite.directions if d == "decrypt")):
+        decrypt = direction == "decrypt"
+        algorithms = list(suite.algorithms)
+        if decrypt:  # what the encrypt runs measured as ciphers
+            rec = record_of(pair, cmd, "".join(texts), 0, started, 0.0)
+            algorithms = [r["algorithm"] for r in rec["algorithms"]
+                          if r["direction"] == "encrypt"]
+        for _ in range(1 + FOLLOW_UPS):
+            if not algorithms or exit_code != 0:
+                break
+            res = backend.run(image, command(pair, suite, algorithms, decrypt=decrypt),
+                              env={}, limits=limits(len(algorithms)))
+            started = started or res.started
+            texts.append(res.stdout)
+            exit_code, stderr = res.exit_code, res.stderr
+            rec = record_of(pair, cmd, "".join(texts), 0, started, 0.0)
+            algorithms = [r["algorithm"] for r in rec["algorithms"]
+                          if r["algorithm"] in algorithms and wide(r)
+                          and (r["direction"] == "decrypt") == decrypt]
     text = "".join(texts)
     rec = record_of(pair, cmd, text, exit_code, started, time.monotonic() - t0)
     if exit_code != 0:
         rec["errors"] = [*rec["errors"], f"exit {exit_code}: {stderr.strip()[-400:]}"]
     return rec, text + ("\n# stderr\n" + stderr if stderr else "")
+
+
+def to_measure(pairs: Sequence[PairPlan], done: Mapping[str, Mapping[str, Any]],
+               ) -> list[PairPlan]:
+    """The pairs not filed yet, or filed from a run that failed (measured again)."""
+    return [p for p in pairs if p.name not in done or done[p.name].get("exit_code") != 0]
+
+
+def interleaves_comparisons(variants: Sequence[Variant], suite: Suite) -> bool:
+    """Whether the suite's interleaved run measures every comparison the paired tables
+    make of ``variants`` (then the bench spends no rounds on them)."""
+    if not suite.interleave or suite.kind != "speed" or not suite.evp:
+        return False
+    return all(refusal(v) is None and v.base_image == variants[0].base_image
+               for v in variants)
 
 
 def interleave_session(ctx: Any, variants: Sequence[Variant], images: Mapping[str, Any],
@@ -230,7 +262,7 @@ def interleave_session(ctx: Any, variants: Sequence[Variant], images: Mapping[st
         return []
     root: Path = ctx.tree.root
     done = filed_pairs(root, ctx.cpu_name, ctx.session)
-    todo = [p for p in pairs if p.name not in done]
+    todo = to_measure(pairs, done)
     if todo:
         used = sorted({v.id: v for p in todo for v in (p.top.variant, p.bottom.variant)}
                       .values(), key=lambda v: v.id)
@@ -244,8 +276,15 @@ def interleave_session(ctx: Any, variants: Sequence[Variant], images: Mapping[st
         log.info(f"interleaved comparisons: {len(todo)} pair(s), {len(algorithms)} "
                  f"algorithm(s), {suite.interleave} s each in {WINDOW_MS}-ms windows")
         for i, pair in enumerate(todo, 1):
-            rec, raw = measure_pair(ctx.backend, image.tag, pair, suite,
-                                    ctx.limits(600, suite))
+            try:
+                rec, raw = measure_pair(ctx.backend, image.tag, pair, suite,
+                                        lambda n: ctx.limits(timeout(suite, n), suite))
+            except DockerUnavailable:
+                raise
+            except FatalError as exc:  # this pair's run failed: the others are still measured
+                log.warn(f"    [{i}/{len(todo)}] {pair.top.label} / {pair.bottom.label}: "
+                         f"not measured: {exc.message}")
+                continue
             file_pair(root, ctx.cpu_name, ctx.session, pair.name, rec, raw)
             done[pair.name] = rec
             log.info(f"    [{i}/{len(todo)}] {pair.top.label} / {pair.bottom.label}: "

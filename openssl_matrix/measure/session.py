@@ -53,7 +53,7 @@ from openssl_matrix.measure.cell import (
 )
 from openssl_matrix.measure.guards import SHARED_CORE, spread
 from openssl_matrix.measure.hostinfo import CpuInfo, parse_cpuinfo, profile_mismatches
-from openssl_matrix.measure.pairrun import interleave_session
+from openssl_matrix.measure.pairrun import interleave_session, interleaves_comparisons
 from openssl_matrix.measure.robust import (
     LOW_TOLERANCE,
     PAIRED_ATTEMPTS,
@@ -477,7 +477,7 @@ class Bencher:
             finished = [o for o in [*done, *out] if o.status in FINISHED]
             todo = follow_ups(finished, rounds, suite.noise_threshold, limit, widen=widen,
                               rule=rule, paired_attempts=paired_limit,
-                              paired_rounds=not suite.interleave)
+                              paired_rounds=not interleaves_comparisons(ready, suite))
             if not todo:
                 return out
             for v in ready:

@@ -4,8 +4,8 @@ A speed suite with ``interleave`` measures each of its comparisons once more aft
 rounds (measure/pairrun.py): the two builds (or a mask and native) in alternating 5-ms
 windows of one harness process, so a neighbour on the core slows both alike. The page
 shows the newest bench session's pairs of each CPU, every algorithm's ratio with its
-distribution-free 95 % interval, each linked to the harness's raw output (copied into the
-report folder, so it opens from disk).
+95 % interval (batch means, measure/interleave.py), each linked to the harness's raw
+output (copied into the report folder, so it opens from disk).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from typing import Any
 from openssl_matrix.results.interleaved import RAW, Filed, all_pairs
 
 FOLDER = "interleaved"
+DISTURBED = ("; disturbed: fewer than 12 blocks unslowed, so slowed ones are used too and "
+             "the ratio may not be the code's")
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,9 @@ class InterleavedRow:
     preempted: int
     raw: str  #: the raw output, relative to the report folder
     slowed: int = 0
+    #: fewer than interleave.MIN_KEPT unslowed blocks: every unpreempted block was used
+    disturbed: bool = False
+    direction: str = ""  #: "digest", "encrypt" or "decrypt"
 
     @property
     def half_width(self) -> float | None:
@@ -50,18 +55,19 @@ class InterleavedRow:
                 "numerator": self.numerator, "denominator": self.denominator,
                 "algorithm": self.algorithm, "block_size": self.block, "ratio": self.ratio,
                 "ci_low": self.ci_low, "ci_high": self.ci_high, "blocks": self.blocks,
-                "preempted": self.preempted, "slowed": self.slowed, "ci_method": "t95-batches",
-                "raw": self.raw}
+                "preempted": self.preempted, "slowed": self.slowed,
+                "disturbed": self.disturbed, "direction": self.direction,
+                "ci_method": "t95-batches", "raw": self.raw}
 
     def line(self) -> str:
-        what = (f"{self.cpu}: {self.algorithm} at {self.block} bytes, {self.numerator} / "
-                f"{self.denominator}")
+        alg = self.algorithm + (" decrypt" if self.direction == "decrypt" else "")
+        what = f"{self.cpu}: {alg} at {self.block} bytes, {self.numerator} / {self.denominator}"
         if self.ratio is None:
             return f"{what}: no block without a preempted window"
         if self.half_width is None:
             return f"{what} = ×{self.ratio:.3f} ({self.blocks} blocks: no interval)"
         return (f"{what} = ×{self.ratio:.3f} [{self.ci_low:.3f}–{self.ci_high:.3f}] "
-                f"({self.blocks} blocks)")
+                f"({self.blocks} blocks{DISTURBED if self.disturbed else ''})")
 
 
 def _newest(filed: Sequence[Filed]) -> list[Filed]:
@@ -94,7 +100,8 @@ def rows(root: Path, out: Path | None = None) -> list[InterleavedRow]:
                 int(row.get("block_size") or 0), _num(row.get("ratio")),
                 _num(row.get("ci_low")), _num(row.get("ci_high")),
                 int(row.get("blocks") or 0), int(row.get("preempted") or 0), rel.as_posix(),
-                int(row.get("slowed") or 0)))
+                int(row.get("slowed") or 0), row.get("disturbed") is True,
+                str(row.get("direction", ""))))
     return found
 
 
@@ -106,8 +113,9 @@ def _num(value: Any) -> float | None:
 def text(found: Sequence[InterleavedRow]) -> list[str]:
     if not found:
         return []
-    return ["Interleaved ratios (both sides in one process, alternating 5-ms windows: median "
-            "of the blocks' ratios, distribution-free 95 % interval):",
+    return ["Interleaved ratios (both sides in one process, alternating 5-ms windows: the "
+            "geometric mean of batches of 10 blocks, Student's t 95 % interval over the "
+            "batches):",
             *[f"  {r.line()}" for r in found], ""]
 
 
@@ -117,7 +125,8 @@ def _cell(r: InterleavedRow) -> str:
     if r.half_width is None or r.ci_low is None or r.ci_high is None:
         return f'×{r.ratio:.3f} <span class="muted">(too few blocks for an interval)</span>'
     return (f"×{r.ratio:.3f} [{r.ci_low:.3f}–{r.ci_high:.3f}] "
-            f'<span class="muted">±{r.half_width:.1%}</span>')
+            f'<span class="muted">±{r.half_width:.1%}</span>'
+            + ('<br><span class="bad">disturbed</span>' if r.disturbed else ""))
 
 
 def html(found: Sequence[InterleavedRow]) -> str:
@@ -125,17 +134,20 @@ def html(found: Sequence[InterleavedRow]) -> str:
         return ""
     body = "".join(
         f"<tr><td>{escape(r.cpu)}</td><td>{escape(r.kind)}</td><td>{escape(r.numerator)} / "
-        f"{escape(r.denominator)}</td><td>{escape(r.algorithm)}</td><td>{r.block}</td>"
+        f"{escape(r.denominator)}</td><td>{escape(r.algorithm)}"
+        f"{' decrypt' if r.direction == 'decrypt' else ''}</td><td>{r.block}</td>"
         f"<td>{_cell(r)}</td><td>{r.blocks} ({r.preempted} preempted, {r.slowed} slowed)</td>"
         f'<td><a href="{escape(r.raw)}">raw</a></td></tr>' for r in found)
     return ('<h2 id="interleaved">Interleaved ratios</h2>'
             '<p class="muted">Each comparison measured once more with both sides in one '
             "process of the interleaving harness, in 5-ms windows that alternate A B B A, "
-            "so a neighbour on the core slows both sides alike. The ratio is the median of "
-            "the blocks' ratios with its distribution-free 95 % interval; a block with a "
+            "so a neighbour on the core slows both sides alike. The ratio is the geometric "
+            "mean of batches of 10 blocks with Student's t 95 % interval over the batches "
+            "(neighbouring blocks share a neighbour: they are not independent); a block with a "
             "window the thread did not have the CPU for 90 % of, or with a side more than "
             "10 % below its usual rate (a neighbour slows two code paths unequally), is "
-            "left out. The newest "
+            "left out (<em>disturbed</em>: fewer than 12 blocks were left, all were used). "
+            "The newest "
             "bench session of each CPU (docs/noise.md).</p><table><thead><tr><th>CPU</th>"
             "<th>comparison</th><th>ratio of</th><th>algorithm</th><th>bytes</th>"
             "<th>ratio [95 %]</th><th>blocks</th><th>output</th></tr></thead><tbody>"

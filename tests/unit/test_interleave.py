@@ -171,12 +171,12 @@ def test_a_pair_is_filed_record_last_and_read_back(tmp_path: Path) -> None:
         file_pair(tmp_path, "host-x", "../up", pair.name, rec, raw)
 
 
-def _text(alg: str, ratios: list[float]) -> str:
+def _text(alg: str, ratios: list[float], direction: str = "digest") -> str:
     """Synthetic harness output: one block per ratio (A 100 ops a window, B 100·ratio)."""
     ms = 5_000_000
     lines = ["+PAIR:side:0:version=OpenSSL 1.1.1w  11 Sep 2023:ia32cap=",
              "+PAIR:side:1:version=OpenSSL 3.0.20 7 Apr 2026:ia32cap=",
-             f"+PAIR:begin:alg={alg}:bytes=8192:window_ms=5:seconds=1:direction=digest"]
+             f"+PAIR:begin:alg={alg}:bytes=8192:window_ms=5:seconds=1:direction={direction}"]
     w = 0
     for r in ratios:
         for side in (0, 1, 1, 0):
@@ -210,7 +210,7 @@ def test_a_wide_algorithm_is_run_again_and_its_runs_pooled() -> None:
     spread = [0.9, 1.1, 1.0, 0.85, 1.15, 1.05, 0.95] * 2  # synthetic: ±10 % blocks
     backend = _Backend([_text("md5", steady) + _text("sha256", spread),
                         _text("sha256", steady), _text("sha256", steady)])
-    rec, raw = measure_pair(backend, "img", pair, suite, None)
+    rec, raw = measure_pair(backend, "img", pair, suite, lambda n: None)
     assert backend.commands[0][-2:] == ["md5", "sha256"]
     assert backend.commands[1][-1] == "sha256" and "md5" not in backend.commands[1]
     rows = {r["algorithm"]: r for r in rec["algorithms"]}
@@ -218,3 +218,47 @@ def test_a_wide_algorithm_is_run_again_and_its_runs_pooled() -> None:
     assert rows["sha256"]["windows"] >= 4 * (len(spread) + len(steady))
     assert raw.count("+PAIR:begin:alg=sha256") == rows["sha256"]["runs"]
     assert rec["exit_code"] == 0 and rec["errors"] == []
+
+
+def test_a_suite_that_decrypts_runs_its_ciphers_again_with_decrypt() -> None:
+    from openssl_matrix.measure.pairrun import measure_pair
+    m = load_matrix(ROOT / "matrix.yaml")
+    suite = replace(m.suite("blog-8k"), algorithms=("md5", "aes-128-cbc"),
+                    directions=("encrypt", "decrypt"))
+    variants = m.select("1.1.1w-asm-x86_64") + m.select("3.0.20-asm-x86_64")
+    pair = next(p for p in plan_pairs(variants, suite)[0] if p.kind == "release")
+    steady = [1.0 + 0.001 * (i % 3) for i in range(30)]  # synthetic: narrow
+    backend = _Backend([_text("md5", steady) + _text("aes-128-cbc", steady, "encrypt"),
+                        _text("aes-128-cbc", steady, "decrypt")])
+    rec, raw = measure_pair(backend, "img", pair, suite, lambda n: None)
+    assert "--decrypt" not in backend.commands[0]
+    assert backend.commands[1][-2:] == ["--decrypt", "aes-128-cbc"]  # the cipher only
+    rows = [(r["algorithm"], r["direction"]) for r in rec["algorithms"]]
+    assert rows == [("md5", "digest"), ("aes-128-cbc", "encrypt"), ("aes-128-cbc", "decrypt")]
+    assert all(r["runs"] == 1 for r in rec["algorithms"])
+    assert raw.count("+PAIR:begin:alg=aes-128-cbc") == 2
+
+
+def test_a_pair_filed_from_a_failed_run_is_measured_again() -> None:
+    from openssl_matrix.measure.pairrun import to_measure
+    m = load_matrix(ROOT / "matrix.yaml")
+    suite = m.suite("blog-8k")
+    pairs, _ = plan_pairs(m.select("1.1.1w-*-x86_64"), suite)
+    a, b, *rest = pairs
+    done = {a.name: {"exit_code": 0}, b.name: {"exit_code": 139}}
+    assert to_measure(pairs, done) == [b, *rest]
+
+
+def test_variants_on_another_base_image_are_not_interleaved_with_the_first() -> None:
+    from openssl_matrix.measure.pairrun import interleaves_comparisons
+    m = load_matrix(ROOT / "matrix.yaml")
+    suite = m.suite("blog-8k")
+    asm, noasm = m.select("1.1.1w-asm-x86_64") + m.select("1.1.1w-no-asm-x86_64")
+    assert interleaves_comparisons([asm, noasm], suite)
+    other = replace(noasm, base_image="debian:trixie")
+    pairs, notes = plan_pairs([asm, other], suite)
+    assert [p.kind for p in pairs] == ["mask/native"]  # asm's own mask only
+    assert any("base image debian:trixie" in n for n in notes)
+    assert not interleaves_comparisons([asm, other], suite)  # rounds measure asm/no-asm
+    i386 = m.select("1.1.1w-asm-i386")
+    assert not interleaves_comparisons([asm, noasm, *i386], suite)

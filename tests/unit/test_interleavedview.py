@@ -50,3 +50,14 @@ def test_the_newest_session_is_shown_with_its_raw_output_copied(tmp_path: Path) 
 def test_no_pairs_no_section(tmp_path: Path) -> None:
     assert interleavedview.rows(tmp_path) == []
     assert interleavedview.html([]) == "" and interleavedview.text([]) == []
+
+
+def test_a_disturbed_estimate_is_flagged_on_the_page_and_in_the_text(tmp_path: Path) -> None:
+    _file(tmp_path, "bench-1", "2026-12-03T00:00:00+00:00")
+    [md5, sha] = interleavedview.rows(tmp_path)
+    assert not md5.disturbed and md5.direction == "digest"
+    shaken = replace(sha, disturbed=True)
+    assert "disturbed" in shaken.line() and "disturbed" not in md5.line()
+    page = interleavedview.html([md5, shaken])
+    assert page.count('<span class="bad">disturbed</span>') == 1
+    assert shaken.as_dict()["disturbed"] is True
