@@ -201,5 +201,8 @@ def interleaved_text(row: Mapping[str, Any]) -> str:
     slowed = f", {row['slowed']} slowed" if row.get("slowed") else ""
     runs = f", {row['runs']} runs" if (row.get("runs") or 1) > 1 else ""
     mixed = "; every block kept: a neighbour slowed most" if row.get("disturbed") else ""
+    share = row.get("rate_share")
+    low = (f"; sits low: a side at {share:.0%} of its best in the session's other pairs"
+           if row.get("low") and isinstance(share, (int, float)) else "")
     return (f"{ratio:.3f}×{width} ({row.get('blocks')} blocks, "
-            f"{row.get('preempted')} preempted{slowed}{runs}{mixed})")
+            f"{row.get('preempted')} preempted{slowed}{runs}{mixed}{low})")

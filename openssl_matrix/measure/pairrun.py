@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +32,10 @@ from openssl_matrix.measure.interleave import (
     parse_output,
 )
 from openssl_matrix.measure.paired import newer, variant_parts
+from openssl_matrix.measure.pairregime import LOW, annotate, best_rates, low_algorithms, merged
 from openssl_matrix.measure.robust import PAIRED_TARGET
 from openssl_matrix.measure.speedcmd import mask_value
-from openssl_matrix.results.interleaved import file_pair, filed_pairs
+from openssl_matrix.results.interleaved import file_pair, filed_pairs, filed_raw, rewrite_record
 
 #: Block size when the suite names none.
 DEFAULT_BYTES = 8192
@@ -263,33 +264,77 @@ def interleave_session(ctx: Any, variants: Sequence[Variant], images: Mapping[st
     root: Path = ctx.tree.root
     done = filed_pairs(root, ctx.cpu_name, ctx.session)
     todo = to_measure(pairs, done)
+    again = _regime_todo(pairs, done) if not todo else []
+    if not todo and not again:
+        return [done[p.name] for p in pairs if p.name in done]
+    used = sorted({v.id: v for p in pairs for v in (p.top.variant, p.bottom.variant)}
+                  .values(), key=lambda v: v.id)
+    try:
+        image = ensure_pair_image(ctx.backend, [(v, images[v.id][0]) for v in used],
+                                  root / "_builds", workdir)
+    except BuildError as exc:
+        log.warn(f"interleaved comparisons skipped: {exc.message} (hint: {exc.hint})")
+        return [done[p.name] for p in pairs if p.name in done]
     if todo:
-        used = sorted({v.id: v for p in todo for v in (p.top.variant, p.bottom.variant)}
-                      .values(), key=lambda v: v.id)
-        try:
-            image = ensure_pair_image(ctx.backend, [(v, images[v.id][0]) for v in used],
-                                      root / "_builds", workdir)
-        except BuildError as exc:
-            log.warn(f"interleaved comparisons skipped: {exc.message} (hint: {exc.hint})")
-            return list(done.values())
-        algorithms = list(suite.algorithms)
-        log.info(f"interleaved comparisons: {len(todo)} pair(s), {len(algorithms)} "
+        log.info(f"interleaved comparisons: {len(todo)} pair(s), {len(suite.algorithms)} "
                  f"algorithm(s), {suite.interleave} s each in {WINDOW_MS}-ms windows")
-        for i, pair in enumerate(todo, 1):
-            try:
-                rec, raw = measure_pair(ctx.backend, image.tag, pair, suite,
-                                        lambda n: ctx.limits(timeout(suite, n), suite))
-            except DockerUnavailable:
-                raise
-            except FatalError as exc:  # this pair's run failed: the others are still measured
-                log.warn(f"    [{i}/{len(todo)}] {pair.top.label} / {pair.bottom.label}: "
-                         f"not measured: {exc.message}")
-                continue
-            file_pair(root, ctx.cpu_name, ctx.session, pair.name, rec, raw)
-            done[pair.name] = rec
-            log.info(f"    [{i}/{len(todo)}] {pair.top.label} / {pair.bottom.label}: "
-                     + ", ".join(_short(r) for r in rec["algorithms"]))
-    return [done[p.name] for p in pairs if p.name in done]
+    for i, pair in enumerate(todo, 1):
+        got = _measure(ctx, image.tag, pair, suite, f"[{i}/{len(todo)}]")
+        if got is not None:
+            file_pair(root, ctx.cpu_name, ctx.session, pair.name, *got)
+            done[pair.name] = got[0]
+    again = again or _regime_todo(pairs, done)
+    if again:
+        log.info(f"interleaved: {len(again)} pair(s) ran with a side more than "
+                 f"{LOW:.0%} below its best in this session's other pairs: measured again")
+    for i, (pair, algorithms) in enumerate(again, 1):
+        got = _measure(ctx, image.tag, pair, replace(suite, algorithms=tuple(algorithms)),
+                       f"[again {i}/{len(again)}]")
+        old = done[pair.name]
+        best = best_rates([*done.values(), *([got[0]] if got else [])])
+        rec = {**(old if got is None else merged(old, got[0], best)), "regime_checked": True}
+        raw = filed_raw(root, ctx.cpu_name, ctx.session, pair.name)
+        more = "" if got is None else f"# measured again: a side sat low\n{got[1]}"
+        file_pair(root, ctx.cpu_name, ctx.session, pair.name, rec, raw + more)
+        done[pair.name] = rec
+    records = [done[p.name] for p in pairs if p.name in done]
+    annotate(records)
+    for p in pairs:
+        if p.name in done:
+            rewrite_record(root, ctx.cpu_name, ctx.session, p.name, done[p.name])
+    return records
+
+
+def _regime_todo(pairs: Sequence[PairPlan], done: Mapping[str, Mapping[str, Any]],
+                 ) -> list[tuple[PairPlan, list[str]]]:
+    """The filed pairs not measured again yet with an algorithm whose side sits low."""
+    best = best_rates([done[p.name] for p in pairs if p.name in done])
+    out = []
+    for p in pairs:
+        rec = done.get(p.name)
+        if rec is None or rec.get("regime_checked") or rec.get("exit_code") != 0:
+            continue
+        low = low_algorithms(rec, best)
+        if low:
+            out.append((p, low))
+    return out
+
+
+def _measure(ctx: Any, tag: str, pair: PairPlan, suite: Suite, step: str,
+             ) -> tuple[dict[str, Any], str] | None:
+    """One pair measured (its record and raw output), or None when its run failed."""
+    try:
+        rec, raw = measure_pair(ctx.backend, tag, pair, suite,
+                                lambda n: ctx.limits(timeout(suite, n), suite))
+    except DockerUnavailable:
+        raise
+    except FatalError as exc:  # this pair's run failed: the others are still measured
+        log.warn(f"    {step} {pair.top.label} / {pair.bottom.label}: not measured: "
+                 f"{exc.message}")
+        return None
+    log.info(f"    {step} {pair.top.label} / {pair.bottom.label}: "
+             + ", ".join(_short(r) for r in rec["algorithms"]))
+    return rec, raw
 
 
 def _short(row: Mapping[str, Any]) -> str:

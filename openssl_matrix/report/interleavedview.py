@@ -43,6 +43,9 @@ class InterleavedRow:
     #: fewer than interleave.MIN_KEPT unslowed blocks: every unpreempted block was used
     disturbed: bool = False
     direction: str = ""  #: "digest", "encrypt" or "decrypt"
+    #: the slower side's rate over its best in the session's pairs (measure/pairregime.py)
+    rate_share: float | None = None
+    low: bool = False  #: that share more than 10 % below 1: a neighbour held the run down
 
     @property
     def half_width(self) -> float | None:
@@ -57,6 +60,7 @@ class InterleavedRow:
                 "ci_low": self.ci_low, "ci_high": self.ci_high, "blocks": self.blocks,
                 "preempted": self.preempted, "slowed": self.slowed,
                 "disturbed": self.disturbed, "direction": self.direction,
+                "rate_share": self.rate_share, "low": self.low,
                 "ci_method": "t95-batches", "raw": self.raw}
 
     def line(self) -> str:
@@ -67,7 +71,14 @@ class InterleavedRow:
         if self.half_width is None:
             return f"{what} = ×{self.ratio:.3f} ({self.blocks} blocks: no interval)"
         return (f"{what} = ×{self.ratio:.3f} [{self.ci_low:.3f}–{self.ci_high:.3f}] "
-                f"({self.blocks} blocks{DISTURBED if self.disturbed else ''})")
+                f"({self.blocks} blocks{DISTURBED if self.disturbed else ''}"
+                f"{self._low()})")
+
+    def _low(self) -> str:
+        if not self.low or self.rate_share is None:
+            return ""
+        return (f"; sits low: a side ran at {self.rate_share:.0%} of its best in the "
+                "session's other pairs")
 
 
 def _newest(filed: Sequence[Filed]) -> list[Filed]:
@@ -101,7 +112,8 @@ def rows(root: Path, out: Path | None = None) -> list[InterleavedRow]:
                 _num(row.get("ci_low")), _num(row.get("ci_high")),
                 int(row.get("blocks") or 0), int(row.get("preempted") or 0), rel.as_posix(),
                 int(row.get("slowed") or 0), row.get("disturbed") is True,
-                str(row.get("direction", ""))))
+                str(row.get("direction", "")), _num(row.get("rate_share")),
+                row.get("low") is True))
     return found
 
 
@@ -126,7 +138,9 @@ def _cell(r: InterleavedRow) -> str:
         return f'×{r.ratio:.3f} <span class="muted">(too few blocks for an interval)</span>'
     return (f"×{r.ratio:.3f} [{r.ci_low:.3f}–{r.ci_high:.3f}] "
             f'<span class="muted">±{r.half_width:.1%}</span>'
-            + ('<br><span class="bad">disturbed</span>' if r.disturbed else ""))
+            + ('<br><span class="bad">disturbed</span>' if r.disturbed else "")
+            + (f'<br><span class="bad">sits low: a side at {r.rate_share:.0%} of its best'
+               "</span>" if r.low and r.rate_share is not None else ""))
 
 
 def html(found: Sequence[InterleavedRow]) -> str:
@@ -147,6 +161,8 @@ def html(found: Sequence[InterleavedRow]) -> str:
             "window the thread did not have the CPU for 90 % of, or with a side more than "
             "10 % below its usual rate (a neighbour slows two code paths unequally), is "
             "left out (<em>disturbed</em>: fewer than 12 blocks were left, all were used). "
+            "<em>Sits low</em>: a side ran more than 10 % below its own best in the "
+            "session's other pairs, and did again when its pair was measured again. "
             "The newest "
             "bench session of each CPU (docs/noise.md).</p><table><thead><tr><th>CPU</th>"
             "<th>comparison</th><th>ratio of</th><th>algorithm</th><th>bytes</th>"

@@ -40,6 +40,18 @@ def file_pair(root: Path, cpu: str, session: str, pair: str, record: dict[str, A
     return folder
 
 
+def rewrite_record(root: Path, cpu: str, session: str, pair: str,
+                   record: dict[str, Any]) -> None:
+    """Replace a filed comparison's record (its raw output stays as it is)."""
+    write_json(pair_dir(root, cpu, session, pair) / RECORD, record)
+
+
+def filed_raw(root: Path, cpu: str, session: str, pair: str) -> str:
+    """A filed comparison's raw output ("" when there is none)."""
+    path = pair_dir(root, cpu, session, pair) / RAW
+    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+
+
 def filed_pairs(root: Path, cpu: str, session: str) -> dict[str, dict[str, Any]]:
     """The finished comparisons of one bench session, by pair name."""
     base = root / INTERLEAVED_DIR / cpu / session
