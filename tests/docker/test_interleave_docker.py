@@ -59,6 +59,11 @@ def test_interleaved_pairs_of_real_builds(tmp_path: Path) -> None:
             assert row["blocks"] > 0 and row["preempted"] >= 0
             if row["ci_low"] is not None:
                 assert row["ci_low"] <= row["ratio"] <= row["ci_high"]
+            # set against the session's other pairs: a share of its side's best, and
+            # low only below 0.9 (whether a neighbour held it down is the host's to say)
+            assert 0 < row["rate_share"] <= 1 and row["low"] == (row["rate_share"] < 0.9)
+            for aside in row.get("set_aside", []):  # measured again: the other run kept
+                assert aside["rate_share"] is None or aside["rate_share"] <= 1
         by_alg = {r["algorithm"]: r for r in rec["algorithms"]}
         md5, sha = by_alg["md5"], by_alg["sha256"]
         if rec["kind"] == "mask/native" and "ratio" in md5:
