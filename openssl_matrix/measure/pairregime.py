@@ -103,4 +103,4 @@ def annotate(records: Sequence[dict[str, Any]]) -> None:
         for row in rec.get("algorithms", []):
             s = share(rec, row, best)
             row["rate_share"] = None if s is None else round(s, 4)
-            row["low"] = s is not None and s < 1 - LOW
+            row["low"] = row["rate_share"] is not None and row["rate_share"] < 1 - LOW
