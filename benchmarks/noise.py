@@ -24,7 +24,10 @@ of the tree with two rounds or more, it prints:
    accounting's verdicts;
 4. where the suite interleaves (``interleave:``; measure/pairrun.py), each comparison
    measured again with both sides in one process: the same single-figure spreads beside
-   the interleaved ratio's 95 % interval, and whether that is within ±2 %.
+   the interleaved ratio's 95 % interval, and whether that is within ±2 %, and whether a
+   side sat low (measure/pairregime.py);
+5. each interleaved comparison measured in several bench sessions of the tree: its ratio
+   in each and how far apart they lie (what an interval inside one session cannot show).
 
 Every number comes from the tree's records; ``--json`` writes them beside the table.
 """
@@ -50,7 +53,7 @@ from openssl_matrix.measure.paired import comparisons, usable_samples  # noqa: E
 from openssl_matrix.measure.robust import LOW_TOLERANCE, PAIRED_TARGET  # noqa: E402
 from openssl_matrix.report.pairedview import by_session, outcomes  # noqa: E402
 from openssl_matrix.results import records  # noqa: E402
-from openssl_matrix.results.interleaved import filed_pairs  # noqa: E402
+from openssl_matrix.results.interleaved import all_pairs, filed_pairs  # noqa: E402
 
 #: A side whose single figures spread more than this is where the goal applies.
 WIDE_SPREAD = 0.10
@@ -96,8 +99,42 @@ def woven(tree: Path, cpu: str, session: str,
                          "blocks": row.get("blocks"), "preempted": row.get("preempted"),
                          "spread_numerator": sa, "spread_denominator": sb,
                          "goal_applies": max(sa or 0, sb or 0) > WIDE_SPREAD,
-                         "within": w is not None and w <= PAIRED_TARGET})
+                         "within": w is not None and w <= PAIRED_TARGET,
+                         "rate_share": row.get("rate_share"), "low": row.get("low") is True,
+                         "again": bool(row.get("set_aside"))})
     return rows
+
+
+def between_sessions(tree: Path) -> list[dict[str, Any]]:
+    """Each interleaved comparison measured in more than one bench session of a CPU:
+    its ratio in each, and how far the sessions' ratios lie apart."""
+    seen: dict[tuple[str, str, str, str], list[tuple[str, float]]] = {}
+    for f in all_pairs(tree):
+        for row in f.record.get("algorithms", []):
+            if isinstance(row.get("ratio"), (int, float)):
+                key = (f.cpu, f.folder.name, str(row["algorithm"]), str(row["direction"]))
+                seen.setdefault(key, []).append((f.session, float(row["ratio"])))
+    out = []
+    for (cpu, pair, alg, direction), got in sorted(seen.items()):
+        if len(got) < 2:
+            continue
+        ratios = [r for _, r in got]
+        out.append({"cpu": cpu, "pair": pair, "algorithm": alg, "direction": direction,
+                    "ratios": ratios, "apart": max(ratios) / min(ratios) - 1})
+    return out
+
+
+def between_table(rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        return
+    print("\n  interleaved comparisons measured in several bench sessions (ratio per session)")
+    for r in rows:
+        ratios = ", ".join(f"{v:.3f}" for v in r["ratios"])
+        print(f"  {r['pair'][:70]:<70} {r['algorithm']:<12} {ratios:<24} "
+              f"apart {r['apart']:.1%}")
+    near = sum(r["apart"] <= 2 * PAIRED_TARGET for r in rows)
+    print(f"  sessions within ±{PAIRED_TARGET:.0%} of each other (apart ≤ "
+          f"{2 * PAIRED_TARGET:.0%}): {near} of {len(rows)}")
 
 
 def analyse(runs: list[records.Run], tree: Path | None = None,
@@ -218,13 +255,17 @@ def woven_table(rows: list[dict[str, Any]]) -> None:
             ("within" if r["within"] else "-")
         print(f"  {name[:58]:<58} {r['algorithm']:<12} {pct(r['spread_numerator']):>9} "
               f"{pct(r['spread_denominator']):>9} {ci:>26} {r['blocks'] or 0:>7}  {goal} "
-              f"({pct(r['half_width'])})")
+              f"({pct(r['half_width'])})" + (" sits low" if r.get("low") else "")
+              + (" (measured again)" if r.get("again") else ""))
     applies = [r for r in rows if r["goal_applies"]]
     print(f"  interleaved comparisons with a side spreading over ±{WIDE_SPREAD:.0%}: "
           f"{len(applies)}; of them within ±{PAIRED_TARGET:.0%}: "
           f"{sum(r['within'] for r in applies)}")
     print(f"  all interleaved comparisons within ±{PAIRED_TARGET:.0%}: "
-          f"{sum(r['within'] for r in rows)} of {len(rows)}")
+          f"{sum(r['within'] for r in rows)} of {len(rows)}; sitting low (a side more "
+          f"than 10 % below its best in the session's other pairs): "
+          f"{sum(bool(r.get('low')) for r in rows)}, measured again: "
+          f"{sum(bool(r.get('again')) for r in rows)}")
 
 
 def main() -> None:
@@ -245,10 +286,13 @@ def main() -> None:
     for key, a in found.items():
         if a["rounds"] >= 2:
             table(key, a)
+    apart = between_sessions(tree)
+    between_table(apart)
     if args.json:
         args.json.write_text(json.dumps({"tree": str(tree), "bench_wall_s": wall,
                                          "sessions": [{"key": list(k), **a}
-                                                      for k, a in found.items()]},
+                                                      for k, a in found.items()],
+                                         "between_sessions": apart},
                                         indent=1, default=str), encoding="utf-8")
 
 

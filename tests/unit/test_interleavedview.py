@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.pairrun import command, plan_pairs, record_of
@@ -61,3 +62,18 @@ def test_a_disturbed_estimate_is_flagged_on_the_page_and_in_the_text(tmp_path: P
     page = interleavedview.html([md5, shaken])
     assert page.count('<span class="bad">disturbed</span>') == 1
     assert shaken.as_dict()["disturbed"] is True
+
+
+def test_the_noise_benchmark_sets_sessions_of_one_pair_side_by_side(tmp_path: Path,
+                                                                   capsys: Any) -> None:
+    from ..scripts import load_script
+    noise = load_script("noise")
+    _file(tmp_path, "bench-1", "2026-12-01T00:00:00+00:00")
+    _file(tmp_path, "bench-2", "2026-12-03T00:00:00+00:00")
+    rows = noise.between_sessions(tmp_path)
+    assert [r["algorithm"] for r in rows] == ["md5", "sha256"]
+    for r in rows:  # the same raw output filed twice: the sessions agree exactly
+        assert len(r["ratios"]) == 2 and r["apart"] == 0.0
+    noise.between_table(rows)
+    out = capsys.readouterr().out
+    assert "several bench sessions" in out and "2 of 2" in out
