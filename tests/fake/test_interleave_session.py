@@ -67,7 +67,8 @@ def _session(tmp_path: Path, backend: FakeBackend) -> tuple[Any, list[Any], Any,
     suite = replace(m.suite("blog-8k"), algorithms=("md5", "sha256"))
     variants = m.select("1.1.1w-*-x86_64")
     backend.images[toolchain_tag(variants[0].base_image)] = "sha256:toolchain"
-    images = {v.id: (f"openssl-matrix/{v.id}:x", {}) for v in variants}
+    images: dict[str, tuple[str, dict[str, Any]]] = {
+        v.id: (f"openssl-matrix/{v.id}:x", {}) for v in variants}
     ctx = SimpleNamespace(backend=backend, tree=SimpleNamespace(root=tmp_path / "results"),
                           cpu_name="host-x", session="bench-1",
                           limits=lambda timeout, suite: RunLimits(timeout=timeout))
