@@ -14,11 +14,14 @@ from typing import Any
 
 from openssl_matrix.cli.bisectcmd import cmd_bisect
 from openssl_matrix.cli.profilecmd import cmd_profile
-from openssl_matrix.cli.summary import print_bench_summary
+from openssl_matrix.cli.summary import (
+    SuiteOutcomes,
+    bench_failed,
+    bench_summaries,
+)
 from openssl_matrix.cli.table import terminate_as_interrupt as _terminate_as_interrupt
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import (
-    BenchError,
     BuildError,
     ConfigError,
     DockerUnavailable,
@@ -56,9 +59,8 @@ from openssl_matrix.lab.run import (
     tree_for_lab,
 )
 from openssl_matrix.matrix.load import load_matrix
-from openssl_matrix.matrix.model import MAX_BYTES, MAX_REPEAT, NAME, Matrix, Variant
+from openssl_matrix.matrix.model import MAX_BYTES, MAX_REPEAT, NAME, Matrix, Suite, Variant
 from openssl_matrix.matrix.patches import endbr32_warning
-from openssl_matrix.measure.cell import CellOutcome
 from openssl_matrix.measure.cpumodel import core_of_cpu, core_of_march, summary
 from openssl_matrix.measure.hostinfo import parse_cpuinfo, profile_mismatches
 from openssl_matrix.measure.session import (
@@ -336,13 +338,7 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
     suites = [m.suite(n or None) for n in names]
     if repeat:
         bounded("--repeat", repeat, 1, MAX_REPEAT)
-    try:
-        settle_s = DEFAULT_SETTLE if settle in (None, "") else float(str(settle))
-    except ValueError:
-        settle_s = -1.0
-    if not 0 <= settle_s <= 3600:  # also refuses nan and inf
-        raise UsageError(f"--settle {settle}: give the seconds to wait for a quiet host "
-                         "before each cell, 0 to 3600 (0: do not wait)")
+    settle_s = _settle_seconds(settle)
     cpus = split_cpus(cpu)
     if len(cpus) > 1:
         return _lab("bench", m, cpus, {
@@ -353,26 +349,14 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
     tree = _tree(results)
     backend = _backend_for(m, cpu, allow_plain_tcp, engine)
     tree.lock(wait=wait)
-    per_suite: list[tuple[str, list[CellOutcome], str | None]] = []
     try:
         with _terminate_as_interrupt():
             bencher = Bencher(m, backend, tree, engine=backend.engine_info(),
                               git_commit=_git_commit(), settle=settle_s,
                               wait_for_host=not no_wait, max_attempts=MAX_ATTEMPTS,
                               suites=[s.name for s in suites])
-            for the_suite in suites:
-                try:
-                    outcomes = bencher.bench(variants, the_suite, cpu, force=force,
-                                             repeat=int(repeat) if repeat else None,
-                                             fresh=fresh,
-                                             keep_open=len(suites) > 1 or tree.shared)
-                except (DockerUnavailable, ProfileMismatch, EngineBusy):
-                    raise  # the engine is gone, the wrong CPU or busy: no suite can run
-                except FatalError as exc:  # one failing suite never stops the others
-                    log.error(f"suite {the_suite.name}: {exc}")
-                    per_suite.append((the_suite.name, [], str(exc)))
-                    continue
-                per_suite.append((the_suite.name, outcomes, None))
+            per_suite = _bench_suites(bencher, tree, variants, suites, cpu, force=force,
+                                      repeat=repeat, fresh=fresh)
             # in a lab, the lab closes the sessions once every engine finished, so a
             # rerun after one engine failed does not measure the others again
             if not tree.shared and all(error is None and all(o.status in FINISHED
@@ -381,48 +365,49 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
                 bencher.close_sessions()
     finally:
         tree.unlock()
-    failures: list[str] = []
-    cells = 0  # cells and suites that did not complete (each unbuilt variant per suite)
-    unbuilt: dict[str, list[str]] = {}  # variant -> the suites that could not run on it
-    for name, outcomes, error in per_suite:
-        the_suite = m.suite(name)
-        if len(suites) > 1:
-            print(f"\n== suite {name}")
-        print_bench_summary(outcomes, the_suite.bytes or 8192, the_suite.noise_threshold,
-                             int(repeat) if repeat else the_suite.repeat,
-                             bencher.interleaved.get(name, []))
-        if error:
-            failures.append(f"suite {name}: {error.splitlines()[0]}")
-            cells += 1
-        for o in outcomes:
-            if o.status == "complete":
-                continue
-            cells += 1
-            if o.unbuilt:
-                unbuilt.setdefault(o.variant, []).append(name)
-                continue
-            where = f"{o.run_dir}/raw" if o.run_dir else "(no run folder)"
-            rnd = f" round {o.round}" if o.round > 1 else ""
-            failures.append(f"{name} · {o.variant}{rnd}: {o.status} — "
-                            f"{(o.error or '').splitlines()[0] if o.error else ''} "
-                            f"[{where}]")
+    failures, cells, unbuilt = bench_summaries(m, per_suite, len(suites) > 1, repeat,
+                                                bencher.interleaved)
     # a variant that is not built: one line, whatever the number of suites
     failures += [f"{vid}: not built on this engine — {'suite' if len(names) == 1 else 'suites'}"
                  f" {', '.join(names)} could not run on it; run "
                  f"`{build_command([vid], tree.root)}` first" for vid, names in unbuilt.items()]
     if failures:
-        print("\nfailures (raw output and logs in the folders named):")
-        for f in failures:
-            print(f"  ✕ {f}")
-        done = any(o.status in FINISHED for _, outs, _ in per_suite for o in outs)
-        raise BenchError(f"{cells} cell(s) or suite(s) did not complete",
-                         hint=("the others finished and are kept; " if done else
-                               "nothing was measured; ")
-                         + (f"build what is missing (`{build_command(list(unbuilt), tree.root)}`)"
-                            if len(unbuilt) > 1 else "fix the cause")
-                         + " and rerun the same command: only what did not finish is "
-                         "measured again")
+        bench_failed(failures, cells, unbuilt, per_suite, tree.root)
     return 0
+
+
+def _settle_seconds(settle: str | float | None) -> float:
+    """``--settle``: the seconds to wait for a quiet host before each cell (0 to 3600)."""
+    try:
+        settle_s = DEFAULT_SETTLE if settle in (None, "") else float(str(settle))
+    except ValueError:
+        settle_s = -1.0
+    if not 0 <= settle_s <= 3600:  # also refuses nan and inf
+        raise UsageError(f"--settle {settle}: give the seconds to wait for a quiet host "
+                         "before each cell, 0 to 3600 (0: do not wait)")
+    return settle_s
+
+
+def _bench_suites(bencher: Bencher, tree: ResultsTree, variants: list[Variant],
+                  suites: list[Suite], cpu: str, *, force: bool, repeat: int | None,
+                  fresh: bool) -> SuiteOutcomes:
+    """Bench every suite in turn; a suite that fails is noted and the next one runs
+    (unless the engine is gone, the CPU is the wrong one or the engine is busy)."""
+    per_suite: SuiteOutcomes = []
+    for the_suite in suites:
+        try:
+            outcomes = bencher.bench(variants, the_suite, cpu, force=force,
+                                     repeat=int(repeat) if repeat else None,
+                                     fresh=fresh,
+                                     keep_open=len(suites) > 1 or tree.shared)
+        except (DockerUnavailable, ProfileMismatch, EngineBusy):
+            raise  # the engine is gone, the wrong CPU or busy: no suite can run
+        except FatalError as exc:  # one failing suite never stops the others
+            log.error(f"suite {the_suite.name}: {exc}")
+            per_suite.append((the_suite.name, [], str(exc)))
+            continue
+        per_suite.append((the_suite.name, outcomes, None))
+    return per_suite
 
 
 def cmd_profiles(*, target: str, matrix: str, results: str, json: bool) -> int:

@@ -1,20 +1,27 @@
 """What a bench prints when it ends: the summary of its cells, and the per-figure rows of a
-repeated bench (median, interval, clean samples, spread, noisy and contended counts).
+repeated bench (median, interval, clean samples, spread, noisy and contended counts); the
+failures of its suites and cells, and what to do next.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, NoReturn
 
+from openssl_matrix.core.errors import BenchError
+from openssl_matrix.matrix.model import Matrix
 from openssl_matrix.measure import opsummary
+from openssl_matrix.measure.cell import CellOutcome
 from openssl_matrix.measure.guards import CONTENDED
 from openssl_matrix.measure.paired import comparisons, usable_samples
 from openssl_matrix.measure.robust import LOW_TOLERANCE
 from openssl_matrix.measure.session import (
+    build_command,
     summarize_series,
 )
+from openssl_matrix.results.records import FINISHED
 
 
 def mbs(value: Any) -> str:
@@ -206,3 +213,56 @@ def interleaved_text(row: Mapping[str, Any]) -> str:
            if row.get("low") and isinstance(share, (int, float)) else "")
     return (f"{ratio:.3f}×{width} ({row.get('blocks')} blocks, "
             f"{row.get('preempted')} preempted{slowed}{runs}{mixed}{low})")
+
+
+#: Each suite a bench ran: its name, its cells' outcomes, the error that stopped it.
+SuiteOutcomes = list[tuple[str, list[CellOutcome], str | None]]
+
+
+def bench_summaries(m: Matrix, per_suite: SuiteOutcomes, several: bool, repeat: int | None,
+                     interleaved: Mapping[str, Sequence[Mapping[str, Any]]],
+                     ) -> tuple[list[str], int, dict[str, list[str]]]:
+    """Print each suite's summary; return the failures (a line each), how many cells and
+    suites did not complete, and the suites each unbuilt variant could not run."""
+    failures: list[str] = []
+    cells = 0  # cells and suites that did not complete (each unbuilt variant per suite)
+    unbuilt: dict[str, list[str]] = {}  # variant -> the suites that could not run on it
+    for name, outcomes, error in per_suite:
+        the_suite = m.suite(name)
+        if several:
+            print(f"\n== suite {name}")
+        print_bench_summary(outcomes, the_suite.bytes or 8192, the_suite.noise_threshold,
+                             int(repeat) if repeat else the_suite.repeat,
+                             interleaved.get(name, []))
+        if error:
+            failures.append(f"suite {name}: {error.splitlines()[0]}")
+            cells += 1
+        for o in outcomes:
+            if o.status == "complete":
+                continue
+            cells += 1
+            if o.unbuilt:
+                unbuilt.setdefault(o.variant, []).append(name)
+                continue
+            where = f"{o.run_dir}/raw" if o.run_dir else "(no run folder)"
+            rnd = f" round {o.round}" if o.round > 1 else ""
+            failures.append(f"{name} · {o.variant}{rnd}: {o.status} — "
+                            f"{(o.error or '').splitlines()[0] if o.error else ''} "
+                            f"[{where}]")
+    return failures, cells, unbuilt
+
+
+def bench_failed(failures: Sequence[str], cells: int, unbuilt: Mapping[str, list[str]],
+                  per_suite: SuiteOutcomes, root: Path) -> NoReturn:
+    """Print the failures and stop with what to do next."""
+    print("\nfailures (raw output and logs in the folders named):")
+    for f in failures:
+        print(f"  ✕ {f}")
+    done = any(o.status in FINISHED for _, outs, _ in per_suite for o in outs)
+    raise BenchError(f"{cells} cell(s) or suite(s) did not complete",
+                     hint=("the others finished and are kept; " if done else
+                           "nothing was measured; ")
+                     + (f"build what is missing (`{build_command(list(unbuilt), root)}`)"
+                        if len(unbuilt) > 1 else "fix the cause")
+                     + " and rerun the same command: only what did not finish is "
+                     "measured again")

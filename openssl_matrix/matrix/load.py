@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.core.files import read_bounded
@@ -112,6 +112,14 @@ def matrix_from_document(doc: Mapping[str, Any], *, path: str | Path = "<python>
     return build_matrix(data, CheckContext(Path(path)), default_urls=default_urls)
 
 
+class _Defaults(NamedTuple):
+    """The ``defaults`` section: what every variant starts from."""
+    base_image: tuple[str | None, dict[str, str]]
+    configure: tuple[str, ...]
+    patches: tuple[str, ...]
+    engines: tuple[str, ...]
+
+
 def build_matrix(data: Any, ctx: CheckContext, *,
                  default_urls: Callable[[str], list[str]] | None = None) -> Matrix:
     top = ctx.document(data, TOP_KEYS, schema=SCHEMA_VERSION, what="matrix",
@@ -119,10 +127,11 @@ def build_matrix(data: Any, ctx: CheckContext, *,
 
     defaults = ctx.mapping(top.get("defaults"), "defaults")
     ctx.keys(defaults, DEFAULT_KEYS, "defaults")
-    default_base = _base_images(ctx, defaults.get("base_image"), "defaults.base_image")
-    default_conf = ctx.tokens(defaults.get("configure"), "defaults.configure")
-    default_patches = _names(ctx, defaults.get("patches"), "defaults.patches")
-    default_engines = _build_engines(ctx, defaults.get("engines"), "defaults.engines")
+    default = _Defaults(
+        base_image=_base_images(ctx, defaults.get("base_image"), "defaults.base_image"),
+        configure=ctx.tokens(defaults.get("configure"), "defaults.configure"),
+        patches=_names(ctx, defaults.get("patches"), "defaults.patches"),
+        engines=_build_engines(ctx, defaults.get("engines"), "defaults.engines"))
     patch_index = _patch_index(ctx, top.get("patches_dirs"))
     profiles = _load_profiles(ctx, top.get("profiles"))
 
@@ -130,95 +139,15 @@ def build_matrix(data: Any, ctx: CheckContext, *,
     versions = _merge_catalogue(ctx, versions, top.get("catalogue", False), default_urls)
     by_version = {v.version: v for v in versions}
 
-    axes = ctx.mapping(top.get("axes"), "axes")
-    ctx.keys(axes, AXIS_KEYS, "axes")
-    asm_axis = _axis(ctx, axes.get("asm", ["asm"]), "axes.asm", ASM_VALUES)
-    arch_axis = _axis(ctx, axes.get("arch", ["x86_64"]), "axes.arch", ARCHES)
-    march_axis = _axis(ctx, axes.get("march", ["default"]), "axes.march", None)
-    for i, m in enumerate(march_axis):
-        if m != "default":  # it becomes part of the variant id, a folder name
-            ctx.path_name(m, f"axes.march[{i}]", what="-march value")
-
-    cells: list[dict[str, Any]] = []
-    for v in versions:
-        for a in asm_axis:
-            for arch in arch_axis:
-                for m in march_axis:
-                    cells.append({"version": v.version, "asm": a, "arch": arch, "march": m,
-                                  "configure": [], "where": "axes"})
-
-    excludes = _rules(ctx, top.get("exclude"), "exclude", by_version, is_include=False)
-    for i, rule in enumerate(excludes):
-        before = len(cells)
-        cells = [c for c in cells if not _matches(rule, c)]
-        if len(cells) == before:
-            raise ctx.fail(f"exclude[{i}]", f"rule {rule} matches no variant",
-                           hint="remove it, or fix the values (version patterns are fnmatch)")
-    includes = _rules(ctx, top.get("include"), "include", by_version, is_include=True)
-    by_profile = {p.name: p for p in profiles}
-    for i, rule in enumerate(includes):
-        kp = f"include[{i}]"
-        march = rule.get("march", "default")
-        cpu = rule.get("cpu")
-        if cpu is not None:
-            if cpu not in by_profile:
-                raise ctx.fail(f"{kp}.cpu", f"no CPU profile named {cpu!r}",
-                               hint=choices_hint(cpu, list(by_profile)))
-            if march == "default" and by_profile[cpu].march:
-                march = str(by_profile[cpu].march)
-        cells.append({"version": rule["version"], "asm": rule.get("asm", "asm"),
-                      "arch": rule.get("arch", "x86_64"), "march": march,
-                      "configure": list(rule.get("configure", [])),
-                      "patches": list(rule.get("patches", [])),
-                      "engines": list(rule.get("engines", [])),
-                      "base_image": rule.get("base_image"), "cpu": cpu, "where": kp})
+    cells = _axes_cells(ctx, top.get("axes"), versions)
+    cells = _excluded(ctx, top.get("exclude"), cells, by_version)
+    cells += _included(ctx, top.get("include"), by_version, profiles)
 
     variants: list[Variant] = []
     seen: dict[str, str] = {}
     for cell in cells:
-        spec = by_version[cell["version"]]
-        where = cell["where"] if cell["where"] != "axes" else f"versions.{spec.version}"
-        cell_patches = tuple(cell.get("patches", ()))
-        cell_engines = tuple(cell.get("engines", ()))
-        vid = variant_id(cell["version"], cell["asm"], cell["arch"], cell["march"],
-                         tuple(cell["configure"]), cell_patches, cell_engines)
-        if vid in seen:
-            raise ctx.fail(cell["where"] if cell["where"] != "axes" else "axes",
-                           f"two cells have the same variant id {vid!r} "
-                           f"(also from {seen[vid]})",
-                           hint="remove the duplicate include rule")
-        seen[vid] = cell["where"]
-        ctx.path_name(vid, where, what="variant id")  # every part was checked: a backstop
-        march = None if cell["march"] == "default" else cell["march"]
-        if march is not None:
-            problem = march_problem(march, cell["arch"])
-            if problem:
-                raise ctx.fail(where if cell["where"] != "axes" else "axes.march",
-                               f"{vid}: {problem}")
-        requested = _unique(default_patches + spec.patches + cell_patches)
-        try:
-            applied = select_patches(patch_index, spec.version, cell["arch"], requested)
-        except ValueError as exc:
-            raise ctx.fail(where, f"{vid}: {exc}",
-                           hint="patches and the versions/arches they fit are in patches/*.yaml"
-                           ) from None
-        engines = _unique(default_engines + spec.engines + cell_engines)
-        for engine in engines:
-            try:
-                engine_options(spec.version, engine)
-            except ValueError as exc:
-                raise ctx.fail(where, f"{vid}: {exc}") from None
-        variants.append(Variant(
-            id=vid, version=spec, asm=cell["asm"] == "asm", arch=cell["arch"], march=march,
-            configure=default_conf + spec.configure + tuple(cell["configure"]),
-            base_image=_resolve_base_image(ctx, cell, spec, default_base, where),
-            patches=applied, engines=engines,
-            sigill_cpus=_sigill_cpus(march, cell.get("cpu"), profiles),
-            # a release catalogue: true added (the file does not declare it) is an opt-in
-            # version, include rules naming it too (docs/matrix.md: nothing of the
-            # catalogue is built unless selected); default_variants overrides
-            default=not spec.from_catalogue,
-        ))
+        variants.append(_variant(ctx, cell, by_version[cell["version"]], default,
+                                 patch_index, profiles, seen))
     if not variants:
         raise ctx.fail("", "the matrix expands to no variants",
                        hint="declare at least one version under 'versions'")
@@ -236,6 +165,116 @@ def build_matrix(data: Any, ctx: CheckContext, *,
                   variants=tuple(v for v in variants if v.default), suites=suites,
                   profiles=profiles, default_suite=default_suite, sources_dirs=sources_dirs,
                   raw=top, all_variants=tuple(variants))
+
+
+def _axes_cells(ctx: CheckContext, value: Any,
+                versions: Sequence[VersionSpec]) -> list[dict[str, Any]]:
+    """Every combination of the versions and the ``axes`` (asm, arch, march)."""
+    axes = ctx.mapping(value, "axes")
+    ctx.keys(axes, AXIS_KEYS, "axes")
+    asm_axis = _axis(ctx, axes.get("asm", ["asm"]), "axes.asm", ASM_VALUES)
+    arch_axis = _axis(ctx, axes.get("arch", ["x86_64"]), "axes.arch", ARCHES)
+    march_axis = _axis(ctx, axes.get("march", ["default"]), "axes.march", None)
+    for i, m in enumerate(march_axis):
+        if m != "default":  # it becomes part of the variant id, a folder name
+            ctx.path_name(m, f"axes.march[{i}]", what="-march value")
+
+    cells: list[dict[str, Any]] = []
+    for v in versions:
+        for a in asm_axis:
+            for arch in arch_axis:
+                for m in march_axis:
+                    cells.append({"version": v.version, "asm": a, "arch": arch, "march": m,
+                                  "configure": [], "where": "axes"})
+    return cells
+
+
+def _excluded(ctx: CheckContext, value: Any, cells: list[dict[str, Any]],
+              by_version: Mapping[str, VersionSpec]) -> list[dict[str, Any]]:
+    """The cells no ``exclude`` rule matches (a rule that matches none is an error)."""
+    excludes = _rules(ctx, value, "exclude", by_version, is_include=False)
+    for i, rule in enumerate(excludes):
+        before = len(cells)
+        cells = [c for c in cells if not _matches(rule, c)]
+        if len(cells) == before:
+            raise ctx.fail(f"exclude[{i}]", f"rule {rule} matches no variant",
+                           hint="remove it, or fix the values (version patterns are fnmatch)")
+    return cells
+
+
+def _included(ctx: CheckContext, value: Any, by_version: Mapping[str, VersionSpec],
+              profiles: Sequence[Profile]) -> list[dict[str, Any]]:
+    """The cells the ``include`` rules add (a rule's ``cpu`` lends it that profile's
+    -march)."""
+    includes = _rules(ctx, value, "include", by_version, is_include=True)
+    by_profile = {p.name: p for p in profiles}
+    cells: list[dict[str, Any]] = []
+    for i, rule in enumerate(includes):
+        kp = f"include[{i}]"
+        march = rule.get("march", "default")
+        cpu = rule.get("cpu")
+        if cpu is not None:
+            if cpu not in by_profile:
+                raise ctx.fail(f"{kp}.cpu", f"no CPU profile named {cpu!r}",
+                               hint=choices_hint(cpu, list(by_profile)))
+            if march == "default" and by_profile[cpu].march:
+                march = str(by_profile[cpu].march)
+        cells.append({"version": rule["version"], "asm": rule.get("asm", "asm"),
+                      "arch": rule.get("arch", "x86_64"), "march": march,
+                      "configure": list(rule.get("configure", [])),
+                      "patches": list(rule.get("patches", [])),
+                      "engines": list(rule.get("engines", [])),
+                      "base_image": rule.get("base_image"), "cpu": cpu, "where": kp})
+    return cells
+
+
+def _variant(ctx: CheckContext, cell: Mapping[str, Any], spec: VersionSpec,
+             default: _Defaults, patch_index: Mapping[str, Patch],
+             profiles: Sequence[Profile], seen: dict[str, str]) -> Variant:
+    """The variant one cell builds, checked (a unique id, its -march, its patches and
+    engines); ``seen``: the ids so far, with where each came from (this one is added)."""
+    where = cell["where"] if cell["where"] != "axes" else f"versions.{spec.version}"
+    cell_patches = tuple(cell.get("patches", ()))
+    cell_engines = tuple(cell.get("engines", ()))
+    vid = variant_id(cell["version"], cell["asm"], cell["arch"], cell["march"],
+                     tuple(cell["configure"]), cell_patches, cell_engines)
+    if vid in seen:
+        raise ctx.fail(cell["where"] if cell["where"] != "axes" else "axes",
+                       f"two cells have the same variant id {vid!r} "
+                       f"(also from {seen[vid]})",
+                       hint="remove the duplicate include rule")
+    seen[vid] = cell["where"]
+    ctx.path_name(vid, where, what="variant id")  # every part was checked: a backstop
+    march = None if cell["march"] == "default" else cell["march"]
+    if march is not None:
+        problem = march_problem(march, cell["arch"])
+        if problem:
+            raise ctx.fail(where if cell["where"] != "axes" else "axes.march",
+                           f"{vid}: {problem}")
+    requested = _unique(default.patches + spec.patches + cell_patches)
+    try:
+        applied = select_patches(patch_index, spec.version, cell["arch"], requested)
+    except ValueError as exc:
+        raise ctx.fail(where, f"{vid}: {exc}",
+                       hint="patches and the versions/arches they fit are in patches/*.yaml"
+                       ) from None
+    engines = _unique(default.engines + spec.engines + cell_engines)
+    for engine in engines:
+        try:
+            engine_options(spec.version, engine)
+        except ValueError as exc:
+            raise ctx.fail(where, f"{vid}: {exc}") from None
+    return Variant(
+        id=vid, version=spec, asm=cell["asm"] == "asm", arch=cell["arch"], march=march,
+        configure=default.configure + spec.configure + tuple(cell["configure"]),
+        base_image=_resolve_base_image(ctx, cell, spec, default.base_image, where),
+        patches=applied, engines=engines,
+        sigill_cpus=_sigill_cpus(march, cell.get("cpu"), profiles),
+        # a release catalogue: true added (the file does not declare it) is an opt-in
+        # version, include rules naming it too (docs/matrix.md: nothing of the
+        # catalogue is built unless selected); default_variants overrides
+        default=not spec.from_catalogue,
+    )
 
 
 def _unique(items: Sequence[str]) -> tuple[str, ...]:

@@ -395,36 +395,19 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     _copy_runs(out, ops.current, runs, seen)
     panel = quality(current, ops.current,
                     [x for x in left_out(shown.runs) if x.run_path in seen])
-    # data
-    rows = cells_rows(groups)
-    (out / "data" / "cells.csv").write_text(_csv(rows, CELL_FIELDS), encoding="utf-8")
-    algs = list(dict.fromkeys(a for g in groups for a in g.algorithms))
-    mt = method_table_rows(groups, block)
-    (out / "data" / f"method-table-{block}.csv").write_text(
-        _csv(mt, ["cpu", "version", "arch", "method", *algs]), encoding="utf-8")
+    rows = _write_data(out, groups, block)
     # each cell's own page: its history, changes, sessions and runs
     links = Links(shown.final, tree.root.resolve(), frozenset(seen), numbers)
     write_session_pages(out, session_rows, [*obs, *ops_obs], links)
-    unit = PageUnit(MBPS.name, MBPS.scale, MBPS.num)
     chosen = shown.selection.describe()
-    write_pages(out, ((c.page, page_view(
-        title=c.title, back=f"../index.html#{g.key.slug}", history=c.history,
-        found=c.changes, shown=c.shown, observations=c.observations,
-        value=lambda o: o.bytes_per_s, unit=unit, links=links, chosen=chosen))
-        for g in groups for c in g.cells.values()), CSS)
+    _write_cell_pages(out, groups, links, chosen)
     changed = [r for g in groups for (m, a, b), c in g.cells.items()
                for r in change_rows(c.title, c.page, c.changes, MBPS.num)]
     changed += ops.changed
     charts, paths = _draw_charts(out, groups, block)
     # several CPUs' tables of one build side by side
     comps = comparisons(groups)
-    side_views = []
-    for comp in comps:
-        p = out / "charts" / f"{comp.slug}-{block}.png"
-        drawn = cpus_chart(comp, block, p)
-        if drawn:
-            paths.append(p)
-        side_views.append(cpus_view(comp, block, [f"charts/{p.name}"] if drawn else []))
+    side_views = _side_views(out, comps, block, paths)
     repros = _copy_reproductions(tree, out)
     # profiles (invoke matrix profile): copied into profiles/, shown before reproductions
     profiled = profview.profile_rows(tree.root, out), profview.comparison_rows(tree.root, out)
@@ -453,9 +436,64 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     page = render_html(groups, block, charts, session_rows, repros, generated,
                        tree.root.resolve(), panel, side_views, changed, chosen)
     lib = write_library(tree, out, versions)
+    page, extra_lines = _extra_sections(tree, out, page, groups, obs, shown, block,
+                                        ops.html + lib.html, profiled, report, paths)
+    # written once, whole: the paired rows too when no scaling view came (they were lost)
+    (out / "data" / "report.json").write_text(
+        json.dumps(report, default=str, separators=(",", ":")) + "\n", encoding="utf-8")
+    (out / "index.html").write_text(page, encoding="utf-8")
+    return ReportSummary(out, groups, block, [*paths, *ops.charts, *lib.charts],
+                         len(obs) + len(ops_obs) + lib.figures, len(repros), comps,
+                         ops.lines + lib.lines, ops.tables, panel,
+                         sessions=len(session_rows), changes=len(changed),
+                         library_tables=lib.tables, scaling_lines=extra_lines)
+
+
+def _write_data(out: Path, groups: Sequence[Group], block: int) -> list[dict[str, Any]]:
+    """``data/cells.csv`` and the method table at ``block``; the cells' rows."""
+    rows = cells_rows(groups)
+    (out / "data" / "cells.csv").write_text(_csv(rows, CELL_FIELDS), encoding="utf-8")
+    algs = list(dict.fromkeys(a for g in groups for a in g.algorithms))
+    mt = method_table_rows(groups, block)
+    (out / "data" / f"method-table-{block}.csv").write_text(
+        _csv(mt, ["cpu", "version", "arch", "method", *algs]), encoding="utf-8")
+    return rows
+
+
+def _write_cell_pages(out: Path, groups: Sequence[Group], links: Links, chosen: str) -> None:
+    """Each cell's own page: its history, the changes found, what is shown."""
+    unit = PageUnit(MBPS.name, MBPS.scale, MBPS.num)
+    write_pages(out, ((c.page, page_view(
+        title=c.title, back=f"../index.html#{g.key.slug}", history=c.history,
+        found=c.changes, shown=c.shown, observations=c.observations,
+        value=lambda o: o.bytes_per_s, unit=unit, links=links, chosen=chosen))
+        for g in groups for c in g.cells.values()), CSS)
+
+
+def _side_views(out: Path, comps: Sequence[Comparison], block: int,
+                paths: list[Path]) -> list[dict[str, Any]]:
+    """Each comparison of several CPUs' tables of one build, its chart drawn (and added
+    to ``paths``) when there is one."""
+    side_views = []
+    for comp in comps:
+        p = out / "charts" / f"{comp.slug}-{block}.png"
+        drawn = cpus_chart(comp, block, p)
+        if drawn:
+            paths.append(p)
+        side_views.append(cpus_view(comp, block, [f"charts/{p.name}"] if drawn else []))
+    return side_views
+
+
+def _extra_sections(tree: ResultsTree, out: Path, page: str, groups: Sequence[Group],
+                    obs: Sequence[Observation], shown: Shown, block: int,
+                    ops_and_library: str, profiled: tuple[list[dict[str, Any]], ...],
+                    report: dict[str, Any], paths: list[Path]) -> tuple[str, list[str]]:
+    """The page with the sections drawn apart from the main template in their places
+    (their data added to ``report``, their charts to ``paths``), and the summary's lines
+    for them (paired, interleaved, AEAD masks, scaling, PTS, profiles)."""
     pts_rows, masked = ptsview.rows(tree), aeadview.checks(groups)
     paired, scaled = pairedview.rows(shown.runs, block), scaling.views(obs, out / "charts")
-    page = _sections(page, ops.html + lib.html, profiled, pts_rows, masked, paired, scaled,
+    page = _sections(page, ops_and_library, profiled, pts_rows, masked, paired, scaled,
                      block)
     woven = interleavedview.rows(tree.root, out)
     if woven:
@@ -466,19 +504,9 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     if scaled:
         report["scaling"] = scaled
         paths += [out / str(v["chart"]) for v in scaled if v["chart"]]
-    # written once, whole: the paired rows too when no scaling view came (they were lost)
-    (out / "data" / "report.json").write_text(
-        json.dumps(report, default=str, separators=(",", ":")) + "\n", encoding="utf-8")
-    (out / "index.html").write_text(page, encoding="utf-8")
-    return ReportSummary(out, groups, block, [*paths, *ops.charts, *lib.charts],
-                         len(obs) + len(ops_obs) + lib.figures, len(repros), comps,
-                         ops.lines + lib.lines, ops.tables, panel,
-                         sessions=len(session_rows), changes=len(changed),
-                         library_tables=lib.tables,
-                         scaling_lines=[*pairedview.text(paired),
-                                        *interleavedview.text(woven), *aeadview.text(masked),
-                                        *scaling.text(scaled),
-                                        *ptsview.text(pts_rows), *profview.text(*profiled)])
+    return page, [*pairedview.text(paired), *interleavedview.text(woven),
+                  *aeadview.text(masked), *scaling.text(scaled), *ptsview.text(pts_rows),
+                  *profview.text(*profiled)]
 
 
 def _sections(page: str, ops_and_library: str, profiled: tuple[list[dict[str, Any]], ...],

@@ -393,9 +393,48 @@ def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, PlannedMeasureme
     result = ClaimResult(claim, NOT_TESTABLE)
     if two_machines(spec, claim):
         return _judge_two_machines(spec, claim, result, profiles or {})
+    problems, notes = _side_problems(spec, claim, planned, resolved, result)
+    if problems:
+        result.reason = "; ".join(text if len(problems) == 1 and len(names) == len(sides)
+                                  else f"{', '.join(names)}: {text}"
+                                  for text, names in problems.items())
+        return result
+    result.stand_in_note = "; ".join(notes) or None
+    for name in sides:
+        for status, n in ours[name].statuses.items():
+            if status != "ok":
+                result.labels[status] = result.labels.get(status, 0) + n
+    if claim.trend is not None:
+        result.blocks.append(_trend_judgement(spec, claim, ours))
+    for block in () if claim.trend is not None else spec.claim_blocks(claim):
+        result.blocks.append(_block_judgement(spec, claim, ours, block))
+    missing = [b.block for b in result.blocks if b.ours is None]
+    if missing and claim.trend is not None:
+        result.reason = (f"no usable pair of rounds with figures at both {claim.trend[0]} and "
+                         f"{claim.trend[1]} {claim.trend_of} on both sides; see the raw output "
+                         "of the runs")
+        return result
+    if missing:
+        result.reason = _missing_reason(claim, ours, missing)
+        return result
+    their = spec.machines[spec.measurements[claim.numerator].machine]
+    if claim.depends_on == "cpu" and not (here is not None and their.model_core is not None
+                                          and their.model_core.name == here.name):
+        return _judge_by_model(spec, claim, result, their, here, planned, ours)
+    result.verdict = interval_verdict(result.blocks)
+    if result.verdict == INCONCLUSIVE:
+        result.reason = straddle_text(result.blocks) + ": neither reproduced nor refuted"
+    return result
+
+
+def _side_problems(spec: ReportSpec, claim: Claim, planned: Mapping[str, PlannedMeasurement],
+                   resolved: Mapping[str, ResolvedVersion], result: ClaimResult,
+                   ) -> tuple[dict[str, list[str]], list[str]]:
+    """What stops either side of a claim from being judged (reason -> the measurements it
+    stops), and the stand-ins it is judged on; each side's release goes into ``result``."""
     problems: dict[str, list[str]] = {}  # reason -> the measurements it stops
     notes: list[str] = []
-    for name in sides:
+    for name in (claim.numerator, claim.denominator):
         p = planned[name]
         version = spec.builds[spec.measurements[name].build].version
         rv = resolved[version]
@@ -410,68 +449,50 @@ def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, PlannedMeasureme
             note = f"{p.version} stands in for {version}"
             if note not in notes:
                 notes.append(note)
-    if problems:
-        result.reason = "; ".join(text if len(problems) == 1 and len(names) == len(sides)
-                                  else f"{', '.join(names)}: {text}"
-                                  for text, names in problems.items())
-        return result
-    result.stand_in_note = "; ".join(notes) or None
-    for name in sides:
-        for status, n in ours[name].statuses.items():
-            if status != "ok":
-                result.labels[status] = result.labels.get(status, 0) + n
-    if claim.trend is not None:
-        result.blocks.append(_trend_judgement(spec, claim, ours))
-    for block in () if claim.trend is not None else spec.claim_blocks(claim):
-        ref = spec.reference_ratio(claim, block)
-        target = claim.ratio if claim.ratio is not None else (ref if ref is not None else 1.0)
-        ratios = paired_ratios(ours[claim.numerator], ours[claim.denominator], block)
-        # the comparison's figure and interval, as the bench and the report give them
-        # (robust.compare): every clean sample of both sides, those 5 % below their best
-        # left out, Hodges–Lehmann ratio with its distribution-free 95 % interval
-        # (too few samples for that interval: the t-interval of the same-round pairs, and
-        # with one pair the pair, as before)
-        est = compare(ours[claim.numerator].values(block), ours[claim.denominator].values(block))
-        if est is not None and est.ci_low is not None and est.ci_high is not None:
-            value: float | None = est.ratio
-            ci: tuple[float, float] | None = (est.ci_low, est.ci_high)
-        else:
-            value = statistics.median(ratios) if ratios else None
-            t = estimate(ratios)
-            ci = (t.ci_low, t.ci_high) if t is not None and t.ci_low is not None \
-                and t.ci_high is not None else None
-        result.blocks.append(BlockJudgement(
-            block, ref, value, target,
-            None if value is None else passes(claim.expect, value, target, claim.tolerance),
-            None if ref is None else passes(claim.expect, ref, target, claim.tolerance),
-            (min(ratios), max(ratios)) if ratios else None, len(ratios), claim.expect,
-            claim.tolerance, ci=ci))
-    missing = [b.block for b in result.blocks if b.ours is None]
-    if missing and claim.trend is not None:
-        result.reason = (f"no usable pair of rounds with figures at both {claim.trend[0]} and "
-                         f"{claim.trend[1]} {claim.trend_of} on both sides; see the raw output "
-                         "of the runs")
-        return result
-    if missing:
-        detail = []
-        for name in sides:
-            o = ours[name]
-            bad = {k: v for k, v in o.statuses.items() if k != "ok"}
-            detail.append(f"{name}: {len(o.runs)} run(s)"
-                          + (f", figures {bad}" if bad else ""))
-        where = "for the operation" if missing == [OP_BLOCK] else \
-            f"at block size(s) {', '.join(map(str, missing))}"
-        result.reason = (f"no usable figure {where} "
-                         f"({'; '.join(detail)}); see the raw output of the runs")
-        return result
-    their = spec.machines[spec.measurements[claim.numerator].machine]
-    if claim.depends_on == "cpu" and not (here is not None and their.model_core is not None
-                                          and their.model_core.name == here.name):
-        return _judge_by_model(spec, claim, result, their, here, planned, ours)
-    result.verdict = interval_verdict(result.blocks)
-    if result.verdict == INCONCLUSIVE:
-        result.reason = straddle_text(result.blocks) + ": neither reproduced nor refuted"
-    return result
+    return problems, notes
+
+
+def _block_judgement(spec: ReportSpec, claim: Claim, ours: Mapping[str, Ours],
+                     block: int) -> BlockJudgement:
+    """A claim judged at one block size: the report's ratio, ours with its interval."""
+    ref = spec.reference_ratio(claim, block)
+    target = claim.ratio if claim.ratio is not None else (ref if ref is not None else 1.0)
+    ratios = paired_ratios(ours[claim.numerator], ours[claim.denominator], block)
+    # the comparison's figure and interval, as the bench and the report give them
+    # (robust.compare): every clean sample of both sides, those 5 % below their best
+    # left out, Hodges–Lehmann ratio with its distribution-free 95 % interval
+    # (too few samples for that interval: the t-interval of the same-round pairs, and
+    # with one pair the pair, as before)
+    est = compare(ours[claim.numerator].values(block), ours[claim.denominator].values(block))
+    if est is not None and est.ci_low is not None and est.ci_high is not None:
+        value: float | None = est.ratio
+        ci: tuple[float, float] | None = (est.ci_low, est.ci_high)
+    else:
+        value = statistics.median(ratios) if ratios else None
+        t = estimate(ratios)
+        ci = (t.ci_low, t.ci_high) if t is not None and t.ci_low is not None \
+            and t.ci_high is not None else None
+    return BlockJudgement(
+        block, ref, value, target,
+        None if value is None else passes(claim.expect, value, target, claim.tolerance),
+        None if ref is None else passes(claim.expect, ref, target, claim.tolerance),
+        (min(ratios), max(ratios)) if ratios else None, len(ratios), claim.expect,
+        claim.tolerance, ci=ci)
+
+
+def _missing_reason(claim: Claim, ours: Mapping[str, Ours], missing: Sequence[int]) -> str:
+    """Why a claim has no figure to judge at some block sizes: each side's runs and the
+    statuses of their figures."""
+    detail = []
+    for name in (claim.numerator, claim.denominator):
+        o = ours[name]
+        bad = {k: v for k, v in o.statuses.items() if k != "ok"}
+        detail.append(f"{name}: {len(o.runs)} run(s)"
+                      + (f", figures {bad}" if bad else ""))
+    where = "for the operation" if missing == [OP_BLOCK] else \
+        f"at block size(s) {', '.join(map(str, missing))}"
+    return (f"no usable figure {where} "
+            f"({'; '.join(detail)}); see the raw output of the runs")
 
 
 def _trend_judgement(spec: ReportSpec, claim: Claim, ours: Mapping[str, Ours],

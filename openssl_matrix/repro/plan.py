@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,6 +86,9 @@ def suite_supports(key: str) -> bool:
 
 Plan = tuple[dict[str, PlannedMeasurement], dict[str, SuiteGroup], dict[str, dict[str, Any]]]
 
+#: What measurements share a suite: variant, -evp, engine, -decrypt, kind.
+GroupKey = tuple[str, bool, str | None, bool, str]
+
 
 def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostFacts,
          cpu_dir: str | None = None, judged: set[str] | None = None) -> Plan:
@@ -100,105 +103,106 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
     blocks = needed_blocks(spec)
     planned: dict[str, PlannedMeasurement] = {}
     cells: dict[str, dict[str, Any]] = {}
-    grouped: dict[tuple[str, bool, str | None, bool, str], list[str]] = {}
+    grouped: dict[GroupKey, list[str]] = {}
     wanted = spec.wanted()
     for name, m in spec.measurements.items():
         p = PlannedMeasurement(name, blocks=blocks[name])
         planned[name] = p
-        if name not in wanted:
-            p.skipped = ("no claim compares it (name it in measure.rows to measure it "
-                         "anyway)")
+        found = _plan_measurement(spec, p, resolved, facts, cpu_dir, judged, wanted)
+        if found is None:
             continue
-        if judged is not None and name not in judged and not any(
-                name == r or m.table == r for r in spec.measure.rows):
-            p.skipped = "only claims that cannot be judged here compare it"
-            continue
-        build = spec.builds[m.build]
-        rv = resolved[build.version]
-        if rv.release is None:
-            p.problem = rv.problem
-            continue
-        p.version, p.stand_in = rv.release, rv.stand_in
-        if rv.stand_in and not m.stand_in:
-            p.skipped = (f"it refuses stand-ins (stand_in: false) and {build.version} stands "
-                         f"in as {rv.release} here")
-            continue
-        users = [c for c in spec.claims if name in (c.numerator, c.denominator)]
-        if rv.stand_in and users and not any(c.stand_in for c in users) and \
-                not any(name == r or m.table == r for r in spec.measure.rows):
-            p.skipped = (f"the claims that compare it are about {build.version} itself and "
-                         f"refuse the stand-in {rv.release}")
-            continue
-        problems = [x for x in (requirement_problem(n, facts)
-                                for n in spec.measurement_needs(m)) if x]
-        if m.engine and not suite_supports("engine"):
-            problems.append(f"needs `openssl speed -engine {m.engine}`, which this "
-                            "openssl-matrix cannot run yet (suites have no 'engine' key)")
-        if m.decrypt and not suite_supports("decrypt"):
-            problems.append("needs `openssl speed -decrypt`, which this openssl-matrix "
-                            "cannot run yet (suites have no 'decrypt' key)")
-        cpus = facts.cpu.logical_cpus or 0
-        if m.kind == "library" and cpus and m.threads > cpus:
-            problems.append(f"needs {m.threads} threads each on its own CPU, and this host "
-                            f"has {cpus}: more threads than CPUs measure time-slicing, not "
-                            "the contention between threads the claim is about")
-        if problems:
-            p.problem = "; ".join(problems)
-            continue
-        vid = variant_id(rv.release, "asm" if build.asm else "no-asm", build.arch, "default",
-                         build.configure)
-        elsewhere = _other_machines_profile(spec, name, cpu_dir)
-        mask = "default" if m.operation else mask_name(m.ia32cap, m.disable)
-        if elsewhere:  # the variant and mask are kept: its results are looked up there
-            p.variant, p.mask = vid, mask
-            p.skipped = (f"only claims comparing two machines use it: it is measured for "
-                         f"its machine's profile (`invoke matrix reproduce {spec.id} "
-                         f"--cpu={elsewhere}`)")
-            continue
-        cells[vid] = {"version": rv.release, "asm": "asm" if build.asm else "no-asm",
-                      "arch": build.arch, "configure": list(build.configure)}
-        p.variant = vid
-        p.mask = mask
+        vid, cell = found
+        cells[vid] = cell
         grouped.setdefault((vid, m.evp, m.engine, m.decrypt, m.kind), []).append(name)
+    return planned, _suite_groups(spec, planned, grouped), cells
+
+
+def _plan_measurement(spec: ReportSpec, p: PlannedMeasurement,
+                      resolved: Mapping[str, ResolvedVersion], facts: HostFacts,
+                      cpu_dir: str | None, judged: set[str] | None,
+                      wanted: Collection[str]) -> tuple[str, dict[str, Any]] | None:
+    """Fill in one measurement's plan: its variant and mask, and the variant's cell to
+    build (returned with its id); or why it is skipped or cannot be measured (None)."""
+    name = p.measurement
+    m = spec.measurements[name]
+    if name not in wanted:
+        p.skipped = ("no claim compares it (name it in measure.rows to measure it "
+                     "anyway)")
+        return None
+    if judged is not None and name not in judged and not any(
+            name == r or m.table == r for r in spec.measure.rows):
+        p.skipped = "only claims that cannot be judged here compare it"
+        return None
+    build = spec.builds[m.build]
+    rv = resolved[build.version]
+    if rv.release is None:
+        p.problem = rv.problem
+        return None
+    p.version, p.stand_in = rv.release, rv.stand_in
+    p.skipped = _stand_in_refused(spec, name, build.version, rv)
+    if p.skipped:
+        return None
+    problems = _measurement_problems(spec, m, facts)
+    if problems:
+        p.problem = "; ".join(problems)
+        return None
+    vid = variant_id(rv.release, "asm" if build.asm else "no-asm", build.arch, "default",
+                     build.configure)
+    elsewhere = _other_machines_profile(spec, name, cpu_dir)
+    mask = "default" if m.operation else mask_name(m.ia32cap, m.disable)
+    if elsewhere:  # the variant and mask are kept: its results are looked up there
+        p.variant, p.mask = vid, mask
+        p.skipped = (f"only claims comparing two machines use it: it is measured for "
+                     f"its machine's profile (`invoke matrix reproduce {spec.id} "
+                     f"--cpu={elsewhere}`)")
+        return None
+    p.variant = vid
+    p.mask = mask
+    return vid, {"version": rv.release, "asm": "asm" if build.asm else "no-asm",
+                 "arch": build.arch, "configure": list(build.configure)}
+
+
+def _stand_in_refused(spec: ReportSpec, name: str, version: str,
+                      rv: ResolvedVersion) -> str | None:
+    """Why a measurement is not measured on the stand-in its version has here, if it or
+    every claim that compares it refuses it; else None."""
+    m = spec.measurements[name]
+    if rv.stand_in and not m.stand_in:
+        return (f"it refuses stand-ins (stand_in: false) and {version} stands "
+                f"in as {rv.release} here")
+    users = [c for c in spec.claims if name in (c.numerator, c.denominator)]
+    if rv.stand_in and users and not any(c.stand_in for c in users) and \
+            not any(name == r or m.table == r for r in spec.measure.rows):
+        return (f"the claims that compare it are about {version} itself and "
+                f"refuse the stand-in {rv.release}")
+    return None
+
+
+def _measurement_problems(spec: ReportSpec, m: Measurement, facts: HostFacts) -> list[str]:
+    """Why this host or this openssl-matrix cannot measure a measurement (none: it can)."""
+    problems = [x for x in (requirement_problem(n, facts)
+                            for n in spec.measurement_needs(m)) if x]
+    if m.engine and not suite_supports("engine"):
+        problems.append(f"needs `openssl speed -engine {m.engine}`, which this "
+                        "openssl-matrix cannot run yet (suites have no 'engine' key)")
+    if m.decrypt and not suite_supports("decrypt"):
+        problems.append("needs `openssl speed -decrypt`, which this openssl-matrix "
+                        "cannot run yet (suites have no 'decrypt' key)")
+    cpus = facts.cpu.logical_cpus or 0
+    if m.kind == "library" and cpus and m.threads > cpus:
+        problems.append(f"needs {m.threads} threads each on its own CPU, and this host "
+                        f"has {cpus}: more threads than CPUs measure time-slicing, not "
+                        "the contention between threads the claim is about")
+    return problems
+
+
+def _suite_groups(spec: ReportSpec, planned: Mapping[str, PlannedMeasurement],
+                  grouped: Mapping[GroupKey, list[str]]) -> dict[str, SuiteGroup]:
+    """One suite per group of measurements, named by a digest of its definition; each
+    planned measurement is told its suite's name."""
     groups: dict[str, SuiteGroup] = {}
     for (vid, evp, engine, decrypt, kind), names in grouped.items():
-        pk = kind != "speed"
-        algorithms: list[str] = []
-        masks: dict[str, dict[str, Any]] = {}
-        sizes: set[int] = set()
-        for n in names:
-            m = spec.measurements[n]
-            word = m.algorithm if pk else speed_argument(m.algorithm, evp)
-            if word not in algorithms:
-                algorithms.append(word)
-            mdef = mask_definition(m)
-            masks[mdef["name"]] = mdef
-            sizes.update(planned[n].blocks)
-        definition: dict[str, Any] = {
-            "description": f"reproduce {spec.id}: " + ", ".join(names),
-            "algorithms": algorithms, "evp": evp, "seconds": spec.measure.seconds,
-            "masks": sorted(masks.values(), key=lambda d: (d["name"] != "native", d["name"])),
-        }
-        if kind == "library":  # the harness: its operations at the thread counts named
-            ms = [spec.measurements[n] for n in names]
-            definition = {"description": definition["description"], "kind": "library",
-                          "algorithms": algorithms,
-                          "threads": sorted({t for x in ms
-                                             for t in x.thread_counts or (x.threads,)}),
-                          "seconds": spec.measure.seconds}
-        elif kind == "tls":  # handshakes: a tls suite of the keys, protocols and pinnings
-            ms = [spec.measurements[n] for n in names]
-            definition = {"description": definition["description"], "kind": "tls",
-                          "algorithms": algorithms,
-                          "protocols": sorted({str(x.protocol) for x in ms}),
-                          "modes": sorted({TLS_MODES[str(x.operation)] for x in ms}),
-                          "pinning": sorted({x.pinning for x in ms}),
-                          "seconds": spec.measure.seconds}
-        elif pk:  # public-key figures: a pkey suite (no path, masks or block sizes)
-            definition = {"description": definition["description"], "kind": "pkey",
-                          "algorithms": algorithms, "seconds": spec.measure.seconds}
-        elif len(sizes) == 1:
-            definition["bytes"] = next(iter(sizes))
+        definition = _suite_definition(spec, planned, names, evp, kind)
         if engine:
             definition["engine"] = engine
         if decrypt:
@@ -211,7 +215,51 @@ def plan(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], facts: HostF
         group.measurements.extend(names)
         for n in names:
             planned[n].suite = sname
-    return planned, groups, cells
+    return groups
+
+
+def _suite_definition(spec: ReportSpec, planned: Mapping[str, PlannedMeasurement],
+                      names: Sequence[str], evp: bool, kind: str) -> dict[str, Any]:
+    """The suite that measures a group's measurements: speed (with its masks and, if one,
+    its block size), library, tls or pkey."""
+    pk = kind != "speed"
+    algorithms: list[str] = []
+    masks: dict[str, dict[str, Any]] = {}
+    sizes: set[int] = set()
+    for n in names:
+        m = spec.measurements[n]
+        word = m.algorithm if pk else speed_argument(m.algorithm, evp)
+        if word not in algorithms:
+            algorithms.append(word)
+        mdef = mask_definition(m)
+        masks[mdef["name"]] = mdef
+        sizes.update(planned[n].blocks)
+    definition: dict[str, Any] = {
+        "description": f"reproduce {spec.id}: " + ", ".join(names),
+        "algorithms": algorithms, "evp": evp, "seconds": spec.measure.seconds,
+        "masks": sorted(masks.values(), key=lambda d: (d["name"] != "native", d["name"])),
+    }
+    if kind == "library":  # the harness: its operations at the thread counts named
+        ms = [spec.measurements[n] for n in names]
+        definition = {"description": definition["description"], "kind": "library",
+                      "algorithms": algorithms,
+                      "threads": sorted({t for x in ms
+                                         for t in x.thread_counts or (x.threads,)}),
+                      "seconds": spec.measure.seconds}
+    elif kind == "tls":  # handshakes: a tls suite of the keys, protocols and pinnings
+        ms = [spec.measurements[n] for n in names]
+        definition = {"description": definition["description"], "kind": "tls",
+                      "algorithms": algorithms,
+                      "protocols": sorted({str(x.protocol) for x in ms}),
+                      "modes": sorted({TLS_MODES[str(x.operation)] for x in ms}),
+                      "pinning": sorted({x.pinning for x in ms}),
+                      "seconds": spec.measure.seconds}
+    elif pk:  # public-key figures: a pkey suite (no path, masks or block sizes)
+        definition = {"description": definition["description"], "kind": "pkey",
+                      "algorithms": algorithms, "seconds": spec.measure.seconds}
+    elif len(sizes) == 1:
+        definition["bytes"] = next(iter(sizes))
+    return definition
 
 
 def _other_machines_profile(spec: ReportSpec, name: str, cpu_dir: str | None) -> str | None:

@@ -8,13 +8,10 @@ who transcribe reports is ``docs/reports.md``.
 
 from __future__ import annotations
 
-import datetime as _dt
 import errno
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +26,6 @@ from openssl_matrix.matrix.pkey import ALGORITHMS
 from openssl_matrix.matrix.tlsvocab import KEYS, PINNINGS, PROTOCOLS
 from openssl_matrix.measure.cpumodel import CORES
 from openssl_matrix.parse.algorithms import closest, has_legacy_path, resolve
-from openssl_matrix.parse.figures import MAX_BLOCK_SIZE
 from openssl_matrix.repro.sizes import refuse_unshared
 from openssl_matrix.repro.spec import (
     DEFAULT_TOLERANCE,
@@ -51,6 +47,18 @@ from openssl_matrix.repro.spec import (
     ReportSpec,
     SourceInfo,
     VersionRef,
+)
+from openssl_matrix.repro.specfields import (
+    MAX_OPS_PER_S,
+    opt_text,
+    parse_block,
+    parse_figure,
+    plain_text,
+    possible_figure,
+    ratio_number,
+    required,
+    sizes_mapping,
+    split_figure,
 )
 from openssl_matrix.repro.threadtrend import (
     BYTES,
@@ -76,8 +84,6 @@ MEASUREMENT_KEYS = ("machine", "build", "command", "algorithm", "algorithms", "b
 CLAIM_KEYS = ("id", "says", "where", "compare", "expect", "ratio", "tolerance", "block_sizes",
               "stand_in", "depends_on", "notes", "trend")
 MEASURE_KEYS = ("seconds", "repeat", "rows")
-
-_FIGURE = re.compile(r"^\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*(k|B/s)?\s*\Z")
 
 
 def load_spec(path: str | Path) -> ReportSpec:
@@ -123,61 +129,40 @@ def build_spec(data: Any, path: Path) -> ReportSpec:
     if "id" in top and spec_id != path.stem:
         raise ctx.fail("id", f"{spec_id!r} differs from the file name {path.name!r}",
                        hint=f"rename the file to {spec_id}.yaml or drop the 'id' key")
-    title = ctx.string(_required(ctx, top, "title", ""), "title")
-    source = _source(ctx, _required(ctx, top, "source", ""))
-    machines = _machines(ctx, _required(ctx, top, "machines", ""))
-    versions = _versions(ctx, _required(ctx, top, "versions", ""))
-    builds = _builds(ctx, _required(ctx, top, "builds", ""), versions)
-    measurements = _measurements(ctx, _required(ctx, top, "measurements", ""), machines,
+    title = ctx.string(required(ctx, top, "title", ""), "title")
+    source = _source(ctx, required(ctx, top, "source", ""))
+    machines = _machines(ctx, required(ctx, top, "machines", ""))
+    versions = _versions(ctx, required(ctx, top, "versions", ""))
+    builds = _builds(ctx, required(ctx, top, "builds", ""), versions)
+    measurements = _measurements(ctx, required(ctx, top, "measurements", ""), machines,
                                  builds)
-    claims = _claims(ctx, _required(ctx, top, "claims", ""), measurements)
+    claims = _claims(ctx, required(ctx, top, "claims", ""), measurements)
     measure = _measure(ctx, top.get("measure"), measurements)
     return ReportSpec(path=path, id=spec_id, title=title, source=source, machines=machines,
                       versions=versions, builds=builds, measurements=measurements,
                       claims=claims, measure=measure,
-                      notes=_text(ctx, top.get("notes"), "notes"), raw=top)
-
-
-def _required(ctx: CheckContext, mapping: Mapping[str, Any], key: str, keypath: str) -> Any:
-    if key not in mapping or mapping[key] is None:
-        where = f"{keypath}.{key}" if keypath else key
-        raise ctx.fail(where, "is required", hint="see docs/reports.md for what goes here")
-    return mapping[key]
-
-
-def _text(ctx: CheckContext, value: Any, keypath: str) -> str:
-    if value is None:
-        return ""
-    return ctx.string(value, keypath).strip()
-
-
-def _opt_text(ctx: CheckContext, value: Any, keypath: str) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, (_dt.date, _dt.datetime)):
-        return value.isoformat()
-    return ctx.string(value, keypath).strip()
+                      notes=plain_text(ctx, top.get("notes"), "notes"), raw=top)
 
 
 def _source(ctx: CheckContext, value: Any) -> SourceInfo:
     s = ctx.mapping(value, "source")
     ctx.keys(s, SOURCE_KEYS, "source")
-    kind = ctx.string(_required(ctx, s, "kind", "source"), "source.kind")
+    kind = ctx.string(required(ctx, s, "kind", "source"), "source.kind")
     if kind not in SOURCE_KINDS:
         raise ctx.fail("source.kind", f"{kind!r} is not one of {', '.join(SOURCE_KINDS)}",
                        hint=choices_hint(kind, SOURCE_KINDS))
-    url = _opt_text(ctx, s.get("url"), "source.url")
+    url = opt_text(ctx, s.get("url"), "source.url")
     if url is not None and not re.match(r"^(https?|ftp|news|mailto):\S+\Z", url):
         raise ctx.fail("source.url", f"{url!r} is not a URL")
-    date = _opt_text(ctx, s.get("date"), "source.date")
+    date = opt_text(ctx, s.get("date"), "source.date")
     if date is not None and not re.match(r"^\d{4}(-\d{2}(-\d{2})?)?\Z", date):
         raise ctx.fail("source.date", f"{date!r} is not a date such as 2013-08-27, 2013-08 "
                        "or 2013")
-    return SourceInfo(kind=kind, where=ctx.string(_required(ctx, s, "where", "source"),
+    return SourceInfo(kind=kind, where=ctx.string(required(ctx, s, "where", "source"),
                                                    "source.where"),
-                      url=url, author=_opt_text(ctx, s.get("author"), "source.author"),
-                      date=date, seed=_opt_text(ctx, s.get("seed"), "source.seed"),
-                      notes=_text(ctx, s.get("notes"), "source.notes"))
+                      url=url, author=opt_text(ctx, s.get("author"), "source.author"),
+                      date=date, seed=opt_text(ctx, s.get("seed"), "source.seed"),
+                      notes=plain_text(ctx, s.get("notes"), "source.notes"))
 
 
 def _named(ctx: CheckContext, value: Any, keypath: str) -> dict[str, Any]:
@@ -202,12 +187,12 @@ def _machines(ctx: CheckContext, value: Any) -> dict[str, Machine]:
             raise ctx.fail(f"{kp}.arch", f"{arch!r} is not one of {', '.join(ARCHES)}",
                            hint=choices_hint(arch, ARCHES))
         out[name] = Machine(
-            name=name, cpu=ctx.string(_required(ctx, m, "cpu", kp), f"{kp}.cpu"),
+            name=name, cpu=ctx.string(required(ctx, m, "cpu", kp), f"{kp}.cpu"),
             clock_ghz=ctx.number(m.get("clock_ghz"), f"{kp}.clock_ghz"),
             flags=ctx.tokens(m.get("flags"), f"{kp}.flags"), arch=arch,
-            os=_opt_text(ctx, m.get("os"), f"{kp}.os"),
-            compiler=_opt_text(ctx, m.get("compiler"), f"{kp}.compiler"),
-            notes=_text(ctx, m.get("notes"), f"{kp}.notes"),
+            os=opt_text(ctx, m.get("os"), f"{kp}.os"),
+            compiler=opt_text(ctx, m.get("compiler"), f"{kp}.compiler"),
+            notes=plain_text(ctx, m.get("notes"), f"{kp}.notes"),
             core=_core(ctx, m.get("core"), f"{kp}.core"),
             profile=None if m.get("profile") is None else
             ctx.string(m["profile"], f"{kp}.profile", pattern=NAME, what="CPU profile name"))
@@ -264,13 +249,13 @@ def _versions(ctx: CheckContext, value: Any) -> dict[str, VersionRef]:
                                   what="OpenSSL version")
             if stand_in == name:
                 raise ctx.fail(f"{kp}.stand_in", "a version cannot stand in for itself")
-        why = _opt_text(ctx, v.get("stand_in_why"), f"{kp}.stand_in_why")
+        why = opt_text(ctx, v.get("stand_in_why"), f"{kp}.stand_in_why")
         if stand_in is not None and not why:
             raise ctx.fail(f"{kp}.stand_in_why", f"say why {stand_in} may stand in for {name}",
                            hint="a stand-in is only honest when the reason is written down")
         release = ctx.boolean(v.get("release", True), f"{kp}.release")
-        out[name] = VersionRef(name=name, as_reported=_opt_text(ctx, v.get("as_reported"),
-                                                                 f"{kp}.as_reported"),
+        out[name] = VersionRef(name=name, as_reported=opt_text(ctx, v.get("as_reported"),
+                                                                f"{kp}.as_reported"),
                                sha256=sha, urls=urls, release=release, stand_in=stand_in,
                                stand_in_why=why)
     return out
@@ -283,7 +268,7 @@ def _builds(ctx: CheckContext, value: Any, versions: Mapping[str, VersionRef],
         kp = f"builds.{name}"
         b = ctx.mapping(body, kp)
         ctx.keys(b, BUILD_KEYS, kp)
-        version = ctx.string(_required(ctx, b, "version", kp), f"{kp}.version")
+        version = ctx.string(required(ctx, b, "version", kp), f"{kp}.version")
         if version not in versions:
             raise ctx.fail(f"{kp}.version", f"{version!r} is not declared under 'versions'",
                            hint=choices_hint(version, list(versions)))
@@ -297,66 +282,9 @@ def _builds(ctx: CheckContext, value: Any, versions: Mapping[str, VersionRef],
         out[name] = BuildSpec(name=name, version=version,
                               asm=ctx.boolean(b.get("asm", True), f"{kp}.asm"), arch=arch,
                               configure=configure,
-                              as_reported=_opt_text(ctx, b.get("as_reported"),
-                                                    f"{kp}.as_reported"))
+                              as_reported=opt_text(ctx, b.get("as_reported"),
+                                                   f"{kp}.as_reported"))
     return out
-
-
-def parse_figure(ctx: CheckContext, value: Any, keypath: str) -> float:
-    """A reference figure: a number in 1000s of bytes/s, or text as printed (``1,234.5k``)."""
-    if isinstance(value, bool):
-        raise ctx.fail(keypath, f"expected a figure, got {value!r}")
-    if isinstance(value, (int, float)):
-        if value < 0:
-            raise ctx.fail(keypath, f"a figure cannot be negative ({value!r})")
-        return _possible(ctx, float(value) * 1000.0, keypath, value)
-    if isinstance(value, str):
-        m = _FIGURE.match(value)
-        if m:  # through Decimal: '8365.14k' is 8365140.0, as the parser reads it
-            number = Decimal(m.group(1).replace(",", ""))
-            return _possible(ctx, float(number if m.group(2) == "B/s" else number * 1000),
-                             keypath, value)
-    raise ctx.fail(keypath, f"{value!r} is not a figure",
-                   hint="write it as printed, e.g. 305049.90k or '1,086,559.57k' "
-                   "(1000s of bytes per second), or '9876.54 B/s'")
-
-
-#: No ``openssl speed`` figure reaches this: 1 TB/s (a figure 1000 times too large, in
-#: bytes where the report printed 1000s of bytes, still stays below it for real CPUs).
-MAX_BYTES_PER_S = 1e12
-#: Nor does any public-key or handshake rate: a billion operations per second.
-MAX_OPS_PER_S = 1e9
-#: A claimed ratio between two figures beyond this is a transcription slip, not a claim.
-MAX_RATIO = 1e4
-
-
-def _possible(ctx: CheckContext, figure: float, keypath: str, written: Any,
-              limit: float = MAX_BYTES_PER_S, unit: str = "bytes/s") -> float:
-    """``figure`` if a real run could print it: finite, above zero, below ``limit``."""
-    if not math.isfinite(figure):
-        raise ctx.fail(keypath, f"{written!r} is not a finite figure",
-                       hint="write the figure the report prints")
-    if figure == 0:
-        raise ctx.fail(keypath, f"a figure of {written!r} cannot be compared (a ratio with "
-                       "it is 0 or infinite)", hint="leave the block size out if the report "
-                       "prints no figure for it")
-    if figure > limit:
-        raise ctx.fail(keypath, f"{written!r} is {figure:.3g} {unit}: no openssl speed run "
-                       f"gives more than {limit:.0e}", hint="check the units: bare numbers are "
-                       "1000s of bytes per second, as speed prints them (305049.90k)")
-    return figure
-
-
-def _ratio_number(ctx: CheckContext, value: Any, keypath: str) -> float | None:
-    """A claim's ratio or tolerance: a positive finite number (NaN and inf refused)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ctx.fail(keypath, f"expected a finite positive number, got {value!r}")
-    number = ctx.number(value, keypath)
-    if number is not None and number > MAX_RATIO:
-        raise ctx.fail(keypath, f"{number:g} is not a ratio a report claims between two "
-                       f"figures (more than {MAX_RATIO:g}×)",
-                       hint="write the ratio as the report states it, e.g. 2 for twice as fast")
-    return number
 
 
 def _measurements(ctx: CheckContext, value: Any, machines: Mapping[str, Machine],
@@ -366,73 +294,9 @@ def _measurements(ctx: CheckContext, value: Any, machines: Mapping[str, Machine]
         kp = f"measurements.{name}"
         m = ctx.mapping(body, kp)
         ctx.keys(m, MEASUREMENT_KEYS, kp)
-        if "machine" in m:
-            machine = ctx.string(m["machine"], f"{kp}.machine")
-        elif len(machines) == 1:
-            machine = next(iter(machines))
-        else:
-            raise ctx.fail(f"{kp}.machine", "is required when the spec has several machines",
-                           hint="one of: " + ", ".join(machines))
-        if machine not in machines:
-            raise ctx.fail(f"{kp}.machine", f"{machine!r} is not declared under 'machines'",
-                           hint=choices_hint(machine, list(machines)))
-        build = ctx.string(_required(ctx, m, "build", kp), f"{kp}.build")
-        if build not in builds:
-            raise ctx.fail(f"{kp}.build", f"{build!r} is not declared under 'builds'",
-                           hint=choices_hint(build, list(builds)))
-        cap, disable = ctx.mask_spec(m, kp)
-        engine = m.get("engine")
-        if engine is not None:
-            engine = ctx.token(engine, f"{kp}.engine")
-        needs = ctx.tokens(m.get("needs"), f"{kp}.needs")
-        for i, need in enumerate(needs):
-            if need not in REQUIREMENTS:
-                raise ctx.fail(f"{kp}.needs[{i}]", f"{need!r} is not a known requirement "
-                               f"({', '.join(REQUIREMENTS)})",
-                               hint=choices_hint(need, REQUIREMENTS))
-        elapsed = m.get("elapsed")
-        evp = m.get("evp", True)
-        proto = Measurement(
-            name=name, machine=machine, build=build,
-            command=_opt_text(ctx, m.get("command"), f"{kp}.command"), algorithm="",
-            evp=evp == UNKNOWN or _known(ctx, evp, f"{kp}.evp"), ia32cap=cap,
-            engine=engine, decrypt=ctx.boolean(m.get("decrypt", False), f"{kp}.decrypt"),
-            elapsed=None if elapsed in (None, UNKNOWN) else
-            _known(ctx, elapsed, f"{kp}.elapsed"),
-            needs=needs, reference={}, notes=_text(ctx, m.get("notes"), f"{kp}.notes"),
-            disable=disable, stand_in=ctx.boolean(m.get("stand_in", True), f"{kp}.stand_in"),
-            unknown=("evp",) if evp == UNKNOWN else ())
+        proto = _measurement_proto(ctx, m, name, kp, machines, builds)
         if "algorithms" in m:
-            for key in ("algorithm", "reference"):
-                if key in m:
-                    raise ctx.fail(f"{kp}.{key}", "a table row ('algorithms:') gives its "
-                                   "figures per algorithm; drop this key",
-                                   hint="use either algorithm + reference, or algorithms + "
-                                   "block_size")
-            block = _block(ctx, m.get("block_size", 8192), f"{kp}.block_size")
-            algs = m["algorithms"]
-            row: dict[str, Any]
-            if isinstance(algs, list):
-                row = dict.fromkeys((ctx.string(a, f"{kp}.algorithms[{i}]")
-                                     for i, a in enumerate(algs)))
-            else:
-                if isinstance(algs, dict) and any(_split_figure(a) for a in algs):
-                    raise ctx.fail(f"{kp}.algorithms", "an algorithm name looks like part of "
-                                   "a figure: a figure with thousands separators was split "
-                                   "at a comma in a {flow: mapping}",
-                                   hint="quote such figures: {aes-256-cbc: '1,086,559.57k'}")
-                row = ctx.mapping(algs, f"{kp}.algorithms")
-            if not row:
-                raise ctx.fail(f"{kp}.algorithms", "list at least one algorithm")
-            for alg, fig in row.items():
-                alg = _algorithm(ctx, alg, f"{kp}.algorithms.{alg}")
-                ref = {} if fig is None else \
-                    {block: parse_figure(ctx, fig, f"{kp}.algorithms.{alg}")}
-                full = f"{name}.{alg}"
-                if full in out:
-                    raise ctx.fail(f"{kp}.algorithms.{alg}", f"{full!r} is declared twice")
-                out[full] = _method_known(replace(proto, name=full, algorithm=alg,
-                                                  reference=ref, table=name))
+            _table_row(ctx, m, proto, kp, out)
             continue
         if "operation" in m and m["operation"] in TLS_OPERATIONS:
             out[name] = _tls_measurement(ctx, m, proto, kp)
@@ -450,19 +314,106 @@ def _measurements(ctx: CheckContext, value: Any, machines: Mapping[str, Machine]
         if "operation" in m:
             out[name] = _pk_measurement(ctx, m, proto, kp)
             continue
-        if "block_size" in m:
-            raise ctx.fail(f"{kp}.block_size", "only used with 'algorithms:' (a table row); "
-                           "'reference' gives figures per block size")
-        algorithm = _algorithm(ctx, _required(ctx, m, "algorithm", kp), f"{kp}.algorithm")
-        ref_raw = _sizes_mapping(ctx, m.get("reference"), f"{kp}.reference")
-        reference: dict[int, float] = {}
-        for key, fig in ref_raw.items():
-            size = _block(ctx, key, f"{kp}.reference")
-            reference[size] = parse_figure(ctx, fig, f"{kp}.reference.{key}")
+        speed = _speed_measurement(ctx, m, proto, kp)
         if name in out:
             raise ctx.fail(kp, f"{name!r} is declared twice (once by a table row)")
-        out[name] = _method_known(replace(proto, algorithm=algorithm, reference=reference))
+        out[name] = speed
     return out
+
+
+def _measurement_proto(ctx: CheckContext, m: Mapping[str, Any], name: str, kp: str,
+                       machines: Mapping[str, Machine],
+                       builds: Mapping[str, BuildSpec]) -> Measurement:
+    """What every kind of measurement has: machine, build, mask, engine, needs and the
+    settings ``openssl speed`` is run with (no algorithm, no reference figures yet)."""
+    if "machine" in m:
+        machine = ctx.string(m["machine"], f"{kp}.machine")
+    elif len(machines) == 1:
+        machine = next(iter(machines))
+    else:
+        raise ctx.fail(f"{kp}.machine", "is required when the spec has several machines",
+                       hint="one of: " + ", ".join(machines))
+    if machine not in machines:
+        raise ctx.fail(f"{kp}.machine", f"{machine!r} is not declared under 'machines'",
+                       hint=choices_hint(machine, list(machines)))
+    build = ctx.string(required(ctx, m, "build", kp), f"{kp}.build")
+    if build not in builds:
+        raise ctx.fail(f"{kp}.build", f"{build!r} is not declared under 'builds'",
+                       hint=choices_hint(build, list(builds)))
+    cap, disable = ctx.mask_spec(m, kp)
+    engine = m.get("engine")
+    if engine is not None:
+        engine = ctx.token(engine, f"{kp}.engine")
+    needs = ctx.tokens(m.get("needs"), f"{kp}.needs")
+    for i, need in enumerate(needs):
+        if need not in REQUIREMENTS:
+            raise ctx.fail(f"{kp}.needs[{i}]", f"{need!r} is not a known requirement "
+                           f"({', '.join(REQUIREMENTS)})",
+                           hint=choices_hint(need, REQUIREMENTS))
+    elapsed = m.get("elapsed")
+    evp = m.get("evp", True)
+    return Measurement(
+        name=name, machine=machine, build=build,
+        command=opt_text(ctx, m.get("command"), f"{kp}.command"), algorithm="",
+        evp=evp == UNKNOWN or _known(ctx, evp, f"{kp}.evp"), ia32cap=cap,
+        engine=engine, decrypt=ctx.boolean(m.get("decrypt", False), f"{kp}.decrypt"),
+        elapsed=None if elapsed in (None, UNKNOWN) else
+        _known(ctx, elapsed, f"{kp}.elapsed"),
+        needs=needs, reference={}, notes=plain_text(ctx, m.get("notes"), f"{kp}.notes"),
+        disable=disable, stand_in=ctx.boolean(m.get("stand_in", True), f"{kp}.stand_in"),
+        unknown=("evp",) if evp == UNKNOWN else ())
+
+
+def _table_row(ctx: CheckContext, m: Mapping[str, Any], proto: Measurement, kp: str,
+               out: dict[str, Measurement]) -> None:
+    """A table row (``algorithms:``): one measurement per algorithm, named
+    ``ROW.ALGORITHM``, each with its figure at the row's block size, added to ``out``."""
+    name = proto.name
+    for key in ("algorithm", "reference"):
+        if key in m:
+            raise ctx.fail(f"{kp}.{key}", "a table row ('algorithms:') gives its "
+                           "figures per algorithm; drop this key",
+                           hint="use either algorithm + reference, or algorithms + "
+                           "block_size")
+    block = parse_block(ctx, m.get("block_size", 8192), f"{kp}.block_size")
+    algs = m["algorithms"]
+    row: dict[str, Any]
+    if isinstance(algs, list):
+        row = dict.fromkeys((ctx.string(a, f"{kp}.algorithms[{i}]")
+                             for i, a in enumerate(algs)))
+    else:
+        if isinstance(algs, dict) and any(split_figure(a) for a in algs):
+            raise ctx.fail(f"{kp}.algorithms", "an algorithm name looks like part of "
+                           "a figure: a figure with thousands separators was split "
+                           "at a comma in a {flow: mapping}",
+                           hint="quote such figures: {aes-256-cbc: '1,086,559.57k'}")
+        row = ctx.mapping(algs, f"{kp}.algorithms")
+    if not row:
+        raise ctx.fail(f"{kp}.algorithms", "list at least one algorithm")
+    for alg, fig in row.items():
+        alg = _algorithm(ctx, alg, f"{kp}.algorithms.{alg}")
+        ref = {} if fig is None else \
+            {block: parse_figure(ctx, fig, f"{kp}.algorithms.{alg}")}
+        full = f"{name}.{alg}"
+        if full in out:
+            raise ctx.fail(f"{kp}.algorithms.{alg}", f"{full!r} is declared twice")
+        out[full] = _method_known(replace(proto, name=full, algorithm=alg,
+                                          reference=ref, table=name))
+
+
+def _speed_measurement(ctx: CheckContext, m: Mapping[str, Any], proto: Measurement,
+                       kp: str) -> Measurement:
+    """A speed measurement: one algorithm and its figures per block size."""
+    if "block_size" in m:
+        raise ctx.fail(f"{kp}.block_size", "only used with 'algorithms:' (a table row); "
+                       "'reference' gives figures per block size")
+    algorithm = _algorithm(ctx, required(ctx, m, "algorithm", kp), f"{kp}.algorithm")
+    ref_raw = sizes_mapping(ctx, m.get("reference"), f"{kp}.reference")
+    reference: dict[int, float] = {}
+    for key, fig in ref_raw.items():
+        size = parse_block(ctx, key, f"{kp}.reference")
+        reference[size] = parse_figure(ctx, fig, f"{kp}.reference.{key}")
+    return _method_known(replace(proto, algorithm=algorithm, reference=reference))
 
 
 def _known(ctx: CheckContext, value: Any, keypath: str) -> bool:
@@ -495,7 +446,7 @@ def _pk_measurement(ctx: CheckContext, m: Mapping[str, Any], proto: Measurement,
         every = OPERATIONS + TLS_OPERATIONS
         raise ctx.fail(f"{kp}.operation", f"{operation!r} is not one of " + ", ".join(every),
                        hint=choices_hint(operation, every))
-    algorithm = ctx.token(_required(ctx, m, "algorithm", kp), f"{kp}.algorithm")
+    algorithm = ctx.token(required(ctx, m, "algorithm", kp), f"{kp}.algorithm")
     if algorithm not in ALGORITHMS:
         raise ctx.fail(f"{kp}.algorithm", f"{algorithm!r} is not a public-key test",
                        hint=choices_hint(algorithm, list(ALGORITHMS)))
@@ -520,7 +471,7 @@ def _ops_figure(ctx: CheckContext, ref: Any, keypath: str, what: str) -> float:
     """One figure in operations (or connections) per second, as the spec writes it."""
     if isinstance(ref, bool) or not isinstance(ref, (int, float)) or not ref > 0:
         raise ctx.fail(keypath, f"{what}, got {ref!r}")
-    return _possible(ctx, float(ref), keypath, ref, MAX_OPS_PER_S, "operations/s")
+    return possible_figure(ctx, float(ref), keypath, ref, MAX_OPS_PER_S, "operations/s")
 
 
 def _tls_measurement(ctx: CheckContext, m: Mapping[str, Any], proto: Measurement,
@@ -530,11 +481,11 @@ def _tls_measurement(ctx: CheckContext, m: Mapping[str, Any], proto: Measurement
         if key in m:
             raise ctx.fail(f"{kp}.{key}", "not used with a TLS figure (operation "
                            f"{m['operation']})")
-    algorithm = ctx.token(_required(ctx, m, "algorithm", kp), f"{kp}.algorithm")
+    algorithm = ctx.token(required(ctx, m, "algorithm", kp), f"{kp}.algorithm")
     if algorithm not in KEYS:
         raise ctx.fail(f"{kp}.algorithm", f"{algorithm!r} is not a server key of the TLS "
                        f"suite ({', '.join(KEYS)})", hint=choices_hint(algorithm, KEYS))
-    protocol = ctx.token(_required(ctx, m, "protocol", kp), f"{kp}.protocol")
+    protocol = ctx.token(required(ctx, m, "protocol", kp), f"{kp}.protocol")
     if protocol not in PROTOCOLS:
         raise ctx.fail(f"{kp}.protocol", f"{protocol!r} is not one of "
                        + ", ".join(PROTOCOLS), hint=choices_hint(protocol, list(PROTOCOLS)))
@@ -556,7 +507,7 @@ def _library_measurement(ctx: CheckContext, m: Mapping[str, Any], proto: Measure
                 "protocol", "pinning"):
         if key in m:
             raise ctx.fail(f"{kp}.{key}", "not used with a library figure (operation library)")
-    algorithm = ctx.token(_required(ctx, m, "algorithm", kp), f"{kp}.algorithm")
+    algorithm = ctx.token(required(ctx, m, "algorithm", kp), f"{kp}.algorithm")
     timed = [o for o in LIB_OPS if o != "memory"]
     if algorithm not in timed:
         raise ctx.fail(f"{kp}.algorithm", f"{algorithm!r} is not a timed operation of the "
@@ -577,36 +528,6 @@ def _library_measurement(ctx: CheckContext, m: Mapping[str, Any], proto: Measure
                    thread_counts=counts if len(counts) > 1 else ())
 
 
-def _split_figure(key: Any) -> bool:
-    """A mapping key that is really the tail of a figure split at a comma by YAML."""
-    return not isinstance(key, str) or bool(re.match(r"^\d{3}(\.\d+)?(k|B/s)?\Z", key))
-
-
-def _sizes_mapping(ctx: CheckContext, value: Any, keypath: str) -> dict[Any, Any]:
-    """A mapping keyed by block size (YAML reads the keys as numbers)."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ctx.fail(keypath, "expected a mapping of block size to figure, e.g. "
-                       "{16: 305049.90k, 8192: 333987.84k}")
-    for key in value:
-        if isinstance(key, str) and _split_figure(key):
-            raise ctx.fail(keypath, f"{key!r} is not a block size: a figure with thousands "
-                           "separators was split at a comma in a {flow: mapping}",
-                           hint="quote such figures: {8192: '1,086,559.57k'}")
-    return value
-
-
-def _block(ctx: CheckContext, key: Any, keypath: str) -> int:
-    text = str(key)
-    if isinstance(key, bool) or not text.isdigit() or len(text) > 10 or \
-            not 0 < int(text) <= MAX_BLOCK_SIZE:
-        raise ctx.fail(keypath if keypath.endswith("block_size") else f"{keypath}.{text}",
-                       f"{text!r} is not a block size in bytes",
-                       hint="keys are block sizes: 16, 64, 256, 1024, 8192, 16384")
-    return int(text)
-
-
 def _claims(ctx: CheckContext, value: Any, measurements: Mapping[str, Measurement]
             ) -> tuple[Claim, ...]:
     if not isinstance(value, list) or not value:
@@ -617,77 +538,98 @@ def _claims(ctx: CheckContext, value: Any, measurements: Mapping[str, Measuremen
         kp = f"claims[{i}]"
         c = ctx.mapping(body, kp)
         ctx.keys(c, CLAIM_KEYS, kp)
-        cid = ctx.string(_required(ctx, c, "id", kp), f"{kp}.id", pattern=NAME,
+        cid = ctx.string(required(ctx, c, "id", kp), f"{kp}.id", pattern=NAME,
                          what="claim id (lower-case letters, digits, '-', '.', '_')")
         kp = f"claims[{i}] ({cid})"
         if cid in seen:
             raise ctx.fail(f"{kp}.id", f"claim id {cid!r} is used twice")
         seen.add(cid)
-        compare = c.get("compare")
-        if not isinstance(compare, list) or len(compare) != 2:
-            raise ctx.fail(f"{kp}.compare", "expected [numerator, denominator]: two "
-                           "measurement names")
-        names = [ctx.string(x, f"{kp}.compare[{j}]") for j, x in enumerate(compare)]
-        for j, n in enumerate(names):
-            if n not in measurements:
-                raise ctx.fail(f"{kp}.compare[{j}]", f"{n!r} is not declared under "
-                               "'measurements'", hint=choices_hint(n, list(measurements)))
-        if names[0] == names[1]:
-            raise ctx.fail(f"{kp}.compare", "compares a measurement with itself")
-        expect = ctx.string(_required(ctx, c, "expect", kp), f"{kp}.expect")
-        if expect not in EXPECTATIONS:
-            raise ctx.fail(f"{kp}.expect", f"{expect!r} is not one of "
-                           f"{', '.join(EXPECTATIONS)}", hint=choices_hint(expect, EXPECTATIONS))
-        ratio = _ratio_number(ctx, c.get("ratio"), f"{kp}.ratio")
-        if ratio is not None and expect != "ratio":
-            raise ctx.fail(f"{kp}.ratio", f"only used with 'expect: ratio' (this claim "
-                           f"expects {expect!r})")
-        tol_raw = c.get("tolerance")
-        tolerance = DEFAULT_TOLERANCE[expect] if tol_raw is None else \
-            _ratio_number(ctx, tol_raw, f"{kp}.tolerance")
-        assert tolerance is not None
-        if tolerance >= 1 and expect in ("same", "ratio"):
-            raise ctx.fail(f"{kp}.tolerance", f"{tolerance} is a relative tolerance and must "
-                           "be below 1 here (0.25 means ±25 %)")
-        blocks_raw = c.get("block_sizes", [8192])
-        blocks: tuple[int, ...] | None
-        if blocks_raw == "all":
-            blocks = None
-        elif isinstance(blocks_raw, list) and blocks_raw:
-            blocks = tuple(_block(ctx, b, f"{kp}.block_sizes") for b in blocks_raw)
-        else:
-            raise ctx.fail(f"{kp}.block_sizes", "expected a list of block sizes, or 'all'")
-        num, den = (measurements[n] for n in names)
-        depends_on = _depends_on(ctx, c.get("depends_on"), f"{kp}.depends_on",
-                                 two_machines=num.machine != den.machine)
-        if num.operation is not None:  # one figure per operation (pkey, tls)
-            blocks = (OP_BLOCK,)
-        if blocks is None and not (set(num.reference) & set(den.reference)):
-            raise ctx.fail(f"{kp}.block_sizes", "'all' needs reference figures on both sides",
-                           hint="list the block sizes instead, e.g. [8192]")
-        trend = _trend(ctx, c, f"{kp}", num, den, depends_on)
-        trend_of = THREADS if isinstance(c.get("trend"), dict) else BYTES
-        if trend_of != THREADS:
-            refuse_untrended(ctx, kp, (names[0], names[1]), (num, den))
-        if trend is not None:
-            blocks = trend
-        if blocks is not None:  # a side with figures has them where the claim is judged
-            refuse_unshared(ctx, kp, cid, (names[0], names[1]), (num, den), blocks,
-                            trend=trend is not None, threads=trend_of == THREADS)
-        if expect == "ratio" and ratio is None:
-            sizes = blocks or tuple(sorted(set(num.reference) & set(den.reference)))
-            if any(b not in num.reference or b not in den.reference for b in sizes):
-                raise ctx.fail(f"{kp}.ratio", "give the ratio the report claims, or reference "
-                               "figures for both measurements at every block size judged")
-        out.append(Claim(
-            id=cid, says=ctx.string(_required(ctx, c, "says", kp), f"{kp}.says").strip(),
-            where=_opt_text(ctx, c.get("where"), f"{kp}.where"), numerator=names[0],
-            denominator=names[1], expect=expect, ratio=ratio, tolerance=tolerance,
-            block_sizes=blocks, stand_in=ctx.boolean(c.get("stand_in", True),
-                                                     f"{kp}.stand_in"),
-            notes=_text(ctx, c.get("notes"), f"{kp}.notes"),
-            depends_on=depends_on, trend=trend, trend_of=trend_of))
+        out.append(_claim(ctx, c, kp, cid, measurements))
     return tuple(out)
+
+
+def _claim(ctx: CheckContext, c: Mapping[str, Any], kp: str, cid: str,
+           measurements: Mapping[str, Measurement]) -> Claim:
+    """One claim (its id checked): what it compares, what it expects, where it is judged."""
+    names = _compared(ctx, c, kp, measurements)
+    expect, ratio, tolerance = _expectation(ctx, c, kp)
+    blocks_raw = c.get("block_sizes", [8192])
+    blocks: tuple[int, ...] | None
+    if blocks_raw == "all":
+        blocks = None
+    elif isinstance(blocks_raw, list) and blocks_raw:
+        blocks = tuple(parse_block(ctx, b, f"{kp}.block_sizes") for b in blocks_raw)
+    else:
+        raise ctx.fail(f"{kp}.block_sizes", "expected a list of block sizes, or 'all'")
+    num, den = (measurements[n] for n in names)
+    depends_on = _depends_on(ctx, c.get("depends_on"), f"{kp}.depends_on",
+                             two_machines=num.machine != den.machine)
+    if num.operation is not None:  # one figure per operation (pkey, tls)
+        blocks = (OP_BLOCK,)
+    if blocks is None and not (set(num.reference) & set(den.reference)):
+        raise ctx.fail(f"{kp}.block_sizes", "'all' needs reference figures on both sides",
+                       hint="list the block sizes instead, e.g. [8192]")
+    trend = _trend(ctx, c, f"{kp}", num, den, depends_on)
+    trend_of = THREADS if isinstance(c.get("trend"), dict) else BYTES
+    if trend_of != THREADS:
+        refuse_untrended(ctx, kp, (names[0], names[1]), (num, den))
+    if trend is not None:
+        blocks = trend
+    if blocks is not None:  # a side with figures has them where the claim is judged
+        refuse_unshared(ctx, kp, cid, (names[0], names[1]), (num, den), blocks,
+                        trend=trend is not None, threads=trend_of == THREADS)
+    if expect == "ratio" and ratio is None:
+        sizes = blocks or tuple(sorted(set(num.reference) & set(den.reference)))
+        if any(b not in num.reference or b not in den.reference for b in sizes):
+            raise ctx.fail(f"{kp}.ratio", "give the ratio the report claims, or reference "
+                           "figures for both measurements at every block size judged")
+    return Claim(
+        id=cid, says=ctx.string(required(ctx, c, "says", kp), f"{kp}.says").strip(),
+        where=opt_text(ctx, c.get("where"), f"{kp}.where"), numerator=names[0],
+        denominator=names[1], expect=expect, ratio=ratio, tolerance=tolerance,
+        block_sizes=blocks, stand_in=ctx.boolean(c.get("stand_in", True),
+                                                 f"{kp}.stand_in"),
+        notes=plain_text(ctx, c.get("notes"), f"{kp}.notes"),
+        depends_on=depends_on, trend=trend, trend_of=trend_of)
+
+
+def _compared(ctx: CheckContext, c: Mapping[str, Any], kp: str,
+              measurements: Mapping[str, Measurement]) -> list[str]:
+    """A claim's ``compare``: two different declared measurements, numerator first."""
+    compare = c.get("compare")
+    if not isinstance(compare, list) or len(compare) != 2:
+        raise ctx.fail(f"{kp}.compare", "expected [numerator, denominator]: two "
+                       "measurement names")
+    names = [ctx.string(x, f"{kp}.compare[{j}]") for j, x in enumerate(compare)]
+    for j, n in enumerate(names):
+        if n not in measurements:
+            raise ctx.fail(f"{kp}.compare[{j}]", f"{n!r} is not declared under "
+                           "'measurements'", hint=choices_hint(n, list(measurements)))
+    if names[0] == names[1]:
+        raise ctx.fail(f"{kp}.compare", "compares a measurement with itself")
+    return names
+
+
+def _expectation(ctx: CheckContext, c: Mapping[str, Any], kp: str
+                 ) -> tuple[str, float | None, float]:
+    """A claim's ``expect``, its ``ratio`` (only for ``expect: ratio``) and its
+    ``tolerance`` (the expectation's default if none is given)."""
+    expect = ctx.string(required(ctx, c, "expect", kp), f"{kp}.expect")
+    if expect not in EXPECTATIONS:
+        raise ctx.fail(f"{kp}.expect", f"{expect!r} is not one of "
+                       f"{', '.join(EXPECTATIONS)}", hint=choices_hint(expect, EXPECTATIONS))
+    ratio = ratio_number(ctx, c.get("ratio"), f"{kp}.ratio")
+    if ratio is not None and expect != "ratio":
+        raise ctx.fail(f"{kp}.ratio", f"only used with 'expect: ratio' (this claim "
+                       f"expects {expect!r})")
+    tol_raw = c.get("tolerance")
+    tolerance = DEFAULT_TOLERANCE[expect] if tol_raw is None else \
+        ratio_number(ctx, tol_raw, f"{kp}.tolerance")
+    assert tolerance is not None
+    if tolerance >= 1 and expect in ("same", "ratio"):
+        raise ctx.fail(f"{kp}.tolerance", f"{tolerance} is a relative tolerance and must "
+                       "be below 1 here (0.25 means ±25 %)")
+    return expect, ratio, tolerance
 
 
 def _trend(ctx: CheckContext, c: Mapping[str, Any], kp: str, num: Measurement,
@@ -712,7 +654,7 @@ def _trend(ctx: CheckContext, c: Mapping[str, Any], kp: str, num: Measurement,
                        hint="the claim is then on the ratio at 'to' divided by the ratio at "
                        "'from' (docs/reports.md#trend-claims)")
     else:
-        first, last = (_block(ctx, b, f"{kp}.trend") for b in value)
+        first, last = (parse_block(ctx, b, f"{kp}.trend") for b in value)
         if first == last:
             raise ctx.fail(f"{kp}.trend", f"compares the ratio at {first} bytes with itself",
                            hint="give two different block sizes, e.g. [16, 16384]")

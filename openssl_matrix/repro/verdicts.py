@@ -16,6 +16,8 @@ from openssl_matrix.repro.judge import (
     NOT_REPRODUCED,
     NOT_TESTABLE,
     REPRODUCED,
+    ClaimResult,
+    Ours,
     Reproduction,
     expectation_text,
 )
@@ -126,7 +128,30 @@ def summary_counts(rep: Reproduction) -> dict[str, int]:
     return out
 
 
+_MARKS = {REPRODUCED: "✓", NOT_REPRODUCED: "✕", INCONCLUSIVE: "?", NOT_TESTABLE: "–"}
+
+
 def render_text(rep: Reproduction) -> str:
+    """The side-by-side text: header, claims, table rows, measurements, summary."""
+    spec = rep.spec
+    lines = _header_lines(rep)
+    lines += ["", "Claims (ratio = first / second measurement; reference vs ours)"]
+    for r in rep.results:
+        lines += _claim_lines(rep, r)
+    lines += table_grids(rep)
+    lines += ["", "Measurements (1000s of bytes/s, median of our runs; c/B = cycles per byte "
+              "where both clocks are known)"]
+    for name, m in spec.measurements.items():
+        lines += _measurement_lines(rep, name, m)
+    counts = summary_counts(rep)
+    lines += ["", "Summary: " + ", ".join(f"{v} {k}" for k, v in counts.items())]
+    for w in rep.warnings:
+        lines.append(f"  warning: {w}")
+    return "\n".join(lines) + "\n"
+
+
+def _header_lines(rep: Reproduction) -> list[str]:
+    """The spec's title and source, their machines, ours, and the versions."""
     spec = rep.spec
     s = spec.source
     lines = [f"Reproduction of {spec.id}: {spec.title}",
@@ -142,124 +167,148 @@ def render_text(rep: Reproduction) -> str:
                  + f", kernel {rep.host.get('kernel')}; results under {rep.host.get('cpu_dir')}")
     lines.append("  versions:")
     lines += version_lines(rep.resolved, found="built from its release tarball")
-    lines += ["", "Claims (ratio = first / second measurement; reference vs ours)"]
-    marks = {REPRODUCED: "✓", NOT_REPRODUCED: "✕", INCONCLUSIVE: "?", NOT_TESTABLE: "–"}
-    for r in rep.results:
-        c = r.claim
-        lines.append(f"  {marks[r.verdict]} [{r.verdict}] {c.id}: {c.says}"
-                     + (f" ({c.where})" if c.where else ""))
-        lines.append(f"      {c.numerator} / {c.denominator}, expected {c.expect}"
-                     + (f" (a trend: the ratio at {c.trend[1]} {c.trend_of} over the ratio "
-                        f"at {c.trend[0]}; reference and ours are that quotient)"
-                        if c.trend is not None else ""))
-        if r.reason:
-            lines.append(f"      reason: {r.reason}")
-        if r.model:
-            lines.append(f"      {'by the model' if r.basis == 'cpu model' else r.basis}: "
-                         f"{r.model}")
-        if r.method:
-            lines.append(f"      method: {r.method}")
-        if r.stand_in_note:
-            lines.append(f"      stand-in: {r.stand_in_note}")
-        if r.labels:
-            used = {k: v for k, v in r.labels.items() if k in USABLE_STATUSES}
-            left = {k: v for k, v in r.labels.items() if k not in USABLE_STATUSES}
-            if used:
-                lines.append("      figures used carry guard labels: "
-                             + ", ".join(f"{k} ×{v}" for k, v in used.items())
-                             + f" (values kept; see the warnings in each run's {records.META})")
-            if left:
-                lines.append("      figures left out: "
-                             + ", ".join(f"{k} ×{v}" for k, v in left.items()))
-        if r.unstable and r.verdict != INCONCLUSIVE:
-            lines.append(f"      spread: at {', '.join(map(_size, r.unstable))} single pairs "
-                         "fall on both sides of the expectation; the verdict is the 95 % "
-                         "interval's")
-        if r.unstable or r.verdict == INCONCLUSIVE:
-            lines.append("      host: " + accounting_text(r.labels))
-        if r.blocks:
-            lines.append(f"      {'block':>6}  {'reference':>9}  {'ours':>8}  "
-                         f"{'expected':<14} {'our runs':<18}")
-            for b in r.blocks:
-                mark = "" if b.passed is None else ("✓" if b.passed else "✕")
-                rng = f"{b.pairs} × {b.ours_range[0]:.2f}–{b.ours_range[1]:.2f}" \
-                    if b.ours_range and b.pairs > 1 else (f"{b.pairs}" if b.pairs else "")
-                expected = expectation_text(c, b.target)
-                if b.by_model:
-                    expected = (f"model {b.model_here:.2f}× ±15 %" if b.model_here is not None
-                                else "direction")
-                label = spec.measurements[c.numerator].unit if b.block == OP_BLOCK else \
-                    f"{b.trend[0]}→{b.trend[1]}" if b.trend is not None else \
-                    _size(b.block, bare=True)
-                lines.append(f"      {label:>6}  {_x(b.reference):>9}  "
-                             f"{_x(b.ours):>8}  "
-                             f"{expected:<14} {rng:<18} {mark}")
-    lines += table_grids(rep)
-    lines += ["", "Measurements (1000s of bytes/s, median of our runs; c/B = cycles per byte "
-              "where both clocks are known)"]
-    for name, m in spec.measurements.items():
-        p = rep.planned[name]
-        o = rep.ours[name]
-        machine = spec.machines[m.machine]
-        what = f"{m.algorithm}{' -evp' if m.evp else ''}" + \
-            (" (the report does not say whether with -evp)" if "evp" in m.unknown else "") + \
-            (f" ia32cap={m.ia32cap}" if m.ia32cap else "") + \
-            (f" with {'+'.join(m.disable)} off" if m.disable else "") + \
-            (f" -engine {m.engine}" if m.engine else "") + (" -decrypt" if m.decrypt else "")
-        if m.protocol is not None:
-            what = f"{m.protocol} {m.algorithm} {m.operation} ({m.pinning})"
-        elif m.kind == "library":
-            what = f"library {m.algorithm} at " + \
-                f"{', '.join(map(str, m.thread_counts or (m.threads,)))} thread(s)"
-        elif m.operation is not None:
-            what = f"{m.algorithm} {m.operation}"
-        built = f"{p.variant}" + (" (stand-in)" if p.stand_in else "") if p.variant else \
-            "not measured"
-        lines.append(f"  {name}: {what} · {m.build} → {built}")
-        if p.skipped:
-            lines.append(f"      not measured: {p.skipped}")
-        elif p.problem:
-            lines.append(f"      not measured: {p.problem}")
-        for size in sorted(set(m.reference) | set(o.blocks)):
-            ref = m.reference.get(size)
-            mine = o.median(size)
-            spread = o.spread(size)
-            n = len(o.values(size))
-            sp = f" ({n} runs, {k(spread[0])}–{k(spread[1])})" if spread and n > 1 else \
-                (f" ({n} run)" if n == 1 else "")
-            if m.operation is not None:  # one figure in operations per second
-                ops = (f" ({n} runs, {spread[0]:,.1f}–{spread[1]:,.1f})" if spread and n > 1
-                       else sp)
-                unit = m.unit if m.protocol is not None or m.kind == "library" else \
-                    f"{m.operation}/s"
-                if m.thread_counts:  # a figure per thread count
-                    unit = f"{size} thr, {unit}"
-                lines.append(f"      {unit:>12}: reference "
-                             f"{'—' if ref is None else f'{ref:,.1f}':>12}   ours "
-                             f"{'—' if mine is None else f'{mine:,.1f}':>12}{ops}")
-                continue
-            cpb_ref = cycles_per_byte(machine.clock_ghz, ref)
-            cpb_ours = cycles_per_byte(o.clock_ghz, mine)
-            cpb = ""
-            if cpb_ref is not None or cpb_ours is not None:
-                cpb = (f"   c/B {cpb_ref:.2f}" if cpb_ref is not None else "   c/B —") + \
-                    (f" vs {cpb_ours:.2f}" if cpb_ours is not None else " vs —")
-            lines.append(f"      {size:>6} bytes: reference {k(ref):>16}   ours {k(mine):>16}"
-                         f"{sp}{cpb}")
-        if o.runs:
-            lines.append(f"      runs: {', '.join(o.runs)}")
-        if o.clock_ghz and m.operation is None:
-            lines.append("      our c/B: " + (
-                f"the cores' clock measured around the runs, {o.clock_ghz:.2f} GHz (median "
-                f"of {len(o.measured)}; nominal {o.nominal_ghz or 0:.2f} GHz: provenance)"
-                if o.clock_source == "measured" else
-                f"at the nominal {o.clock_ghz:.2f} GHz (the cores' clock was not measured: "
-                "not core cycles on a boosting CPU)"))
-    counts = summary_counts(rep)
-    lines += ["", "Summary: " + ", ".join(f"{v} {k}" for k, v in counts.items())]
-    for w in rep.warnings:
-        lines.append(f"  warning: {w}")
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def _claim_lines(rep: Reproduction, r: ClaimResult) -> list[str]:
+    """One claim: its verdict, what it compares, why, its labels and its blocks."""
+    c = r.claim
+    lines = [f"  {_MARKS[r.verdict]} [{r.verdict}] {c.id}: {c.says}"
+             + (f" ({c.where})" if c.where else "")]
+    lines.append(f"      {c.numerator} / {c.denominator}, expected {c.expect}"
+                 + (f" (a trend: the ratio at {c.trend[1]} {c.trend_of} over the ratio "
+                    f"at {c.trend[0]}; reference and ours are that quotient)"
+                    if c.trend is not None else ""))
+    if r.reason:
+        lines.append(f"      reason: {r.reason}")
+    if r.model:
+        lines.append(f"      {'by the model' if r.basis == 'cpu model' else r.basis}: "
+                     f"{r.model}")
+    if r.method:
+        lines.append(f"      method: {r.method}")
+    if r.stand_in_note:
+        lines.append(f"      stand-in: {r.stand_in_note}")
+    if r.labels:
+        lines += _label_lines(r.labels)
+    if r.unstable and r.verdict != INCONCLUSIVE:
+        lines.append(f"      spread: at {', '.join(map(_size, r.unstable))} single pairs "
+                     "fall on both sides of the expectation; the verdict is the 95 % "
+                     "interval's")
+    if r.unstable or r.verdict == INCONCLUSIVE:
+        lines.append("      host: " + accounting_text(r.labels))
+    if r.blocks:
+        lines += _block_lines(rep, r)
+    return lines
+
+
+def _label_lines(labels: Mapping[str, int]) -> list[str]:
+    """The guard labels of a claim's figures: those kept and those left out."""
+    lines = []
+    used = {k: v for k, v in labels.items() if k in USABLE_STATUSES}
+    left = {k: v for k, v in labels.items() if k not in USABLE_STATUSES}
+    if used:
+        lines.append("      figures used carry guard labels: "
+                     + ", ".join(f"{k} ×{v}" for k, v in used.items())
+                     + f" (values kept; see the warnings in each run's {records.META})")
+    if left:
+        lines.append("      figures left out: "
+                     + ", ".join(f"{k} ×{v}" for k, v in left.items()))
+    return lines
+
+
+def _block_lines(rep: Reproduction, r: ClaimResult) -> list[str]:
+    """A claim's table: per block, reference and our ratio, the expectation, our runs."""
+    c = r.claim
+    lines = [f"      {'block':>6}  {'reference':>9}  {'ours':>8}  "
+             f"{'expected':<14} {'our runs':<18}"]
+    for b in r.blocks:
+        mark = "" if b.passed is None else ("✓" if b.passed else "✕")
+        rng = f"{b.pairs} × {b.ours_range[0]:.2f}–{b.ours_range[1]:.2f}" \
+            if b.ours_range and b.pairs > 1 else (f"{b.pairs}" if b.pairs else "")
+        expected = expectation_text(c, b.target)
+        if b.by_model:
+            expected = (f"model {b.model_here:.2f}× ±15 %" if b.model_here is not None
+                        else "direction")
+        label = rep.spec.measurements[c.numerator].unit if b.block == OP_BLOCK else \
+            f"{b.trend[0]}→{b.trend[1]}" if b.trend is not None else \
+            _size(b.block, bare=True)
+        lines.append(f"      {label:>6}  {_x(b.reference):>9}  "
+                     f"{_x(b.ours):>8}  "
+                     f"{expected:<14} {rng:<18} {mark}")
+    return lines
+
+
+def _measurement_what(m: Measurement) -> str:
+    """What a measurement runs, in the words of the side-by-side text."""
+    what = f"{m.algorithm}{' -evp' if m.evp else ''}" + \
+        (" (the report does not say whether with -evp)" if "evp" in m.unknown else "") + \
+        (f" ia32cap={m.ia32cap}" if m.ia32cap else "") + \
+        (f" with {'+'.join(m.disable)} off" if m.disable else "") + \
+        (f" -engine {m.engine}" if m.engine else "") + (" -decrypt" if m.decrypt else "")
+    if m.protocol is not None:
+        what = f"{m.protocol} {m.algorithm} {m.operation} ({m.pinning})"
+    elif m.kind == "library":
+        what = f"library {m.algorithm} at " + \
+            f"{', '.join(map(str, m.thread_counts or (m.threads,)))} thread(s)"
+    elif m.operation is not None:
+        what = f"{m.algorithm} {m.operation}"
+    return what
+
+
+def _measurement_lines(rep: Reproduction, name: str, m: Measurement) -> list[str]:
+    """One measurement: what, which build, its figures beside the reference, our clock."""
+    p = rep.planned[name]
+    o = rep.ours[name]
+    built = f"{p.variant}" + (" (stand-in)" if p.stand_in else "") if p.variant else \
+        "not measured"
+    lines = [f"  {name}: {_measurement_what(m)} · {m.build} → {built}"]
+    if p.skipped:
+        lines.append(f"      not measured: {p.skipped}")
+    elif p.problem:
+        lines.append(f"      not measured: {p.problem}")
+    clock_ghz = rep.spec.machines[m.machine].clock_ghz
+    for size in sorted(set(m.reference) | set(o.blocks)):
+        lines.append(_figure_line(m, o, size, clock_ghz))
+    if o.runs:
+        lines.append(f"      runs: {', '.join(o.runs)}")
+    if o.clock_ghz and m.operation is None:
+        lines.append("      our c/B: " + (
+            f"the cores' clock measured around the runs, {o.clock_ghz:.2f} GHz (median "
+            f"of {len(o.measured)}; nominal {o.nominal_ghz or 0:.2f} GHz: provenance)"
+            if o.clock_source == "measured" else
+            f"at the nominal {o.clock_ghz:.2f} GHz (the cores' clock was not measured: "
+            "not core cycles on a boosting CPU)"))
+    return lines
+
+
+def _figure_line(m: Measurement, o: Ours, size: int,
+                 their_clock_ghz: float | None) -> str:
+    """One size (or thread count) of a measurement: reference and ours, with our runs'
+    spread and, for bytes per second, cycles per byte."""
+    ref = m.reference.get(size)
+    mine = o.median(size)
+    spread = o.spread(size)
+    n = len(o.values(size))
+    sp = f" ({n} runs, {k(spread[0])}–{k(spread[1])})" if spread and n > 1 else \
+        (f" ({n} run)" if n == 1 else "")
+    if m.operation is not None:  # one figure in operations per second
+        ops = (f" ({n} runs, {spread[0]:,.1f}–{spread[1]:,.1f})" if spread and n > 1
+               else sp)
+        unit = m.unit if m.protocol is not None or m.kind == "library" else \
+            f"{m.operation}/s"
+        if m.thread_counts:  # a figure per thread count
+            unit = f"{size} thr, {unit}"
+        return (f"      {unit:>12}: reference "
+                f"{'—' if ref is None else f'{ref:,.1f}':>12}   ours "
+                f"{'—' if mine is None else f'{mine:,.1f}':>12}{ops}")
+    cpb_ref = cycles_per_byte(their_clock_ghz, ref)
+    cpb_ours = cycles_per_byte(o.clock_ghz, mine)
+    cpb = ""
+    if cpb_ref is not None or cpb_ours is not None:
+        cpb = (f"   c/B {cpb_ref:.2f}" if cpb_ref is not None else "   c/B —") + \
+            (f" vs {cpb_ours:.2f}" if cpb_ours is not None else " vs —")
+    return (f"      {size:>6} bytes: reference {k(ref):>16}   ours {k(mine):>16}"
+            f"{sp}{cpb}")
 
 
 def version_lines(resolved: Mapping[str, ResolvedVersion], indent: str = "    ",
