@@ -597,18 +597,20 @@ def _as(cls: type[R], record: R | Mapping[str, Any], what: str) -> R:
 
 
 def write_meta(run_dir: Path, meta: RunMeta | Mapping[str, Any], *,
-               durable: bool = True) -> RunMeta:
-    """Write (or rewrite) the run's meta.json; the record is checked first."""
+               durable: bool = True, mode: int | None = None) -> RunMeta:
+    """Write (or rewrite) the run's meta.json; the record is checked first (``mode``: a
+    new file's, as :func:`~openssl_matrix.core.files.atomic_write`'s)."""
     record = _as(RunMeta, meta, META)
-    write_json(run_dir / META, record.to_json(), durable=durable)
+    write_json(run_dir / META, record.to_json(), durable=durable, mode=mode)
     return record
 
 
 def write_figures(run_dir: Path, figures: Iterable[FigureRecord | Mapping[str, Any]], *,
-                  durable: bool = True) -> None:
-    """Write the run's figures.json; each figure is checked first."""
+                  durable: bool = True, mode: int | None = None) -> None:
+    """Write the run's figures.json; each figure is checked first (``mode``: as
+    :func:`write_meta`'s)."""
     write_json(run_dir / FIGURES, [_as(FigureRecord, f, "figure").to_json() for f in figures],
-               durable=durable)
+               durable=durable, mode=mode)
 
 
 def write_build(build_dir: Path, record: BuildRecord | Mapping[str, Any]) -> BuildRecord:
