@@ -609,8 +609,17 @@ def write_figures(run_dir: Path, figures: Iterable[FigureRecord | Mapping[str, A
                   durable: bool = True, mode: int | None = None) -> None:
     """Write the run's figures.json; each figure is checked first (``mode``: as
     :func:`write_meta`'s)."""
-    write_json(run_dir / FIGURES, [_as(FigureRecord, f, "figure").to_json() for f in figures],
-               durable=durable, mode=mode)
+    write_json(run_dir / FIGURES, [_checked_json(f) for f in figures], durable=durable, mode=mode)
+
+
+def _checked_json(figure: FigureRecord | Mapping[str, Any]) -> dict[str, Any]:
+    """A figure as written, checked as it will be read back. A mapping is written as given
+    (with ``schema``): what its record's ``to_json`` gives, key for key (the file's keys
+    are sorted), without building that second dict for each of an import's 440,000."""
+    if isinstance(figure, _Record):
+        return _as(FigureRecord, figure, "figure").to_json()
+    _as(FigureRecord, figure, "figure")
+    return {**figure, "schema": SCHEMA}
 
 
 def write_build(build_dir: Path, record: BuildRecord | Mapping[str, Any]) -> BuildRecord:
