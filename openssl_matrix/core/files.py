@@ -131,7 +131,13 @@ def current_umask() -> int:
     return 0o022
 
 
-def atomic_write(path: Path, data: str | bytes, *, durable: bool = True) -> None:
+def new_file_mode() -> int:
+    """The mode :func:`atomic_write` gives a new file: 0666 less the umask."""
+    return 0o666 & ~current_umask()
+
+
+def atomic_write(path: Path, data: str | bytes, *, durable: bool = True,
+                 mode: int | None = None) -> None:
     """Write ``data`` to ``path`` so readers see the old file or the new one, never half.
 
     Only a regular file (or a new name) is replaced: a device, a folder, a FIFO or a
@@ -139,13 +145,15 @@ def atomic_write(path: Path, data: str | bytes, *, durable: bool = True) -> None
     file gets the mode of the file it replaces, else 0666 less the umask (mkstemp's 0600
     would make results unreadable to the rest of the team). ``durable=False`` leaves out
     the fsync (a kill still sees the old file or the new one; only a power loss may not):
-    for a writer of many small files that calls :func:`sync_tree` once at the end."""
+    for a writer of many small files that calls :func:`sync_tree` once at the end.
+    ``mode``: a new file's mode instead of 0666 less the umask, for such a writer, which
+    reads the umask once (:func:`new_file_mode`) instead of once a file."""
     refuse_special(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
     except FileNotFoundError:
-        mode = 0o666 & ~current_umask()
+        mode = new_file_mode() if mode is None else mode
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, mode)
@@ -165,13 +173,14 @@ def atomic_write(path: Path, data: str | bytes, *, durable: bool = True) -> None
         raise
 
 
-def write_json(path: Path, obj: Any, *, durable: bool = True) -> None:
-    """``obj`` as indented, key-sorted JSON, written atomically."""
+def write_json(path: Path, obj: Any, *, durable: bool = True, mode: int | None = None) -> None:
+    """``obj`` as indented, key-sorted JSON, written atomically (``mode``: as
+    :func:`atomic_write`'s)."""
     # allow_nan=False: NaN/Infinity are not JSON; every reader here would refuse them
     # dumps_indented: json.dumps(obj, indent=2, ...)'s text through the C encoder's
     # scalars (an import writes tens of thousands of these files)
     text = dumps_indented(obj, sort_keys=True, default=str, allow_nan=False)
-    atomic_write(path, text + "\n", durable=durable)
+    atomic_write(path, text + "\n", durable=durable, mode=mode)
 
 
 def sync_tree(folder: Path) -> None:

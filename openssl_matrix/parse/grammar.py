@@ -203,3 +203,35 @@ def float_or_none(text: str) -> float | None:
         return float(text)
     except ValueError:
         return None
+
+
+def mr_pk_identity(
+    kind: int, index: int, parts: list[str], version: tuple[int, int, int] | None
+) -> tuple[int, str, int | None, str | None, list[str]] | None:
+    """What a ``+F<kind>:<index>:...`` public-key record measured: ``(kind, family, bits,
+    algorithm, values)``, the kind corrected for Tongsuo's SM2 under ``+F6``; the
+    algorithm is None where the record does not name it (``+F9``/``+F10``: named later
+    from the ``+DTP`` progress; ``+F4``/``+F5``: an index no curve table has). None for
+    a kind speed never printed."""
+    bits: int | None = None
+    if kind in (2, 3, 8):
+        family = {2: "rsa", 3: "dsa", 8: "ffdh"}[kind]
+        bits = int_or_none(parts[1]) if len(parts) > 1 else None
+        return kind, family, bits, f"{family}-{bits}" if bits is not None else None, parts[2:]
+    if kind in (4, 5):
+        family = "ecdsa" if kind == 4 else "ecdh"
+        bits = int_or_none(parts[1]) if len(parts) > 1 else None
+        curve = curve_by_index(index, bits, version) if bits is not None else None
+        algorithm = f"{family}-{canonical_curve(curve)}" if curve else None
+        return kind, family, bits, algorithm, parts[2:]
+    if kind in (6, 7):
+        bits = int_or_none(parts[1]) if len(parts) > 1 else None
+        name = parts[2] if len(parts) > 2 else ""
+        if name.lower() == "curvesm2":
+            kind = 7  # Tongsuo's 1.1.1 printed SM2 under EdDSA's +F6
+        family = "eddsa" if kind == 6 else "sm2"
+        algorithm = ("sm2" if kind == 7 else name.lower()) if name else None
+        return kind, family, bits, algorithm, parts[3:]
+    if kind in (9, 10):
+        return kind, "kem" if kind == 9 else "sig", None, None, parts[1:]
+    return None

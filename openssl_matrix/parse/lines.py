@@ -57,9 +57,9 @@ from openssl_matrix.parse.grammar import (
     VERSION3_LINE_RE,
     VERSION_LINE_RE,
     canonical_curve,
-    curve_by_index,
     float_or_none,
     int_or_none,
+    mr_pk_identity,
     pk_progress_kind,
 )
 from openssl_matrix.parse.timebasis import check_time_basis
@@ -512,36 +512,11 @@ class Builder:
         except (ValueError, IndexError):
             self.warn(f"cannot read -mr record {label!r}")
             return
-        family: str
-        bits: int | None = None
-        algorithm: str | None
-        values: list[str]
-        if kind in (2, 3, 8):
-            family = {2: "rsa", 3: "dsa", 8: "ffdh"}[kind]
-            bits = int_or_none(parts[1]) if len(parts) > 1 else None
-            algorithm = f"{family}-{bits}" if bits is not None else None
-            values = parts[2:]
-        elif kind in (4, 5):
-            family = "ecdsa" if kind == 4 else "ecdh"
-            bits = int_or_none(parts[1]) if len(parts) > 1 else None
-            curve = curve_by_index(index, bits, version) if bits is not None else None
-            algorithm = f"{family}-{canonical_curve(curve)}" if curve else None
-            values = parts[2:]
-        elif kind in (6, 7):
-            bits = int_or_none(parts[1]) if len(parts) > 1 else None
-            name = parts[2] if len(parts) > 2 else ""
-            if name.lower() == "curvesm2":
-                kind = 7  # Tongsuo's 1.1.1 printed SM2 under EdDSA's +F6
-            family = "eddsa" if kind == 6 else "sm2"
-            algorithm = ("sm2" if kind == 7 else name.lower()) if name else None
-            values = parts[3:]
-        elif kind in (9, 10):
-            family = "kem" if kind == 9 else "sig"
-            values = parts[1:]
-            algorithm = None  # named later from the +DTP progress, see _settle_mr_names
-        else:
+        identity = mr_pk_identity(kind, index, parts, version)
+        if identity is None:
             self.warn(f"unknown -mr record {label!r}")
             return
+        kind, family, bits, algorithm, values = identity
         ops_key = "rsa4" if family == "rsa" and len(values) == 4 else family
         operations = FAMILY_OPERATIONS[ops_key]
         pending_name = f"{family}-#{index}"

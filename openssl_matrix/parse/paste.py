@@ -55,6 +55,8 @@ _R_PK_HEADER_TEXTS = {" ".join(cols): kind for cols, kind in PK_HEADERS.items()}
 _R_STARTS = frozenset(t[0] for t in (*_R_FIELDS, *_R_PK_HEADER_TEXTS))
 #: The same, by first character, in their order: the loops try only those a token can be.
 _R_FIELDS_BY_START = {c: tuple(f for f in _R_FIELDS if f[0] == c) for c in _R_STARTS}
+#: The words ``_step_marker`` looks for (and any token starting "+"): a quick test first.
+_R_MARKER_WORDS = frozenset(("Got:", "Forked", "Doing", "You", "OpenSSL", "version:"))
 _R_PK_HEADERS_BY_START = {
     c: tuple((t, k) for t, k in _R_PK_HEADER_TEXTS.items() if t[0] == c) for c in _R_STARTS
 }
@@ -242,7 +244,18 @@ class _Lexer:
             self.emit("broken", " ".join(window))
 
     def _step(self, i: int) -> int | None:
+        """The index after the structure that starts at token ``i``, emitted; None if
+        none does (the token is prose)."""
         token = self.tokens[i]
+        if token in _R_MARKER_WORDS or token.startswith("+"):
+            nxt = self._step_marker(i, token)
+            if nxt is not None:
+                return nxt
+        return self._step_structure(i, token)
+
+    def _step_marker(self, i: int, token: str) -> int | None:
+        """A structure that starts with a fixed word: a ``-multi`` echo, a ``-mr``
+        record, progress, the elapsed note or the version."""
         if token == "Got:" and i + 1 < len(self.tokens) and self.tokens[i + 1].startswith("+"):
             found = self._match(_R_MULTI, i)
             if found:
@@ -283,6 +296,10 @@ class _Lexer:
             if found:
                 self.emit("version", found[0])
                 return found[1]
+        return None
+
+    def _step_structure(self, i: int, token: str) -> int | None:
+        """A header field, the numbers note, a table header or row, or a command line."""
         start = token[0]
         for name in _R_FIELDS_BY_START.get(start, ()):
             if self.joined.startswith(name, self.offsets[i]):

@@ -18,7 +18,7 @@ from pathlib import Path
 from openssl_matrix.core import log
 from openssl_matrix.core.clock import now
 from openssl_matrix.core.errors import ResultsError
-from openssl_matrix.core.files import atomic_write, sync_tree
+from openssl_matrix.core.files import atomic_write, new_file_mode, sync_tree
 from openssl_matrix.core.names import clip
 from openssl_matrix.parse import figure_records
 from openssl_matrix.parse.encoding import paste_text
@@ -51,6 +51,8 @@ def import_report(tree: ResultsTree, raw: bytes, runs: list[SpeedRun], *, as_: s
             log.info(f"completing an import of {target} that was stopped: {len(done)} of "
                      f"{len(runs)} run(s) were stored, storing the rest")
         last: dict[str, int] = {}  # the last run number per version folder, for the next
+        mode = new_file_mode()  # the umask read once, not for each of 40,000 files
+        source_file = str(source.resolve())  # once, not a walk of its path per run
         for i, run in enumerate(runs, 1):
             if i in done:
                 continue
@@ -65,14 +67,14 @@ def import_report(tree: ResultsTree, raw: bytes, runs: list[SpeedRun], *, as_: s
                 records = figure_records(run)
                 # no fsync per file (one syncfs at the end): a kill still sees whole
                 # files; 2 fsyncs per run made a 20,000-run import take minutes
-                rec.write_figures(run_dir, records, durable=False)
+                rec.write_figures(run_dir, records, durable=False, mode=mode)
                 rec.write_meta(run_dir, rec.RunMeta(
                     status="complete",
                     kind="reference",
                     warnings=list(run.warnings),
                     variant={"version": run.header.version},
                     extra={
-                        "source_file": str(source.resolve()),
+                        "source_file": source_file,
                         "source_sha256": sha256,
                         "imported": now("seconds"),
                         "run_in_report": i,
@@ -80,7 +82,7 @@ def import_report(tree: ResultsTree, raw: bytes, runs: list[SpeedRun], *, as_: s
                         "raw_report": str(paste_at.relative_to(tree.root)),
                         "header": {k: getattr(run.header, k)
                                    for k in run.header.__dataclass_fields__},
-                    }), durable=False)
+                    }), durable=False, mode=mode)
             except BaseException:
                 # this run's folder has no meta.json yet: it is ours and half-written
                 if not (run_dir / rec.META).exists():
