@@ -110,11 +110,7 @@ def ensure_harness(backend: Backend, variant: Variant, variant_tag: str, builds_
     tag = harness_tag(variant, digest)
     if backend.image_id(tag):
         return HarnessImage(tag, digest, variant_tag, built=False)
-    if not backend.image_id(toolchain):
-        raise BuildError(f"{variant.id}: the toolchain image {toolchain} the harness is "
-                         "compiled in is not on this engine",
-                         hint=f"run `invoke matrix build --only '{variant.id}'` on this "
-                         "engine (it makes the toolchain image), then bench again")
+    require_toolchain(backend, toolchain, variant.id, "the harness")
     context = workdir / "libbench" / digest
     context.mkdir(parents=True, exist_ok=True)
     atomic_write(context / "Dockerfile", dockerfile(variant_tag, toolchain))
@@ -126,3 +122,13 @@ def ensure_harness(backend: Backend, variant: Variant, variant_tag: str, builds_
                               "openssl-matrix.harness-source-sha256":
                               hashlib.sha256(source.encode()).hexdigest()})
     return HarnessImage(tag, digest, variant_tag, built=True)
+
+
+def require_toolchain(backend: Backend, toolchain: str, variant_id: str, what: str) -> None:
+    """Stop with what to do when the toolchain image ``what`` is compiled in is missing
+    (``invoke matrix build`` of ``variant_id`` makes it)."""
+    if not backend.image_id(toolchain):
+        raise BuildError(f"{variant_id}: the toolchain image {toolchain} {what} is "
+                         "compiled in is not on this engine",
+                         hint=f"run `invoke matrix build --only '{variant_id}'` on this "
+                         "engine (it makes the toolchain image), then bench again")

@@ -22,6 +22,7 @@ from openssl_matrix.core.files import atomic_write
 from openssl_matrix.core.resources import resource
 from openssl_matrix.core.version import series
 from openssl_matrix.engine.backend import Backend
+from openssl_matrix.images.harness import require_toolchain
 from openssl_matrix.images.render import toolchain_tag
 from openssl_matrix.matrix.model import Variant
 
@@ -89,11 +90,7 @@ def ensure_pair_image(backend: Backend, variants: Sequence[tuple[Variant, str]],
     tag = f"openssl-matrix/pairbench:{digest}"
     if backend.image_id(tag):
         return PairImage(tag, built=False)
-    if not backend.image_id(toolchain):
-        raise BuildError(f"the toolchain image {toolchain} the interleaving harness is "
-                         "compiled in is not on this engine",
-                         hint=f"run `invoke matrix build --only '{first.id}'` on this engine "
-                         "(it makes the toolchain image), then bench again")
+    require_toolchain(backend, toolchain, first.id, "the interleaving harness")
     context = workdir / "pairbench" / digest
     context.mkdir(parents=True, exist_ok=True)
     atomic_write(context / "Dockerfile", text)
