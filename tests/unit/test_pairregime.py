@@ -72,7 +72,8 @@ def test_rows_are_annotated_and_the_summary_says_a_row_sits_low() -> None:
 
 
 def test_rows_without_rates_are_neither_low_nor_an_error() -> None:
-    rec = {"bottom": {"variant": "a", "mask": "native"}, "top": {"variant": "b", "mask": "x"},
-           "algorithms": [{"algorithm": "md5", "direction": "digest"}]}
+    rec: dict[str, Any] = {"bottom": {"variant": "a", "mask": "native"},
+                           "top": {"variant": "b", "mask": "x"},
+                           "algorithms": [{"algorithm": "md5", "direction": "digest"}]}
     annotate([rec])
     assert rec["algorithms"][0]["low"] is False and rec["algorithms"][0]["rate_share"] is None
