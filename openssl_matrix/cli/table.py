@@ -35,7 +35,6 @@ import textwrap
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from types import FrameType
 from typing import Any
 
 from invoke.exceptions import Exit
@@ -53,6 +52,7 @@ from openssl_matrix.core.errors import (
     FileSystemError,
     UsageError,
 )
+from openssl_matrix.core.interrupt import raise_stopped
 from openssl_matrix.core.names import clip
 
 ALL = "*"  # a flag every command takes
@@ -444,14 +444,12 @@ def terminate_as_interrupt() -> Iterator[None]:
         yield
         return
 
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    old = signal.signal(signal.SIGTERM, handler)
+    old = {sig: signal.signal(sig, raise_stopped) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, old)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
 
 
 def dispatch(command: str, target: str, flags: Mapping[str, Any],
