@@ -375,11 +375,45 @@ def _measurement_lines(row: _Row, build: _Build, elapsed: bool | None) -> list[s
     return lines
 
 
+def _is_snapshot(version: str) -> bool:
+    """A development snapshot (``3.0.0-dev``): never released, so no tarball exists."""
+    return version.endswith("-dev")
+
+
+def _version_lines(version: str, builds: Sequence[_Build], here: Sequence[str]) -> list[str]:
+    """A version entry: its version line(s); ``release: false`` for a snapshot; and, when
+    the matrix builds another release of its series (``here``), that release as a stand-in
+    to uncomment (the reason is the user's to give, so it is never written for them)."""
+    lines = [f"  {version}:", "    as_reported: " + _q("; ".join(
+        dict.fromkeys(b.version_line for b in builds)))]
+    if _is_snapshot(version):
+        lines.append("    release: false   # a development snapshot: no release tarball of "
+                     "it exists")
+    major_minor = version.split(".")[:2]
+    near = [v for v in here if v != version and v.split(".")[:2] == major_minor]
+    if near:
+        lines += [f"    # stand_in: {near[-1]}   # this matrix builds {near[-1]}: uncomment "
+                  f"to judge {version}'s claims with it,",
+                  "    # stand_in_why: say why it behaves the same for them   "
+                  "(docs/reports.md#versions)"]
+    return lines
+
+
+def _cpuinfo_lines(runs: Sequence[SpeedRun]) -> list[str]:
+    """The CPUINFO lines speed printed (3.0+: the OPENSSL_ia32cap the CPU gave), as the
+    machine's notes: a report that names no CPU still shows its capabilities there."""
+    seen = dict.fromkeys(r.header.cpuinfo for r in runs if r.header.cpuinfo)
+    if not seen:
+        return []
+    return ["    notes: " + _q("speed's CPUINFO line in the paste: " + "; ".join(seen))]
+
+
 def draft_spec(paste: str, spec_id: str, *, source: str,
-               block_sizes: Sequence[int] | None = None) -> Draft:
+               block_sizes: Sequence[int] | None = None, here: Sequence[str] = ()) -> Draft:
     """The spec ``reports/<spec_id>.yaml`` drafted from ``paste`` (read from ``source``,
-    named in the draft); ParseError when the paste holds no speed output, UsageError when
-    no run of it can be drafted."""
+    named in the draft); ``here``: the releases the user's matrix builds by default (a
+    version of the same series gets one of them as a stand-in to uncomment). ParseError
+    when the paste holds no speed output, UsageError when no run of it can be drafted."""
     source = "".join(c if c.isprintable() else "?" for c in source[:200])
     reading = read_paste(paste, block_sizes=block_sizes)
     runs = reading.runs
@@ -414,10 +448,10 @@ def draft_spec(paste: str, spec_id: str, *, source: str,
            "machines:",
            "  reporter:",
            "    cpu: not named in the paste   # the CPU as the report names it, if it does",
+           *_cpuinfo_lines(runs),
            "versions:"]
     for version, bs in versions.items():
-        out += [f"  {version}:", "    as_reported: " + _q("; ".join(
-            dict.fromkeys(b.version_line for b in bs)))]
+        out += _version_lines(version, bs, here)
     out.append("builds:")
     for b in builds.values():
         out += [f"  {b.name}:", f"    version: {b.version}"]

@@ -253,3 +253,78 @@ def test_stubs_pair_runs_of_the_same_method(here: Path) -> None:
     assert pairs == {("r2-aes-128-cbc", "r1-aes-128-cbc"), ("r3-aes-128-cbc", "r2-aes-128-cbc"),
                      ("r4-aes-128-cbc", "r2-aes-128-cbc"), ("r5-aes-128-cbc", "r2-aes-128-cbc")}
     assert spec.measurements["r4-aes-128-cbc"].evp  # `AES-128-CBC`: 3.x's EVP name
+
+
+#: Issue 10415's two `speed -evp aes-128-gcm` runs: 1.1.1d and a 3.0.0-dev master build
+#: (tests/fixtures/speed/published/openssl-10415-1.1.1d-3.0.0-dev-gcm.md), the first
+#: report transcribed in docs/reports.md's "Tried as a newcomer".
+GCM_10415 = FIXTURES / "speed" / "published" / "openssl-10415-1.1.1d-3.0.0-dev-gcm.md"
+
+
+def test_a_development_snapshot_is_drafted_as_no_release_with_a_stand_in_to_uncomment(
+        here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`version: 3.0.0-dev` was drafted as a release: --check then said to pin a tarball
+    of 3.0.0-dev, which never existed. The draft now says `release: false`, and offers
+    the matrix's release of each version's series as a stand-in, commented out (the
+    reason is the user's to write)."""
+    draft(here, GCM_10415, "i10415", check=True)
+    out = capsys.readouterr().out
+    text = (here / "reports" / "i10415.yaml").read_text()
+    assert "pin it with" not in out and "[no-sha256]" not in out
+    spec = load_spec(here / "reports" / "i10415.yaml")
+    assert spec.versions["3.0.0-dev"].release is False
+    assert spec.versions["1.1.1d"].release is True
+    assert "    # stand_in: 3.0.20   # this matrix builds 3.0.20" in text
+    assert "    # stand_in: 1.1.1w   # this matrix builds 1.1.1w" in text
+    # uncommented, with a reason, they load and --check resolves them (this test's cache
+    # is empty: "not usable either" names them; on a machine with the tarballs both
+    # claims are judged with them, docs/reports.md "Tried as a newcomer")
+    edited = text.replace("    # stand_in: ", "    stand_in: ").replace(
+        "    # stand_in_why: say why", "    stand_in_why: a test says why")
+    (here / "reports" / "i10415.yaml").write_text(edited)
+    commands.cmd_reproduce(target="i10415", matrix=str(here / "matrix.yaml"),
+                           results=str(here / "results"), cpu="", force=False, wait=False,
+                           json=False, check=True)
+    out = capsys.readouterr().out
+    spec = load_spec(here / "reports" / "i10415.yaml")
+    assert (spec.versions["3.0.0-dev"].stand_in, spec.versions["1.1.1d"].stand_in) == (
+        "3.0.20", "1.1.1w")
+    assert "its stand-in 3.0.20 is not usable either" in out
+    assert "its stand-in 1.1.1w is not usable either" in out
+
+
+def test_the_cpuinfo_line_is_kept_in_the_machines_notes(here: Path) -> None:
+    """The 3.0.0-dev run printed `CPUINFO: OPENSSL_ia32cap=…`: what the report shows of a
+    CPU it does not name goes into machines.reporter.notes, not away."""
+    draft(here, GCM_10415, "i10415")
+    spec = load_spec(here / "reports" / "i10415.yaml")
+    assert spec.machines["reporter"].notes == (
+        "speed's CPUINFO line in the paste: OPENSSL_ia32cap=0x7ffaf3bfffebffff:"
+        "0x40405f5ef2bf27ef")
+
+
+def test_a_snapshot_without_release_false_is_told_what_to_write(
+        here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A hand-written `3.0.0-dev:` entry without `release: false` was told to pin a
+    tarball that cannot exist; with `release: false` and no stand-in it was told nothing
+    to do. Both now name the keys to write."""
+    draft(here, GCM_10415, "i10415")
+    path = here / "reports" / "i10415.yaml"
+    text = path.read_text()
+    path.write_text(text.replace("    release: false   #", "    #", 1))
+    check = dict(target="i10415", matrix=str(here / "matrix.yaml"),
+                 results=str(here / "results"), cpu="", force=False, wait=False, json=False,
+                 check=True)
+    commands.cmd_reproduce(**check)  # type: ignore[arg-type]
+    out = capsys.readouterr().out
+    assert "pin it with `invoke matrix pin 3.0.0-dev" not in out
+    assert "[no-release] r2-aes-128-gcm needs OpenSSL 3.0.0-dev: OpenSSL 3.0.0-dev names a " \
+        "development snapshot, never released, so no tarball of it can be pinned: write " \
+        "`release: false` under versions.3.0.0-dev, and a stand_in release (with " \
+        "stand_in_why) to judge its claims here" in out
+    path.write_text(text)
+    commands.cmd_reproduce(**check)  # type: ignore[arg-type]
+    out = capsys.readouterr().out
+    assert "no release tarball of it exists; to judge its claims here, name a release " \
+        "that behaves the same for them as versions.3.0.0-dev.stand_in, with " \
+        "stand_in_why" in out
