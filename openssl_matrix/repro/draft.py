@@ -51,7 +51,10 @@ MAX_STUBS = 24
 #: What to do about a run left out because its release cannot be told.
 VERSION_ADVICE = ("a run without its release: add the version line speed printed (`OpenSSL "
                   "1.1.1w  11 Sep 2023` or `version: 3.0.2`) above its table in the paste "
-                  "and draft again (--force replaces the draft)")
+                  "and draft again (--force replaces the draft); where the report printed "
+                  "none and names a branch or a commit (`master`), write the development "
+                  "version it was then (`version: 3.6.0-dev`: drafted as `release: false`) "
+                  "and say in that version's as_reported that it is your reading")
 #: A ratio that changes by more than this share between the smallest and the largest
 #: block size gets a trend stub besides the per-size one.
 TREND_CHANGE = 0.10
@@ -299,6 +302,10 @@ def _stubs(rows: Sequence[_Row], builds: dict[int, _Build]) -> tuple[list[str], 
             sides = f"{num.name} ({vn}, run {num.run}) against {den.name} ({vd}, run {den.run})"
             where = f"run {num.run} of the paste" if num.run == den.run else \
                 f"runs {den.run} and {num.run} of the paste"
+            if builds[num.run] is builds[den.run] and num.evp == den.evp:
+                lines.append(f"  # runs {den.run} and {num.run} printed the same build: if "
+                             f"they were two builds (a patch, another commit), give run "
+                             f"{num.run}'s measurements a build of their own")
             lines += [f"  # the paste's ratio {num.name} / {den.name}: {shown}",
                       f"  - id: {ident}",
                       "    says: " + _q(f"STUB, from the paste's figures: {what}, {sides}: "

@@ -328,3 +328,63 @@ def test_a_snapshot_without_release_false_is_told_what_to_write(
     assert "no release tarball of it exists; to judge its claims here, name a release " \
         "that behaves the same for them as versions.3.0.0-dev.stand_in, with " \
         "stand_in_why" in out
+
+
+#: Pull 32760's two encryption tables: a baseline (master) and a patched build of one
+#: development snapshot, no version line (tests/fixtures/speed/published/
+#: openssl-32760-master-vs-patch-gcm.md), the second report of "Tried as a newcomer".
+PATCH_32760 = FIXTURES / "speed" / "published" / "openssl-32760-master-vs-patch-gcm.md"
+
+
+def test_a_report_that_printed_no_version_is_told_what_it_can_write(here: Path) -> None:
+    """The advice was to add "the version line speed printed": this report printed none
+    (it names `master`), so it could not be followed honestly."""
+    with pytest.raises(UsageError) as err:
+        draft(here, PATCH_32760, "p32760")
+    assert "no version line, and the text names no release above it" in err.value.message
+    assert "where the report printed none and names a branch or a commit (`master`), " \
+        "write the development version it was then (`version: 3.6.0-dev`: drafted as " \
+        "`release: false`)" in (err.value.hint or "")
+
+
+def test_a_claim_comparing_a_build_with_itself_is_warned_about(
+        here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With `version: 4.1.0-dev` above both tables (as the advice says), both runs were
+    drafted as one build and the stubs compared it with itself: --check said nothing,
+    and a reproduction would measure one thing twice."""
+    paste = PATCH_32760.read_text().replace("```\ntype", "```\nversion: 4.1.0-dev\ntype")
+    draft(here, paste, "p32760", check=True)
+    out = capsys.readouterr().out
+    text = (here / "reports" / "p32760.yaml").read_text()
+    assert "  # runs 1 and 2 printed the same build: if they were two builds (a patch, " \
+        "another commit), give run 2's measurements a build of their own" in text
+    assert "; 3 claim(s) comparing a build with itself" in out
+    assert "warning: claims[0] (stub-r2-aes-128-gcm-vs-r1-aes-128-gcm) compares " \
+        "r2-aes-128-gcm with r1-aes-128-gcm: the same build (v4.1.0-dev) measured the " \
+        "same way" in out
+    # a second build of the same snapshot, built alike here, is no better: said so
+    path = here / "reports" / "p32760.yaml"
+    path.write_text(text.replace("builds:\n", "builds:\n  patched: {version: 4.1.0-dev}\n")
+                    .replace("  r2-aes-128-gcm:\n    build: v4.1.0-dev",
+                             "  r2-aes-128-gcm:\n    build: patched"))
+    commands.cmd_reproduce(target="p32760", matrix=str(here / "matrix.yaml"),
+                           results=str(here / "results"), cpu="", force=False, wait=False,
+                           json=False, check=True)
+    out = capsys.readouterr().out
+    assert "compares r2-aes-128-gcm with r1-aes-128-gcm: builds.patched and builds." \
+        "v4.1.0-dev are built alike here (version 4.1.0-dev, the same asm, arch and " \
+        "configure)" in out
+    assert "a difference a build cannot express here (a patch) leaves the claim for the " \
+        "report's own figures only" in out
+
+
+def test_both_sides_lacking_one_version_are_named_in_one_reason(
+        here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each claim repeated the same long version problem once per side."""
+    paste = PATCH_32760.read_text().replace("```\ntype", "```\nversion: 4.1.0-dev\ntype")
+    draft(here, paste, "p32760", check=True)
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines()
+                if x.startswith("  stub-r2-aes-128-gcm-vs-r1-aes-128-gcm: cannot be judged"))
+    assert "[no-release] r2-aes-128-gcm and r1-aes-128-gcm need OpenSSL 4.1.0-dev: " in line
+    assert line.count("development snapshot") == 1
