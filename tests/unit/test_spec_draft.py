@@ -388,3 +388,14 @@ def test_both_sides_lacking_one_version_are_named_in_one_reason(
                 if x.startswith("  stub-r2-aes-128-gcm-vs-r1-aes-128-gcm: cannot be judged"))
     assert "[no-release] r2-aes-128-gcm and r1-aes-128-gcm need OpenSSL 4.1.0-dev: " in line
     assert line.count("development snapshot") == 1
+
+
+def test_the_shipped_spec_of_issue_10415_holds_the_parse_figures_exactly() -> None:
+    """openssl_matrix/resources/reports/openssl-issue-10415-aes-gcm.yaml was drafted from
+    its fixture and edited by hand (source, stand-ins, claims): every reference figure is
+    still the parser's reading of the issue's tables, none retyped."""
+    shipped = load_spec(ROOT / "openssl_matrix" / "resources" / "reports"
+                        / "openssl-issue-10415-aes-gcm.yaml")
+    assert [dict(m.reference) for m in shipped.measurements.values()] == \
+        parsed_figures(GCM_10415.read_text())
+    assert shipped.source.url == "https://github.com/openssl/openssl/issues/10415"
