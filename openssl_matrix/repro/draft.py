@@ -66,6 +66,12 @@ _MENTION = re.compile(r"(?<![\w.])(?:(?P<word>openssl)[ _-]?v?)?"
 #: A release number named without the word OpenSSL counts when it looks like one (0.9.x,
 #: 1.x, 3.x): not a distribution's 20.04.3 or a compiler's 12.2.0.
 _BARE = re.compile(r"^(0\.9|1\.[01]|3\.\d)\.")
+#: A CPU named in the prose: a vendor's family and the model words after it ("Intel Xeon
+#: Platinum 8380", "AMD EPYC 9655", "Intel(R) Core(TM) i7-2760QM", "Apple M2 Max").
+_CPU = re.compile(r"\b(?:Intel(?:\(R\))?\s+(?:Xeon|Core|Atom|Pentium|Celeron)(?:\((?:TM|R)\))?"
+                  r"|AMD\s+(?:EPYC|Ryzen|Opteron|Athlon|Phenom)|Apple\s+M\d)"
+                  r"(?:\s+(?:Platinum|Gold|Silver|Bronze|Max|Pro|PRO|Ultra|Threadripper"
+                  r"|[A-Za-z-]*\d[\w.-]*))*")
 _I386 = re.compile(r"linux-elf|linux-x86(?!_64)|i[3-6]86|-m32\b|BSD-x86(?!_64)|mingw(?!64)")
 
 
@@ -355,21 +361,26 @@ def _fallback_stub(rows: Sequence[_Row]) -> list[str]:
                      "(docs/reports.md)")
 
 
-def _evp_line(row: _Row) -> str:
+def _evp_line(row: _Row, commands: Sequence[str]) -> str:
     if row.operation is not None:
         return ""
     if row.evp is None:
         return ("    evp: unknown   # the paste does not show whether speed ran with -evp: "
                 "both are measured")
-    return f"    evp: {'true' if row.evp else 'false'}   # as the rows' names in the paste show"
+    how = "the command line above it shows" if commands else "the rows' names in the " \
+        "paste show"
+    return f"    evp: {'true' if row.evp else 'false'}   # as {how}"
 
 
-def _measurement_lines(row: _Row, build: _Build, elapsed: bool | None) -> list[str]:
+def _measurement_lines(row: _Row, build: _Build, run: SpeedRun) -> list[str]:
     lines = [f"  {row.name}:", f"    build: {build.name}", f"    algorithm: {row.algorithm}"]
     if row.operation is not None:
         lines.append(f"    operation: {row.operation}")
-    if evp := _evp_line(row):
+    if run.commands:  # documentary: the report's command line(s), verbatim
+        lines.append("    command: " + _q("; ".join(dict.fromkeys(run.commands))[:300]))
+    if evp := _evp_line(row, run.commands):
         lines.append(evp)
+    elapsed = run.header.elapsed
     if elapsed is not None:
         lines.append(f"    elapsed: {'true' if elapsed else 'false'}")
     if row.operation is None:
@@ -404,6 +415,18 @@ def _version_lines(version: str, builds: Sequence[_Build], here: Sequence[str]) 
                   "    # stand_in_why: say why it behaves the same for them   "
                   "(docs/reports.md#versions)"]
     return lines
+
+
+def _cpu_line(text: str) -> str:
+    """The machine's ``cpu``: the CPU the prose names when it names one (to check), else
+    "not named"; several named ones are listed in a comment for the user to choose."""
+    found = (" ".join(m.group(0).split()).rstrip(".-") for m in _CPU.finditer(text))
+    named = list(dict.fromkeys(n for n in found if any(c.isdigit() for c in n)))  # a model
+    if len(named) == 1:
+        return (f"    cpu: {_q(named[0])}   # as the text names it: check that the runs "
+                "ran on it")
+    hint = f" (the text names {'; '.join(named[:4])})" if named else ""
+    return f"    cpu: not named in the paste   # the CPU as the report names it{hint}"
 
 
 def _cpuinfo_lines(runs: Sequence[SpeedRun]) -> list[str]:
@@ -454,7 +477,7 @@ def draft_spec(paste: str, spec_id: str, *, source: str,
            "  where: " + _q(f"pasted from {source}") + "   # where the report was published",
            "machines:",
            "  reporter:",
-           "    cpu: not named in the paste   # the CPU as the report names it, if it does",
+           _cpu_line(paste),
            *_cpuinfo_lines(runs),
            "versions:"]
     for version, bs in versions.items():
@@ -476,7 +499,7 @@ def draft_spec(paste: str, spec_id: str, *, source: str,
                    + (" (-mr output)" if run.machine_readable else ""))
         out += [f"  # {w}" for w in run.warnings]
         for row in mine:
-            out += _measurement_lines(row, of_run[number], run.header.elapsed)
+            out += _measurement_lines(row, of_run[number], run)
     stubs, more = _stubs(rows, of_run)
     out += ["claims:",
             "  # STUBS drafted from the paste's own ratios, not from its words: keep, edit "

@@ -399,3 +399,30 @@ def test_the_shipped_spec_of_issue_10415_holds_the_parse_figures_exactly() -> No
     assert [dict(m.reference) for m in shipped.measurements.values()] == \
         parsed_figures(GCM_10415.read_text())
     assert shipped.source.url == "https://github.com/openssl/openssl/issues/10415"
+
+
+def test_the_command_line_above_a_table_is_kept_as_the_measurements_command(
+        here: Path) -> None:
+    """Issue 10415 printed `$ ./openssl speed -evp aes-128-gcm` above each table: the
+    draft dropped it (and said the method came from the rows' names)."""
+    draft(here, GCM_10415, "i10415")
+    spec = load_spec(here / "reports" / "i10415.yaml")
+    assert {m.command for m in spec.measurements.values()} == {
+        "./openssl speed -evp aes-128-gcm"}
+    assert "    evp: true   # as the command line above it shows" in \
+        (here / "reports" / "i10415.yaml").read_text()
+
+
+def test_a_cpu_the_prose_names_is_drafted_as_the_machines_cpu(here: Path) -> None:
+    """Pull 32760 names its CPU above the tables; the draft said "not named in the paste".
+    The sentences here are this test's own; the tables are the fixture's."""
+    tables = PATCH_32760.read_text().replace("```\ntype", "```\nversion: 4.1.0-dev\ntype")
+    draft(here, "Measured on an Intel Xeon Platinum 8380 (2 sockets).\n" + tables, "p32760")
+    spec = load_spec(here / "reports" / "p32760.yaml")
+    assert spec.machines["reporter"].cpu == "Intel Xeon Platinum 8380"
+    # two CPUs named: none is chosen, both are listed for the user
+    draft(here, "Tried on an Intel Xeon E5-2680 v4 and on an AMD EPYC 7763.\n" + tables,
+          "p32760", force=True)
+    text = (here / "reports" / "p32760.yaml").read_text()
+    assert "    cpu: not named in the paste   # the CPU as the report names it (the text " \
+        "names Intel Xeon E5-2680 v4; AMD EPYC 7763)" in text
