@@ -41,6 +41,7 @@ from openssl_matrix.core.outputs import (
     refuse_path_through_file,
 )
 from openssl_matrix.core.resources import USER_REPORTS, project_reports, user_folder
+from openssl_matrix.core.version import sort_key
 from openssl_matrix.engine.backend import Backend, DockerBackend
 from openssl_matrix.engine.engines import describe_spec
 from openssl_matrix.engine.hostlock import EngineBusy
@@ -623,6 +624,15 @@ def _reports_dirs(matrix: str) -> list[Path]:
     return [*([beside] if beside else []), project_reports()]
 
 
+def _default_releases(matrix: str) -> list[str]:
+    """The releases a plain `build` of the user's matrix makes, oldest first (none without
+    a matrix file): a draft offers them as stand-ins."""
+    path = Path(matrix or "matrix.yaml")
+    if not path.is_file():
+        return []
+    return sorted({v.version.version for v in _matrix(str(path)).variants}, key=sort_key)
+
+
 def _draft(target: str, matrix: str, paste: str, spec_id: str, force: bool,
            block_sizes: str) -> str:
     """``reproduce --draft PASTE --as ID``: the spec drafted (repro/draft.py) and written to
@@ -645,7 +655,8 @@ def _draft(target: str, matrix: str, paste: str, spec_id: str, force: bool,
     except OSError as exc:
         raise UsageError(f"cannot read {clip(paste, 200)}: {exc.strerror}") from None
     text = paste_text(raw, paste)  # a BOM, UTF-16 with one, or refused by its encoding
-    drafted = draft_spec(text, spec_id, source=paste, block_sizes=sizes)
+    drafted = draft_spec(text, spec_id, source=paste, block_sizes=sizes,
+                         here=_default_releases(matrix))
     check_draft(drafted, path, text, sizes)
     write_draft(drafted, path, force=force)
     print(draft_summary(drafted, path, spec_id, (p.stem for p in
