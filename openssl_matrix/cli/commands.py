@@ -85,7 +85,7 @@ from openssl_matrix.repro.specload import find_spec, load_spec
 from openssl_matrix.repro.verdicts import as_json, render_text
 from openssl_matrix.results.export import records, render, render_rows, written_by_export
 from openssl_matrix.results.imports import import_report
-from openssl_matrix.results.records import FINISHED, read_latest
+from openssl_matrix.results.records import FINISHED
 from openssl_matrix.results.tree import ResultsTree, lab_worker
 from openssl_matrix.sweep.table import build_status, describe_versions, sha256_status
 
@@ -138,7 +138,7 @@ def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = 
         info["image"] = None
         info["endbr32"] = None
         info["endbr32_warning"] = None
-        latest = read_latest(tree.root, v.id)
+        latest = tree.read_latest(v.id)
         if latest is not None:
             info["image"] = latest.tag
             record = tree.build_record(v.id, latest.digest)
@@ -723,7 +723,7 @@ def cmd_report(*, target: str, matrix: str, results: str, output: str,
                block_size: int, session: str = "", since: str = "",
                versions: str = "") -> int:
     tree = _tree(results, matrix)
-    out = Path(output) if output else tree.root / "_report"
+    out = Path(output) if output else tree.report_dir()
     summary = build_report(tree, out,
                            block_size=bounded("--block-size", block_size or 8192, 1, MAX_BYTES),
                            selection=Selection.of(session, since),
