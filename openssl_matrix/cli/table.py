@@ -41,6 +41,7 @@ from invoke.exceptions import Exit
 from invoke.parser.argument import Argument
 from invoke.tasks import Task, task
 
+from openssl_matrix.cli.paths import results_root
 from openssl_matrix.core import log
 from openssl_matrix.core.crash import crash_line, write_crash_log
 from openssl_matrix.core.errors import (
@@ -124,8 +125,10 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
 )}
 
 FLAGS: tuple[Flag, ...] = (
-    Flag("matrix", "matrix.yaml", "matrix file to use (default: matrix.yaml)", (ALL,)),
-    Flag("results", "results", "results tree folder (default: results)", (ALL,)),
+    Flag("matrix", "", "matrix file to use (default: $OPENSSL_MATRIX_FILE, else "
+         "matrix.yaml)", (ALL,)),
+    Flag("results", "", "results tree folder (default: $OPENSSL_MATRIX_RESULTS, else the "
+         "matrix's settings.results, else results)", (ALL,)),
     Flag("only", "", {c: "variants to use: fnmatch pattern(s) over variant ids, comma "
                       "separated; a pattern matching no default variant picks opt-in ones "
                       "(e.g. --only '1.0.1e-*')" for c in ("list", "render", "build", "bench")}
@@ -569,7 +572,8 @@ class _NamedStdout:
 def _written(command: str, flags: Mapping[str, Any]) -> str:
     """What ``command`` was writing when the file system refused without naming a path
     (a file written without the atomic writer, a chart): its output or results tree."""
-    output, results = flags.get("output"), flags.get("results") or "results"
+    output = flags.get("output")
+    results = results_root(flags.get("matrix"), flags.get("results"))
     if command == "export" and isinstance(output, str) and output not in ("", "-"):
         return clip(output, 200)
     folder = {"report": output or f"{results}/_report",

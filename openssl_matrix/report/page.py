@@ -88,7 +88,7 @@ from openssl_matrix.report.types import (
 )
 from openssl_matrix.report.view import cell_view, href, repro_view, run_folder
 from openssl_matrix.results import records
-from openssl_matrix.results.records import REPRO_DIR, read_json
+from openssl_matrix.results.records import read_json
 from openssl_matrix.results.tree import ResultsTree
 
 # ----------------------------------------------------------------------------------
@@ -231,7 +231,7 @@ def method_table_rows(groups: Sequence[Group], block: int) -> list[dict[str, Any
 
 def latest_reproductions(tree: ResultsTree) -> list[tuple[str, Path, dict[str, Any]]]:
     """(spec id, folder, verdicts) of the newest reproduction of each spec."""
-    base = tree.root / REPRO_DIR
+    base = tree.repro_dir()
     out: list[tuple[str, Path, dict[str, Any]]] = []
     if not base.is_dir():
         return out
@@ -322,10 +322,10 @@ def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192,
     """Write the report folder ``out`` from the results tree (replacing an older report).
     Each cell shows the session ``selection`` picks (the latest by default); ``versions``
     (fnmatch patterns) limits the library section to those releases."""
-    records.require_tree(tree.root)
+    tree.require()
     selection = selection or Selection()
-    sessions = Sessions(tree.root)
-    runs = list(records.finished_runs(tree.root))  # the tree read once, a damaged run file
+    sessions = Sessions(tree)
+    runs = list(tree.finished_runs())  # the tree read once, a damaged run file
     obs = observations(tree, sessions, runs)  # named first, before the target
     ops_obs = ops_observations(tree, sessions, runs)
     check_selection(selection, {p.session for p in _one_per_run([*obs, *ops_obs])})

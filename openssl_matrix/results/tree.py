@@ -36,6 +36,10 @@ from openssl_matrix.core.names import inside, safe_name
 from openssl_matrix.results import records
 from openssl_matrix.results.records import JOURNALS, read_json
 
+#: The report's default folder and the lab's logs, inside the tree.
+REPORT_DIR = "_report"
+LAB_DIR = "_lab"
+
 
 @dataclass(frozen=True)
 class RunRef:
@@ -260,6 +264,62 @@ class ResultsTree:
     # -- builds ---------------------------------------------------------------
     def build_dir(self, variant: str, digest: str) -> Path:
         return records.build_dir(self.root, variant, digest)
+
+    def read_latest(self, variant: str) -> records.Latest | None:
+        """The newest build of a variant as ``latest.json`` names it; None if never built."""
+        return records.read_latest(self.root, variant)
+
+    def write_latest(self, variant: str, digest: str, tag: str) -> None:
+        records.write_latest(self.root, variant, digest, tag)
+
+    def build_records(self, variant: str) -> list[records.BuildRecord]:
+        """Every recorded build of a variant (any digest), in folder order."""
+        return records.build_records(self.root, variant)
+
+    def toolchain_log(self, name: str) -> Path:
+        """``_builds/_toolchain/<name>.log``: the log of a toolchain image's build."""
+        safe_name(name, "toolchain image", error=ResultsError)
+        return inside(self.root, self.root / records.BUILDS / "_toolchain" / f"{name}.log",
+                      error=ResultsError)
+
+    # -- reading: what the report, export and the judge ask of the tree --------
+    def require(self) -> None:
+        """Refuse a folder that is not a results tree (for export and report)."""
+        records.require_tree(self.root)
+
+    def finished_runs(self, *, cpu: str | None = None, variant: str | None = None,
+                      suite: str | None = None, figures: bool = True,
+                      ) -> Iterator[records.Run]:
+        """Every finished run (complete or partial), validated; see
+        :func:`records.finished_runs`."""
+        return records.finished_runs(self.root, cpu=cpu, variant=variant, suite=suite,
+                                     figures=figures)
+
+    def journal_runs(self) -> dict[str, str]:
+        """Which bench session each run belongs to, from the journals (run path → id)."""
+        return records.journal_runs(self.root)
+
+    def journal_files(self, kind: str) -> list[Path]:
+        """The journals of one kind of session (``bench``), in name order."""
+        return sorted((self.root / JOURNALS).glob(f"{kind}-*.json"))
+
+    # -- places of the tree's own folders ---------------------------------------
+    def report_dir(self) -> Path:
+        """Where ``invoke matrix report`` writes by default."""
+        return self.root / REPORT_DIR
+
+    def repro_dir(self, spec_id: str | None = None) -> Path:
+        """``_reproduce/`` or a reproduction's folder ``_reproduce/<id>``."""
+        base = self.root / records.REPRO_DIR
+        if spec_id is None:
+            return base
+        safe_name(spec_id, "report id", error=ResultsError)
+        return inside(self.root, base / spec_id, error=ResultsError)
+
+    def lab_dir(self, stamp: str, command: str) -> Path:
+        """``_lab/<stamp>-<command>``: one lab run's engine logs and states."""
+        return inside(self.root, self.root / LAB_DIR / f"{stamp}-{command}",
+                      error=ResultsError)
 
     def build_record(self, variant: str, digest: str) -> dict[str, Any] | None:
         """The build record of a variant's build, validated, as its JSON object."""
