@@ -50,7 +50,15 @@ from openssl_matrix.core.outputs import (
 )
 from openssl_matrix.core.resources import templates
 from openssl_matrix.core.units import MBPS
-from openssl_matrix.report import aeadview, interleavedview, pairedview, profview, ptsview, scaling
+from openssl_matrix.report import (
+    aeadview,
+    bisectview,
+    interleavedview,
+    pairedview,
+    profview,
+    ptsview,
+    scaling,
+)
 from openssl_matrix.report.cellpage import (
     Links,
     PageUnit,
@@ -499,6 +507,11 @@ def _extra_sections(tree: ResultsTree, out: Path, page: str, groups: Sequence[Gr
     if woven:
         page = _before(page, "sizes", interleavedview.html(woven))
         report["interleaved"] = [r.as_dict() for r in woven]
+    bisected = bisectview.rows(tree, out)
+    if bisected:
+        page = _before(page, "repro", bisectview.html(bisected)).replace(
+            '<a href="#repro">', '<a href="#bisections">Bisections</a><a href="#repro">', 1)
+        report["bisections"] = [b.as_dict() for b in bisected]
     if paired:
         report["paired"] = [r.as_dict() for r in paired]
     if scaled:
@@ -506,7 +519,7 @@ def _extra_sections(tree: ResultsTree, out: Path, page: str, groups: Sequence[Gr
         paths += [out / str(v["chart"]) for v in scaled if v["chart"]]
     return page, [*pairedview.text(paired), *interleavedview.text(woven),
                   *aeadview.text(masked), *scaling.text(scaled), *ptsview.text(pts_rows),
-                  *profview.text(*profiled)]
+                  *profview.text(*profiled), *bisectview.text(bisected)]
 
 
 def _sections(page: str, ops_and_library: str, profiled: tuple[list[dict[str, Any]], ...],

@@ -66,6 +66,9 @@ JOURNALS = "_journal"
 REPRO_DIR = "_reproduce"
 #: The folder of sampled profiles (``<variant>/<cell>/<NNNN>/``, measure/profilestore.py).
 PROFILES_DIR = "_profiles"
+#: Release and commit bisections: ``_bisect/<cell>--<good>--<bad>/<NNNN>/`` (sweep writes
+#: them, the report reads them back through results/bisections.py).
+BISECT_DIR = "_bisect"
 
 #: meta.json statuses of a run that finished (its figures count). Every other status
 #: (running, interrupted, failed) means the run's figures are never exported or reported.

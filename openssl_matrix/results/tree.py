@@ -34,6 +34,8 @@ from openssl_matrix.core.errors import ResultsError
 from openssl_matrix.core.files import UnreadableFile, open_lock, read_bounded, write_json
 from openssl_matrix.core.names import inside, safe_name
 from openssl_matrix.results import records
+from openssl_matrix.results.bisections import latest_bisections
+from openssl_matrix.results.profiles import Filed
 from openssl_matrix.results.records import JOURNALS, read_json
 
 #: The report's default folder and the lab's logs, inside the tree.
@@ -294,6 +296,10 @@ class ResultsTree:
         :func:`records.finished_runs`."""
         return records.finished_runs(self.root, cpu=cpu, variant=variant, suite=suite,
                                      figures=figures)
+
+    def bisections(self) -> list[Filed]:
+        """The newest finished bisection of every cell and pair of ends."""
+        return latest_bisections(self.root)
 
     def journal_runs(self) -> dict[str, str]:
         """Which bench session each run belongs to, from the journals (run path → id)."""

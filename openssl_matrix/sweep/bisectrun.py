@@ -38,7 +38,7 @@ from openssl_matrix.matrix.model import Matrix, Suite, Variant
 from openssl_matrix.measure.cell import CellOutcome
 from openssl_matrix.measure.guards import DISTURBED
 from openssl_matrix.measure.session import Bencher
-from openssl_matrix.results.records import FINISHED
+from openssl_matrix.results.records import BISECT_DIR, FINISHED
 from openssl_matrix.results.tree import ResultsTree
 from openssl_matrix.sweep.bisect import (
     MAX_ROUNDS,
@@ -51,7 +51,6 @@ from openssl_matrix.sweep.bisect import (
 )
 
 #: Where bisections are written in a results tree.
-BISECT_DIR = "_bisect"
 #: The build part of a release's variant id when ``--build`` does not say.
 DEFAULT_BUILD = "asm-x86_64"
 

@@ -195,3 +195,24 @@ def test_usage_errors_say_what_to_give(matrix: Path, tmp_path: Path, flags: dict
     with pytest.raises(UsageError, match=says):
         run(**args)
     assert backend.builds == [] and backend.runs == []
+
+
+def test_the_report_page_shows_the_bisection_path_and_links_its_record(
+        matrix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    results = tmp_path / "results"
+    _bisect(matrix, FakeBackend(release_speed()), results, "fast:aes-128-cbc:8192", capsys)
+    run = handlers(engine_of(lambda: FakeBackend(release_speed())))["report"]
+    out = tmp_path / "page"
+    assert run(target="", matrix=str(matrix), results=str(results), output=str(out),
+               block_size=0) == 0
+    page = (out / "index.html").read_text()
+    assert '<h2 id="bisections">Bisections</h2>' in page
+    assert '<a href="#bisections">' in page
+    assert "moved between 3.0.12 and 3.0.13" in page
+    for release in ("3.0.12", "3.0.13"):  # each step of the path, with its decision
+        assert re.search(rf"<tr><td>{re.escape(release)}</td><td>like-(good|bad)</td>", page)
+    doc = json.loads((out / "data" / "report.json").read_text())
+    (shown,) = doc["bisections"]
+    assert (shown["good"], shown["bad"], shown["status"]) == ("3.0.10", "3.0.14", "moved")
+    assert (out / shown["record"]).is_file() and (out / str(shown["summary"])).is_file()
+    assert "Bisections" in capsys.readouterr().out
