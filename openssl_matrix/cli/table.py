@@ -188,8 +188,12 @@ FLAGS: tuple[Flag, ...] = (
          "do not wait); the wait shows its reason and a countdown", ("bench",)),
     Flag("no_wait", False, "exit instead of queueing when another bench (any results "
          "tree) or a build of this tool holds the Docker engine", ("bench",)),
-    Flag("fresh", False, "start a new session instead of resuming an interrupted one "
-         "(cells it finished are measured again)", ("bench",)),
+    Flag("fresh", False, {
+        "bench": "start a new session instead of resuming an interrupted one (cells it "
+                 "finished are measured again)",
+        "bisect": "measure from the start instead of replaying what an earlier bisection "
+                  "of the same range measured (it is set aside, not deleted)"},
+         ("bench", "bisect")),
     Flag("json", False, "print JSON", ("list", "profiles", "parse", "reproduce", "bisect",
                                        "profile")),
     Flag("figure", "", "the cell to bisect: SUITE:ALGORITHM:BLOCK[:MASK] (e.g. "

@@ -34,7 +34,8 @@ from openssl_matrix.core.errors import ResultsError
 from openssl_matrix.core.files import UnreadableFile, open_lock, read_bounded, write_json
 from openssl_matrix.core.names import inside, safe_name
 from openssl_matrix.results import records
-from openssl_matrix.results.bisections import latest_bisections
+from openssl_matrix.results.bisections import Progress, latest_bisections
+from openssl_matrix.results.bisections import progress as bisection_progress
 from openssl_matrix.results.profiles import Filed
 from openssl_matrix.results.records import JOURNALS, read_json
 
@@ -300,6 +301,10 @@ class ResultsTree:
     def bisections(self) -> list[Filed]:
         """The newest finished bisection of every cell and pair of ends."""
         return latest_bisections(self.root)
+
+    def bisection_progress(self, range_name: str, key: str) -> Progress:
+        """The measurements so far of one bisection range, measured one way."""
+        return bisection_progress(self.root, range_name, key)
 
     def journal_runs(self) -> dict[str, str]:
         """Which bench session each run belongs to, from the journals (run path → id)."""
