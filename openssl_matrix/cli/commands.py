@@ -74,6 +74,7 @@ from openssl_matrix.measure.session import (
 from openssl_matrix.parse import figure_records, parse_paste
 from openssl_matrix.parse.encoding import paste_text
 from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, SpeedRun
+from openssl_matrix.report.charts import DRAWN, Charts
 from openssl_matrix.report.medians import SESSION_FIELDS, session_medians
 from openssl_matrix.report.page import build_report
 from openssl_matrix.report.sessions import Selection
@@ -732,13 +733,14 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
 
 def cmd_report(*, target: str, matrix: str, results: str, output: str,
                block_size: int, session: str = "", since: str = "",
-               versions: str = "") -> int:
+               versions: str = "", charts: Charts = DRAWN) -> int:
     tree = _tree(results, matrix)
     out = Path(output) if output else tree.report_dir()
     summary = build_report(tree, out,
                            block_size=bounded("--block-size", block_size or 8192, 1, MAX_BYTES),
                            selection=Selection.of(session, since),
-                           versions=tuple(p.strip() for p in versions.split(",") if p.strip()))
+                           versions=tuple(p.strip() for p in versions.split(",") if p.strip()),
+                           charts=charts)
     print(summary.text(), end="")
     return 0
 
@@ -754,17 +756,19 @@ def _wired(handler: Callable[..., int], **seams: Any) -> Callable[..., int]:
 
 
 def handlers(engine: EngineFactory = docker_engine, *,
-             launcher: Launcher | None = None) -> dict[str, Callable[..., int]]:
+             launcher: Launcher | None = None,
+             charts: Charts = DRAWN) -> dict[str, Callable[..., int]]:
     """The command table's handlers: every engine a command reaches comes from ``engine``,
     a lab's engine workers are started by ``launcher`` (None: worker processes, see
-    lab/run.py). The one place the engine is chosen."""
+    lab/run.py), the report's charts are drawn by ``charts`` (tests pass NO_CHARTS). The
+    one place the engine is chosen."""
     return {
         "list": cmd_list, "render": cmd_render,
         "build": _wired(cmd_build, engine=engine, launcher=launcher),
         "bench": _wired(cmd_bench, engine=engine, launcher=launcher),
         "profiles": cmd_profiles,
         "export": cmd_export, "parse": cmd_parse, "pin": cmd_pin,
-        "import": cmd_import, "report": cmd_report,
+        "import": cmd_import, "report": _wired(cmd_report, charts=charts),
         "reproduce": _wired(cmd_reproduce, engine=engine),
         "bisect": _wired(cmd_bisect, engine=engine, backend_for=_backend_for,
                          git_commit=_git_commit),

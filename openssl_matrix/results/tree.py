@@ -96,8 +96,11 @@ def lab_worker() -> bool:
 
 
 class ResultsTree:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, name_pause: float | None = None) -> None:
+        """``name_pause``: how long a refused :meth:`lock` pauses between its looks for
+        the holder's name (``NAME_PAUSE_S``; a test shortens it)."""
         self.root = root
+        self.name_pause = NAME_PAUSE_S if name_pause is None else name_pause
         self._lock_fh: IO[str] | None = None
         #: True while the lock is a lab's, held for this process (several engines write
         #: the tree at once, each under its own CPU): recover only your own CPU's folders.
@@ -145,7 +148,7 @@ class ResultsTree:
         except OSError as exc:
             if exc.errno not in (errno.EAGAIN, errno.EACCES):
                 raise
-            holder = _holder_named(fh)
+            holder = _holder_named(fh, self.name_pause)
             if holder is None:  # released while we looked: take it after all
                 fh.close()
                 self.lock(wait=wait)
@@ -404,7 +407,7 @@ NAME_TRIES = 20
 NAME_PAUSE_S = 0.05
 
 
-def _holder_named(fh: IO[str]) -> str | None:
+def _holder_named(fh: IO[str], pause: float) -> str | None:
     """Who holds the tree's lock, as the holder wrote it (``pid N (command) since …``);
     "another process" if no live holder has named itself within NAME_TRIES pauses; None
     if the lock came free meanwhile."""
@@ -416,7 +419,7 @@ def _holder_named(fh: IO[str]) -> str | None:
             return text
         if attempt == NAME_TRIES:
             break
-        time.sleep(NAME_PAUSE_S)
+        time.sleep(pause)
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

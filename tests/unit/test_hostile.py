@@ -34,6 +34,7 @@ from invoke.exceptions import Exit
 from openssl_matrix.cli import commands
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.core.errors import INTERNAL_ERROR
+from openssl_matrix.report.charts import NO_CHARTS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -86,13 +87,21 @@ def time_limit(seconds: int) -> Iterator[None]:
         signal.signal(signal.SIGALRM, old)
 
 
-def run(command: str, target: str = "", **flags: Any) -> tuple[int, str, str]:
-    """``invoke matrix COMMAND [TARGET] --flags`` in this process: (exit code, out, err)."""
+#: The command table without the report's charts (they draw the medians, read no file,
+#: and take most of a report's time).
+NO_CHART_HANDLERS = commands.handlers(charts=NO_CHARTS)
+
+
+def run(command: str, target: str = "", *, table: Any = None,
+        **flags: Any) -> tuple[int, str, str]:
+    """``invoke matrix COMMAND [TARGET] --flags`` in this process: (exit code, out, err);
+    ``table``: the handlers (the command line's own by default)."""
     out, err = io.StringIO(), io.StringIO()
     code = 0
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), time_limit(60):
         try:
-            dispatch(command, target, {**FLAGS, **flags}, commands.HANDLERS)
+            dispatch(command, target, {**FLAGS, **flags},
+                     commands.HANDLERS if table is None else table)
         except Exit as exc:
             code = exc.code
     return code, out.getvalue(), err.getvalue()
