@@ -42,7 +42,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
-from openssl_matrix.core import log
+from openssl_matrix.core import jsonread, log
 from openssl_matrix.core.errors import INTERNAL_ERROR, INTERRUPTED, LabError, UsageError
 from openssl_matrix.lab.view import REASONS, Display
 from openssl_matrix.matrix.model import Matrix
@@ -79,7 +79,7 @@ class EngineJob:
 
     @classmethod
     def from_json(cls, text: str) -> EngineJob:
-        data = json.loads(text)
+        data = jsonread.loads(text)
         return cls(engine=str(data["engine"]), cpus=tuple(data["cpus"]),
                    command=str(data["command"]), flags=dict(data["flags"]),
                    index=int(data.get("index", 0)),

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from openssl_matrix.core import jsonread
 from openssl_matrix.core.errors import ResultsError
 from openssl_matrix.core.files import read_bounded_text
 from openssl_matrix.core.names import inside, safe_name
@@ -51,7 +52,7 @@ class Progress:
         out = []
         for line in read_bounded_text(self.path, "results").splitlines():
             try:
-                entry = json.loads(line)
+                entry = jsonread.loads(line)
             except ValueError:
                 break  # a torn last line: what follows it was never acknowledged
             if not isinstance(entry, dict):

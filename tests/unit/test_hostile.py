@@ -490,6 +490,13 @@ RESULTS_FILES = [
       r"meta\.json: damaged: .*'variant'"),
     D("meta-truncated", "meta.json", '{"status": "comp', r"meta\.json: damaged: .*not JSON"),
     D("build-record-damaged", "build.json", "{", r"build\.json: damaged", command="list"),
+    # nested deeper than Python's recursion: json.loads raises RecursionError
+    D("meta-nested-deep", "meta.json", "[" * 100_000 + "]" * 100_000,
+      r"meta\.json: damaged: .*nested deeper than this tool reads"),
+    D("figures-nested-deep", "figures.json", '{"a":' * 100_000 + "1" + "}" * 100_000,
+      r"figures\.json: damaged: .*nested deeper", command="report"),
+    D("build-record-nested-deep", "build.json", "[" * 100_000 + "]" * 100_000,
+      r"build\.json: damaged: .*nested deeper", command="list"),
     Case("figures-negative-is-impossible", {}, "export", "", _tree_flags(format="jsonl"), 0,
          r'"status": "impossible"', setup=_negative_figure, check=_impossible_in_export,
          tree=True),
