@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from openssl_matrix.cli.bisectcmd import cmd_bisect
-from openssl_matrix.cli.paths import matrix_path, results_root
+from openssl_matrix.cli.paths import matrix_path, results_root, settings_of
 from openssl_matrix.cli.profilecmd import cmd_profile
 from openssl_matrix.cli.summary import (
     SuiteOutcomes,
@@ -97,9 +97,11 @@ def _matrix(path: str) -> Matrix:
 
 
 def _tree(results: str, matrix: str | None = None) -> ResultsTree:
-    root = results_root(matrix, results)
-    refuse_path_through_file(root, "--results")  # results/ below a file: exit 11
-    return ResultsTree(root)
+    settings = settings_of(matrix, results)
+    origin = settings.origin("results")  # the flag, the variable or the matrix's key
+    where = "--results" if origin in ("default", "flag --results") else origin
+    refuse_path_through_file(settings.results, where)  # results/ below a file: exit 11
+    return ResultsTree(settings.results)
 
 
 #: A pasted report (`parse`, `import`) larger than this is not one.

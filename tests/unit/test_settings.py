@@ -131,3 +131,16 @@ def test_the_command_line_files_into_the_folder_the_environment_names(tmp_path: 
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "from-env" / "ref-envtest").is_dir()
     assert not (tmp_path / "results").exists()
+
+
+def test_a_results_folder_through_a_file_names_the_variable_that_gave_it(
+        tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(REPO),
+           ENVIRONMENT["results"]: str(tmp_path / "notes.txt" / "results")}
+    done = subprocess.run([sys.executable, "-m", "openssl_matrix", "export", "--matrix",
+                           str(REPO / "matrix.yaml")], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 11, done.stderr
+    assert f"environment {ENVIRONMENT['results']}" in done.stderr
+    assert (tmp_path / "notes.txt").read_text() == "mine"
