@@ -21,7 +21,7 @@ from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.matrix.releases import load_catalogue
 from openssl_matrix.results.tree import ResultsTree
 from openssl_matrix.sweep.bisect import parse_cell, releases_between, summary
-from openssl_matrix.sweep.bisectrun import DEFAULT_BUILD, run_bisection
+from openssl_matrix.sweep.bisectrun import DEFAULT_BUILD, cell_suite, run_bisection
 
 
 def cmd_bisect(*, target: str, matrix: str, results: str, figure: str, good: str, bad: str,
@@ -44,6 +44,7 @@ def cmd_bisect(*, target: str, matrix: str, results: str, figure: str, good: str
                          hint="comparisons stay within one engine; several at once (k-ary "
                          "search) is not done yet (docs/bisect.md)")
     m = load_matrix(matrix_path(matrix), default_urls=default_urls)
+    cell_suite(m, cell)  # a suite, algorithm, size or mask it lacks: refused before any engine
     profile = cpu or "auto"
     if profile != "auto":
         m.profile(profile)  # an unknown profile is refused before any engine is reached

@@ -188,13 +188,14 @@ def run_bisection(m: Matrix, backend: Backend, tree: ResultsTree, cell: Cell,
     """Bisect ``cell`` over ``releases`` (GOOD first) on ``backend``; write the result.
     What an earlier bisection of the same range, measured the same way, measured is
     replayed instead of measured again, unless ``fresh`` (sweep/bisectresume.py)."""
+    engine_measure = EngineMeasure(m, backend, tree, cell, build=build,
+                                   cpu_profile=cpu_profile, engine=engine or {},
+                                   git_commit=git_commit, wait=wait)  # checks the cell
     progress = tree.bisection_progress(range_name(cell, releases[0], releases[-1]),
                                        measure_key(build, cpu_profile, engine or {}))
     if fresh and (aside := progress.set_aside()) is not None:
         log.info(f"--fresh: the earlier measurements are set aside as {aside}")
-    measure = Replaying(EngineMeasure(m, backend, tree, cell, build=build,
-                                      cpu_profile=cpu_profile, engine=engine or {},
-                                      git_commit=git_commit, wait=wait), progress)
+    measure = Replaying(engine_measure, progress)
     if measure.recorded:
         log.info(f"resuming: {len(measure.recorded)} measurement(s) of an earlier "
                  f"bisection of this range are replayed ({progress.path})")

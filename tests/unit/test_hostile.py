@@ -347,6 +347,13 @@ COMMAND_LINE = [
          r"no CPU profile named '\.\./\.\./x'"),
     Case("suite-escapes", {}, "bench", "", {"cpu": "auto", "suite": "../x"}, 2,
          r"no suite named '\.\./x'"),
+    # a bisection's cell names a suite and a mask: checked before any engine or folder
+    Case("bisect-suite-escapes", {}, "bisect", "",
+         {"figure": "../x:sha256:8192", "good": "3.0.17", "bad": "3.0.22"}, 2,
+         r"no suite named '\.\./x'"),
+    Case("bisect-mask-escapes", {}, "bisect", "",
+         {"figure": "blog-8k:sha256:8192:../../x", "good": "3.0.17", "bad": "3.0.22"}, 2,
+         r"suite blog-8k has no mask \.\./\.\./x"),
     Case("matrix-missing", {}, "list", "", {"matrix": "{w}/nope.yaml"}, 2,
          r"nope\.yaml: no such matrix file"),
     Case("matrix-is-a-folder", {"d/x": "1"}, "list", "", {"matrix": "{w}/d"}, 2,
