@@ -389,6 +389,16 @@ def bisect(releases: Sequence[str], measure: Measure, *, rounds: int = ROUNDS,
                          "and BAD last")
     run = _Run(releases, measure, rounds, max_rounds, tolerance)
     if not run.ends():
+        ends = run.out.ends
+        if ends is None or ends.ci_low is None or ends.ci_high is None:
+            # no interval at all is not "no step": nothing was compared
+            usable = 0 if ends is None else ends.pairs
+            run.out.moves.append(Move(run.out.good, run.out.bad, False, why=(
+                f"no interval between the ends: {usable} usable pair(s) of samples in "
+                f"{len(run.out.rounds)} round(s) (samples the host disturbed, contended "
+                "or shared-core, are left out); measure again on a quieter host")))
+            run.out.status = INCOMPLETE
+            return run.out
         run.out.status = NO_MOVE
         return run.out
     run.range(0, len(releases) - 1)

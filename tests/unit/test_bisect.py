@@ -134,6 +134,20 @@ def test_no_move_says_so_after_the_most_rounds() -> None:
     assert "no step larger than the interval" in summary(b)[0]
 
 
+def test_ends_without_a_usable_pair_are_incomplete_not_no_move() -> None:
+    """A busy host flagged every sample (the bench leaves a disturbed sample out: None);
+    as happened here on 2026-12-06, 3.0.17 → 3.0.22, 15 rounds, one usable sample."""
+    def disturbed(releases: Sequence[str], n: int) -> list[dict[str, float | None]]:
+        return [{r: None for r in releases} for _ in range(n)]
+
+    b = bisect(RANGE, disturbed)
+    assert b.status == INCOMPLETE and b.status != NO_MOVE
+    (move,) = b.moves
+    assert (move.before, move.after, move.found) == (RANGE[0], RANGE[-1], False)
+    assert "0 usable pair(s)" in move.why and "disturbed" in move.why
+    assert "no step" not in summary(b)[0]
+
+
 def test_a_figure_that_moved_twice_is_reported_as_two_moves() -> None:
     # 1.00 up to 3.0.12, 0.85 from 3.0.13, 0.70 from 3.0.16
     def truth(r: str) -> float:
