@@ -69,7 +69,7 @@ from openssl_matrix.measure.session import (
     Bencher,
     build_command,
 )
-from openssl_matrix.parse import figure_records, parse_paste
+from openssl_matrix.parse import figure_records, iter_paste, parse_paste
 from openssl_matrix.parse.encoding import paste_text
 from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, SpeedRun
 from openssl_matrix.report.medians import SESSION_FIELDS, session_medians
@@ -487,26 +487,25 @@ def cmd_parse(*, target: str, matrix: str, results: str, json: bool,
         raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
     text = paste_text(raw, target)
     del raw
-    runs = parse_paste(text, block_sizes=sizes)
+    # run by run as the paste is read, each dropped once written: neither the runs nor
+    # the output (~6x the paste) are ever held whole
+    runs = iter_paste(text, block_sizes=sizes)
     del text
-    # run by run, each dropped once written (never the whole output, ~6x the paste, held)
-    runs.reverse()
     write = sys.stdout.write
-    if json:
-        write("[" if runs else "[]\n")
     i = 0
-    while runs:
+    for run in runs:
         i += 1
-        r = parse_run_record(i, runs.pop())
+        r = parse_run_record(i, run)
+        del run
         if json:
-            write(("\n  " if i == 1 else ",\n  ") + dumps_indented(r, level=1))
+            write(("[\n  " if i == 1 else ",\n  ") + dumps_indented(r, level=1))
             continue
         lines = [f"run {r['run']}: {r['header'].get('version_line') or '(no version header)'}"]
         lines += [f"  {line}" for line in parse_table(r["records"])]
         lines += [f"  warning: {w}" for w in r["warnings"]]
         write("\n".join(lines) + "\n")
-    if json and i:
-        write("\n]\n")
+    if json:
+        write("\n]\n" if i else "[]\n")
     return 0
 
 
