@@ -1,7 +1,8 @@
 """A paste read a window at a time and handed on run by run (issue 35: 20,000 runs in
 under 5× the paste's memory): the windows change nothing that is read, the duplicate
 check by digest drops exactly the runs ``==`` calls equal, and ``parse`` prints each run
-before the paste's end is read."""
+before the paste's end is read; ``parse --json``'s records written without a dict per
+figure give the same text."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from openssl_matrix.cli.commands import parse_run_json, parse_run_record
+from openssl_matrix.core.jsonfast import dumps_indented, rows_indented
 from openssl_matrix.parse import iter_paste, parse_paste, paste
 from openssl_matrix.parse.paste import run_key
 
@@ -98,3 +101,23 @@ def test_the_duplicate_digest_is_equality() -> None:
     # a quoted copy of a run is dropped, as before: once by the digest
     text = TEXTS[0] + "\n" + "\n".join("> " + line for line in TEXTS[0].split("\n"))
     assert len(parse_paste(text)) == len(parse_paste(TEXTS[0]))
+
+
+def test_rows_indented_is_dumps_indented() -> None:
+    rng = random.Random(35)
+    pool: list[object] = [None, True, False, 0, -5, 2**70, 1.5, 1e300, 5e-324, "x", "é\x00\"\\\n",
+                          "", float("nan"), float("inf"), "\udc80", [1], {"a": 1}]
+    for _ in range(2000):
+        width = rng.randint(1, 5)
+        keys = [rng.choice(["a", "é", "\x00k", 'q"']) + str(i) for i in range(width)]
+        if rng.random() < 0.05:
+            keys[-1] = keys[0]  # a key twice: the dicts keep one
+        rows = [[rng.choice(pool) for _ in range(width)] for _ in range(rng.randint(0, 4))]
+        level = rng.randint(0, 3)
+        assert rows_indented(keys, rows, level=level) == dumps_indented(
+            [dict(zip(keys, row, strict=True)) for row in rows], level=level)
+
+
+def test_a_run_as_json_is_its_record_as_json() -> None:
+    for i, run in enumerate(parse_paste("\n".join(TEXTS)), 1):
+        assert parse_run_json(i, run) == dumps_indented(parse_run_record(i, run), level=1)
