@@ -74,7 +74,6 @@ from openssl_matrix.parse import (
     figure_records,
     figure_rows,
     iter_paste,
-    parse_paste,
 )
 from openssl_matrix.parse.encoding import paste_text
 from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, Figure, SpeedRun
@@ -596,13 +595,17 @@ def cmd_import(*, target: str, matrix: str, results: str, as_: str, wait: bool =
         raw = read_bounded(Path(target), cap=MAX_REPORT_BYTES)
     except OSError as exc:
         raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
-    runs = parse_paste(paste_text(raw, target))
-    if not runs:
-        raise UsageError(f"{target}: no `openssl speed` output found in it")
-    for i, run in enumerate(runs, 1):  # every folder name checked before anything is written
+    text = paste_text(raw, target)
+    count = 0
+    for run in iter_paste(text):  # every folder name checked before anything is written
+        count += 1
         safe_name(run.header.version or "unknown",
-                  f"{target}: run {i}: the version in its header", error=ParseError)
-    import_report(_tree(results), raw, runs, as_=as_, source=Path(target), wait=wait)
+                  f"{target}: run {count}: the version in its header", error=ParseError)
+    if not count:
+        raise UsageError(f"{target}: no `openssl speed` output found in it")
+    # read again as it is written: the runs of a large paste are never all held
+    import_report(_tree(results), raw, lambda: iter_paste(text), count, as_=as_,
+                  source=Path(target), wait=wait)
     return 0
 
 
