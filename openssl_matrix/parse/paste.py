@@ -15,7 +15,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import accumulate, count
+from itertools import accumulate, chain, count
 from operator import add, attrgetter
 
 from openssl_matrix.core.errors import ParseError
@@ -159,6 +159,29 @@ class _Item:
     text: str
 
 
+#: Tokens the lexer steps through per window (chunks are merged up to this): the chunk
+#: after them, read for the look ahead, is tokenized once but joined twice.
+_W_STEP_TOKENS = 1 << 17
+
+
+def _fill(window: list[tuple[list[str], bytearray]],
+          chunks: Iterator[tuple[list[str], bytearray]]) -> bool:
+    """Merge chunks into the window's first until it holds ``_W_STEP_TOKENS`` tokens, and
+    give it one chunk after that; False once the chunks are all read."""
+    while len(window) > 1 and len(window[0][0]) < _W_STEP_TOKENS:
+        tokens, ends = window.pop(1)
+        window[0] = (window[0][0] + tokens, window[0][1] + ends)
+    while len(window) < 2 or len(window[0][0]) < _W_STEP_TOKENS:
+        following = next(chunks, None)
+        if following is None:
+            return False
+        if len(window) > 1 or len(window[0][0]) >= _W_STEP_TOKENS:
+            window.append(following)
+        else:
+            window[0] = (window[0][0] + following[0], window[0][1] + following[1])
+    return True
+
+
 class _Lexer:
     """Reads the paste a window at a time (:func:`_windows`): at most a few chunks of its
     tokens are held, never all of them (a 20,000-run paste: 800,000 tokens, ~9× its
@@ -202,7 +225,7 @@ class _Lexer:
 
     def _load(self, window: Sequence[tuple[list[str], bytearray]]) -> None:
         """Make ``window``'s chunks the tokens the lexer reads (indexes from its start)."""
-        self.tokens = tokens = [t for chunk, _ in window for t in chunk] \
+        self.tokens = tokens = list(chain.from_iterable(chunk for chunk, _ in window)) \
             if len(window) > 1 else window[0][0]
         self.line_end = bytearray().join(ends for _, ends in window)
         self.joined = " ".join(tokens)
@@ -272,11 +295,12 @@ class _Lexer:
         the window grows until that much follows.
         """
         chunks = map(self._tokenize, _windows(self.text))
-        window = [c for c in (next(chunks, None), next(chunks, None)) if c is not None]
-        more = len(window) == 2
+        window = [c for c in (next(chunks, None),) if c is not None]
+        more = bool(window)
         items = self.items
         i = 0
         while window:
+            more = _fill(window, chunks) if more else False
             self._load(window)
             limit = len(window[0][0]) if len(window) > 1 else len(self.tokens)
             while i < limit:
@@ -304,11 +328,6 @@ class _Lexer:
                         items.clear()
             i -= len(window[0][0])
             del window[0]
-            if len(window) == 1 and more:
-                following = next(chunks, None)
-                more = following is not None
-                if following is not None:
-                    window.append(following)
         self.emit("end", "")
         items.pop()
         yield from items

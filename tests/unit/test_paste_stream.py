@@ -27,7 +27,9 @@ PROSE = ["Here is what I got:", "$ openssl speed rsa", "FOO=1 BAR=2 openssl spee
          "> OpenSSL 3.0.20 19 Sep 2023", "type 16 bytes 64 bytes", "aes 1.00k 2.00k", "thanks"]
 
 
-def _items(text: str, size: int, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+def _items(text: str, size: int, monkeypatch: pytest.MonkeyPatch, step: int = 1,
+           ) -> list[tuple[str, str]]:
+    """The lexer's items with chunks of ``size`` characters, ``step`` tokens a window."""
     whole = paste._windows
 
     def windows(text: str, size_: int = size) -> Iterator[str]:
@@ -35,6 +37,7 @@ def _items(text: str, size: int, monkeypatch: pytest.MonkeyPatch) -> list[tuple[
 
     with monkeypatch.context() as m:
         m.setattr(paste, "_windows", windows)
+        m.setattr(paste, "_W_STEP_TOKENS", step)
         return [(i.kind, i.text) for i in paste._Lexer(text).run()]
 
 
@@ -61,8 +64,8 @@ def test_windows_read_what_the_whole_text_reads(seed: int,
     assert len(list(paste._windows(text, 1))) > 1  # the text is cut, and often
     whole = _items(text, 10**12, monkeypatch)
     assert whole
-    for size in (1, 97, 2000):
-        assert _items(text, size, monkeypatch) == whole, size
+    for size, step in ((1, 1), (97, 1), (2000, 1), (1, 300), (97, 5000)):
+        assert _items(text, size, monkeypatch, step) == whole, (size, step)
 
 
 def test_windows_cut_only_before_a_version_line() -> None:
