@@ -605,7 +605,7 @@ def cmd_import(*, target: str, matrix: str, results: str, as_: str, wait: bool =
         raise UsageError(f"{target}: no `openssl speed` output found in it")
     # read again as it is written: the runs of a large paste are never all held
     import_report(_tree(results), raw, lambda: iter_paste(text), count, as_=as_,
-                  source=Path(target), wait=wait)
+                  source=Path(target), wait=wait, text=text)
     return 0
 
 

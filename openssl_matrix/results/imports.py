@@ -29,13 +29,14 @@ from openssl_matrix.results.tree import ResultsTree, new_numbered_dir
 
 
 def import_report(tree: ResultsTree, raw: bytes, runs: Callable[[], Iterable[SpeedRun]],
-                  count: int, *, as_: str, source: Path, wait: bool = False) -> None:
+                  count: int, *, as_: str, source: Path, wait: bool = False,
+                  text: str | None = None) -> None:
     """Store the ``count`` runs ``runs()`` gives (parsed from ``raw``, the bytes of
     ``source``, one at a time: a paste of 20,000 runs is not held as runs) under
     ``ref-AS``; ``wait``: queue behind another command holding the tree instead of
-    failing."""
+    failing. ``text``: ``raw`` decoded (``paste_text``), when the caller has it."""
     target = str(source)
-    text = paste_text(raw, target)
+    text = paste_text(raw, target) if text is None else text
     sha256 = hashlib.sha256(raw).hexdigest()
     _import_target(tree.root)
     cpu = f"ref-{as_}"
