@@ -7,7 +7,7 @@ import json as _json
 import re
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,7 @@ from openssl_matrix.core.errors import (
     UsageError,
 )
 from openssl_matrix.core.files import atomic_write, read_bounded
-from openssl_matrix.core.jsonfast import dumps_indented
+from openssl_matrix.core.jsonfast import dumps_indented, rows_indented
 from openssl_matrix.core.names import clip, inside, name_problem, safe_name
 from openssl_matrix.core.outputs import (
     RenderedFolder,
@@ -71,9 +71,14 @@ from openssl_matrix.measure.session import (
     Bencher,
     build_command,
 )
-from openssl_matrix.parse import figure_records, parse_paste
+from openssl_matrix.parse import (
+    FIGURE_FIELDS,
+    figure_records,
+    figure_rows,
+    iter_paste,
+)
 from openssl_matrix.parse.encoding import paste_text
-from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, SpeedRun
+from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, Figure, SpeedRun
 from openssl_matrix.report.charts import DRAWN, Charts
 from openssl_matrix.report.medians import SESSION_FIELDS, session_medians
 from openssl_matrix.report.page import build_report
@@ -493,26 +498,23 @@ def cmd_parse(*, target: str, matrix: str, results: str, json: bool,
         raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
     text = paste_text(raw, target)
     del raw
-    runs = parse_paste(text, block_sizes=sizes)
+    # run by run as the paste is read, each dropped once written: neither the runs nor
+    # the output (~6x the paste) are ever held whole
+    runs = iter_paste(text, block_sizes=sizes)
     del text
-    # run by run, each dropped once written (never the whole output, ~6x the paste, held)
-    runs.reverse()
     write = sys.stdout.write
-    if json:
-        write("[" if runs else "[]\n")
     i = 0
-    while runs:
+    for run in runs:
         i += 1
-        r = parse_run_record(i, runs.pop())
         if json:
-            write(("\n  " if i == 1 else ",\n  ") + dumps_indented(r, level=1))
+            write(("[\n  " if i == 1 else ",\n  ") + parse_run_json(i, run))
             continue
-        lines = [f"run {r['run']}: {r['header'].get('version_line') or '(no version header)'}"]
-        lines += [f"  {line}" for line in parse_table(r["records"])]
-        lines += [f"  warning: {w}" for w in r["warnings"]]
+        lines = [f"run {i}: {run.header.version_line or '(no version header)'}"]
+        lines += [f"  {line}" for line in parse_table(run.figures)]
+        lines += [f"  warning: {w}" for w in run.warnings]
         write("\n".join(lines) + "\n")
-    if json and i:
-        write("\n]\n")
+    if json:
+        write("\n]\n" if i else "[]\n")
     return 0
 
 
@@ -530,40 +532,54 @@ def block_sizes_flag(text: str) -> tuple[int, ...] | None:
     return tuple(int(w) for w in words)
 
 
-def parse_run_record(number: int, run: SpeedRun) -> dict[str, Any]:
-    """What ``parse --json`` prints for the ``number``-th run of a paste."""
+def parse_run_record(number: int, run: SpeedRun, *, records: bool = True) -> dict[str, Any]:
+    """What ``parse --json`` prints for the ``number``-th run of a paste (``records``:
+    with its figures' records)."""
     header = {k: getattr(run.header, k) for k in run.header.__dataclass_fields__}
     return {"run": number, "header": header, "warnings": list(run.warnings),
-            "records": figure_records(run)}
+            **({"records": figure_records(run)} if records else {})}
 
 
-def parse_table(recs: list[dict[str, Any]]) -> list[str]:
+def parse_run_json(number: int, run: SpeedRun, level: int = 1) -> str:
+    """``dumps_indented(parse_run_record(number, run), level=level)``, its records written
+    by ``rows_indented`` from the figures (no dict per figure)."""
+    text = dumps_indented(dict(parse_run_record(number, run, records=False), records=[]),
+                          level=level)
+    if not run.figures:
+        return text
+    tail = f"[]\n{'  ' * level}}}"
+    assert text.endswith(tail)
+    return (text[:-len(tail)] + rows_indented(FIGURE_FIELDS, figure_rows(run), level=level + 1)
+            + f"\n{'  ' * level}}}")
+
+
+def parse_table(figures: Sequence[Figure]) -> list[str]:
     """Parsed figures as two tables with their units: throughput (bytes per second, at a
     block size) and operations (per second: signatures, handshakes ...)."""
-    throughput = [r for r in recs if r.get("operation") is None]
-    operations = [r for r in recs if r.get("operation") is not None]
+    throughput = [f for f in figures if f.operation is None]
+    operations = [f for f in figures if f.operation is not None]
     lines: list[str] = []
     if throughput:
         lines += ["throughput, bytes per second (speed prints 1000s of bytes/s: 305049.90k "
                   "is 305,049,900 bytes/s)",
                   f"{'algorithm':<22} {'block (bytes)':>13} {'bytes/s':>17} {'MB/s':>10}  status"]
-        for rec in throughput:
-            value, block = rec.get("bytes_per_s"), rec.get("block_size")
+        for fig in throughput:
+            value, block = fig.bytes_per_s, fig.block_size
             # a block size no speed table has is not kept (parse.figures.sane): the
             # detail says what was printed, never "None"
-            why = f": {rec['detail']}" if block is None and rec.get("detail") else ""
-            lines.append(f"{rec['algorithm']:<22} {'—' if block is None else block!s:>13} "
+            why = f": {fig.detail}" if block is None and fig.detail else ""
+            lines.append(f"{fig.algorithm:<22} {'—' if block is None else block!s:>13} "
                          + (f"{value:>17,.0f} {value / 1e6:>10,.2f}" if value is not None
-                            else f"{'—':>17} {'—':>10}") + f"  {rec['status']}{why}")
+                            else f"{'—':>17} {'—':>10}") + f"  {fig.status}{why}")
     if operations:
         lines += ["operations per second",
                   f"{'algorithm':<22} {'operation':>13} {'ops/s':>17}  status"]
-        for rec in operations:
-            value = rec.get("ops_per_s")
-            lines.append(f"{rec['algorithm']:<22} {rec.get('operation')!s:>13} "
+        for fig in operations:
+            value = fig.ops_per_s
+            lines.append(f"{fig.algorithm:<22} {fig.operation!s:>13} "
                          + (f"{value:>17,.1f}" if value is not None else f"{'—':>17}")
-                         + f"  {rec['status']}")
-    if not recs:
+                         + f"  {fig.status}")
+    if not figures:
         lines.append("no figures")
     return lines
 
@@ -585,13 +601,17 @@ def cmd_import(*, target: str, matrix: str, results: str, as_: str, wait: bool =
         raw = read_bounded(Path(target), cap=MAX_REPORT_BYTES)
     except OSError as exc:
         raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
-    runs = parse_paste(paste_text(raw, target))
-    if not runs:
-        raise UsageError(f"{target}: no `openssl speed` output found in it")
-    for i, run in enumerate(runs, 1):  # every folder name checked before anything is written
+    text = paste_text(raw, target)
+    count = 0
+    for run in iter_paste(text):  # every folder name checked before anything is written
+        count += 1
         safe_name(run.header.version or "unknown",
-                  f"{target}: run {i}: the version in its header", error=ParseError)
-    import_report(_tree(results, matrix), raw, runs, as_=as_, source=Path(target), wait=wait)
+                  f"{target}: run {count}: the version in its header", error=ParseError)
+    if not count:
+        raise UsageError(f"{target}: no `openssl speed` output found in it")
+    # read again as it is written: the runs of a large paste are never all held
+    import_report(_tree(results, matrix), raw, lambda: iter_paste(text), count, as_=as_,
+                  source=Path(target), wait=wait, text=text)
     return 0
 
 

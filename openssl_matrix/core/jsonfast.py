@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import chain
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
@@ -115,3 +116,37 @@ def dumps_indented(obj: Any, *, sort_keys: bool = False, allow_nan: bool = True,
         text = json.dumps(obj, indent=2, sort_keys=sort_keys, allow_nan=allow_nan,
                           default=default)
         return text.replace("\n", "\n" + "  " * level) if level else text
+
+
+#: Every value of a table at once, by one C call: a NUL never appears in its output
+#: outside a separator (a NUL in a string is written ``\\u0000``).
+_VALUES = json.JSONEncoder(separators=("\0", ": "))
+
+
+def rows_indented(keys: Sequence[str], rows: Iterable[Sequence[Any]], *, level: int = 0,
+                  ) -> str:
+    """``dumps_indented([dict(zip(keys, row)) for row in rows], level=level)`` (NaN and
+    infinities as it writes them, too) without
+    the dicts: every value by one call of the C encoder, the layout by joins (``parse
+    --json`` writes 440,000 such records for a paste of 20,000 runs)."""
+    values = list(chain.from_iterable(rows))
+    width = len(keys)
+    if not values or not width or len(values) % width or len(set(keys)) != width or \
+            not set(map(type, values)) <= _SCALARS:
+        # (no rows, ragged rows, a key twice, a container or a subclass: the reference)
+        return dumps_indented([dict(zip(keys, row, strict=True)) for row in
+                               _rows(values, width)], level=level)
+    text = _VALUES.encode(values)
+    parts = text[1:-1].split("\0")
+    row, field = "  " * (level + 1), "  " * (level + 2)
+    names = [encode_basestring_ascii(k) + ": " for k in keys]
+    inner = [f",\n{field}{name}" for name in names]
+    between = [f"\n{row}}},\n{row}{{\n{field}{names[0]}", *inner[1:]]
+    prefixes = between * (len(values) // width)
+    prefixes[0] = f"[\n{row}{{\n{field}{names[0]}"
+    return "".join(chain.from_iterable(zip(prefixes, parts, strict=True))) + \
+        f"\n{row}}}\n{'  ' * level}]"
+
+
+def _rows(values: list[Any], width: int) -> list[list[Any]]:
+    return [values[i:i + width] for i in range(0, len(values), width)] if width else []

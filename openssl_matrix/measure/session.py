@@ -25,11 +25,11 @@ import time
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from openssl_matrix.core import log
+from openssl_matrix.core.clock import wall
 from openssl_matrix.core.errors import BuildError, DockerUnavailable, FatalError, ProfileMismatch
 from openssl_matrix.core.files import atomic_write
 from openssl_matrix.core.stats import CI_METHOD, estimate
@@ -430,7 +430,7 @@ class Bencher:
             return None
         series = journal.data.get("series")
         if not isinstance(series, dict):
-            series = {"id": datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ"),
+            series = {"id": wall().strftime("%Y%m%dT%H%M%S.%fZ"),
                       "rounds": rounds, "order": [f"{r}:{v.id}" for r, v in order]}
             journal.data["series"] = series
             journal.save()

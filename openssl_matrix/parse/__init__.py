@@ -83,14 +83,15 @@ the rate column shows ``0.2`` but the seconds column ``4.436667s``).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields, replace
 from operator import attrgetter
 
 from openssl_matrix.core.errors import ParseError
 from openssl_matrix.parse.figures import Figure, SpeedRun
+from openssl_matrix.parse.headerless import AssumedHeader, assume_headers
 from openssl_matrix.parse.lines import Builder
-from openssl_matrix.parse.paste import AssumedHeader, assume_headers, paste_runs
+from openssl_matrix.parse.paste import iter_paste_runs, paste_runs
 
 
 def _version_token(version: str | None) -> str | None:
@@ -145,6 +146,14 @@ def parse_speed(
 #: of the cost (a paste of 20,000 runs has ~440,000 figures).
 _FIGURE_FIELDS = tuple(f.name for f in fields(Figure))
 _FIGURE_VALUES = attrgetter(*_FIGURE_FIELDS)
+FIGURE_FIELDS = _FIGURE_FIELDS
+
+
+def figure_rows(run: SpeedRun) -> Iterator[tuple[object, ...]]:
+    """Each figure's values in :data:`FIGURE_FIELDS` order: :func:`figure_records`
+    without a dict per figure."""
+    return map(_FIGURE_VALUES, run.figures)
+
 
 
 def figure_records(run: SpeedRun) -> list[dict[str, object]]:
@@ -195,6 +204,12 @@ def read_paste(text: str, *, keep_duplicates: bool = False,
             return PasteReading(paste_runs(text, keep_duplicates=keep_duplicates))
         except ParseError:
             pass
+    return _assumed_reading(text, keep_duplicates=keep_duplicates, block_sizes=block_sizes)
+
+
+def _assumed_reading(text: str, *, keep_duplicates: bool,
+                     block_sizes: Sequence[int] | None) -> PasteReading:
+    """:func:`read_paste` once headers are to be assumed."""
     placed, assumed, refused = assume_headers(text, block_sizes)
     try:
         runs = paste_runs(placed, keep_duplicates=keep_duplicates)
@@ -216,3 +231,21 @@ def read_paste(text: str, *, keep_duplicates: bool = False,
     if refused and runs:
         runs[-1] = replace(runs[-1], warnings=(*runs[-1].warnings, *refused))
     return PasteReading(runs, by_run, refused)
+
+
+def iter_paste(text: str, *, block_sizes: Sequence[int] | None = None) -> Iterator[SpeedRun]:
+    """:func:`parse_paste`'s runs one at a time, each parsed when asked for (``parse``
+    prints each and drops it: a paste of 20,000 runs is never held as runs). A paste
+    that needs headers assumed (no table readable, or ``block_sizes``) is read whole,
+    as :func:`read_paste` reads it."""
+    if not block_sizes:
+        runs = iter_paste_runs(text, keep_duplicates=False)
+        try:
+            first = next(runs)
+        except ParseError:
+            pass  # no table at all: perhaps rows without their header
+        else:
+            yield first
+            yield from runs
+            return
+    yield from _assumed_reading(text, keep_duplicates=False, block_sizes=block_sizes).runs

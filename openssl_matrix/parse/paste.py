@@ -8,16 +8,18 @@ The public entry point is :func:`openssl_matrix.parse.parse_paste`.
 from __future__ import annotations
 
 import gc
+import hashlib
+import marshal
 import re
 from array import array
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import accumulate, count
-from operator import add
+from itertools import accumulate, chain, count
+from operator import add, attrgetter
 
 from openssl_matrix.core.errors import ParseError
-from openssl_matrix.parse.figures import Figure, SpeedHeader, SpeedRun
+from openssl_matrix.parse.figures import Figure, SpeedRun
 from openssl_matrix.parse.grammar import (
     MR_H_RE,
     PK_HEADERS,
@@ -111,8 +113,44 @@ _R_LABEL_MODE = re.compile(r"cbc|ige|ede3|cfb|ofb|ecb|ctr")
 #: How many words of prose may sit between a table's header (or rows) and its next row.
 _R_LABEL_LINE_WORDS = 12
 
+#: Figure's field values, in order (the duplicate check's key).
+_FIGURE_VALUES = attrgetter(*Figure.__dataclass_fields__)
+
 _R_QUOTES = re.compile(r">+")
 _QUOTE_PREFIX_RE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
+
+
+#: Where a paste is cut into chunks: a line that starts (quote marks aside) with a version
+#: header that ``_R_ANCHOR`` matches, ``OpenSSL 1.1.1w  11 Sep 2023`` or ``version: 3``.
+_W_CANDIDATE = re.compile(r"\n(?=[ \t>]*(?:OpenSSL \d|version: \d))")
+_W_HEADER = re.compile(rf"{_R_VERSION}|version: \d")
+#: Characters of text per chunk (at least; a chunk ends where the next version line is).
+_W_CHUNK = 1 << 16
+
+
+def _windows(text: str, size: int = _W_CHUNK) -> Iterator[str]:
+    """``text`` in consecutive pieces of about ``size`` characters or more, each after the
+    first starting with a line whose first words are a version header as the lexer reads
+    them (quote marks and blanks removed, words joined by one blank). A paste without
+    line breaks is one piece."""
+    if text.count("\n") <= 2:
+        yield text
+        return
+    start = 0
+    while True:
+        cut = None
+        for found in _W_CANDIDATE.finditer(text, start + size):
+            line = _QUOTE_PREFIX_RE.sub("", text[found.end():found.end() + 400].split("\n")[0])
+            words = [w for w in line.split()[:40] if not _R_QUOTES.fullmatch(w)]
+            if words and words[0] in ("OpenSSL", "version:") and \
+                    _W_HEADER.match(" ".join(words)):
+                cut = found.end()
+                break
+        if cut is None:
+            yield text[start:]
+            return
+        yield text[start:cut]
+        start = cut
 
 
 @dataclass(slots=True)  # ~17 a run: no __dict__ each
@@ -121,35 +159,44 @@ class _Item:
     text: str
 
 
+#: Tokens the lexer steps through per window (chunks are merged up to this; ~350 kB of a
+#: paste): the chunk after them, read for the look ahead, is tokenized once but joined
+#: twice. Larger windows save little time and cost memory (1 << 17: +10 MB for an import).
+_W_STEP_TOKENS = 1 << 15
+
+
+def _fill(window: list[tuple[list[str], bytearray]],
+          chunks: Iterator[tuple[list[str], bytearray]]) -> bool:
+    """Merge chunks into the window's first until it holds ``_W_STEP_TOKENS`` tokens, and
+    give it one chunk after that; False once the chunks are all read."""
+    while len(window) > 1 and len(window[0][0]) < _W_STEP_TOKENS:
+        tokens, ends = window.pop(1)
+        window[0] = (window[0][0] + tokens, window[0][1] + ends)
+    while len(window) < 2 or len(window[0][0]) < _W_STEP_TOKENS:
+        following = next(chunks, None)
+        if following is None:
+            return False
+        if len(window) > 1 or len(window[0][0]) >= _W_STEP_TOKENS:
+            window.append(following)
+        else:
+            window[0] = (window[0][0] + following[0], window[0][1] + following[1])
+    return True
+
+
 class _Lexer:
+    """Reads the paste a window at a time (:func:`_windows`): at most a few chunks of its
+    tokens are held, never all of them (a 20,000-run paste: 800,000 tokens, ~9× its
+    size as words, offsets and their joined text)."""
+
     def __init__(self, text: str) -> None:
-        unquoted = _QUOTE_PREFIX_RE.sub("", text)  # "> " and ">>" at line starts
-        tokens: list[str] = []
-        # one string per distinct word: speed's names, units and headers repeat in every run
-        shared: dict[str, str] = {}
-        share = shared.setdefault
+        self.text = text
         #: Where the text kept its line breaks: does a token end its line? A table row
         #: ends one (wrapped or not); a flattened copy tells nothing, all are True.
-        # (compact: a byte per token, and 4-byte offsets found by bisection, so a paste of
-        # 20,000 runs does not hold a Python object per token beyond the token itself)
+        self.lined = text.count("\n") > 2  # quote marks removed keep every line break
+        self.tokens: list[str] = []
+        self.joined = ""
         self.line_end = bytearray()
-        lined = unquoted.count("\n") > 2
-        for line in unquoted.splitlines() if lined else [unquoted]:
-            words = line.split()
-            if ">" in line:  # inline quote marks
-                words = [t for t in words if not _R_QUOTES.fullmatch(t)]
-            tokens += map(share, words, words)
-            if words:
-                self.line_end += bytes(len(words) - 1) + b"\x01" if lined else \
-                    b"\x01" * len(words)
-        del unquoted, shared
-        self.tokens = tokens
-        self.joined = " ".join(tokens)
-        # 4-byte offsets while they fit (half the memory of "q" for the same bisection)
-        # token k starts after the k tokens before it and their k blanks (C-level loops)
-        self.offsets = array("I" if len(self.joined) < 2**32 else "q", [0])
-        self.offsets.extend(map(add, accumulate(map(len, tokens)), count(1)))
-        self.offsets.pop()  # where a token after the last would start
+        self.offsets = array("I")
         self.items: list[_Item] = []
         self.prose: list[str] = []
         self.sym_columns = 0
@@ -157,6 +204,37 @@ class _Lexer:
         self.multi_columns = 0
         """Sizes announced by a -multi child's ``Got: +H:...``: 3.x's parent prints its
         table without a ``type`` header."""
+
+    def _tokenize(self, chunk: str) -> tuple[list[str], bytearray]:
+        """A chunk's tokens, and for each whether it ends its line."""
+        unquoted = _QUOTE_PREFIX_RE.sub("", chunk)  # "> " and ">>" at line starts
+        tokens: list[str] = []
+        # one string per distinct word: speed's names, units and headers repeat in every run
+        shared: dict[str, str] = {}
+        share = shared.setdefault
+        line_end = bytearray()
+        lined = self.lined
+        for line in unquoted.splitlines() if lined else [unquoted]:
+            words = line.split()
+            if ">" in line:  # inline quote marks
+                words = [t for t in words if not _R_QUOTES.fullmatch(t)]
+            tokens += map(share, words, words)
+            if words:
+                line_end += bytes(len(words) - 1) + b"\x01" if lined else \
+                    b"\x01" * len(words)
+        return tokens, line_end
+
+    def _load(self, window: Sequence[tuple[list[str], bytearray]]) -> None:
+        """Make ``window``'s chunks the tokens the lexer reads (indexes from its start)."""
+        self.tokens = tokens = list(chain.from_iterable(chunk for chunk, _ in window)) \
+            if len(window) > 1 else window[0][0]
+        self.line_end = bytearray().join(ends for _, ends in window)
+        self.joined = " ".join(tokens)
+        # 4-byte offsets while they fit (half the memory of "q" for the same bisection)
+        # token k starts after the k tokens before it and their k blanks (C-level loops)
+        self.offsets = array("I" if len(self.joined) < 2**32 else "q", [0])
+        self.offsets.extend(map(add, accumulate(map(len, tokens)), count(1)))
+        self.offsets.pop()  # where a token after the last would start
 
     # -- helpers -----------------------------------------------------------------------
 
@@ -206,22 +284,55 @@ class _Lexer:
 
     # -- main loop -----------------------------------------------------------------------
 
-    def run(self) -> list[_Item]:
+    def run(self) -> Iterator[_Item]:
+        """The items, as they are found (the caller reads runs while the lexer goes on).
+
+        The lexer steps through the first chunk of a window of two (or more) while the
+        next is there to look ahead into; each chunk after the first starts with a version
+        line (:func:`_windows`), which no structure that starts before it can run into
+        (it is not a figure, a unit, a row's name or an environment assignment, and it
+        ends a header field's value), so every step reads what it would read in the whole
+        text. A step may also look a table's width or a label line's 12 words further:
+        the window grows until that much follows.
+        """
+        chunks = map(self._tokenize, _windows(self.text))
+        window = [c for c in (next(chunks, None),) if c is not None]
+        more = bool(window)
+        items = self.items
         i = 0
-        while i < len(self.tokens):
-            nxt = self._step(i)
-            if nxt is None:
-                if not self._table_resumes(i):
-                    if self.sym_columns:
-                        self._note_broken_table(i)
-                    self.sym_columns = 0
-                    self.pk_kind = None
-                self.prose.append(self.tokens[i])
-                i += 1
-            else:
-                i = nxt
+        while window:
+            more = _fill(window, chunks) if more else False
+            self._load(window)
+            limit = len(window[0][0]) if len(window) > 1 else len(self.tokens)
+            while i < limit:
+                if more and len(self.tokens) - i <= _R_LABEL_LINE_WORDS + 8 + \
+                        self.sym_columns + self.multi_columns:
+                    following = next(chunks, None)
+                    more = following is not None
+                    if following is not None:
+                        window.append(following)
+                        self._load(window)
+                        continue
+                nxt = self._step(i)
+                if nxt is None:
+                    if not self._table_resumes(i):
+                        if self.sym_columns:
+                            self._note_broken_table(i)
+                        self.sym_columns = 0
+                        self.pk_kind = None
+                    self.prose.append(self.tokens[i])
+                    i += 1
+                else:
+                    i = nxt
+                    if len(items) > 64:  # handed on in batches: a yield per item costs
+                        yield from items
+                        items.clear()
+            i -= len(window[0][0])
+            del window[0]
         self.emit("end", "")
-        return self.items[:-1]
+        items.pop()
+        yield from items
+        items.clear()
 
     def _table_resumes(self, i: int) -> bool:
         """Whether the prose at ``i`` is a short line between a table's rows.
@@ -447,8 +558,8 @@ def _row_key(item: _Item, pk_header: str) -> str:
     return " ".join([pk_header, "|", *name])
 
 
-def _segments(items: Sequence[_Item]) -> list[_Segment]:
-    segments: list[_Segment] = []
+def _segments(items: Iterable[_Item]) -> Iterator[_Segment]:
+    """The segments (runs to be) of the items, each handed on once the next has begun."""
     current = _Segment()
     last = ""
     rows_seen: set[str] = set()
@@ -481,14 +592,15 @@ def _segments(items: Sequence[_Item]) -> list[_Segment]:
             or repeated_row
         )
         if starts_run:
-            segments.append(current)
-            current = _Segment()
+            done, current = current, _Segment()
             rows_seen = set()
             if repeated_row:
-                header = _table_header(segments[-1], move=before in ("symheader", "pkheader"))
+                header = _table_header(done, move=before in ("symheader", "pkheader"))
                 if header is not None:
                     current.items.append(header)
                     current.has_table_header = header.kind == "symheader"
+            if done.has_results:
+                yield done
         elif kind == "version" and current.has_version:
             # A version line with no table after it was not a speed header (an `openssl
             # version` in the prose): forget it, keep the commands and progress read since.
@@ -509,8 +621,8 @@ def _segments(items: Sequence[_Item]) -> list[_Segment]:
             current.has_version = True
         elif kind == "symheader":
             current.has_table_header = True
-    segments.append(current)
-    return [s for s in segments if s.has_results]
+    if current.has_results:
+        yield current
 
 
 def _table_header(segment: _Segment, *, move: bool) -> _Item | None:
@@ -532,26 +644,40 @@ def _is_progress_item(item: _Item) -> bool:
 
 def paste_runs(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
     """The runs in a pasted report (see :func:`openssl_matrix.parse.parse_paste`)."""
+    return list(iter_paste_runs(text, keep_duplicates=keep_duplicates))
+
+
+def iter_paste_runs(text: str, *, keep_duplicates: bool) -> Iterator[SpeedRun]:
+    """:func:`paste_runs` one run at a time, each parsed when it is asked for: a caller
+    that drops each run once used (``parse``) never holds them all. ParseError (no run)
+    is raised after the last item, before anything is handed on."""
     # The parse makes no reference cycles but many long-lived objects (a paste of 20,000
     # runs: ~400,000 figures), which the cyclic collector would rescan again and again
-    # (a fifth of the time): paused for the parse, and restored as it was.
+    # (a fifth of the time): paused while the runs are read, and restored as it was.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _paste_runs(text, keep_duplicates=keep_duplicates)
+        yield from _paste_runs(text, keep_duplicates=keep_duplicates)
     finally:
         if enabled:
             gc.enable()
 
 
-def _paste_runs(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
-    runs: list[SpeedRun] = []
-    seen: set[tuple[SpeedHeader, tuple[Figure, ...]]] = set()  # one look-up per run, not a scan
+def run_key(run: SpeedRun) -> bytes:
+    """What makes two runs the same run (header and figures, as ``==`` compares them),
+    as a 16-byte digest: the duplicate check keeps this, not the run. ``marshal``'s
+    version 2 writes each value by its type and value alone (no sharing, no interning
+    marks); every field is None or of one scalar type."""
+    header = attrgetter(*run.header.__dataclass_fields__)(run.header)
+    data = marshal.dumps((header, list(map(_FIGURE_VALUES, run.figures))), 2)
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _paste_runs(text: str, *, keep_duplicates: bool) -> Iterator[SpeedRun]:
+    seen: set[bytes] = set()  # one digest per run, not the run
     previous: SpeedRun | None = None
-    segments = _segments(_Lexer(text).run())
-    segments.reverse()
-    while segments:  # popped, so that each segment is freed once its run is parsed
-        segment = segments.pop()
+    any_run = False
+    for segment in _segments(_Lexer(text).run()):
         evp: bool | None = None
         evp_names: frozenset[str] | None = None
         if segment.commands:
@@ -583,127 +709,15 @@ def _paste_runs(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
         if segment.commands:
             run = replace(run, commands=tuple(segment.commands))
         previous = run
-        held = len(seen)
-        seen.add((run.header, run.figures))  # hashed once (a look-up, then an add: twice)
-        if not keep_duplicates and len(seen) == held:
-            continue  # a quoted copy of a run already read
-        runs.append(run)
-    if not runs:
+        if not keep_duplicates:
+            key = run_key(run)
+            if key in seen:
+                continue  # a quoted copy of a run already read
+            seen.add(key)
+        any_run = True
+        yield run
+    if not any_run:
         raise ParseError(
             "no `openssl speed` table found in this report",
             hint="a table starts with 'type 16 bytes ...', 'sign verify ...' or '+H:'",
         )
-    return runs
-
-
-
-# --------------------------------------------------------------------------------------
-# Rows pasted without speed's ``type 16 bytes ...`` header
-#
-# Many reports paste the rows of a table and leave out its header line. Such rows are
-# placed only when their column count is that of the block sizes the version's speed
-# prints (the version line above them says which), or of the sizes given by the caller
-# (``--block-sizes``); the header is then written in for them, and the assumption is
-# stated. Rows that cannot be placed are left as they are (and so stay unread).
-
-#: The block sizes ``openssl speed`` prints without ``-bytes``: up to 1.0.2, and from
-#: 1.1.0 (``+H:16:64:256:1024:8192``, plus 16384 from 1.1.0: OPENSSL-FACTS.md).
-SIZES_UP_TO_102 = (16, 64, 256, 1024, 8192)
-SIZES_FROM_110 = (16, 64, 256, 1024, 8192, 16384)
-
-_H_ROW = re.compile(
-    r"^[ \t>]*(?P<name>[A-Za-z][\w()/.+-]*(?: (?:cbc|ige|ede3|cfb|ofb|ecb|ctr))?)"
-    r"(?P<figures>(?:[ \t]+\d+\.\d+k?){2,})[ \t]*$"
-)
-_H_HEADER = re.compile(r"type(?:\s+\d+ bytes)+|\+H:")
-#: A line of more words than this is prose: a table above it has ended.
-_H_PROSE_WORDS = 12
-_H_VERSION = re.compile(r"OpenSSL (\d+)\.(\d+)\.(\d+)([a-z]*)|version: (\d+)\.(\d+)\.(\d+)"
-                        # a line that is only a release's name, as a report labels a
-                        # table it pasted: "1.1.1t:", "OpenSSL 3.1.0", "3.1.0"
-                        r"|^[ \t>*#]*(?:OpenSSL )?(\d+)\.(\d+)\.(\d+)([a-z]?)[ \t*]*:?[ \t]*$")
-
-
-def _version_parts(match: re.Match[str]) -> tuple[int, int, int, str]:
-    """(major, minor, patch, letter) of an ``_H_VERSION`` match, whichever form it is."""
-    for first in (1, 5, 8):
-        if match.group(first) is not None:
-            letter = match.group(first + 3) if first != 5 else ""
-            return (int(match.group(first)), int(match.group(first + 1)),
-                    int(match.group(first + 2)), letter or "")
-    raise AssertionError("a version match without a version")
-
-
-@dataclass(frozen=True)
-class AssumedHeader:
-    """A header written in for rows pasted without one."""
-
-    line: int  # 1-based line of the first row, in the pasted text
-    sizes: tuple[int, ...]
-    why: str  # "the block sizes of OpenSSL 1.1.1w's speed" or "the --block-sizes given"
-    first_row: str  # the first row's name and first figure, to find its run again
-
-    def text(self) -> str:
-        return (f"rows pasted without speed's `type 16 bytes ...` header (from line "
-                f"{self.line}): block sizes {', '.join(map(str, self.sizes))} assumed, "
-                f"{self.why}")
-
-
-def _sizes_of_version(match: re.Match[str]) -> tuple[int, ...]:
-    major, minor, _patch, _letter = _version_parts(match)
-    return SIZES_FROM_110 if (major, minor) >= (1, 1) else SIZES_UP_TO_102
-
-
-def assume_headers(
-    text: str, block_sizes: Sequence[int] | None = None
-) -> tuple[str, list[AssumedHeader], list[str]]:
-    """``text`` with a ``type ...`` header written above each group of rows that has none
-    and can be placed, the headers assumed, and why each other group was not placed."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    out: list[str] = []
-    assumed: list[AssumedHeader] = []
-    refused: list[str] = []
-    version: re.Match[str] | None = None
-    headed = False  # the rows since the last header or version line are a headed table
-    in_group = False
-    for number, line in enumerate(lines, 1):
-        row = _H_ROW.match(line)
-        if row is None:
-            if _H_HEADER.search(line):
-                headed = True
-            found = _H_VERSION.search(line)
-            if found:
-                version, headed = found, False
-            elif len(line.split()) > _H_PROSE_WORDS:
-                headed = False
-            if line.strip():
-                in_group = False
-            out.append(line)
-            continue
-        if not in_group and not headed:
-            columns = len(row.group("figures").split())
-            where = f"line {number} ({row.group('name')}, {columns} figures)"
-            if block_sizes:
-                sizes, why = tuple(block_sizes), "the --block-sizes given"
-            elif version is not None:
-                sizes = _sizes_of_version(version)
-                major, minor, patch, letter = _version_parts(version)
-                why = f"those of OpenSSL {major}.{minor}.{patch}{letter}'s speed"
-            else:
-                sizes, why = (), ""
-            if not sizes:
-                refused.append(f"rows without a header at {where}: no version line above "
-                               "them says which block sizes they are (give --block-sizes "
-                               "16,64,256,1024,8192,16384)")
-            elif len(sizes) != columns:
-                refused.append(f"rows without a header at {where}: {len(sizes)} block sizes "
-                               f"({why}) do not match their {columns} figures")
-            else:
-                out.append("type " + " ".join(f"{s} bytes" for s in sizes))
-                first = row.group("figures").split()[0]
-                assumed.append(AssumedHeader(number, sizes, why,
-                                             f"{row.group('name')} {first}"))
-                headed = True
-        in_group = True
-        out.append(line)
-    return "\n".join(out), assumed, refused

@@ -32,13 +32,13 @@ import statistics
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
 from openssl_matrix.core import log
+from openssl_matrix.core.clock import now
 from openssl_matrix.core.files import current_umask
 from openssl_matrix.core.names import fold
 from openssl_matrix.core.outputs import (
@@ -421,7 +421,7 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     repros = _copy_reproductions(tree, out)
     # profiles (invoke matrix profile): copied into profiles/, shown before reproductions
     profiled = profview.profile_rows(tree.root, out), profview.comparison_rows(tree.root, out)
-    generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    generated = now("seconds")
     report = {
         "generated": generated, "results_tree": str(tree.root.resolve()), "block_size": block,
         "selection": {"session": shown.selection.session,

@@ -24,6 +24,7 @@ start).
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -186,8 +187,31 @@ def split(observations: Sequence[Obs], value: Callable[[Obs], float | None], *,
         first = min(provs, key=lambda p: p.started) if provs else UNKNOWN
         out.append(SessionFigure(session, first.started, first, e, len(obs),
                                  tuple(sorted(counts.items()))))
-    out.sort(key=lambda s: (s.when, s.session))
+    out.sort(key=lambda s: (order_ms(s.session, s.when), s.when, s.session))
     return out
+
+
+#: A bench or build session's id: its journal's, ending in the tree's clock (ms) when it
+#: began (``results.tree.tree_clock``).
+_JOURNAL_ID = re.compile(r"[a-z]+-[0-9a-f]{16}-(\d{1,18})")
+
+
+def order_ms(session: str, when: str) -> int:
+    """Where a session stands among a cell's (ms): when its first run of the cell started,
+    unless the tree's clock says the session began later — the wall clock went back
+    between two sessions (a later one's runs would read as older, and the older one's
+    figure would be shown as the latest). -1: neither is known."""
+    created = _JOURNAL_ID.fullmatch(session)
+    at = [int(created.group(1))] if created else []
+    try:
+        started = datetime.fromisoformat(when.replace("Z", "+00:00")) if when else None
+    except ValueError:
+        started = None
+    if started is not None:
+        if started.tzinfo is None:
+            started = started.replace(tzinfo=timezone.utc)
+        at.append(int(started.timestamp() * 1000))
+    return max(at, default=-1)
 
 
 # -- which session a cell shows ----------------------------------------------------------
@@ -223,7 +247,8 @@ class Selection:
         """The history the report shows (``since`` applied)."""
         if self.since is None:
             return list(figures)
-        return [f for f in figures if f.when and parse_when(f.when, "a run's start") >= self.since]
+        since = int(self.since.timestamp() * 1000)
+        return [f for f in figures if f.when and order_ms(f.session, f.when) >= since]
 
     def matches(self, session: str) -> bool:
         return self.session is not None and (session == self.session

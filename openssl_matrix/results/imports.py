@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from openssl_matrix.core import log
@@ -27,12 +28,15 @@ from openssl_matrix.results import records as rec
 from openssl_matrix.results.tree import ResultsTree, new_numbered_dir
 
 
-def import_report(tree: ResultsTree, raw: bytes, runs: list[SpeedRun], *, as_: str,
-                  source: Path, wait: bool = False) -> None:
-    """Store ``runs`` (parsed from ``raw``, the bytes of ``source``) under ``ref-AS``;
-    ``wait``: queue behind another command holding the tree instead of failing."""
+def import_report(tree: ResultsTree, raw: bytes, runs: Callable[[], Iterable[SpeedRun]],
+                  count: int, *, as_: str, source: Path, wait: bool = False,
+                  text: str | None = None) -> None:
+    """Store the ``count`` runs ``runs()`` gives (parsed from ``raw``, the bytes of
+    ``source``, one at a time: a paste of 20,000 runs is not held as runs) under
+    ``ref-AS``; ``wait``: queue behind another command holding the tree instead of
+    failing. ``text``: ``raw`` decoded (``paste_text``), when the caller has it."""
     target = str(source)
-    text = paste_text(raw, target)
+    text = paste_text(raw, target) if text is None else text
     sha256 = hashlib.sha256(raw).hexdigest()
     _import_target(tree.root)
     cpu = f"ref-{as_}"
@@ -42,18 +46,18 @@ def import_report(tree: ResultsTree, raw: bytes, runs: list[SpeedRun], *, as_: s
         tree.recover(cpu=cpu, reason="the import writing it was stopped before it finished; "
                      "the next import of the same file stored the run again")
         done, paste_at = _imported_before(tree, cpu, sha256)
-        if all(i in done for i in range(1, len(runs) + 1)):
+        if all(i in done for i in range(1, count + 1)):
             where = sorted({str(p.parent.parent.parent) for p in done.values()})
             print(f"{target} is already imported (sha256 {sha256[:16]}…, --as {as_}): "
-                  f"{len(runs)} run(s) in {', '.join(where)}; nothing added")
+                  f"{count} run(s) in {', '.join(where)}; nothing added")
             return
         if done:
             log.info(f"completing an import of {target} that was stopped: {len(done)} of "
-                     f"{len(runs)} run(s) were stored, storing the rest")
+                     f"{count} run(s) were stored, storing the rest")
         last: dict[str, int] = {}  # the last run number per version folder, for the next
         mode = new_file_mode()  # the umask read once, not for each of 40,000 files
         source_file = str(source.resolve())  # once, not a walk of its path per run
-        for i, run in enumerate(runs, 1):
+        for i, run in enumerate(runs(), 1):
             if i in done:
                 continue
             version = run.header.version or "unknown"
@@ -78,7 +82,7 @@ def import_report(tree: ResultsTree, raw: bytes, runs: list[SpeedRun], *, as_: s
                         "source_sha256": sha256,
                         "imported": now("seconds"),
                         "run_in_report": i,
-                        "runs_in_report": len(runs),
+                        "runs_in_report": count,
                         "raw_report": str(paste_at.relative_to(tree.root)),
                         "header": {k: getattr(run.header, k)
                                    for k in run.header.__dataclass_fields__},

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from openssl_matrix.core import log
+from openssl_matrix.core.clock import epoch_ms
 from openssl_matrix.core.clock import now as _now
 from openssl_matrix.core.errors import ResultsError
 from openssl_matrix.core.files import UnreadableFile, open_lock, read_bounded, write_json
@@ -260,7 +261,7 @@ class ResultsTree:
                 journal.save()
                 return journal
             Journal(path, data).close("abandoned")
-        data = {"kind": kind, "id": f"{kind}-{key}-{int(time.time() * 1000)}",
+        data = {"kind": kind, "id": f"{kind}-{key}-{tree_clock(path.parent, new=True)}",
                 "identity": json.loads(canon), "status": "open", "started": _now(),
                 "pid": os.getpid(), "cells": {}}
         journal = Journal(path, data)
@@ -382,6 +383,7 @@ class Journal:
 
     def record(self, name: str, status: str, **info: Any) -> None:
         self.cells[name] = {"status": status, "at": _now(), **info}
+        tree_clock(self.path.parent)  # before the journal: a kill between is a kill before
         self.save()
 
     def save(self) -> None:
@@ -390,6 +392,7 @@ class Journal:
 
     def close(self, status: str = "finished") -> Path:
         """Close the session: the next identical command starts a new one."""
+        tree_clock(self.path.parent)
         self.data["status"] = status
         self.data["ended"] = _now()
         dest = self.path.parent / "closed" / f"{self.id}-{status}.json"
@@ -398,6 +401,29 @@ class Journal:
             self.path.unlink()
         self._closed = True
         return dest
+
+
+#: The newest wall-clock time (ms) a tree's journals have seen: ``_journal/.clock``.
+CLOCK_FILE = ".clock"
+
+
+def tree_clock(journals: Path, *, new: bool = False) -> int:
+    """The tree's clock in ms, moved on to the wall clock when that is later (``new``: a
+    session begins, and gets a time after every one before it, even when the wall clock
+    went back or stood still since: its id is then unique and in order, and its closed
+    journal never replaces another's). The report orders a cell's sessions by it where
+    the wall clock went back (report/sessions.py)."""
+    path = journals / CLOCK_FILE
+    try:
+        text = read_bounded(path, cap=64).decode("ascii", "replace").strip()
+    except (OSError, UnreadableFile):
+        text = ""
+    seen = int(text) if text.isdigit() and len(text) < 20 else 0
+    at = max(epoch_ms(), seen + 1) if new else max(epoch_ms(), seen)
+    if at != seen:
+        with contextlib.suppress(OSError):  # a clock not kept orders less, breaks nothing
+            write_json(path, at, durable=False)
+    return at
 
 
 #: How long a refused ``lock`` waits for the holder to write its name: a holder writes it
