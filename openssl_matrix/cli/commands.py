@@ -65,18 +65,8 @@ from openssl_matrix.matrix.model import MAX_BYTES, MAX_REPEAT, NAME, Matrix, Sui
 from openssl_matrix.matrix.patches import endbr32_warning
 from openssl_matrix.measure.cpumodel import core_of_cpu, core_of_march, summary
 from openssl_matrix.measure.hostinfo import parse_cpuinfo, profile_mismatches
-from openssl_matrix.measure.session import (
-    DEFAULT_SETTLE,
-    MAX_ATTEMPTS,
-    Bencher,
-    build_command,
-)
-from openssl_matrix.parse import (
-    FIGURE_FIELDS,
-    figure_records,
-    figure_rows,
-    iter_paste,
-)
+from openssl_matrix.measure.session import DEFAULT_SETTLE, MAX_ATTEMPTS, Bencher, build_command
+from openssl_matrix.parse import FIGURE_FIELDS, figure_records, figure_rows, iter_paste
 from openssl_matrix.parse.encoding import paste_text
 from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, Figure, SpeedRun
 from openssl_matrix.report.charts import DRAWN, Charts
