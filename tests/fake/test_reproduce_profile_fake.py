@@ -94,6 +94,7 @@ def test_a_profiled_claim_names_the_functions_behind_its_ratio(
     assert record["a"]["variant"] == record["b"]["variant"] == "1.1.1w-asm-x86_64"
     assert record["cell"] == "sha256:16" and 3 <= len(record["top"]) <= 5
     for side in (record["a"], record["b"]):
+        assert Path(side["profile"]).is_relative_to(root / "_profiles" / "1.1.1w-asm-x86_64")
         meta = json.loads((Path(side["profile"]) / "meta.json").read_text())
         assert meta["operations"] == 1_000_000 and meta["status"] == "ok"
         assert meta["cell"]["seconds"] == 3  # at least 3 s, whatever measure.seconds
