@@ -100,6 +100,19 @@ def measure(run: Callable[[bool], ProfileRun]) -> tuple[ProfileRun, Overhead]:
     return profiled, Overhead(before, profiled, after)
 
 
+def verdict(record: dict[str, Any]) -> str:
+    """What one bracket says: a cost beyond the unprofiled runs' spread, a profiled run
+    inside their range (not told apart), or one faster than both (the host's noise
+    outweighed perf's cost: the bracket says nothing of the cost)."""
+    if not record.get("told_apart"):
+        return "NOT told apart from the spread"
+    cost = record.get("cost")
+    if isinstance(cost, (int, float)) and cost < 0:
+        return ("the profiled run was faster than both: the host's noise outweighed "
+                "perf's cost in this bracket")
+    return "more than the spread"
+
+
 def overhead_text(record: dict[str, Any] | None) -> list[str]:
     """The overhead's lines in a profile's summary (from its meta.json record)."""
     if not isinstance(record, dict) or not isinstance(record.get("runs"), list):
@@ -116,8 +129,7 @@ def overhead_text(record: dict[str, Any] | None) -> list[str]:
     lines = ["  profiler's overhead (unprofiled, profiled, unprofiled; same image): "
              + "; ".join(f"{r.get('role')} {r.get('ops_per_s', 0):,.0f} ops/s ({host(r)})"
                          for r in runs)]
-    told = ("more than the spread" if record.get("told_apart")
-            else "NOT told apart from the spread")
+    told = verdict(record)
     lines.append(f"  profiled/unprofiled {record.get('ratio', float('nan')):.3f}× "
                  f"(cost {record.get('cost', float('nan')):+.1%}); the two unprofiled runs "
                  f"differ by {record.get('spread', float('nan')):.1%}: {told}"

@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from openssl_matrix.measure.profileoverhead import verdict
 from openssl_matrix.report.types import is_regular
 from openssl_matrix.results.profiles import latest_comparisons, latest_profiles
 
@@ -80,10 +81,11 @@ def _cost(o: dict[str, Any] | None) -> str:
     cost = o["cost"] if isinstance(o["cost"], (int, float)) else float("nan")
     rates = "<br>".join(f"{_e(role)}: {_num(ops, 0)} ops/s ({_e(status)})"
                         for role, ops, status in o["rates"])
-    verdict = "" if o["told_apart"] else "<br>not told apart from the spread"
+    told = verdict({"told_apart": o["told_apart"], "cost": o["cost"]})
+    said = "" if told == "more than the spread" else f"<br>{_e(told)}"
     css = ' class="bad"' if o["contended"] else ""
     return (f"<span{css}>{o['ratio']:.3f}× (cost {cost:+.1%}); unprofiled runs differ "
-            f"by {spread:.1%}{verdict}</span><br><span class=\"muted\">{rates}</span>")
+            f"by {spread:.1%}{said}</span><br><span class=\"muted\">{rates}</span>")
 
 
 def comparison_rows(root: Path, out: Path) -> list[dict[str, Any]]:

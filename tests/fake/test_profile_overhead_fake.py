@@ -100,6 +100,20 @@ def test_a_cost_inside_the_unprofiled_spread_is_not_told_apart_and_a_busy_run_sh
     assert "unprofiled, after 366,667 ops/s (contended, others 0.50 core(s) busy)" in out
 
 
+def test_a_profiled_run_faster_than_both_unprofiled_ones_is_called_the_hosts_noise(
+        tmp_path: Path, fake_matrix: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    backend, root = faked(tmp_path, fake_matrix,
+                          three_runs([1_000_000, 1_150_000, 1_020_000]))
+    assert run(backend, fake_matrix, root, only="3.0.20-asm-x86_64", overhead=True) == 0
+    over = json.loads(root.joinpath(*CELL, "meta.json").read_text())["overhead"]
+    assert over["told_apart"] is True and over["cost"] < 0
+    assert "the profiled run was faster than both: the host's noise outweighed perf's " \
+        "cost" in capsys.readouterr().out
+    page = (build_report(ResultsTree(root), tmp_path / "report").out_dir
+            / "index.html").read_text(encoding="utf-8")
+    assert "faster than both" in page
+
+
 def test_without_overhead_nothing_runs_unprofiled(tmp_path: Path, fake_matrix: Path) -> None:
     seen: list[str] = []
     backend, root = faked(tmp_path, fake_matrix, three_runs([1_000_000] * 3, seen=seen))
