@@ -11,45 +11,31 @@ image, the image the bench runs that suite in), files the profile under
 profiles both builds and prints (and files) the function-by-function difference with the
 share of the measured gap it explains; ``--agree`` profiles one build's cell twice and
 prints (and files) whether the two agree on the top functions within their counting
-uncertainty (``measure/profileagree.py``). The engine comes in as a seam from
+uncertainty (``measure/profileagree.py``); ``--overhead`` runs the cell unprofiled right
+before and after the profiled run and records the profiler's cost on the figure
+(``measure/profileoverhead.py``). Each variant is profiled and filed by
+``measure/profiling.py``, the code a reproduction's profiled claim runs too. The engine
+comes in as a seam from
 ``commands.handlers`` (this module does not import commands.py: imports go one way).
 """
 
 from __future__ import annotations
 
 import json as _json
-import math
 from collections.abc import Callable
-from contextlib import nullcontext
-from pathlib import Path
 from typing import Any
 
 from openssl_matrix.cli.paths import matrix_path, results_root
-from openssl_matrix.core import log
-from openssl_matrix.core.errors import BuildError, ConfigError, UsageError
+from openssl_matrix.core.errors import ConfigError, UsageError
 from openssl_matrix.core.names import ALPHABET, clip, name_problem
 from openssl_matrix.engine.backend import Backend
-from openssl_matrix.engine.hostlock import HostLock, engine_key
-from openssl_matrix.images.harness import ensure_harness
 from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.matrix.model import MAX_BYTES, MAX_SECONDS, Matrix, Suite, Variant
-from openssl_matrix.measure.perfrun import (
-    Cell,
-    ProfileRun,
-    SpeedCell,
-    ensure_profile_image,
-)
+from openssl_matrix.measure.perfrun import Cell, SpeedCell
 from openssl_matrix.measure.profileagree import agreement_of, file_agreement
-from openssl_matrix.measure.profilecell import resolve, run_cell
-from openssl_matrix.measure.profilestore import (
-    difference,
-    file_difference,
-    file_profile,
-    meta_of,
-)
-from openssl_matrix.results import records
-from openssl_matrix.results.records import PROFILES_DIR
+from openssl_matrix.measure.profilecell import resolve
+from openssl_matrix.measure.profiling import compare_profiled, profile_variant, summary
 
 DEFAULT_SECONDS = 3
 
@@ -131,20 +117,6 @@ def _variant(m: Matrix, vid: str, flag: str) -> Variant:
     return found[0]
 
 
-def _image(root: Path, backend: Backend, vid: str) -> str:
-    """The variant's newest built image that is on this engine (as the bench picks it)."""
-    latest = records.read_latest(root, vid)
-    tags = [latest.tag] if latest is not None else []
-    tags += [r.tag for r in sorted(records.build_records(root, vid),
-                                   key=lambda r: str(r.ended or ""), reverse=True) if r.tag]
-    for tag in tags:
-        if backend.image_id(tag):
-            return tag
-    raise BuildError(f"{vid} is not built on this engine: the results tree {root} has no "
-                     "build of it whose image is there",
-                     hint=f"run `invoke matrix build --only {vid} --results {root}` first")
-
-
 def _cell(v: Variant, suite: Suite | None, text: str, speed: SpeedCell | None,
           seconds: int) -> Cell:
     """The variant's cell: the bench's own invocation of it on that version."""
@@ -154,50 +126,6 @@ def _cell(v: Variant, suite: Suite | None, text: str, speed: SpeedCell | None,
         return speed.cell(version)
     return resolve(suite, text, version, (*v.version.configure, *v.configure),
                    seconds or None)
-
-
-def _base_image(root: Path, backend: Backend, v: Variant, suite: Suite | None,
-                tag: str) -> str:
-    """The image the bench runs the cell in: a library suite's harness sibling of the
-    variant's image (built from the toolchain image if missing, as the bench does), else
-    the variant's image."""
-    if suite is None or suite.kind != "library":
-        return tag
-    return ensure_harness(backend, v, tag, root / "_builds" / v.id,
-                          root / PROFILES_DIR / ".work").tag
-
-
-def _profile_one(root: Path, backend: Backend, m: Matrix, vid: str, cell: Cell,
-                 suite: Suite | None, engine_info: dict[str, Any],
-                 ) -> tuple[ProfileRun, dict[str, Any], Path]:
-    """Profile one variant: the image builds and the run each under the engine's host lock
-    (a build step, then a measurement: no bench of this tool measures beside either)."""
-    v = _variant(m, vid, "--only")
-    tag = _image(root, backend, vid)
-    lock = HostLock(engine_key(engine_info)) if engine_info.get("id") else None
-    building = lock.building(f"profile image of {vid}", say=log.info) if lock else None
-    with building or nullcontext():
-        base = _base_image(root, backend, v, suite, tag)
-        ptag, pid = ensure_profile_image(backend, base, root / PROFILES_DIR / ".work")
-    measuring = lock.measuring(f"profile {vid} {cell.name}", say=log.info) if lock else None
-    with measuring or nullcontext(), \
-            log.step(f"profile {vid} {cell.name} ({cell.seconds}s under perf)"):
-        run = run_cell(backend, ptag, v.version.version, cell)
-    meta = meta_of(run, variant=vid, version=v.version.version, image=base,
-                   image_id=backend.image_id(base), profile_image=ptag, profile_image_id=pid,
-                   cell=cell, engine=engine_info)
-    folder = file_profile(root, run, meta)
-    return run, meta, folder
-
-
-def _summary(meta: dict[str, Any], folder: Path) -> str:
-    lines = [f"{meta['variant']} {meta['cell']['name']}: {meta['status']}, "
-             f"{meta['samples']} samples, {meta['operations']} ops in "
-             f"{meta['speed_seconds']:.2f}s, {meta['ns_per_op']:.1f} ns per "
-             f"{meta['unit']} → {folder}"]
-    lines += [f"  {row['ns_per_op']:10.2f} ns/op  {row['name']}"
-              for row in meta["top_functions"][:10]]
-    return "\n".join(lines)
 
 
 def _suite(m: Matrix, name: str) -> Suite:
@@ -229,7 +157,8 @@ def _form(algorithm: str, bytes: int, suite: str, cell: str) -> None:
 
 def cmd_profile(*, target: str, matrix: str, results: str, only: str, algorithm: str,
                 bytes: int, suite: str, cell: str, seconds: int, compare: str, json: bool,
-                engine: Callable[[str | None, bool], Backend], agree: bool = False) -> int:
+                engine: Callable[[str | None, bool], Backend], agree: bool = False,
+                overhead: bool = False) -> int:
     if agree and compare:
         raise UsageError(f"--agree and --compare {clip(compare)}: give one",
                          hint="--agree profiles one build's cell twice (--only VARIANT) and "
@@ -260,21 +189,21 @@ def cmd_profile(*, target: str, matrix: str, results: str, only: str, algorithm:
     info = backend.engine_info()
     if agree:  # the same cell twice, one run after the other
         names, cells = names * 2, cells * 2
-    done = [_profile_one(root, backend, m, vid, c, picked, info)
+    variants = {vid: _variant(m, vid, flag) for vid in names}
+    done = [profile_variant(root, backend, variants[vid], c, info, overhead=overhead)
             for vid, c in zip(names, cells, strict=True)]
-    out: dict[str, Any] = {"profiles": [{"folder": str(f), **meta} for _, meta, f in done]}
-    text = [_summary(meta, f) for _, meta, f in done]
+    out: dict[str, Any] = {"profiles": [{"folder": str(p.folder), **p.meta} for p in done]}
+    text = [summary(p.meta, p.folder) for p in done]
     if compare:
-        (a, _, fa), (b, _, fb) = done
-        diff = difference(names[0], a, names[1], b)
-        folder, table = file_difference(root, cells[0], diff, a, b, (fa, fb))
-        out["compare"] = {"folder": str(folder), "gap_ns_per_op": diff.gap_ns,
-                          "explained_share": None if math.isnan(diff.share) else diff.share}
-        text += ["", table.rstrip("\n"), f"→ {folder}"]
+        cmp = compare_profiled(root, cells[0], names[0], done[0], names[1], done[1])
+        out["compare"] = {"folder": str(cmp.folder), "gap_ns_per_op": cmp.diff.gap_ns,
+                          "explained_share": cmp.share}
+        text += ["", cmp.table.rstrip("\n"), f"→ {cmp.folder}"]
     if agree:
-        (first, _, f1), (second, _, f2) = done
-        ag = agreement_of(first, second)
-        folder, table = file_agreement(root, names[0], cells[0], ag, first, second, (f1, f2))
+        first, second = done
+        ag = agreement_of(first.run, second.run)
+        folder, table = file_agreement(root, names[0], cells[0], ag, first.run, second.run,
+                                       (first.folder, second.folder))
         out["agree"] = {"folder": str(folder), "verdict": ag.verdict, "beyond": ag.beyond,
                         "rows": len(ag.rows), "k_sigma": ag.k}
         text += ["", table.rstrip("\n"), f"→ {folder}"]

@@ -218,6 +218,9 @@ FLAGS: tuple[Flag, ...] = (
          "variant), and print whether the two agree on the top 10 functions' time per "
          "operation within 2σ of their sample counts' combined uncertainty",
          ("profile",)),
+    Flag("overhead", False, "also run the cell unprofiled right before and after the "
+         "profiled run (same image and limits) and record both rates, their ratio and each "
+         "run's host accounting: the profiler's cost on the figure", ("profile",)),
     Flag("check", False, "check the spec without Docker: validate it, check the report's "
          "own figures against its claims, resolve versions and stand-ins offline and print "
          "the plan (what would be built and measured, about how long)", ("reproduce",)),

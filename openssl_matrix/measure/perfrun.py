@@ -54,22 +54,36 @@ PERF_RECORD = ("perf", "record", "-q", "-N", "--no-bpf-event", "-e", EVENT,
 
 _SCRIPT_TAIL = ("cat /tmp/run.out; echo " + SCRIPT_MARKER + "; "
                 "if [ $rc = 0 ]; then perf script -i " + DATA + " 2>&1 || rc=$?; fi; exit $rc")
+#: The tail of an unprofiled run (the profiler's overhead: the same wrapper without perf).
+_PLAIN_TAIL = "cat /tmp/run.out; echo " + SCRIPT_MARKER + "; exit $rc"
+#: The wrapper's name ($0) of an unprofiled run, so its container is told apart.
+PLAIN_NAME = "openssl-unprofiled"
 
-#: The wrapper of a speed (or pkey) cell: host samples around the profiled speed run (as
-#: the bench's speed wrapper does), its ``times``, then speed's output and perf script's
-#: on stdout. Each line speed writes on stderr gets the time it came (``date +%s.%N``),
-#: so a phase of a public-key run (sign, then verify) is a window of samples.
-PROFILE_SCRIPT = (
-    hostacct.SAMPLE_FUNCTION + "; _hs 0; { " + " ".join(PERF_RECORD)
-    + ' -- openssl "$@" 2>&1 >/tmp/run.out; echo $? >/tmp/rc; } | while IFS= read -r l; '
-    'do echo "$(date +%s.%N) $l"; done >/tmp/run.err; rc=$(cat /tmp/rc); _hs 1; '
-    "cat /tmp/run.err >&2; echo " + guards.TIMES_MARKER + " >&2; times >&2; " + _SCRIPT_TAIL
-)
 
-#: The wrapper of any other cell: the invocation's own exec command under perf (its
-#: output carries its own host samples: the harness's, the TLS script's).
-GENERIC_SCRIPT = (" ".join(PERF_RECORD) + ' -- "$@" >/tmp/run.out 2>/tmp/run.err; rc=$?; '
-                  "cat /tmp/run.err >&2; " + _SCRIPT_TAIL)
+def speed_script(profiled: bool = True) -> str:
+    """The wrapper of a speed (or pkey) cell: host samples around the (profiled) speed run
+    (as the bench's speed wrapper does), its ``times``, then speed's output and perf
+    script's on stdout. Each line speed writes on stderr gets the time it came (``date
+    +%s.%N``), so a phase of a public-key run (sign, then verify) is a window of samples.
+    ``profiled=False``: the very same wrapper without perf (``--overhead``)."""
+    perf = " ".join(PERF_RECORD) + " -- " if profiled else ""
+    return (hostacct.SAMPLE_FUNCTION + "; _hs 0; { " + perf
+            + 'openssl "$@" 2>&1 >/tmp/run.out; echo $? >/tmp/rc; } | while IFS= read -r l; '
+            'do echo "$(date +%s.%N) $l"; done >/tmp/run.err; rc=$(cat /tmp/rc); _hs 1; '
+            "cat /tmp/run.err >&2; echo " + guards.TIMES_MARKER + " >&2; times >&2; "
+            + (_SCRIPT_TAIL if profiled else _PLAIN_TAIL))
+
+
+def generic_script(profiled: bool = True) -> str:
+    """The wrapper of any other cell: the invocation's own exec command (under perf; its
+    output carries its own host samples: the harness's, the TLS script's)."""
+    perf = " ".join(PERF_RECORD) + " -- " if profiled else ""
+    return (perf + '"$@" >/tmp/run.out 2>/tmp/run.err; rc=$?; cat /tmp/run.err >&2; '
+            + (_SCRIPT_TAIL if profiled else _PLAIN_TAIL))
+
+
+PROFILE_SCRIPT = speed_script()
+GENERIC_SCRIPT = generic_script()
 _STAMP = re.compile(r"^(\d+\.\d+) (.*)$")
 
 
@@ -264,18 +278,22 @@ def samples_of(script: str, window: tuple[float, float] | None) -> list[Sample]:
     return samples
 
 
-def run_speed(backend: Backend, image: str, version: str, cell: Cell) -> ProfileRun:
-    """Run a speed or pkey cell under perf in ``image`` (a profile image)."""
+def run_speed(backend: Backend, image: str, version: str, cell: Cell, *,
+              profiled: bool = True) -> ProfileRun:
+    """Run a speed or pkey cell under perf in ``image`` (a profile image); ``profiled=False``:
+    the same run without perf (no samples: the profiler's overhead)."""
     command = cell.command
-    res = backend.run(image, ["/bin/sh", "-c", PROFILE_SCRIPT, WRAPPER_NAME, *command[1:]],
+    res = backend.run(image, ["/bin/sh", "-c", speed_script(profiled),
+                              WRAPPER_NAME if profiled else PLAIN_NAME, *command[1:]],
                       env={"HOME": "/tmp"}, limits=limits(cell))
-    return read_profile(res, command, version, cell.operation)
+    return read_profile(res, command, version, cell.operation, profiled=profiled)
 
 
 def read_profile(res: RunResult, command: tuple[str, ...], version: str,
-                 operation: str | None = None) -> ProfileRun:
+                 operation: str | None = None, *, profiled: bool = True) -> ProfileRun:
     """The container's output as a :class:`ProfileRun`; a failed run is a BenchError.
-    ``operation`` (a public-key run): only that phase's count and samples."""
+    ``operation`` (a public-key run): only that phase's count and samples. ``profiled``
+    False: a run without perf, read for its work and host accounting (no samples)."""
     speed_out, marker, script = res.stdout.partition(SCRIPT_MARKER + "\n")
     rest, times = guards.split_times(res.stderr)
     rest, acct = hostacct.from_stderr(rest, cpu_seconds=times.user + times.system
@@ -297,7 +315,8 @@ def read_profile(res: RunResult, command: tuple[str, ...], version: str,
         done, window = [run.progress[mine[0]]], phases[mine[0]]
     if not done:
         raise BenchError(f"`{' '.join(command)}` reported no operations under perf")
-    return ProfileRun(command=command, samples=samples_of(script, window), script=script,
+    return ProfileRun(command=command,
+                      samples=samples_of(script, window) if profiled else [], script=script,
                       operations=sum(p.count for p in done),
                       seconds=sum(p.seconds_reported for p in done), accounting=acct,
                       findings=contended(acct, " ".join(command)), result=res,

@@ -35,13 +35,14 @@ from openssl_matrix.matrix.tlsvocab import OPERATION, PROTOCOLS, TlsOptions
 from openssl_matrix.measure import hostacct, library, tls
 from openssl_matrix.measure.invocation import Invocation
 from openssl_matrix.measure.perfrun import (
-    GENERIC_SCRIPT,
+    PLAIN_NAME,
     SCRIPT_MARKER,
     Cell,
     ProfileRun,
     SpeedCell,
     contended,
     failed,
+    generic_script,
     limits,
     run_speed,
     samples_of,
@@ -185,18 +186,22 @@ def _library(suite: Suite, parts: list[str], text: str, version: str,
 # -- running and reading --------------------------------------------------------------
 
 
-def run_cell(backend: Backend, image: str, version: str, cell: Cell) -> ProfileRun:
-    """Run ``cell`` under perf in ``image`` (a profile image) and read what came back."""
+def run_cell(backend: Backend, image: str, version: str, cell: Cell, *,
+             profiled: bool = True) -> ProfileRun:
+    """Run ``cell`` under perf in ``image`` (a profile image) and read what came back;
+    ``profiled=False``: the same run without perf (the profiler's overhead)."""
     if cell.kind in ("speed", "pkey"):
-        return run_speed(backend, image, version, cell)
-    res = backend.run(image, ["/bin/sh", "-c", GENERIC_SCRIPT, "openssl-profile-run",
+        return run_speed(backend, image, version, cell, profiled=profiled)
+    res = backend.run(image, ["/bin/sh", "-c", generic_script(profiled),
+                              "openssl-profile-run" if profiled else PLAIN_NAME,
                               *cell.invocation.exec_command],
                       env={"HOME": "/tmp"}, limits=limits(cell))
-    return read_cell(res, cell)
+    return read_cell(res, cell, profiled=profiled)
 
 
-def read_cell(res: RunResult, cell: Cell) -> ProfileRun:
-    """A TLS or library cell's container output as a :class:`ProfileRun`."""
+def read_cell(res: RunResult, cell: Cell, *, profiled: bool = True) -> ProfileRun:
+    """A TLS or library cell's container output as a :class:`ProfileRun` (``profiled``
+    False: a run without perf, no samples)."""
     out, marker, script = res.stdout.partition(SCRIPT_MARKER + "\n")
     if res.exit_code != 0 or not marker:
         raise failed(res, cell.command, script, res.stderr)
@@ -204,7 +209,8 @@ def read_cell(res: RunResult, cell: Cell) -> ProfileRun:
         ops, secs, acct, window = _tls_work(out, cell)
     else:
         ops, secs, acct, window = _library_work(out, cell)
-    return ProfileRun(command=cell.command, samples=samples_of(script, window), script=script,
+    return ProfileRun(command=cell.command,
+                      samples=samples_of(script, window) if profiled else [], script=script,
                       operations=ops, seconds=secs, accounting=acct,
                       findings=contended(acct, cell.invocation.name), result=res,
                       extra={"window": window})

@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from openssl_matrix.measure.profileoverhead import verdict
 from openssl_matrix.report.types import is_regular
 from openssl_matrix.results.profiles import latest_comparisons, latest_profiles
 
@@ -55,8 +56,36 @@ def profile_rows(root: Path, out: Path) -> list[dict[str, Any]]:
             "top": [(str(t.get("name")), t.get("ns_per_op")) for t in tops],
             "svg": f"{rel}/flame.svg" if "flame.svg" in files else None,
             "folded": f"{rel}/stacks.folded" if "stacks.folded" in files else None,
-            "meta": f"{rel}/meta.json", "source": str(f.folder)})
+            "meta": f"{rel}/meta.json", "source": str(f.folder),
+            "overhead": _overhead(r.get("overhead"))})
     return rows
+
+
+def _overhead(record: Any) -> dict[str, Any] | None:
+    """The profiler's cost on the figure, when the profile measured it (``--overhead``)."""
+    if not isinstance(record, dict) or not isinstance(record.get("ratio"), (int, float)):
+        return None
+    runs = [r for r in record.get("runs") or [] if isinstance(r, dict)]
+    return {"ratio": record["ratio"], "cost": record.get("cost"),
+            "spread": record.get("spread"), "told_apart": bool(record.get("told_apart")),
+            "contended": bool(record.get("contended")),
+            "rates": [(str(r.get("role")), r.get("ops_per_s"), str(r.get("status")))
+                      for r in runs]}
+
+
+def _cost(o: dict[str, Any] | None) -> str:
+    """The overhead's cell: profiled/unprofiled, the spread of the two unprofiled runs."""
+    if o is None:
+        return '<span class="muted">not measured</span>'
+    spread = o["spread"] if isinstance(o["spread"], (int, float)) else float("nan")
+    cost = o["cost"] if isinstance(o["cost"], (int, float)) else float("nan")
+    rates = "<br>".join(f"{_e(role)}: {_num(ops, 0)} ops/s ({_e(status)})"
+                        for role, ops, status in o["rates"])
+    told = verdict({"told_apart": o["told_apart"], "cost": o["cost"]})
+    said = "" if told == "more than the spread" else f"<br>{_e(told)}"
+    css = ' class="bad"' if o["contended"] else ""
+    return (f"<span{css}>{o['ratio']:.3f}× (cost {cost:+.1%}); unprofiled runs differ "
+            f"by {spread:.1%}{said}</span><br><span class=\"muted\">{rates}</span>")
 
 
 def comparison_rows(root: Path, out: Path) -> list[dict[str, Any]]:
@@ -107,6 +136,7 @@ def html(profiles: list[dict[str, Any]], comparisons: list[dict[str, Any]]) -> s
     if profiles:
         out.append("<table><tr><th>Variant</th><th>Cell</th><th>Status</th><th>Samples</th>"
                    "<th>ns/op</th><th>sampled ns/op</th><th>Top functions (ns/op)</th>"
+                   "<th>Profiler's cost (profiled/unprofiled ops/s)</th>"
                    "<th>Flame graph</th></tr>")
         for p in profiles:
             css = "" if p["status"] == "ok" else ' class="bad"'
@@ -118,7 +148,8 @@ def html(profiles: list[dict[str, Any]], comparisons: list[dict[str, Any]]) -> s
                        f"<td{css}>{_e(p['status'])}</td><td class=\"num\">"
                        f"{_num(p['samples'], 0)}</td><td class=\"num\">{_num(p['ns_per_op'])}"
                        f"</td><td class=\"num\">{_num(p['sampled_ns_per_op'])}</td>"
-                       f"<td>{top}</td><td>{links}</td></tr>")
+                       f"<td>{top}</td><td>{_cost(p.get('overhead'))}</td>"
+                       f"<td>{links}</td></tr>")
         out.append("</table>")
         for p in profiles:
             if p["svg"]:

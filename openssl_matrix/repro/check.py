@@ -52,6 +52,7 @@ from openssl_matrix.repro.judge import (
     two_machines,
 )
 from openssl_matrix.repro.plan import plan
+from openssl_matrix.repro.profileclaim import check_line
 from openssl_matrix.repro.resolve import (
     Environment,
     HostFacts,
@@ -317,6 +318,8 @@ def _claim_lines(spec: ReportSpec, claim: Claim, env: Environment, problems: lis
     method = assumption_text(spec, claim)
     if method:
         lines.append(f"      method: {method}")
+    if claim.profile:
+        lines.append(check_line(spec, claim))
     for block in spec.claim_blocks(claim):
         ref = spec.reference_ratio(claim, block)
         where = spec.measurements[claim.numerator].unit if block == OP_BLOCK else \

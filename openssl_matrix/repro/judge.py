@@ -782,5 +782,6 @@ class Reproduction:
     started: str
     ended: str = ""
     out_dir: Path | None = None
+    where: dict[str, dict[str, Any]] = field(default_factory=dict)  # profiled claims' records
 
 

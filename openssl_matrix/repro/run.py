@@ -57,6 +57,7 @@ from openssl_matrix.repro.plan import (
     generated_matrix,
     plan,
 )
+from openssl_matrix.repro.profilerun import profile_claims
 from openssl_matrix.repro.resolve import (
     Environment,
     HostFacts,
@@ -118,8 +119,12 @@ def reproduce(spec: ReportSpec, env: Environment, backend: Backend, tree: Result
 
     results = verdicts()
     extra = 0
+    where: dict[str, dict[str, Any]] = {}
     if cells:
         results, extra = _extra_rounds(spec, results, groups, verdicts, bench)
+        # claims that ask where their ratio comes from: both sides profiled, compared
+        where = profile_claims(spec, m, backend, tree.root, planned, dict(engine or {}),
+                               warnings)
     results = fold(results, twins)
     if extra:
         warnings.append(f"{extra} extra round(s) for claims whose interval straddled their "
@@ -128,6 +133,7 @@ def reproduce(spec: ReportSpec, env: Environment, backend: Backend, tree: Result
     rep = Reproduction(spec, resolved, planned, ours, results,
                        _host_record(facts, cpu_profile, engine, git_commit), warnings,
                        started)
+    rep.where = where
     rep.ended = now("seconds")
     rep.out_dir = write_reproduction(rep, root)
     return rep

@@ -234,6 +234,10 @@ class Claim:
     #: what the trend runs across: ``bytes`` (block sizes) or ``threads`` (thread counts of
     #: library measurements, ``trend: {threads: [1, 4]}``: ``repro.threadtrend``)
     trend_of: str = "bytes"
+    #: ``profile: true``: after measuring, both sides' cells are profiled and compared
+    #: function by function, and the verdict names the top functions behind the ratio
+    #: (``repro.profileclaim``, ``repro.profilerun``)
+    profile: bool = False
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from openssl_matrix.matrix.pkey import ALGORITHMS
 from openssl_matrix.matrix.tlsvocab import KEYS, PINNINGS, PROTOCOLS
 from openssl_matrix.measure.cpumodel import CORES
 from openssl_matrix.parse.algorithms import closest, has_legacy_path, resolve
+from openssl_matrix.repro.profileclaim import DOC, profile_problem
 from openssl_matrix.repro.sizes import refuse_unshared
 from openssl_matrix.repro.spec import (
     DEFAULT_TOLERANCE,
@@ -82,7 +83,7 @@ MEASUREMENT_KEYS = ("machine", "build", "command", "algorithm", "algorithms", "b
                     "reference", "notes", "operation", "protocol", "pinning", "stand_in",
                     "threads")
 CLAIM_KEYS = ("id", "says", "where", "compare", "expect", "ratio", "tolerance", "block_sizes",
-              "stand_in", "depends_on", "notes", "trend")
+              "stand_in", "depends_on", "notes", "trend", "profile")
 MEASURE_KEYS = ("seconds", "repeat", "rows")
 
 
@@ -583,6 +584,12 @@ def _claim(ctx: CheckContext, c: Mapping[str, Any], kp: str, cid: str,
         if any(b not in num.reference or b not in den.reference for b in sizes):
             raise ctx.fail(f"{kp}.ratio", "give the ratio the report claims, or reference "
                            "figures for both measurements at every block size judged")
+    profile = ctx.boolean(c.get("profile", False), f"{kp}.profile")
+    why = profile_problem(num, den, blocks, trend is not None) if profile else None
+    if why:
+        raise ctx.fail(f"{kp}.profile", f"this claim's sides cannot be profiled: {why}",
+                       hint=f"leave profile out, or profile the cells by hand with "
+                       f"`invoke matrix profile --compare A,B` ({DOC})")
     return Claim(
         id=cid, says=ctx.string(required(ctx, c, "says", kp), f"{kp}.says").strip(),
         where=opt_text(ctx, c.get("where"), f"{kp}.where"), numerator=names[0],
@@ -590,7 +597,7 @@ def _claim(ctx: CheckContext, c: Mapping[str, Any], kp: str, cid: str,
         block_sizes=blocks, stand_in=ctx.boolean(c.get("stand_in", True),
                                                  f"{kp}.stand_in"),
         notes=plain_text(ctx, c.get("notes"), f"{kp}.notes"),
-        depends_on=depends_on, trend=trend, trend_of=trend_of)
+        depends_on=depends_on, trend=trend, trend_of=trend_of, profile=profile)
 
 
 def _compared(ctx: CheckContext, c: Mapping[str, Any], kp: str,

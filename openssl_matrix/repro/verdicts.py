@@ -21,6 +21,7 @@ from openssl_matrix.repro.judge import (
     Reproduction,
     expectation_text,
 )
+from openssl_matrix.repro.profileclaim import where_lines
 from openssl_matrix.repro.resolve import ResolvedVersion
 from openssl_matrix.repro.spec import OP_BLOCK, Measurement
 from openssl_matrix.results import records
@@ -92,7 +93,8 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
             "stand_in": r.stand_in_note, "versions_built": r.versions,
             "unstable_at": r.unstable, "figure_labels": r.labels,
             "depends_on": r.claim.depends_on, "basis": r.basis, "model": r.model,
-            "method": r.method,
+            "method": r.method, "profile": r.claim.profile,
+            "profiled": rep.where.get(r.claim.id),
             "blocks": [{"block_size": b.block,
                         "trend": list(b.trend) if b.trend is not None else None,
                         "trend_of": b.trend_of if b.trend is not None else None,
@@ -198,7 +200,7 @@ def _claim_lines(rep: Reproduction, r: ClaimResult) -> list[str]:
         lines.append("      host: " + accounting_text(r.labels))
     if r.blocks:
         lines += _block_lines(rep, r)
-    return lines
+    return lines + where_lines(rep.where.get(c.id))
 
 
 def _label_lines(labels: Mapping[str, int]) -> list[str]:

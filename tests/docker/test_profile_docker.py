@@ -74,3 +74,31 @@ def test_profile_of_a_pkey_cell_counts_its_own_phase(
     assert meta["status"] in ("ok", "contended")
     top = [row["name"] for row in meta["top_functions"][:5]]
     assert any(n.endswith("(libcrypto)") and not n.startswith("[") for n in top), top
+
+
+def test_profile_overhead_runs_the_cell_unprofiled_around_the_profiled_run(
+        tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]) -> None:
+    """--overhead on sha256 at 16 bytes: three real runs in the profile image (unprofiled,
+    under perf, unprofiled), each with its rate and host accounting. Only what holds on a
+    busy host is asserted: positive rates, a ratio within a wide interval, statuses."""
+    path, _, tree, _ = built_matrix(tmp_path_factory.mktemp("profile-over"), SUITES,
+                                    "digest", VARIANT)
+    capsys.readouterr()
+    code = handlers()["profile"](target="", matrix=str(path), results=str(tree.root),
+                                 only=VARIANT, algorithm="sha256", bytes=16, suite="", cell="",
+                                 seconds=1, compare="", json=True, overhead=True)
+    assert code == 0
+    (meta,) = json.loads(capsys.readouterr().out)["profiles"]
+    over = meta["overhead"]
+    runs = over["runs"]
+    assert [r["role"] for r in runs] == ["unprofiled, before", "profiled",
+                                         "unprofiled, after"]
+    for r in runs:
+        assert r["operations"] > 0 and r["ops_per_s"] > 0 and r["seconds"] > 0
+        assert r["status"] in ("ok", "contended")
+        assert r["host"] is not None and r["host"]["elapsed_s"] > 0
+    assert runs[1]["operations"] == meta["operations"]  # the profile is the profiled run
+    assert 0.2 < over["ratio"] < 2.0 and 0 <= over["spread"] < 1.0
+    assert over["contended"] == any(r["status"] != "ok" for r in runs)
+    on_disk = json.loads((Path(meta["folder"]) / "meta.json").read_text())
+    assert on_disk["overhead"]["ratio"] == over["ratio"]
