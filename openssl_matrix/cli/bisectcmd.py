@@ -26,6 +26,7 @@ from openssl_matrix.sweep.bisectrun import DEFAULT_BUILD, run_bisection
 
 def cmd_bisect(*, target: str, matrix: str, results: str, figure: str, good: str, bad: str,
                build: str, cpu: str, wait: bool, json: bool, allow_plain_tcp: bool = False,
+               no_ccache: bool = False,
                backend_for: Callable[..., Backend], engine: Callable[..., Backend],
                git_commit: Callable[[], str | None]) -> int:
     if not figure or not good or not bad:
@@ -52,7 +53,7 @@ def cmd_bisect(*, target: str, matrix: str, results: str, figure: str, good: str
     result, out = run_bisection(m, backend, ResultsTree(Path(results or "results")), cell,
                                 releases, build=build or DEFAULT_BUILD, cpu_profile=profile,
                                 engine=backend.engine_info(), git_commit=git_commit(),
-                                wait=wait)
+                                wait=wait, compiler_cache=not no_ccache)
     if json:
         print(_json.dumps({"cell": cell.text(), "out": str(out), **result.as_dict()},
                           indent=2))

@@ -157,6 +157,12 @@ FLAGS: tuple[Flag, ...] = (
         "bisect": "CPU profile name from the matrix, or 'auto' for this host (default); "
         "one profile: a bisection's comparisons stay within one engine",
     }, ("build", "bench", "reproduce", "bisect")),
+    Flag("ccache", False, "compile through a shared compiler cache: ccache (Debian's, in "
+         "an image made once from the toolchain) in a BuildKit cache mount per release "
+         "series, outside the images and their content hash, so the next build of the "
+         "series recompiles only what changed (docs/building.md)", ("build",)),
+    Flag("no_ccache", False, "build each release cold, without the shared compiler cache "
+         "a bisection uses by default (docs/building.md)", ("bisect",)),
     Flag("images", "", "how a missing image reaches a profile's engine: build (build it "
          "there), ship (from the local engine, which holds it), auto (the default: whichever "
          "costs less, by the build time on record against the measured transfer rate)",

@@ -117,7 +117,7 @@ class EngineMeasure:
 
     def __init__(self, m: Matrix, backend: Backend, tree: ResultsTree, cell: Cell, *,
                  build: str, cpu_profile: str, engine: Mapping[str, Any],
-                 git_commit: str | None, wait: bool) -> None:
+                 git_commit: str | None, wait: bool, compiler_cache: bool = True) -> None:
         self.m = m
         self.tree = tree
         self.cell = cell
@@ -126,7 +126,9 @@ class EngineMeasure:
         self.build = build
         self.cpu_profile = cpu_profile
         self.wait = wait
-        self.builder = Builder(m, backend, tree, workdir=tree.root / BISECT_DIR / ".work")
+        # neighbouring releases share most of their sources: one compiler cache a series
+        self.builder = Builder(m, backend, tree, workdir=tree.root / BISECT_DIR / ".work",
+                               compiler_cache="openssl-matrix" if compiler_cache else None)
         self.bencher = Bencher(m, backend, tree, engine=dict(engine), git_commit=git_commit,
                                max_attempts=0)
         self.ready: dict[str, Variant] = {}
@@ -184,10 +186,12 @@ def run_bisection(m: Matrix, backend: Backend, tree: ResultsTree, cell: Cell,
                   releases: Sequence[str], *, build: str = DEFAULT_BUILD,
                   cpu_profile: str = "auto", engine: Mapping[str, Any] | None = None,
                   git_commit: str | None = None, wait: bool = False, rounds: int = ROUNDS,
-                  max_rounds: int = MAX_ROUNDS) -> tuple[Bisection, Path]:
+                  max_rounds: int = MAX_ROUNDS, compiler_cache: bool = True,
+                  ) -> tuple[Bisection, Path]:
     """Bisect ``cell`` over ``releases`` (GOOD first) on ``backend``; write the result."""
     measure = EngineMeasure(m, backend, tree, cell, build=build, cpu_profile=cpu_profile,
-                            engine=engine or {}, git_commit=git_commit, wait=wait)
+                            engine=engine or {}, git_commit=git_commit, wait=wait,
+                            compiler_cache=compiler_cache)
     try:
         result = bisect(releases, measure, rounds=rounds, max_rounds=max_rounds)
     except Unmeasurable as exc:  # an end: nothing can be compared with it
