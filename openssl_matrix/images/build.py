@@ -245,8 +245,14 @@ class Builder:
         build it without a cache (the same recipe and content hash)."""
         if p.rendered.cache is None:
             return
-        with self._toolchain_lock:
-            image = self.ensure_ccache(p.variant.base_image, p.toolchain_id)
+        api = str(self.engine().get("api_version") or "")
+        if re.fullmatch(r"\d+\.\d+", api) and tuple(map(int, api.split("."))) < (1, 39):
+            image = None  # before Docker 18.09: no BuildKit behind the Engine API
+            log.warn(f"{p.variant.id}: this engine (API {api}) has no BuildKit: built "
+                     "without the compiler cache")
+        else:
+            with self._toolchain_lock:
+                image = self.ensure_ccache(p.variant.base_image, p.toolchain_id)
         if image is None:
             p.rendered = render(p.variant)
             (p.context / "Dockerfile").write_text(p.rendered.built, encoding="utf-8")

@@ -98,3 +98,14 @@ def test_a_tag_prefix_keeps_a_benchmarks_builds_apart(fake_matrix: Path, tmp_pat
     assert out[0].tag is not None and out[0].tag.startswith(
         f"openssl-matrix-bench/{m.variants[0].id}:")
     assert "id=bench-7-ccache-" in backend.dockerfiles[-1]
+
+
+def test_an_engine_without_buildkit_builds_without_the_cache(
+        fake_matrix: Path, tmp_path: Path) -> None:
+    m = load_matrix(fake_matrix, default_urls=default_urls)
+    backend = FakeBackend()
+    backend.info["api_version"] = "1.38"  # Docker 18.06
+    out = Builder(m, backend, ResultsTree(tmp_path / "r"), workdir=tmp_path / "w",
+                  compiler_cache="openssl-matrix").build(list(m.variants)[:1])
+    assert out[0].status == "built" and backend.buildkit == []
+    assert not any(t.startswith("openssl-matrix/ccache:") for t in backend.builds)
