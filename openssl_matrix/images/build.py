@@ -574,7 +574,8 @@ class Builder:
                     labels={"openssl-matrix.variant": v.id, "openssl-matrix.digest": p.digest,
                             "openssl-matrix.tarball-sha256": p.tarball_sha256},
                     buildargs={"MAKE_JOBS": str(jobs)},
-                    buildkit=p.rendered.cache is not None,
+                    # asked for only with a cache: a backend of before it need not know it
+                    **({"buildkit": True} if p.rendered.cache is not None else {}),
                 )
                 info = self._buildinfo(p.tag)
         except DockerUnavailable:
