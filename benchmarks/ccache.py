@@ -7,7 +7,9 @@ Run from anywhere (it uses the checkout it lives in)::
 
 Real builds on the local Docker engine, through the tool's Builder, in a namespace of
 their own (images ``openssl-matrix-bench/<variant>:<digest>``, compiler caches
-``bench-<nonce>-ccache-<series>``), so nothing the user built is rebuilt or reused:
+``bench-<nonce>-ccache-<series>``), so nothing the user built is rebuilt or reused. Each
+row is appended to ``<out>/rows.jsonl`` as it is measured; a build's seconds are its own
+(the Builder's record: not the wait for another bench's measurement lock):
 
 ``step``   one tree built three times: the 3.0.20 release tarball with a line appended
            to ``crypto/evp/evp_lib.c`` (a new function) built cold without a cache (the
@@ -159,6 +161,8 @@ def build(backend: DockerBackend, matrix: Path, out: Path, variants: tuple[str, 
               + f" (others' busy cores before: {quiet.busy_cores:.2f})", flush=True)
         if o.status != "built":
             print(f"    {o.error}  log: {o.log_path}", flush=True)
+        with (out / "rows.jsonl").open("a", encoding="utf-8") as f:
+            f.write(json.dumps(asdict(rows[-1])) + "\n")
     return rows
 
 
@@ -240,7 +244,6 @@ def main(argv: list[str] | None = None) -> int:
         for name in sections:
             fn = {"step": section_step, "four": section_four}[name]
             rows += fn(backend, out, nonce, releases)
-            (out / "rows.json").write_text(json.dumps([asdict(r) for r in rows], indent=1))
     finally:
         if not args.keep:
             for image in backend.client.images.list():
