@@ -164,3 +164,11 @@ def test_the_context_goes_as_a_ustar_archive_buildkit_recognises(tmp_path: Path)
         assert tar.getnames() == ["Dockerfile", "openssl-3.0.20.tar.gz", "patches",
                                   "patches/a.patch"]
         assert all(m.uid == 0 and m.uname == "" for m in tar.getmembers())
+
+
+def test_the_asm_builds_second_noexecstack_is_kept_out_of_ccaches_hash() -> None:
+    """1.1.1w-asm-x86_64 into a shared cache, then its no-asm twin: 0 hits of 739 on
+    2026-12-06, because Configure adds -Wa,--noexecstack a second time to asm builds."""
+    built = render(variant("1.1.1w-no-asm-x86_64"), cached(variant("1.1.1w-no-asm-x86_64"))).built
+    assert "CCACHE_IGNOREOPTIONS=-Wa,--noexecstack" in built
+    assert "-Wa,--noexecstack" in render(variant("1.1.1w-no-asm-x86_64")).dockerfile
