@@ -276,8 +276,8 @@ def _peers(m: Matrix, cpu: str, allow_plain_tcp: bool, engine: EngineFactory,
 
 def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | None,
               force: bool, cpu: str, all: bool = False, allow_plain_tcp: bool = False,
-              images: str = "", registry: str = "", engine: EngineFactory = docker_engine,
-              launcher: Launcher | None = None) -> int:
+              images: str = "", registry: str = "", ccache: bool = False,
+              engine: EngineFactory = docker_engine, launcher: Launcher | None = None) -> int:
     n_jobs = bounded("--jobs", jobs or 1, 1, 64)
     mode = check_mode(images)
     registry = check_registry(registry, mode) or ""
@@ -288,7 +288,7 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
         return _lab("build", m, cpus, {
             "matrix": matrix, "results": results, "only": only, "jobs": jobs, "force": force,
             "all": all, "allow_plain_tcp": allow_plain_tcp, "images": images,
-            "registry": registry}, results, launcher=launcher)
+            "registry": registry, "ccache": ccache}, results, launcher=launcher)
     backend = _backend_for(m, cpu, allow_plain_tcp, engine)
     tree = _tree(results, matrix)
     shipper = Shipper(backend, backend.engine_info(), mode, _peers(m, cpu, allow_plain_tcp, engine),
@@ -296,7 +296,8 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
     in_lab = lab_worker()
     builder = Builder(m, backend, tree, images=shipper,
                       engine_tag=(cpu or "auto") if in_lab else None,
-                      claims=in_lab and bool(run_peers()))
+                      claims=in_lab and bool(run_peers()),
+                      compiler_cache="openssl-matrix" if ccache else None)
     with _terminate_as_interrupt():
         outcomes = builder.build(variants, jobs=n_jobs, force=force)
     by_id = {v.id: v for v in variants}

@@ -160,6 +160,12 @@ FLAGS: tuple[Flag, ...] = (
         "bisect": "CPU profile name from the matrix, or 'auto' for this host (default); "
         "one profile: a bisection's comparisons stay within one engine",
     }, ("build", "bench", "reproduce", "bisect")),
+    Flag("ccache", False, "compile through a shared compiler cache: ccache (Debian's, in "
+         "an image made once from the toolchain) in a BuildKit cache mount per release "
+         "series, outside the images and their content hash, so the next build of the "
+         "series recompiles only what changed (docs/building.md)", ("build",)),
+    Flag("no_ccache", False, "build each release cold, without the shared compiler cache "
+         "a bisection uses by default (docs/building.md)", ("bisect",)),
     Flag("images", "", "how a missing image reaches a profile's engine: build (build it "
          "there), ship (from the local engine, which holds it), auto (the default: whichever "
          "costs less, by the build time on record against the measured transfer rate)",
@@ -202,6 +208,13 @@ FLAGS: tuple[Flag, ...] = (
          ("bisect",)),
     Flag("bad", "", "the release whose figure moved (a catalogue release, either side of "
          "--good in time)", ("bisect",)),
+    Flag("git", "", "a local git clone of OpenSSL: --good and --bad are revisions of it "
+         "(tags, commits) and the bisection is over the commits of BAD's first-parent line "
+         "after GOOD, each built from its `git archive` (docs/bisect.md)", ("bisect",)),
+    Flag("run", False, "with --git: judge the tree's HEAD (the commit `git bisect run` "
+         "checked out) against --good and --bad and exit 0 (like good), 1 (like bad), 125 "
+         "(skip: it does not build, or the rounds cannot place it) or 128 (stop the run: "
+         "like neither, or an error)", ("bisect",)),
     Flag("build", "", "how each release is built: the part of its variant id after the "
          "version (default asm-x86_64: 3.0.13-asm-x86_64)", ("bisect",)),
     Flag("algorithm", "", "the speed algorithm to profile (e.g. sha256, aes-128-cbc: as "

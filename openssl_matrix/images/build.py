@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import threading
 import time
@@ -41,7 +42,12 @@ from openssl_matrix.engine.buildclaims import BuildClaims
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.engine.ship import Choice, Shipper, engine_ref, same_family
 from openssl_matrix.images.render import (
+    CCACHE_MARK,
+    CompilerCache,
     Rendered,
+    cache_id,
+    ccache_dockerfile,
+    ccache_tag,
     render,
     tarball_name,
     toolchain_dockerfile,
@@ -88,8 +94,17 @@ class BuildOutcome:
 class Builder:
     def __init__(self, matrix: Matrix, backend: Backend, tree: ResultsTree, *,
                  workdir: Path | None = None, engine_tag: str | None = None,
-                 images: Shipper | None = None, claims: bool = False) -> None:
+                 images: Shipper | None = None, claims: bool = False,
+                 compiler_cache: str | None = None, tag_prefix: str = "openssl-matrix",
+                 ) -> None:
         self.matrix = matrix
+        #: a shared compiler cache (ccache in a BuildKit cache mount, one per series),
+        #: named ``<compiler_cache>-ccache-<series>``; None: every build compiles cold
+        self.compiler_cache = compiler_cache
+        self._ccache_images: dict[str, str | None] = {}  # base image -> ccache image
+        #: images are tagged ``<tag_prefix>/<variant>:<digest>`` (a benchmark's own
+        #: namespace keeps its builds apart from the user's)
+        self.tag_prefix = tag_prefix
         self.backend = backend
         self.tree = tree
         #: set when several engines build into one tree at once (a lab): a journal, a build
@@ -190,6 +205,58 @@ class Builder:
                                       labels={"openssl-matrix.base-id": base_id,
                                               "openssl-matrix.base-image": base_image})
 
+    def ensure_ccache(self, base_image: str, toolchain_id: str) -> str | None:
+        """The compiler-cache image (the toolchain plus Debian's ccache; built once, with
+        network for apt), or None when it cannot be made: those builds compile cold."""
+        if base_image in self._ccache_images:
+            return self._ccache_images[base_image]
+        tag = ccache_tag(base_image)
+        found: str | None = tag
+        if self.backend.image_labels(tag).get("openssl-matrix.toolchain-id") != toolchain_id:
+            context = self.workdir / "ccache" / tag.split(":", 1)[1]
+            context.mkdir(parents=True, exist_ok=True)
+            (context / "Dockerfile").write_text(ccache_dockerfile(base_image), encoding="utf-8")
+            log_path = self.tree.root / "_builds" / "_toolchain" / \
+                f"ccache-{tag.split(':', 1)[1]}.log"
+            try:
+                with log.step(f"compiler-cache image for {base_image} (apt-get ccache, "
+                              "needs network)"), self._step(f"ccache {tag}"):
+                    self.backend.build(context, tag, log_path=log_path, network=None,
+                                       labels={"openssl-matrix.toolchain-id": toolchain_id,
+                                               "openssl-matrix.base-image": base_image})
+            except DockerUnavailable:
+                raise
+            except FatalError as exc:
+                log.warn(f"no compiler cache for {base_image}: {exc.message} (log: "
+                         f"{log_path}); its variants are built without one")
+                found = None
+        self._ccache_images[base_image] = found
+        return found
+
+    def _cache_for(self, v: Variant) -> CompilerCache | None:
+        """The cache a variant's build would use (its image is made when a build needs
+        it: :meth:`_with_cache`)."""
+        if self.compiler_cache is None:
+            return None
+        return CompilerCache(cache_id(v, self.compiler_cache), ccache_tag(v.base_image))
+
+    def _with_cache(self, p: PlannedBuild) -> None:
+        """Before ``p`` is built: make its compiler-cache image, or, when that fails,
+        build it without a cache (the same recipe and content hash)."""
+        if p.rendered.cache is None:
+            return
+        api = str(self.engine().get("api_version") or "")
+        if re.fullmatch(r"\d+\.\d+", api) and tuple(map(int, api.split("."))) < (1, 39):
+            image = None  # before Docker 18.09: no BuildKit behind the Engine API
+            log.warn(f"{p.variant.id}: this engine (API {api}) has no BuildKit: built "
+                     "without the compiler cache")
+        else:
+            with self._toolchain_lock:
+                image = self.ensure_ccache(p.variant.base_image, p.toolchain_id)
+        if image is None:
+            p.rendered = render(p.variant)
+            (p.context / "Dockerfile").write_text(p.rendered.built, encoding="utf-8")
+
     # -- planning -------------------------------------------------------------
     def plan(self, variants: list[Variant], *, toolchains: dict[str, str]) -> list[PlannedBuild]:
         plans = []
@@ -203,18 +270,18 @@ class Builder:
                     lock_file=self.matrix.path.with_suffix(".lock"),
                 )
             src = fetched[spec.version]
-            rendered = render(v)
+            tc_id = toolchains[v.base_image]
+            rendered = render(v, self._cache_for(v))
             context = self.workdir / "contexts" / v.id
             files = dict(rendered.context_files)
             files[tarball_name(v)] = Path(src.path)
             file_hashes = {name: (src.sha256 if name == tarball_name(v) else file_sha256(path))
                            for name, path in files.items()}
             base_id = self.base_image_id(v.base_image)
-            tc_id = toolchains[v.base_image]
             digest = rendered.digest({**file_hashes, "<base>": base_id, "<toolchain>": tc_id})
             plans.append(PlannedBuild(
                 variant=v, rendered=rendered, context=context, digest=digest,
-                tag=f"openssl-matrix/{v.id}:{digest[:12]}", tarball_sha256=src.sha256,
+                tag=f"{self.tag_prefix}/{v.id}:{digest[:12]}", tarball_sha256=src.sha256,
                 source_origin=str(src.origin), base_image_id=base_id, toolchain_id=tc_id,
             ))
             _write_context(context, rendered, files)
@@ -492,16 +559,22 @@ class Builder:
             except FatalError as exc:
                 log.error(f"[{index}/{total}] {v.id}: {exc}")
                 return BuildOutcome(v.id, "failed", tag=p.tag, error=exc.message)
+        self._with_cache(p)
         t0 = time.monotonic()
         started = now("seconds")
         log.info(f"▸ [{index}/{total}] {v.id}: building {p.tag} (log: {log_path})")
         try:
             with self._step(v.id):
+                # the build's own time: not the wait for a bench's measurement lock
+                t0 = time.monotonic()
+                started = now("seconds")
                 image_id = self.backend.build(
                     p.context, p.tag, log_path=log_path, network="none",
                     labels={"openssl-matrix.variant": v.id, "openssl-matrix.digest": p.digest,
                             "openssl-matrix.tarball-sha256": p.tarball_sha256},
                     buildargs={"MAKE_JOBS": str(jobs)},
+                    # asked for only with a cache: a backend of before it need not know it
+                    **({"buildkit": True} if p.rendered.cache is not None else {}),
                 )
                 info = self._buildinfo(p.tag)
         except DockerUnavailable:
@@ -512,16 +585,22 @@ class Builder:
             return BuildOutcome(v.id, "failed", tag=p.tag, seconds=secs, error=exc.message,
                                 log_path=str(log_path))
         secs = time.monotonic() - t0
+        cache = p.rendered.cache
+        used = None if cache is None else \
+            {"id": cache.id, "image": cache.image, **ccache_stats(log_path)}
         record = self._record(p, image_id, info, started=started, seconds=secs,
-                              make_jobs=jobs)
+                              make_jobs=jobs, compiler_cache=used)
         log.info(f"  [{index}/{total}] {v.id}: built ✓ in {secs:.0f}s — "
-                 f"{info.get('openssl_version', '?')}, endbr32={info.get('endbr32')}")
+                 f"{info.get('openssl_version', '?')}, endbr32={info.get('endbr32')}"
+                 + ("" if used is None else f", ccache hits {used.get('hits')}/"
+                    f"{used.get('cacheable')}"))
         return BuildOutcome(v.id, "built", tag=p.tag, seconds=secs, log_path=str(log_path),
                             record=record)
 
     def _record(self, p: PlannedBuild, image_id: str, info: dict[str, Any], *, started: str | None,
                 seconds: float | None, make_jobs: int | None,
-                built_on: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                built_on: Mapping[str, Any] | None = None,
+                compiler_cache: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Write the build record (and the variant's latest pointer) into the results tree."""
         v = p.variant
         bdir = self.tree.build_dir(v.id, p.digest)
@@ -537,6 +616,7 @@ class Builder:
             "toolchain_image_id": p.toolchain_id,
             "configure_line": p.rendered.recipe.configure_line,
             "make_jobs": make_jobs,
+            "compiler_cache": None if compiler_cache is None else dict(compiler_cache),
             "started": started,
             "ended": now("seconds") if started else None,
             "seconds": None if seconds is None else round(seconds, 1),
@@ -550,6 +630,8 @@ class Builder:
         # The record marks the variant finished, so it is written after the Dockerfile;
         # the latest pointer is repaired by the next run if a kill comes before it is written.
         atomic_write(bdir / "Dockerfile", p.rendered.dockerfile)
+        if compiler_cache is not None:  # what was built: the recipe, through ccache
+            atomic_write(bdir / "Dockerfile.ccache", p.rendered.built)
         records.write_build(bdir, record)
         self._point_latest(p)
         return record
@@ -597,6 +679,36 @@ class Builder:
         }
 
 
+#: ``ccache --show-log-stats`` lines: ``Hits:  12 / 40 (30.00%)``
+_STAT = re.compile(r"^\s*(Cacheable calls|Hits|Misses|Direct|Preprocessed):\s+(\d+)\s*/\s*(\d+)")
+
+
+def ccache_stats(log_path: Path) -> dict[str, Any]:
+    """What ccache said of one build (its stats log, printed after make under
+    :data:`CCACHE_MARK`): ``cacheable`` compiler calls, ``hits`` (``direct`` and
+    ``preprocessed``) and ``misses``; ``{"stats": None}`` when the log has none (make's
+    step came from the engine's layer cache: nothing was compiled)."""
+    try:
+        text = log_path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {"stats": None}
+    at = text.rfind(CCACHE_MARK)
+    if at < 0:
+        return {"stats": None}
+    out: dict[str, Any] = {}
+    names = {"Cacheable calls": "cacheable", "Hits": "hits", "Misses": "misses",
+             "Direct": "direct", "Preprocessed": "preprocessed"}
+    for line in text[at:].splitlines()[1:12]:
+        m = _STAT.match(line)
+        if m and names[m.group(1)] not in out:
+            out[names[m.group(1)]] = int(m.group(2))
+            if m.group(1) == "Cacheable calls":
+                out["calls"] = int(m.group(3))
+    if not out:
+        return {"stats": None}
+    return out
+
+
 def _write_context(context: Path, rendered: Rendered, files: dict[str, Path]) -> None:
     """Lay out the build context: Dockerfile plus the files it COPYs (hard-linked)."""
     context.mkdir(parents=True, exist_ok=True)
@@ -607,7 +719,7 @@ def _write_context(context: Path, rendered: Rendered, files: dict[str, Path]) ->
                 shutil.rmtree(old)
             else:
                 old.unlink()
-    (context / "Dockerfile").write_text(rendered.dockerfile, encoding="utf-8")
+    (context / "Dockerfile").write_text(rendered.built, encoding="utf-8")
     for name, src in files.items():
         dest = context / name
         if dest.exists() and dest.stat().st_size == src.stat().st_size and \

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,12 @@ PREFIX = "/opt/openssl"
 SRCFACTS = "srcfacts.pl"
 FACTS_FILE = "/src/facts.txt"
 TOOLCHAIN_PACKAGES = ("build-essential", "perl", "binutils", "patch", "linux-libc-dev")
+#: what the compiler-cache image adds to the toolchain (Debian's package)
+CCACHE_PACKAGES = ("ccache",)
+#: the line the build log shows before ``ccache --show-log-stats`` (build.py reads it)
+CCACHE_MARK = "==> openssl-matrix ccache stats"
+#: a series' cache stops growing here (ccache evicts the oldest entries)
+CCACHE_MAX_SIZE = "2G"
 
 
 #: The Configure argument srcfacts.pl replaces with the target the source stage chose.
@@ -110,8 +117,28 @@ class Recipe:
 
 
 @dataclass(frozen=True)
+class CompilerCache:
+    """A shared compiler cache for a build: ccache in a BuildKit cache mount named
+    :attr:`id`, one per release series (``openssl-matrix-ccache-3.0``), so neighbouring
+    releases, commits, and asm/no-asm builds of one series recompile only what differs.
+    Neither the cache nor the image ccache comes from is part of the content hash."""
+
+    id: str
+    image: str
+    """the compiler-cache image (:func:`ccache_tag`): the toolchain plus Debian's ccache"""
+
+
+def cache_id(variant: Variant, namespace: str = "openssl-matrix") -> str:
+    """The cache a variant's build shares: one per series (``1.1.1``, ``3.0``)."""
+    return f"{namespace}-ccache-{variant.version.series_name}"
+
+
+@dataclass(frozen=True)
 class Rendered:
-    """A variant's Dockerfile and the files its build context needs."""
+    """A variant's Dockerfile and the files its build context needs.
+
+    :attr:`dockerfile` is the recipe (what the content hash covers); with a compiler cache,
+    :attr:`build_dockerfile` is what is built: the same steps, compiled through ccache."""
 
     variant: Variant
     dockerfile: str
@@ -119,6 +146,13 @@ class Rendered:
     toolchain_dockerfile: str
     recipe: Recipe
     context_files: dict[str, Path] = field(default_factory=dict)
+    build_dockerfile: str = ""
+    cache: CompilerCache | None = None
+
+    @property
+    def built(self) -> str:
+        """The Dockerfile sent to the engine."""
+        return self.build_dockerfile or self.dockerfile
 
     def digest(self, file_hashes: dict[str, str]) -> str:
         """Hash of everything that goes into the image (Dockerfile + context contents)."""
@@ -188,6 +222,19 @@ def toolchain_dockerfile(base_image: str) -> str:
         base_image=base_image, packages=TOOLCHAIN_PACKAGES, eol=is_eol_image(base_image))
 
 
+def ccache_dockerfile(base_image: str) -> str:
+    return _env().get_template("ccache.Dockerfile.j2").render(
+        toolchain_tag=toolchain_tag(base_image), packages=CCACHE_PACKAGES)
+
+
+def ccache_tag(base_image: str) -> str:
+    """The compiler-cache image of a base image's toolchain (its tag names the text that
+    builds it, which names the toolchain's tag)."""
+    text = ccache_dockerfile(base_image)
+    slug = toolchain_tag(base_image).split(":", 1)[1]
+    return f"openssl-matrix/ccache:{slug}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+
+
 def toolchain_tag(base_image: str) -> str:
     text = toolchain_dockerfile(base_image)
     slug = base_image.replace("/", "-").replace(":", "-").replace("@", "-")
@@ -242,8 +289,9 @@ def _devcrypto_check(variant: Variant) -> list[str] | None:
             f"{{ echo {_sh_quote(message)} >&2; exit 1; }}"]
 
 
-def render(variant: Variant) -> Rendered:
-    """Render the variant's Dockerfile. Pure: the same variant gives the same text."""
+def render(variant: Variant, cache: CompilerCache | None = None) -> Rendered:
+    """Render the variant's Dockerfile. Pure: the same variant gives the same text, and
+    ``cache`` changes only :attr:`Rendered.build_dockerfile`."""
     r = recipe(variant)
     tc_tag = toolchain_tag(variant.base_image)
     context: dict[str, Any] = {
@@ -261,10 +309,19 @@ def render(variant: Variant) -> Rendered:
         "make": list(r.make_command(FACTS_FILE)),
         "install": list(r.install),
     }
-    text = _env().get_template("openssl.Dockerfile.j2").render(**context)
+    template = _env().get_template("openssl.Dockerfile.j2")
+    text = template.render(**context, ccache=None)
+    built = ""
+    if cache is not None:
+        mount = f"--mount=type=cache,id={cache.id},target=/ccache,sharing=shared"
+        make = ["/bin/sh", "-c", f"{shlex.join(context['make'])} && echo {CCACHE_MARK!r} "
+                "&& ccache --show-log-stats"]
+        built = template.render(**context, ccache={
+            "id": cache.id, "image": cache.image, "mount": mount, "make": make,
+            "max_size": CCACHE_MAX_SIZE})
     files = {"buildinfo.sh": dockerfiles() / "buildinfo.sh", SRCFACTS: dockerfiles() / SRCFACTS}
     for p in variant.patches:
         files[p.context_name] = p.path
     return Rendered(variant=variant, dockerfile=text, toolchain_tag=tc_tag,
                     toolchain_dockerfile=toolchain_dockerfile(variant.base_image),
-                    recipe=r, context_files=files)
+                    recipe=r, context_files=files, build_dockerfile=built, cache=cache)

@@ -359,12 +359,14 @@ class BuildRecord(_Record):
     started: str | None = None
     ended: str | None = None
     seconds: float | None = None
+    #: the shared compiler cache the build used (its id, ccache's hits and misses), or None
+    compiler_cache: Mapping[str, Any] | None = None
 
     _REQUIRED = ("tag", "digest")
     _TYPES = MappingProxyType({"tag": STR, "digest": STR, "image_id": OPT_STR, "variant": OPT_OBJ,
               "tarball_sha256": OPT_STR, "configure_line": OPT_STR, "endbr32": OPT_INT,
               "endbr32_warning": OPT_STR, "started": OPT_STR, "ended": OPT_STR,
-              "seconds": NUM})
+              "seconds": NUM, "compiler_cache": OPT_OBJ})
 
 
 @dataclass(frozen=True)

@@ -406,6 +406,16 @@ def bisect(releases: Sequence[str], measure: Measure, *, rounds: int = ROUNDS,
     return run.out
 
 
+def judge(candidate: str, good: str, bad: str, measure: Measure, *, rounds: int = ROUNDS,
+          max_rounds: int = MAX_ROUNDS, tolerance: float = TOLERANCE) -> Step:
+    """One candidate judged against both ends, as a bisection's step is (what one
+    ``git bisect run`` call decides): rounds of GOOD, the candidate and BAD until it is
+    like one end, or like neither twice, or ``max_rounds``; skipped when the candidate
+    cannot be measured. :func:`exit_code` of its decision is what git reads."""
+    run = _Run([good, candidate, bad], measure, rounds, max_rounds, tolerance)
+    return run.step(candidate, good, bad)
+
+
 def summary(b: Bisection) -> list[str]:
     """The result in lines for a terminal: the ends, each move, the path."""
     lines = [f"bisection {b.good} (good) → {b.bad} (bad) over {len(b.releases)} releases: "

@@ -29,10 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from openssl_matrix.core import log
-from openssl_matrix.core.errors import ConfigError, FatalError
+from openssl_matrix.core.errors import ConfigError, FatalError, SourceError
 from openssl_matrix.core.files import atomic_write
+from openssl_matrix.core.version import Version, VersionError
 from openssl_matrix.engine.backend import Backend
 from openssl_matrix.images.build import Builder
+from openssl_matrix.images.gitsource import Commit, commit_variant, tree_version
 from openssl_matrix.matrix.model import Matrix, Suite, Variant
 from openssl_matrix.measure.cell import CellOutcome
 from openssl_matrix.measure.guards import DISTURBED
@@ -44,8 +46,10 @@ from openssl_matrix.sweep.bisect import (
     ROUNDS,
     Bisection,
     Cell,
+    Step,
     Unmeasurable,
     bisect,
+    judge,
     summary,
 )
 from openssl_matrix.sweep.bisectresume import Replaying, measure_key, range_name
@@ -116,7 +120,7 @@ class EngineMeasure:
 
     def __init__(self, m: Matrix, backend: Backend, tree: ResultsTree, cell: Cell, *,
                  build: str, cpu_profile: str, engine: Mapping[str, Any],
-                 git_commit: str | None, wait: bool) -> None:
+                 git_commit: str | None, wait: bool, compiler_cache: bool = True) -> None:
         self.m = m
         self.tree = tree
         self.cell = cell
@@ -125,7 +129,9 @@ class EngineMeasure:
         self.build = build
         self.cpu_profile = cpu_profile
         self.wait = wait
-        self.builder = Builder(m, backend, tree, workdir=tree.root / BISECT_DIR / ".work")
+        # neighbouring releases share most of their sources: one compiler cache a series
+        self.builder = Builder(m, backend, tree, workdir=tree.root / BISECT_DIR / ".work",
+                               compiler_cache="openssl-matrix" if compiler_cache else None)
         self.bencher = Bencher(m, backend, tree, engine=dict(engine), git_commit=git_commit,
                                max_attempts=0)
         self.ready: dict[str, Variant] = {}
@@ -179,34 +185,97 @@ class EngineMeasure:
         return rounds_of(outcomes, release_of, self.cell, self.mask)
 
 
+def base_variant(m: Matrix, release: str, build: str) -> Variant:
+    """The matrix's variant of ``build`` for a tree at ``release``: that release's own
+    when the matrix declares it (``catalogue: true`` declares every release), else the
+    newest declared release of its series: its patches, engines and base image."""
+    def series(text: str) -> str:
+        v = Version.parse(text)
+        return f"{v.major}.{v.minor}" if v.major >= 3 else f"{v.major}.{v.minor}.{v.patch}"
+
+    try:
+        want = series(release)
+    except VersionError as exc:
+        raise ConfigError(str(exc)) from None
+    found = [v for v in m.all_variants or m.variants
+             if v.id == f"{v.version.version}-{build}" and v.version.series_name == want]
+    exact = [v for v in found if v.version.version == release]
+    if exact or found:
+        return exact[0] if exact else max(found, key=lambda v: Version.parse(v.version.version))
+    raise ConfigError(f"the matrix {m.path} declares no {build} variant of the {want} "
+                      f"series, whose build a tree at {release} would take",
+                      hint="declare one (catalogue: true declares every release)")
+
+
+class GitMeasure(EngineMeasure):
+    """:class:`EngineMeasure` over commits of a local git tree: each "release" is a
+    commit's short hash, built from its ``git archive`` (images/gitsource.py) as the
+    matrix's variant of ``build`` for the tree's series."""
+
+    def __init__(self, m: Matrix, backend: Backend, tree: ResultsTree, cell: Cell, *,
+                 git: Path, commits: Mapping[str, Commit], build: str, cpu_profile: str,
+                 engine: Mapping[str, Any], git_commit: str | None, wait: bool,
+                 compiler_cache: bool = True) -> None:
+        super().__init__(m, backend, tree, cell, build=build, cpu_profile=cpu_profile,
+                         engine=engine, git_commit=git_commit, wait=wait,
+                         compiler_cache=compiler_cache)
+        self.git = git
+        self.commits = dict(commits)
+        self.archives = tree.root / BISECT_DIR / ".git-archives"
+
+    def variant(self, release: str) -> Variant:
+        commit = self.commits[release]
+        try:
+            base = base_variant(self.m, tree_version(self.git, commit.sha), self.build)
+            return commit_variant(base, self.git, commit, self.archives)
+        except (SourceError, ConfigError) as exc:
+            raise Unmeasurable(release, exc.message) from None
+
+
+def run_step(measure: EngineMeasure, candidate: str, good: str, bad: str) -> Step:
+    """One ``git bisect run`` call: the candidate judged against both ends
+    (``bisect.judge``); an end that cannot be measured is a FatalError (the run must
+    stop: nothing can be compared with it)."""
+    try:
+        return judge(candidate, good, bad, measure)
+    except Unmeasurable as exc:
+        raise FatalError(f"cannot measure {exc.release}, a reference of the step: "
+                         f"{exc.reason}", hint="GOOD and BAD must build and run the cell"
+                         ) from None
+
+
 def run_bisection(m: Matrix, backend: Backend, tree: ResultsTree, cell: Cell,
                   releases: Sequence[str], *, build: str = DEFAULT_BUILD,
                   cpu_profile: str = "auto", engine: Mapping[str, Any] | None = None,
                   git_commit: str | None = None, wait: bool = False, rounds: int = ROUNDS,
-                  max_rounds: int = MAX_ROUNDS, fresh: bool = False,
+                  max_rounds: int = MAX_ROUNDS, compiler_cache: bool = True,
+                  measure: EngineMeasure | None = None, fresh: bool = False,
                   ) -> tuple[Bisection, Path]:
     """Bisect ``cell`` over ``releases`` (GOOD first) on ``backend``; write the result.
-    What an earlier bisection of the same range, measured the same way, measured is
-    replayed instead of measured again, unless ``fresh`` (sweep/bisectresume.py)."""
-    engine_measure = EngineMeasure(m, backend, tree, cell, build=build,
-                                   cpu_profile=cpu_profile, engine=engine or {},
-                                   git_commit=git_commit, wait=wait)  # checks the cell
+    ``measure``: how releases are built and measured (default: the matrix's releases;
+    :class:`GitMeasure` for commits). What an earlier bisection of the same range,
+    measured the same way, measured is replayed instead of measured again, unless
+    ``fresh`` (sweep/bisectresume.py)."""
+    engine_measure = measure if measure is not None else EngineMeasure(
+        m, backend, tree, cell, build=build, cpu_profile=cpu_profile, engine=engine or {},
+        git_commit=git_commit, wait=wait, compiler_cache=compiler_cache)  # checks the cell
     progress = tree.bisection_progress(range_name(cell, releases[0], releases[-1]),
                                        measure_key(build, cpu_profile, engine or {}))
     if fresh and (aside := progress.set_aside()) is not None:
         log.info(f"--fresh: the earlier measurements are set aside as {aside}")
-    measure = Replaying(engine_measure, progress)
-    if measure.recorded:
-        log.info(f"resuming: {len(measure.recorded)} measurement(s) of an earlier "
+    replaying = Replaying(engine_measure, progress)
+    if replaying.recorded:
+        log.info(f"resuming: {len(replaying.recorded)} measurement(s) of an earlier "
                  f"bisection of this range are replayed ({progress.path})")
     try:
-        result = bisect(releases, measure, rounds=rounds, max_rounds=max_rounds)
+        result = bisect(releases, replaying, rounds=rounds, max_rounds=max_rounds)
     except Unmeasurable as exc:  # an end: nothing can be compared with it
         raise FatalError(f"cannot measure {exc.release}, an end of the bisection: "
                          f"{exc.reason}", hint="GOOD and BAD must build and run the cell; "
                          "pick ends that do") from None
     out = write_bisection(tree, cell, result, build=build, cpu_profile=cpu_profile,
-                          resumed={"replayed": measure.replayed, "measured": measure.measured,
+                          resumed={"replayed": replaying.replayed,
+                                   "measured": replaying.measured,
                                    "progress": str(progress.path)})
     return result, out
 

@@ -91,14 +91,15 @@ class SweepBackend(FakeBackend):
     """Builds succeed except for 1.1.0z no-asm, whose log says what Configure said."""
 
     def build(self, context: Path, tag: str, *, log_path: Path, network: str | None,
-              labels: Mapping[str, str], buildargs: Mapping[str, str] | None = None) -> str:
+              labels: Mapping[str, str], buildargs: Mapping[str, str] | None = None,
+              buildkit: bool = False) -> str:
         if "1.1.0z-no-asm" in tag:
             log_path.parent.mkdir(parents=True, exist_ok=True)
             log_path.write_text("#9 0.412 perl ./Configure ...\n"
                                 "#9 0.501 ***** Unsupported options: no-bogus\n")
             raise BuildError(f"{tag}: the build failed at step 9")
         return super().build(context, tag, log_path=log_path, network=network,
-                             labels=labels, buildargs=buildargs)
+                             labels=labels, buildargs=buildargs, buildkit=buildkit)
 
 
 def test_run_sweep_builds_with_the_tool_and_tables_the_outcome(

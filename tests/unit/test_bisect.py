@@ -32,6 +32,7 @@ from openssl_matrix.sweep.bisect import (
     classify,
     decide,
     exit_code,
+    judge,
     pair_ratio,
     parse_cell,
     releases_between,
@@ -268,3 +269,27 @@ def test_summary_names_the_pair_the_figures_and_the_path() -> None:
     assert "3.0.14 / 3.0.13: 0.6" in text
     assert "step 1: 3.0.13 in [3.0.10, 3.0.17]" in text
     assert b.as_dict()["moves"][0]["ratio"]["pairs"] >= 4
+
+
+@pytest.mark.parametrize(("truth", "decision", "code"), [
+    ({"good": 1.0, "c": 1.0, "bad": 0.7}, LIKE_GOOD, 0),
+    ({"good": 1.0, "c": 0.7, "bad": 0.7}, LIKE_BAD, 1),
+    ({"good": 1.0, "c": 0.85, "bad": 0.7}, LIKE_NEITHER, 128),
+])
+def test_one_candidate_is_judged_as_a_step_for_git_bisect_run(
+        truth: dict[str, float], decision: str, code: int) -> None:
+    measure = Scripted(lambda r: BASE * truth[r])
+    step = judge("c", "good", "bad", measure)
+    assert (step.decision, exit_code(step.decision)) == (decision, code)
+    assert step.rounds >= 5 and set(measure.count) == {"good", "c", "bad"}
+    if decision == LIKE_NEITHER:  # confirmed by a second batch before it stops the run
+        assert step.rounds >= 10
+
+
+def test_a_candidate_that_cannot_be_measured_is_skipped_with_its_reason() -> None:
+    measure = Scripted(lambda r: BASE, broken={"c": "the build failed: error: x"})
+    step = judge("c", "good", "bad", measure)
+    assert (step.decision, exit_code(step.decision)) == (SKIPPED, 125)
+    assert step.reason == "the build failed: error: x"
+    with pytest.raises(Unmeasurable):  # an end: the caller stops the run
+        judge("c", "good", "bad", Scripted(lambda r: BASE, broken={"good": "no"}))
