@@ -242,12 +242,13 @@ def one_release_bench(tmp_path: Path, suites: str, responder: Responder, *,
 
 def fake_pairbench(command: Sequence[str],
                    bytes_per_s: Callable[[str, str | None, str, bool], float], *,
-                   blocks: int = 40) -> str:
+                   blocks: int = 40, cpu_share: float = 1.0) -> str:
     """Synthetic output of ``resources/harness/pairbench.c`` for one of its command
     lines (its real output is read in tests/unit/test_interleave.py and the docker
     tests): each side's operations a 5-ms window from ``bytes_per_s(variant id, the
     side's OPENSSL_ia32cap or None, algorithm, decrypt)``, with a little spread so that
-    the estimate has an interval."""
+    the estimate has an interval; ``cpu_share``: the share of each window's wall time the
+    thread had the CPU (below 0.9: preempted, a busy host)."""
     args = list(command)
 
     def arg(flag: str) -> str | None:
@@ -269,7 +270,8 @@ def fake_pairbench(command: Sequence[str],
             for side in (0, 1, 1, 0):
                 ops = bytes_per_s(variants[side], caps[side], alg, decrypt) * 0.005 / size
                 ops *= 1 + 0.002 * (block % 3)
-                lines.append(f"+PAIR:w:{w}:{side}:{max(1, round(ops))}:5000000:5000000")
+                cpu = round(5_000_000 * cpu_share)
+                lines.append(f"+PAIR:w:{w}:{side}:{max(1, round(ops))}:5000000:{cpu}")
                 w += 1
         lines.append(f"+PAIR:end:alg={alg}:windows={w}")
     return "\n".join(lines) + "\n"

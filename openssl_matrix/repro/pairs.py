@@ -29,7 +29,7 @@ from openssl_matrix.core.errors import BuildError, DockerUnavailable, FatalError
 from openssl_matrix.core.version import series
 from openssl_matrix.images.pairimage import OLDEST, ensure_pair_image
 from openssl_matrix.matrix.model import Mask, Suite, Variant
-from openssl_matrix.measure.interleave import WINDOW_MS
+from openssl_matrix.measure.interleave import CPU_SHARE_MIN, WINDOW_MS
 from openssl_matrix.measure.pairrun import PairPlan, Side, measure_pair, timeout
 from openssl_matrix.measure.speedcmd import mask_value
 from openssl_matrix.parse.algorithms import speed_argument
@@ -252,6 +252,9 @@ def measure_claim_pairs(spec: ReportSpec, pairs: Mapping[str, ClaimPair],
     for i, run in enumerate(runs, 1):
         earlier = None if force else _earlier(root, cpu, spec.id, run, image.tag)
         if earlier is not None:
+            log.info(f"    [{i}/{len(runs)}] {run.name}: reusing the run filed by an earlier "
+                     f"reproduction in the same harness image ({earlier[0]}; --force "
+                     "measures again)")
             filed[run.name] = earlier
             continue
         got = _measure(backend, image.tag, run, limits, f"[{i}/{len(runs)}]")
@@ -302,11 +305,15 @@ def _claim_ratios(cp: ClaimPair, runs: Sequence[_Run],
             continue
         session, rec = filed.get(run.name, ("", {}))
         row = next((r for r in rec.get("algorithms") or ()
-                    if r.get("algorithm") == cp.algorithm and r.get("direction") in directions
-                    and isinstance(r.get("ratio"), float)), None)
+                    if r.get("algorithm") == cp.algorithm and r.get("direction") in directions),
+                   None)
         if row is None or rec.get("exit_code") != 0:
             errors = "; ".join(str(e) for e in rec.get("errors") or ()) or "the run failed"
             missing.append(f"{run.block} bytes ({errors})")
+            continue
+        if not isinstance(row.get("ratio"), float):
+            missing.append(f"{run.block} bytes (no block of windows had the CPU for "
+                           f"{CPU_SHARE_MIN * 100:.0f} % of its time: a busy host)")
             continue
         il.ratios[run.block] = PairRatio(
             row["ratio"], row.get("ci_low"), row.get("ci_high"), int(row.get("blocks", 0)),

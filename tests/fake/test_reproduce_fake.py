@@ -400,3 +400,25 @@ def test_a_two_machine_claim_end_to_end_is_never_one_machines_number(
     assert across.basis == "two machines" and across.verdict == NOT_REPRODUCED
     assert across.blocks[0].ours == pytest.approx(1.0)  # the fake prints the same figure
     assert "from lab-b" in (across.model or "") and "from lab-a" in (across.model or "")
+
+
+def test_a_busy_host_that_preempts_every_window_leaves_the_rounds_to_decide(
+        setup: tuple[Path, Environment, FakeBackend, ResultsTree]) -> None:
+    spec_path, env, _, tree = setup
+
+    def busy(image: str, command: Sequence[str], env_: Mapping[str, str],
+             ) -> tuple[int, str, str]:
+        if command[0] == PAIR_BINARY:  # the thread has the CPU half of every window
+            return 0, fake_pairbench(command, pair_rate, cpu_share=0.5), ""
+        return fake_speed(image, command, env_)
+
+    backend = FakeBackend(busy)
+    rep = reproduce(load_spec(spec_path), env, backend, tree)
+    r = {x.claim.id: x for x in rep.results}["about-twice"]
+    assert r.ratio_basis == "rounds" and r.blocks[0].basis == "rounds"
+    assert "no block of windows had the CPU for 90 % of its time" in (r.ratio_note or "")
+    assert r.verdict == NOT_REPRODUCED and r.blocks[0].pairs == 2  # 4.0 from the rounds
+    # the harness ran again for the wide (here: empty) estimate, up to 3 runs in all, of
+    # each pair: native against the two masks (about-twice and faster share one)
+    assert len([x for x in backend.runs if x[1][0] == PAIR_BINARY]) == 2 * 3
+    assert "ratio from: rounds of speed runs" in render_text(rep)
