@@ -20,6 +20,7 @@ later reproduction of the same spec reuses a finished run made in the same harne
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from typing import Any
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import BuildError, DockerUnavailable, FatalError
 from openssl_matrix.core.version import series
-from openssl_matrix.images.pairimage import OLDEST, ensure_pair_image
+from openssl_matrix.images.pairimage import OLDEST, ensure_pair_image, pair_tag
 from openssl_matrix.matrix.model import Mask, Suite, Variant
 from openssl_matrix.measure.interleave import CPU_SHARE_MIN, WINDOW_MS
 from openssl_matrix.measure.pairrun import PairPlan, Side, measure_pair, timeout
@@ -224,10 +225,12 @@ def measure_claim_pairs(spec: ReportSpec, pairs: Mapping[str, ClaimPair],
                         variants: Mapping[str, tuple[Variant, str]], backend: Any,
                         root: Path, cpu: str, *, session: str, workdir: Path,
                         limits: Callable[[float], Any], force: bool = False,
+                        hold: Callable[[], AbstractContextManager[Any]] = nullcontext,
                         ) -> dict[str, Interleaving]:
     """Run (or reuse) every claim's interleaved runs and file them under ``session``;
     what each claim got. ``variants``: variant id → (variant, image tag) of the built
-    variants; ``limits``: a container's limits for a time limit in seconds."""
+    variants; ``limits``: a container's limits for a time limit in seconds; ``hold``:
+    the engine's measurement lock, taken only when something is measured."""
     out = {c: Interleaving() for c in pairs}
     if not pairs:
         return out
@@ -238,34 +241,49 @@ def measure_claim_pairs(spec: ReportSpec, pairs: Mapping[str, ClaimPair],
         for il in out.values():
             il.why_rounds = "its builds have different base images (one process loads both)"
         return out
+    sides = [(v, variants[v.id][1]) for v in used]
+    tag = pair_tag(sides)
+    filed: dict[str, tuple[str, dict[str, Any]]] = {}
+    for run in runs:  # an earlier reproduction's run in the same harness image: reused
+        earlier = None if force else _earlier(root, cpu, spec.id, run, tag)
+        if earlier is not None:
+            log.info(f"    {run.name}: reusing the run filed by an earlier reproduction in "
+                     f"the same harness image ({earlier[0]}; --force measures again)")
+            filed[run.name] = earlier
+    todo = [r for r in runs if r.name not in filed]
+    why: str | None = None
+    if todo:
+        with hold():
+            why = _measure_runs(spec, todo, sides, backend, root, cpu, session, workdir,
+                                limits, filed)
+    for cp in pairs.values():
+        out[cp.claim] = _claim_ratios(cp, runs, filed, cpu)
+        if why and out[cp.claim].why_rounds:  # the harness image could not be built
+            out[cp.claim].why_rounds = why
+    return out
+
+
+def _measure_runs(spec: ReportSpec, todo: Sequence[_Run], sides: Sequence[tuple[Variant, str]],
+                  backend: Any, root: Path, cpu: str, session: str, workdir: Path,
+                  limits: Callable[[float], Any],
+                  filed: dict[str, tuple[str, dict[str, Any]]]) -> str | None:
+    """Build the harness image if it is missing, measure and file ``todo`` (into
+    ``filed``); why nothing could be measured, or None."""
     try:
-        image = ensure_pair_image(backend, [(v, variants[v.id][1]) for v in used],
-                                  root / "_builds", workdir)
+        image = ensure_pair_image(backend, sides, root / "_builds", workdir)
     except BuildError as exc:
         log.warn(f"interleaved runs skipped: {exc.message} (hint: {exc.hint})")
-        for il in out.values():
-            il.why_rounds = f"the pair harness could not be built: {exc.message}"
-        return out
-    log.info(f"interleaved runs for {len(pairs)} claim(s): {len(runs)} run(s), "
-             f"{SECONDS} s an algorithm in {WINDOW_MS}-ms windows")
-    filed: dict[str, tuple[str, dict[str, Any]]] = {}
-    for i, run in enumerate(runs, 1):
-        earlier = None if force else _earlier(root, cpu, spec.id, run, image.tag)
-        if earlier is not None:
-            log.info(f"    [{i}/{len(runs)}] {run.name}: reusing the run filed by an earlier "
-                     f"reproduction in the same harness image ({earlier[0]}; --force "
-                     "measures again)")
-            filed[run.name] = earlier
-            continue
-        got = _measure(backend, image.tag, run, limits, f"[{i}/{len(runs)}]")
+        return f"the pair harness could not be built: {exc.message}"
+    log.info(f"interleaved runs: {len(todo)} run(s), {SECONDS} s an algorithm in "
+             f"{WINDOW_MS}-ms windows")
+    for i, run in enumerate(todo, 1):
+        got = _measure(backend, image.tag, run, limits, f"[{i}/{len(todo)}]")
         if got is not None:
             rec = {**got[0], "pair_image": image.tag, "reproduction": spec.id,
                    "claims": sorted(set(run.claims)), "block_size": run.block}
             file_pair(root, cpu, session, run.name, rec, got[1])
             filed[run.name] = (session, rec)
-    for cp in pairs.values():
-        out[cp.claim] = _claim_ratios(cp, runs, filed, cpu)
-    return out
+    return None
 
 
 def _measure(backend: Any, tag: str, run: _Run, limits: Callable[[float], Any],

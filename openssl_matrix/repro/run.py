@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -224,15 +224,18 @@ def _interleave(spec: ReportSpec, planned: Mapping[str, PlannedMeasurement],
     session = f"repro-{spec.id}-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}"
     labels = ((TREE_LABEL, str(tree.root.resolve())), ("openssl-matrix.pid", str(os.getpid())))
     lock = HostLock(engine_key(dict(engine))) if engine and engine.get("id") else None
+
+    def hold() -> AbstractContextManager[Any]:
+        # the engine's measurement lock, waited for as the rounds' Bencher waits for it
+        return lock.measuring(f"{spec.id} interleaved → {tree.root}", wait=True,
+                              say=log.info) if lock is not None else nullcontext()
+
     tree.lock(wait=wait)
     try:
-        # the engine's measurement lock, waited for as the rounds' Bencher waits for it
-        with lock.measuring(f"{spec.id} interleaved → {tree.root}", wait=True,
-                            say=log.info) if lock is not None else nullcontext():
-            out.update(measure_claim_pairs(
-                spec, pairs, planned, built, backend, tree.root, cpu_dir, session=session,
-                workdir=tree.root / REPRO_DIR / ".work", force=force,
-                limits=lambda seconds: RunLimits(timeout=seconds, labels=labels)))
+        out.update(measure_claim_pairs(
+            spec, pairs, planned, built, backend, tree.root, cpu_dir, session=session,
+            workdir=tree.root / REPRO_DIR / ".work", force=force, hold=hold,
+            limits=lambda seconds: RunLimits(timeout=seconds, labels=labels)))
     finally:
         tree.unlock()
     return out
