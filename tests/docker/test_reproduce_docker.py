@@ -47,7 +47,8 @@ def test_reproduce_ivy_bridge_blog_then_report(tmp_path: Path) -> None:
 
     # AES-NI through EVP is clearly faster than masked off, at every block size
     faster = claims["evp-aesni-faster"]
-    if faster["verdict"] == "not testable here":  # steal made a side's every figure contended
+    # steal made a side's every figure contended, and no interleaved block had the CPU
+    if faster["verdict"] == "not testable here":
         assert "no usable figure" in faster["reason"], faster
         return
     assert [b["block_size"] for b in faster["blocks"]] == [16, 64, 256, 1024, 8192]
@@ -111,11 +112,16 @@ def test_reproduce_ivy_bridge_blog_then_report(tmp_path: Path) -> None:
 
     m = data["measurements"]["evp-aesni"]
     # three planned rounds, and extra ones where an interval straddled its threshold; a
-    # round whose attempts were all contended leaves fewer runs with a usable figure
-    assert m["variant"].endswith("-asm-x86_64") and len(m["runs"]) >= 1
+    # round whose attempts were all contended leaves fewer runs with a usable figure -
+    # none at all on a host busy enough (2026-12-06, this project's host with other
+    # worktrees building: 108 of 108 EVP figures contended; the claims above were then
+    # judged from their interleaved runs alone)
+    assert m["variant"].endswith("-asm-x86_64")
     assert len(m["runs"]) >= 3 or any(m["statuses"].get(s) for s in ("contended", "shared-core")), m
+    assert len(m["runs"]) >= 1 or faster["ratio_basis"] == "interleaved", m
     fig = next(f for f in m["figures"] if f["block_size"] == 8192)
-    assert fig["ours_median_bytes_per_s"] > 200e6  # AES-NI: ~1.2 GB/s on a quiet EPYC
+    if m["runs"]:
+        assert fig["ours_median_bytes_per_s"] > 200e6  # AES-NI: ~1.2 GB/s on a quiet EPYC
     assert fig["reference_bytes_per_s"] == pytest.approx(333_987_840.0)
     for run in m["runs"]:
         raw = (Path(run) / "raw" / "native--aes-128-cbc.stdout").read_text()
