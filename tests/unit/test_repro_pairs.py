@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from openssl_matrix.report.view import repro_view
 from openssl_matrix.repro.check import check
 from openssl_matrix.repro.judge import (
     INCONCLUSIVE,
@@ -195,3 +196,13 @@ def test_a_claim_without_figures_stays_not_testable(spec: ReportSpec) -> None:
     r = judge(spec, c, planned, {n: Ours() for n in spec.measurements}, resolved,
               interleaved={"twice": _ratio(2.0, 0.01)})
     assert r.verdict == NOT_TESTABLE and "failed" in (r.reason or "")
+
+
+def test_the_report_page_says_where_a_verdicts_ratios_come_from() -> None:
+    claims = [{"id": "a", "verdict": "reproduced", "basis": "measured",
+               "ratio_basis": "interleaved", "blocks": []},
+              {"id": "b", "verdict": "reproduced", "basis": "measured",
+               "ratio_basis": "rounds", "blocks": []}]
+    view = repro_view({"data": {"claims": claims}, "text": "t.txt", "json": "v.json"})
+    assert [c["basis"] for c in view["claims"]] == [
+        "by our ratio, from interleaved runs", "by our ratio"]
