@@ -153,5 +153,11 @@ def test_reproduce_ivy_bridge_blog_then_report(tmp_path: Path) -> None:
     page = open_page(index.as_uri(), PAGE_FACTS)
     assert page.errors == [], page.errors
     assert page.result["tables"] >= 4
-    assert page.result["images"] and all(i["complete"] and i["width"] > 0
-                                         for i in page.result["images"])
+    # a chart is drawn from figures the report accepts; on a host busy enough there may be
+    # none (2026-12-06: 72 of 84 EVP figures contended, the report drew no chart) - then
+    # the claims above were judged from interleaved runs; every chart drawn must load
+    charts = list((results / "_report" / "charts").glob("*.png"))
+    assert page.result["images"] or not charts, (page.result, charts)
+    assert all(i["complete"] and i["width"] > 0 for i in page.result["images"])
+    if faster["ratio_basis"] == "interleaved":  # the page says where the ratios come from
+        assert "from interleaved runs" in html
