@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import json as _json
 from collections.abc import Callable
-from pathlib import Path
 
+from openssl_matrix.cli.paths import matrix_path, results_root
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import UsageError
 from openssl_matrix.engine.backend import Backend
@@ -21,11 +21,12 @@ from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.matrix.releases import load_catalogue
 from openssl_matrix.results.tree import ResultsTree
 from openssl_matrix.sweep.bisect import parse_cell, releases_between, summary
-from openssl_matrix.sweep.bisectrun import DEFAULT_BUILD, run_bisection
+from openssl_matrix.sweep.bisectrun import DEFAULT_BUILD, cell_suite, run_bisection
 
 
 def cmd_bisect(*, target: str, matrix: str, results: str, figure: str, good: str, bad: str,
                build: str, cpu: str, wait: bool, json: bool, allow_plain_tcp: bool = False,
+               fresh: bool = False,
                backend_for: Callable[..., Backend], engine: Callable[..., Backend],
                git_commit: Callable[[], str | None]) -> int:
     if not figure or not good or not bad:
@@ -42,17 +43,18 @@ def cmd_bisect(*, target: str, matrix: str, results: str, figure: str, good: str
         raise UsageError("bisect measures on one engine: give one --cpu profile",
                          hint="comparisons stay within one engine; several at once (k-ary "
                          "search) is not done yet (docs/bisect.md)")
-    m = load_matrix(matrix or "matrix.yaml", default_urls=default_urls)
+    m = load_matrix(matrix_path(matrix), default_urls=default_urls)
+    cell_suite(m, cell)  # a suite, algorithm, size or mask it lacks: refused before any engine
     profile = cpu or "auto"
     if profile != "auto":
         m.profile(profile)  # an unknown profile is refused before any engine is reached
     backend = backend_for(m, profile, allow_plain_tcp, engine)
     log.info(f"bisect {cell.text()} over {len(releases)} releases, {releases[0]} (good) → "
              f"{releases[-1]} (bad)")
-    result, out = run_bisection(m, backend, ResultsTree(Path(results or "results")), cell,
+    result, out = run_bisection(m, backend, ResultsTree(results_root(matrix, results)), cell,
                                 releases, build=build or DEFAULT_BUILD, cpu_profile=profile,
                                 engine=backend.engine_info(), git_commit=git_commit(),
-                                wait=wait)
+                                wait=wait, fresh=fresh)
     if json:
         print(_json.dumps({"cell": cell.text(), "out": str(out), **result.as_dict()},
                           indent=2))

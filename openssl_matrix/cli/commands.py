@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from openssl_matrix.cli.bisectcmd import cmd_bisect
+from openssl_matrix.cli.paths import matrix_path, results_root, settings_of
 from openssl_matrix.cli.profilecmd import cmd_profile
 from openssl_matrix.cli.summary import (
     SuiteOutcomes,
@@ -41,6 +42,7 @@ from openssl_matrix.core.outputs import (
     refuse_path_through_file,
 )
 from openssl_matrix.core.resources import USER_REPORTS, project_reports, user_folder
+from openssl_matrix.core.version import sort_key
 from openssl_matrix.engine.backend import Backend, DockerBackend
 from openssl_matrix.engine.engines import describe_spec
 from openssl_matrix.engine.hostlock import EngineBusy
@@ -72,6 +74,7 @@ from openssl_matrix.measure.session import (
 from openssl_matrix.parse import figure_records, parse_paste
 from openssl_matrix.parse.encoding import paste_text
 from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, SpeedRun
+from openssl_matrix.report.charts import DRAWN, Charts
 from openssl_matrix.report.medians import SESSION_FIELDS, session_medians
 from openssl_matrix.report.page import build_report
 from openssl_matrix.report.sessions import Selection
@@ -84,19 +87,21 @@ from openssl_matrix.repro.specload import find_spec, load_spec
 from openssl_matrix.repro.verdicts import as_json, render_text
 from openssl_matrix.results.export import records, render, render_rows, written_by_export
 from openssl_matrix.results.imports import import_report
-from openssl_matrix.results.records import FINISHED, read_latest
+from openssl_matrix.results.records import FINISHED
 from openssl_matrix.results.tree import ResultsTree, lab_worker
 from openssl_matrix.sweep.table import build_status, describe_versions, sha256_status
 
 
 def _matrix(path: str) -> Matrix:
-    return load_matrix(path or "matrix.yaml", default_urls=default_urls)
+    return load_matrix(matrix_path(path), default_urls=default_urls)
 
 
-def _tree(results: str) -> ResultsTree:
-    root = Path(results or "results")
-    refuse_path_through_file(root, "--results")  # results/ below a file: exit 11
-    return ResultsTree(root)
+def _tree(results: str, matrix: str | None = None) -> ResultsTree:
+    settings = settings_of(matrix, results)
+    origin = settings.origin("results")  # the flag, the variable or the matrix's key
+    where = "--results" if origin in ("default", "flag --results") else origin
+    refuse_path_through_file(settings.results, where)  # results/ below a file: exit 11
+    return ResultsTree(settings.results)
 
 
 #: A pasted report (`parse`, `import`) larger than this is not one.
@@ -124,7 +129,7 @@ def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = 
              all: bool = False) -> int:
     """The default selection; --all adds the opt-in variants; --only filters."""
     m = _matrix(matrix)
-    tree = _tree(results)
+    tree = _tree(results, matrix)
     pins = read_pins(m.path.with_suffix(".lock"))
     rows = []
     selected = m.select(only or None, every=all)
@@ -137,7 +142,7 @@ def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = 
         info["image"] = None
         info["endbr32"] = None
         info["endbr32_warning"] = None
-        latest = read_latest(tree.root, v.id)
+        latest = tree.read_latest(v.id)
         if latest is not None:
             info["image"] = latest.tag
             record = tree.build_record(v.id, latest.digest)
@@ -232,7 +237,7 @@ def _lab(command: str, m: Matrix, cpus: list[str], flags: dict[str, Any], result
     for name in cpus:
         if name != "auto":
             m.profile(name)  # an unknown profile is refused before any engine starts
-    tree = _tree(results)
+    tree = _tree(results, str(m.path))
     if command == "bench":
         with _terminate_as_interrupt(), tree_for_lab(tree, wait=wait):
             states = run_lab(m, command, cpus, flags, tree, launch=launcher)
@@ -290,7 +295,7 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
             "all": all, "allow_plain_tcp": allow_plain_tcp, "images": images,
             "registry": registry}, results, launcher=launcher)
     backend = _backend_for(m, cpu, allow_plain_tcp, engine)
-    tree = _tree(results)
+    tree = _tree(results, matrix)
     shipper = Shipper(backend, backend.engine_info(), mode, _peers(m, cpu, allow_plain_tcp, engine),
                       tree.root, registry=registry or None)
     in_lab = lab_worker()
@@ -346,7 +351,7 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
             "force": force, "wait": False, "repeat": repeat, "fresh": fresh,
             "settle": settle, "no_wait": no_wait, "allow_plain_tcp": allow_plain_tcp},
             results, launcher=launcher, wait=wait)
-    tree = _tree(results)
+    tree = _tree(results, matrix)
     backend = _backend_for(m, cpu, allow_plain_tcp, engine)
     tree.lock(wait=wait)
     try:
@@ -465,11 +470,12 @@ def cmd_export(*, target: str, matrix: str, results: str, format: str,
     fmt = format or "csv"
     if fmt not in ("csv", "jsonl"):
         raise UsageError(f"--format {fmt!r} is not one of csv, jsonl")
-    dest = check_output_file(output, _tree(results).root) if output else None
+    tree = _tree(results, matrix)
+    dest = check_output_file(output, tree.root) if output else None
     if dest is not None:  # a file export did not write is left alone (unless --force)
         refuse_foreign_file(dest, written_by_export, "export", force=force)
-    text = render_rows(list(session_medians(records(_tree(results)))), SESSION_FIELDS, fmt) \
-        if per_session else render(_tree(results), fmt)
+    text = render_rows(list(session_medians(records(tree))), SESSION_FIELDS, fmt) \
+        if per_session else render(tree, fmt)
     if dest is not None:
         atomic_write(dest, text)
         log.info(f"wrote {output}")
@@ -585,7 +591,7 @@ def cmd_import(*, target: str, matrix: str, results: str, as_: str, wait: bool =
     for i, run in enumerate(runs, 1):  # every folder name checked before anything is written
         safe_name(run.header.version or "unknown",
                   f"{target}: run {i}: the version in its header", error=ParseError)
-    import_report(_tree(results), raw, runs, as_=as_, source=Path(target), wait=wait)
+    import_report(_tree(results, matrix), raw, runs, as_=as_, source=Path(target), wait=wait)
     return 0
 
 
@@ -593,7 +599,7 @@ def cmd_pin(*, target: str, matrix: str, results: str, file: str, force: bool) -
     if not file:
         raise UsageError("`invoke matrix pin VERSION` needs --file PATH (a tarball you trust)")
     check_version(target)  # before the matrix: the version named is the first thing said
-    lock = _pins_beside(Path(matrix or "matrix.yaml"))
+    lock = _pins_beside(matrix_path(matrix))
     digest = pin_source(target, Path(file), lock, force=force)
     print(f"pinned openssl {target}: sha256 {digest} (recorded in {lock})")
     return 0
@@ -619,8 +625,17 @@ def _pins_beside(matrix: Path) -> Path:
 def _reports_dirs(matrix: str) -> list[Path]:
     """Where a spec id is looked up: reports/ beside the matrix file first (a user's spec
     of a shipped id takes precedence), then the reports the project ships."""
-    beside = user_folder(Path(matrix or "matrix.yaml"), USER_REPORTS)
+    beside = user_folder(matrix_path(matrix), USER_REPORTS)
     return [*([beside] if beside else []), project_reports()]
+
+
+def _default_releases(matrix: str) -> list[str]:
+    """The releases a plain `build` of the user's matrix makes, oldest first (none without
+    a matrix file): a draft offers them as stand-ins."""
+    path = Path(matrix or "matrix.yaml")
+    if not path.is_file():
+        return []
+    return sorted({v.version.version for v in _matrix(str(path)).variants}, key=sort_key)
 
 
 def _draft(target: str, matrix: str, paste: str, spec_id: str, force: bool,
@@ -638,14 +653,15 @@ def _draft(target: str, matrix: str, paste: str, spec_id: str, force: bool,
         raise UsageError("`invoke matrix reproduce --draft PASTE` needs --as ID (lower-case "
                          f"letters, digits, '.', '_', '-'{got})", hint="e.g. --as openssl-1234")
     sizes = block_sizes_flag(block_sizes)
-    path = Path(matrix or "matrix.yaml").parent / USER_REPORTS / f"{spec_id}.yaml"
+    path = matrix_path(matrix).parent / USER_REPORTS / f"{spec_id}.yaml"
     refuse_existing(path, force=force)  # before reading the paste; write_draft checks again
     try:
         raw = read_bounded(Path(paste), cap=MAX_REPORT_BYTES)
     except OSError as exc:
         raise UsageError(f"cannot read {clip(paste, 200)}: {exc.strerror}") from None
     text = paste_text(raw, paste)  # a BOM, UTF-16 with one, or refused by its encoding
-    drafted = draft_spec(text, spec_id, source=paste, block_sizes=sizes)
+    drafted = draft_spec(text, spec_id, source=paste, block_sizes=sizes,
+                         here=_default_releases(matrix))
     check_draft(drafted, path, text, sizes)
     write_draft(drafted, path, force=force)
     print(draft_summary(drafted, path, spec_id, (p.stem for p in
@@ -665,9 +681,9 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
         raise UsageError("--block-sizes is read with --draft PASTE only",
                          hint="a spec's block sizes are the keys of its reference figures")
     spec = load_spec(find_spec(target, _reports_dirs(matrix)))
-    env = Environment.from_matrix(Path(matrix or "matrix.yaml"))
+    env = Environment.from_matrix(matrix_path(matrix))
     if check:
-        report = check_spec(spec, env, Path(results or "results"),
+        report = check_spec(spec, env, results_root(matrix, results),
                             profiles=tuple(split_cpus(cpu)))
         if json:
             print(_json.dumps({"spec": spec.id, "path": str(spec.path),
@@ -691,7 +707,7 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
             log.info(f"═ reproduce {spec.id} --cpu={profile} ({i + 1} of {len(profiles)})")
         try:
             backend = _backend_for(m, profile, allow_plain_tcp, engine)
-            rep = reproduce(spec, env, backend, _tree(results), cpu_profile=profile,
+            rep = reproduce(spec, env, backend, _tree(results, matrix), cpu_profile=profile,
                             force=force, wait=wait, engine=backend.engine_info(),
                             git_commit=_git_commit(), max_attempts=MAX_ATTEMPTS)
         except FatalError as exc:
@@ -719,13 +735,14 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
 
 def cmd_report(*, target: str, matrix: str, results: str, output: str,
                block_size: int, session: str = "", since: str = "",
-               versions: str = "") -> int:
-    tree = _tree(results)
-    out = Path(output) if output else tree.root / "_report"
+               versions: str = "", charts: Charts = DRAWN) -> int:
+    tree = _tree(results, matrix)
+    out = Path(output) if output else tree.report_dir()
     summary = build_report(tree, out,
                            block_size=bounded("--block-size", block_size or 8192, 1, MAX_BYTES),
                            selection=Selection.of(session, since),
-                           versions=tuple(p.strip() for p in versions.split(",") if p.strip()))
+                           versions=tuple(p.strip() for p in versions.split(",") if p.strip()),
+                           charts=charts)
     print(summary.text(), end="")
     return 0
 
@@ -741,17 +758,19 @@ def _wired(handler: Callable[..., int], **seams: Any) -> Callable[..., int]:
 
 
 def handlers(engine: EngineFactory = docker_engine, *,
-             launcher: Launcher | None = None) -> dict[str, Callable[..., int]]:
+             launcher: Launcher | None = None,
+             charts: Charts = DRAWN) -> dict[str, Callable[..., int]]:
     """The command table's handlers: every engine a command reaches comes from ``engine``,
     a lab's engine workers are started by ``launcher`` (None: worker processes, see
-    lab/run.py). The one place the engine is chosen."""
+    lab/run.py), the report's charts are drawn by ``charts`` (tests pass NO_CHARTS). The
+    one place the engine is chosen."""
     return {
         "list": cmd_list, "render": cmd_render,
         "build": _wired(cmd_build, engine=engine, launcher=launcher),
         "bench": _wired(cmd_bench, engine=engine, launcher=launcher),
         "profiles": cmd_profiles,
         "export": cmd_export, "parse": cmd_parse, "pin": cmd_pin,
-        "import": cmd_import, "report": cmd_report,
+        "import": cmd_import, "report": _wired(cmd_report, charts=charts),
         "reproduce": _wired(cmd_reproduce, engine=engine),
         "bisect": _wired(cmd_bisect, engine=engine, backend_for=_backend_for,
                          git_commit=_git_commit),

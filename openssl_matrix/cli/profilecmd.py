@@ -24,6 +24,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+from openssl_matrix.cli.paths import matrix_path, results_root
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import BuildError, ConfigError, UsageError
 from openssl_matrix.core.names import ALPHABET, clip, name_problem
@@ -239,8 +240,8 @@ def cmd_profile(*, target: str, matrix: str, results: str, only: str, algorithm:
     if seconds:
         _bounded("--seconds", seconds, MAX_SECONDS, "the matrix's bound on a suite's "
                  "seconds", "--seconds=3, or leave --seconds out for the default")
-    m = load_matrix(matrix or "matrix.yaml", default_urls=default_urls)
-    root = Path(results or "results")
+    m = load_matrix(matrix_path(matrix), default_urls=default_urls)
+    root = results_root(matrix, results)
     picked = _suite(m, _name("--suite", suite, "a suite name", "give a suite of the "
                              "matrix by name")) if suite else None
     speed = None

@@ -41,6 +41,7 @@ from invoke.exceptions import Exit
 from invoke.parser.argument import Argument
 from invoke.tasks import Task, task
 
+from openssl_matrix.cli.paths import results_root
 from openssl_matrix.core import log
 from openssl_matrix.core.crash import crash_line, write_crash_log
 from openssl_matrix.core.errors import (
@@ -124,8 +125,10 @@ COMMANDS: dict[str, Command] = {c.name: c for c in (
 )}
 
 FLAGS: tuple[Flag, ...] = (
-    Flag("matrix", "matrix.yaml", "matrix file to use (default: matrix.yaml)", (ALL,)),
-    Flag("results", "results", "results tree folder (default: results)", (ALL,)),
+    Flag("matrix", "", "matrix file to use (default: $OPENSSL_MATRIX_FILE, else "
+         "matrix.yaml)", (ALL,)),
+    Flag("results", "", "results tree folder (default: $OPENSSL_MATRIX_RESULTS, else the "
+         "matrix's settings.results, else results)", (ALL,)),
     Flag("only", "", {c: "variants to use: fnmatch pattern(s) over variant ids, comma "
                       "separated; a pattern matching no default variant picks opt-in ones "
                       "(e.g. --only '1.0.1e-*')" for c in ("list", "render", "build", "bench")}
@@ -185,8 +188,12 @@ FLAGS: tuple[Flag, ...] = (
          "do not wait); the wait shows its reason and a countdown", ("bench",)),
     Flag("no_wait", False, "exit instead of queueing when another bench (any results "
          "tree) or a build of this tool holds the Docker engine", ("bench",)),
-    Flag("fresh", False, "start a new session instead of resuming an interrupted one "
-         "(cells it finished are measured again)", ("bench",)),
+    Flag("fresh", False, {
+        "bench": "start a new session instead of resuming an interrupted one (cells it "
+                 "finished are measured again)",
+        "bisect": "measure from the start instead of replaying what an earlier bisection "
+                  "of the same range measured (it is set aside, not deleted)"},
+         ("bench", "bisect")),
     Flag("json", False, "print JSON", ("list", "profiles", "parse", "reproduce", "bisect",
                                        "profile")),
     Flag("figure", "", "the cell to bisect: SUITE:ALGORITHM:BLOCK[:MASK] (e.g. "
@@ -569,7 +576,8 @@ class _NamedStdout:
 def _written(command: str, flags: Mapping[str, Any]) -> str:
     """What ``command`` was writing when the file system refused without naming a path
     (a file written without the atomic writer, a chart): its output or results tree."""
-    output, results = flags.get("output"), flags.get("results") or "results"
+    output = flags.get("output")
+    results = results_root(flags.get("matrix"), flags.get("results"))
     if command == "export" and isinstance(output, str) and output not in ("", "-"):
         return clip(output, 200)
     folder = {"report": output or f"{results}/_report",

@@ -3,26 +3,22 @@
 Source tarballs (``sources/``), the compiled clock probe (``coreclock/``), crash logs
 (``crashes/``) and, when the machine-wide folder cannot be written, the engine locks
 (``locks/``) all live under the folder this returns, so that pointing one variable at a
-writable place moves all of them together.
+writable place moves all of them together. The rule itself (``$OPENSSL_MATRIX_CACHE``,
+else ``$XDG_CACHE_HOME/openssl-matrix``, else ``~/.cache/openssl-matrix``) is part of the
+settings' resolution, :mod:`openssl_matrix.core.settings`.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-#: The folder's name under ``$XDG_CACHE_HOME`` or ``~/.cache``.
-NAME = "openssl-matrix"
+from openssl_matrix.core.settings import CACHE_NAME as NAME
+from openssl_matrix.core.settings import environment_settings
+
+__all__ = ["NAME", "cache_dir"]
 
 
 def cache_dir() -> Path:
-    """``$OPENSSL_MATRIX_CACHE``, else ``$XDG_CACHE_HOME/openssl-matrix``, else
-    ``~/.cache/openssl-matrix``. A relative ``XDG_CACHE_HOME`` is ignored, as the XDG
-    base-directory spec says. Nothing is created here: each user makes its subfolder."""
-    explicit = os.environ.get("OPENSSL_MATRIX_CACHE")
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg and Path(xdg).is_absolute():
-        return Path(xdg) / NAME
-    return Path.home() / ".cache" / NAME
+    """The cache folder the settings resolve to. Nothing is created here: each user makes
+    its subfolder."""
+    return environment_settings().cache

@@ -35,6 +35,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO
 
+from openssl_matrix.core import jsonread
 from openssl_matrix.core.errors import FileSystemError, UsageError
 from openssl_matrix.core.files import atomic_write, open_regular, read_bounded, write_json
 from openssl_matrix.core.names import clip
@@ -260,7 +261,7 @@ class RenderedFolder:
         self.marker = folder / RENDER_MARKER
         self.written: dict[str, str] = {}
         with contextlib.suppress(OSError, ValueError):
-            data = json.loads(read_bounded(self.marker, "config"))
+            data = jsonread.loads(read_bounded(self.marker, "config"))
             if isinstance(data, dict) and isinstance(data.get("files"), dict):
                 self.written = {str(k): str(v) for k, v in data["files"].items()}
 

@@ -9,7 +9,6 @@ with the same methods (see ``tests/fakes.py``).
 from __future__ import annotations
 
 import contextlib
-import os
 import socket
 import subprocess
 import threading
@@ -29,10 +28,11 @@ import urllib3.exceptions
 from openssl_matrix.core import log as _log
 from openssl_matrix.core.clock import now as _now
 from openssl_matrix.core.errors import BenchError, BuildError, DockerUnavailable
+from openssl_matrix.core.settings import ENVIRONMENT, environment_settings
 from openssl_matrix.engine.engines import Engine, SshTunnel
 from openssl_matrix.engine.engines import resolve as resolve_engine
 
-KEEP_ENV = "OPENSSL_MATRIX_KEEP_CONTAINERS"
+KEEP_ENV = ENVIRONMENT["keep_containers"]
 PROGRESS_EVERY = 30.0  # seconds between "still building" notes
 #: Exit code given to a container run killed for exceeding its time limit (as timeout(1)).
 TIMEOUT_EXIT = 124
@@ -430,7 +430,7 @@ class DockerBackend:
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
             raise self._guard(f"running {what}", exc) from None
         finally:
-            if container is not None and not os.environ.get(KEEP_ENV):
+            if container is not None and not environment_settings().keep_containers:
                 with contextlib.suppress(docker.errors.DockerException,
                                          requests.exceptions.RequestException):
                     container.remove(force=True)

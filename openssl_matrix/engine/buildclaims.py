@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from openssl_matrix.core import log
+from openssl_matrix.core import jsonread, log
 from openssl_matrix.core.clock import now
 from openssl_matrix.core.files import read_bounded_text
 from openssl_matrix.engine.ship import family
@@ -85,7 +85,7 @@ class BuildClaims:
         """The live claim on ``tag``, if any (a stale one is removed)."""
         path = self.path(tag)
         try:
-            claim = json.loads(read_bounded_text(path, "results"))
+            claim = jsonread.loads(read_bounded_text(path, "results"))
         except (OSError, ValueError):
             return None
         pid = claim.get("pid") if isinstance(claim, dict) else None

@@ -29,7 +29,6 @@ import atexit
 import contextlib
 import difflib
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -42,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from openssl_matrix.core import log
+from openssl_matrix.core import jsonread, log
 from openssl_matrix.core.errors import DockerUnavailable, UsageError
 from openssl_matrix.core.files import read_bounded_text
 
@@ -125,7 +124,7 @@ def context_names(environ: Mapping[str, str] | None = None) -> list[str]:
     names = []
     for meta in sorted((config_dir(environ) / "contexts" / "meta").glob("*/meta.json")):
         with contextlib.suppress(OSError, ValueError, AttributeError):
-            name = json.loads(read_bounded_text(meta, "config")).get("Name")
+            name = jsonread.loads(read_bounded_text(meta, "config")).get("Name")
             if isinstance(name, str):
                 names.append(name)
     return names
@@ -138,7 +137,7 @@ def current_context(environ: Mapping[str, str] | None = None) -> str | None:
         return env["DOCKER_CONTEXT"]
     path = config_dir(env) / "config.json"
     try:
-        data = json.loads(read_bounded_text(path, "config"))
+        data = jsonread.loads(read_bounded_text(path, "config"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
@@ -158,7 +157,7 @@ def read_context(name: str, environ: Mapping[str, str] | None = None) -> Engine:
     digest = _context_key(name)
     meta_path = store / "meta" / digest / "meta.json"
     try:
-        meta = json.loads(read_bounded_text(meta_path, "config"))
+        meta = jsonread.loads(read_bounded_text(meta_path, "config"))
     except FileNotFoundError:
         known = context_names(env)
         close = difflib.get_close_matches(name, known, n=1)

@@ -39,6 +39,7 @@ from openssl_matrix.core.cachedir import cache_dir
 from openssl_matrix.core.clock import now
 from openssl_matrix.core.errors import ResultsError
 from openssl_matrix.core.files import open_lock, read_bounded_text
+from openssl_matrix.core.settings import environment_settings
 
 SYSTEM_DIR = Path("/run/lock/openssl-matrix")
 
@@ -58,9 +59,9 @@ NAME_PAUSE_S = 0.05
 def lock_dir(system: Path = SYSTEM_DIR) -> Path:
     """Where the locks live: the first of these that can be written (``system`` is the
     machine-wide folder; a test names one that cannot be)."""
-    override = os.environ.get("OPENSSL_MATRIX_LOCK_DIR")
-    if override:
-        path = Path(override)
+    override = environment_settings().lock_dir
+    if override is not None:
+        path = override
         path.mkdir(parents=True, exist_ok=True)
         return path
     try:

@@ -183,7 +183,7 @@ class Builder:
         context = self.workdir / "toolchain" / tag.split(":", 1)[1]
         context.mkdir(parents=True, exist_ok=True)
         (context / "Dockerfile").write_text(toolchain_dockerfile(base_image), encoding="utf-8")
-        log_path = self.tree.root / "_builds" / "_toolchain" / f"{tag.split(':', 1)[1]}.log"
+        log_path = self.tree.toolchain_log(tag.split(':', 1)[1])
         with log.step(f"toolchain image for {base_image} (apt-get, needs network)"), \
                 self._step(f"toolchain {tag}"):
             return self.backend.build(context, tag, log_path=log_path, network=None,
@@ -235,8 +235,7 @@ class Builder:
                 raise
             except FatalError as exc:
                 log.error(f"toolchain image for {base}: {exc}")
-                log_path = self.tree.root / "_builds" / "_toolchain" / \
-                    f"{toolchain_tag(base).split(':', 1)[1]}.log"
+                log_path = self.tree.toolchain_log(toolchain_tag(base).split(':', 1)[1])
                 outcomes += [BuildOutcome(v.id, "failed", error=f"toolchain image for {base} "
                                           f"failed: {exc.message}", log_path=str(log_path))
                              for v in variants if v.base_image == base]
@@ -327,7 +326,7 @@ class Builder:
         mine = self.tree.build_record(p.variant.id, p.digest)
         if mine and isinstance(mine.get("seconds"), (int, float)):
             return float(mine["seconds"])
-        timed = [r for r in records.build_records(self.tree.root, p.variant.id)
+        timed = [r for r in self.tree.build_records(p.variant.id)
                  if r.seconds is not None]
         timed.sort(key=lambda r: r.ended or "")
         return float(timed[-1].seconds) if timed and timed[-1].seconds is not None else None
@@ -474,11 +473,11 @@ class Builder:
         """Make the variant's latest build record name this build (a kill may have come
         before it was written)."""
         try:
-            current = records.read_latest(self.tree.root, p.variant.id)
+            current = self.tree.read_latest(p.variant.id)
         except ResultsError:
             current = None  # damaged: rewritten below
         if current is None or current.digest != p.digest or current.tag != p.tag:
-            records.write_latest(self.tree.root, p.variant.id, p.digest, p.tag)
+            self.tree.write_latest(p.variant.id, p.digest, p.tag)
 
     def _build_one(self, p: PlannedBuild, make_jobs: int, index: int, total: int) -> BuildOutcome:
         v = p.variant

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from openssl_matrix.core.files import open_regular
+from openssl_matrix.core.settings import ENVIRONMENT, environment_settings
 
 
 class AttemptFailed(Exception):
@@ -239,9 +240,9 @@ def _gpg_verify(data: Path, signature: bytes) -> str:
     if gpg is None:
         return "not checked: gpg not installed"
     command = [gpg, "--batch", "--no-tty", "--status-fd", "1"]
-    keyring = os.environ.get(KEYRING_ENV)
-    if keyring:
-        command += ["--no-default-keyring", "--keyring", str(Path(keyring).resolve())]
+    keyring = environment_settings().gpg_keyring
+    if keyring is not None:
+        command += ["--no-default-keyring", "--keyring", str(keyring)]
     with tempfile.NamedTemporaryFile(suffix=".asc", dir=data.parent) as sig:
         sig.write(signature)
         sig.flush()
@@ -302,7 +303,7 @@ def signature_for_file(local: Path, data: Path) -> str:
 
 
 #: Environment variable naming a gpg keyring (OpenSSL's release keys) for signature checks.
-KEYRING_ENV = "OPENSSL_MATRIX_GPG_KEYRING"
+KEYRING_ENV = ENVIRONMENT["gpg_keyring"]
 CHUNK = 1 << 16
 #: Release tarballs are 3-20 MB; a mirror that sends more is not serving one.
 MAX_TARBALL_BYTES = 256 << 20

@@ -42,6 +42,7 @@ from typing import IO, Any
 
 import yaml
 
+from openssl_matrix.core import jsonread
 from openssl_matrix.core.cachedir import cache_dir as default_cache_dir
 from openssl_matrix.core.clock import now
 from openssl_matrix.core.errors import SourceError
@@ -196,7 +197,7 @@ def _origin_record(path: Path) -> Path:
 
 def _read_origin(path: Path, sha256: str) -> tuple[str, str]:
     try:
-        record = json.loads(read_bounded_text(_origin_record(path), "config"))
+        record = jsonread.loads(read_bounded_text(_origin_record(path), "config"))
     except (OSError, ValueError):
         return "cache", "not checked: no record of where the cached file came from"
     if not isinstance(record, dict) or record.get("sha256") != sha256:
@@ -267,7 +268,7 @@ def _read_lock_document(lock_file: Path) -> dict[str, Any]:
     except OSError as exc:
         raise SourceError(f"cannot read the lock file {lock_file}: {exc}") from exc
     try:
-        document = json.loads(text) if _is_json(lock_file) else load_yaml(text)
+        document = jsonread.loads(text) if _is_json(lock_file) else load_yaml(text)
     except (ValueError, YamlProblem) as exc:
         raise SourceError(
             f"the lock file {lock_file} is not valid {'JSON' if _is_json(lock_file) else 'YAML'}"

@@ -42,7 +42,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
-from openssl_matrix.core import log
+from openssl_matrix.core import jsonread, log
 from openssl_matrix.core.errors import INTERNAL_ERROR, INTERRUPTED, LabError, UsageError
 from openssl_matrix.lab.view import REASONS, Display
 from openssl_matrix.matrix.model import Matrix
@@ -79,7 +79,7 @@ class EngineJob:
 
     @classmethod
     def from_json(cls, text: str) -> EngineJob:
-        data = json.loads(text)
+        data = jsonread.loads(text)
         return cls(engine=str(data["engine"]), cpus=tuple(data["cpus"]),
                    command=str(data["command"]), flags=dict(data["flags"]),
                    index=int(data.get("index", 0)),
@@ -289,7 +289,7 @@ def run_lab(m: Matrix, command: str, cpus: list[str], flags: Mapping[str, Any],
         raise UsageError("a lab needs two or more profiles: --cpu=a,b")
     jobs = plan_jobs(m, command, cpus, flags)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    folder = tree.root / "_lab" / f"{stamp}-{command}"
+    folder = tree.lab_dir(stamp, command)
     folder.mkdir(parents=True, exist_ok=True)
     states = [EngineState(job, folder / f"{job.name}.log") for job in jobs]
     display = Display(states, out if out is not None else sys.stderr)
@@ -387,7 +387,7 @@ def close_sessions(tree: ResultsTree, m: Matrix, cpus: list[str],
               for n in [x.strip() for x in str(flags.get("suite") or "").split(",")] or [""]}
     variants = sorted(v.id for v in m.select(flags.get("only") or None))
     closed = []
-    for path in sorted((tree.root / "_journal").glob("bench-*.json")):
+    for path in tree.journal_files("bench"):
         data = read_json(path)
         if not isinstance(data, dict) or data.get("status") != "open":
             continue

@@ -21,6 +21,7 @@ from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.core.files import read_bounded
 from openssl_matrix.core.names import clip, name_problem
 from openssl_matrix.core.resources import USER_PATCHES, project_patches, user_folder
+from openssl_matrix.core.settings import check_matrix_settings
 from openssl_matrix.core.yamlload import MAX_BYTES as MAX_YAML_BYTES
 from openssl_matrix.core.yamlload import TOO_LARGE
 from openssl_matrix.matrix.check import CheckContext, choices_hint, kind_name, load_yaml_file
@@ -64,7 +65,7 @@ from openssl_matrix.matrix.suitekinds import library_options, multi_counts, suit
 
 TOP_KEYS = ("schema", "defaults", "versions", "axes", "include", "exclude", "profiles",
             "suites", "default_suite", "sources_dirs", "default_variants", "patches_dirs",
-            "catalogue")
+            "catalogue", "settings")
 DEFAULT_KEYS = ("base_image", "configure", "patches", "engines")
 VERSION_KEYS = ("sha256", "urls", "configure", "base_image", "patches", "engines", "official")
 INCLUDE_KEYS = ("version", "asm", "arch", "march", "configure", "patches", "engines",
@@ -103,6 +104,20 @@ def load_matrix(path: str | Path, *, default_urls: Callable[[str], list[str]] | 
     return build_matrix(data, ctx, default_urls=default_urls)
 
 
+def matrix_settings(path: Path) -> Any:
+    """The ``settings:`` section of the matrix file at ``path`` (None when there is no
+    such file, or it cannot be read: the command that loads the matrix says why), for
+    :func:`openssl_matrix.core.settings.resolve_settings`."""
+    try:
+        if not path.is_file():
+            return None
+        data = load_yaml_file(CheckContext(path),
+                              read_bounded(path, cap=MAX_YAML_BYTES).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ConfigError):
+        return None
+    return data.get("settings") if isinstance(data, Mapping) else None
+
+
 def matrix_from_document(doc: Mapping[str, Any], *, path: str | Path = "<python>",
                          default_urls: Callable[[str], list[str]] | None = None) -> Matrix:
     """A matrix built in Python from a document of matrix.yaml's shape, checked exactly
@@ -125,6 +140,7 @@ def build_matrix(data: Any, ctx: CheckContext, *,
     top = ctx.document(data, TOP_KEYS, schema=SCHEMA_VERSION, what="matrix",
                        doc="docs/matrix.md")
 
+    check_matrix_settings(top.get("settings"), str(ctx.path))
     defaults = ctx.mapping(top.get("defaults"), "defaults")
     ctx.keys(defaults, DEFAULT_KEYS, "defaults")
     default = _Defaults(

@@ -111,6 +111,9 @@ class SpeedRun:
     progress: tuple[Progress, ...]
     warnings: tuple[str, ...]
     machine_readable: bool
+    commands: tuple[str, ...] = ()
+    """The ``openssl speed`` command lines a paste printed above this run's output, as
+    written (``./openssl speed -evp aes-128-gcm``); empty outside pastes."""
 
     def figure(
         self, algorithm: str, block_size: int | None = None, operation: str | None = None

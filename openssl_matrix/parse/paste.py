@@ -580,6 +580,8 @@ def _paste_runs(text: str, *, keep_duplicates: bool) -> list[SpeedRun]:
             )
         if extra:
             run = replace(run, warnings=(*run.warnings, *extra))
+        if segment.commands:
+            run = replace(run, commands=tuple(segment.commands))
         previous = run
         held = len(seen)
         seen.add((run.header, run.figures))  # hashed once (a look-up, then an add: twice)

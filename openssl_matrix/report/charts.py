@@ -5,6 +5,7 @@ size, and the hatching of cells without a usable figure.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -158,3 +159,22 @@ def size_chart(g: Group, algorithm: str, path: Path) -> bool:
     ax.grid(alpha=0.3)
     fig.savefig(path)
     return True
+
+
+@dataclass(frozen=True)
+class Charts:
+    """What draws the report's charts: a table's method chart and an algorithm's chart by
+    block size, each given its file and saying whether it drew one. The report takes it
+    as a parameter (``DRAWN`` by default), so a caller that needs no pictures — a test of
+    the page's files, a fuzzer — passes :data:`NO_CHARTS` instead of patching the module."""
+
+    method: Callable[[Group, int, Path], bool] = method_chart
+    size: Callable[[Group, str, Path], bool] = size_chart
+
+
+def _none(*_: Any) -> bool:
+    return False
+
+
+DRAWN = Charts()
+NO_CHARTS = Charts(method=_none, size=_none)

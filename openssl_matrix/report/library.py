@@ -67,7 +67,7 @@ def library_observations(tree: ResultsTree, versions: Sequence[str] = ()
                          ) -> list[LibObservation]:
     """Every figure of a library run in the tree (of the ``versions`` patterns, if given)."""
     out: list[LibObservation] = []
-    for run in records.finished_runs(tree.root):
+    for run in tree.finished_runs():
         meta = run.meta
         if str((meta.suite or {}).get("kind")) != "library":
             continue

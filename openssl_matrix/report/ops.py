@@ -96,9 +96,9 @@ def ops_observations(tree: ResultsTree, sessions: Sessions | None = None,
                      runs: Iterable[records.Run] | None = None) -> list[OpsObservation]:
     """Every ops-per-second figure of a pkey or tls run in the tree (or of its finished
     ``runs``, read once by the caller), with its session."""
-    sessions = sessions or Sessions(tree.root)
+    sessions = sessions or Sessions(tree)
     out: list[OpsObservation] = []
-    for run in records.finished_runs(tree.root) if runs is None else runs:
+    for run in tree.finished_runs() if runs is None else runs:
         meta = run.meta
         suite = meta.suite or {}
         kind = str(suite.get("kind") or "speed")
@@ -253,7 +253,7 @@ def add_refusals(tree: ResultsTree, tables: Sequence[OpsTable],
     """Note in each table why a column lacks a public-key row: the run's notes say which
     algorithm its version or build could not measure (``pkey.plan``)."""
     by_key = {(t.cpu, t.arch): t for t in tables if t.kind == "pkey"}
-    for run in records.finished_runs(tree.root, figures=False) if runs is None else runs:
+    for run in tree.finished_runs(figures=False) if runs is None else runs:
         variant = run.meta.variant or {}
         t = by_key.get((run.cpu, str(variant.get("arch") or "?")))
         if t is None or str((run.meta.suite or {}).get("kind")) != "pkey":

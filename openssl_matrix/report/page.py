@@ -50,7 +50,15 @@ from openssl_matrix.core.outputs import (
 )
 from openssl_matrix.core.resources import templates
 from openssl_matrix.core.units import MBPS
-from openssl_matrix.report import aeadview, interleavedview, pairedview, profview, ptsview, scaling
+from openssl_matrix.report import (
+    aeadview,
+    bisectview,
+    interleavedview,
+    pairedview,
+    profview,
+    ptsview,
+    scaling,
+)
 from openssl_matrix.report.cellpage import (
     Links,
     PageUnit,
@@ -59,7 +67,7 @@ from openssl_matrix.report.cellpage import (
     write_pages,
     write_session_pages,
 )
-from openssl_matrix.report.charts import method_chart, size_chart
+from openssl_matrix.report.charts import DRAWN, Charts
 from openssl_matrix.report.cpus import Comparison, comparisons
 from openssl_matrix.report.cpus import chart as cpus_chart
 from openssl_matrix.report.cpus import text as cpus_text
@@ -88,7 +96,7 @@ from openssl_matrix.report.types import (
 )
 from openssl_matrix.report.view import cell_view, href, repro_view, run_folder
 from openssl_matrix.results import records
-from openssl_matrix.results.records import REPRO_DIR, read_json
+from openssl_matrix.results.records import read_json
 from openssl_matrix.results.tree import ResultsTree
 
 # ----------------------------------------------------------------------------------
@@ -231,7 +239,7 @@ def method_table_rows(groups: Sequence[Group], block: int) -> list[dict[str, Any
 
 def latest_reproductions(tree: ResultsTree) -> list[tuple[str, Path, dict[str, Any]]]:
     """(spec id, folder, verdicts) of the newest reproduction of each spec."""
-    base = tree.root / REPRO_DIR
+    base = tree.repro_dir()
     out: list[tuple[str, Path, dict[str, Any]]] = []
     if not base.is_dir():
         return out
@@ -318,14 +326,15 @@ def render_html(groups: Sequence[Group], block: int, charts: Mapping[str, list[s
 
 def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192,
                  selection: Selection | None = None,
-                 versions: Sequence[str] = ()) -> ReportSummary:
+                 versions: Sequence[str] = (), charts: Charts = DRAWN) -> ReportSummary:
     """Write the report folder ``out`` from the results tree (replacing an older report).
     Each cell shows the session ``selection`` picks (the latest by default); ``versions``
-    (fnmatch patterns) limits the library section to those releases."""
-    records.require_tree(tree.root)
+    (fnmatch patterns) limits the library section to those releases; ``charts`` draws the
+    charts (:data:`~openssl_matrix.report.charts.NO_CHARTS`: none)."""
+    tree.require()
     selection = selection or Selection()
-    sessions = Sessions(tree.root)
-    runs = list(records.finished_runs(tree.root))  # the tree read once, a damaged run file
+    sessions = Sessions(tree)
+    runs = list(tree.finished_runs())  # the tree read once, a damaged run file
     obs = observations(tree, sessions, runs)  # named first, before the target
     ops_obs = ops_observations(tree, sessions, runs)
     check_selection(selection, {p.session for p in _one_per_run([*obs, *ops_obs])})
@@ -341,7 +350,7 @@ def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192,
         write_report_marker(tmp)
         held = hold_report(tmp)
         summary = _write(tree, tmp, groups, obs, block_size,
-                         Shown(out, selection, ops_obs, runs), versions)
+                         Shown(out, selection, ops_obs, runs), versions, charts)
         swap_in(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -378,7 +387,8 @@ def _run_record(run_path: Path, rel: str, files: list[str], o: Observation | Any
 
 
 def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observation],
-           block: int, shown: Shown, versions: Sequence[str] = ()) -> ReportSummary:
+           block: int, shown: Shown, versions: Sequence[str] = (),
+           charts: Charts = DRAWN) -> ReportSummary:
     ops_obs = shown.ops_obs
     (out / "data").mkdir()
     (out / "charts").mkdir()
@@ -404,7 +414,7 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     changed = [r for g in groups for (m, a, b), c in g.cells.items()
                for r in change_rows(c.title, c.page, c.changes, MBPS.num)]
     changed += ops.changed
-    charts, paths = _draw_charts(out, groups, block)
+    drawn, paths = _draw_charts(out, groups, block, charts)
     # several CPUs' tables of one build side by side
     comps = comparisons(groups)
     side_views = _side_views(out, comps, block, paths)
@@ -433,7 +443,7 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
                            "side_by_side": r["text"]} for r in repros],
         "profiles": {"cells": profiled[0], "comparisons": profiled[1]},
     }
-    page = render_html(groups, block, charts, session_rows, repros, generated,
+    page = render_html(groups, block, drawn, session_rows, repros, generated,
                        tree.root.resolve(), panel, side_views, changed, chosen)
     lib = write_library(tree, out, versions)
     page, extra_lines = _extra_sections(tree, out, page, groups, obs, shown, block,
@@ -499,6 +509,11 @@ def _extra_sections(tree: ResultsTree, out: Path, page: str, groups: Sequence[Gr
     if woven:
         page = _before(page, "sizes", interleavedview.html(woven))
         report["interleaved"] = [r.as_dict() for r in woven]
+    bisected = bisectview.rows(tree, out)
+    if bisected:
+        page = _before(page, "repro", bisectview.html(bisected)).replace(
+            '<a href="#repro">', '<a href="#bisections">Bisections</a><a href="#repro">', 1)
+        report["bisections"] = [b.as_dict() for b in bisected]
     if paired:
         report["paired"] = [r.as_dict() for r in paired]
     if scaled:
@@ -506,7 +521,7 @@ def _extra_sections(tree: ResultsTree, out: Path, page: str, groups: Sequence[Gr
         paths += [out / str(v["chart"]) for v in scaled if v["chart"]]
     return page, [*pairedview.text(paired), *interleavedview.text(woven),
                   *aeadview.text(masked), *scaling.text(scaled), *ptsview.text(pts_rows),
-                  *profview.text(*profiled)]
+                  *profview.text(*profiled), *bisectview.text(bisected)]
 
 
 def _sections(page: str, ops_and_library: str, profiled: tuple[list[dict[str, Any]], ...],
@@ -570,7 +585,7 @@ def _side_by_side_json(comps: Sequence[Any], block: int) -> list[dict[str, Any]]
     } for comp in comps]
 
 
-def _draw_charts(out: Path, groups: Sequence[Group], block: int,
+def _draw_charts(out: Path, groups: Sequence[Group], block: int, draw: Charts,
                  ) -> tuple[dict[str, list[str]], list[Path]]:
     """Each table's method chart and each algorithm's by-size chart, drawn into
     ``out/charts``: the page's links by section, and the files drawn."""
@@ -579,13 +594,13 @@ def _draw_charts(out: Path, groups: Sequence[Group], block: int,
     progress = log.ProgressLine("drawing charts", sum(1 + len(g.algorithms) for g in groups))
     for g in groups:
         p = out / "charts" / f"{g.key.slug}-methods-{block}.png"
-        if method_chart(g, block, p):
+        if draw.method(g, block, p):
             charts.setdefault(f"methods:{g.key.slug}", []).append(f"charts/{p.name}")
             paths.append(p)
         progress.advance()
         for a in g.algorithms:
             p = out / "charts" / f"{g.key.slug}-{fold(a)}-by-size.png"
-            if size_chart(g, a, p):
+            if draw.size(g, a, p):
                 charts.setdefault(f"sizes:{g.key.slug}", []).append(f"charts/{p.name}")
                 paths.append(p)
             progress.advance()

@@ -11,7 +11,6 @@ from typing import Any
 
 from openssl_matrix.core.stats import estimate
 from openssl_matrix.matrix.pts import PROFILE, percent_std_dev
-from openssl_matrix.results import records
 from openssl_matrix.results.tree import ResultsTree
 
 
@@ -47,7 +46,7 @@ class PtsRow:
 
 def rows(tree: ResultsTree) -> list[PtsRow]:
     found: dict[tuple[str, str, str, int], PtsRow] = {}
-    for ref in records.finished_runs(tree.root):
+    for ref in tree.finished_runs():
         version = str((ref.meta.get("variant") or {}).get("version") or "?")
         for fig in ref.figures:
             title = fig.get("pts_result")

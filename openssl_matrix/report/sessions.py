@@ -27,12 +27,12 @@ import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Protocol, TypeVar
 
 from openssl_matrix.core.errors import UsageError
 from openssl_matrix.core.stats import Estimate, estimate
 from openssl_matrix.results import records
+from openssl_matrix.results.tree import ResultsTree
 
 
 @dataclass(frozen=True)
@@ -87,14 +87,14 @@ class Sessions:
     """Derives the session of every run of one tree (reads its journals once, lazily;
     the derivation itself is ``records.run_session``)."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    def __init__(self, tree: ResultsTree) -> None:
+        self.tree = tree
         self._journals: dict[str, str] | None = None
 
     def session_of(self, run: records.Run) -> tuple[str, bool]:
         """(session id, derived): the run's own, else derived (see the module's text)."""
         if self._journals is None and not run.meta.session:
-            self._journals = records.journal_runs(self.root)
+            self._journals = self.tree.journal_runs()
         return records.run_session(run, self._journals or {})
 
     def provenance(self, run: records.Run) -> Provenance:

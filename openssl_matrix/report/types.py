@@ -152,9 +152,9 @@ def observations(tree: ResultsTree, sessions: Sessions | None = None,
     """Every symmetric (bytes per second) figure in the tree (or of its finished ``runs``,
     read once by the caller), each with its run's session (``sessions.Sessions``: one per
     tree, shared with the public-key figures)."""
-    sessions = sessions or Sessions(tree.root)
+    sessions = sessions or Sessions(tree)
     out: list[Observation] = []
-    for ref in records.finished_runs(tree.root) if runs is None else runs:
+    for ref in tree.finished_runs() if runs is None else runs:
         meta = ref.meta
         prov = sessions.provenance(ref)
         figures = ref.figures

@@ -110,6 +110,19 @@ def _version_missing(spec: ReportSpec, name: str, claim: Claim,
     return []
 
 
+def _versions_missing(spec: ReportSpec, names: tuple[str, str], claim: Claim,
+                      resolved: Mapping[str, ResolvedVersion]) -> list[Missing]:
+    """What the claim's versions lack; both sides of one version lacking the same thing
+    are named in one reason, not the same sentence twice."""
+    first, second = (_version_missing(spec, n, claim, resolved) for n in names)
+    a, b = names
+    if a != b and len(first) == len(second) == 1 and first[0].kind == second[0].kind and \
+            first[0].text.startswith(f"{a} needs ") and \
+            first[0].text[len(a):] == second[0].text[len(b):]:
+        return [Missing(first[0].kind, f"{a} and {b} need{first[0].text[len(a) + 6:]}")]
+    return first + (second if a != b else [])
+
+
 def judgeable(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], env: Environment,
               facts: HostFacts, profiles: Sequence[str] = (HERE,)) -> list[ClaimPlan]:
     """One :class:`ClaimPlan` per claim, in the spec's order, for a reproduction run on
@@ -117,10 +130,8 @@ def judgeable(spec: ReportSpec, resolved: Mapping[str, ResolvedVersion], env: En
     given = tuple(profiles) or (HERE,)
     out: list[ClaimPlan] = []
     for claim in spec.claims:
-        missing: list[Missing] = []
         names = (claim.numerator, claim.denominator)
-        for n in dict.fromkeys(names):
-            missing += _version_missing(spec, n, claim, resolved)
+        missing = _versions_missing(spec, names, claim, resolved)
         where: tuple[str, ...] = given
         if two_machines(spec, claim):
             wanted = machine_profiles(spec, claim)

@@ -63,7 +63,7 @@ from openssl_matrix.repro.resolve import (
     probe_dev_crypto,
     resolve_versions,
 )
-from openssl_matrix.repro.spec import OP_BLOCK, Claim, ReportSpec
+from openssl_matrix.repro.spec import OP_BLOCK, BuildSpec, Claim, ReportSpec
 from openssl_matrix.repro.unknowns import assumption_text, with_twins
 from openssl_matrix.repro.verdicts import version_lines
 from openssl_matrix.results import records
@@ -159,14 +159,16 @@ def check(spec: ReportSpec, env: Environment, results: Path,
         cpu_dir = facts.cpu.slug() if profile == HERE else profile
         out += _plan_lines(full, resolved, facts, cpu_dir, judged, results, profile, env)
     unused, releases = unused_entries(spec), other_releases(spec)
-    rep.warnings = unused + releases
+    itself = same_measurement_claims(spec)
+    rep.warnings = unused + releases + itself
     out += ["", "Summary: " + summary(plans, given) + "; "
             + ("the report's figures meet every claim as transcribed" if not rep.problems else
                f"{len(rep.problems)} problem(s) in the spec: check it")
             + (f"; {len(unused)} unused entr{'y' if len(unused) == 1 else 'ies'}"
                if unused else "")
             + (f"; {len(releases)} build(s) naming another release than their version"
-               if releases else "")]
+               if releases else "")
+            + (f"; {len(itself)} claim(s) comparing a build with itself" if itself else "")]
     out += [f"  warning: {p}" for p in rep.problems + rep.warnings]
     return rep
 
@@ -192,6 +194,49 @@ def unused_entries(spec: ReportSpec) -> list[str]:
             out.append(f"builds.{name}: no measurement uses it: delete it, or name it in "
                        "a measurement's build")
     return out
+
+
+#: What makes two measurements of one build on one machine measure different things
+#: (``elapsed``: the report's time basis, which its own figures show even where ours
+#: cannot: freebsd-cryptodev-elapsed's user-time claim).
+_HOW = ("algorithm", "evp", "ia32cap", "engine", "decrypt", "disable", "operation",
+        "protocol", "pinning", "threads", "thread_counts", "elapsed")
+
+
+def same_measurement_claims(spec: ReportSpec) -> list[str]:
+    """A claim whose two sides are one build measured the same way on one machine: here
+    both sides would measure one thing (a ratio of 1, whatever the report printed). A
+    draft gives two runs of one version and header one build: a baseline and a patched
+    build of the same snapshot land there."""
+    out: list[str] = []
+    for i, claim in enumerate(spec.claims):
+        a, b = spec.measurements[claim.numerator], spec.measurements[claim.denominator]
+        ba, bb = spec.builds[a.build], spec.builds[b.build]
+        if a.machine != b.machine or _built(ba) != _built(bb) or any(
+                getattr(a, k) != getattr(b, k) for k in _HOW):
+            continue
+        if a.build == b.build:
+            out.append(f"claims[{i}] ({claim.id}) compares {a.name} with {b.name}: the same "
+                       f"build ({a.build}) measured the same way, so here both sides would "
+                       f"measure one thing. If the report's two runs were two builds (a "
+                       f"patch, another commit, other options), give {a.name} a build of its "
+                       f"own under builds; if one run differed in a setting (a mask, "
+                       f"-decrypt, an engine), write it in that measurement (disable:, "
+                       f"decrypt:, engine:)")
+        else:
+            out.append(f"claims[{i}] ({claim.id}) compares {a.name} with {b.name}: builds."
+                       f"{a.build} and builds.{b.build} are built alike here (version "
+                       f"{ba.version}, the same asm, arch and configure), so both sides would "
+                       f"measure one thing. Write what tells them apart (configure:, asm:, "
+                       f"another version); a difference a build cannot express here (a "
+                       f"patch) leaves the claim for the report's own figures only: say so "
+                       f"in its notes")
+    return out
+
+
+def _built(b: BuildSpec) -> tuple[object, ...]:
+    """What a build is made of here (its name and as_reported are words)."""
+    return b.version, b.asm, b.arch, b.configure
 
 
 #: A release number anywhere in free text ("FreeBSD's OpenSSL (1.0.1e-freebsd, cc -O)",

@@ -51,7 +51,10 @@ MAX_STUBS = 24
 #: What to do about a run left out because its release cannot be told.
 VERSION_ADVICE = ("a run without its release: add the version line speed printed (`OpenSSL "
                   "1.1.1w  11 Sep 2023` or `version: 3.0.2`) above its table in the paste "
-                  "and draft again (--force replaces the draft)")
+                  "and draft again (--force replaces the draft); where the report printed "
+                  "none and names a branch or a commit (`master`), write the development "
+                  "version it was then (`version: 3.6.0-dev`: drafted as `release: false`) "
+                  "and say in that version's as_reported that it is your reading")
 #: A ratio that changes by more than this share between the smallest and the largest
 #: block size gets a trend stub besides the per-size one.
 TREND_CHANGE = 0.10
@@ -63,6 +66,12 @@ _MENTION = re.compile(r"(?<![\w.])(?:(?P<word>openssl)[ _-]?v?)?"
 #: A release number named without the word OpenSSL counts when it looks like one (0.9.x,
 #: 1.x, 3.x): not a distribution's 20.04.3 or a compiler's 12.2.0.
 _BARE = re.compile(r"^(0\.9|1\.[01]|3\.\d)\.")
+#: A CPU named in the prose: a vendor's family and the model words after it ("Intel Xeon
+#: Platinum 8380", "AMD EPYC 9655", "Intel(R) Core(TM) i7-2760QM", "Apple M2 Max").
+_CPU = re.compile(r"\b(?:Intel(?:\(R\))?\s+(?:Xeon|Core|Atom|Pentium|Celeron)(?:\((?:TM|R)\))?"
+                  r"|AMD\s+(?:EPYC|Ryzen|Opteron|Athlon|Phenom)|Apple\s+M\d)"
+                  r"(?:\s+(?:Platinum|Gold|Silver|Bronze|Max|Pro|PRO|Ultra|Threadripper"
+                  r"|[A-Za-z-]*\d[\w.-]*))*")
 _I386 = re.compile(r"linux-elf|linux-x86(?!_64)|i[3-6]86|-m32\b|BSD-x86(?!_64)|mingw(?!64)")
 
 
@@ -299,6 +308,10 @@ def _stubs(rows: Sequence[_Row], builds: dict[int, _Build]) -> tuple[list[str], 
             sides = f"{num.name} ({vn}, run {num.run}) against {den.name} ({vd}, run {den.run})"
             where = f"run {num.run} of the paste" if num.run == den.run else \
                 f"runs {den.run} and {num.run} of the paste"
+            if builds[num.run] is builds[den.run] and num.evp == den.evp:
+                lines.append(f"  # runs {den.run} and {num.run} printed the same build: if "
+                             f"they were two builds (a patch, another commit), give run "
+                             f"{num.run}'s measurements a build of their own")
             lines += [f"  # the paste's ratio {num.name} / {den.name}: {shown}",
                       f"  - id: {ident}",
                       "    says: " + _q(f"STUB, from the paste's figures: {what}, {sides}: "
@@ -348,21 +361,26 @@ def _fallback_stub(rows: Sequence[_Row]) -> list[str]:
                      "(docs/reports.md)")
 
 
-def _evp_line(row: _Row) -> str:
+def _evp_line(row: _Row, commands: Sequence[str]) -> str:
     if row.operation is not None:
         return ""
     if row.evp is None:
         return ("    evp: unknown   # the paste does not show whether speed ran with -evp: "
                 "both are measured")
-    return f"    evp: {'true' if row.evp else 'false'}   # as the rows' names in the paste show"
+    how = "the command line above it shows" if commands else "the rows' names in the " \
+        "paste show"
+    return f"    evp: {'true' if row.evp else 'false'}   # as {how}"
 
 
-def _measurement_lines(row: _Row, build: _Build, elapsed: bool | None) -> list[str]:
+def _measurement_lines(row: _Row, build: _Build, run: SpeedRun) -> list[str]:
     lines = [f"  {row.name}:", f"    build: {build.name}", f"    algorithm: {row.algorithm}"]
     if row.operation is not None:
         lines.append(f"    operation: {row.operation}")
-    if evp := _evp_line(row):
+    if run.commands:  # documentary: the report's command line(s), verbatim
+        lines.append("    command: " + _q("; ".join(dict.fromkeys(run.commands))[:300]))
+    if evp := _evp_line(row, run.commands):
         lines.append(evp)
+    elapsed = run.header.elapsed
     if elapsed is not None:
         lines.append(f"    elapsed: {'true' if elapsed else 'false'}")
     if row.operation is None:
@@ -375,11 +393,57 @@ def _measurement_lines(row: _Row, build: _Build, elapsed: bool | None) -> list[s
     return lines
 
 
+def _is_snapshot(version: str) -> bool:
+    """A development snapshot (``3.0.0-dev``): never released, so no tarball exists."""
+    return version.endswith("-dev")
+
+
+def _version_lines(version: str, builds: Sequence[_Build], here: Sequence[str]) -> list[str]:
+    """A version entry: its version line(s); ``release: false`` for a snapshot; and, when
+    the matrix builds another release of its series (``here``), that release as a stand-in
+    to uncomment (the reason is the user's to give, so it is never written for them)."""
+    lines = [f"  {version}:", "    as_reported: " + _q("; ".join(
+        dict.fromkeys(b.version_line for b in builds)))]
+    if _is_snapshot(version):
+        lines.append("    release: false   # a development snapshot: no release tarball of "
+                     "it exists")
+    major_minor = version.split(".")[:2]
+    near = [v for v in here if v != version and v.split(".")[:2] == major_minor]
+    if near:
+        lines += [f"    # stand_in: {near[-1]}   # this matrix builds {near[-1]}: uncomment "
+                  f"to judge {version}'s claims with it,",
+                  "    # stand_in_why: say why it behaves the same for them   "
+                  "(docs/reports.md#versions)"]
+    return lines
+
+
+def _cpu_line(text: str) -> str:
+    """The machine's ``cpu``: the CPU the prose names when it names one (to check), else
+    "not named"; several named ones are listed in a comment for the user to choose."""
+    found = (" ".join(m.group(0).split()).rstrip(".-") for m in _CPU.finditer(text))
+    named = list(dict.fromkeys(n for n in found if any(c.isdigit() for c in n)))  # a model
+    if len(named) == 1:
+        return (f"    cpu: {_q(named[0])}   # as the text names it: check that the runs "
+                "ran on it")
+    hint = f" (the text names {'; '.join(named[:4])})" if named else ""
+    return f"    cpu: not named in the paste   # the CPU as the report names it{hint}"
+
+
+def _cpuinfo_lines(runs: Sequence[SpeedRun]) -> list[str]:
+    """The CPUINFO lines speed printed (3.0+: the OPENSSL_ia32cap the CPU gave), as the
+    machine's notes: a report that names no CPU still shows its capabilities there."""
+    seen = dict.fromkeys(r.header.cpuinfo for r in runs if r.header.cpuinfo)
+    if not seen:
+        return []
+    return ["    notes: " + _q("speed's CPUINFO line in the paste: " + "; ".join(seen))]
+
+
 def draft_spec(paste: str, spec_id: str, *, source: str,
-               block_sizes: Sequence[int] | None = None) -> Draft:
+               block_sizes: Sequence[int] | None = None, here: Sequence[str] = ()) -> Draft:
     """The spec ``reports/<spec_id>.yaml`` drafted from ``paste`` (read from ``source``,
-    named in the draft); ParseError when the paste holds no speed output, UsageError when
-    no run of it can be drafted."""
+    named in the draft); ``here``: the releases the user's matrix builds by default (a
+    version of the same series gets one of them as a stand-in to uncomment). ParseError
+    when the paste holds no speed output, UsageError when no run of it can be drafted."""
     source = "".join(c if c.isprintable() else "?" for c in source[:200])
     reading = read_paste(paste, block_sizes=block_sizes)
     runs = reading.runs
@@ -413,11 +477,11 @@ def draft_spec(paste: str, spec_id: str, *, source: str,
            "  where: " + _q(f"pasted from {source}") + "   # where the report was published",
            "machines:",
            "  reporter:",
-           "    cpu: not named in the paste   # the CPU as the report names it, if it does",
+           _cpu_line(paste),
+           *_cpuinfo_lines(runs),
            "versions:"]
     for version, bs in versions.items():
-        out += [f"  {version}:", "    as_reported: " + _q("; ".join(
-            dict.fromkeys(b.version_line for b in bs)))]
+        out += _version_lines(version, bs, here)
     out.append("builds:")
     for b in builds.values():
         out += [f"  {b.name}:", f"    version: {b.version}"]
@@ -435,7 +499,7 @@ def draft_spec(paste: str, spec_id: str, *, source: str,
                    + (" (-mr output)" if run.machine_readable else ""))
         out += [f"  # {w}" for w in run.warnings]
         for row in mine:
-            out += _measurement_lines(row, of_run[number], run.header.elapsed)
+            out += _measurement_lines(row, of_run[number], run)
     stubs, more = _stubs(rows, of_run)
     out += ["claims:",
             "  # STUBS drafted from the paste's own ratios, not from its words: keep, edit "

@@ -123,7 +123,7 @@ def matching_runs(tree: ResultsTree, cpu_dir: str, variant: str, suite: str,
                   image_id: str | None, definition: Mapping[str, Any]) -> list[Path]:
     """Finished runs of exactly this suite on this image, oldest first."""
     found: list[Path] = []
-    for run in records.finished_runs(tree.root, cpu=cpu_dir, variant=variant, suite=suite):
+    for run in tree.finished_runs(cpu=cpu_dir, variant=variant, suite=suite):
         meta = run.meta
         if image_id is not None and meta.image_id != image_id:
             continue
@@ -141,7 +141,7 @@ def profile_runs(tree: ResultsTree, profile: str, variant: str, m: Measurement,
     machines, whose sides are measured in separate runs."""
     word = speed_argument(m.algorithm, m.evp)
     found: list[Path] = []
-    for run in records.finished_runs(tree.root, cpu=profile, variant=variant):
+    for run in tree.finished_runs(cpu=profile, variant=variant):
         s = run.meta.suite or {}
         if not str(run.suite).startswith("repro-") or word not in (s.get("algorithms") or []):
             continue

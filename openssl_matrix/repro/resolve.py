@@ -87,9 +87,17 @@ def _obtain(version: str, ref: VersionRef | None, env: Environment, offline: boo
     sources_dirs only (the problem then names the places reproduce would try)."""
     if ref is not None and not ref.release:
         what = ref.as_reported or version
+        advice = "" if ref.stand_in else (
+            f"; to judge its claims here, name a release that behaves the same for them as "
+            f"versions.{version}.stand_in, with stand_in_why")
         return None, (), None, (f"{version} ({what}) was a development snapshot, not a "
-                                "release: no release tarball of it exists")
+                                f"release: no release tarball of it exists{advice}")
     sha = _sha_for(version, ref, env)
+    if sha is None and version.endswith("-dev"):
+        return None, (), None, (
+            f"OpenSSL {version} names a development snapshot, never released, so no tarball "
+            f"of it can be pinned: write `release: false` under versions.{version}, and a "
+            f"stand_in release (with stand_in_why) to judge its claims here")
     if sha is None:
         return None, (), None, (
             f"no sha256 is known for OpenSSL {version}, and an unverified tarball is never "

@@ -73,7 +73,6 @@ from openssl_matrix.repro.resolve import (
 from openssl_matrix.repro.spec import Claim, ReportSpec
 from openssl_matrix.repro.unknowns import fold, with_twins
 from openssl_matrix.repro.verdicts import write_reproduction
-from openssl_matrix.results.records import REPRO_DIR
 from openssl_matrix.results.tree import ResultsTree
 
 #: Extra rounds a reproduction measures while a claim's interval straddles its band.
@@ -104,7 +103,7 @@ def reproduce(spec: ReportSpec, env: Environment, backend: Backend, tree: Result
     judged = judged_measurements(spec, list(plans.values())) | {
         n for c in spec.claims if two_machines(spec, c) for n in (c.numerator, c.denominator)}
     planned, groups, cells = plan(spec, resolved, facts, cpu_dir, judged=judged)
-    root = tree.root / REPRO_DIR / spec.id
+    root = tree.repro_dir(spec.id)
     ours: dict[str, Ours] = {name: Ours() for name in spec.measurements}
     built: dict[str, tuple[Variant, str]] = {}  # variant id -> (variant, image tag)
     if cells:
@@ -297,7 +296,7 @@ def _build_and_bench(spec: ReportSpec, m: Matrix, backend: Backend, tree: Result
                           "bases see OPENSSL_MATRIX_EXTRA_BASES there)")
         else:
             usable[vid] = v
-    builder = Builder(m, backend, tree, workdir=tree.root / REPRO_DIR / ".work")
+    builder = Builder(m, backend, tree, workdir=tree.repro_dir() / ".work")
     if usable:
         with log.step(f"build {len(usable)} variant(s) for {spec.id}"):
             outcomes = builder.build(list(usable.values()))

@@ -27,7 +27,9 @@ class Filed:
     record: dict[str, Any]
 
 
-def _newest(cell_dir: Path, record: str) -> Filed | None:
+def newest_numbered(cell_dir: Path, record: str) -> Filed | None:
+    """The highest-numbered ``NNNN/`` folder of ``cell_dir`` whose ``record`` reads as a
+    JSON object (a folder without it, or with a damaged one, was never finished)."""
     numbered = sorted((p for p in cell_dir.iterdir() if p.name.isdigit() and p.is_dir()),
                       key=lambda p: int(p.name), reverse=True)
     for folder in numbered:
@@ -53,9 +55,9 @@ def _cells(root: Path, compare: bool) -> list[Path]:
 
 def latest_profiles(root: Path) -> list[Filed]:
     """The newest finished profile of every variant and cell, in name order."""
-    return [f for c in _cells(root, False) if (f := _newest(c, "meta.json")) is not None]
+    return [f for c in _cells(root, False) if (f := newest_numbered(c, "meta.json")) is not None]
 
 
 def latest_comparisons(root: Path) -> list[Filed]:
     """The newest finished comparison of every pair of builds and cell, in name order."""
-    return [f for c in _cells(root, True) if (f := _newest(c, "diff.json")) is not None]
+    return [f for c in _cells(root, True) if (f := newest_numbered(c, "diff.json")) is not None]

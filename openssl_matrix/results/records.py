@@ -42,6 +42,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
+from openssl_matrix.core import jsonread
 from openssl_matrix.core.errors import ResultsError
 from openssl_matrix.core.files import read_bounded, write_json
 from openssl_matrix.core.names import fold, inside, safe_name
@@ -66,6 +67,9 @@ JOURNALS = "_journal"
 REPRO_DIR = "_reproduce"
 #: The folder of sampled profiles (``<variant>/<cell>/<NNNN>/``, measure/profilestore.py).
 PROFILES_DIR = "_profiles"
+#: Release and commit bisections: ``_bisect/<cell>--<good>--<bad>/<NNNN>/`` (sweep writes
+#: them, the report reads them back through results/bisections.py).
+BISECT_DIR = "_bisect"
 
 #: meta.json statuses of a run that finished (its figures count). Every other status
 #: (running, interrupted, failed) means the run's figures are never exported or reported.
@@ -433,7 +437,7 @@ def read_json(path: Path) -> Any:
     """
     try:
         text = read_bounded(path, "results").decode("utf-8")
-        return json.loads(text, parse_constant=_reject_constant)
+        return jsonread.loads(text, parse_constant=_reject_constant)
     except FileNotFoundError:
         return None
     except UnicodeDecodeError as exc:

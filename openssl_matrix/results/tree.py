@@ -34,7 +34,14 @@ from openssl_matrix.core.errors import ResultsError
 from openssl_matrix.core.files import UnreadableFile, open_lock, read_bounded, write_json
 from openssl_matrix.core.names import inside, safe_name
 from openssl_matrix.results import records
+from openssl_matrix.results.bisections import Progress, latest_bisections
+from openssl_matrix.results.bisections import progress as bisection_progress
+from openssl_matrix.results.profiles import Filed
 from openssl_matrix.results.records import JOURNALS, read_json
+
+#: The report's default folder and the lab's logs, inside the tree.
+REPORT_DIR = "_report"
+LAB_DIR = "_lab"
 
 
 @dataclass(frozen=True)
@@ -89,8 +96,11 @@ def lab_worker() -> bool:
 
 
 class ResultsTree:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, name_pause: float | None = None) -> None:
+        """``name_pause``: how long a refused :meth:`lock` pauses between its looks for
+        the holder's name (``NAME_PAUSE_S``; a test shortens it)."""
         self.root = root
+        self.name_pause = NAME_PAUSE_S if name_pause is None else name_pause
         self._lock_fh: IO[str] | None = None
         #: True while the lock is a lab's, held for this process (several engines write
         #: the tree at once, each under its own CPU): recover only your own CPU's folders.
@@ -138,7 +148,7 @@ class ResultsTree:
         except OSError as exc:
             if exc.errno not in (errno.EAGAIN, errno.EACCES):
                 raise
-            holder = _holder_named(fh)
+            holder = _holder_named(fh, self.name_pause)
             if holder is None:  # released while we looked: take it after all
                 fh.close()
                 self.lock(wait=wait)
@@ -261,6 +271,70 @@ class ResultsTree:
     def build_dir(self, variant: str, digest: str) -> Path:
         return records.build_dir(self.root, variant, digest)
 
+    def read_latest(self, variant: str) -> records.Latest | None:
+        """The newest build of a variant as ``latest.json`` names it; None if never built."""
+        return records.read_latest(self.root, variant)
+
+    def write_latest(self, variant: str, digest: str, tag: str) -> None:
+        records.write_latest(self.root, variant, digest, tag)
+
+    def build_records(self, variant: str) -> list[records.BuildRecord]:
+        """Every recorded build of a variant (any digest), in folder order."""
+        return records.build_records(self.root, variant)
+
+    def toolchain_log(self, name: str) -> Path:
+        """``_builds/_toolchain/<name>.log``: the log of a toolchain image's build."""
+        safe_name(name, "toolchain image", error=ResultsError)
+        return inside(self.root, self.root / records.BUILDS / "_toolchain" / f"{name}.log",
+                      error=ResultsError)
+
+    # -- reading: what the report, export and the judge ask of the tree --------
+    def require(self) -> None:
+        """Refuse a folder that is not a results tree (for export and report)."""
+        records.require_tree(self.root)
+
+    def finished_runs(self, *, cpu: str | None = None, variant: str | None = None,
+                      suite: str | None = None, figures: bool = True,
+                      ) -> Iterator[records.Run]:
+        """Every finished run (complete or partial), validated; see
+        :func:`records.finished_runs`."""
+        return records.finished_runs(self.root, cpu=cpu, variant=variant, suite=suite,
+                                     figures=figures)
+
+    def bisections(self) -> list[Filed]:
+        """The newest finished bisection of every cell and pair of ends."""
+        return latest_bisections(self.root)
+
+    def bisection_progress(self, range_name: str, key: str) -> Progress:
+        """The measurements so far of one bisection range, measured one way."""
+        return bisection_progress(self.root, range_name, key)
+
+    def journal_runs(self) -> dict[str, str]:
+        """Which bench session each run belongs to, from the journals (run path → id)."""
+        return records.journal_runs(self.root)
+
+    def journal_files(self, kind: str) -> list[Path]:
+        """The journals of one kind of session (``bench``), in name order."""
+        return sorted((self.root / JOURNALS).glob(f"{kind}-*.json"))
+
+    # -- places of the tree's own folders ---------------------------------------
+    def report_dir(self) -> Path:
+        """Where ``invoke matrix report`` writes by default."""
+        return self.root / REPORT_DIR
+
+    def repro_dir(self, spec_id: str | None = None) -> Path:
+        """``_reproduce/`` or a reproduction's folder ``_reproduce/<id>``."""
+        base = self.root / records.REPRO_DIR
+        if spec_id is None:
+            return base
+        safe_name(spec_id, "report id", error=ResultsError)
+        return inside(self.root, base / spec_id, error=ResultsError)
+
+    def lab_dir(self, stamp: str, command: str) -> Path:
+        """``_lab/<stamp>-<command>``: one lab run's engine logs and states."""
+        return inside(self.root, self.root / LAB_DIR / f"{stamp}-{command}",
+                      error=ResultsError)
+
     def build_record(self, variant: str, digest: str) -> dict[str, Any] | None:
         """The build record of a variant's build, validated, as its JSON object."""
         rec = records.read_build(self.build_dir(variant, digest))
@@ -333,7 +407,7 @@ NAME_TRIES = 20
 NAME_PAUSE_S = 0.05
 
 
-def _holder_named(fh: IO[str]) -> str | None:
+def _holder_named(fh: IO[str], pause: float) -> str | None:
     """Who holds the tree's lock, as the holder wrote it (``pid N (command) since …``);
     "another process" if no live holder has named itself within NAME_TRIES pauses; None
     if the lock came free meanwhile."""
@@ -345,7 +419,7 @@ def _holder_named(fh: IO[str]) -> str | None:
             return text
         if attempt == NAME_TRIES:
             break
-        time.sleep(NAME_PAUSE_S)
+        time.sleep(pause)
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

@@ -23,7 +23,6 @@ The result is written to ``<results>/_bisect/<cell>--<good>--<bad>/<NNNN>/``
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -38,7 +37,7 @@ from openssl_matrix.matrix.model import Matrix, Suite, Variant
 from openssl_matrix.measure.cell import CellOutcome
 from openssl_matrix.measure.guards import DISTURBED
 from openssl_matrix.measure.session import Bencher
-from openssl_matrix.results.records import FINISHED
+from openssl_matrix.results.records import BISECT_DIR, FINISHED
 from openssl_matrix.results.tree import ResultsTree
 from openssl_matrix.sweep.bisect import (
     MAX_ROUNDS,
@@ -49,9 +48,9 @@ from openssl_matrix.sweep.bisect import (
     bisect,
     summary,
 )
+from openssl_matrix.sweep.bisectresume import Replaying, measure_key, range_name
 
 #: Where bisections are written in a results tree.
-BISECT_DIR = "_bisect"
 #: The build part of a release's variant id when ``--build`` does not say.
 DEFAULT_BUILD = "asm-x86_64"
 
@@ -184,34 +183,44 @@ def run_bisection(m: Matrix, backend: Backend, tree: ResultsTree, cell: Cell,
                   releases: Sequence[str], *, build: str = DEFAULT_BUILD,
                   cpu_profile: str = "auto", engine: Mapping[str, Any] | None = None,
                   git_commit: str | None = None, wait: bool = False, rounds: int = ROUNDS,
-                  max_rounds: int = MAX_ROUNDS) -> tuple[Bisection, Path]:
-    """Bisect ``cell`` over ``releases`` (GOOD first) on ``backend``; write the result."""
-    measure = EngineMeasure(m, backend, tree, cell, build=build, cpu_profile=cpu_profile,
-                            engine=engine or {}, git_commit=git_commit, wait=wait)
+                  max_rounds: int = MAX_ROUNDS, fresh: bool = False,
+                  ) -> tuple[Bisection, Path]:
+    """Bisect ``cell`` over ``releases`` (GOOD first) on ``backend``; write the result.
+    What an earlier bisection of the same range, measured the same way, measured is
+    replayed instead of measured again, unless ``fresh`` (sweep/bisectresume.py)."""
+    engine_measure = EngineMeasure(m, backend, tree, cell, build=build,
+                                   cpu_profile=cpu_profile, engine=engine or {},
+                                   git_commit=git_commit, wait=wait)  # checks the cell
+    progress = tree.bisection_progress(range_name(cell, releases[0], releases[-1]),
+                                       measure_key(build, cpu_profile, engine or {}))
+    if fresh and (aside := progress.set_aside()) is not None:
+        log.info(f"--fresh: the earlier measurements are set aside as {aside}")
+    measure = Replaying(engine_measure, progress)
+    if measure.recorded:
+        log.info(f"resuming: {len(measure.recorded)} measurement(s) of an earlier "
+                 f"bisection of this range are replayed ({progress.path})")
     try:
         result = bisect(releases, measure, rounds=rounds, max_rounds=max_rounds)
     except Unmeasurable as exc:  # an end: nothing can be compared with it
         raise FatalError(f"cannot measure {exc.release}, an end of the bisection: "
                          f"{exc.reason}", hint="GOOD and BAD must build and run the cell; "
                          "pick ends that do") from None
-    out = write_bisection(tree, cell, result, build=build, cpu_profile=cpu_profile)
+    out = write_bisection(tree, cell, result, build=build, cpu_profile=cpu_profile,
+                          resumed={"replayed": measure.replayed, "measured": measure.measured,
+                                   "progress": str(progress.path)})
     return result, out
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")
-
-
 def write_bisection(tree: ResultsTree, cell: Cell, result: Bisection, *, build: str,
-                    cpu_profile: str) -> Path:
-    """``<results>/_bisect/<cell>--<good>--<bad>/<NNNN>/``, the next free number."""
-    root = tree.root / BISECT_DIR / "--".join(
-        _slug(x) for x in (cell.text(), result.good, result.bad))
+                    cpu_profile: str, resumed: Mapping[str, Any] | None = None) -> Path:
+    """``<results>/_bisect/<cell>--<good>--<bad>/<NNNN>/``, the next free number;
+    ``resumed`` says how many measurements were replayed and how many made."""
+    root = tree.root / BISECT_DIR / range_name(cell, result.good, result.bad)
     taken = [int(p.name) for p in root.glob("[0-9][0-9][0-9][0-9]") if p.is_dir()] \
         if root.is_dir() else []
     out = root / f"{max(taken, default=0) + 1:04d}"
     doc = {"schema": 1, "cell": cell.text(), "build": build, "cpu_profile": cpu_profile,
-           **result.as_dict()}
+           **result.as_dict(), **({"resumed": dict(resumed)} if resumed else {})}
     atomic_write(out / "bisection.json", json.dumps(doc, indent=2) + "\n")
     atomic_write(out / "summary.txt", "\n".join(summary(result)) + "\n")
     return out

@@ -195,3 +195,90 @@ def test_usage_errors_say_what_to_give(matrix: Path, tmp_path: Path, flags: dict
     with pytest.raises(UsageError, match=says):
         run(**args)
     assert backend.builds == [] and backend.runs == []
+
+
+def test_the_report_page_shows_the_bisection_path_and_links_its_record(
+        matrix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    results = tmp_path / "results"
+    _bisect(matrix, FakeBackend(release_speed()), results, "fast:aes-128-cbc:8192", capsys)
+    run = handlers(engine_of(lambda: FakeBackend(release_speed())))["report"]
+    out = tmp_path / "page"
+    assert run(target="", matrix=str(matrix), results=str(results), output=str(out),
+               block_size=0) == 0
+    page = (out / "index.html").read_text()
+    assert '<h2 id="bisections">Bisections</h2>' in page
+    assert '<a href="#bisections">' in page
+    assert "moved between 3.0.12 and 3.0.13" in page
+    for release in ("3.0.12", "3.0.13"):  # each step of the path, with its decision
+        assert re.search(rf"<tr><td>{re.escape(release)}</td><td>like-(good|bad)</td>", page)
+    doc = json.loads((out / "data" / "report.json").read_text())
+    (shown,) = doc["bisections"]
+    assert (shown["good"], shown["bad"], shown["status"]) == ("3.0.10", "3.0.14", "moved")
+    assert (out / shown["record"]).is_file() and (out / str(shown["summary"])).is_file()
+    assert "Bisections" in capsys.readouterr().out
+
+
+class Interrupting:
+    """``release_speed`` that is interrupted (Ctrl-C) at its ``at``-th speed run, once."""
+
+    def __init__(self, at: int) -> None:
+        self.inner = release_speed()
+        self.at = at
+        self.speed_runs = 0
+
+    def __call__(self, image: str, command: Sequence[str], env: Mapping[str, str],
+                 ) -> tuple[int, str, str]:
+        if is_speed(command):
+            self.speed_runs += 1
+            if self.speed_runs == self.at:
+                raise KeyboardInterrupt
+        return self.inner(image, command, env)
+
+
+def _speed_runs(backend: FakeBackend) -> int:
+    return sum(1 for r in backend.runs if is_speed(r[1]))
+
+
+def test_an_interrupted_bisection_resumes_and_a_finished_one_is_replayed(
+        matrix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    whole = FakeBackend(release_speed())
+    expected = _bisect(matrix, whole, tmp_path / "whole", "fast:aes-128-cbc:8192", capsys)
+    total = _speed_runs(whole)
+    responder = Interrupting(at=total // 2)
+    backend = FakeBackend(responder)
+    results = tmp_path / "results"
+    with pytest.raises(KeyboardInterrupt):
+        _bisect(matrix, backend, results, "fast:aes-128-cbc:8192", capsys)
+    before = _speed_runs(backend)
+    progress = list((results / "_bisect").glob("*/progress-*.jsonl"))
+    assert len(progress) == 1 and progress[0].read_text().strip()  # what was measured
+    doc = _bisect(matrix, backend, results, "fast:aes-128-cbc:8192", capsys)
+    resumed = _speed_runs(backend) - before
+    assert 0 < resumed < total  # only what the interruption left was measured
+    assert doc["moves"] == expected["moves"] or doc["moves"][0]["after"] == "3.0.13"
+    assert doc["status"] == "moved"
+    assert len(backend.builds) == len(set(backend.builds))  # nothing built twice
+    filed = json.loads((Path(str(doc["out"])) / "bisection.json").read_text())
+    assert filed["resumed"]["replayed"] > 0 and filed["resumed"]["measured"] > 0
+    # the same bisection again: everything replayed, nothing built or measured
+    runs, builds = _speed_runs(backend), len(backend.builds)
+    again = _bisect(matrix, backend, results, "fast:aes-128-cbc:8192", capsys)
+    assert (_speed_runs(backend), len(backend.builds)) == (runs, builds)
+    assert again["moves"] == doc["moves"] and again["steps"] == doc["steps"]
+    # --fresh measures from the start and keeps the earlier recording aside
+    run = handlers(engine_of(lambda: backend))["bisect"]
+    assert run(target="", matrix=str(matrix), results=str(results),
+               figure="fast:aes-128-cbc:8192", good="3.0.10", bad="3.0.14", build="",
+               cpu="", wait=False, json=True, allow_plain_tcp=False, fresh=True) == 0
+    assert _speed_runs(backend) > runs
+    assert list((results / "_bisect").glob("*/progress-*.set-aside-1.jsonl"))
+
+
+def test_a_skipped_release_is_replayed_as_skipped_without_building_it_again(
+        matrix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    backend = BrokenBuild("3.0.12", release_speed())
+    first = _bisect(matrix, backend, tmp_path / "results", "fast:aes-128-cbc:8192", capsys)
+    builds = list(backend.builds)
+    again = _bisect(matrix, backend, tmp_path / "results", "fast:aes-128-cbc:8192", capsys)
+    assert backend.builds == builds
+    assert again["steps"] == first["steps"] and again["steps"][0]["decision"] == SKIPPED

@@ -21,6 +21,7 @@ from openssl_matrix.images.build import Builder
 from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.session import Bencher
+from openssl_matrix.report.charts import Charts
 from openssl_matrix.report.page import build_report
 from openssl_matrix.report.types import describe_mask, method_of, observations
 from openssl_matrix.results.tree import ResultsTree
@@ -139,7 +140,7 @@ def test_report_folder(fake_matrix: Path, tmp_path: Path) -> None:
 
 
 def test_report_replaces_the_old_one_and_keeps_it_on_failure(
-        fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        fake_matrix: Path, tmp_path: Path) -> None:
     tree = make_tree(fake_matrix, tmp_path, rounds=1)
     out = tmp_path / "report"
     build_report(tree, out)
@@ -148,14 +149,11 @@ def test_report_replaces_the_old_one_and_keeps_it_on_failure(
     assert not (out / "marker").exists()
     (out / "marker").write_text("old")
 
-    import openssl_matrix.report.page as report
-
     def boom(*args: object, **kwargs: object) -> bool:
         raise RuntimeError("chart failed")
 
-    monkeypatch.setattr(report, "method_chart", boom)
     with pytest.raises(RuntimeError):
-        build_report(tree, out)
+        build_report(tree, out, charts=Charts(method=boom))
     assert (out / "marker").read_text() == "old", "a failed report leaves the old one alone"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".report")] == []
 

@@ -34,6 +34,7 @@ from invoke.exceptions import Exit
 from openssl_matrix.cli import commands
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.core.errors import INTERNAL_ERROR
+from openssl_matrix.report.charts import NO_CHARTS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -86,13 +87,21 @@ def time_limit(seconds: int) -> Iterator[None]:
         signal.signal(signal.SIGALRM, old)
 
 
-def run(command: str, target: str = "", **flags: Any) -> tuple[int, str, str]:
-    """``invoke matrix COMMAND [TARGET] --flags`` in this process: (exit code, out, err)."""
+#: The command table without the report's charts (they draw the medians, read no file,
+#: and take most of a report's time).
+NO_CHART_HANDLERS = commands.handlers(charts=NO_CHARTS)
+
+
+def run(command: str, target: str = "", *, table: Any = None,
+        **flags: Any) -> tuple[int, str, str]:
+    """``invoke matrix COMMAND [TARGET] --flags`` in this process: (exit code, out, err);
+    ``table``: the handlers (the command line's own by default)."""
     out, err = io.StringIO(), io.StringIO()
     code = 0
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), time_limit(60):
         try:
-            dispatch(command, target, {**FLAGS, **flags}, commands.HANDLERS)
+            dispatch(command, target, {**FLAGS, **flags},
+                     commands.HANDLERS if table is None else table)
         except Exit as exc:
             code = exc.code
     return code, out.getvalue(), err.getvalue()
@@ -338,6 +347,13 @@ COMMAND_LINE = [
          r"no CPU profile named '\.\./\.\./x'"),
     Case("suite-escapes", {}, "bench", "", {"cpu": "auto", "suite": "../x"}, 2,
          r"no suite named '\.\./x'"),
+    # a bisection's cell names a suite and a mask: checked before any engine or folder
+    Case("bisect-suite-escapes", {}, "bisect", "",
+         {"figure": "../x:sha256:8192", "good": "3.0.17", "bad": "3.0.22"}, 2,
+         r"no suite named '\.\./x'"),
+    Case("bisect-mask-escapes", {}, "bisect", "",
+         {"figure": "blog-8k:sha256:8192:../../x", "good": "3.0.17", "bad": "3.0.22"}, 2,
+         r"suite blog-8k has no mask \.\./\.\./x"),
     Case("matrix-missing", {}, "list", "", {"matrix": "{w}/nope.yaml"}, 2,
          r"nope\.yaml: no such matrix file"),
     Case("matrix-is-a-folder", {"d/x": "1"}, "list", "", {"matrix": "{w}/d"}, 2,
@@ -481,6 +497,13 @@ RESULTS_FILES = [
       r"meta\.json: damaged: .*'variant'"),
     D("meta-truncated", "meta.json", '{"status": "comp', r"meta\.json: damaged: .*not JSON"),
     D("build-record-damaged", "build.json", "{", r"build\.json: damaged", command="list"),
+    # nested deeper than Python's recursion: json.loads raises RecursionError
+    D("meta-nested-deep", "meta.json", "[" * 100_000 + "]" * 100_000,
+      r"meta\.json: damaged: .*nested deeper than this tool reads"),
+    D("figures-nested-deep", "figures.json", '{"a":' * 100_000 + "1" + "}" * 100_000,
+      r"figures\.json: damaged: .*nested deeper", command="report"),
+    D("build-record-nested-deep", "build.json", "[" * 100_000 + "]" * 100_000,
+      r"build\.json: damaged: .*nested deeper", command="list"),
     Case("figures-negative-is-impossible", {}, "export", "", _tree_flags(format="jsonl"), 0,
          r'"status": "impossible"', setup=_negative_figure, check=_impossible_in_export,
          tree=True),

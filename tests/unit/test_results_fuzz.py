@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from openssl_matrix.core.errors import INTERNAL_ERROR, ResultsError
 
 from ..fake.test_report import make_tree
-from .test_hostile import run, snapshot
+from .test_hostile import NO_CHART_HANDLERS, run, snapshot
 from .test_matrix_fuzz import _paths as _json_paths
 from .test_safety import _Attributes
 
@@ -47,14 +47,11 @@ _TEMPLATE: dict[str, Path] = {}
 
 
 @pytest.fixture
-def template(fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def template(fake_matrix: Path, tmp_path: Path,
              tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One real results tree per test session, copied for every example. Charts are left
-    out (they draw the medians, read no file, and take most of a report's time)."""
-    import openssl_matrix.report.page as report
-
-    monkeypatch.setattr(report, "method_chart", lambda *a, **k: False)
-    monkeypatch.setattr(report, "size_chart", lambda *a, **k: False)
+    out (they draw the medians, read no file, and take most of a report's time): the
+    commands run with NO_CHART_HANDLERS."""
     if "tree" not in _TEMPLATE:
         tree = make_tree(fake_matrix, tmp_path, rounds=1)
         keep = tmp_path_factory.mktemp("results-fuzz")
@@ -148,7 +145,7 @@ def test_no_damaged_results_tree_reaches_the_user_as_a_traceback(
         for command, flags in (("export", {"format": "jsonl"}), ("export", {}),
                                ("report", {"output": str(work / "rep")}),
                                ("list", {"matrix": matrix, "json": True})):
-            code, out, err = run(command, results=str(root), **flags)
+            code, out, err = run(command, results=str(root), table=NO_CHART_HANDLERS, **flags)
             text = err + out
             assert "Traceback" not in text
             assert code != INTERNAL_ERROR, (steps, text[:3000])
@@ -234,7 +231,8 @@ def test_special_files_in_the_tree_never_hang(template: Path, kind: str) -> None
 
                 t0 = time.monotonic()
                 with time_limit(10):
-                    code, out, err = run(command, results=str(root), **flags)
+                    code, out, err = run(command, results=str(root),
+                                         table=NO_CHART_HANDLERS, **flags)
                 assert time.monotonic() - t0 < 10
                 text = err + out
                 where = (rel, kind, command)

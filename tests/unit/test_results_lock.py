@@ -12,7 +12,6 @@ from typing import IO
 import pytest
 
 from openssl_matrix.core.errors import ResultsError
-from openssl_matrix.results import tree as results
 from openssl_matrix.results.tree import ResultsTree
 
 
@@ -46,16 +45,15 @@ def test_a_holder_that_names_itself_late_is_named(tmp_path: Path) -> None:
 
 
 def test_a_gone_holders_name_is_never_given_and_a_freed_lock_is_taken(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(results, "NAME_PAUSE_S", 0.01)
+        tmp_path: Path) -> None:
     fh = hold(tmp_path, "pid 999999999 (a bench long gone) since yesterday\n")
     with pytest.raises(ResultsError, match="is in use by another process") as exc:
-        ResultsTree(tmp_path).lock()
+        ResultsTree(tmp_path, name_pause=0.01).lock()
     assert "999999999" not in str(exc.value)
     # released while the refused lock looks for a name: it is taken after all
     timer = threading.Timer(0.05, lambda: fcntl.flock(fh, fcntl.LOCK_UN))
     timer.start()
-    tree = ResultsTree(tmp_path)
+    tree = ResultsTree(tmp_path, name_pause=0.01)
     tree.lock()
     timer.join()
     fh.close()

@@ -166,7 +166,8 @@ def test_the_message_is_one_sentence_whatever_the_says_text(tmp_path: Path) -> N
 def test_every_shipped_spec_still_loads() -> None:
     shipped = sorted(Path(__file__).parents[2].joinpath(
         "openssl_matrix", "resources", "reports").glob("*.yaml"))
-    assert len(shipped) == 11
+    # how many ship is the README's count (test_reportspec checks it against the folder)
+    assert len(shipped) >= 12
     for path in shipped:
         assert load_spec(path).claims, path
 

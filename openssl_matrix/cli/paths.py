@@ -1,0 +1,25 @@
+"""The command line's settings: its ``--matrix`` and ``--results`` flags resolved once with
+the environment and the matrix file's ``settings:`` (core/settings.py has the rule)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from openssl_matrix.core.settings import Settings, resolve_settings
+from openssl_matrix.matrix.load import matrix_settings
+
+
+def settings_of(matrix: str | None, results: str | None = None) -> Settings:
+    """The settings for a command given ``--matrix`` and ``--results`` (empty: unset)."""
+    return resolve_settings({"matrix": matrix, "results": results},
+                            read_matrix=matrix_settings)
+
+
+def matrix_path(matrix: str | None) -> Path:
+    """The matrix file a command uses."""
+    return settings_of(matrix).matrix
+
+
+def results_root(matrix: str | None, results: str | None) -> Path:
+    """The results tree a command uses."""
+    return settings_of(matrix, results).results
