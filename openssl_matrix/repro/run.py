@@ -233,7 +233,7 @@ def _interleave(spec: ReportSpec, planned: Mapping[str, PlannedMeasurement],
     try:
         out.update(measure_claim_pairs(
             spec, pairs, planned, built, backend, tree.root, cpu_dir, session=session,
-            workdir=tree.root / REPRO_DIR / ".work", force=force, hold=hold,
+            workdir=tree.repro_dir() / ".work", force=force, hold=hold,
             limits=lambda seconds: RunLimits(timeout=seconds, labels=labels)))
     finally:
         tree.unlock()
