@@ -253,3 +253,40 @@ def one_release_bench(tmp_path: Path, suites: str, responder: Responder, *,
     path.write_text(f"versions:\n  1.1.1w:\n    sha256: {sha}\n"
                     f"    urls: [file://{src}/openssl-1.1.1w.tar.gz]\nsuites:\n{suites}")
     return fake_bench(path, tmp_path, responder, cpuinfo=cpuinfo)
+
+
+def fake_pairbench(command: Sequence[str],
+                   bytes_per_s: Callable[[str, str | None, str, bool], float], *,
+                   blocks: int = 40, cpu_share: float = 1.0) -> str:
+    """Synthetic output of ``resources/harness/pairbench.c`` for one of its command
+    lines (its real output is read in tests/unit/test_interleave.py and the docker
+    tests): each side's operations a 5-ms window from ``bytes_per_s(variant id, the
+    side's OPENSSL_ia32cap or None, algorithm, decrypt)``, with a little spread so that
+    the estimate has an interval; ``cpu_share``: the share of each window's wall time the
+    thread had the CPU (below 0.9: preempted, a busy host)."""
+    args = list(command)
+
+    def arg(flag: str) -> str | None:
+        return args[args.index(flag) + 1] if flag in args else None
+
+    variants = [str(arg(f)).split("/")[3] for f in ("--a", "--b")]
+    caps = [arg("--a-cap"), arg("--b-cap")]
+    size = int(str(arg("--bytes")))
+    decrypt = "--decrypt" in args
+    algorithms = [a for a in args[args.index("--seconds") + 2:] if not a.startswith("--")]
+    lines = [f"+PAIR:side:{i}:version=OpenSSL (fake):ia32cap={caps[i] or ''}" for i in (0, 1)]
+    for alg in algorithms:
+        direction = "digest" if alg.startswith(("sha", "md")) else \
+            "decrypt" if decrypt else "encrypt"
+        lines.append(f"+PAIR:begin:alg={alg}:bytes={size}:window_ms=5:seconds=2:"
+                     f"direction={direction}")
+        w = 0
+        for block in range(blocks):
+            for side in (0, 1, 1, 0):
+                ops = bytes_per_s(variants[side], caps[side], alg, decrypt) * 0.005 / size
+                ops *= 1 + 0.002 * (block % 3)
+                cpu = round(5_000_000 * cpu_share)
+                lines.append(f"+PAIR:w:{w}:{side}:{max(1, round(ops))}:5000000:{cpu}")
+                w += 1
+        lines.append(f"+PAIR:end:alg={alg}:windows={w}")
+    return "\n".join(lines) + "\n"

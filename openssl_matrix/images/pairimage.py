@@ -72,21 +72,31 @@ class PairImage:
     built: bool
 
 
+def _design(variants: Sequence[tuple[Variant, str]]) -> tuple[str, str, str, str]:
+    """The image's toolchain, Dockerfile, harness source and content digest."""
+    toolchain = toolchain_tag(variants[0][0].base_image)
+    text = dockerfile([(v.id, tag) for v, tag in variants], toolchain)
+    source = source_text()
+    h = hashlib.sha256()
+    for part in (toolchain, text, source):
+        h.update(part.encode("utf-8"))
+        h.update(b"\0")
+    return toolchain, text, source, h.hexdigest()[:12]
+
+
+def pair_tag(variants: Sequence[tuple[Variant, str]]) -> str:
+    """The tag of the harness image for ``(variant, image tag)`` each, built or not."""
+    return f"openssl-matrix/pairbench:{_design(variants)[3]}"
+
+
 def ensure_pair_image(backend: Backend, variants: Sequence[tuple[Variant, str]],
                       builds_dir: Path, workdir: Path) -> PairImage:
     """The harness image holding every ``(variant, image tag)``, built if not on the engine."""
     if not variants:
         raise BuildError("no variant to compare", hint="bench at least one built variant")
     first = variants[0][0]
-    toolchain = toolchain_tag(first.base_image)
     tags = [(v.id, tag) for v, tag in variants]
-    text = dockerfile(tags, toolchain)
-    source = source_text()
-    h = hashlib.sha256()
-    for part in (toolchain, text, source):
-        h.update(part.encode("utf-8"))
-        h.update(b"\0")
-    digest = h.hexdigest()[:12]
+    toolchain, text, source, digest = _design(variants)
     tag = f"openssl-matrix/pairbench:{digest}"
     if backend.image_id(tag):
         return PairImage(tag, built=False)

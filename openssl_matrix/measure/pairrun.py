@@ -195,19 +195,23 @@ def timeout(suite: Suite, algorithms: int) -> float:
 
 
 def measure_pair(backend: Any, image: str, pair: PairPlan, suite: Suite,
-                 limits: Any) -> tuple[dict[str, Any], str]:
+                 limits: Any, *, directions: Sequence[str] | None = None,
+                 ) -> tuple[dict[str, Any], str]:
     """Run the pair in each of the suite's directions (decrypt: the ciphers only), again
     for the algorithms whose interval is still wide, up to ``FOLLOW_UPS`` more times; its
     record and every run's raw output. ``limits``: a function of the number of
-    algorithms a run has, giving the container's limits."""
+    algorithms a run has, giving the container's limits. ``directions``: the directions
+    run, in order (default: encrypt, then decrypt when the suite has it; decrypt alone
+    runs every algorithm with ``--decrypt``)."""
     cmd = command(pair, suite, suite.algorithms)
     texts: list[str] = []
     t0 = time.monotonic()
     started, exit_code, stderr = "", 0, ""
-    for direction in ("encrypt", *(d for d in suite.directions if d == "decrypt")):
+    order = directions or ("encrypt", *(d for d in suite.directions if d == "decrypt"))
+    for direction in order:
         decrypt = direction == "decrypt"
         algorithms = list(suite.algorithms)
-        if decrypt:  # what the encrypt runs measured as ciphers
+        if decrypt and texts:  # what the encrypt runs measured as ciphers
             rec = record_of(pair, cmd, "".join(texts), 0, started, 0.0)
             algorithms = [r["algorithm"] for r in rec["algorithms"]
                           if r["direction"] == "encrypt"]

@@ -82,7 +82,9 @@ class InterleavedRow:
 
 
 def _newest(filed: Sequence[Filed]) -> list[Filed]:
-    """The pairs of each CPU's newest session (by the latest start of its pairs)."""
+    """The pairs of each CPU's newest bench session (by the latest start of its pairs); a
+    reproduction's runs (repro/pairs.py) are its verdicts' and shown with them."""
+    filed = [f for f in filed if "reproduction" not in f.record]
     latest: dict[str, tuple[str, str]] = {}
     for f in filed:
         started = str(f.record.get("started", ""))

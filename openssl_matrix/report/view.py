@@ -122,6 +122,10 @@ def _claim_view(c: Mapping[str, Any]) -> dict[str, Any]:
     blocks = [b for b in (c.get("blocks") or [{}]) if isinstance(b, dict)] or [{}]
     basis = str(c.get("basis") or "measured")
     basis = BASIS.get(basis, f"by {basis}")
+    # where our ratios come from (repro/pairs.py): interleaved runs, or rounds
+    basis += {"interleaved": ", from interleaved runs",
+              "mixed": ", from interleaved runs at some sizes"}.get(
+        str(c.get("ratio_basis")), "")
     return {
         "id": c.get("id"), "says": c.get("says"), "verdict": verdict,
         "css": "verdict-" + fold(verdict),

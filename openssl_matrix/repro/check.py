@@ -37,6 +37,7 @@ from openssl_matrix.measure.cpumodel import (
     predicted_ratio,
 )
 from openssl_matrix.measure.hostinfo import CpuInfo, parse_cpuinfo
+from openssl_matrix.measure.interleave import WINDOW_MS
 from openssl_matrix.repro.canjudge import (
     HERE,
     closest_profile,
@@ -46,12 +47,15 @@ from openssl_matrix.repro.canjudge import (
 )
 from openssl_matrix.repro.judge import (
     machine_profiles,
-    masked_capabilities,
     model_on_their_cpu,
     passes,
     two_machines,
 )
-from openssl_matrix.repro.plan import plan
+from openssl_matrix.repro.ourcycles import masked_capabilities
+from openssl_matrix.repro.pairs import RUN_OVERHEAD_SECONDS as PAIR_OVERHEAD_SECONDS
+from openssl_matrix.repro.pairs import SECONDS as PAIR_SECONDS
+from openssl_matrix.repro.pairs import claim_pairs
+from openssl_matrix.repro.plan import PlannedMeasurement, plan
 from openssl_matrix.repro.profileclaim import check_line
 from openssl_matrix.repro.resolve import (
     Environment,
@@ -294,16 +298,44 @@ def _plan_lines(spec: ReportSpec, resolved: Mapping[str, Any], facts: HostFacts,
         per = runs * (d["seconds"] * sizes + RUN_OVERHEAD_SECONDS)
         seconds += per * repeat
         out.append(f"  run {g.variant} · {line} × {repeat}: {', '.join(g.measurements)}")
+    lines, extra = _interleave_lines(spec, planned, cells)
+    out += lines
+    seconds += extra
     for name, p in planned.items():
         if p.problem:
             out.append(f"  not measured: {name}: {p.problem}")
         elif p.skipped:
             out.append(f"  not measured: {name}: {p.skipped}")
+    pair_text = f", interleaved runs {PAIR_SECONDS} s an algorithm and block size" \
+        if extra else ""
     out.append(f"  about {_duration(seconds)} (builds ~{BUILD_SECONDS} s per variant "
-               f"not built yet, speed runs {spec.measure.seconds} s per block size; more on a "
-               "busy machine)" if cells else "  nothing is planned: no claim that can be "
-               "judged needs a measurement here")
+               f"not built yet, speed runs {spec.measure.seconds} s per block size"
+               f"{pair_text}; more on a busy machine)" if cells else "  nothing is planned: "
+               "no claim that can be judged needs a measurement here")
     return out
+
+
+def _interleave_lines(spec: ReportSpec, planned: Mapping[str, PlannedMeasurement],
+                      cells: Mapping[str, Mapping[str, Any]]) -> tuple[list[str], int]:
+    """Which claims are measured again interleaved after the rounds (pairs.py) and judged
+    from that ratio, which from rounds and why; and about how long the runs take."""
+    versions = {vid: (str(c["version"]), str(c["arch"])) for vid, c in cells.items()}
+    pairs, why = claim_pairs(spec, planned, versions)
+    measured = {n for n, p in planned.items() if p.variant and not p.problem and not p.skipped}
+    out: list[str] = []
+    runs: set[tuple[str, str, bool, int]] = set()
+    for cp in pairs.values():
+        runs.update((cp.top, cp.bottom, cp.decrypt, b) for b in cp.blocks)
+        out.append(f"  interleave for {cp.claim}: {cp.top} / {cp.bottom}, {cp.algorithm}"
+                   f"{' -decrypt' if cp.decrypt else ''} at "
+                   f"{', '.join(map(str, cp.blocks))} bytes (both sides in one process, "
+                   f"alternating {WINDOW_MS}-ms windows, {PAIR_SECONDS} s each): judged "
+                   "from that ratio")
+    for claim, reason in why.items():
+        c = next(x for x in spec.claims if x.id == claim)
+        if c.numerator in measured and c.denominator in measured:
+            out.append(f"  judged from rounds: {claim}: {reason}")
+    return out, round(len(runs) * (PAIR_SECONDS + PAIR_OVERHEAD_SECONDS))
 
 
 def _claim_lines(spec: ReportSpec, claim: Claim, env: Environment, problems: list[str],

@@ -4,7 +4,6 @@ and the verdict on each claim (reproduced / not reproduced / not testable here).
 from __future__ import annotations
 
 import math
-import re
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,7 +14,6 @@ from openssl_matrix.core.names import clip
 from openssl_matrix.core.stats import estimate
 from openssl_matrix.core.statuses import USABLE_STATUSES
 from openssl_matrix.core.version import series_or_none
-from openssl_matrix.matrix.isa import IA32CAP_BITS, capabilities_of, ia32cap_expected_clear
 from openssl_matrix.matrix.pkey import ALGORITHMS as PK_ALGORITHMS
 from openssl_matrix.measure.cpumodel import (
     CORES,
@@ -25,20 +23,24 @@ from openssl_matrix.measure.cpumodel import (
     PathCost,
     RatioModel,
     agrees,
-    cbc_floor,
     path_cost,
     predicted_ratio,
 )
+from openssl_matrix.measure.guards import CONTENDED, SHARED_CORE
 from openssl_matrix.measure.robust import compare, ratio_estimate
 from openssl_matrix.parse.algorithms import speed_argument
 from openssl_matrix.parse.figures import canonical_algorithm
+from openssl_matrix.repro.ourcycles import (
+    calibration_text,
+    masked_capabilities,
+    measured_cpb,
+)
+from openssl_matrix.repro.pairs import Interleaving, PairRatio
 from openssl_matrix.repro.plan import PlannedMeasurement
 from openssl_matrix.repro.resolve import ResolvedVersion
 from openssl_matrix.repro.spec import OP_BLOCK, Claim, Machine, Measurement, ReportSpec
 from openssl_matrix.results import records
 from openssl_matrix.results.tree import ResultsTree
-
-_AES_CBC_NAME = re.compile(r"^aes-(128|192|256)-cbc$")
 
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
@@ -254,6 +256,10 @@ class BlockJudgement:
     #: a trend claim's (from, to) sizes: the figures are then ratios of ratios
     trend: tuple[int, int] | None = None
     trend_of: str = "bytes"  # or "threads": the trend's points are thread counts
+    #: where our ratio comes from: "rounds" (the speed runs' figures) or "interleaved"
+    #: (the pair harness, repro/pairs.py; ``pairs`` is then its kept blocks of windows)
+    basis: str = "rounds"
+    record: str | None = None  #: the interleaved record's folder (results-relative)
 
     @property
     def where(self) -> str:
@@ -316,6 +322,10 @@ class ClaimResult:
     #: a method the report leaves open (evp: unknown): whether the verdict holds both
     #: ways, or which it assumed (``repro.unknowns``)
     method: str | None = None
+    #: where our ratios come from: "interleaved", "rounds" or "mixed" (blocks differ),
+    #: and why it is not (only) interleaved
+    ratio_basis: str = "rounds"
+    ratio_note: str | None = None
 
     @property
     def unstable(self) -> list[int]:
@@ -353,8 +363,10 @@ def straddle_text(blocks: Sequence[BlockJudgement]) -> str:
             lo, hi = b.band()
             band_text = f"≥ {lo:.2f}×" if hi == math.inf else f"≤ {hi:.2f}×" if lo <= 0 \
                 else f"{lo:.2f}–{hi:.2f}×"
+            n = f"interleaved, {b.pairs} blocks" if b.basis == "interleaved" else \
+                f"{b.pairs} pairs"
             parts.append(f"at {b.where} our paired ratio's 95 % interval {b.ci[0]:.2f}–"
-                         f"{b.ci[1]:.2f}× ({b.pairs} pairs) straddles the band {band_text}")
+                         f"{b.ci[1]:.2f}× ({n}) straddles the band {band_text}")
     return "; ".join(parts)
 
 
@@ -382,12 +394,14 @@ def expectation_text(claim: Claim, target: float) -> str:
 def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, PlannedMeasurement],
           ours: Mapping[str, Ours], resolved: Mapping[str, ResolvedVersion], *,
           here: Core | None = None, profiles: Mapping[str, Ours] | None = None,
-          ) -> ClaimResult:
+          interleaved: Mapping[str, Interleaving] | None = None) -> ClaimResult:
     """The verdict on one claim.
 
     ``here``: the core of the machine measured on (for claims that depend on the CPU);
     ``profiles``: for claims comparing two machines, each side's figures from its
-    machine's CPU profile in the results tree (missing: not measured there).
+    machine's CPU profile in the results tree (missing: not measured there);
+    ``interleaved``: what the pair harness gave each claim (repro/pairs.py): its ratio
+    and interval at a block size are preferred to the rounds'.
     """
     sides = (claim.numerator, claim.denominator)
     result = ClaimResult(claim, NOT_TESTABLE)
@@ -406,8 +420,16 @@ def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, PlannedMeasureme
                 result.labels[status] = result.labels.get(status, 0) + n
     if claim.trend is not None:
         result.blocks.append(_trend_judgement(spec, claim, ours))
+    il = (interleaved or {}).get(claim.id)
+    doubt = sorted({s for n in sides for s in ours[n].statuses
+                    if s not in USABLE_STATUSES and s not in (CONTENDED, SHARED_CORE)})
+    if il is not None and il.ratios and doubt:  # a label on what the figures mean
+        il = Interleaving(why_rounds=f"its figures are labelled {', '.join(doubt)}, and the "
+                          "interleaved run shares their mask and path: not used")
     for block in () if claim.trend is not None else spec.claim_blocks(claim):
-        result.blocks.append(_block_judgement(spec, claim, ours, block))
+        result.blocks.append(_block_judgement(spec, claim, ours, block,
+                                              il.ratios.get(block) if il else None))
+    result.ratio_basis, result.ratio_note = ratio_basis(result.blocks, il)
     missing = [b.block for b in result.blocks if b.ours is None]
     if missing and claim.trend is not None:
         result.reason = (f"no usable pair of rounds with figures at both {claim.trend[0]} and "
@@ -453,10 +475,18 @@ def _side_problems(spec: ReportSpec, claim: Claim, planned: Mapping[str, Planned
 
 
 def _block_judgement(spec: ReportSpec, claim: Claim, ours: Mapping[str, Ours],
-                     block: int) -> BlockJudgement:
-    """A claim judged at one block size: the report's ratio, ours with its interval."""
+                     block: int, pair: PairRatio | None = None) -> BlockJudgement:
+    """A claim judged at one block size: the report's ratio, ours with its interval -
+    the interleaved run's where it has one (``pair``), else the rounds'."""
     ref = spec.reference_ratio(claim, block)
     target = claim.ratio if claim.ratio is not None else (ref if ref is not None else 1.0)
+    if pair is not None and pair.ci_low is not None and pair.ci_high is not None:
+        return BlockJudgement(
+            block, ref, pair.ratio, target,
+            passes(claim.expect, pair.ratio, target, claim.tolerance),
+            None if ref is None else passes(claim.expect, ref, target, claim.tolerance),
+            None, pair.blocks, claim.expect, claim.tolerance,
+            ci=(pair.ci_low, pair.ci_high), basis="interleaved", record=pair.record)
     ratios = paired_ratios(ours[claim.numerator], ours[claim.denominator], block)
     # the comparison's figure and interval, as the bench and the report give them
     # (robust.compare): every clean sample of both sides, those 5 % below their best
@@ -478,6 +508,23 @@ def _block_judgement(spec: ReportSpec, claim: Claim, ours: Mapping[str, Ours],
         None if ref is None else passes(claim.expect, ref, target, claim.tolerance),
         (min(ratios), max(ratios)) if ratios else None, len(ratios), claim.expect,
         claim.tolerance, ci=ci)
+
+
+def ratio_basis(blocks: Sequence[BlockJudgement], il: Interleaving | None,
+                ) -> tuple[str, str | None]:
+    """Where a claim's ratios come from ("interleaved", "rounds" or "mixed") and, unless
+    every block is interleaved, why the others are the rounds'."""
+    inter = [b for b in blocks if b.basis == "interleaved"]
+    if blocks and len(inter) == len(blocks):
+        return "interleaved", None
+    why = il.why_rounds if il is not None else None
+    if il is not None and not why:  # a ratio without an interval: too few blocks
+        why = "the interleaved run kept too few blocks of windows for an interval at " + \
+            ", ".join(b.where for b in blocks if b.basis != "interleaved")
+    if inter:
+        return "mixed", (f"interleaved at {', '.join(b.where for b in inter)}; rounds "
+                         f"elsewhere: {why}")
+    return "rounds", why or "the pair harness did not run for it"
 
 
 def _missing_reason(claim: Claim, ours: Mapping[str, Ours], missing: Sequence[int]) -> str:
@@ -527,19 +574,6 @@ def direction_holds(expect: str, target: float, value: float) -> bool:
     if expect == "slower" or (expect == "ratio" and target < 1):
         return value < 1
     return True
-
-
-def masked_capabilities(m: Measurement) -> set[str]:
-    """The capabilities a measurement clears through OPENSSL_ia32cap."""
-    if m.disable:
-        return set(m.disable)
-    if m.ia32cap:
-        words = ia32cap_expected_clear(m.ia32cap)
-        if words is not None:
-            return capabilities_of(words)
-        # a whole replacement vector: nothing can be said about it without the CPU
-        return set(IA32CAP_BITS)
-    return set()
 
 
 def _cost(spec: ReportSpec, name: str, core: Core, version: str | None) -> PathCost | str:
@@ -627,7 +661,7 @@ def _judge_by_model(spec: ReportSpec, claim: Claim, result: ClaimResult, their: 
     if isinstance(mine, RatioModel) and fits_here:
         result.model = (f"{holds}; here {last.ours:.2f}× as the model predicts "
                         f"{mine.ratio:.2f}× ({mine.text()})"
-                        + _measured_cpb(spec, mine, ours, claim, last.block))
+                        + measured_cpb(spec, mine, ours, claim, last.block))
     elif isinstance(mine, RatioModel):
         off = last.ours / mine.ratio - 1
         inferred = [src.split(": ", 1)[-1] for c in (mine.first, mine.second)
@@ -637,7 +671,7 @@ def _judge_by_model(spec: ReportSpec, claim: Claim, result: ClaimResult, their: 
                         f"{last.ours:.2f}× ({off:+.0%})"
                         + (f"; inferred, not measured, for this core: {'; '.join(inferred)}"
                            if inferred else "")
-                        + _measured_cpb(spec, mine, ours, claim, last.block)
+                        + measured_cpb(spec, mine, ours, claim, last.block)
                         + (f"; calibrated from our runs: {calibrated}" if calibrated else "")
                         + ". The claim is judged on what the model still supports (its "
                         "figure on the report's CPU) and on its direction here")
@@ -654,64 +688,6 @@ def _judge_by_model(spec: ReportSpec, claim: Claim, result: ClaimResult, their: 
     if result.verdict == INCONCLUSIVE:
         result.reason = straddle_text(result.blocks) + ": neither reproduced nor refuted"
     return result
-
-
-def calibration_text(spec: ReportSpec, claim: Claim, ours: Mapping[str, Ours],
-                     block: int) -> str:
-    """The per-core constants our runs measure (cycles per byte of each side's path at
-    ``block``, from the cores' measured clock), worded as calibrated values."""
-    parts = []
-    for name in (claim.numerator, claim.denominator):
-        o = ours.get(name)
-        value = o.median(block) if o is not None else None
-        if o is None or value is None or not o.clock_ghz or o.clock_source != "measured":
-            continue
-        m = spec.measurements[name]
-        masked = masked_capabilities(m)
-        path = (("vpaes" if "aesni" in masked else "AES-NI") + " CBC encrypt"
-                if _AES_CBC_NAME.match(m.algorithm) and m.evp and not m.decrypt
-                else m.algorithm)
-        cpb = o.clock_ghz * 1e9 / value
-        parts.append(f"{path} {cpb:.2f} c/B ({name}, calibrated)"
-                     + (floor_text(m.algorithm, cpb, o.aesenc_latency)
-                        if path.startswith("AES-NI") else ""))
-    return ", ".join(parts)
-
-
-def floor_text(algorithm: str, cpb: float, latency: float | None) -> str:
-    """Our AES-NI CBC cycles per byte against the latency bound of our own core, its
-    AESENC latency measured there (coreclock.py); empty without that measurement."""
-    floor = cbc_floor(algorithm, latency) if latency else None
-    if floor is None or latency is None:
-        return ""
-    side = "at or above it" if cpb >= floor * 0.97 else \
-        "under it: the clock read around the runs is not the clock they ran at"
-    return (f" [the bound on our core: {round(floor * 16 / latency)} rounds × {latency:g} "
-            f"cycles AESENC latency measured here / 16 = {floor:.2f} c/B; {side}]")
-
-
-def _measured_cpb(spec: ReportSpec, model: RatioModel, ours: Mapping[str, Ours],
-                  claim: Claim, block: int) -> str:
-    """Our cycles per byte beside the model's, where our clock is known."""
-    parts = []
-    for name, cost in ((claim.numerator, model.first), (claim.denominator, model.second)):
-        o = ours.get(name)
-        value = o.median(block) if o is not None else None
-        if o is None or value is None or not o.clock_ghz:
-            continue
-        measured = o.clock_ghz * 1e9 / value
-        clock = (f"the cores' measured clock {o.clock_ghz:.2f} GHz"
-                 + (f", nominal {o.nominal_ghz:.2f}" if o.nominal_ghz else "")
-                 if o.clock_source == "measured" else f"{o.clock_ghz:.2f} GHz (nominal)")
-        parts.append(f"{cost.path} {measured:.2f} c/B at {clock}, "
-                     f"{cost.cpb:.2f} modelled"
-                     + (floor_text(spec.measurements[name].algorithm, measured,
-                                   o.aesenc_latency)
-                        if cost.path.startswith("AES-NI") else "")
-                     + (" (under the latency bound: the core runs faster than the clock "
-                        "reported, e.g. boost)" if cost.path.startswith("AES-NI")
-                        and measured < cost.cpb * 0.97 else ""))
-    return ("; " + "; ".join(parts)) if parts else ""
 
 
 # ----------------------------------------------------------------------------------

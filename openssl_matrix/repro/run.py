@@ -18,8 +18,11 @@ side-by-side.txt and a copy of the spec); nothing there is ever overwritten.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +32,13 @@ from openssl_matrix.core import log
 from openssl_matrix.core.clock import now
 from openssl_matrix.core.errors import DockerUnavailable, FatalError
 from openssl_matrix.core.files import atomic_write
-from openssl_matrix.engine.backend import Backend
+from openssl_matrix.engine.backend import Backend, RunLimits
+from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.images.build import Builder
 from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import matrix_from_document
 from openssl_matrix.matrix.model import Matrix, Variant
+from openssl_matrix.measure.cell import TREE_LABEL
 from openssl_matrix.measure.cpumodel import Core, core_of_cpu, core_of_march
 from openssl_matrix.measure.session import Bencher
 from openssl_matrix.repro.canjudge import ClaimPlan, judgeable, judged_measurements
@@ -50,6 +55,7 @@ from openssl_matrix.repro.judge import (
     profile_runs,
     two_machines,
 )
+from openssl_matrix.repro.pairs import Interleaving, claim_pairs, measure_claim_pairs
 from openssl_matrix.repro.plan import (
     PlannedMeasurement,
     SuiteGroup,
@@ -100,20 +106,25 @@ def reproduce(spec: ReportSpec, env: Environment, backend: Backend, tree: Result
     planned, groups, cells = plan(spec, resolved, facts, cpu_dir, judged=judged)
     root = tree.repro_dir(spec.id)
     ours: dict[str, Ours] = {name: Ours() for name in spec.measurements}
+    built: dict[str, tuple[Variant, str]] = {}  # variant id -> (variant, image tag)
     if cells:
         m = _matrix(spec, env, resolved, cells, groups, root)
 
         def bench(s: ReportSpec, sub: Mapping[str, SuiteGroup], *, force: bool) -> None:
-            _build_and_bench(s, m, backend, tree, planned, sub, cells, cpu_profile,
-                             facts, force=force, wait=wait, engine=engine,
-                             git_commit=git_commit, warnings=warnings, ours=ours,
-                             max_attempts=max_attempts)
+            built.update(_build_and_bench(
+                s, m, backend, tree, planned, sub, cells, cpu_profile, facts, force=force,
+                wait=wait, engine=engine, git_commit=git_commit, warnings=warnings,
+                ours=ours, max_attempts=max_attempts))
         bench(spec, groups, force=force)
+    # the claims the pair harness can time are measured again interleaved (pairs.py)
+    interleaved = _interleave(spec, planned, built, backend, tree, cpu_dir, engine,
+                              force=force, wait=wait)
     here = host_core(facts, env, cpu_profile)
     profiles = profile_figures(spec, tree, planned)
 
     def verdicts() -> list[ClaimResult]:
-        return [judge(spec, c, planned, ours, resolved, here=here, profiles=profiles)
+        return [judge(spec, c, planned, ours, resolved, here=here, profiles=profiles,
+                      interleaved=interleaved)
                 if two_machines(spec, c) or plans[c.id].judgeable
                 else unjudgeable(c, plans[c.id]) for c in spec.claims]
 
@@ -187,7 +198,9 @@ def _extra_rounds(spec: ReportSpec, results: list[ClaimResult],
     while extra < MAX_EXTRA_ROUNDS:
         # a claim whose paired-ratio interval straddles its band gets more rounds (of its
         # own measurements only), as bench does for wide intervals, up to a limit
-        open_ = [r for r in results if r.verdict == INCONCLUSIVE and r.basis != "two machines"]
+        # (not a claim judged from interleaved runs only: rounds do not change it)
+        open_ = [r for r in results if r.verdict == INCONCLUSIVE and r.basis != "two machines"
+                 and r.ratio_basis != "interleaved"]
         names = {n for r in open_ for n in (r.claim.numerator, r.claim.denominator)}
         sub = {k: g for k, g in groups.items() if names & set(g.measurements)}
         if not sub:
@@ -200,6 +213,37 @@ def _extra_rounds(spec: ReportSpec, results: list[ClaimResult],
         bench(more, sub, force=False)
         results = verdicts()
     return results, extra
+
+
+def _interleave(spec: ReportSpec, planned: Mapping[str, PlannedMeasurement],
+                built: Mapping[str, tuple[Variant, str]], backend: Backend,
+                tree: ResultsTree, cpu_dir: str, engine: Mapping[str, Any] | None, *,
+                force: bool, wait: bool) -> dict[str, Interleaving]:
+    """Each claim's interleaved ratios (the claims the harness can time, measured now or
+    reused), and why each other claim is judged from rounds."""
+    versions = {vid: (v.version.version, v.arch) for vid, (v, _) in built.items()}
+    pairs, why = claim_pairs(spec, planned, versions)
+    out = {c: Interleaving(why_rounds=w) for c, w in why.items()}
+    if not pairs:
+        return out
+    session = f"repro-{spec.id}-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}"
+    labels = ((TREE_LABEL, str(tree.root.resolve())), ("openssl-matrix.pid", str(os.getpid())))
+    lock = HostLock(engine_key(dict(engine))) if engine and engine.get("id") else None
+
+    def hold() -> AbstractContextManager[Any]:
+        # the engine's measurement lock, waited for as the rounds' Bencher waits for it
+        return lock.measuring(f"{spec.id} interleaved → {tree.root}", wait=True,
+                              say=log.info) if lock is not None else nullcontext()
+
+    tree.lock(wait=wait)
+    try:
+        out.update(measure_claim_pairs(
+            spec, pairs, planned, built, backend, tree.root, cpu_dir, session=session,
+            workdir=tree.repro_dir() / ".work", force=force, hold=hold,
+            limits=lambda seconds: RunLimits(timeout=seconds, labels=labels)))
+    finally:
+        tree.unlock()
+    return out
 
 
 def _reference_warnings(results: Sequence[ClaimResult]) -> list[str]:
@@ -237,7 +281,10 @@ def _build_and_bench(spec: ReportSpec, m: Matrix, backend: Backend, tree: Result
                      cells: Mapping[str, Any], cpu_profile: str, facts: HostFacts, *,
                      force: bool, wait: bool, engine: Mapping[str, Any] | None,
                      git_commit: str | None, warnings: list[str],
-                     ours: dict[str, Ours], max_attempts: int = 0) -> None:
+                     ours: dict[str, Ours], max_attempts: int = 0,
+                     ) -> dict[str, tuple[Variant, str]]:
+    """Build the variants, bench the groups' rounds, fill ``ours``; the built variants
+    with their image tags."""
     variants = {key: find_variant(m, cell) for key, cell in cells.items()}
     for key, v in variants.items():  # the matrix's own ids from here on
         for p in planned.values():
@@ -267,7 +314,7 @@ def _build_and_bench(spec: ReportSpec, m: Matrix, backend: Backend, tree: Result
                 usable.pop(o.variant, None)
     todo = [g for g in groups.values() if g.variant in usable]
     if not todo:
-        return
+        return {}
     bencher = Bencher(m, backend, tree, engine=dict(engine or {}), git_commit=git_commit,
                       max_attempts=max_attempts)
     cpu_dir = facts.cpu.slug() if cpu_profile == "auto" else cpu_profile
@@ -305,6 +352,7 @@ def _build_and_bench(spec: ReportSpec, m: Matrix, backend: Backend, tree: Result
                              images[g.variant][1].get("image_id"), g.definition)
         for name in g.measurements:
             ours[name] = collect(spec.measurements[name], planned[name], runs)
+    return {vid: (usable[vid], images[vid][0]) for vid in {g.variant for g in todo}}
 
 
 

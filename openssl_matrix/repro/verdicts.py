@@ -93,14 +93,16 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
             "stand_in": r.stand_in_note, "versions_built": r.versions,
             "unstable_at": r.unstable, "figure_labels": r.labels,
             "depends_on": r.claim.depends_on, "basis": r.basis, "model": r.model,
-            "method": r.method, "profile": r.claim.profile,
-            "profiled": rep.where.get(r.claim.id),
+            "method": r.method, "ratio_basis": r.ratio_basis, "ratio_note": r.ratio_note,
+            "profile": r.claim.profile, "profiled": rep.where.get(r.claim.id),
             "blocks": [{"block_size": b.block,
                         "trend": list(b.trend) if b.trend is not None else None,
                         "trend_of": b.trend_of if b.trend is not None else None,
                         "reference_ratio": b.reference,
                         "our_ratio": b.ours, "our_ratio_range": b.ours_range,
                         "pairs": b.pairs, "target": b.target, "passed": b.passed,
+                        "ci_95": list(b.ci) if b.ci is not None else None,
+                        "basis": b.basis, "interleaved_record": b.record,
                         "stable": b.stable, "model_their_cpu": b.model_theirs,
                         "model_here": b.model_here,
                         "reference_meets_claim": b.reference_passes} for b in r.blocks],
@@ -188,6 +190,8 @@ def _claim_lines(rep: Reproduction, r: ClaimResult) -> list[str]:
                      f"{r.model}")
     if r.method:
         lines.append(f"      method: {r.method}")
+    if r.blocks and r.basis != "two machines":
+        lines.append(f"      ratio from: {basis_text(r)}")
     if r.stand_in_note:
         lines.append(f"      stand-in: {r.stand_in_note}")
     if r.labels:
@@ -196,11 +200,28 @@ def _claim_lines(rep: Reproduction, r: ClaimResult) -> list[str]:
         lines.append(f"      spread: at {', '.join(map(_size, r.unstable))} single pairs "
                      "fall on both sides of the expectation; the verdict is the 95 % "
                      "interval's")
-    if r.unstable or r.verdict == INCONCLUSIVE:
+    if r.verdict == INCONCLUSIVE and r.ratio_basis == "interleaved":
+        lines.append("      host: the interleaved interval (blocks of windows a neighbour "
+                     "slowed left out, up to 3 runs pooled) still straddles the band: our "
+                     "ratio lies at the band's edge")
+    elif r.unstable or r.verdict == INCONCLUSIVE:
         lines.append("      host: " + accounting_text(r.labels))
     if r.blocks:
         lines += _block_lines(rep, r)
     return lines + where_lines(rep.where.get(c.id))
+
+
+def basis_text(r: ClaimResult) -> str:
+    """Where a claim's ratios come from, in words: interleaved runs (with their records)
+    or rounds of speed runs (with why)."""
+    if r.ratio_basis == "interleaved":
+        records_ = sorted({b.record for b in r.blocks if b.record})
+        return ("interleaved runs (both sides in one process, alternating 5-ms windows; "
+                "docs/noise.md section 6): " + ", ".join(records_))
+    if r.ratio_basis == "mixed":
+        return str(r.ratio_note)
+    return "rounds of speed runs (Hodges–Lehmann ratio of both sides' samples)" + \
+        (f": {r.ratio_note}" if r.ratio_note else "")
 
 
 def _label_lines(labels: Mapping[str, int]) -> list[str]:
@@ -227,6 +248,8 @@ def _block_lines(rep: Reproduction, r: ClaimResult) -> list[str]:
         mark = "" if b.passed is None else ("✓" if b.passed else "✕")
         rng = f"{b.pairs} × {b.ours_range[0]:.2f}–{b.ours_range[1]:.2f}" \
             if b.ours_range and b.pairs > 1 else (f"{b.pairs}" if b.pairs else "")
+        if b.basis == "interleaved" and b.ci is not None:
+            rng = f"interleaved {b.ci[0]:.2f}–{b.ci[1]:.2f}"
         expected = expectation_text(c, b.target)
         if b.by_model:
             expected = (f"model {b.model_here:.2f}× ±15 %" if b.model_here is not None

@@ -47,23 +47,40 @@ def test_reproduce_ivy_bridge_blog_then_report(tmp_path: Path) -> None:
 
     # AES-NI through EVP is clearly faster than masked off, at every block size
     faster = claims["evp-aesni-faster"]
-    if faster["verdict"] == "not testable here":  # steal made a side's every figure contended
+    # steal made a side's every figure contended, and no interleaved block had the CPU
+    if faster["verdict"] == "not testable here":
         assert "no usable figure" in faster["reason"], faster
         return
     assert [b["block_size"] for b in faster["blocks"]] == [16, 64, 256, 1024, 8192]
-    # noise the guest cannot see can widen the interval (issue 31): "inconclusive"; a block
-    # judged from a single pair has no interval, and one slowed sample can fail it: then
-    # the direction still holds (AES-NI faster at every size)
-    single = any(b["pairs"] <= 1 for b in faster["blocks"])
-    assert faster["verdict"] in ("reproduced", "inconclusive") or (
-        single and all(b["our_ratio"] > 1 for b in faster["blocks"])), faster
     big = faster["blocks"][-1]
     assert big["reference_ratio"] == pytest.approx(1.9587, abs=1e-3)
-    # pairs: runs where both sides have a usable figure, at most the fewer side's runs
-    # (rounds, follow-ups and extra rounds for an inconclusive claim: the host's noise)
-    # (the claim's own two measurements: the legacy pair is another suite, its runs apart)
-    assert big["our_ratio"] > 1.5 and \
-        1 <= big["pairs"] <= min(runs["evp-aesni"], runs["evp-masked"]), (big, runs)
+    # both sides are EVP AES-128-CBC on one build, a mask against native: measured again
+    # interleaved (issue 31), both in one process in alternating 5-ms windows, so a
+    # neighbour slows both alike and the interval stays narrow where the rounds' did not
+    # (they once gave "inconclusive" at 2.06x-3.32x against the band >= 1.5x)
+    inter = [b for b in faster["blocks"] if b["basis"] == "interleaved"]
+    for b in inter:  # AES-NI 2-4x the masked path: each interval wholly above 1.5
+        assert b["ci_95"][0] > 1.5 and b["passed"] is True, b
+        assert (results / b["interleaved_record"]).is_file(), b
+    if len(inter) == len(faster["blocks"]):
+        assert faster["ratio_basis"] == "interleaved" and faster["verdict"] == "reproduced"
+    else:
+        # a size without an interleaved interval (a host so busy that no block of windows
+        # had the CPU for 90 % of its time): the rounds decide there, and say why; their
+        # interval can straddle ("inconclusive"), and a block judged from a single pair has
+        # no interval: then the direction still holds (AES-NI faster at every size)
+        assert faster["ratio_note"], faster
+        single = any(b["pairs"] <= 1 for b in faster["blocks"] if b["basis"] == "rounds")
+        assert faster["verdict"] in ("reproduced", "inconclusive") or (
+            single and all(b["our_ratio"] > 1 for b in faster["blocks"])), faster
+    assert big["our_ratio"] > 1.5, big
+    if big["basis"] == "rounds":
+        # pairs: runs where both sides have a usable figure, at most the fewer side's runs
+        # (rounds, follow-ups and extra rounds for an inconclusive claim: the host's noise)
+        assert 1 <= big["pairs"] <= min(runs["evp-aesni"], runs["evp-masked"]), (big, runs)
+    # the low-level path is not the harness's: judged from rounds, saying so
+    assert claims["no-evp-no-difference"]["ratio_basis"] == "rounds"
+    assert "low-level (non-EVP) path" in claims["no-evp-no-difference"]["ratio_note"]
     # "about twice": a verdict with our numbers, whichever it is on this CPU. Its size is
     # the CPU's (issue 16): on another core it is judged against the CPU model, and the
     # verdict explains our ratio from it (here, a Zen: about 4x predicted)
@@ -95,11 +112,16 @@ def test_reproduce_ivy_bridge_blog_then_report(tmp_path: Path) -> None:
 
     m = data["measurements"]["evp-aesni"]
     # three planned rounds, and extra ones where an interval straddled its threshold; a
-    # round whose attempts were all contended leaves fewer runs with a usable figure
-    assert m["variant"].endswith("-asm-x86_64") and len(m["runs"]) >= 1
+    # round whose attempts were all contended leaves fewer runs with a usable figure -
+    # none at all on a host busy enough (2026-12-06, this project's host with other
+    # worktrees building: 108 of 108 EVP figures contended; the claims above were then
+    # judged from their interleaved runs alone)
+    assert m["variant"].endswith("-asm-x86_64")
     assert len(m["runs"]) >= 3 or any(m["statuses"].get(s) for s in ("contended", "shared-core")), m
+    assert len(m["runs"]) >= 1 or faster["ratio_basis"] == "interleaved", m
     fig = next(f for f in m["figures"] if f["block_size"] == 8192)
-    assert fig["ours_median_bytes_per_s"] > 200e6  # AES-NI: ~1.2 GB/s on a quiet EPYC
+    if m["runs"]:
+        assert fig["ours_median_bytes_per_s"] > 200e6  # AES-NI: ~1.2 GB/s on a quiet EPYC
     assert fig["reference_bytes_per_s"] == pytest.approx(333_987_840.0)
     for run in m["runs"]:
         raw = (Path(run) / "raw" / "native--aes-128-cbc.stdout").read_text()
@@ -109,11 +131,16 @@ def test_reproduce_ivy_bridge_blog_then_report(tmp_path: Path) -> None:
     assert "evp-aesni-faster" in (folder / "side-by-side.txt").read_text()
 
     # a second reproduction reuses the finished runs: nothing is measured again
-    again = invoke("reproduce", "ivy-bridge-aesni-blog", "--results", str(results),
-                   timeout=300)
+    # (no timeout of its own: a size whose interleaved run had no ratio is measured again,
+    # and waits for the engine's measurement lock like any measurement)
+    again = invoke("reproduce", "ivy-bridge-aesni-blog", "--results", str(results))
     assert again.returncode == 0, again.stderr[-4000:]
     assert "reusing them" in again.stderr
-    assert f"[{faster['verdict']}] evp-aesni-faster" in again.stdout
+    if faster["ratio_basis"] == "interleaved":  # its interleaved runs reused too: same verdict
+        assert "reusing the run filed by an earlier reproduction" in again.stderr
+        assert f"[{faster['verdict']}] evp-aesni-faster" in again.stdout
+    else:  # a size without an interleaved ratio is measured again: its verdict may move
+        assert "evp-aesni-faster" in again.stdout
 
     # the report of this tree, opened from disk in a real browser
     rep = invoke("report", "--results", str(results), timeout=300)
@@ -126,5 +153,11 @@ def test_reproduce_ivy_bridge_blog_then_report(tmp_path: Path) -> None:
     page = open_page(index.as_uri(), PAGE_FACTS)
     assert page.errors == [], page.errors
     assert page.result["tables"] >= 4
-    assert page.result["images"] and all(i["complete"] and i["width"] > 0
-                                         for i in page.result["images"])
+    # a chart is drawn from figures the report accepts; on a host busy enough there may be
+    # none (2026-12-06: 72 of 84 EVP figures contended, the report drew no chart) - then
+    # the claims above were judged from interleaved runs; every chart drawn must load
+    charts = list((results / "_report" / "charts").glob("*.png"))
+    assert page.result["images"] or not charts, (page.result, charts)
+    assert all(i["complete"] and i["width"] > 0 for i in page.result["images"])
+    if faster["ratio_basis"] == "interleaved":  # the page says where the ratios come from
+        assert "from interleaved runs" in html

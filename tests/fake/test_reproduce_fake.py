@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from openssl_matrix.core.resources import project_reports
+from openssl_matrix.images.pairimage import BINARY as PAIR_BINARY
 from openssl_matrix.measure.hostinfo import parse_cpuinfo
 from openssl_matrix.measure.speedcmd import unwrap_speed
 from openssl_matrix.repro.judge import NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, Ours, paired_ratios
@@ -25,7 +26,7 @@ from openssl_matrix.repro.verdicts import as_json, render_text
 from openssl_matrix.results.tree import ResultsTree
 
 from ..conftest import make_tarball
-from ..fakes import CPUINFO_EPYC, FakeBackend
+from ..fakes import CPUINFO_EPYC, FakeBackend, fake_pairbench
 
 # bytes/s the fake openssl prints at every block size
 EVP_AES = 1_400_000_000.0
@@ -39,8 +40,17 @@ def is_speed(command: Sequence[str]) -> bool:
     return unwrap_speed(command)[:2] == ("openssl", "speed")
 
 
+def pair_rate(variant: str, cap: str | None, algorithm: str, decrypt: bool) -> float:
+    """What the fake pair harness runs at: the EVP figures fake_speed prints."""
+    if algorithm.startswith("aes"):
+        return EVP_AES_MASKED if cap else EVP_AES
+    return SHA256
+
+
 def fake_speed(image: str, command: Sequence[str], env: Mapping[str, str],
                ) -> tuple[int, str, str]:
+    if command and command[0] == PAIR_BINARY:  # the interleaving harness (pairs.py)
+        return 0, fake_pairbench(command, pair_rate), ""
     command = unwrap_speed(command)
     assert command[:4] == ("openssl", "speed", "-elapsed", "-mr"), command
     args = list(command[4:])
@@ -128,9 +138,15 @@ def test_verdicts_for_each_kind_of_claim(setup: tuple[Path, Environment, FakeBac
     spec = load_spec(spec_path)
     rep = reproduce(spec, env, backend, tree)
     verdicts = {r.claim.id: r for r in rep.results}
-    # 1400/350 = 4.0 against the report's 2.0 ±25 %: measured, and not reproduced
+    # 1400/350 = 4.0 against the report's 2.0 ±25 %: measured, and not reproduced;
+    # both sides are EVP AES on 1.1.1w (native, a mask): judged from the interleaved run
     assert verdicts["about-twice"].verdict == NOT_REPRODUCED
-    assert verdicts["about-twice"].blocks[0].ours == pytest.approx(4.0)
+    assert verdicts["about-twice"].blocks[0].ours == pytest.approx(4.0, rel=1e-3)
+    assert verdicts["about-twice"].ratio_basis == "interleaved"
+    assert verdicts["about-twice"].blocks[0].basis == "interleaved"
+    # the low-level path is not the harness's: rounds, and the verdict says why
+    assert verdicts["legacy-same"].ratio_basis == "rounds"
+    assert "low-level (non-EVP) path" in (verdicts["legacy-same"].ratio_note or "")
     assert verdicts["about-twice"].blocks[0].reference == pytest.approx(2.0)
     assert verdicts["faster"].verdict == REPRODUCED
     assert verdicts["faster"].stand_in_note == "1.1.1w stands in for 1.0.1e"
@@ -183,7 +199,16 @@ def test_reproduction_is_written_and_runs_are_reused(
     assert data["summary"] == {REPRODUCED: 2, NOT_REPRODUCED: 1, "inconclusive": 0,
                                NOT_TESTABLE: 4}
     claim = next(c for c in data["claims"] if c["id"] == "about-twice")
-    assert claim["blocks"][0]["pairs"] == 2 and claim["blocks"][0]["stable"] is True
+    # judged from the interleaved run: its kept blocks of windows, its record filed
+    block = claim["blocks"][0]
+    assert claim["ratio_basis"] == "interleaved" and block["basis"] == "interleaved"
+    assert block["pairs"] >= 12 and block["stable"] is None
+    assert block["ci_95"][0] <= block["our_ratio"] <= block["ci_95"][1]
+    record = json.loads((tree.root / block["interleaved_record"]).read_text())
+    assert record["reproduction"] == "made-up" and "about-twice" in record["claims"]
+    legacy = next(c for c in data["claims"] if c["id"] == "legacy-same")
+    assert legacy["ratio_basis"] == "rounds"
+    assert legacy["blocks"][0]["pairs"] == 2 and legacy["blocks"][0]["stable"] is True
     m = data["measurements"]["evp-on"]
     assert m["variant"] == "1.1.1w-asm-x86_64" and m["stand_in"] is True
     assert len(m["runs"]) == 2
@@ -205,11 +230,14 @@ def test_reproduction_is_written_and_runs_are_reused(
     assert second.out_dir is not None and second.out_dir.name == "0002"
     speed = [r for r in backend.runs[runs_before:] if is_speed(r[1])]
     assert speed == [], "finished runs of the same suites on the same image are reused"
+    pair_runs = [r for r in backend.runs[runs_before:] if r[1][0] == PAIR_BINARY]
+    assert pair_runs == [], "interleaved runs in the same harness image are reused"
     assert as_json(second)["summary"] == data["summary"]
 
     third = reproduce(spec, env, backend, tree, force=True)
     speed = [r for r in backend.runs[runs_before:] if is_speed(r[1])]
     assert len(speed) == 2 * (3 + 2), "--force measures every planned suite again"
+    assert any(r[1][0] == PAIR_BINARY for r in backend.runs[runs_before:])
     assert len(third.ours["evp-on"].runs) == 4
 
 
@@ -372,3 +400,25 @@ def test_a_two_machine_claim_end_to_end_is_never_one_machines_number(
     assert across.basis == "two machines" and across.verdict == NOT_REPRODUCED
     assert across.blocks[0].ours == pytest.approx(1.0)  # the fake prints the same figure
     assert "from lab-b" in (across.model or "") and "from lab-a" in (across.model or "")
+
+
+def test_a_busy_host_that_preempts_every_window_leaves_the_rounds_to_decide(
+        setup: tuple[Path, Environment, FakeBackend, ResultsTree]) -> None:
+    spec_path, env, _, tree = setup
+
+    def busy(image: str, command: Sequence[str], env_: Mapping[str, str],
+             ) -> tuple[int, str, str]:
+        if command[0] == PAIR_BINARY:  # the thread has the CPU half of every window
+            return 0, fake_pairbench(command, pair_rate, cpu_share=0.5), ""
+        return fake_speed(image, command, env_)
+
+    backend = FakeBackend(busy)
+    rep = reproduce(load_spec(spec_path), env, backend, tree)
+    r = {x.claim.id: x for x in rep.results}["about-twice"]
+    assert r.ratio_basis == "rounds" and r.blocks[0].basis == "rounds"
+    assert "no block of windows had the CPU for 90 % of its time" in (r.ratio_note or "")
+    assert r.verdict == NOT_REPRODUCED and r.blocks[0].pairs == 2  # 4.0 from the rounds
+    # the harness ran again for the wide (here: empty) estimate, up to 3 runs in all, of
+    # each pair: native against the two masks (about-twice and faster share one)
+    assert len([x for x in backend.runs if x[1][0] == PAIR_BINARY]) == 2 * 3
+    assert "ratio from: rounds of speed runs" in render_text(rep)

@@ -16,14 +16,23 @@ ROOT = Path(__file__).resolve().parents[2]
 RAW = (ROOT / "tests" / "fixtures" / "pairbench" / "pairbench-111w-vs-3020.txt").read_text()
 
 
-def _file(root: Path, session: str, started: str) -> None:
+def _file(root: Path, session: str, started: str, **more: Any) -> None:
     m = load_matrix(ROOT / "matrix.yaml")
     suite = replace(m.suite("blog-8k"), algorithms=("md5", "sha256"))
     variants = m.select("1.1.1w-asm-x86_64") + m.select("3.0.20-asm-x86_64")
     pair = next(p for p in plan_pairs(variants, suite)[0]
                 if p.kind == "release" and p.top.mask == "native")
     rec = record_of(pair, command(pair, suite, suite.algorithms), RAW, 0, started, 1.0)
-    file_pair(root, "host-x", session, pair.name, rec, RAW)
+    file_pair(root, "host-x", session, pair.name, {**rec, **more}, RAW)
+
+
+def test_a_reproductions_runs_do_not_displace_the_bench_session(tmp_path: Path) -> None:
+    # a reproduction files its interleaved runs under _interleaved/ too (repro/pairs.py),
+    # later than the bench: the page's section stays the bench session's
+    _file(tmp_path, "bench-1", "2026-12-03T00:00:00+00:00")
+    _file(tmp_path, "repro-x-20261204T000000Z", "2026-12-04T00:00:00+00:00",
+          reproduction="x")
+    assert {r.session for r in interleavedview.rows(tmp_path)} == {"bench-1"}
 
 
 def test_the_newest_session_is_shown_with_its_raw_output_copied(tmp_path: Path) -> None:
