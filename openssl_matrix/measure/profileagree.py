@@ -137,8 +137,11 @@ def table(ag: Agreement, variant: str, cell: str, first: ProfileRun,
         out.append(f"{r.name:<{width}}  {r.first_ns:10.2f}  {r.second_ns:10.2f}  "
                    f"{r.diff_ns:+10.2f}  {r.sd_ns:8.2f}  {sig:>5}  "
                    f"{'yes' if r.within(ag.k) else 'NO'}")
+    rule = {"agree": f"every row within {ag.k:g}σ",
+            "marginal": f"some beyond {ag.k:g}σ, none beyond {K_OUT:g}σ"}.get(
+                ag.verdict, f"one or more beyond {K_OUT:g}σ, or nothing sampled")
     out += ["", f"verdict: {ag.verdict} ({len(ag.rows) - ag.beyond} of {len(ag.rows)} "
-            f"within {ag.k:g}σ; marginal: some beyond {ag.k:g}σ, none beyond {K_OUT:g}σ)",
+            f"within {ag.k:g}σ; {ag.verdict}: {rule})",
             "(ns per operation; ±1σ: the two profiles' sample counts' combined uncertainty, "
             "not the host's noise)"]
     return "\n".join(out) + "\n"
