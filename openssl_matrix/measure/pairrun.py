@@ -337,14 +337,16 @@ def _measure(ctx: Any, tag: str, pair: PairPlan, suite: Suite, step: str,
                  f"{exc.message}")
         return None
     log.info(f"    {step} {pair.top.label} / {pair.bottom.label}: "
-             + ", ".join(_short(r) for r in rec["algorithms"]))
+             + ", ".join(short_row(r) for r in rec["algorithms"]))
     return rec, raw
 
 
-def _short(row: Mapping[str, Any]) -> str:
+def short_row(row: Mapping[str, Any]) -> str:
+    """One algorithm row of a pair's record as a progress line shows it:
+    ``sha256 1.002× ±0.5%`` (``-`` without a ratio)."""
     ratio, lo, hi = row.get("ratio"), row.get("ci_low"), row.get("ci_high")
     if not isinstance(ratio, float):
-        return f"{row['algorithm']} -"
+        return f"{row.get('algorithm')} -"
     if isinstance(lo, float) and isinstance(hi, float):
-        return f"{row['algorithm']} {ratio:.3f}× ±{(hi - lo) / 2 / ratio:.1%}"
-    return f"{row['algorithm']} {ratio:.3f}×"
+        return f"{row.get('algorithm')} {ratio:.3f}× ±{(hi - lo) / 2 / ratio:.1%}"
+    return f"{row.get('algorithm')} {ratio:.3f}×"

@@ -31,7 +31,7 @@ from openssl_matrix.core.version import series
 from openssl_matrix.images.pairimage import OLDEST, ensure_pair_image, pair_tag
 from openssl_matrix.matrix.model import Mask, Suite, Variant
 from openssl_matrix.measure.interleave import CPU_SHARE_MIN, WINDOW_MS
-from openssl_matrix.measure.pairrun import PairPlan, Side, measure_pair, timeout
+from openssl_matrix.measure.pairrun import PairPlan, Side, measure_pair, short_row, timeout
 from openssl_matrix.measure.speedcmd import mask_value
 from openssl_matrix.parse.algorithms import speed_argument
 from openssl_matrix.repro.plan import PlannedMeasurement, mask_name
@@ -299,17 +299,8 @@ def _measure(backend: Any, tag: str, run: _Run, limits: Callable[[float], Any],
         log.warn(f"    {step} {run.name}: not measured: {exc.message}")
         return None
     log.info(f"    {step} {run.plan.top.label} / {run.plan.bottom.label} at {run.block} "
-             "bytes: " + ", ".join(_short(r) for r in rec["algorithms"]))
+             "bytes: " + ", ".join(short_row(r) for r in rec["algorithms"]))
     return rec, raw
-
-
-def _short(row: Mapping[str, Any]) -> str:
-    ratio, lo, hi = row.get("ratio"), row.get("ci_low"), row.get("ci_high")
-    if not isinstance(ratio, float):
-        return f"{row.get('algorithm')} -"
-    if isinstance(lo, float) and isinstance(hi, float):
-        return f"{row.get('algorithm')} {ratio:.3f}× ±{(hi - lo) / 2 / ratio:.1%}"
-    return f"{row.get('algorithm')} {ratio:.3f}×"
 
 
 def _claim_ratios(cp: ClaimPair, runs: Sequence[_Run],
