@@ -16,8 +16,9 @@ def settings_of(matrix: str | None, results: str | None = None) -> Settings:
 
 
 def matrix_path(matrix: str | None) -> Path:
-    """The matrix file a command uses."""
-    return settings_of(matrix).matrix
+    """The matrix file a command uses (the flag, then the environment: the file itself is
+    not read to find it)."""
+    return resolve_settings({"matrix": matrix}).matrix
 
 
 def results_root(matrix: str | None, results: str | None) -> Path:
