@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,31 +23,21 @@ from openssl_matrix.core.errors import BuildError
 from ..conftest import make_tarball
 from ..fakes import FakeBackend, Responder, engine_of
 from ..unit.test_gitsource import commit, git
-from .test_reproduce_fake import fake_speed
+from .test_bisect_fake import scaled_speed
 
 _TAG = re.compile(r"openssl-matrix/3\.0\.20-g(?P<c>[0-9a-f]{12})-")
 FIGURE = "fast:aes-128-cbc:8192"
 
 
 def commit_speed(slow: set[str]) -> Responder:
-    calls = [0]
+    """fake_speed's output, every figure at 0.70 for the commits in ``slow``."""
 
-    def respond(image: str, command: Sequence[str], env: Mapping[str, str],
-                ) -> tuple[int, str, str]:
-        code, out, err = fake_speed(image, command, env)
+    def base(image: str) -> float:
         m = _TAG.search(image)
         assert m is not None, image
-        calls[0] += 1
-        scale = (0.70 if m["c"] in slow else 1.0) * (1 + 0.01 * (calls[0] % 3 - 1))
-        lines = []
-        for line in out.splitlines():
-            if line.startswith("+F:"):
-                parts = line.split(":")
-                line = ":".join(parts[:3] + [f"{float(x) * scale:.2f}" for x in parts[3:]])
-            lines.append(line)
-        return code, "\n".join(lines) + "\n", err
+        return 0.70 if m["c"] in slow else 1.0
 
-    return respond
+    return scaled_speed(base)
 
 
 class BrokenCommit(FakeBackend):
