@@ -54,8 +54,10 @@ class Harness:
     ``broken``: releases that cannot be built (Unmeasurable)."""
 
     def __init__(self, truth: Callable[[str], float], *, width: float = 0.003,
-                 refuse: Sequence[str] = (), broken: Sequence[str] = ()) -> None:
+                 refuse: Sequence[str] = (), broken: Sequence[str] = (),
+                 disturbed_runs: int = 0) -> None:
         self.truth = truth
+        self.disturbed_runs = disturbed_runs  #: the first runs of every pair: disturbed
         self.width = width
         self.refuse = set(refuse)
         self.broken = set(broken)
@@ -73,6 +75,7 @@ class Harness:
         return Paired(RatioEstimate(40 * (run + 1), ratio, ratio * (1 - half),
                                     ratio * (1 + half), method=INTERLEAVED),
                       rate_top=1e9 * self.truth(top), rate_bottom=1e9 * self.truth(bottom),
+                      disturbed=run < self.disturbed_runs,
                       record=f"_interleaved/cpu/s/{bottom}--vs--{top}/record.json")
 
 
@@ -138,6 +141,19 @@ def test_an_undecided_step_runs_again_pooled_up_to_the_limit() -> None:
     s = judge("c", "good", "bad", no_rounds, pair=harness)
     assert s.decision == UNDECIDED and s.pair_runs == PAIR_RUNS
     assert exit_code(s.decision) == 125
+
+
+def test_a_ratio_of_disturbed_blocks_is_run_again_before_it_decides() -> None:
+    harness = Harness(step_at("3.0.14"), disturbed_runs=1)
+    b = bisect(RANGE, no_rounds, pair=harness)
+    assert b.status == MOVED and [(m.before, m.after) for m in b.moves] == [
+        ("3.0.13", "3.0.14")]
+    assert all(s.pair_runs == 2 for s in b.steps)
+    assert harness.calls[:2] == [(RANGE[-1], RANGE[0], 0), (RANGE[-1], RANGE[0], 1)]
+    # disturbed to the last run: decided from what the last run pooled
+    s = judge("3.0.12", RANGE[0], RANGE[-1], no_rounds,
+              pair=Harness(step_at("3.0.14"), disturbed_runs=PAIR_RUNS))
+    assert (s.decision, s.pair_runs) == (LIKE_GOOD, PAIR_RUNS)
 
 
 def test_like_neither_is_confirmed_by_a_second_run_and_splits_the_range() -> None:
