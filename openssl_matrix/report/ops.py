@@ -31,7 +31,14 @@ from openssl_matrix.core.version import sort_key
 from openssl_matrix.matrix.pkey import ALGORITHMS
 from openssl_matrix.measure.robust import compare
 from openssl_matrix.report.cellpage import Links, PageUnit, change_rows, page_view, write_pages
-from openssl_matrix.report.charts import flagged_bar, legend, new_figure, series_colors
+from openssl_matrix.report.charts import (
+    SaveFigure,
+    flagged_bar,
+    legend,
+    new_figure,
+    save_figure,
+    series_colors,
+)
 from openssl_matrix.report.history import Change, changes, history_json
 from openssl_matrix.report.sessions import (
     UNKNOWN,
@@ -359,7 +366,7 @@ def chart_rows(t: OpsTable) -> list[str]:
     return rows if any(t.median(r, c) for r in rows for c in t.columns) else []
 
 
-def chart(t: OpsTable, path: Path) -> bool:
+def chart(t: OpsTable, path: Path, save: SaveFigure = save_figure) -> bool:
     """Bars per row (``chart_rows``) and version: medians with their 95 % intervals, a
     cell without one usable figure as ``charts.flagged_bar``."""
     rows = chart_rows(t)
@@ -404,7 +411,7 @@ def chart(t: OpsTable, path: Path) -> bool:
     ax.set_title(t.title, fontsize=10)
     legend(ax, entries, flagged, loc="lower right")
     ax.grid(axis="x", which="both", alpha=0.3)
-    fig.savefig(path)
+    save(fig, path)
     return True
 
 
@@ -469,11 +476,12 @@ def write_ops(tree: ResultsTree, out: Path,
               obs: Sequence[OpsObservation] | None = None, *,
               selection: Selection | None = None, final: Path | None = None,
               css: str = "", numbers: Mapping[str, int] | None = None,
-              runs: Sequence[records.Run] = ()) -> OpsSection:
+              runs: Sequence[records.Run] = (),
+              save: SaveFigure = save_figure) -> OpsSection:
     """Tables, charts, cell pages and data of the ops-per-second figures ``obs`` (default:
     read from the tree) into the report folder ``out`` (``final``: where it will live, for
-    the cell pages' links into the tree). Copies nothing: ``report`` copies the runs the
-    cells show (``OpsSection.current``)."""
+    the cell pages' links into the tree; ``save``: what writes a chart). Copies nothing:
+    ``report`` copies the runs the cells show (``OpsSection.current``)."""
     obs = ops_observations(tree) if obs is None else obs
     tables = ops_tables(obs, selection)
     add_refusals(tree, tables, runs or None)
@@ -483,7 +491,7 @@ def write_ops(tree: ResultsTree, out: Path,
     for t in tables:
         path = out / "charts" / f"{t.slug}.png"
         path.parent.mkdir(parents=True, exist_ok=True)
-        drawn = chart(t, path)
+        drawn = chart(t, path, save)
         if drawn:
             charts.append(path)
         views.append({"slug": t.slug, "title": t.title, "columns": t.columns,

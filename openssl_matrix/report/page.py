@@ -401,7 +401,7 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     session_rows = session_table(_one_per_run([*obs, *ops_obs]))
     numbers = {str(r["session"]): n for n, r in enumerate(session_rows, 1)}
     ops = write_ops(tree, out, ops_obs, selection=shown.selection, final=shown.final,
-                    css=CSS, numbers=numbers, runs=shown.runs)
+                    css=CSS, numbers=numbers, runs=shown.runs, save=charts.save)
     _copy_runs(out, ops.current, runs, seen)
     panel = quality(current, ops.current,
                     [x for x in left_out(shown.runs) if x.run_path in seen])
@@ -594,13 +594,13 @@ def _draw_charts(out: Path, groups: Sequence[Group], block: int, draw: Charts,
     progress = log.ProgressLine("drawing charts", sum(1 + len(g.algorithms) for g in groups))
     for g in groups:
         p = out / "charts" / f"{g.key.slug}-methods-{block}.png"
-        if draw.method(g, block, p):
+        if draw.method(g, block, p, draw.save):
             charts.setdefault(f"methods:{g.key.slug}", []).append(f"charts/{p.name}")
             paths.append(p)
         progress.advance()
         for a in g.algorithms:
             p = out / "charts" / f"{g.key.slug}-{fold(a)}-by-size.png"
-            if draw.size(g, a, p):
+            if draw.size(g, a, p, draw.save):
                 charts.setdefault(f"sizes:{g.key.slug}", []).append(f"charts/{p.name}")
                 paths.append(p)
             progress.advance()
