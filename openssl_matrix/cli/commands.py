@@ -683,7 +683,8 @@ def _draft(target: str, matrix: str, paste: str, spec_id: str, force: bool,
 def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bool,
                   wait: bool, json: bool, check: bool = False,
                   allow_plain_tcp: bool = False, draft: str = "", as_: str = "",
-                  block_sizes: str = "", engine: EngineFactory = docker_engine) -> int:
+                  block_sizes: str = "", engine: EngineFactory = docker_engine,
+                  mirrors: Callable[[str], list[str]] = default_urls) -> int:
     if draft or as_:
         target = _draft(target, matrix, draft, as_, force, block_sizes)
         if not check:  # a draft is checked on request, never measured
@@ -692,7 +693,7 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
         raise UsageError("--block-sizes is read with --draft PASTE only",
                          hint="a spec's block sizes are the keys of its reference figures")
     spec = load_spec(find_spec(target, _reports_dirs(matrix)))
-    env = Environment.from_matrix(matrix_path(matrix))
+    env = Environment.from_matrix(matrix_path(matrix), mirrors)
     if check:
         report = check_spec(spec, env, results_root(matrix, results),
                             profiles=tuple(split_cpus(cpu)))
@@ -770,11 +771,14 @@ def _wired(handler: Callable[..., int], **seams: Any) -> Callable[..., int]:
 
 def handlers(engine: EngineFactory = docker_engine, *,
              launcher: Launcher | None = None,
-             charts: Charts = DRAWN) -> dict[str, Callable[..., int]]:
+             charts: Charts = DRAWN,
+             mirrors: Callable[[str], list[str]] = default_urls,
+             ) -> dict[str, Callable[..., int]]:
     """The command table's handlers: every engine a command reaches comes from ``engine``,
     a lab's engine workers are started by ``launcher`` (None: worker processes, see
-    lab/run.py), the report's charts are drawn by ``charts`` (tests pass NO_CHARTS). The
-    one place the engine is chosen."""
+    lab/run.py), the report's charts are drawn by ``charts`` (tests pass NO_CHARTS),
+    ``reproduce`` downloads a release it has no URL for from ``mirrors`` (the official
+    ones; a test offline passes none). The one place the engine is chosen."""
     return {
         "list": cmd_list, "render": cmd_render,
         "build": _wired(cmd_build, engine=engine, launcher=launcher),
@@ -782,7 +786,7 @@ def handlers(engine: EngineFactory = docker_engine, *,
         "profiles": cmd_profiles,
         "export": cmd_export, "parse": cmd_parse, "pin": cmd_pin,
         "import": cmd_import, "report": _wired(cmd_report, charts=charts),
-        "reproduce": _wired(cmd_reproduce, engine=engine),
+        "reproduce": _wired(cmd_reproduce, engine=engine, mirrors=mirrors),
         "bisect": _wired(cmd_bisect, engine=engine, backend_for=_backend_for,
                          git_commit=_git_commit),
         "profile": _wired(cmd_profile, engine=engine),
