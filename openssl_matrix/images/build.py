@@ -38,7 +38,7 @@ from openssl_matrix.core.clock import now
 from openssl_matrix.core.errors import BuildError, DockerUnavailable, FatalError, ResultsError
 from openssl_matrix.core.files import atomic_write, file_sha256
 from openssl_matrix.engine.backend import Backend, RunLimits
-from openssl_matrix.engine.buildclaims import BuildClaims
+from openssl_matrix.engine.buildclaims import POLL, BuildClaims
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.engine.ship import Choice, Shipper, engine_ref, same_family
 from openssl_matrix.images.render import (
@@ -95,8 +95,8 @@ class Builder:
     def __init__(self, matrix: Matrix, backend: Backend, tree: ResultsTree, *,
                  workdir: Path | None = None, engine_tag: str | None = None,
                  images: Shipper | None = None, claims: bool = False,
-                 compiler_cache: str | None = None, tag_prefix: str = "openssl-matrix",
-                 ) -> None:
+                 claim_poll: float = POLL, compiler_cache: str | None = None,
+                 tag_prefix: str = "openssl-matrix") -> None:
         self.matrix = matrix
         #: a shared compiler cache (ccache in a BuildKit cache mount, one per series),
         #: named ``<compiler_cache>-ccache-<series>``; None: every build compiles cold
@@ -116,6 +116,7 @@ class Builder:
         #: in a lab (``claims``): claim an image before building it, and wait for a peer
         #: engine that is building it to ship it here (claims.py)
         self._claims_wanted = claims and images is not None and images.mode != "build"
+        self._claim_poll = claim_poll  # seconds between two looks at a peer's claim
         self.claims: BuildClaims | None = None
         self._host_lock: HostLock | bool | None = False  # False: not looked up yet
         self._engine: dict[str, Any] | None = None
@@ -294,7 +295,8 @@ class Builder:
         outcomes: list[BuildOutcome] = []
         toolchains: dict[str, str] = {}
         if self._claims_wanted and not force and self.claims is None:
-            self.claims = BuildClaims(self.tree.root, self.engine(), self._serves)
+            self.claims = BuildClaims(self.tree.root, self.engine(), self._serves,
+                                      poll=self._claim_poll)
         for base in sorted({v.base_image for v in variants}):
             try:
                 toolchains[base] = self.ensure_toolchain(base)

@@ -22,7 +22,6 @@ import pytest
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.cli.worker import thread_lab
 from openssl_matrix.core.errors import LAB_EXIT, BuildError, DockerUnavailable
-from openssl_matrix.engine import buildclaims
 from openssl_matrix.engine.buildclaims import BuildClaims
 from openssl_matrix.images.sources import default_urls
 from openssl_matrix.lab import run as lab
@@ -82,8 +81,7 @@ def three(fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
             raise DockerUnavailable("cannot reach the local Docker engine (fake)")
         return engines[base_url]
 
-    table = thread_lab(engine_of(backend))
-    monkeypatch.setattr(buildclaims, "POLL", 0.05)
+    table = thread_lab(engine_of(backend), claim_poll=0.05)
     monkeypatch.setenv("OPENSSL_MATRIX_LOCK_DIR", str(tmp_path / "locks"))
     monkeypatch.setenv(LAB_ENV, "")
     return fake_matrix, tmp_path / "results", engines, table
