@@ -294,7 +294,7 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
     backend = _backend_for(m, cpu, allow_plain_tcp, engine)
     tree = _tree(results, matrix)
     shipper = Shipper(backend, backend.engine_info(), mode, _peers(m, cpu, allow_plain_tcp, engine),
-                      tree.root, registry=registry or None)
+                      tree.ships, registry=registry or None)
     in_lab = lab_worker()
     builder = Builder(m, backend, tree, images=shipper,
                       engine_tag=(cpu or "auto") if in_lab else None,

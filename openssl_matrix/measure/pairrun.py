@@ -36,6 +36,7 @@ from openssl_matrix.measure.pairregime import LOW, annotate, best_rates, low_alg
 from openssl_matrix.measure.robust import PAIRED_TARGET
 from openssl_matrix.measure.speedcmd import mask_value
 from openssl_matrix.results.interleaved import file_pair, filed_pairs, filed_raw, rewrite_record
+from openssl_matrix.results.tree import builds_root
 
 #: Block size when the suite names none.
 DEFAULT_BYTES = 8192
@@ -275,7 +276,7 @@ def interleave_session(ctx: Any, variants: Sequence[Variant], images: Mapping[st
                   .values(), key=lambda v: v.id)
     try:
         image = ensure_pair_image(ctx.backend, [(v, images[v.id][0]) for v in used],
-                                  root / "_builds", workdir)
+                                  builds_root(root), workdir)
     except BuildError as exc:
         log.warn(f"interleaved comparisons skipped: {exc.message} (hint: {exc.hint})")
         return [done[p.name] for p in pairs if p.name in done]

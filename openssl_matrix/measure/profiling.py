@@ -34,7 +34,8 @@ from openssl_matrix.measure.profilestore import (
     meta_of,
 )
 from openssl_matrix.results import records
-from openssl_matrix.results.records import PROFILES_DIR
+from openssl_matrix.results.profiles import profiles_work
+from openssl_matrix.results.tree import builds_root
 
 
 @dataclass(frozen=True)
@@ -79,8 +80,7 @@ def base_image(root: Path, backend: Backend, v: Variant, cell: Cell, tag: str) -
     the variant's image."""
     if cell.kind != "library":
         return tag
-    return ensure_harness(backend, v, tag, root / "_builds" / v.id,
-                          root / PROFILES_DIR / ".work").tag
+    return ensure_harness(backend, v, tag, builds_root(root) / v.id, profiles_work(root)).tag
 
 
 def profile_variant(root: Path, backend: Backend, v: Variant, cell: Cell,
@@ -93,7 +93,7 @@ def profile_variant(root: Path, backend: Backend, v: Variant, cell: Cell,
     building = lock.building(f"profile image of {v.id}", say=log.info) if lock else None
     with building or nullcontext():
         base = base_image(root, backend, v, cell, tag)
-        ptag, pid = ensure_profile_image(backend, base, root / PROFILES_DIR / ".work")
+        ptag, pid = ensure_profile_image(backend, base, profiles_work(root))
     version = v.version.version
     what = f"{cell.seconds}s under perf" + (", and unprofiled before and after"
                                             if overhead else "")

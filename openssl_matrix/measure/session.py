@@ -374,7 +374,7 @@ class Bencher:
             log.warn(f"--force: profile {profile_name} does not match this host "
                      f"({'; '.join(mismatch)}); results are marked forced")
         log.info(f"CPU: {cpu.model} ({cpu.vendor}); results under "
-                 f"{self.tree.root / cpu_name}")
+                 f"{self.tree.cpu_dir(cpu_name)}")
         ready = [v for v in variants if v.id in images]
         rounds = repeat or suite.repeat
         order = interleaved(ready, rounds)
@@ -450,7 +450,7 @@ class Bencher:
                 continue
             tag, record = images[v.id]
             try:
-                img = ensure_harness(self.backend, v, tag, self.tree.root / "_builds" / v.id,
+                img = ensure_harness(self.backend, v, tag, self.tree.builds_dir(v.id),
                                      self.matrix.path.parent / WORK)
             except BuildError as exc:
                 missing[v.id] = exc

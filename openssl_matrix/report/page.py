@@ -339,7 +339,7 @@ def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192,
     ops_obs = ops_observations(tree, sessions, runs)
     check_selection(selection, {p.session for p in _one_per_run([*obs, *ops_obs])})
     groups = group_observations(obs, selection)
-    out = check_report_target(out, tree.root)
+    out = check_report_target(out, tree.root, tree.report_dir())
     out.parent.mkdir(parents=True, exist_ok=True)
     for stale in remove_stale_reports(out):  # what killed reports left (with our marker)
         log.info(f"removed {stale}: the unfinished folder of a report that was stopped")

@@ -36,7 +36,14 @@ from openssl_matrix.measure.speedcmd import mask_value
 from openssl_matrix.parse.algorithms import speed_argument
 from openssl_matrix.repro.plan import PlannedMeasurement, mask_name
 from openssl_matrix.repro.spec import Measurement, ReportSpec
-from openssl_matrix.results.interleaved import INTERLEAVED_DIR, RECORD, file_pair, filed_pairs
+from openssl_matrix.results.interleaved import (
+    INTERLEAVED_DIR,
+    RECORD,
+    cpu_sessions,
+    file_pair,
+    filed_pairs,
+)
+from openssl_matrix.results.tree import builds_root
 
 #: Seconds per algorithm and block size of a reproduction's interleaved runs.
 SECONDS = 2
@@ -206,7 +213,7 @@ def _earlier(root: Path, cpu: str, spec_id: str, run: _Run, tag: str,
              ) -> tuple[str, dict[str, Any]] | None:
     """A finished run of the same pair, block and algorithms made in the same harness
     image by an earlier reproduction of the spec: its session and record."""
-    base = root / INTERLEAVED_DIR / cpu
+    base = cpu_sessions(root, cpu)
     if not base.is_dir():
         return None
     for session in sorted((p.name for p in base.iterdir()
@@ -270,7 +277,7 @@ def _measure_runs(spec: ReportSpec, todo: Sequence[_Run], sides: Sequence[tuple[
     """Build the harness image if it is missing, measure and file ``todo`` (into
     ``filed``); why nothing could be measured, or None."""
     try:
-        image = ensure_pair_image(backend, sides, root / "_builds", workdir)
+        image = ensure_pair_image(backend, sides, builds_root(root), workdir)
     except BuildError as exc:
         log.warn(f"interleaved runs skipped: {exc.message} (hint: {exc.hint})")
         return f"the pair harness could not be built: {exc.message}"

@@ -68,7 +68,7 @@ def test_the_report_puts_two_cpus_method_tables_side_by_side(
     variants = m.select("1.1.1w-asm-x86_64")
     Builder(m, a, tree, workdir=tmp_path / "w").build(variants)
     shipper = Shipper(b, b.engine_info(), "ship", lambda: [Peer("epyc-host", a, a.info)],
-                      tree.root)
+                      tree.ships)
     assert [o.status for o in Builder(m, b, tree, workdir=tmp_path / "w",
                                       images=shipper).build(variants)] == ["shipped"]
     for backend, cpu in ((a, "epyc"), (b, "ryzen")):
