@@ -37,11 +37,10 @@ from openssl_matrix.parse.algorithms import speed_argument
 from openssl_matrix.repro.plan import PlannedMeasurement, mask_name
 from openssl_matrix.repro.spec import Measurement, ReportSpec
 from openssl_matrix.results.interleaved import (
-    INTERLEAVED_DIR,
-    RECORD,
     cpu_sessions,
     file_pair,
     filed_pairs,
+    record_name,
 )
 from openssl_matrix.results.tree import builds_root
 
@@ -334,7 +333,7 @@ def _claim_ratios(cp: ClaimPair, runs: Sequence[_Run],
         il.ratios[run.block] = PairRatio(
             row["ratio"], row.get("ci_low"), row.get("ci_high"), int(row.get("blocks", 0)),
             bool(row.get("disturbed")),
-            str(Path(INTERLEAVED_DIR) / cpu / session / run.name / RECORD))
+            record_name(cpu, session, run.name))
     if missing:
         il.why_rounds = "the interleaved run gave no ratio at " + ", ".join(missing)
     return il

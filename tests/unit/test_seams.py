@@ -76,3 +76,59 @@ def test_the_check_sees_a_patch(tmp_path: Path) -> None:
                       "    files.HOOK = None\n    monkeypatch.setenv('A', '1')\n"
                       "    local = object()\n    setattr(local, 'y', 1)\n")
     assert patches(sample) == ["4: monkeypatch.setattr(", "6: m.setattr(", "7: files.HOOK ="]
+
+
+# -- the results tree has one door -------------------------------------------------------
+
+PACKAGE = TESTS.parent / "openssl_matrix"
+#: The names of the tree's own folders (results/records.py, tree.py, interleaved.py).
+TREE_FOLDERS = {"IMAGES", "BUILDS", "JOURNALS", "REPRO_DIR", "PROFILES_DIR", "BISECT_DIR",
+                "INTERLEAVED_DIR", "LAB_DIR", "REPORT_DIR"}
+
+
+def _leftmost(node: ast.expr) -> ast.expr:
+    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        node = node.left
+    return node
+
+
+def tree_joins(source: str) -> list[str]:
+    """Where ``source`` builds a path into a results tree by hand: a ``/`` onto a
+    ``.root`` (a ResultsTree's, or a Shipper's that was one), onto one of the tree's
+    folder names (``"_builds"``, ``BISECT_DIR``), or from ``Path(<a tree folder>)``."""
+    found: dict[int, str] = {}  # line -> the outermost join on it
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)):
+            continue
+        left, right = _leftmost(node), node.right
+        named = (isinstance(right, ast.Name) and right.id in TREE_FOLDERS) or (
+            isinstance(right, ast.Constant) and isinstance(right.value, str)
+            and right.value.startswith("_") and len(right.value) > 1)
+        rooted = isinstance(left, ast.Attribute) and left.attr == "root"
+        from_folder = (isinstance(left, ast.Call) and isinstance(left.func, ast.Name)
+                       and left.func.id == "Path" and any(
+                           isinstance(a, ast.Name) and a.id in TREE_FOLDERS
+                           for a in left.args))
+        if named or rooted or from_folder:
+            found.setdefault(node.lineno, f"{node.lineno}: {ast.unparse(node)}")
+    return sorted(found.values(), key=lambda f: int(f.split(":")[0]))
+
+
+def test_no_path_into_the_results_tree_is_built_outside_results() -> None:
+    """``results/`` is the one door (ResultsTree's methods, and its few functions of a
+    root for code given the root alone): nothing above it joins onto a tree's root."""
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel.startswith("results/"):
+            continue
+        joins = tree_joins(path.read_text(encoding="utf-8"))
+        if joins:
+            found[rel] = joins
+    assert found == {}, "add a ResultsTree method (results/tree.py) and call it"
+
+
+def test_the_door_check_sees_a_join() -> None:
+    sample = ("p = tree.root / cpu\nq = self.tree.root / 'x' / 'y'\nr = root / BUILDS\n"
+              "s = root / '_claims'\nt = Path(INTERLEAVED_DIR) / cpu\nu = out / 'charts'\n")
+    assert [j.split(":")[0] for j in tree_joins(sample)] == ["1", "2", "3", "4", "5"]
