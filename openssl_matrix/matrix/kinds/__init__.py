@@ -31,6 +31,15 @@ def find_kind(name: object) -> SuiteKind | None:
     return KINDS.get(name) if isinstance(name, str) else None
 
 
+def kind_of_path(path: object) -> SuiteKind | None:
+    """The kind whose figures are filed under ``path`` (the first that files there:
+    ``evp`` is speed's, though an AEAD run without -aead files there too)."""
+    for k in KINDS.values():
+        if path in k.paths(True, True) or path in k.paths(False, False):
+            return k
+    return None
+
+
 def check_entry(ctx: CheckContext, kind: SuiteKind, entry: Mapping[str, Any],
                 algorithms: tuple[str, ...], kp: str) -> KindOptions:
     """The kind's own check, then the keys only another kind takes refused."""
