@@ -342,7 +342,7 @@ class BenchCell:
                  + (f" · round {self.round}" if self.series else "")
                  + (f" · {self.why}" if self.why else "")
                  + f" · {len(invocations)} "
-                 + {"tls": "handshake", "library": "harness"}.get(suite.kind, "speed")
+                 + suite.suite_kind.run_noun
                  + f" run(s) → {run_dir}")
         if not self.why:  # what the suite asks and this version cannot do, said up front
             for note in notes:

@@ -112,6 +112,13 @@ class SuiteKind(Protocol):
     def table_title(self) -> str | None:
         """The report's title of its table of operations (None: no such table)."""
     @property
+    def panel_label(self) -> str | None:
+        """Its figures in the report's quality panel, with their unit (None: counted
+        with the bulk figures)."""
+    @property
+    def run_noun(self) -> str:
+        """One of its invocations in the bench's progress line (``speed run(s)``)."""
+    @property
     def figure_noun(self) -> str:
         """One of its figures, in words (``a public-key figure``)."""
     @property
@@ -178,6 +185,8 @@ class BaseKind:
     figure_unit: str = "ops/s"
     log_scale: bool = True
     table_title: str | None = None
+    panel_label: str | None = None
+    run_noun: str = "speed"
     profile_cell: str | None = None
 
     def check(self, ctx: CheckContext, entry: Mapping[str, Any],

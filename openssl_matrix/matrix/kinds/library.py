@@ -52,4 +52,4 @@ class LibraryKind(BaseKind):
 
 KIND = LibraryKind("library", RUNNER_HARNESS, FIGURES_THREADS, "a library-harness figure",
                    exclusive_keys=("threads",), accounting_fields=("algorithm",),
-                   profile_cell="OPERATION[:tTHREADS]")
+                   run_noun="harness", profile_cell="OPERATION[:tTHREADS]")

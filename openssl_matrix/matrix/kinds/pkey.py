@@ -45,4 +45,5 @@ KIND = PkeyKind("pkey", RUNNER_SPEED, FIGURES_OPERATIONS, "a public-key figure",
                 one_run_per_algorithm=True,
                 default_seconds_note="speed's default 10 s per operation was used",
                 table_title="Public-key operations (operations per second, higher is "
-                "better)", profile_cell="ALGORITHM:OPERATION")
+                "better)", panel_label="public-key operations (ops/s)",
+                profile_cell="ALGORITHM:OPERATION")

@@ -69,4 +69,5 @@ KIND = TlsKind("tls", RUNNER_S_TIME, FIGURES_HANDSHAKES, "a TLS handshake figure
                accounting_fields=("protocol", "operation"), warnings_named=True,
                figure_unit="conn/s", log_scale=False,
                table_title="TLS handshakes (connections per second, higher is better)",
+               panel_label="TLS handshakes (connections/s)", run_noun="handshake",
                profile_cell="PROTOCOL-KEY:OPERATION[:PINNING]")
