@@ -244,7 +244,7 @@ def to_measure(pairs: Sequence[PairPlan], done: Mapping[str, Mapping[str, Any]],
 def interleaves_comparisons(variants: Sequence[Variant], suite: Suite) -> bool:
     """Whether the suite's interleaved run measures every comparison the paired tables
     make of ``variants`` (then the bench spends no rounds on them)."""
-    if not suite.interleave or suite.kind != "speed" or not suite.evp:
+    if not suite.interleave or not suite.suite_kind.interleavable or not suite.evp:
         return False
     return all(refusal(v) is None and v.base_image == variants[0].base_image
                for v in variants)
@@ -258,7 +258,7 @@ def interleave_session(ctx: Any, variants: Sequence[Variant], images: Mapping[st
     ``images``: variant id → (image tag, build record) of the variants that ran;
     ``workdir``: where the harness image's build context is written.
     """
-    if not suite.interleave or suite.kind != "speed" or not suite.evp:
+    if not suite.interleave or not suite.suite_kind.interleavable or not suite.evp:
         return []
     ready = [v for v in variants if v.id in images]
     pairs, notes = plan_pairs(ready, suite)

@@ -22,6 +22,8 @@ from openssl_matrix.core.errors import BuildError
 from openssl_matrix.engine.backend import Backend
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.images.harness import ensure_harness
+from openssl_matrix.matrix.kinds import kind_of
+from openssl_matrix.matrix.kinds.base import RUNNER_HARNESS
 from openssl_matrix.matrix.model import Variant
 from openssl_matrix.measure import profileoverhead
 from openssl_matrix.measure.perfrun import Cell, ProfileRun, ensure_profile_image
@@ -78,7 +80,7 @@ def base_image(root: Path, backend: Backend, v: Variant, cell: Cell, tag: str) -
     """The image the bench runs the cell in: a library cell's harness sibling of the
     variant's image (built from the toolchain image if missing, as the bench does), else
     the variant's image."""
-    if cell.kind != "library":
+    if kind_of(cell.kind).runner != RUNNER_HARNESS:
         return tag
     return ensure_harness(backend, v, tag, builds_root(root) / v.id, profiles_work(root)).tag
 

@@ -91,12 +91,8 @@ def measurement_mask(m: Measurement) -> Mask:
 
 def _side_refusal(m: Measurement) -> str | None:
     """Why the harness cannot time one side's figures, or None."""
-    if m.kind == "library":
-        return f"{m.name} is a library-harness figure: {_HARNESS}"
-    if m.kind == "tls":
-        return f"{m.name} is a TLS handshake figure: {_HARNESS}"
-    if m.kind != "speed":
-        return f"{m.name} is a public-key figure: {_HARNESS}"
+    if not m.suite_kind.interleavable:
+        return f"{m.name} is {m.suite_kind.figure_noun}: {_HARNESS}"
     if not m.evp:
         return f"{m.name} runs the low-level (non-EVP) path: {_HARNESS}"
     if m.engine:

@@ -63,7 +63,7 @@ def cell_suite(m: Matrix, cell: Cell) -> Suite:
     """The cell's suite narrowed to the cell (module docstring); ConfigError saying what
     the suite has when the cell names something it does not measure."""
     suite = m.suite(cell.suite)
-    if suite.kind != "speed":
+    if not suite.suite_kind.bisectable:
         raise ConfigError(f"suite {suite.name} is a {suite.kind} suite: bisection measures "
                           "`openssl speed` throughput cells (a speed suite) only, so far",
                           hint="docs/bisect.md says what is not done yet")
