@@ -49,6 +49,12 @@ BATCH = 10
 WINDOW_MS = 5
 SECONDS = 3
 METHOD = "interleaved"
+#: The library harness's operations (libbench.c) the pair harness runs too, with the same
+#: calls (pairbench.c's LIBOPS): one thread, one figure in operations per second. Their
+#: runs have block size 0 and the direction ``OPERATION``.
+LIBRARY_OPERATIONS = ("pkey-decode-pem-rsa2048", "pkey-decode-der-rsa2048",
+                      "pkey-decode-pem-ecp256", "pkey-decode-der-ecp256", "cmac", "hmac")
+OPERATION = "operation"
 
 _SIDE = re.compile(r"^\+PAIR:side:(?P<side>[01]):version=(?P<version>.*?):ia32cap=(?P<cap>.*)$")
 _BEGIN = re.compile(r"^\+PAIR:begin:alg=(?P<alg>[^:]+):bytes=(?P<bytes>\d+):"
@@ -130,7 +136,8 @@ class Interleaved:
     ci_high: float | None
     geometric_mean: float  #: the kept blocks' median ratio (named so in records before)
     #: A's and B's bytes per second over their kept windows (for the record, not a figure
-    #: to compare with speed's: the harness's loop is speed's, its timing is not)
+    #: to compare with speed's: the harness's loop is speed's, its timing is not); for a
+    #: library operation (block 0, direction ``operation``) operations per second
     rate_a: float
     rate_b: float
     slowed: int = 0  #: blocks left out: a side more than SLOWED below its usual rate
@@ -215,8 +222,9 @@ def estimate(run: AlgorithmRun, runs: Sequence[AlgorithmRun] = ()) -> Interleave
         lo, hi = math.exp(centre - half), math.exp(centre + half)
     ops = [sum(b.ops[side] for b in kept) for side in (0, 1)]
     ns = [sum(b.ns[side] for b in kept) for side in (0, 1)]
+    unit = run.block or 1  # a library operation (block 0): operations per second
     return Interleaved(
         blocks=len(kept), preempted=preempted, ratio=math.exp(centre), ci_low=lo, ci_high=hi,
         geometric_mean=math.exp(statistics.median(logs)),
-        rate_a=ops[0] * run.block / ns[0] * 1e9, rate_b=ops[1] * run.block / ns[1] * 1e9,
+        rate_a=ops[0] * unit / ns[0] * 1e9, rate_b=ops[1] * unit / ns[1] * 1e9,
         slowed=0 if disturbed else len(blocks) - len(kept), disturbed=disturbed)
