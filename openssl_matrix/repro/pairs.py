@@ -35,7 +35,6 @@ from openssl_matrix.core.version import series
 from openssl_matrix.images.pairimage import OLDEST, ensure_pair_image, pair_tag
 from openssl_matrix.matrix.model import Mask, Suite, Variant
 from openssl_matrix.measure.interleave import (
-    CPU_SHARE_MIN,
     LIBRARY_OPERATIONS,
     OPERATION,
     WINDOW_MS,
@@ -317,8 +316,9 @@ def _measure(backend: Any, tag: str, run: _Run, limits: Callable[[float], Any],
     except FatalError as exc:  # this run failed: the claims on it are judged from rounds
         log.warn(f"    {step} {run.name}: not measured: {exc.message}")
         return None
-    log.info(f"    {step} {run.plan.top.label} / {run.plan.bottom.label} at {run.block} "
-             "bytes: " + ", ".join(short_row(r) for r in rec["algorithms"]))
+    where = "per operation" if run.block == OP_BLOCK else f"at {run.block} bytes"
+    log.info(f"    {step} {run.plan.top.label} / {run.plan.bottom.label} {where}: "
+             + ", ".join(short_row(r) for r in rec["algorithms"]))
     return rec, raw
 
 
@@ -341,8 +341,8 @@ def _claim_ratios(cp: ClaimPair, runs: Sequence[_Run],
             missing.append(f"{where} ({errors})")
             continue
         if not isinstance(row.get("ratio"), float):
-            missing.append(f"{where} (no block of windows had the CPU for "
-                           f"{CPU_SHARE_MIN * 100:.0f} % of its time: a busy host)")
+            missing.append(f"{where} (no block of windows had CPU time: the harness "
+                           "timed nothing)")
             continue
         il.ratios[run.block] = PairRatio(
             row["ratio"], row.get("ci_low"), row.get("ci_high"), int(row.get("blocks", 0)),

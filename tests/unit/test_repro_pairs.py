@@ -340,8 +340,8 @@ def test_check_lists_the_library_claims_it_interleaves(tmp_path: Path,
     mpath.write_text(yaml.safe_dump(matrix, sort_keys=False), encoding="utf-8")
     plan = check(load_spec(path), Environment.from_matrix(mpath), tmp_path / "results",
                  FACTS).text().split("Plan on this machine")[1]
-    assert ("interleave for cmac-slower: new-cmac / old-cmac, cmac per operation (the "
-            "library harness's operation)") in plan
+    assert ("interleave for cmac-slower: new-cmac / old-cmac, cmac per operation (both "
+            "sides in one process") in plan
     assert "judged from rounds: ssl-slower: new-ssl is the library harness's ssl-new" in plan
 
 
