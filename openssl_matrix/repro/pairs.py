@@ -7,7 +7,7 @@ builds the harness can load (1.1.0 or newer, x86_64, one base image; a mask agai
 counts) is measured once more after the reproduction's rounds the way ``bench`` measures
 its comparisons: both sides' libcrypto in one process, alternating 5-ms windows,
 ``SECONDS`` per algorithm at each block size the claim is judged at (a library operation:
-once, per operation), run again (up to twice) while the interval is wider than ±2 %. Two
+once, per operation), run again while the interval is wider than ±2 % (pairrun.again). Two
 windows side by side see the same neighbour, so that ratio's interval stays narrow on a
 host whose one-second figures spread by 20 % (docs/noise.md, section 6); the judge prefers
 it to the ratio of rounds. Every other claim (public-key and TLS figures, other library

@@ -321,3 +321,20 @@ def test_runs_of_a_pair_are_pooled_into_one_batch_means_interval() -> None:
     # one run alone has 2 batches: no interval; pooled, every block counts
     alone = estimate(runs[0])
     assert alone is not None and alone.ci_low is None
+
+
+def test_a_pair_near_the_target_runs_longer_one_far_from_it_stops() -> None:
+    from openssl_matrix.measure.pairrun import FOLLOW_UPS, MAX_RUNS, again
+
+    def row(half: float | None) -> dict[str, object]:
+        if half is None:
+            return {"algorithm": "sha512"}
+        return {"ratio": 1.5, "ci_low": 1.5 * (1 - half), "ci_high": 1.5 * (1 + half)}
+
+    assert not again(row(0.015), 1)  # within ±2 %: done
+    assert again(row(0.1), 1) and again(row(None), FOLLOW_UPS)  # the first follow-ups
+    # after three runs: ±2.7 % should reach ±2 % in 3 × 1.82 = 5.5 runs, within 8: again;
+    # ±3.7 % would need 10.3: stopped; never beyond MAX_RUNS, nor without an interval
+    assert again(row(0.027), 1 + FOLLOW_UPS)
+    assert not again(row(0.037), 1 + FOLLOW_UPS)
+    assert not again(row(0.021), MAX_RUNS) and not again(row(None), 1 + FOLLOW_UPS)
