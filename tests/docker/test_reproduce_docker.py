@@ -171,7 +171,7 @@ def test_cmac_claims_are_judged_from_the_interleaved_library_operation(tmp_path:
     from the interleaved run; the round is what the plan measures anyway), beside a copy of
     the matrix. Holds under contention: the basis, the record, and intervals on one side of
     each band (3.0.20's CMAC ran at 0.38-0.39 of 1.1.1w's here, 2026-12-06, busy host:
-    the bands are 0.216-0.450 and <= 0.80)."""
+    the bands are 0.216-0.450 and <= 0.95)."""
     matrix = tmp_path / "matrix.yaml"
     matrix.write_text((ROOT / "matrix.yaml").read_text())
     shipped = ROOT / "openssl_matrix" / "resources" / "reports" / "openssl-issue-14787-cmac.yaml"
@@ -186,7 +186,7 @@ def test_cmac_claims_are_judged_from_the_interleaved_library_operation(tmp_path:
     assert out.returncode == 0, out.stderr[-4000:]
     claims = {c["id"]: c for c in json.loads(out.stdout)["claims"]}
     for cid, band in (("cmac-three-times-slower", (0.333 * 0.65, 0.333 * 1.35)),
-                      ("cmac-slower", (0.0, 1 / 1.25))):
+                      ("cmac-slower", (0.0, 1 / 1.05))):
         claim = claims[cid]
         if claim["ratio_basis"] != "interleaved":  # the harness timed nothing: said why
             assert claim["ratio_note"], claim
