@@ -20,7 +20,9 @@ fewer than ``MIN_KEPT`` blocks had no preempted window (two loaded cores shared 
 work: the thread had the CPU a fifth to a half of each window, measured here on
 2026-12-06) gets rates by the thread's CPU time instead of wall time, over every block
 whose windows had some CPU (``rates_by: cpu``): operations over the time the thread ran,
-which preemption does not stretch. Neighbouring blocks
+which preemption does not stretch. So does one where most blocks had a preempted window:
+the few that had none are the moments the neighbour paused, and barely hold the MIN_KEPT
+a slow operation's interval needs once the slowed ones are left out. Neighbouring blocks
 are not independent (a neighbour's load lasts for many of them), so the interval is that
 of batch means: the kept blocks in order, in batches of ``BATCH``, each batch's geometric
 mean ratio, Student's t over the batches' logs (3 batches at least); the figure is the
@@ -218,10 +220,10 @@ def _usual(rates: Sequence[float]) -> float:
 def estimate(run: AlgorithmRun, runs: Sequence[AlgorithmRun] = ()) -> Interleaved | None:
     """The kept blocks' ratio and its batch-means interval (None: no block with CPU time).
     ``runs``: more runs of the same pair and algorithm, pooled (each cut in blocks on its
-    own, so no block spans two processes). Fewer than ``MIN_KEPT`` unpreempted blocks:
-    rates by thread CPU time."""
+    own, so no block spans two processes). Fewer than ``MIN_KEPT`` unpreempted blocks, or
+    fewer than preempted ones: rates by thread CPU time."""
     blocks, preempted = _all_blocks((run, *runs), False)
-    by_cpu = len(blocks) < MIN_KEPT
+    by_cpu = len(blocks) < MIN_KEPT or preempted > len(blocks)
     if by_cpu:
         more, _ = _all_blocks((run, *runs), True)
         by_cpu = len(more) > len(blocks)

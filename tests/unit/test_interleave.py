@@ -288,11 +288,15 @@ def test_a_host_that_preempts_every_window_gets_rates_by_thread_cpu_time() -> No
     assert est.blocks == 40 and est.preempted == 40
     assert est.ratio == pytest.approx(2.0)
     assert est.rate_a == pytest.approx(100 * 8192 / (ms / 2) * 1e9)
-    # enough unpreempted blocks: wall time, as before
-    quiet = [(0, 100, ms, ms), (1, 100, ms, ms), (1, 100, ms, ms), (0, 100, ms, ms)]
-    est = estimate(_run(block * 40 + quiet * 12))
-    assert est is not None and not est.by_cpu_time and est.blocks == 12
-    assert est.ratio == pytest.approx(1.0) and est.preempted == 40
+    # more unpreempted blocks than preempted ones: wall time over those, as before (the
+    # same code at the same rates: what the preempted windows did in the time they ran)
+    quiet = [(0, 200, ms, ms), (1, 400, ms, ms), (1, 400, ms, ms), (0, 200, ms, ms)]
+    est = estimate(_run(block * 40 + quiet * 41))
+    assert est is not None and not est.by_cpu_time and est.blocks == 41
+    assert est.ratio == pytest.approx(2.0) and est.preempted == 40
+    # most blocks preempted: the few unpreempted ones are not the run; CPU time over all
+    est = estimate(_run(block * 40 + quiet * 39))
+    assert est is not None and est.by_cpu_time and est.blocks == 79
 
 
 def test_runs_of_a_pair_are_pooled_into_one_batch_means_interval() -> None:
