@@ -367,3 +367,26 @@ claims:
   - {id: cmac-slower, says: slower, compare: [new-cmac, old-cmac], expect: slower}
   - {id: ssl-slower, says: slower, compare: [new-ssl, old-ssl], expect: slower}
 """
+
+
+def test_pem_decoding_tens_of_times_slower_is_decided_and_printed_to_three_digits() -> None:
+    spec = _shipped("openssl-issue-15199-pkcs8-decoding")
+    resolved = {v: ResolvedVersion(v, r, True, None, (), None, None)
+                for v, r in (("1.1.1", "1.1.1w"), ("3.0.0", "3.0.20"))}
+    ours = {n: _lib_ours([]) for n in spec.measurements}  # every round contended
+    claim = next(c for c in spec.claims if c.id == "pem-decoding-much-slower")
+
+    def verdict(ratio: float, half: float) -> ClaimResult:
+        il = Interleaving({OP_BLOCK: PairRatio(
+            ratio, ratio * (1 - half), ratio * (1 + half), 92, False,
+            "_interleaved/cpu/repro-x-1/pair--operation/record.json")})
+        return judge(spec, claim, _lib_planned(spec), ours, resolved,
+                     interleaved={claim.id: il})
+
+    # the band: 2,500 / 142,857 = 0.0175 ±50 %, i.e. 0.00875-0.0263 (38-114 times slower)
+    assert verdict(0.0276, 0.01).verdict == NOT_REPRODUCED  # 36 times slower, ±1 %
+    assert verdict(0.02, 0.01).verdict == REPRODUCED
+    edge = verdict(0.0262, 0.02)
+    assert edge.verdict == INCONCLUSIVE and edge.ratio_basis == "interleaved"
+    assert "interval 0.0257–0.0267× (interleaved, 92 blocks) straddles the band 0.00875–" \
+        in (edge.reason or "")
