@@ -66,8 +66,8 @@ def test_reproduce_ivy_bridge_blog_then_report(tmp_path: Path) -> None:
     if len(inter) == len(faster["blocks"]):
         assert faster["ratio_basis"] == "interleaved" and faster["verdict"] == "reproduced"
     else:
-        # a size without an interleaved interval (a host so busy that no block of windows
-        # had the CPU for 90 % of its time): the rounds decide there, and say why; their
+        # a size without an interleaved interval (too few blocks kept, even by thread CPU
+        # time, or a failed run): the rounds decide there, and say why; their
         # interval can straddle ("inconclusive"), and a block judged from a single pair has
         # no interval: then the direction still holds (AES-NI faster at every size)
         assert faster["ratio_note"], faster
