@@ -33,6 +33,7 @@ from openssl_matrix.core import log
 from openssl_matrix.core.errors import BuildError, DockerUnavailable, FatalError
 from openssl_matrix.core.version import series
 from openssl_matrix.images.pairimage import OLDEST, ensure_pair_image, pair_tag
+from openssl_matrix.matrix.kinds.base import FIGURES_THREADS
 from openssl_matrix.matrix.model import Mask, Suite, Variant
 from openssl_matrix.measure.interleave import LIBRARY_OPERATIONS, OPERATION, WINDOW_MS
 from openssl_matrix.measure.pairrun import PairPlan, Side, measure_pair, short_row, timeout
@@ -96,7 +97,7 @@ def measurement_mask(m: Measurement) -> Mask:
 
 def _side_refusal(m: Measurement) -> str | None:
     """Why the harness cannot time one side's figures, or None."""
-    if m.kind == "library":
+    if m.suite_kind.figures == FIGURES_THREADS:  # the library harness's operation
         if m.algorithm not in LIBRARY_OPERATIONS:
             return f"{m.name} is the library harness's {m.algorithm}: {_HARNESS}"
         if m.threads != 1 or len(m.thread_counts) > 1:
@@ -149,7 +150,7 @@ def claim_pair(spec: ReportSpec, claim_id: str, planned: Mapping[str, PlannedMea
         sides.append((p.variant, mask.name))
     if sides[0] == sides[1]:
         return "both sides are the same build and mask"
-    if a.kind == "library":  # one figure, per operation
+    if a.suite_kind.figures == FIGURES_THREADS:  # one figure, per operation
         return ClaimPair(claim.id, a.name, b.name, a.algorithm, False, (OP_BLOCK,))
     return ClaimPair(claim.id, a.name, b.name, speed_argument(a.algorithm, True), a.decrypt,
                      tuple(spec.claim_blocks(claim)))
