@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from openssl_matrix.core.names import clip, name_problem, safe_name
 from openssl_matrix.parse import FIGURE_FIELDS, figure_records, figure_rows, iter_paste
 from openssl_matrix.parse.encoding import paste_text
 from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, Figure, SpeedRun
-from openssl_matrix.results.imports import import_report
+from openssl_matrix.results.imports import PastedRun, import_report, spool, unspool
 
 #: A pasted report (`parse`, `import`, `reproduce --draft`) larger than this is not one.
 MAX_REPORT_BYTES = 64 * 1024 * 1024
@@ -141,15 +142,19 @@ def cmd_import(*, target: str, matrix: str, results: str, as_: str, wait: bool =
         raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
     text = paste_text(raw, target)
     count = 0
-    for run in iter_paste(text):  # every folder name checked before anything is written
-        count += 1
-        safe_name(run.header.version or "unknown",
-                  f"{target}: run {count}: the version in its header", error=ParseError)
-    if not count:
-        raise UsageError(f"{target}: no `openssl speed` output found in it")
-    # read again as it is written: the runs of a large paste are never all held
-    import_report(results_tree(results, matrix), raw, lambda: iter_paste(text), count, as_=as_,
-                  source=Path(target), wait=wait, text=text)
+    # parsed once: each run checked and counted, and spooled to an unnamed temporary
+    # file (outside the tree: every folder name is checked before anything is written
+    # there), then filed from the spool; the runs of a large paste are never all held
+    with tempfile.TemporaryFile() as spooled:
+        for run in iter_paste(text):
+            count += 1
+            safe_name(run.header.version or "unknown",
+                      f"{target}: run {count}: the version in its header", error=ParseError)
+            spool(PastedRun.of(run), spooled)
+        if not count:
+            raise UsageError(f"{target}: no `openssl speed` output found in it")
+        import_report(results_tree(results, matrix), raw, lambda: unspool(spooled, count),
+                      count, as_=as_, source=Path(target), wait=wait, text=text)
     return 0
 
 
