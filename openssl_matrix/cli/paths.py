@@ -7,7 +7,7 @@ from pathlib import Path
 
 from openssl_matrix.core.outputs import refuse_path_through_file
 from openssl_matrix.core.settings import Settings, resolve_settings
-from openssl_matrix.matrix.load import matrix_settings
+from openssl_matrix.matrix.check import matrix_settings
 from openssl_matrix.results.tree import ResultsTree
 
 
