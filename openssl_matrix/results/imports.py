@@ -28,6 +28,7 @@ from openssl_matrix.parse import FIGURE_FIELDS, figure_rows
 from openssl_matrix.parse.encoding import paste_text
 from openssl_matrix.parse.figures import SpeedRun
 from openssl_matrix.results import records as rec
+from openssl_matrix.results.figurerows import write_figure_rows
 from openssl_matrix.results.tree import ResultsTree, new_numbered_dir
 
 
@@ -118,7 +119,7 @@ def import_report(tree: ResultsTree, raw: bytes, runs: Callable[[], Iterable[Pas
                 # meta.json files; 2 fsyncs per run made a 20,000-run import take minutes.
                 # figures.json is created in place: the folder counts once meta.json is
                 # there, written after it (atomically)
-                figures = rec.write_figure_rows(run_dir, FIGURE_FIELDS, run.rows, mode=mode)
+                figures = write_figure_rows(run_dir, FIGURE_FIELDS, run.rows, mode=mode)
                 rec.write_meta(run_dir, rec.RunMeta(
                     status="complete",
                     kind="reference",

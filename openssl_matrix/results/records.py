@@ -8,7 +8,7 @@ file                                               record             written by
 =================================================  =================  ========================
 ``<cpu>/<variant>/<suite>/<run>/meta.json``        :class:`RunMeta`   :func:`write_meta`
 ``<cpu>/<variant>/<suite>/<run>/figures.json``     :class:`FigureRecord` :func:`write_figures`
-                                                   (a list of them)
+                                                   (a list; an import's: figurerows)
 ``<cpu>/<variant>/<suite>/series-<id>.json``       :class:`Series`    :func:`write_series`
 ``_builds/<variant>/<digest>/build.json``          :class:`BuildRecord` :func:`write_build`
 ``_builds/<variant>/latest.json``                  :class:`Latest`    :func:`write_latest`
@@ -38,21 +38,13 @@ import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
 from openssl_matrix.core import jsonread
 from openssl_matrix.core.errors import ResultsError
-from openssl_matrix.core.files import (
-    new_file_mode,
-    read_bounded,
-    write_json,
-    write_json_new,
-    write_new,
-)
-from openssl_matrix.core.jsonfast import rows_indented
+from openssl_matrix.core.files import read_bounded, write_json
 from openssl_matrix.core.names import fold, inside, safe_name
 
 #: The schema version this code writes. Bump it when a field changes meaning (not when
@@ -620,46 +612,10 @@ def write_meta(run_dir: Path, meta: RunMeta | Mapping[str, Any], *,
 
 
 def write_figures(run_dir: Path, figures: Iterable[FigureRecord | Mapping[str, Any]], *,
-                  durable: bool = True, mode: int | None = None, fresh: bool = False) -> None:
+                  durable: bool = True, mode: int | None = None) -> None:
     """Write the run's figures.json; each figure is checked first (``mode``: as
-    :func:`write_meta`'s). ``fresh``: the folder is new and has no meta.json yet (an
-    import's): the file is created in place (files.write_new), not through a temporary
-    file and a rename; a kill leaves a folder the tree's recovery marks interrupted."""
-    checked = [_checked_json(f) for f in figures]
-    if fresh:
-        write_json_new(run_dir / FIGURES, checked, mode=new_file_mode() if mode is None else mode)
-    else:
-        write_json(run_dir / FIGURES, checked, durable=durable, mode=mode)
-
-
-def write_figure_rows(run_dir: Path, keys: Sequence[str], rows: Sequence[Sequence[Any]], *,
-                      mode: int) -> int:
-    """``write_figures(run_dir, [dict(zip(keys, row)) for row in rows], mode=mode,
-    fresh=True)``: the same checks and the same bytes, without a dict per figure (an
-    import's 440,000): each value checked as ``FigureRecord.from_json`` checks it, the
-    file's text by one C-encoder call (core/jsonfast.rows_indented). The number of rows."""
-    names = _field_names(FigureRecord)
-    if "schema" in keys or len(set(keys)) != len(keys) or \
-            not set(FigureRecord._REQUIRED) <= set(keys):
-        write_figures(run_dir, [dict(zip(keys, row, strict=True)) for row in rows],
-                      mode=mode, fresh=True)
-        return len(rows)
-    types = FigureRecord._TYPES
-    checks = [(i, _CHECKS[types.get(k, ANY)]) for i, k in enumerate(keys) if k in names]
-    width = len(keys)
-    for row in rows:
-        if len(row) != width or not all(check(row[i]) for i, check in checks) or \
-                not all(math.isfinite(v) for v in row if type(v) is float):
-            # the general writer names what is wrong (or writes what it allows)
-            write_figures(run_dir, [dict(zip(keys, r, strict=True)) for r in rows],
-                          mode=mode, fresh=True)
-            return len(rows)
-    ordered = sorted([*keys, "schema"])
-    position = {k: i for i, k in enumerate([*keys, "schema"])}
-    pick = itemgetter(*(position[k] for k in ordered))
-    text = rows_indented(ordered, [pick((*row, SCHEMA)) for row in rows]) if rows else "[]"
-    write_new(run_dir / FIGURES, text + "\n", mode=mode)
-    return len(rows)
+    :func:`write_meta`'s)."""
+    write_json(run_dir / FIGURES, [_checked_json(f) for f in figures], durable=durable, mode=mode)
 
 
 def _checked_json(figure: FigureRecord | Mapping[str, Any]) -> dict[str, Any]:

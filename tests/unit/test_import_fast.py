@@ -14,6 +14,7 @@ from openssl_matrix.core.errors import ParseError, ResultsError
 from openssl_matrix.core.files import new_file_mode, write_new
 from openssl_matrix.parse import FIGURE_FIELDS, figure_rows, parse_paste
 from openssl_matrix.results import records as rec
+from openssl_matrix.results.figurerows import write_figure_rows
 from openssl_matrix.results.imports import PastedRun, spool, unspool
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -30,7 +31,7 @@ def _both(tmp_path: Path, keys: tuple[str, ...], rows: list[tuple[object, ...]],
     general.mkdir()
     fast.mkdir()
     rec.write_figures(general, [dict(zip(keys, r, strict=True)) for r in rows])
-    assert rec.write_figure_rows(fast, keys, rows, mode=new_file_mode()) == len(rows)
+    assert write_figure_rows(fast, keys, rows, mode=new_file_mode()) == len(rows)
     return (general / rec.FIGURES).read_bytes(), (fast / rec.FIGURES).read_bytes()
 
 
@@ -62,7 +63,7 @@ def test_no_figures_and_odd_keys_are_written_as_before(tmp_path: Path) -> None:
 def test_a_wrong_figure_is_refused_as_before(tmp_path: Path) -> None:
     for row in (("aes", "1.5"), ("aes", float("nan")), (3, 1.0)):
         with pytest.raises(ResultsError, match="refusing to write a malformed figure"):
-            rec.write_figure_rows(tmp_path, ("algorithm", "bytes_per_s"), [row],
+            write_figure_rows(tmp_path, ("algorithm", "bytes_per_s"), [row],
                                   mode=new_file_mode())
         assert not (tmp_path / rec.FIGURES).exists()
 
