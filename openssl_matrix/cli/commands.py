@@ -46,6 +46,7 @@ from openssl_matrix.core.outputs import (
 from openssl_matrix.core.resources import USER_REPORTS, project_reports, user_folder
 from openssl_matrix.core.version import sort_key
 from openssl_matrix.engine.backend import Backend, DockerBackend
+from openssl_matrix.engine.buildclaims import POLL
 from openssl_matrix.engine.engines import describe_spec
 from openssl_matrix.engine.hostlock import EngineBusy
 from openssl_matrix.engine.ship import Peer, Shipper, check_mode, check_registry
@@ -264,7 +265,8 @@ def _peers(m: Matrix, cpu: str, allow_plain_tcp: bool, engine: EngineFactory,
 def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | None,
               force: bool, cpu: str, all: bool = False, allow_plain_tcp: bool = False,
               images: str = "", registry: str = "", ccache: bool = False,
-              engine: EngineFactory = docker_engine, launcher: Launcher | None = None) -> int:
+              engine: EngineFactory = docker_engine, launcher: Launcher | None = None,
+              claim_poll: float = POLL) -> int:
     n_jobs = bounded("--jobs", jobs or 1, 1, 64)
     mode = check_mode(images)
     registry = check_registry(registry, mode) or ""
@@ -279,11 +281,11 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
     backend = _backend_for(m, cpu, allow_plain_tcp, engine)
     tree = results_tree(results, matrix)
     shipper = Shipper(backend, backend.engine_info(), mode, _peers(m, cpu, allow_plain_tcp, engine),
-                      tree.root, registry=registry or None)
+                      tree.ships, registry=registry or None)
     in_lab = lab_worker()
     builder = Builder(m, backend, tree, images=shipper,
                       engine_tag=(cpu or "auto") if in_lab else None,
-                      claims=in_lab and bool(run_peers()),
+                      claims=in_lab and bool(run_peers()), claim_poll=claim_poll,
                       compiler_cache="openssl-matrix" if ccache else None)
     with _terminate_as_interrupt():
         outcomes = builder.build(variants, jobs=n_jobs, force=force)
@@ -544,7 +546,8 @@ def _draft(target: str, matrix: str, paste: str, spec_id: str, force: bool,
 def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bool,
                   wait: bool, json: bool, check: bool = False,
                   allow_plain_tcp: bool = False, draft: str = "", as_: str = "",
-                  block_sizes: str = "", engine: EngineFactory = docker_engine) -> int:
+                  block_sizes: str = "", engine: EngineFactory = docker_engine,
+                  mirrors: Callable[[str], list[str]] = default_urls) -> int:
     if draft or as_:
         target = _draft(target, matrix, draft, as_, force, block_sizes)
         if not check:  # a draft is checked on request, never measured
@@ -553,7 +556,7 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
         raise UsageError("--block-sizes is read with --draft PASTE only",
                          hint="a spec's block sizes are the keys of its reference figures")
     spec = load_spec(find_spec(target, _reports_dirs(matrix)))
-    env = Environment.from_matrix(matrix_path(matrix))
+    env = Environment.from_matrix(matrix_path(matrix), mirrors)
     if check:
         report = check_spec(spec, env, results_root(matrix, results),
                             profiles=tuple(split_cpus(cpu)))
@@ -631,19 +634,23 @@ def _wired(handler: Callable[..., int], **seams: Any) -> Callable[..., int]:
 
 def handlers(engine: EngineFactory = docker_engine, *,
              launcher: Launcher | None = None,
-             charts: Charts = DRAWN) -> dict[str, Callable[..., int]]:
+             charts: Charts = DRAWN,
+             mirrors: Callable[[str], list[str]] = default_urls,
+             claim_poll: float = POLL) -> dict[str, Callable[..., int]]:
     """The command table's handlers: every engine a command reaches comes from ``engine``,
     a lab's engine workers are started by ``launcher`` (None: worker processes, see
-    lab/run.py), the report's charts are drawn by ``charts`` (tests pass NO_CHARTS). The
-    one place the engine is chosen."""
+    lab/run.py), the report's charts are drawn by ``charts`` (tests pass NO_CHARTS),
+    ``reproduce`` downloads a release it has no URL for from ``mirrors`` (the official
+    ones; a test offline passes none), a lab's build looks at a peer's claim every
+    ``claim_poll`` seconds. The one place the engine is chosen."""
     return {
         "list": cmd_list, "render": cmd_render,
-        "build": _wired(cmd_build, engine=engine, launcher=launcher),
+        "build": _wired(cmd_build, engine=engine, launcher=launcher, claim_poll=claim_poll),
         "bench": _wired(cmd_bench, engine=engine, launcher=launcher),
         "profiles": cmd_profiles,
         "export": cmd_export, "parse": cmd_parse, "pin": cmd_pin,
         "import": cmd_import, "report": _wired(cmd_report, charts=charts),
-        "reproduce": _wired(cmd_reproduce, engine=engine),
+        "reproduce": _wired(cmd_reproduce, engine=engine, mirrors=mirrors),
         "bisect": _wired(cmd_bisect, engine=engine, backend_for=_backend_for,
                          git_commit=_git_commit),
         "profile": _wired(cmd_profile, engine=engine),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import platform
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from openssl_matrix.core.files import atomic_write
 from openssl_matrix.core.version import Version, series
 from openssl_matrix.engine.backend import Backend, RunLimits, RunResult, endpoint_is_local
 from openssl_matrix.matrix.isa import parse_cpuinfo_line
+from openssl_matrix.matrix.kinds.base import RUNNER_HARNESS, RUNNER_S_TIME
 from openssl_matrix.matrix.model import Matrix, Profile, Suite, Variant
 from openssl_matrix.matrix.pts import PROFILE as PTS_PROFILE
 from openssl_matrix.matrix.pts import result_for as pts_result_for
@@ -80,6 +81,11 @@ TREE_LABEL = "openssl-matrix.tree"
 # (benchmarks/run.py, docs/performance.md). It orders containers only: it takes nothing
 # from processes outside Docker and changes nothing on an idle machine.
 SPEED_CPU_SHARES = 262144
+
+#: The reader of each runner's output that is not ``openssl speed``'s (a kind's runner).
+_READERS: dict[str, Callable[[Invocation, str], tuple[
+    list[dict[str, Any]], float | None, list[Finding], list[str]]]] = {
+    RUNNER_S_TIME: parse_tls, RUNNER_HARNESS: parse_library}
 
 
 @dataclass
@@ -218,7 +224,7 @@ class BenchCell:
 
     def invocations(self, cpus: int | None = None) -> tuple[list[Invocation], list[str]]:
         """The cell's commands; ``cpus``: how many CPUs ``multi: all`` means."""
-        if self.suite.kind == "library":  # one per operation and thread count
+        if self.suite.suite_kind.runner == RUNNER_HARNESS:  # per operation and threads
             invocations, notes = library_invocations(
                 self.variant.version.version, self.suite, self.ctx.cpu.logical_cpus or 1)
         else:
@@ -336,7 +342,7 @@ class BenchCell:
                  + (f" · round {self.round}" if self.series else "")
                  + (f" · {self.why}" if self.why else "")
                  + f" · {len(invocations)} "
-                 + {"tls": "handshake", "library": "harness"}.get(suite.kind, "speed")
+                 + suite.suite_kind.run_noun
                  + f" run(s) → {run_dir}")
         if not self.why:  # what the suite asks and this version cannot do, said up front
             for note in notes:
@@ -389,8 +395,8 @@ class BenchCell:
                                        ports, entry)
         run.meta["invocations"].append(entry)
         host = "" if acct is None else f"; {acct.describe()}"
-        if inv.path in ("tls", "library") and isinstance(entry.get("host_accounting"),
-                                                         dict):
+        if self.suite.suite_kind.accounting_fields and isinstance(
+                entry.get("host_accounting"), dict):
             busy = [a["foreign_cores"] for a in entry["host_accounting"].values() if a]
             host = f"; others up to {max(busy):.2f} core(s) busy" if busy else ""
         log.info(f"    [{n}/{len(invocations)}] {inv.name}: {entry['status']}{flagged} "
@@ -427,18 +433,16 @@ class BenchCell:
             if child_found and not any(f.code == guards.CONTENDED
                                        for f in inv_findings):
                 inv_findings = [*inv_findings, *child_found]
-        if inv.path == "tls":  # one accounting per s_time run, taken in the script
+        fields = self.suite.suite_kind.accounting_fields
+        if fields:  # one accounting per s_time run or harness window, taken inside
             entry["host_accounting"] = {
-                f"{r.get('protocol')} {r.get('operation')}": r.pop("host_accounting",
-                                                                  None) for r in recs}
-        elif inv.path == "library":  # taken by the harness around its window
-            entry["host_accounting"] = {
-                str(r.get("algorithm")): r.pop("host_accounting", None) for r in recs}
+                " ".join(str(r.get(f)) for f in fields): r.pop("host_accounting", None)
+                for r in recs}
         run.figures.extend(recs)
         run.by_invocation[inv.name] = recs
         flagged = flagged_note(recs, inv_findings)
         run.findings.extend(inv_findings)
-        if inv.path == "tls":  # named already; its guards applied per operation
+        if self.suite.suite_kind.warnings_named:  # its guards applied per operation
             run.warnings.extend(parse_warnings)
             said = parse_warnings
         else:
@@ -496,14 +500,13 @@ class BenchCell:
                    engine_checks: dict[str, EngineCheck],
                    vectors: dict[str, tuple[int, int] | None], cpu: CpuInfo,
                    ) -> tuple[list[dict[str, Any]], float | None, list[Finding], list[str]]:
-        if inv.path == "tls":
-            return parse_tls(inv, stdout)
-        if inv.path == "library":
-            return parse_library(inv, stdout)
+        kind = self.suite.suite_kind
+        reader = _READERS.get(kind.runner)
+        if reader is not None:
+            return reader(inv, stdout)
         try:
             parsed = parse_speed(stdout, speed_stderr, version=version,
-                                 evp=inv.path in ("evp", "aead") or (
-                                     inv.path == "pts" and "-evp" in inv.command))
+                                 evp=kind.speed_evp(inv.path, inv.command))
         except ParseError as perr:
             return [], None, [], [f"output not understood: {perr.message}"]
         recs = figure_records(parsed)
@@ -517,7 +520,7 @@ class BenchCell:
             rec.update({"mask": inv.mask.name, "ia32cap": inv.ia32cap,
                         "invocation": inv.name, "engine": inv.engine, "path": inv.path,
                         "direction": inv.direction, "multi": inv.multi, **host})
-            if inv.path == "pts":  # the PTS result this figure is, in PTS's unit
+            if kind.pts_comparable:  # the PTS result this figure is, in PTS's unit
                 op, block = rec.get("operation"), rec.get("block_size")
                 res = pts_result_for(str(rec.get("algorithm")),
                                      op if isinstance(op, str) else None,

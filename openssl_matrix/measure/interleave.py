@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openssl_matrix.core.stats import t975
-from openssl_matrix.measure.robust import RatioEstimate
 
 PREFIX = "+PAIR:"
 #: A window whose thread CPU time is below this share of its wall time was preempted.
@@ -142,10 +141,6 @@ class Interleaved:
         if self.ci_low is None or self.ci_high is None or self.ratio <= 0:
             return None
         return (self.ci_high - self.ci_low) / 2 / self.ratio
-
-    def as_estimate(self) -> RatioEstimate:
-        return RatioEstimate(self.blocks, self.ratio, self.ci_low, self.ci_high,
-                             method=METHOD, sizes=(self.blocks, self.blocks))
 
     def as_dict(self) -> dict[str, Any]:
         return {"blocks": self.blocks, "preempted": self.preempted, "slowed": self.slowed,

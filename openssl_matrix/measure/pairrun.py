@@ -36,6 +36,7 @@ from openssl_matrix.measure.pairregime import LOW, annotate, best_rates, low_alg
 from openssl_matrix.measure.robust import PAIRED_TARGET
 from openssl_matrix.measure.speedcmd import mask_value
 from openssl_matrix.results.interleaved import file_pair, filed_pairs, filed_raw, rewrite_record
+from openssl_matrix.results.tree import builds_root
 
 #: Block size when the suite names none.
 DEFAULT_BYTES = 8192
@@ -243,7 +244,7 @@ def to_measure(pairs: Sequence[PairPlan], done: Mapping[str, Mapping[str, Any]],
 def interleaves_comparisons(variants: Sequence[Variant], suite: Suite) -> bool:
     """Whether the suite's interleaved run measures every comparison the paired tables
     make of ``variants`` (then the bench spends no rounds on them)."""
-    if not suite.interleave or suite.kind != "speed" or not suite.evp:
+    if not suite.interleave or not suite.suite_kind.interleavable or not suite.evp:
         return False
     return all(refusal(v) is None and v.base_image == variants[0].base_image
                for v in variants)
@@ -257,7 +258,7 @@ def interleave_session(ctx: Any, variants: Sequence[Variant], images: Mapping[st
     ``images``: variant id → (image tag, build record) of the variants that ran;
     ``workdir``: where the harness image's build context is written.
     """
-    if not suite.interleave or suite.kind != "speed" or not suite.evp:
+    if not suite.interleave or not suite.suite_kind.interleavable or not suite.evp:
         return []
     ready = [v for v in variants if v.id in images]
     pairs, notes = plan_pairs(ready, suite)
@@ -275,7 +276,7 @@ def interleave_session(ctx: Any, variants: Sequence[Variant], images: Mapping[st
                   .values(), key=lambda v: v.id)
     try:
         image = ensure_pair_image(ctx.backend, [(v, images[v.id][0]) for v in used],
-                                  root / "_builds", workdir)
+                                  builds_root(root), workdir)
     except BuildError as exc:
         log.warn(f"interleaved comparisons skipped: {exc.message} (hint: {exc.hint})")
         return [done[p.name] for p in pairs if p.name in done]

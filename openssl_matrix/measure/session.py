@@ -38,6 +38,7 @@ from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.engine.ship import arrival_on
 from openssl_matrix.images.build import WORK
 from openssl_matrix.images.harness import ensure_harness
+from openssl_matrix.matrix.kinds.base import RUNNER_HARNESS
 from openssl_matrix.matrix.model import Matrix, Suite, Variant, as_jsonable
 from openssl_matrix.matrix.pts import max_runs as pts_max_runs
 from openssl_matrix.matrix.pts import percent_std_dev
@@ -102,6 +103,11 @@ class FollowUp:
     why: str
 
 
+#: Which figures' spread asks for another round: ``interval`` (a 95 % interval wider than
+#: the threshold) or pts-core's (the percent standard deviation of the figures PTS reports).
+RULE_PTS_CORE = "pts-core"
+
+
 def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
                max_attempts: int, *, widen: bool = True, rule: str = "interval",
                paired_attempts: int = 0, paired_rounds: bool = True) -> dict[str, FollowUp]:
@@ -113,10 +119,11 @@ def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
     ``widen``: the rounds come from the suite, not from an explicit ``--repeat``); never
     beyond ``max_attempts`` attempts. Both sides of a comparison whose paired ratio's
     interval is wider than ``PAIRED_TARGET`` get another attempt, up to
-    ``paired_attempts`` (at least ``max_attempts``). With ``rule="pts"`` (a ``kind: pts`` suite) the
-    widening test is pts-core's instead: the percent standard deviation of a figure PTS
-    reports at or above ``threshold`` (pts.py). ``paired_rounds`` False (a suite that
-    measures its comparisons interleaved, pairrun.py): no rounds for comparisons.
+    ``paired_attempts`` (at least ``max_attempts``). With ``rule=RULE_PTS_CORE`` (a suite
+    whose kind is ``pts_comparable``, ``kind: pts``) the widening test is pts-core's
+    instead: the percent standard deviation of a figure PTS reports at or above
+    ``threshold`` (pts.py). ``paired_rounds`` False (a suite that measures its
+    comparisons interleaved, pairrun.py): no rounds for comparisons.
     """
     attempts, clean, values = _tally(outcomes)
     need: dict[str, list[str]] = {}
@@ -129,14 +136,15 @@ def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
             why.setdefault(variant, set()).add("contended")
             continue
         mine = values.get((variant, inv), {})
-        if rounds >= 2 and rule != "pts" and any(  # slowed by a core's other thread (robust)
+        if rounds >= 2 and rule != RULE_PTS_CORE and any(  # slowed by a core's other
+                # thread (robust)
                 r is not None and r.kept < rounds for key, vals in mine.items()
                 if key[1] is not None for r in [robust_figure(vals)]):
             need.setdefault(variant, []).append(inv)
             why.setdefault(variant, set()).add(SHARED_CORE)
         if rounds < 2 or not widen:
             continue
-        if rule == "pts":  # only the figures PTS reports decide, as pts-core would
+        if rule == RULE_PTS_CORE:  # only the figures PTS reports decide, as pts-core would
             wide = any(percent_std_dev(vals) >= threshold for key, vals in mine.items()
                        if pts_result_for(str(key[0]), key[2], key[1]) is not None)
         else:
@@ -147,7 +155,7 @@ def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
             if inv not in need.get(variant, []):
                 need.setdefault(variant, []).append(inv)
             why.setdefault(variant, set()).add("interval")
-    if rounds >= 2 and widen and rule != "pts" and paired_rounds:  # comparisons as such
+    if rounds >= 2 and widen and rule != RULE_PTS_CORE and paired_rounds:  # comparisons as such
         limit = max(max_attempts, rounds, paired_attempts)
         for c in paired.wide(outcomes, PAIRED_TARGET):
             sides = [(v, inv) for v, inv, _, _ in c.cells]
@@ -199,7 +207,7 @@ def _why_text(threshold: float, rule: str) -> dict[str, str]:
                          f"{LOW_TOLERANCE * 100:g} % below their cell's best (a shared core "
                          "the guest cannot see)",
             "interval": (f"an extra round: spread at or above {threshold:.0%} of the mean "
-                         "(pts-core's rule)" if rule == "pts" else
+                         "(pts-core's rule)" if rule == RULE_PTS_CORE else
                          f"an extra round: 95 % interval wider than ±{threshold:.0%}")}
 
 
@@ -374,7 +382,7 @@ class Bencher:
             log.warn(f"--force: profile {profile_name} does not match this host "
                      f"({'; '.join(mismatch)}); results are marked forced")
         log.info(f"CPU: {cpu.model} ({cpu.vendor}); results under "
-                 f"{self.tree.root / cpu_name}")
+                 f"{self.tree.cpu_dir(cpu_name)}")
         ready = [v for v in variants if v.id in images]
         rounds = repeat or suite.repeat
         order = interleaved(ready, rounds)
@@ -417,7 +425,7 @@ class Bencher:
                 images[v.id] = self.image_for(v)
             except BuildError as exc:
                 missing[v.id] = exc
-        if suite.kind == "library":  # the harness's sibling image of each variant image
+        if suite.suite_kind.runner == RUNNER_HARNESS:  # each variant image's harness sibling
             images = self._harness_images(variants, images, missing)
         return images, missing
 
@@ -450,7 +458,7 @@ class Bencher:
                 continue
             tag, record = images[v.id]
             try:
-                img = ensure_harness(self.backend, v, tag, self.tree.root / "_builds" / v.id,
+                img = ensure_harness(self.backend, v, tag, self.tree.builds_dir(v.id),
                                      self.matrix.path.parent / WORK)
             except BuildError as exc:
                 missing[v.id] = exc
@@ -468,10 +476,10 @@ class Bencher:
         out: list[CellOutcome] = []
         next_round = rounds + 1
         limit = max(rounds, self.max_attempts if rounds > 1 else min(self.max_attempts, 3))
-        rule = "pts" if suite.kind == "pts" else "interval"
+        rule = RULE_PTS_CORE if suite.suite_kind.pts_comparable else "interval"
         # comparisons narrow with more samples of both sides (the command line's bench)
         paired_limit = max(limit, PAIRED_ATTEMPTS) if self.max_attempts and widen else 0
-        if rule == "pts" and widen:  # pts-core's own maximum for runs of this length
+        if rule == RULE_PTS_CORE and widen:  # pts-core's own maximum for runs of this length
             limit = max(limit, pts_max_runs(rounds, 6.0 * (suite.seconds or 3)))
         while True:
             finished = [o for o in [*done, *out] if o.status in FINISHED]

@@ -14,6 +14,7 @@ from openssl_matrix.core.names import clip
 from openssl_matrix.core.stats import estimate
 from openssl_matrix.core.statuses import USABLE_STATUSES
 from openssl_matrix.core.version import series_or_none
+from openssl_matrix.matrix.kinds.base import FIGURES_THREADS
 from openssl_matrix.matrix.pkey import ALGORITHMS as PK_ALGORITHMS
 from openssl_matrix.measure.cpumodel import (
     CORES,
@@ -155,7 +156,7 @@ def profile_runs(tree: ResultsTree, profile: str, variant: str, m: Measurement,
 def collect(measurement: Measurement, planned: PlannedMeasurement, runs: Sequence[Path]) -> Ours:
     ours = Ours()
     want = canonical_algorithm(measurement.algorithm)
-    if measurement.kind == "library":  # the harness's operation name
+    if measurement.suite_kind.figures == FIGURES_THREADS:  # the harness's operation
         want = measurement.algorithm
     elif measurement.protocol is not None:  # a TLS figure: protocol-key, one pinning
         want = f"{measurement.protocol}-{measurement.algorithm}"
@@ -168,7 +169,7 @@ def collect(measurement: Measurement, planned: PlannedMeasurement, runs: Sequenc
         for fig in figures:
             if fig.mask != planned.mask or fig.algorithm != want:
                 continue
-            if measurement.kind == "library":  # the harness: same operation and threads
+            if measurement.suite_kind.figures == FIGURES_THREADS:  # same threads too
                 if fig.get("threads") not in (measurement.thread_counts or
                                               (measurement.threads,)):
                     continue

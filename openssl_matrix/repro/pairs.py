@@ -36,7 +36,13 @@ from openssl_matrix.measure.speedcmd import mask_value
 from openssl_matrix.parse.algorithms import speed_argument
 from openssl_matrix.repro.plan import PlannedMeasurement, mask_name
 from openssl_matrix.repro.spec import Measurement, ReportSpec
-from openssl_matrix.results.interleaved import INTERLEAVED_DIR, RECORD, file_pair, filed_pairs
+from openssl_matrix.results.interleaved import (
+    cpu_sessions,
+    file_pair,
+    filed_pairs,
+    record_name,
+)
+from openssl_matrix.results.tree import builds_root
 
 #: Seconds per algorithm and block size of a reproduction's interleaved runs.
 SECONDS = 2
@@ -85,12 +91,8 @@ def measurement_mask(m: Measurement) -> Mask:
 
 def _side_refusal(m: Measurement) -> str | None:
     """Why the harness cannot time one side's figures, or None."""
-    if m.kind == "library":
-        return f"{m.name} is a library-harness figure: {_HARNESS}"
-    if m.kind == "tls":
-        return f"{m.name} is a TLS handshake figure: {_HARNESS}"
-    if m.kind != "speed":
-        return f"{m.name} is a public-key figure: {_HARNESS}"
+    if not m.suite_kind.interleavable:
+        return f"{m.name} is {m.suite_kind.figure_noun}: {_HARNESS}"
     if not m.evp:
         return f"{m.name} runs the low-level (non-EVP) path: {_HARNESS}"
     if m.engine:
@@ -206,7 +208,7 @@ def _earlier(root: Path, cpu: str, spec_id: str, run: _Run, tag: str,
              ) -> tuple[str, dict[str, Any]] | None:
     """A finished run of the same pair, block and algorithms made in the same harness
     image by an earlier reproduction of the spec: its session and record."""
-    base = root / INTERLEAVED_DIR / cpu
+    base = cpu_sessions(root, cpu)
     if not base.is_dir():
         return None
     for session in sorted((p.name for p in base.iterdir()
@@ -270,7 +272,7 @@ def _measure_runs(spec: ReportSpec, todo: Sequence[_Run], sides: Sequence[tuple[
     """Build the harness image if it is missing, measure and file ``todo`` (into
     ``filed``); why nothing could be measured, or None."""
     try:
-        image = ensure_pair_image(backend, sides, root / "_builds", workdir)
+        image = ensure_pair_image(backend, sides, builds_root(root), workdir)
     except BuildError as exc:
         log.warn(f"interleaved runs skipped: {exc.message} (hint: {exc.hint})")
         return f"the pair harness could not be built: {exc.message}"
@@ -327,7 +329,7 @@ def _claim_ratios(cp: ClaimPair, runs: Sequence[_Run],
         il.ratios[run.block] = PairRatio(
             row["ratio"], row.get("ci_low"), row.get("ci_high"), int(row.get("blocks", 0)),
             bool(row.get("disturbed")),
-            str(Path(INTERLEAVED_DIR) / cpu / session / run.name / RECORD))
+            record_name(cpu, session, run.name))
     if missing:
         il.why_rounds = "the interleaved run gave no ratio at " + ", ".join(missing)
     return il

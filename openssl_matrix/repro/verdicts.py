@@ -10,6 +10,7 @@ from typing import Any
 from openssl_matrix.core.files import atomic_write, write_json
 from openssl_matrix.core.statuses import USABLE_STATUSES
 from openssl_matrix.core.units import speed_k as k
+from openssl_matrix.matrix.kinds.base import FIGURES_THREADS
 from openssl_matrix.measure.guards import cycles
 from openssl_matrix.repro.judge import (
     INCONCLUSIVE,
@@ -272,7 +273,7 @@ def _measurement_what(m: Measurement) -> str:
         (f" -engine {m.engine}" if m.engine else "") + (" -decrypt" if m.decrypt else "")
     if m.protocol is not None:
         what = f"{m.protocol} {m.algorithm} {m.operation} ({m.pinning})"
-    elif m.kind == "library":
+    elif m.suite_kind.figures == FIGURES_THREADS:
         what = f"library {m.algorithm} at " + \
             f"{', '.join(map(str, m.thread_counts or (m.threads,)))} thread(s)"
     elif m.operation is not None:
@@ -319,7 +320,7 @@ def _figure_line(m: Measurement, o: Ours, size: int,
     if m.operation is not None:  # one figure in operations per second
         ops = (f" ({n} runs, {spread[0]:,.1f}–{spread[1]:,.1f})" if spread and n > 1
                else sp)
-        unit = m.unit if m.protocol is not None or m.kind == "library" else \
+        unit = m.unit if m.protocol is not None or m.suite_kind.figures == FIGURES_THREADS else \
             f"{m.operation}/s"
         if m.thread_counts:  # a figure per thread count
             unit = f"{size} thr, {unit}"

@@ -14,7 +14,7 @@ import pytest
 from openssl_matrix.matrix import pts
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.cell import CellOutcome
-from openssl_matrix.measure.session import follow_ups
+from openssl_matrix.measure.session import RULE_PTS_CORE, follow_ups
 from openssl_matrix.measure.speedcmd import speed_invocations, unwrap_speed
 from openssl_matrix.parse import figure_records, parse_speed
 from openssl_matrix.report.page import build_report
@@ -131,10 +131,10 @@ def outcome(variant: str, values: list[float], inv: str = "default--sha256") -> 
 def test_follow_ups_use_pts_rule_on_pts_columns_only() -> None:
     # the 16-byte column spreads widely, PTS does not report it: no extra round
     steady = outcome("v", [100.0, 100.5, 101.0])
-    assert follow_ups(steady, 3, pts.RSD_THRESHOLD, 12, rule="pts") == {}
+    assert follow_ups(steady, 3, pts.RSD_THRESHOLD, 12, rule=RULE_PTS_CORE) == {}
     # the 256-byte column (PTS's SHA256 result) spreads 7.5 %: another run
     wide = outcome("v", [100.0, 110.0, 95.0])
-    todo = follow_ups(wide, 3, pts.RSD_THRESHOLD, 12, rule="pts")
+    todo = follow_ups(wide, 3, pts.RSD_THRESHOLD, 12, rule=RULE_PTS_CORE)
     assert todo["v"].invocations == ("default--sha256",)
     assert "pts-core's rule" in todo["v"].why
 

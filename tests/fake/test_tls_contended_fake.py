@@ -156,11 +156,11 @@ def test_the_report_shows_handshakes_with_interval_count_and_flagged_cells(
 
 
 def test_the_chart_keeps_the_row_whose_handshakes_were_all_contended(
-        bench: tuple[Bencher, FakeBackend], tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        bench: tuple[Bencher, FakeBackend], tmp_path: Path) -> None:
     """The resumption row, contended in all three attempts, is drawn as an unfilled,
     cross-hatched bar at what it read, labelled "all 3 contended", beside the full
     handshake's median: it does not vanish from the picture."""
+    from openssl_matrix.report.charts import Charts
     from openssl_matrix.report.page import build_report
 
     from ..unit.test_report_ops import capture_charts, flagged_bars
@@ -168,8 +168,8 @@ def test_the_chart_keeps_the_row_whose_handshakes_were_all_contended(
     bencher, _ = bench
     m = bencher.matrix
     bencher.bench(list(m.variants), m.suite("hs"), "auto", repeat=1)
-    charts = capture_charts(monkeypatch)
-    build_report(bencher.tree, tmp_path / "report")
+    charts, save = capture_charts()
+    build_report(bencher.tree, tmp_path / "report", charts=Charts(save=save))
     [ax] = next(f for name, f in charts.items() if name.startswith("tls-")).axes
     rows = [x.get_text() for x in ax.get_yticklabels()]
     assert len(rows) == 2 and "full" in rows[0] and "resumed" in rows[1]
