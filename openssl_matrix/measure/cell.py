@@ -32,6 +32,7 @@ from openssl_matrix.matrix.model import Matrix, Profile, Suite, Variant
 from openssl_matrix.matrix.pts import PROFILE as PTS_PROFILE
 from openssl_matrix.matrix.pts import result_for as pts_result_for
 from openssl_matrix.measure import coreclock, guards, hostacct, portshare
+from openssl_matrix.measure.benchfigure import BenchFigure, FindingRecord, bench_figures
 from openssl_matrix.measure.guards import (
     EngineCheck,
     Finding,
@@ -84,7 +85,7 @@ SPEED_CPU_SHARES = 262144
 
 #: The reader of each runner's output that is not ``openssl speed``'s (a kind's runner).
 _READERS: dict[str, Callable[[Invocation, str], tuple[
-    list[dict[str, Any]], float | None, list[Finding], list[str]]]] = {
+    list[BenchFigure], float | None, list[Finding], list[str]]]] = {
     RUNNER_S_TIME: parse_tls, RUNNER_HARNESS: parse_library}
 
 
@@ -95,9 +96,9 @@ class CellOutcome:
     run_dir: str | None = None
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
-    figures: list[dict[str, Any]] = field(default_factory=list)
+    figures: list[BenchFigure] = field(default_factory=list)
     round: int = 1
-    findings: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[FindingRecord] = field(default_factory=list)
     reused: bool = False  # finished earlier in this (resumed) session, not measured again
     unbuilt: bool = False  # failed before measuring: the variant has no image on this engine
 
@@ -191,8 +192,8 @@ class _Run:
     """The port-share reading right before the next invocation."""
     warnings: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
-    figures: list[dict[str, Any]] = field(default_factory=list)
-    by_invocation: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    figures: list[BenchFigure] = field(default_factory=list)
+    by_invocation: dict[str, list[BenchFigure]] = field(default_factory=dict)
     engine_checks: dict[str, EngineCheck] = field(default_factory=dict)
     vectors: dict[str, tuple[int, int] | None] = field(default_factory=dict)
     failed: int = 0
@@ -416,7 +417,7 @@ class BenchCell:
 
     def _take(self, run: _Run, inv: Invocation, stdout: str, speed_stderr: str,
               times: guards.CpuTimes | None, acct: hostacct.HostAccounting | None,
-              ports: dict[str, Any], entry: dict[str, Any]) -> tuple[str, list[str]]:
+              ports: portshare.PortReadings, entry: dict[str, Any]) -> tuple[str, list[str]]:
         """A finished invocation's figures, parsed and judged into ``run``; its entry in
         the record completed. (flagged note, warnings to say after the progress line)."""
         said: list[str] = []  # a TLS run's guards say why, after the progress line
@@ -499,7 +500,7 @@ class BenchCell:
                    times: guards.CpuTimes | None, acct: hostacct.HostAccounting | None,
                    engine_checks: dict[str, EngineCheck],
                    vectors: dict[str, tuple[int, int] | None], cpu: CpuInfo,
-                   ) -> tuple[list[dict[str, Any]], float | None, list[Finding], list[str]]:
+                   ) -> tuple[list[BenchFigure], float | None, list[Finding], list[str]]:
         kind = self.suite.suite_kind
         reader = _READERS.get(kind.runner)
         if reader is not None:
@@ -509,11 +510,11 @@ class BenchCell:
                                  evp=kind.speed_evp(inv.path, inv.command))
         except ParseError as perr:
             return [], None, [], [f"output not understood: {perr.message}"]
-        recs = figure_records(parsed)
-        host = {} if acct is None else {
-            "own_share": None if acct.own_share is None else round(acct.own_share, 4),
-            "foreign_cores": round(acct.foreign_cores, 4),
-            "steal_cores": round(acct.steal_cores, 4)}
+        recs = bench_figures(figure_records(parsed))
+        host = BenchFigure() if acct is None else BenchFigure(
+            own_share=None if acct.own_share is None else round(acct.own_share, 4),
+            foreign_cores=round(acct.foreign_cores, 4),
+            steal_cores=round(acct.steal_cores, 4))
         for rec in recs:
             if rec.get("algorithm") == "evp" and len(inv.algorithms) == 1:
                 rec["algorithm"] = inv.algorithms[0]  # -multi labels the EVP row "evp"
@@ -610,7 +611,7 @@ class BenchCell:
         return out
 
 
-def flagged_note(recs: Sequence[dict[str, Any]], found: Sequence[Finding]) -> str:
+def flagged_note(recs: Sequence[BenchFigure], found: Sequence[Finding]) -> str:
     """``, flagged: 2 contended of 4 figure(s)`` for a progress line, or nothing: a speed
     run's findings flag all its figures, a TLS run's figures carry their own status."""
     codes = sorted({f.code for f in found})
@@ -632,7 +633,7 @@ def _save_raw(run_dir: Path, inv: Invocation, res: RunResult) -> None:
 def outcome_from(variant: str, ref: RunRef) -> CellOutcome:
     """The outcome of a cell finished earlier, read back from its run folder."""
     meta = ref.meta
-    figures = records.figures_as_dicts(records.read_figures(ref.path))
+    figures = bench_figures(records.figures_as_dicts(records.read_figures(ref.path)))
     status = str(meta.get("status"))
     return CellOutcome(variant, status, run_dir=str(ref.path),
                        warnings=list(meta.get("warnings") or []),
@@ -643,7 +644,7 @@ def outcome_from(variant: str, ref: RunRef) -> CellOutcome:
 
 
 def cross_findings(invocations: list[Invocation],
-                   by_invocation: dict[str, list[dict[str, Any]]], version: str,
+                   by_invocation: dict[str, list[BenchFigure]], version: str,
                    cpu_flags: Sequence[str], have_vectors: bool) -> list[Finding]:
     """Guards that compare invocations: engine vs built-in code, masked vs unmasked."""
     found: list[Finding] = []

@@ -26,7 +26,7 @@ import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from openssl_matrix.core import log
 from openssl_matrix.core.clock import wall
@@ -44,6 +44,7 @@ from openssl_matrix.matrix.pts import max_runs as pts_max_runs
 from openssl_matrix.matrix.pts import percent_std_dev
 from openssl_matrix.matrix.pts import result_for as pts_result_for
 from openssl_matrix.measure import guards, hostacct, paired
+from openssl_matrix.measure.benchfigure import BenchFigure, RateKey
 from openssl_matrix.measure.cell import (
     TREE_LABEL,
     BenchCell,
@@ -187,11 +188,11 @@ def _tally(outcomes: Sequence[CellOutcome],
             inv = str(f.get("invocation"))
             ok = f.get("status") not in guards.DISTURBED
             seen[inv] = seen.get(inv, True) and ok
-            unit = "bytes_per_s" if f.get("block_size") is not None else "ops_per_s"
-            if ok and isinstance(f.get(unit), (int, float)):
+            unit: RateKey = "bytes_per_s" if f.get("block_size") is not None else "ops_per_s"
+            if ok and isinstance(value := f.get(unit), (int, float)):
                 key = (f.get("algorithm"), f.get("block_size"), f.get("operation"))
                 values.setdefault((o.variant, inv), {}).setdefault(key, []).append(
-                    float(f[unit]))
+                    float(value))
         for inv, ok in seen.items():
             attempts[(o.variant, inv)] = attempts.get((o.variant, inv), 0) + 1
             clean[(o.variant, inv)] = clean.get((o.variant, inv), 0) + int(ok)
@@ -649,7 +650,7 @@ def summarize_series(outcomes: Sequence[CellOutcome], threshold: float,
     (``stats``), min, max and coefficient of variation; contended attempts are counted,
     never used. A figure with no clean sample keeps the status ``contended`` and the
     median of what was measured."""
-    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    groups: dict[tuple[Any, ...], list[BenchFigure]] = {}
     for o in outcomes:
         for f in o.figures:
             key = (f.get("invocation"), f.get("algorithm"), f.get("block_size"),
@@ -657,16 +658,17 @@ def summarize_series(outcomes: Sequence[CellOutcome], threshold: float,
             groups.setdefault(key, []).append(f)
     rows: list[dict[str, Any]] = []
     for (invocation, algorithm, block, operation), figs in groups.items():
-        unit = "bytes_per_s" if block is not None else "ops_per_s"
+        unit: RateKey | Literal["bytes"] = "bytes_per_s" if block is not None else "ops_per_s"
         if any(f.get("unit") == "bytes" for f in figs):  # a library memory figure
             unit = "bytes"
         clean = [f for f in figs if f.get("status") not in guards.DISTURBED]
         used = clean or figs
-        values = [f[unit] for f in used if isinstance(f.get(unit), (int, float))]
+        values = [v for f in used if isinstance(v := f.get(unit), (int, float))]
         s = spread(values, threshold)
         e = estimate(values)
-        cycles_key = "cycles_per_byte" if block is not None else "cycles_per_op"
-        cyc = [f[cycles_key] for f in used if isinstance(f.get(cycles_key), (int, float))]
+        cycles_key: Literal["cycles_per_byte", "cycles_per_op"] = \
+            "cycles_per_byte" if block is not None else "cycles_per_op"
+        cyc = [c for f in used if isinstance(c := f.get(cycles_key), (int, float))]
         cs = spread(cyc, threshold)
         statuses = sorted({str(f.get("status")) for f in clean}) if clean else \
             [guards.CONTENDED]

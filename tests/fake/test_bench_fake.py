@@ -22,6 +22,7 @@ from openssl_matrix.results.tree import ResultsTree
 
 from ..conftest import make_tarball
 from ..fakes import FakeBackend
+from ..values import num
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "guards" / "real-1.1.1w"
 
@@ -107,7 +108,7 @@ def test_engine_that_failed_to_init_is_labelled(matrix: Path, tmp_path: Path) ->
     assert by_inv["default--padlock--aes-128-cbc"]["status"] == guards.ENGINE_NOT_ENGAGED
     # the built-in run is not an engine run; its user time (0.22 s of 1 s) is flagged
     assert by_inv["default--aes-128-cbc"]["status"] == guards.TIME_BASIS
-    assert by_inv["default--afalg--aes-128-cbc"]["bytes_per_s"] > 1e8
+    assert num(by_inv["default--afalg--aes-128-cbc"]["bytes_per_s"]) > 1e8
     assert any("engine-not-engaged: default--afalg" in w for w in out.warnings)
     meta = json.loads((Path(str(out.run_dir)) / "meta.json").read_text())
     assert meta["engine_checks"]["afalg"]["available"] is False
@@ -118,7 +119,7 @@ def test_engine_that_failed_to_init_is_labelled(matrix: Path, tmp_path: Path) ->
     assert (raw / "engine-check--afalg.stderr").read_text().count("init failed") == 1
     # cycles per byte from the profile's clock
     fig = by_inv["default--aes-128-cbc"]
-    assert fig["cycles_per_byte"] == pytest.approx(2.45e9 / fig["bytes_per_s"])
+    assert fig["cycles_per_byte"] == pytest.approx(2.45e9 / num(fig["bytes_per_s"]))
 
 
 def test_repetitions_are_interleaved_and_summarised(matrix: Path, tmp_path: Path) -> None:
