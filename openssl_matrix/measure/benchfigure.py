@@ -29,6 +29,53 @@ class FindingRecord(TypedDict):
     algorithms: list[str] | None
 
 
+class SettleRecord(TypedDict):
+    """What the wait for a quiet host saw (a run record's ``settle``)."""
+
+    waited_s: float
+    quiet: bool
+    last: str
+    limit_s: float
+
+
+class SeriesHead(TypedDict):
+    """A repeated bench's series as its journal keeps it (a run record's ``series``)."""
+
+    id: str
+    rounds: int
+    order: list[str]
+
+
+class SeriesRow(TypedDict):
+    """One figure over a repeated bench's attempts (``session.summarize_series``): a row
+    of the series file's ``figures``."""
+
+    invocation: str | None
+    algorithm: str | None
+    block_size: int | None
+    operation: str | None
+    unit: str
+    samples: list[float]
+    n: int
+    clean: bool
+    attempts: int
+    clean_n: int
+    contended: int
+    median: float | None
+    ci_low: float | None
+    ci_high: float | None
+    ci_method: str
+    median_all: float | None
+    best: float | None
+    shared_core: int
+    min: float | None
+    max: float | None
+    cv: float | None
+    noisy: bool
+    median_cycles: float | None
+    statuses: list[str]
+
+
 class BenchFigure(TypedDict, total=False):
     """One figure as the bench builds it (a record of ``figures.json``)."""
 

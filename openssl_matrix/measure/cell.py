@@ -32,7 +32,13 @@ from openssl_matrix.matrix.model import Matrix, Profile, Suite, Variant
 from openssl_matrix.matrix.pts import PROFILE as PTS_PROFILE
 from openssl_matrix.matrix.pts import result_for as pts_result_for
 from openssl_matrix.measure import coreclock, guards, hostacct, portshare
-from openssl_matrix.measure.benchfigure import BenchFigure, FindingRecord, bench_figures
+from openssl_matrix.measure.benchfigure import (
+    BenchFigure,
+    FindingRecord,
+    SeriesHead,
+    SettleRecord,
+    bench_figures,
+)
 from openssl_matrix.measure.guards import (
     EngineCheck,
     Finding,
@@ -211,7 +217,7 @@ class BenchCell:
     round: int = 1
     index: int = 1
     total: int = 1
-    series: dict[str, Any] | None = None
+    series: SeriesHead | None = None
     only: tuple[str, ...] | None = None
     """Measure only these invocations (None: all of the suite's)."""
     why: str | None = None
@@ -239,7 +245,7 @@ class BenchCell:
 
     # -- the run -----------------------------------------------------------------------
 
-    def run(self, settled: dict[str, Any] | None = None) -> CellOutcome:
+    def run(self, settled: SettleRecord | None = None) -> CellOutcome:
         """Measure the cell; ``settled`` (what the wait for a quiet host saw) goes into
         the run's metadata."""
         run = self._start(settled)
@@ -248,7 +254,7 @@ class BenchCell:
             self._invoke(run, n, inv)
         return self._finish(run)
 
-    def _start(self, settled: dict[str, Any] | None) -> _Run:
+    def _start(self, settled: SettleRecord | None) -> _Run:
         """The run's folder and first record: the image, the host and its clock."""
         ctx, v, tag = self.ctx, self.variant, self.tag
         profile = ctx.profile
@@ -278,7 +284,7 @@ class BenchCell:
 
     def _first_meta(self, run_cpu: CpuInfo, state: SystemState, version_a: str,
                     topology: CpuTopology | None, pin: str | None, clock: float | None,
-                    clock_source: str | None, notes: list[str], settled: dict[str, Any] | None,
+                    clock_source: str | None, notes: list[str], settled: SettleRecord | None,
                     ) -> dict[str, Any]:
         """The run's record as it starts (``status: running``)."""
         ctx, v, record, profile = self.ctx, self.variant, self.record, self.ctx.profile

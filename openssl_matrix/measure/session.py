@@ -26,7 +26,7 @@ import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from openssl_matrix.core import log
 from openssl_matrix.core.clock import wall
@@ -44,7 +44,13 @@ from openssl_matrix.matrix.pts import max_runs as pts_max_runs
 from openssl_matrix.matrix.pts import percent_std_dev
 from openssl_matrix.matrix.pts import result_for as pts_result_for
 from openssl_matrix.measure import guards, hostacct, paired
-from openssl_matrix.measure.benchfigure import BenchFigure, RateKey
+from openssl_matrix.measure.benchfigure import (
+    BenchFigure,
+    RateKey,
+    SeriesHead,
+    SeriesRow,
+    SettleRecord,
+)
 from openssl_matrix.measure.cell import (
     TREE_LABEL,
     BenchCell,
@@ -432,15 +438,17 @@ class Bencher:
 
     @staticmethod
     def _series(journal: Journal, rounds: int,
-                order: Sequence[tuple[int, Variant]]) -> dict[str, Any] | None:
+                order: Sequence[tuple[int, Variant]]) -> SeriesHead | None:
         """The repeated bench's series (None for one round), kept in the journal so that a
         resumed repeated bench goes on with the same series."""
         if rounds <= 1:
             return None
-        series = journal.data.get("series")
-        if not isinstance(series, dict):
-            series = {"id": wall().strftime("%Y%m%dT%H%M%S.%fZ"),
-                      "rounds": rounds, "order": [f"{r}:{v.id}" for r, v in order]}
+        kept = journal.data.get("series")
+        if isinstance(kept, dict):  # the journal's own, written below by an earlier run
+            series = cast(SeriesHead, kept)
+        else:
+            series = SeriesHead(id=wall().strftime("%Y%m%dT%H%M%S.%fZ"), rounds=rounds,
+                                order=[f"{r}:{v.id}" for r, v in order])
             journal.data["series"] = series
             journal.save()
         log.info(f"{rounds} rounds, interleaved: "
@@ -471,7 +479,7 @@ class Bencher:
 
     def _follow_up(self, journal: Journal, ctx: RunContext, ready: list[Variant],
                    images: dict[str, tuple[str, dict[str, Any]]], suite: Suite, rounds: int,
-                   series: dict[str, Any] | None, done: list[CellOutcome], *,
+                   series: SeriesHead | None, done: list[CellOutcome], *,
                    widen: bool) -> list[CellOutcome]:
         """Attempts beyond the planned rounds, one variant after the other each time."""
         out: list[CellOutcome] = []
@@ -501,7 +509,7 @@ class Bencher:
             if next_round > max(limit, paired_limit):
                 return out
 
-    def _settle(self) -> dict[str, Any] | None:
+    def _settle(self) -> SettleRecord | None:
         """Wait (up to ``settle`` seconds, with a countdown) until the host is quiet.
 
         Only for a local engine that identifies itself: its host is this machine, whose
@@ -516,10 +524,10 @@ class Bencher:
             log.info(f"    settling: {seen.reason()} — measuring when quiet, in at most "
                      f"{left:.0f}s")
             seen = hostacct.sample_quiet(min(2.0, max(0.5, left)))
-        return {"waited_s": round(time.monotonic() - t0, 1), "quiet": seen.quiet,
-                "last": seen.reason(), "limit_s": self.settle}
+        return SettleRecord(waited_s=round(time.monotonic() - t0, 1), quiet=seen.quiet,
+                            last=seen.reason(), limit_s=self.settle)
 
-    def _file_series(self, series: dict[str, Any], suite: Suite, cpu_name: str,
+    def _file_series(self, series: SeriesHead, suite: Suite, cpu_name: str,
                      outcomes: list[CellOutcome]) -> None:
         """Write each variant's median, interval and spread over the rounds beside its runs."""
         for variant in dict.fromkeys(o.variant for o in outcomes):
@@ -645,7 +653,7 @@ class Bencher:
 
 
 def summarize_series(outcomes: Sequence[CellOutcome], threshold: float,
-                     ) -> list[dict[str, Any]]:
+                     ) -> list[SeriesRow]:
     """Each figure over repeated runs: median and 95 % interval of its clean samples
     (``stats``), min, max and coefficient of variation; contended attempts are counted,
     never used. A figure with no clean sample keeps the status ``contended`` and the
@@ -656,7 +664,7 @@ def summarize_series(outcomes: Sequence[CellOutcome], threshold: float,
             key = (f.get("invocation"), f.get("algorithm"), f.get("block_size"),
                    f.get("operation"))
             groups.setdefault(key, []).append(f)
-    rows: list[dict[str, Any]] = []
+    rows: list[SeriesRow] = []
     for (invocation, algorithm, block, operation), figs in groups.items():
         unit: RateKey | Literal["bytes"] = "bytes_per_s" if block is not None else "ops_per_s"
         if any(f.get("unit") == "bytes" for f in figs):  # a library memory figure
