@@ -14,10 +14,19 @@ from openssl_matrix.images import harness
 from openssl_matrix.matrix.model import Mask
 from openssl_matrix.matrix.tlsvocab import TlsOptions
 from openssl_matrix.measure import guards, portshare
-from openssl_matrix.measure.benchfigure import BenchFigure, FindingRecord, bench_figures
+from openssl_matrix.measure.benchfigure import (
+    BenchFigure,
+    FindingRecord,
+    SeriesHead,
+    SeriesRow,
+    SettleRecord,
+    bench_figures,
+)
+from openssl_matrix.measure.cell import CellOutcome
 from openssl_matrix.measure.guards import Finding, apply_findings
 from openssl_matrix.measure.hostacct import AccountingRecord, HostAccounting
 from openssl_matrix.measure.library import LibraryInvocation, invocation_name, parse_library
+from openssl_matrix.measure.session import summarize_series
 from openssl_matrix.measure.tls import parse_output, plans
 from openssl_matrix.parse import figure_records, parse_speed
 from openssl_matrix.results import records
@@ -136,3 +145,28 @@ def test_a_figure_goes_through_figures_json_and_back_unchanged(tmp_path: Path) -
         assert [{k: v for k, v in b.items() if k != "schema"} for b in back] == \
             [{**r, "guards": list(r.get("guards", []))} if "guards" in r else dict(r)
              for r in recs]
+
+
+def test_a_series_and_its_rows_go_through_the_series_file_and_back(tmp_path: Path) -> None:
+    outs = [CellOutcome("a", "complete", round=r, figures=[
+        {"invocation": "n", "algorithm": "aes-128-cbc", "block_size": 8192,
+         "bytes_per_s": v, "status": s, "cycles_per_byte": 2.0}])
+        for r, (v, s) in enumerate(((100.0, "ok"), (104.0, "ok"), (50.0, guards.CONTENDED)), 1)]
+    rows: list[SeriesRow] = summarize_series(outs, 0.05)
+    assert set(rows[0]) == SeriesRow.__required_keys__
+    head = SeriesHead(id="20261206T120000.000000Z", rounds=3, order=["1:a", "2:a", "3:a"])
+    written = {**head, "variant": "a", "suite": "s", "noise_threshold": 0.05,
+               "ci_method": "t95", "runs": [], "statuses": ["complete"] * 3, "figures": rows}
+    path = records.write_series(tmp_path, written)
+    back = records.read_series(path)
+    assert back is not None
+    assert json.loads(json.dumps(written)) == \
+        {k: v for k, v in back.to_json().items() if k != "schema"}
+
+
+def test_a_settle_reading_goes_through_the_run_record_and_back(tmp_path: Path) -> None:
+    settled = SettleRecord(waited_s=2.5, quiet=False, last="others kept 1.20 core(s) busy",
+                           limit_s=30.0)
+    records.write_meta(tmp_path, {"status": "running", "settle": settled}, durable=False)
+    meta = records.read_meta(tmp_path)
+    assert meta is not None and meta.to_json()["settle"] == settled
