@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from openssl_matrix.core import log
 from openssl_matrix.core.clock import now as _now
@@ -67,6 +67,7 @@ from openssl_matrix.measure.hostinfo import (
 from openssl_matrix.measure.invocation import Invocation
 from openssl_matrix.measure.library import library_invocations, parse_library
 from openssl_matrix.measure.multiacct import multi_findings
+from openssl_matrix.measure.runrecord import InvocationEntry, RunRecord
 from openssl_matrix.measure.speedcmd import speed_invocations
 from openssl_matrix.measure.tlsbench import parse_tls
 from openssl_matrix.measure.topology import (
@@ -186,7 +187,7 @@ class _Run:
     steps share it): its folder and record, the host it saw, findings and figures."""
 
     run_dir: Path
-    meta: dict[str, Any]
+    meta: RunRecord
     pin: str | None
     version: str
     run_cpu: CpuInfo
@@ -285,7 +286,7 @@ class BenchCell:
     def _first_meta(self, run_cpu: CpuInfo, state: SystemState, version_a: str,
                     topology: CpuTopology | None, pin: str | None, clock: float | None,
                     clock_source: str | None, notes: list[str], settled: SettleRecord | None,
-                    ) -> dict[str, Any]:
+                    ) -> RunRecord:
         """The run's record as it starts (``status: running``)."""
         ctx, v, record, profile = self.ctx, self.variant, self.record, self.ctx.profile
         return {
@@ -382,7 +383,7 @@ class BenchCell:
         speed_stderr, acct = hostacct.from_stderr(
             with_samples, processes=inv.multi or 1,
             cpu_seconds=None if times is None else times.user + times.system)
-        entry: dict[str, Any] = {"name": inv.name, "command": list(inv.command),
+        entry: InvocationEntry = {"name": inv.name, "command": list(inv.command),
                                  "exec": inv.exec_command, "env": inv.env,
                                  "engine": inv.engine, "path": inv.path,
                                  "direction": inv.direction, "multi": inv.multi,
@@ -402,9 +403,11 @@ class BenchCell:
                                        ports, entry)
         run.meta["invocations"].append(entry)
         host = "" if acct is None else f"; {acct.describe()}"
-        if self.suite.suite_kind.accounting_fields and isinstance(
-                entry.get("host_accounting"), dict):
-            busy = [a["foreign_cores"] for a in entry["host_accounting"].values() if a]
+        per_figure = entry.get("host_accounting")
+        if self.suite.suite_kind.accounting_fields and isinstance(per_figure, dict):
+            # such a kind's entry holds one reading per figure (``_take``)
+            readings = cast("dict[str, hostacct.AccountingRecord | None]", per_figure)
+            busy = [a["foreign_cores"] for a in readings.values() if a]
             host = f"; others up to {max(busy):.2f} core(s) busy" if busy else ""
         log.info(f"    [{n}/{len(invocations)}] {inv.name}: {entry['status']}{flagged} "
                  f"({time.monotonic() - t0:.1f}s{host})")
@@ -423,7 +426,7 @@ class BenchCell:
 
     def _take(self, run: _Run, inv: Invocation, stdout: str, speed_stderr: str,
               times: guards.CpuTimes | None, acct: hostacct.HostAccounting | None,
-              ports: portshare.PortReadings, entry: dict[str, Any]) -> tuple[str, list[str]]:
+              ports: portshare.PortReadings, entry: InvocationEntry) -> tuple[str, list[str]]:
         """A finished invocation's figures, parsed and judged into ``run``; its entry in
         the record completed. (flagged note, warnings to say after the progress line)."""
         said: list[str] = []  # a TLS run's guards say why, after the progress line
@@ -676,7 +679,7 @@ def cross_findings(invocations: list[Invocation],
     return found
 
 
-def core_cycles(meta: dict[str, Any], nominal: float | None) -> float | None:
+def core_cycles(meta: RunRecord, nominal: float | None) -> float | None:
     """The clock cycles are counted in: the cores' own, measured around the run
     (coreclock.py), where it was; the nominal clock (a profile's ``clock_ghz``, the model
     name's GHz, ``cpu MHz``) stays in ``meta`` as ``nominal_clock`` for provenance, and is
@@ -685,8 +688,9 @@ def core_cycles(meta: dict[str, Any], nominal: float | None) -> float | None:
     if not isinstance(ghz, (int, float)) or ghz <= 0:
         return nominal
     meta["nominal_clock"] = {"hz": nominal, "source": meta.get("clock_source")}
-    meta["clock_hz"] = float(ghz) * 1e9
+    clock = float(ghz) * 1e9
+    meta["clock_hz"] = clock
     meta["clock_source"] = (f"measured: the cores' clock around the run, {ghz:.2f} GHz "
                             "(coreclock.py)")
-    return float(meta["clock_hz"])
+    return clock
 
