@@ -15,7 +15,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from openssl_matrix.core.clock import now as _now
 from openssl_matrix.core.files import atomic_write, write_json
@@ -62,7 +62,24 @@ def libraries_per_op(run: ProfileRun) -> dict[str, float]:
     return per_operation(_self_time(run.samples, by_library=True), run.operations)
 
 
-def _top(values: dict[str, float], n: int = TOP) -> list[dict[str, Any]]:
+class TopRow(TypedDict):
+    """A function or library and its self time per operation (``top_functions``)."""
+
+    name: str
+    ns_per_op: float
+
+
+class DiffRow(TypedDict):
+    """A function or library in a comparison of two profiles."""
+
+    name: str
+    a_ns_per_op: float
+    b_ns_per_op: float
+    diff_ns_per_op: float
+    diff_sd_ns_per_op: float
+
+
+def _top(values: dict[str, float], n: int = TOP) -> list[TopRow]:
     rows = sorted(values.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
     return [{"name": k, "ns_per_op": round(v, 4)} for k, v in rows]
 
@@ -138,7 +155,7 @@ def difference(a_name: str, a: ProfileRun, b_name: str, b: ProfileRun) -> Differ
     return Difference(a_name, b_name, gap, funcs, libs, share, sd)
 
 
-def _row(r: Row, d: Difference) -> dict[str, Any]:
+def _row(r: Row, d: Difference) -> DiffRow:
     return {"name": r.name, "a_ns_per_op": round(r.a_ns, 4), "b_ns_per_op": round(r.b_ns, 4),
             "diff_ns_per_op": round(r.diff_ns, 4), "diff_sd_ns_per_op": round(d.sd(r.name), 4)}
 
