@@ -213,7 +213,7 @@ class BenchCell:
     ctx: RunContext
     variant: Variant
     tag: str
-    record: dict[str, Any]
+    record: records.BuildRecord
     suite: Suite
     round: int = 1
     index: int = 1

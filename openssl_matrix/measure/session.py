@@ -24,7 +24,7 @@ import platform
 import time
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -233,6 +233,10 @@ def build_command(variant_ids: Sequence[str], tree_root: Path) -> str:
     return f"invoke matrix build --only {','.join(variant_ids)}{tree}"
 
 
+#: Each variant's image tag and its build record (``Bencher.image_for``).
+Images = dict[str, tuple[str, records.BuildRecord]]
+
+
 class Bencher:
     def __init__(self, matrix: Matrix, backend: Backend, tree: ResultsTree, *,
                  engine: dict[str, Any], git_commit: str | None,
@@ -257,7 +261,7 @@ class Bencher:
         #: each suite's interleaved comparisons (pairrun.py) of this command, for the summary
         self.interleaved: dict[str, list[dict[str, Any]]] = {}
 
-    def image_for(self, variant: Variant) -> tuple[str, dict[str, Any]]:
+    def image_for(self, variant: Variant) -> tuple[str, records.BuildRecord]:
         """The built image of a variant and its build record.
 
         The latest pointer names the newest build; when that image is not on this engine (a
@@ -268,12 +272,14 @@ class Bencher:
         if latest is not None:
             record = self.tree.build_record(variant.id, latest.digest)
             if record and self.backend.image_id(latest.tag):
-                return latest.tag, self._arrival(variant.id, record)
-        candidates = [r.to_json() for r in records.build_records(self.tree.root, variant.id)
-                      if r.tag]
-        for rec in sorted(candidates, key=lambda r: str(r.get("ended", "")), reverse=True):
-            if self.backend.image_id(str(rec["tag"])):
-                return str(rec["tag"]), self._arrival(variant.id, rec)
+                return latest.tag, self._arrival(variant.id,
+                                                 records.BuildRecord.from_json(record))
+        candidates = [r for r in records.build_records(self.tree.root, variant.id) if r.tag]
+        # newest first, by the key as written (a missing ``ended`` sorts as "")
+        for rec in sorted(candidates, key=lambda r: str(r.to_json().get("ended", "")),
+                          reverse=True):
+            if self.backend.image_id(rec.tag):
+                return rec.tag, self._arrival(variant.id, rec)
         where = self.engine.get("endpoint", "this engine")
         raise BuildError(f"{variant.id} is not built on {where}: the results tree "
                          f"{self.tree.root} has no build of it whose image is there",
@@ -282,12 +288,12 @@ class Bencher:
                          "reused, not rebuilt; with --cpu=PROFILE it builds on a profile's "
                          "Docker engine)")
 
-    def _arrival(self, variant_id: str, record: dict[str, Any]) -> dict[str, Any]:
+    def _arrival(self, variant_id: str, record: records.BuildRecord) -> records.BuildRecord:
         """The build record, with how the image reached this engine if it was shipped
         here (ship.py) rather than built here."""
-        shipped = arrival_on(self.tree.build_dir(variant_id, str(record["digest"])),
-                             self.engine)
-        return {**record, "shipped": shipped} if shipped else record
+        shipped = arrival_on(self.tree.build_dir(variant_id, record.digest), self.engine)
+        return replace(record, extra={**record.extra, "shipped": shipped}) if shipped \
+            else record
 
     def resolve_cpu(self, profile_name: str, image: str, *, force: bool,
                     ) -> tuple[str, CpuInfo, dict[str, str], list[str]]:
@@ -422,10 +428,10 @@ class Bencher:
         return outcomes
 
     def _images(self, variants: Sequence[Variant], suite: Suite,
-                ) -> tuple[dict[str, tuple[str, dict[str, Any]]], dict[str, BuildError]]:
+                ) -> tuple[Images, dict[str, BuildError]]:
         """Each variant's image and build record (for a library suite, its harness
         sibling's), and the error of each variant that has none."""
-        images: dict[str, tuple[str, dict[str, Any]]] = {}
+        images: Images = {}
         missing: dict[str, BuildError] = {}
         for v in variants:
             try:
@@ -456,12 +462,12 @@ class Bencher:
         return series
 
     def _harness_images(self, variants: Sequence[Variant],
-                        images: dict[str, tuple[str, dict[str, Any]]],
+                        images: Images,
                         missing: dict[str, BuildError],
-                        ) -> dict[str, tuple[str, dict[str, Any]]]:
+                        ) -> Images:
         """Each variant image's library-harness sibling (built here if missing, see
         harness.py); a variant whose harness cannot be built joins ``missing``."""
-        out: dict[str, tuple[str, dict[str, Any]]] = {}
+        out: Images = {}
         for v in variants:
             if v.id not in images:
                 continue
@@ -472,13 +478,13 @@ class Bencher:
             except BuildError as exc:
                 missing[v.id] = exc
                 continue
-            out[v.id] = (img.tag, {**record, "harness": {
+            out[v.id] = (img.tag, replace(record, extra={**record.extra, "harness": {
                 "tag": img.tag, "digest": img.digest, "variant_tag": img.variant_tag,
-                "built_now": img.built}})
+                "built_now": img.built}}))
         return out
 
     def _follow_up(self, journal: Journal, ctx: RunContext, ready: list[Variant],
-                   images: dict[str, tuple[str, dict[str, Any]]], suite: Suite, rounds: int,
+                   images: Images, suite: Suite, rounds: int,
                    series: SeriesHead | None, done: list[CellOutcome], *,
                    widen: bool) -> list[CellOutcome]:
         """Attempts beyond the planned rounds, one variant after the other each time."""

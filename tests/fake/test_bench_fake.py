@@ -143,6 +143,11 @@ def test_the_run_record_and_figures_name_only_their_types_keys(matrix: Path,
                                        for e in meta["invocations"])
     figures = json.loads((run_dir / "figures.json").read_text())
     assert figures and all(set(f) - {"schema"} <= _declared(BenchFigure) for f in figures)
+    # the image's build record reaches the run record as build.json has it
+    build = bencher.tree.build_record("1.1.1w-asm-x86_64", meta["build"]["digest"])
+    assert build is not None
+    assert meta["build"] == {k: build.get(k) for k in meta["build"]}
+    assert meta["image_id"] == build["image_id"] and meta["image_tag"] == build["tag"]
 
 
 def test_repetitions_are_interleaved_and_summarised(matrix: Path, tmp_path: Path) -> None:
