@@ -7,6 +7,10 @@ core clock and cycles, and ``results.records.write_figures`` checks it into
 ``figures.json``. :class:`BenchFigure` names every key a reader or the bench sets, so a
 misspelt key or a wrong kind of value fails ``mypy`` instead of reaching the tree; at run
 time it is the very dict that is filed, so ``figures.json`` is unchanged by the typing.
+
+Beside it: a finding as filed (:class:`FindingRecord`), the wait for a quiet host
+(:class:`SettleRecord`), a repeated bench's series (:class:`SeriesHead`) and its rows
+(:class:`SeriesRow`). The run record itself is ``runrecord``'s.
 """
 
 from __future__ import annotations
