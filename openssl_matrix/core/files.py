@@ -189,6 +189,32 @@ def atomic_write(path: Path, data: str | bytes, *, durable: bool = True,
         raise
 
 
+def write_new(path: Path, data: str, *, mode: int) -> None:
+    """Write ``data`` to ``path``, a new file in a folder this process made and no reader
+    trusts yet (an import's run folder before its meta.json): created (never replacing
+    anything, never through a link) and written in place, without atomic_write's temporary
+    file and rename. A kill in the middle leaves a short file in a folder that does not
+    count, which the tree's recovery marks ``interrupted``. ``mode``: the new file's
+    (:func:`new_file_mode`)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     mode)
+        with os.fdopen(fd, "wb") as fh:
+            for hook in _write_hook:  # (write_faults: a crash test's kill or full device)
+                hook(path)
+            fh.write(data.encode("utf-8"))
+    except OSError as exc:
+        if exc.filename is None:
+            exc.filename = str(path)  # a full disk names the file being written
+        raise
+
+
+def write_json_new(path: Path, obj: Any, *, mode: int) -> None:
+    """:func:`write_json`'s text, written by :func:`write_new`."""
+    write_new(path, dumps_indented(obj, sort_keys=True, default=str, allow_nan=False) + "\n",
+              mode=mode)
+
+
 def write_json(path: Path, obj: Any, *, durable: bool = True, mode: int | None = None) -> None:
     """``obj`` as indented, key-sorted JSON, written atomically (``mode``: as
     :func:`atomic_write`'s)."""

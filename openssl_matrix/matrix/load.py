@@ -24,7 +24,12 @@ from openssl_matrix.core.resources import USER_PATCHES, project_patches, user_fo
 from openssl_matrix.core.settings import check_matrix_settings
 from openssl_matrix.core.yamlload import MAX_BYTES as MAX_YAML_BYTES
 from openssl_matrix.core.yamlload import TOO_LARGE
-from openssl_matrix.matrix.check import CheckContext, choices_hint, kind_name, load_yaml_file
+from openssl_matrix.matrix.check import (
+    CheckContext,
+    choices_hint,
+    kind_name,
+    load_yaml_file,
+)
 from openssl_matrix.matrix.eras import (
     ENGINES,
     engine_options,
@@ -99,20 +104,6 @@ def load_matrix(path: str | Path, *, default_urls: Callable[[str], list[str]] | 
         raise ConfigError(f"{p}: is not UTF-8 text") from None
     data = load_yaml_file(ctx, text)
     return build_matrix(data, ctx, default_urls=default_urls)
-
-
-def matrix_settings(path: Path) -> Any:
-    """The ``settings:`` section of the matrix file at ``path`` (None when there is no
-    such file, or it cannot be read: the command that loads the matrix says why), for
-    :func:`openssl_matrix.core.settings.resolve_settings`."""
-    try:
-        if not path.is_file():
-            return None
-        data = load_yaml_file(CheckContext(path),
-                              read_bounded(path, cap=MAX_YAML_BYTES).decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ConfigError):
-        return None
-    return data.get("settings") if isinstance(data, Mapping) else None
 
 
 def matrix_from_document(doc: Mapping[str, Any], *, path: str | Path = "<python>",

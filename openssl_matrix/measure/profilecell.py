@@ -259,7 +259,10 @@ def _tls_work(out: str, cell: Cell) -> Work:
         window = (float(section.end["wall0"]), float(section.end["wall1"]))
     except (KeyError, ValueError) as exc:
         raise BenchError(f"{cell.label}: the handshake run printed no wall times") from exc
-    return int(rec["connections"]), float(rec["wall_s"]), tls.host_accounting(section), window
+    conns, wall = rec["connections"], rec["wall_s"]
+    if conns is None or wall is None:  # a rate has both: not reached
+        raise BenchError(f"{cell.label}: the handshake run has no count or wall time")
+    return int(conns), float(wall), tls.host_accounting(section), window
 
 
 def _library_work(out: str, cell: Cell) -> Work:
@@ -278,7 +281,10 @@ def _library_work(out: str, cell: Cell) -> Work:
         raise BenchError(f"{cell.label}: the harness's run was {rec['status']}: "
                          f"{rec['detail']}")
     threads = max(1, found[0].threads)
-    return (int(rec["operations"]), threads * float(rec["elapsed_s"]),
+    ops, elapsed = rec["operations"], rec["elapsed_s"]
+    if ops is None or elapsed is None:  # an ``ok`` record has both: not reached
+        raise BenchError(f"{cell.label}: the harness's run has no count or elapsed time")
+    return (int(ops), threads * float(elapsed),
             library.host_of(found[0]), timed_window(found[0].fields, cell.label))
 
 

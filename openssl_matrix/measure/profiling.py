@@ -30,6 +30,7 @@ from openssl_matrix.measure.perfrun import Cell, ProfileRun, ensure_profile_imag
 from openssl_matrix.measure.profilecell import run_cell
 from openssl_matrix.measure.profilestore import (
     Difference,
+    ProfileMeta,
     difference,
     file_difference,
     file_profile,
@@ -45,7 +46,7 @@ class Profiled:
     """One profile filed: the run, its meta.json record and its folder."""
 
     run: ProfileRun
-    meta: dict[str, Any]
+    meta: ProfileMeta
     folder: Path
 
 
@@ -122,7 +123,7 @@ def compare_profiled(root: Path, cell: Cell, a_name: str, a: Profiled, b_name: s
     return Compared(diff, table, folder)
 
 
-def summary(meta: dict[str, Any], folder: Path) -> str:
+def summary(meta: ProfileMeta, folder: Path) -> str:
     """A profile's lines as ``invoke matrix profile`` prints them."""
     lines = [f"{meta['variant']} {meta['cell']['name']}: {meta['status']}, "
              f"{meta['samples']} samples, {meta['operations']} ops in "

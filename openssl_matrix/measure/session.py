@@ -24,9 +24,9 @@ import platform
 import time
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 from openssl_matrix.core import log
 from openssl_matrix.core.clock import wall
@@ -44,6 +44,13 @@ from openssl_matrix.matrix.pts import max_runs as pts_max_runs
 from openssl_matrix.matrix.pts import percent_std_dev
 from openssl_matrix.matrix.pts import result_for as pts_result_for
 from openssl_matrix.measure import guards, hostacct, paired
+from openssl_matrix.measure.benchfigure import (
+    BenchFigure,
+    RateKey,
+    SeriesHead,
+    SeriesRow,
+    SettleRecord,
+)
 from openssl_matrix.measure.cell import (
     TREE_LABEL,
     BenchCell,
@@ -187,11 +194,11 @@ def _tally(outcomes: Sequence[CellOutcome],
             inv = str(f.get("invocation"))
             ok = f.get("status") not in guards.DISTURBED
             seen[inv] = seen.get(inv, True) and ok
-            unit = "bytes_per_s" if f.get("block_size") is not None else "ops_per_s"
-            if ok and isinstance(f.get(unit), (int, float)):
+            unit: RateKey = "bytes_per_s" if f.get("block_size") is not None else "ops_per_s"
+            if ok and isinstance(value := f.get(unit), (int, float)):
                 key = (f.get("algorithm"), f.get("block_size"), f.get("operation"))
                 values.setdefault((o.variant, inv), {}).setdefault(key, []).append(
-                    float(f[unit]))
+                    float(value))
         for inv, ok in seen.items():
             attempts[(o.variant, inv)] = attempts.get((o.variant, inv), 0) + 1
             clean[(o.variant, inv)] = clean.get((o.variant, inv), 0) + int(ok)
@@ -226,6 +233,10 @@ def build_command(variant_ids: Sequence[str], tree_root: Path) -> str:
     return f"invoke matrix build --only {','.join(variant_ids)}{tree}"
 
 
+#: Each variant's image tag and its build record (``Bencher.image_for``).
+Images = dict[str, tuple[str, records.BuildRecord]]
+
+
 class Bencher:
     def __init__(self, matrix: Matrix, backend: Backend, tree: ResultsTree, *,
                  engine: dict[str, Any], git_commit: str | None,
@@ -250,7 +261,7 @@ class Bencher:
         #: each suite's interleaved comparisons (pairrun.py) of this command, for the summary
         self.interleaved: dict[str, list[dict[str, Any]]] = {}
 
-    def image_for(self, variant: Variant) -> tuple[str, dict[str, Any]]:
+    def image_for(self, variant: Variant) -> tuple[str, records.BuildRecord]:
         """The built image of a variant and its build record.
 
         The latest pointer names the newest build; when that image is not on this engine (a
@@ -261,12 +272,14 @@ class Bencher:
         if latest is not None:
             record = self.tree.build_record(variant.id, latest.digest)
             if record and self.backend.image_id(latest.tag):
-                return latest.tag, self._arrival(variant.id, record)
-        candidates = [r.to_json() for r in records.build_records(self.tree.root, variant.id)
-                      if r.tag]
-        for rec in sorted(candidates, key=lambda r: str(r.get("ended", "")), reverse=True):
-            if self.backend.image_id(str(rec["tag"])):
-                return str(rec["tag"]), self._arrival(variant.id, rec)
+                return latest.tag, self._arrival(variant.id,
+                                                 records.BuildRecord.from_json(record))
+        candidates = [r for r in records.build_records(self.tree.root, variant.id) if r.tag]
+        # newest first, by the key as written (a missing ``ended`` sorts as "")
+        for rec in sorted(candidates, key=lambda r: str(r.to_json().get("ended", "")),
+                          reverse=True):
+            if self.backend.image_id(rec.tag):
+                return rec.tag, self._arrival(variant.id, rec)
         where = self.engine.get("endpoint", "this engine")
         raise BuildError(f"{variant.id} is not built on {where}: the results tree "
                          f"{self.tree.root} has no build of it whose image is there",
@@ -275,12 +288,12 @@ class Bencher:
                          "reused, not rebuilt; with --cpu=PROFILE it builds on a profile's "
                          "Docker engine)")
 
-    def _arrival(self, variant_id: str, record: dict[str, Any]) -> dict[str, Any]:
+    def _arrival(self, variant_id: str, record: records.BuildRecord) -> records.BuildRecord:
         """The build record, with how the image reached this engine if it was shipped
         here (ship.py) rather than built here."""
-        shipped = arrival_on(self.tree.build_dir(variant_id, str(record["digest"])),
-                             self.engine)
-        return {**record, "shipped": shipped} if shipped else record
+        shipped = arrival_on(self.tree.build_dir(variant_id, record.digest), self.engine)
+        return replace(record, extra={**record.extra, "shipped": shipped}) if shipped \
+            else record
 
     def resolve_cpu(self, profile_name: str, image: str, *, force: bool,
                     ) -> tuple[str, CpuInfo, dict[str, str], list[str]]:
@@ -415,10 +428,10 @@ class Bencher:
         return outcomes
 
     def _images(self, variants: Sequence[Variant], suite: Suite,
-                ) -> tuple[dict[str, tuple[str, dict[str, Any]]], dict[str, BuildError]]:
+                ) -> tuple[Images, dict[str, BuildError]]:
         """Each variant's image and build record (for a library suite, its harness
         sibling's), and the error of each variant that has none."""
-        images: dict[str, tuple[str, dict[str, Any]]] = {}
+        images: Images = {}
         missing: dict[str, BuildError] = {}
         for v in variants:
             try:
@@ -431,15 +444,17 @@ class Bencher:
 
     @staticmethod
     def _series(journal: Journal, rounds: int,
-                order: Sequence[tuple[int, Variant]]) -> dict[str, Any] | None:
+                order: Sequence[tuple[int, Variant]]) -> SeriesHead | None:
         """The repeated bench's series (None for one round), kept in the journal so that a
         resumed repeated bench goes on with the same series."""
         if rounds <= 1:
             return None
-        series = journal.data.get("series")
-        if not isinstance(series, dict):
-            series = {"id": wall().strftime("%Y%m%dT%H%M%S.%fZ"),
-                      "rounds": rounds, "order": [f"{r}:{v.id}" for r, v in order]}
+        kept = journal.data.get("series")
+        if isinstance(kept, dict):  # the journal's own, written below by an earlier run
+            series = cast(SeriesHead, kept)
+        else:
+            series = SeriesHead(id=wall().strftime("%Y%m%dT%H%M%S.%fZ"), rounds=rounds,
+                                order=[f"{r}:{v.id}" for r, v in order])
             journal.data["series"] = series
             journal.save()
         log.info(f"{rounds} rounds, interleaved: "
@@ -447,12 +462,12 @@ class Bencher:
         return series
 
     def _harness_images(self, variants: Sequence[Variant],
-                        images: dict[str, tuple[str, dict[str, Any]]],
+                        images: Images,
                         missing: dict[str, BuildError],
-                        ) -> dict[str, tuple[str, dict[str, Any]]]:
+                        ) -> Images:
         """Each variant image's library-harness sibling (built here if missing, see
         harness.py); a variant whose harness cannot be built joins ``missing``."""
-        out: dict[str, tuple[str, dict[str, Any]]] = {}
+        out: Images = {}
         for v in variants:
             if v.id not in images:
                 continue
@@ -463,14 +478,14 @@ class Bencher:
             except BuildError as exc:
                 missing[v.id] = exc
                 continue
-            out[v.id] = (img.tag, {**record, "harness": {
+            out[v.id] = (img.tag, replace(record, extra={**record.extra, "harness": {
                 "tag": img.tag, "digest": img.digest, "variant_tag": img.variant_tag,
-                "built_now": img.built}})
+                "built_now": img.built}}))
         return out
 
     def _follow_up(self, journal: Journal, ctx: RunContext, ready: list[Variant],
-                   images: dict[str, tuple[str, dict[str, Any]]], suite: Suite, rounds: int,
-                   series: dict[str, Any] | None, done: list[CellOutcome], *,
+                   images: Images, suite: Suite, rounds: int,
+                   series: SeriesHead | None, done: list[CellOutcome], *,
                    widen: bool) -> list[CellOutcome]:
         """Attempts beyond the planned rounds, one variant after the other each time."""
         out: list[CellOutcome] = []
@@ -500,7 +515,7 @@ class Bencher:
             if next_round > max(limit, paired_limit):
                 return out
 
-    def _settle(self) -> dict[str, Any] | None:
+    def _settle(self) -> SettleRecord | None:
         """Wait (up to ``settle`` seconds, with a countdown) until the host is quiet.
 
         Only for a local engine that identifies itself: its host is this machine, whose
@@ -515,10 +530,10 @@ class Bencher:
             log.info(f"    settling: {seen.reason()} — measuring when quiet, in at most "
                      f"{left:.0f}s")
             seen = hostacct.sample_quiet(min(2.0, max(0.5, left)))
-        return {"waited_s": round(time.monotonic() - t0, 1), "quiet": seen.quiet,
-                "last": seen.reason(), "limit_s": self.settle}
+        return SettleRecord(waited_s=round(time.monotonic() - t0, 1), quiet=seen.quiet,
+                            last=seen.reason(), limit_s=self.settle)
 
-    def _file_series(self, series: dict[str, Any], suite: Suite, cpu_name: str,
+    def _file_series(self, series: SeriesHead, suite: Suite, cpu_name: str,
                      outcomes: list[CellOutcome]) -> None:
         """Write each variant's median, interval and spread over the rounds beside its runs."""
         for variant in dict.fromkeys(o.variant for o in outcomes):
@@ -644,29 +659,30 @@ class Bencher:
 
 
 def summarize_series(outcomes: Sequence[CellOutcome], threshold: float,
-                     ) -> list[dict[str, Any]]:
+                     ) -> list[SeriesRow]:
     """Each figure over repeated runs: median and 95 % interval of its clean samples
     (``stats``), min, max and coefficient of variation; contended attempts are counted,
     never used. A figure with no clean sample keeps the status ``contended`` and the
     median of what was measured."""
-    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    groups: dict[tuple[Any, ...], list[BenchFigure]] = {}
     for o in outcomes:
         for f in o.figures:
             key = (f.get("invocation"), f.get("algorithm"), f.get("block_size"),
                    f.get("operation"))
             groups.setdefault(key, []).append(f)
-    rows: list[dict[str, Any]] = []
+    rows: list[SeriesRow] = []
     for (invocation, algorithm, block, operation), figs in groups.items():
-        unit = "bytes_per_s" if block is not None else "ops_per_s"
+        unit: RateKey | Literal["bytes"] = "bytes_per_s" if block is not None else "ops_per_s"
         if any(f.get("unit") == "bytes" for f in figs):  # a library memory figure
             unit = "bytes"
         clean = [f for f in figs if f.get("status") not in guards.DISTURBED]
         used = clean or figs
-        values = [f[unit] for f in used if isinstance(f.get(unit), (int, float))]
+        values = [v for f in used if isinstance(v := f.get(unit), (int, float))]
         s = spread(values, threshold)
         e = estimate(values)
-        cycles_key = "cycles_per_byte" if block is not None else "cycles_per_op"
-        cyc = [f[cycles_key] for f in used if isinstance(f.get(cycles_key), (int, float))]
+        cycles_key: Literal["cycles_per_byte", "cycles_per_op"] = \
+            "cycles_per_byte" if block is not None else "cycles_per_op"
+        cyc = [c for f in used if isinstance(c := f.get(cycles_key), (int, float))]
         cs = spread(cyc, threshold)
         statuses = sorted({str(f.get("status")) for f in clean}) if clean else \
             [guards.CONTENDED]

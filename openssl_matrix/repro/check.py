@@ -314,11 +314,12 @@ def _interleave_lines(spec: ReportSpec, planned: Mapping[str, PlannedMeasurement
     runs: set[tuple[str, str, bool, int]] = set()
     for cp in pairs.values():
         runs.update((cp.top, cp.bottom, cp.decrypt, b) for b in cp.blocks)
+        where = "per operation" if cp.blocks == (OP_BLOCK,) else \
+            f"at {', '.join(map(str, cp.blocks))} bytes"
         out.append(f"  interleave for {cp.claim}: {cp.top} / {cp.bottom}, {cp.algorithm}"
-                   f"{' -decrypt' if cp.decrypt else ''} at "
-                   f"{', '.join(map(str, cp.blocks))} bytes (both sides in one process, "
-                   f"alternating {WINDOW_MS}-ms windows, {PAIR_SECONDS} s each): judged "
-                   "from that ratio")
+                   f"{' -decrypt' if cp.decrypt else ''} {where} (both sides in one "
+                   f"process, alternating {WINDOW_MS}-ms windows, {PAIR_SECONDS} s each): "
+                   "judged from that ratio")
     for claim, reason in why.items():
         c = next(x for x in spec.claims if x.id == claim)
         if c.numerator in measured and c.denominator in measured:

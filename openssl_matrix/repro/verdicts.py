@@ -21,6 +21,7 @@ from openssl_matrix.repro.judge import (
     Ours,
     Reproduction,
     expectation_text,
+    ratio_text,
 )
 from openssl_matrix.repro.profileclaim import where_lines
 from openssl_matrix.repro.resolve import ResolvedVersion
@@ -33,7 +34,7 @@ from openssl_matrix.results.tree import new_numbered_dir
 
 
 def _x(value: float | None) -> str:
-    return "—" if value is None else f"{value:.2f}×"
+    return "—" if value is None else f"{ratio_text(value)}×"
 
 
 def cycles_per_byte(clock_ghz: float | None, bytes_per_s: float | None) -> float | None:
@@ -250,7 +251,7 @@ def _block_lines(rep: Reproduction, r: ClaimResult) -> list[str]:
         rng = f"{b.pairs} × {b.ours_range[0]:.2f}–{b.ours_range[1]:.2f}" \
             if b.ours_range and b.pairs > 1 else (f"{b.pairs}" if b.pairs else "")
         if b.basis == "interleaved" and b.ci is not None:
-            rng = f"interleaved {b.ci[0]:.2f}–{b.ci[1]:.2f}"
+            rng = f"interleaved {ratio_text(b.ci[0])}–{ratio_text(b.ci[1])}"
         expected = expectation_text(c, b.target)
         if b.by_model:
             expected = (f"model {b.model_here:.2f}× ±15 %" if b.model_here is not None

@@ -76,8 +76,8 @@ def new_numbered_dir(base: Path, *, after: int | None = None) -> Path:
     even when another process creates the same number first. ``after``: the number the
     caller made last there (it holds the tree's lock), so the folder is not listed again
     for each new run (an import of 20,000 runs)."""
-    base.mkdir(parents=True, exist_ok=True)
     if after is None:
+        base.mkdir(parents=True, exist_ok=True)  # (with ``after``, the caller made it)
         numbers = [int(p.name) for p in base.iterdir() if p.name.isdigit()]
         n = max(numbers, default=0) + 1
     else:

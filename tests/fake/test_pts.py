@@ -23,6 +23,7 @@ from openssl_matrix.results.export import render as export
 from ..fakes import one_release_bench
 from ..scripts import load_script
 from ..unit.test_suites import ROOT, matrix_with
+from ..values import num
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "speed"
 
@@ -204,7 +205,7 @@ def test_fake_bench_labels_the_pts_columns(tmp_path: Path, monkeypatch: pytest.M
     # the report's PTS table names each result and its unit
     text = build_report(tree, tmp_path / "report").text()
     assert "PTS-comparable (pts/openssl-3.6.0)" in text
-    gcm = float(labelled["AES-128-GCM"]["bytes_per_s"]) / 1e6
+    gcm = num(labelled["AES-128-GCM"]["bytes_per_s"]) / 1e6
     assert (f"AES-128-GCM (byte/s, 2 processes): ours {gcm:,.1f} (n=1) MB/s, mean "
             f"{gcm:,.1f}") in text
     assert "SHA256 (byte/s, 2 processes): ours no ok figure" in text  # all contended

@@ -20,6 +20,7 @@ from openssl_matrix.results.export import render as export
 
 from ..conftest import local_versions
 from ..fakes import FakeBackend, fake_bench
+from ..values import num
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "stime"
 BUSY = "0.9.8y--tls--rsa2048--cross-core--busy.stdout"  # both operations contended
@@ -89,7 +90,7 @@ def test_contended_handshakes_are_remeasured_and_summarised_with_their_interval(
 
     print_bench_summary(outs, 8192, planned=1)
     out = capsys.readouterr().out
-    full = [float(f["ops_per_s"]) for o in outs[1:] for f in o.figures
+    full = [num(f["ops_per_s"]) for o in outs[1:] for f in o.figures
             if f["operation"] == "handshake"]
     assert full[0] == full[1]  # the same output replayed twice: a zero-width interval
     line = next(x for x in out.splitlines() if "tls1.0-rsa2048 handshake cross-core" in x
