@@ -4,8 +4,11 @@ A signal that arrives while the package is still being imported (Ctrl-C, or a SI
 from a stopping job, in the first fraction of a second) ends the process as an
 interruption does later (exit 130, one line, no traceback): nothing was written yet.
 A signal before this file runs at all is the interpreter's: it ends the process with
-that signal (-2 or -15)."""
+that signal (-2 or -15). So would one after the command has ended, while the interpreter
+shuts down (its finalisation puts the default handlers back): the work is done and its
+status on its way out, so both signals are blocked from then on and the status stands."""
 
+import signal
 import sys
 
 from openssl_matrix.core.errors import INTERRUPTED
@@ -18,4 +21,7 @@ except KeyboardInterrupt:
     print("\ninterrupted before the command started: nothing was written", file=sys.stderr)
     sys.exit(INTERRUPTED)
 
-main()
+try:
+    main()
+finally:  # the command has ended: a late signal must not turn its status into -15
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
