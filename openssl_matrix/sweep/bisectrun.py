@@ -82,7 +82,12 @@ def cell_suite(m: Matrix, cell: Cell) -> Suite:
                           hint=f"name its block size: {cell.suite}:{cell.algorithm}:"
                           f"{suite.bytes}")
     engines = (None,) if None in suite.engines else suite.engines[:1]
-    return replace(suite, name=f"{suite.name}-bisect", algorithms=(cell.algorithm,),
+    # a suite of every block size is narrowed to the cell's (-bytes, 1.1.1 on: one size
+    # measured instead of six); its name says so, so its runs never mix with a
+    # bisection of another size of the same suite
+    name = f"{suite.name}-bisect" if suite.bytes is not None else \
+        f"{suite.name}-bisect-{cell.block}"
+    return replace(suite, name=name, bytes=cell.block, algorithms=(cell.algorithm,),
                    masks=tuple(masks), engines=engines, legacy=False,
                    directions=suite.directions[:1], multi=suite.multi[:1], repeat=1)
 
