@@ -206,11 +206,13 @@ def table(rows: list[Row]) -> list[str]:
         secs = "failed" if r.seconds is None else f"{r.seconds:.0f}"
         out.append(f"| {r.section} | {r.what} | {r.variant} | {secs} | {hits} | "
                    f"{r.others_busy_cores} | {r.busy_cores_during} |")
+    totals: dict[str, float] = {}
     for what in ("shared cache", "no cache"):
         four = [r.seconds for r in rows if r.section == "four" and r.what == what]
-        if four and all(s is not None for s in four):
-            out.append(f"| four | **total, {what}** | all four | "
-                       f"{sum(s for s in four if s is not None):.0f} | | | |")
+        if len(four) == len(FOUR) and all(s is not None for s in four):
+            totals[what] = sum(s for s in four if s is not None)
+            out.append(f"| four | **total, {what}** | all four | {totals[what]:.0f} | | | |")
+    out += four_totals(rows, totals)
     cold = [r for r in rows if r.section == "step" and r.what == "cold, no cache"]
     step = [r for r in rows if r.section == "step" and r.what.startswith("step")]
     if cold and step and cold[0].seconds and step[0].seconds:
@@ -219,6 +221,27 @@ def table(rows: list[Row]) -> list[str]:
         out.append(f"step / cold: {ratio:.2f} (goal ≤ {GOAL:.2f}: "
                    f"{'met' if ratio <= GOAL else 'NOT met'})")
     return out
+
+
+def four_totals(rows: list[Row], totals: dict[str, float]) -> list[str]:
+    """The line issue 33 asks for: the four default builds' total with the shared cache
+    and without it, and their ratio; or which of them did not build (no total then)."""
+    if not any(r.section == "four" for r in rows):
+        return []
+    parts = []
+    for what in ("shared cache", "no cache"):
+        mine = [r for r in rows if r.section == "four" and r.what == what]
+        failed = [r.variant for r in mine if r.seconds is None]
+        if what in totals:
+            parts.append(f"{what} {totals[what]:.0f} s")
+        elif failed:
+            parts.append(f"{what}: no total ({', '.join(failed)} did not build)")
+        else:
+            parts.append(f"{what}: not measured ({len(mine)} of {len(FOUR)} built)")
+    line = "four default builds' total: " + "; ".join(parts)
+    if len(totals) == 2 and totals["no cache"] > 0:
+        line += f" (shared / none: {totals['shared cache'] / totals['no cache']:.2f})"
+    return ["", line]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,10 +24,12 @@ from openssl_matrix.matrix.model import Matrix
 from openssl_matrix.matrix.releases import load_catalogue
 from openssl_matrix.results.tree import ResultsTree
 from openssl_matrix.sweep.bisect import (
+    INTERLEAVED,
     Bisection,
     Cell,
     exit_code,
     parse_cell,
+    ratio_text,
     releases_between,
     summary,
 )
@@ -156,8 +158,12 @@ def _git_run(cell: Cell, *, matrix: str, results: str, good: str, bad: str, buil
         print("bisect --run: stopping git's run (exit 128): the commit was not judged")
         return ABORT
     detail = step.reason if step.decision == "skipped" else ", ".join(
-        f"vs {end} {e.text() if e is not None else 'no pairs'}"
+        f"vs {end} {ratio_text(e) if e is not None else 'no pairs'}"
         for end, e in (("good " + step.good, step.vs_good), ("bad " + step.bad, step.vs_bad)))
-    print(f"{head} {ends['head'].subject!r}: {step.decision} ({step.rounds} rounds; {detail})"
-          f" → exit {exit_code(step.decision)}")
+    how = f"{step.pair_runs} interleaved run(s)" if step.basis == INTERLEAVED else \
+        f"{step.rounds} rounds"
+    print(f"{head} {ends['head'].subject!r}: {step.decision} (basis {step.basis}: {how}; "
+          f"{detail}) → exit {exit_code(step.decision)}")
+    if step.why_rounds:
+        print(f"  decided from rounds: {step.why_rounds}")
     return exit_code(step.decision)

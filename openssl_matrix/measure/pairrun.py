@@ -240,13 +240,31 @@ def to_measure(pairs: Sequence[PairPlan], done: Mapping[str, Mapping[str, Any]],
     return [p for p in pairs if p.name not in done or done[p.name].get("exit_code") != 0]
 
 
+def harness_refusal(variants: Sequence[Variant], suite: Suite) -> str | None:
+    """Why the pair harness cannot time ``suite`` on ``variants`` side by side, or None:
+    an EVP cipher or digest loop (a speed suite's EVP path) of 1.1.0 or later, x86_64,
+    every side on the first's base image (one process loads both builds). The rule a bench
+    session's interleaved comparisons and a bisection's steps follow."""
+    if suite.kind != "speed":
+        return f"suite {suite.name} is a {suite.kind} suite: the pair harness times EVP " \
+               "cipher and digest loops only"
+    if not suite.evp:
+        return f"suite {suite.name} runs the low-level (non-EVP) path: the pair harness " \
+               "times EVP cipher and digest loops only"
+    for v in variants:
+        why = refusal(v)
+        if why is None and v.base_image != variants[0].base_image:
+            why = (f"{v.id}: base image {v.base_image}, not {variants[0].base_image} as "
+                   f"{variants[0].id}'s (one process loads both builds)")
+        if why is not None:
+            return why
+    return None
+
+
 def interleaves_comparisons(variants: Sequence[Variant], suite: Suite) -> bool:
     """Whether the suite's interleaved run measures every comparison the paired tables
     make of ``variants`` (then the bench spends no rounds on them)."""
-    if not suite.interleave or suite.kind != "speed" or not suite.evp:
-        return False
-    return all(refusal(v) is None and v.base_image == variants[0].base_image
-               for v in variants)
+    return bool(suite.interleave) and harness_refusal(variants, suite) is None
 
 
 def interleave_session(ctx: Any, variants: Sequence[Variant], images: Mapping[str, Any],

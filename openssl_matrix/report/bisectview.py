@@ -4,7 +4,8 @@ For the newest bisection of each cell and pair of ends (``invoke matrix bisect``
 status, the ends' ratio, each move (the adjacent pair where the figure moved, both
 figures with their intervals and the ratio with its interval, or the range it could not
 narrow and why), and every step of the path — the release measured, its decision against
-both ends, its rounds and both paired ratios, or why it was skipped. The record and the
+both ends, what decided it (interleaved pairs and their runs, or rounds, and why rounds)
+and both ratios, or why it was skipped. The record and the
 printed summary are copied into the report folder (``bisections/``) so the page links to
 them from disk."""
 
@@ -88,7 +89,19 @@ def ratio_text(ratio: Mapping[str, Any] | None) -> str:
     text += f" [{low:.3f}–{high:.3f}]" if low is not None and high is not None \
         else " (no interval)"
     pairs = ratio.get("pairs")
+    if ratio.get("basis") == "interleaved":
+        return text + (f" ({pairs} interleaved blocks)" if isinstance(pairs, int) else
+                       " (interleaved)")
     return text + (f" ({pairs} pairs)" if isinstance(pairs, int) else "")
+
+
+def basis_text(s: Mapping[str, Any]) -> str:
+    """What decided a step: ``interleaved, 1 run`` or ``rounds, 5`` (older records
+    without a basis were decided from rounds)."""
+    if s.get("basis") == "interleaved":
+        runs = s.get("pair_runs")
+        return f"interleaved, {runs} run{'' if runs == 1 else 's'}"
+    return f"rounds, {s.get('rounds', '?')}"
 
 
 def figure_text(figure: Mapping[str, Any] | None) -> str:
@@ -115,7 +128,8 @@ def _step_line(s: Mapping[str, Any]) -> str:
     line = f"{s.get('release', '?')}: {s.get('decision', '?')}"
     if s.get("reason"):
         return f"{line} ({s.get('reason')})"
-    return (f"{line} after {s.get('rounds', '?')} rounds; vs good "
+    why = f" (rounds because {s.get('why_rounds')})" if s.get("why_rounds") else ""
+    return (f"{line} ({basis_text(s)}){why}; vs good "
             f"{ratio_text(s.get('vs_good'))}, vs bad {ratio_text(s.get('vs_bad'))}")
 
 
@@ -134,10 +148,11 @@ def text(found: Sequence[BisectionRow]) -> list[str]:
 
 
 def _step_row(s: Mapping[str, Any]) -> str:
-    reason = escape(str(s.get("reason") or ""))
+    reason = escape(str(s.get("reason") or (
+        f"from rounds: {s.get('why_rounds')}" if s.get("why_rounds") else "")))
     return (f"<tr><td>{escape(str(s.get('release', '?')))}</td>"
             f"<td>{escape(str(s.get('decision', '?')))}</td>"
-            f"<td>{escape(str(s.get('rounds', '')))}</td>"
+            f"<td>{escape(basis_text(s))}</td>"
             f"<td>{escape(ratio_text(s.get('vs_good')))}</td>"
             f"<td>{escape(ratio_text(s.get('vs_bad')))}</td><td>{reason}</td></tr>")
 
@@ -153,9 +168,10 @@ def _one(b: BisectionRow) -> str:
             f"<p><strong>{escape(b.status)}</strong>"
             f"{f' ({escape(where)})' if where else ''}; {escape(b.bad)} over "
             f"{escape(b.good)} {escape(ratio_text(b.ends))} — {links}</p><ul>{moves}</ul>"
-            "<table><thead><tr><th>step</th><th>decision</th><th>rounds</th>"
+            "<table><thead><tr><th>step</th><th>decision</th><th>decided from</th>"
             "<th>over the good end [95 %]</th><th>over the bad end [95 %]</th>"
-            f"<th>skipped because</th></tr></thead><tbody>{steps}</tbody></table>")
+            f"<th>skipped, or rounds, because</th></tr></thead><tbody>{steps}</tbody>"
+            "</table>")
 
 
 def html(found: Sequence[BisectionRow]) -> str:
@@ -163,8 +179,9 @@ def html(found: Sequence[BisectionRow]) -> str:
         return ""
     return ('<h2 id="bisections">Bisections</h2>'
             '<p class="muted">Which release moved a figure (<code>invoke matrix bisect</code>,'
-            " docs/bisect.md): each step measured with both ends in the same rounds and "
-            "decided from the paired ratios' 95 % intervals (like the good end, like the bad "
-            "end, undecided), so noise cannot flip a step; a move is named only when it is "
-            "narrowed to two adjacent releases. The newest bisection of each cell and pair "
-            f"of ends.</p>{''.join(_one(b) for b in found)}\n")
+            " docs/bisect.md): each step compared with both ends — interleaved (both builds' "
+            "EVP loops alternating in one process) where the pair harness can time the cell, "
+            "else in the same rounds — and decided from the ratios' 95 % intervals (like "
+            "the good end, like the bad end, undecided), so noise cannot flip a step; a move "
+            "is named only when it is narrowed to two adjacent releases. The newest "
+            f"bisection of each cell and pair of ends.</p>{''.join(_one(b) for b in found)}\n")

@@ -24,6 +24,18 @@ end is the *same* as the step when that interval reaches into the tolerance band
   measured, up to ``max_rounds``, and a step still undecided then is reported as such,
   with its range, rather than guessed.
 
+Interleaved pairs. Given a ``pair`` callback as well (``bisectpair.py``: the pair harness
+running both builds' EVP loops alternately in one process, as reproductions' claims are
+timed), a step is decided from interleaved comparisons instead of rounds: the step's
+release against the good end and against the bad end, each a ratio with its 95 %
+interval, classified by the same band; another run of both (pooled with the ones before)
+while the step is undecided, or to confirm ``like-neither``, or while a ratio is of
+disturbed blocks (``Paired.disturbed``), up to ``PAIR_RUNS`` runs. The
+ends are compared the same way. Where the harness cannot time the cell (before 1.1.0, not
+x86_64, two base images, a low-level or engine suite) or its run gave no ratio (a busy
+host preempted every block), the step falls back to rounds and says why
+(``Step.why_rounds``); every step says which ``basis`` decided it.
+
 A release that cannot be built or measured (``measure`` raises :class:`Unmeasurable`) is
 skipped with its reason, as ``git bisect skip`` does, and its nearest neighbour in the
 range is tried instead. Before any step, the ends themselves are compared: when BAD
@@ -37,7 +49,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from openssl_matrix.measure.robust import (
@@ -62,6 +74,13 @@ MAX_ROUNDS = 15
 #: A ratio whose interval reaches within this of 1 counts as "the same figure".
 TOLERANCE = 0.01
 
+#: Interleaved runs of a pair (each pooled with the ones before) before a step whose
+#: intervals still reach the band is reported undecided.
+PAIR_RUNS = 3
+#: What decided a step: paired rounds of speed runs, or interleaved pairs.
+ROUNDS_BASIS = "rounds"
+INTERLEAVED = "interleaved"
+
 #: Outcomes of a whole bisection.
 MOVED = "moved"  #: every move found, each to an adjacent pair of releases
 NO_MOVE = "no step larger than the interval"
@@ -72,6 +91,63 @@ Round = Mapping[str, float | None]
 #: ``measure(releases, rounds)``: that many rounds, each measuring every one of
 #: ``releases`` one after another, newest results last.
 Measure = Callable[[Sequence[str], int], Sequence[Round]]
+
+
+@dataclass(frozen=True)
+class Paired:
+    """One interleaved comparison, ``top`` over ``bottom``: both builds' loops alternating
+    in one process (measure/interleave.py), or why there is none (``why_not``: the
+    harness cannot time the cell, or its run kept no block)."""
+
+    estimate: RatioEstimate | None = None
+    why_not: str = ""
+    rate_top: float | None = None  #: the harness's bytes/s of each side (not speed's)
+    rate_bottom: float | None = None
+    disturbed: bool = False  #: too few undisturbed blocks: the ratio includes disturbed ones
+    record: str = ""  #: where the run is filed, relative to the results tree
+
+    def as_dict(self) -> dict[str, Any]:
+        e = self.estimate
+        return {"ratio": None if e is None else e.ratio,
+                "ci_low": None if e is None else e.ci_low,
+                "ci_high": None if e is None else e.ci_high,
+                "blocks": None if e is None else e.pairs, "why_not": self.why_not,
+                "rate_top": self.rate_top, "rate_bottom": self.rate_bottom,
+                "disturbed": self.disturbed, "record": self.record}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Paired:
+        def num(key: str) -> float | None:
+            v = d.get(key)
+            return float(v) if isinstance(v, (int, float)) else None
+
+        ratio = num("ratio")
+        est = None if ratio is None else RatioEstimate(
+            int(d.get("blocks") or 0), ratio, num("ci_low"), num("ci_high"),
+            method=INTERLEAVED)
+        return cls(est, str(d.get("why_not") or ""), num("rate_top"), num("rate_bottom"),
+                   bool(d.get("disturbed")), str(d.get("record") or ""))
+
+
+#: ``pair(top, bottom, run)``: the interleaved ratio ``top`` over ``bottom``, ``run`` (0, 1,
+#: …) the how-manieth run of that pair, pooled with the earlier ones.
+PairMeasure = Callable[[str, str, int], Paired]
+
+
+def inverse(e: RatioEstimate) -> RatioEstimate:
+    """``bottom / top`` from ``top / bottom``."""
+    return RatioEstimate(e.pairs, 1 / e.ratio, None if e.ci_high is None else 1 / e.ci_high,
+                         None if e.ci_low is None else 1 / e.ci_low, method=e.method,
+                         sizes=e.sizes)
+
+
+def ratio_text(e: RatioEstimate) -> str:
+    """A ratio as the summary prints it; an interleaved one counts blocks, not pairs."""
+    if e.method != INTERLEAVED:
+        return e.text()
+    rhw = e.relative_half_width
+    return (f"{e.ratio:.3f}×" + (f" ±{rhw:.1%}" if rhw is not None else " (no interval)")
+            + f" ({e.pairs} interleaved blocks)")
 
 
 class Unmeasurable(Exception):
@@ -145,12 +221,16 @@ class Step:
     vs_good: RatioEstimate | None = None  #: the step's samples over the good end's
     vs_bad: RatioEstimate | None = None  #: the step's samples over the bad end's
     reason: str = ""  #: why a release was skipped
+    basis: str = ROUNDS_BASIS  #: what decided it: ROUNDS_BASIS or INTERLEAVED
+    pair_runs: int = 0  #: interleaved runs of each pair (INTERLEAVED)
+    why_rounds: str = ""  #: why a step with a pair harness was decided from rounds
 
     def as_dict(self) -> dict[str, Any]:
         return {"release": self.release, "good": self.good, "bad": self.bad,
                 "decision": self.decision, "rounds": self.rounds,
                 "vs_good": _ratio_dict(self.vs_good), "vs_bad": _ratio_dict(self.vs_bad),
-                "reason": self.reason}
+                "reason": self.reason, "basis": self.basis, "pair_runs": self.pair_runs,
+                "why_rounds": self.why_rounds}
 
 
 @dataclass(frozen=True)
@@ -165,12 +245,17 @@ class Move:
     after_figure: RobustFigure | None = None
     ratio: RatioEstimate | None = None  #: after over before, paired by round
     why: str = ""  #: for a range not narrowed: "undecided at X" or the skipped releases
+    basis: str = ROUNDS_BASIS  #: where ``ratio`` comes from
+    #: the pair harness's bytes/s of each side, when the ratio is interleaved
+    before_rate: float | None = None
+    after_rate: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"before": self.before, "after": self.after, "found": self.found,
                 "before_figure": _figure_dict(self.before_figure),
                 "after_figure": _figure_dict(self.after_figure),
-                "ratio": _ratio_dict(self.ratio), "why": self.why}
+                "ratio": _ratio_dict(self.ratio), "why": self.why, "basis": self.basis,
+                "before_rate": self.before_rate, "after_rate": self.after_rate}
 
 
 @dataclass
@@ -183,6 +268,10 @@ class Bisection:
     moves: list[Move] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     rounds: list[dict[str, float | None]] = field(default_factory=list)
+    ends_basis: str = ROUNDS_BASIS  #: what ``ends`` comes from
+    ends_why_rounds: str = ""  #: why the ends were compared from rounds with a harness
+    #: every interleaved run: top, bottom, run, and its pooled estimate
+    pairs: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def good(self) -> str:
@@ -195,13 +284,18 @@ class Bisection:
     def as_dict(self) -> dict[str, Any]:
         return {"good": self.good, "bad": self.bad, "releases": self.releases,
                 "status": self.status, "ends": _ratio_dict(self.ends),
+                "ends_basis": self.ends_basis, "ends_why_rounds": self.ends_why_rounds,
                 "moves": [m.as_dict() for m in self.moves],
-                "steps": [s.as_dict() for s in self.steps], "rounds": self.rounds}
+                "steps": [s.as_dict() for s in self.steps], "rounds": self.rounds,
+                "pairs": self.pairs}
 
 
 def _ratio_dict(e: RatioEstimate | None) -> dict[str, Any] | None:
-    return None if e is None else {"pairs": e.pairs, "ratio": e.ratio, "ci_low": e.ci_low,
-                                   "ci_high": e.ci_high, "ci_method": "t95-log"}
+    if e is None:
+        return None
+    return {"pairs": e.pairs, "ratio": e.ratio, "ci_low": e.ci_low, "ci_high": e.ci_high,
+            "ci_method": "t95-batches" if e.method == INTERLEAVED else "t95-log",
+            "basis": INTERLEAVED if e.method == INTERLEAVED else ROUNDS_BASIS}
 
 
 def _figure_dict(f: RobustFigure | None) -> dict[str, Any] | None:
@@ -291,20 +385,71 @@ class _Run:
     """One bisection's state: the rounds measured so far, the path, the moves."""
 
     def __init__(self, releases: Sequence[str], measure: Measure, rounds: int,
-                 max_rounds: int, tolerance: float) -> None:
+                 max_rounds: int, tolerance: float, pair: PairMeasure | None = None,
+                 pair_runs: int = PAIR_RUNS) -> None:
         self.out = Bisection(list(releases))
         self.measure = measure
         self.batch = max(2, rounds)
         self.max_rounds = max(self.batch, max_rounds)
         self.tolerance = tolerance
+        self.pair = pair
+        self.pair_runs = max(1, pair_runs)
+        self.paired: dict[tuple[str, str], Paired] = {}  #: the latest (pooled) of each pair
 
     def more(self, releases: Sequence[str], n: int) -> None:
         got = self.measure(list(releases), n)
         self.out.rounds.extend(dict(r) for r in got)
 
+    def compare(self, top: str, bottom: str, run: int) -> Paired:
+        """``top`` over ``bottom`` interleaved (its ``run``-th run, pooled), recorded."""
+        assert self.pair is not None
+        got = self.pair(top, bottom, run)
+        if got.estimate is not None:
+            self.paired[(top, bottom)] = got
+        self.out.pairs.append({"top": top, "bottom": bottom, "run": run, **got.as_dict()})
+        return got
+
+    def interleaved(self, top: str, bottom: str) -> Paired | None:
+        """The interleaved ratio ``top / bottom`` measured so far (either way round)."""
+        if (top, bottom) in self.paired:
+            return self.paired[(top, bottom)]
+        got = self.paired.get((bottom, top))
+        if got is None or got.estimate is None:
+            return None
+        return Paired(inverse(got.estimate), rate_top=got.rate_bottom,
+                      rate_bottom=got.rate_top, disturbed=got.disturbed, record=got.record)
+
+    def within(self, e: RatioEstimate | None) -> bool:
+        """Whether the whole interval lies inside the band: more runs cannot make it
+        differ."""
+        return e is not None and e.ci_low is not None and e.ci_high is not None and \
+            e.ci_low >= 1 / (1 + self.tolerance) and e.ci_high <= 1 + self.tolerance
+
     def ends(self) -> bool:
+        """Whether GOOD and BAD differ: from interleaved runs where the harness gives a
+        ratio, else from rounds."""
+        if self.pair is not None:
+            good, bad = self.out.good, self.out.bad
+            for run in range(self.pair_runs):
+                got = self.compare(bad, good, run)
+                if got.estimate is None:
+                    self.out.ends_why_rounds = got.why_not
+                    break
+                self.out.ends, self.out.ends_basis = got.estimate, INTERLEAVED
+                if got.disturbed and run + 1 < self.pair_runs:
+                    continue  # a ratio of disturbed blocks: run again first
+                if not same(got.estimate, self.tolerance):
+                    return True
+                if self.within(got.estimate):
+                    return False
+            else:
+                return False
+        return self.ends_rounds()
+
+    def ends_rounds(self) -> bool:
         """Measure GOOD and BAD until they differ or ``max_rounds``; whether they do."""
         good, bad = self.out.good, self.out.bad
+        self.out.ends_basis = ROUNDS_BASIS
         done = 0
         while True:
             self.more([good, bad], self.batch)
@@ -314,6 +459,40 @@ class _Run:
                 return not same(self.out.ends, self.tolerance)
 
     def step(self, release: str, lo: str, hi: str) -> Step:
+        """``release`` judged against both ends: interleaved where the harness gives a
+        ratio for both, else from rounds, saying why (module docstring)."""
+        if self.pair is None:
+            return self.step_rounds(release, lo, hi)
+        got = self.step_pairs(release, lo, hi)
+        if isinstance(got, Step):
+            return got
+        return replace(self.step_rounds(release, lo, hi), why_rounds=got)
+
+    def step_pairs(self, release: str, lo: str, hi: str) -> Step | str:
+        """The step from interleaved runs against each end (another run of both while it
+        is undecided, or to confirm like-neither); why not, when a pair gave no ratio."""
+        for run in range(self.pair_runs):
+            try:
+                vs = [self.compare(release, end, run) for end in (lo, hi)]
+            except Unmeasurable as exc:
+                if exc.release != release:
+                    raise
+                return Step(release, lo, hi, SKIPPED, reason=exc.reason, basis=INTERLEAVED,
+                            pair_runs=run)
+            missing = [p.why_not or "no ratio" for p in vs if p.estimate is None]
+            if missing:
+                return "; ".join(missing)
+            decision = classify(vs[0].estimate, vs[1].estimate, self.tolerance)
+            # a ratio of disturbed blocks (too few undisturbed ones) is run again first
+            disturbed = any(p.disturbed for p in vs)
+            settled = run + 1 >= self.pair_runs or (not disturbed and (
+                decision in (LIKE_GOOD, LIKE_BAD) or (decision == LIKE_NEITHER and run >= 1)))
+            if settled:
+                return Step(release, lo, hi, decision, 0, vs[0].estimate, vs[1].estimate,
+                            basis=INTERLEAVED, pair_runs=run + 1)
+        raise AssertionError("unreachable: the last run settles the step")
+
+    def step_rounds(self, release: str, lo: str, hi: str) -> Step:
         """Measure ``release`` with both ends until it is decided (module docstring)."""
         done = 0
         while True:
@@ -334,9 +513,16 @@ class _Run:
             if settled:
                 return Step(release, lo, hi, decision, done, vs_good, vs_bad)
 
-    def found(self, lo: str, hi: str) -> Move:
-        return Move(lo, hi, True, figure(self.out.rounds, lo), figure(self.out.rounds, hi),
-                    pair_ratio(self.out.rounds, hi, lo))
+    def move(self, lo: str, hi: str, found: bool, why: str = "") -> Move:
+        """The move between ``lo`` and ``hi``: their figures from rounds (if any), the
+        ratio ``hi / lo`` interleaved where it was measured so, else paired by round."""
+        rounds = self.out.rounds
+        p = self.interleaved(hi, lo)
+        if p is not None and p.estimate is not None:
+            return Move(lo, hi, found, figure(rounds, lo), figure(rounds, hi), p.estimate,
+                        why, INTERLEAVED, p.rate_bottom, p.rate_top)
+        return Move(lo, hi, found, figure(rounds, lo), figure(rounds, hi),
+                    pair_ratio(rounds, hi, lo), why)
 
     def range(self, a: int, b: int) -> None:
         """Bisect ``releases[a..b]``, ``a`` like GOOD and ``b`` unlike it."""
@@ -345,14 +531,8 @@ class _Run:
         while True:
             inner = [i for i in range(a + 1, b) if i not in skipped]
             if not inner:
-                if skipped:
-                    why = "; ".join(f"{rel[i]} skipped: {r}" for i, r in sorted(skipped.items()))
-                    self.out.moves.append(Move(
-                        rel[a], rel[b], False, figure(self.out.rounds, rel[a]),
-                        figure(self.out.rounds, rel[b]), pair_ratio(self.out.rounds, rel[b],
-                                                                     rel[a]), why))
-                else:
-                    self.out.moves.append(self.found(rel[a], rel[b]))
+                why = "; ".join(f"{rel[i]} skipped: {r}" for i, r in sorted(skipped.items()))
+                self.out.moves.append(self.move(rel[a], rel[b], not skipped, why))
                 return
             middle = (a + b) / 2
             m = min(inner, key=lambda i: (abs(i - middle), i))
@@ -369,34 +549,37 @@ class _Run:
                 self.range(m, b)
                 return
             else:
-                self.out.moves.append(Move(
-                    rel[a], rel[b], False, figure(self.out.rounds, rel[a]),
-                    figure(self.out.rounds, rel[b]), pair_ratio(self.out.rounds, rel[b],
-                                                                 rel[a]),
-                    f"undecided at {rel[m]} after {s.rounds} rounds: its intervals against "
-                    "both ends reach within the tolerance"))
+                runs = f"{s.pair_runs} interleaved run(s)" if s.basis == INTERLEAVED else \
+                    f"{s.rounds} rounds"
+                self.out.moves.append(self.move(
+                    rel[a], rel[b], False, f"undecided at {rel[m]} after {runs}: its "
+                    "intervals against both ends reach within the tolerance"))
                 return
 
 
 def bisect(releases: Sequence[str], measure: Measure, *, rounds: int = ROUNDS,
-           max_rounds: int = MAX_ROUNDS, tolerance: float = TOLERANCE) -> Bisection:
+           max_rounds: int = MAX_ROUNDS, tolerance: float = TOLERANCE,
+           pair: PairMeasure | None = None, pair_runs: int = PAIR_RUNS) -> Bisection:
     """Bisect the figure ``measure`` gives over ``releases`` (GOOD first, BAD last, in
     the catalogue's order): the module's rules. ``rounds`` is the batch a step measures
     at a time (at least 2: an interval needs two pairs), ``max_rounds`` where an
-    undecided step stops."""
+    undecided step stops. With ``pair``, steps and ends are decided from interleaved
+    runs (at most ``pair_runs`` of each pair) wherever it gives a ratio."""
     if len(releases) < 2 or len(set(releases)) != len(releases):
         raise ValueError("a bisection needs at least two distinct releases, GOOD first "
                          "and BAD last")
-    run = _Run(releases, measure, rounds, max_rounds, tolerance)
+    run = _Run(releases, measure, rounds, max_rounds, tolerance, pair, pair_runs)
     if not run.ends():
         ends = run.out.ends
         if ends is None or ends.ci_low is None or ends.ci_high is None:
             # no interval at all is not "no step": nothing was compared
             usable = 0 if ends is None else ends.pairs
+            what = "interleaved block(s)" if run.out.ends_basis == INTERLEAVED else \
+                "usable pair(s) of samples in " f"{len(run.out.rounds)} round(s)"
             run.out.moves.append(Move(run.out.good, run.out.bad, False, why=(
-                f"no interval between the ends: {usable} usable pair(s) of samples in "
-                f"{len(run.out.rounds)} round(s) (samples the host disturbed, contended "
-                "or shared-core, are left out); measure again on a quieter host")))
+                f"no interval between the ends: {usable} {what} (samples the host "
+                "disturbed, contended or shared-core, are left out); measure again on a "
+                "quieter host")))
             run.out.status = INCOMPLETE
             return run.out
         run.out.status = NO_MOVE
@@ -407,12 +590,15 @@ def bisect(releases: Sequence[str], measure: Measure, *, rounds: int = ROUNDS,
 
 
 def judge(candidate: str, good: str, bad: str, measure: Measure, *, rounds: int = ROUNDS,
-          max_rounds: int = MAX_ROUNDS, tolerance: float = TOLERANCE) -> Step:
+          max_rounds: int = MAX_ROUNDS, tolerance: float = TOLERANCE,
+          pair: PairMeasure | None = None, pair_runs: int = PAIR_RUNS) -> Step:
     """One candidate judged against both ends, as a bisection's step is (what one
-    ``git bisect run`` call decides): rounds of GOOD, the candidate and BAD until it is
-    like one end, or like neither twice, or ``max_rounds``; skipped when the candidate
-    cannot be measured. :func:`exit_code` of its decision is what git reads."""
-    run = _Run([good, candidate, bad], measure, rounds, max_rounds, tolerance)
+    ``git bisect run`` call decides): interleaved runs against each end with ``pair``
+    (rounds where the harness gives no ratio), or rounds of GOOD, the candidate and BAD,
+    until it is like one end, or like neither twice, or the limit; skipped when the
+    candidate cannot be measured. :func:`exit_code` of its decision is what git reads."""
+    run = _Run([good, candidate, bad], measure, rounds, max_rounds, tolerance, pair,
+               pair_runs)
     return run.step(candidate, good, bad)
 
 
@@ -421,22 +607,32 @@ def summary(b: Bisection) -> list[str]:
     lines = [f"bisection {b.good} (good) → {b.bad} (bad) over {len(b.releases)} releases: "
              f"{b.status}"]
     if b.ends is not None:
-        lines.append(f"  {b.bad} / {b.good}: {b.ends.text()}")
+        lines.append(f"  {b.bad} / {b.good}: {ratio_text(b.ends)} ({b.ends_basis})")
+    if b.ends_why_rounds:
+        lines.append(f"  the ends from rounds: {b.ends_why_rounds}")
     for m in b.moves:
         head = f"  moved between {m.before} and {m.after}" if m.found else \
             f"  not narrowed: between {m.before} and {m.after} ({m.why})"
-        figs = [f"{name} {_fig_text(f)}" for name, f in
-                ((m.before, m.before_figure), (m.after, m.after_figure))]
         lines.append(head)
-        lines.append("    " + " · ".join(figs))
+        if m.before_figure is not None or m.after_figure is not None:
+            lines.append("    " + " · ".join(
+                f"{name} {_fig_text(f)}" for name, f in
+                ((m.before, m.before_figure), (m.after, m.after_figure))))
+        if m.before_rate is not None and m.after_rate is not None:
+            lines.append(f"    pair harness: {m.before} {m.before_rate / 1e6:,.1f} MB/s · "
+                         f"{m.after} {m.after_rate / 1e6:,.1f} MB/s")
         if m.ratio is not None:
-            lines.append(f"    {m.after} / {m.before}: {m.ratio.text()}")
+            lines.append(f"    {m.after} / {m.before}: {ratio_text(m.ratio)} ({m.basis})")
     for i, s in enumerate(b.steps, 1):
         detail = s.reason if s.decision == SKIPPED else ", ".join(
-            f"vs {end} {e.text() if e is not None else 'no pairs'}"
+            f"vs {end} {ratio_text(e) if e is not None else 'no pairs'}"
             for end, e in ((s.good, s.vs_good), (s.bad, s.vs_bad)))
+        how = f"{s.pair_runs} interleaved run(s)" if s.basis == INTERLEAVED else \
+            f"{s.rounds} rounds"
         lines.append(f"  step {i}: {s.release} in [{s.good}, {s.bad}]: {s.decision} "
-                     f"({s.rounds} rounds; {detail})")
+                     f"({how}; {detail})")
+        if s.why_rounds:
+            lines.append(f"    from rounds: {s.why_rounds}")
     return lines
 
 

@@ -9,7 +9,12 @@ recording ends: an interrupted bisection resumes where it stopped, a finished on
 reported again without building or measuring anything, and ``--fresh`` sets the
 recording aside and measures from the start. Should the walk ask for something else than
 was recorded (the rules changed), the recording is kept up to that point and the rest
-set aside, never replayed out of order."""
+set aside, never replayed out of order.
+
+Interleaved runs (``bisect.Paired``, one pair's run ``k``) are recorded in the same file,
+in the same order, as ``{"pair": [top, bottom], "run": k, "paired": {...}}``: a resumed
+bisection replays their ratios (and a pair the harness could not time, with its reason)
+instead of running the harness again."""
 
 from __future__ import annotations
 
@@ -19,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from openssl_matrix.results.bisections import Progress
-from openssl_matrix.sweep.bisect import Cell, Measure, Round, Unmeasurable
+from openssl_matrix.sweep.bisect import Cell, Measure, Paired, PairMeasure, Round, Unmeasurable
 
 
 def slug(text: str) -> str:
@@ -44,8 +49,10 @@ class Replaying:
     ``inner`` and records each new measurement (rounds, or the release it could not
     measure and why)."""
 
-    def __init__(self, inner: Measure, progress: Progress) -> None:
+    def __init__(self, inner: Measure, progress: Progress,
+                 pairs: PairMeasure | None = None) -> None:
         self.inner = inner
+        self.inner_pair = pairs
         self.progress = progress
         self.recorded = progress.entries()
         self.replayed = 0
@@ -69,6 +76,31 @@ class Replaying:
         self.progress.append({**call, "rounds": [dict(r) for r in rounds]})
         self.measured += 1
         return rounds
+
+    def pair(self, top: str, bottom: str, run: int) -> Paired:
+        """``bisect.PairMeasure``: replayed when recorded, else measured and recorded."""
+        assert self.inner_pair is not None
+        call = {"pair": [top, bottom], "run": run}
+        if self.replayed < len(self.recorded):
+            entry = self.recorded[self.replayed]
+            if {"pair": entry.get("pair"), "run": entry.get("run")} == call:
+                self.replayed += 1
+                failed = entry.get("unmeasurable")
+                if isinstance(failed, Mapping):
+                    raise Unmeasurable(str(failed.get("release")), str(failed.get("reason")))
+                got = entry.get("paired")
+                return Paired.from_dict(got if isinstance(got, Mapping) else {})
+            self._diverged()
+        try:
+            paired = self.inner_pair(top, bottom, run)
+        except Unmeasurable as exc:
+            self.progress.append({**call, "unmeasurable": {"release": exc.release,
+                                                           "reason": exc.reason}})
+            self.measured += 1
+            raise
+        self.progress.append({**call, "paired": paired.as_dict()})
+        self.measured += 1
+        return paired
 
     @staticmethod
     def _replay(entry: Mapping[str, Any]) -> Sequence[Round]:

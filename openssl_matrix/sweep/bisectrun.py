@@ -52,6 +52,7 @@ from openssl_matrix.sweep.bisect import (
     judge,
     summary,
 )
+from openssl_matrix.sweep.bisectpair import EnginePairs
 from openssl_matrix.sweep.bisectresume import Replaying, measure_key, range_name
 
 #: Where bisections are written in a results tree.
@@ -252,12 +253,15 @@ class GitMeasure(EngineMeasure):
             raise Unmeasurable(release, exc.message) from None
 
 
-def run_step(measure: EngineMeasure, candidate: str, good: str, bad: str) -> Step:
+def run_step(measure: EngineMeasure, candidate: str, good: str, bad: str, *,
+             interleaved: bool = True) -> Step:
     """One ``git bisect run`` call: the candidate judged against both ends
-    (``bisect.judge``); an end that cannot be measured is a FatalError (the run must
-    stop: nothing can be compared with it)."""
+    (``bisect.judge``: interleaved pairs where the harness can time the cell, else
+    rounds); an end that cannot be measured is a FatalError (the run must stop: nothing
+    can be compared with it)."""
     try:
-        return judge(candidate, good, bad, measure)
+        return judge(candidate, good, bad, measure,
+                     pair=EnginePairs(measure) if interleaved else None)
     except Unmeasurable as exc:
         raise FatalError(f"cannot measure {exc.release}, a reference of the step: "
                          f"{exc.reason}", hint="GOOD and BAD must build and run the cell"
@@ -270,12 +274,13 @@ def run_bisection(m: Matrix, backend: Backend, tree: ResultsTree, cell: Cell,
                   git_commit: str | None = None, wait: bool = False, rounds: int = ROUNDS,
                   max_rounds: int = MAX_ROUNDS, compiler_cache: bool = True,
                   measure: EngineMeasure | None = None, fresh: bool = False,
-                  ) -> tuple[Bisection, Path]:
+                  interleaved: bool = True) -> tuple[Bisection, Path]:
     """Bisect ``cell`` over ``releases`` (GOOD first) on ``backend``; write the result.
     ``measure``: how releases are built and measured (default: the matrix's releases;
     :class:`GitMeasure` for commits). What an earlier bisection of the same range,
     measured the same way, measured is replayed instead of measured again, unless
-    ``fresh`` (sweep/bisectresume.py)."""
+    ``fresh`` (sweep/bisectresume.py). Steps are decided from interleaved pairs where
+    the pair harness can time the cell (sweep/bisectpair.py), unless not ``interleaved``."""
     engine_measure = measure if measure is not None else EngineMeasure(
         m, backend, tree, cell, build=build, cpu_profile=cpu_profile, engine=engine or {},
         git_commit=git_commit, wait=wait, compiler_cache=compiler_cache)  # checks the cell
@@ -283,12 +288,14 @@ def run_bisection(m: Matrix, backend: Backend, tree: ResultsTree, cell: Cell,
                                        measure_key(build, cpu_profile, engine or {}))
     if fresh and (aside := progress.set_aside()) is not None:
         log.info(f"--fresh: the earlier measurements are set aside as {aside}")
-    replaying = Replaying(engine_measure, progress)
+    replaying = Replaying(engine_measure, progress,
+                          EnginePairs(engine_measure) if interleaved else None)
     if replaying.recorded:
         log.info(f"resuming: {len(replaying.recorded)} measurement(s) of an earlier "
                  f"bisection of this range are replayed ({progress.path})")
     try:
-        result = bisect(releases, replaying, rounds=rounds, max_rounds=max_rounds)
+        result = bisect(releases, replaying, rounds=rounds, max_rounds=max_rounds,
+                        pair=replaying.pair if interleaved else None)
     except Unmeasurable as exc:  # an end: nothing can be compared with it
         raise FatalError(f"cannot measure {exc.release}, an end of the bisection: "
                          f"{exc.reason}", hint="GOOD and BAD must build and run the cell; "

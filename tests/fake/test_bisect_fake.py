@@ -20,11 +20,12 @@ import pytest
 
 from openssl_matrix.cli.commands import handlers
 from openssl_matrix.core.errors import BuildError, ConfigError, UsageError
+from openssl_matrix.images.pairimage import BINARY
 from openssl_matrix.results import records
-from openssl_matrix.sweep.bisect import LIKE_BAD, LIKE_GOOD, SKIPPED
+from openssl_matrix.sweep.bisect import INTERLEAVED, LIKE_BAD, LIKE_GOOD, ROUNDS_BASIS, SKIPPED
 
 from ..conftest import make_tarball
-from ..fakes import FakeBackend, Responder, engine_of
+from ..fakes import FakeBackend, Responder, engine_of, fake_pairbench
 from .test_reproduce_fake import fake_speed, is_speed
 
 RELEASES = ("3.0.10", "3.0.11", "3.0.12", "3.0.13", "3.0.14")
@@ -32,13 +33,20 @@ SLOWER_FROM = "3.0.13"
 _TAG = re.compile(r"openssl-matrix/(?P<v>[0-9.]+[a-z]*)-")
 
 
-def scaled_speed(base: Callable[[str], float]) -> Responder:
+def scaled_speed(base: Callable[[str], float], *, pairs: bool = True) -> Responder:
     """fake_speed's output with every figure scaled by ``base(image)``, with a ±1 %
-    wobble by call so that intervals have a width."""
+    wobble by call so that intervals have a width; the pair harness's (tests/fakes.py,
+    fake_pairbench) with each side's rate scaled by ``base`` of its variant's image, or,
+    without ``pairs``, a harness that fails (a bisection then decides from rounds)."""
     calls = [0]
 
     def respond(image: str, command: Sequence[str], env: Mapping[str, str],
                 ) -> tuple[int, str, str]:
+        if command and command[0] == BINARY:
+            if not pairs:
+                return 1, "", "pairbench: refused by the test"
+            return 0, fake_pairbench(command, lambda v, cap, alg, dec: 1e9 * base(
+                f"openssl-matrix/{v}-")), ""
         code, out, err = fake_speed(image, command, env)
         calls[0] += 1
         scale = base(image) * (1 + 0.01 * (calls[0] % 3 - 1))
@@ -53,15 +61,16 @@ def scaled_speed(base: Callable[[str], float]) -> Responder:
     return respond
 
 
-def release_speed() -> Responder:
-    """fake_speed's output with every figure scaled by its image's release."""
+def release_speed(*, pairs: bool = True) -> Responder:
+    """fake_speed's output with every figure scaled by its image's release (and the pair
+    harness's, or a harness that fails without ``pairs``)."""
 
     def base(image: str) -> float:
         m = _TAG.search(image)
         assert m is not None, image
         return 0.70 if RELEASES.index(m["v"]) >= RELEASES.index(SLOWER_FROM) else 1.0
 
-    return scaled_speed(base)
+    return scaled_speed(base, pairs=pairs)
 
 
 class BrokenBuild(FakeBackend):
@@ -115,21 +124,64 @@ def _bisect(matrix: Path, backend: FakeBackend, results: Path, figure: str,
     return doc
 
 
-def test_bisect_finds_the_release_and_files_every_run(
+def _measuring(command: Sequence[str]) -> bool:
+    """A speed run or a pair harness run: what a bisection measures with."""
+    return is_speed(command) or (bool(command) and command[0] == BINARY)
+
+
+def test_bisect_decides_from_interleaved_pairs_and_files_every_run(
         matrix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     backend = FakeBackend(release_speed())
     results = tmp_path / "results"
     doc = _bisect(matrix, backend, results, "fast:aes-128-cbc:8192", capsys)
     assert doc["status"] == "moved"
+    assert (doc["ends_basis"], doc["ends_why_rounds"]) == (INTERLEAVED, "")
     (move,) = doc["moves"]
     assert (move["before"], move["after"], move["found"]) == ("3.0.12", "3.0.13", True)
+    assert move["basis"] == INTERLEAVED and move["ratio"]["basis"] == INTERLEAVED
+    assert move["ratio"]["ratio"] == pytest.approx(0.70, rel=0.01)
+    assert move["before_rate"] > move["after_rate"] > 0
+    steps = doc["steps"]
+    assert [s["release"] for s in steps] == ["3.0.12", "3.0.13"]
+    assert [s["decision"] for s in steps] == [LIKE_GOOD, LIKE_BAD]
+    assert all(s["basis"] == INTERLEAVED and s["pair_runs"] == 1 and s["rounds"] == 0
+               and s["why_rounds"] == "" for s in steps)
+    # each step: its release over each end of its range (side B over side A)
+    pairs = [(p["top"], p["bottom"]) for p in doc["pairs"]]
+    assert pairs == [("3.0.14", "3.0.10"), ("3.0.12", "3.0.10"), ("3.0.12", "3.0.14"),
+                     ("3.0.13", "3.0.12"), ("3.0.13", "3.0.14")]
+    # no speed run was needed; every harness run is filed with its raw output
+    assert not [r for r in backend.runs if is_speed(r[1])]
+    harness = [r for r in backend.runs if r[1][0] == BINARY]
+    assert harness and all("aes-128-cbc" in r[1] and "sha256" not in r[1] for r in harness)
+    for p in doc["pairs"]:
+        record = results / p["record"]
+        assert record.is_file() and (record.parent / "raw.txt").is_file()
+        assert json.loads(record.read_text())["kind"] == "bisect"
+    # only the releases a step needed were built: 3.0.11 never was
+    built = sorted({m["v"] for t in backend.builds if (m := _TAG.search(t))})
+    assert built == ["3.0.10", "3.0.12", "3.0.13", "3.0.14"]
+    summary = (Path(str(doc["out"])) / "summary.txt").read_text()
+    assert "moved between 3.0.12 and 3.0.13" in summary and "interleaved run(s)" in summary
+
+
+def test_bisect_falls_back_to_rounds_when_the_harness_fails_and_files_every_run(
+        matrix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    backend = FakeBackend(release_speed(pairs=False))
+    results = tmp_path / "results"
+    doc = _bisect(matrix, backend, results, "fast:aes-128-cbc:8192", capsys)
+    assert doc["status"] == "moved"
+    assert doc["ends_basis"] == ROUNDS_BASIS and "refused by the test" in \
+        doc["ends_why_rounds"]
+    (move,) = doc["moves"]
+    assert (move["before"], move["after"], move["found"]) == ("3.0.12", "3.0.13", True)
+    assert move["basis"] == ROUNDS_BASIS
     assert move["ratio"]["ci_low"] < 0.70 < move["ratio"]["ci_high"]
     steps = doc["steps"]
     assert [s["release"] for s in steps] == ["3.0.12", "3.0.13"]
     assert [s["decision"] for s in steps] == [LIKE_GOOD, LIKE_BAD]
-    # only the releases a step needed were built: 3.0.11 never was
-    built = sorted({m["v"] for t in backend.builds if (m := _TAG.search(t))})
-    assert built == ["3.0.10", "3.0.12", "3.0.13", "3.0.14"]
+    assert all(s["basis"] == ROUNDS_BASIS and s["rounds"] > 0
+               and "refused by the test" in s["why_rounds"] for s in steps)
     # the narrowed suite: one algorithm, the native mask, -bytes 8192; no sha256, no mask
     speed = [r for r in backend.runs if is_speed(r[1])]
     assert speed and all("aes-128-cbc" in r[1] and "sha256" not in r[1] and not r[2]
@@ -143,13 +195,20 @@ def test_bisect_finds_the_release_and_files_every_run(
     out = Path(str(doc["out"]))
     assert out == results / "_bisect" / "fast-aes-128-cbc-8192--3.0.10--3.0.14" / "0001"
     assert json.loads((out / "bisection.json").read_text())["moves"][0]["after"] == "3.0.13"
-    assert "moved between 3.0.12 and 3.0.13" in (out / "summary.txt").read_text()
+    summary = (out / "summary.txt").read_text()
+    assert "moved between 3.0.12 and 3.0.13" in summary and "from rounds:" in summary
 
 
 def test_a_masked_cell_is_measured_under_its_mask(
         matrix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     backend = FakeBackend(release_speed())
     doc = _bisect(matrix, backend, tmp_path / "results", "fast:aes-128-cbc:8192:no-aesni",
+                  capsys)
+    assert doc["status"] == "moved"
+    harness = [r[1] for r in backend.runs if r[1][0] == BINARY]
+    assert harness and all("--a-cap" in c and "--b-cap" in c for c in harness)
+    backend = FakeBackend(release_speed(pairs=False))
+    doc = _bisect(matrix, backend, tmp_path / "rounds", "fast:aes-128-cbc:8192:no-aesni",
                   capsys)
     assert doc["status"] == "moved"
     speed = [r for r in backend.runs if is_speed(r[1])]
@@ -218,8 +277,9 @@ def test_the_report_page_shows_the_bisection_path_and_links_its_record(
     assert '<h2 id="bisections">Bisections</h2>' in page
     assert '<a href="#bisections">' in page
     assert "moved between 3.0.12 and 3.0.13" in page
-    for release in ("3.0.12", "3.0.13"):  # each step of the path, with its decision
-        assert re.search(rf"<tr><td>{re.escape(release)}</td><td>like-(good|bad)</td>", page)
+    for release in ("3.0.12", "3.0.13"):  # each step of the path, its decision and basis
+        assert re.search(rf"<tr><td>{re.escape(release)}</td><td>like-(good|bad)</td>"
+                         r"<td>interleaved, 1 run</td>", page)
     doc = json.loads((out / "data" / "report.json").read_text())
     (shown,) = doc["bisections"]
     assert (shown["good"], shown["bad"], shown["status"]) == ("3.0.10", "3.0.14", "moved")
@@ -228,7 +288,8 @@ def test_the_report_page_shows_the_bisection_path_and_links_its_record(
 
 
 class Interrupting:
-    """``release_speed`` that is interrupted (Ctrl-C) at its ``at``-th speed run, once."""
+    """``release_speed`` that is interrupted (Ctrl-C) at its ``at``-th measuring run
+    (speed or pair harness), once."""
 
     def __init__(self, at: int) -> None:
         self.inner = release_speed()
@@ -237,7 +298,7 @@ class Interrupting:
 
     def __call__(self, image: str, command: Sequence[str], env: Mapping[str, str],
                  ) -> tuple[int, str, str]:
-        if is_speed(command):
+        if _measuring(command):
             self.speed_runs += 1
             if self.speed_runs == self.at:
                 raise KeyboardInterrupt
@@ -245,7 +306,7 @@ class Interrupting:
 
 
 def _speed_runs(backend: FakeBackend) -> int:
-    return sum(1 for r in backend.runs if is_speed(r[1]))
+    return sum(1 for r in backend.runs if _measuring(r[1]))
 
 
 def test_an_interrupted_bisection_resumes_and_a_finished_one_is_replayed(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,15 +30,21 @@ _TAG = re.compile(r"openssl-matrix/3\.0\.20-g(?P<c>[0-9a-f]{12})-")
 FIGURE = "fast:aes-128-cbc:8192"
 
 
-def commit_speed(slow: set[str]) -> Responder:
-    """fake_speed's output, every figure at 0.70 for the commits in ``slow``."""
+def commit_speed_base(slow: set[str]) -> Callable[[str], float]:
+    """An image's figure scale: 0.70 for the commits in ``slow``, else 1.00."""
 
     def base(image: str) -> float:
         m = _TAG.search(image)
         assert m is not None, image
         return 0.70 if m["c"] in slow else 1.0
 
-    return scaled_speed(base)
+    return base
+
+
+def commit_speed(slow: set[str]) -> Responder:
+    """fake_speed's output (and the pair harness's), every figure at 0.70 for the
+    commits in ``slow``."""
+    return scaled_speed(commit_speed_base(slow))
 
 
 class BrokenCommit(FakeBackend):
@@ -114,9 +121,15 @@ def test_git_bisect_run_exit_codes(setup: tuple[Path, Path, list[str]], tmp_path
     flags = {"good": shas[0], "bad": shas[-1], "run": True}
     git(tree, "checkout", "-q", shas[1])
     assert run(backend, matrix, tree, results, **flags) == 0
+    assert "like-good (basis interleaved: 1 interleaved run(s)" in capsys.readouterr().out
     git(tree, "checkout", "-q", shas[3])
     assert run(backend, matrix, tree, results, **flags) == 1
-    assert "like-bad" in capsys.readouterr().out
+    assert "like-bad (basis interleaved" in capsys.readouterr().out
+    # where the harness gives no ratio, the call decides from rounds and says why
+    rounds = FakeBackend(scaled_speed(commit_speed_base(set(shas[2:])), pairs=False))
+    assert run(rounds, matrix, tree, results, **flags) == 1
+    out = capsys.readouterr().out
+    assert "like-bad (basis rounds" in out and "decided from rounds: the pair harness" in out
     broken = BrokenCommit(shas[2], commit_speed(set(shas[2:])))
     git(tree, "checkout", "-q", shas[2])
     assert run(broken, matrix, tree, results, **flags) == 125  # git bisect skip
