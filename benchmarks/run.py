@@ -1274,7 +1274,7 @@ def section_lab(ctx: Context) -> None:
             for tag in (str(main_out.tag), v.base_image):  # only on our own engine
                 target.remove_image(tag)
             [out] = Builder(ctx.matrix, target, tree, workdir=ctx.out / "work",
-                            images=Shipper(target, info, "ship", peers, tree.root)).build([v])
+                            images=Shipper(target, info, "ship", peers, tree.ships)).build([v])
             if out.status != "shipped":
                 raise BenchmarkError(f"lab: shipping failed: {out.error}")
             ships.append(dict(out.record["shipped"]))
@@ -1286,7 +1286,7 @@ def section_lab(ctx: Context) -> None:
                                         default_urls=default_urls)
             cv = cold.select("*frandom-seed-*")[0]
             [built] = Builder(cold, target, tree, workdir=ctx.out / "work",
-                              images=Shipper(target, info, "auto", peers, tree.root)
+                              images=Shipper(target, info, "auto", peers, tree.ships)
                               ).build([cv])
             if built.status != "built":
                 raise BenchmarkError(f"lab: the build on the extra engine failed: {built.error}")

@@ -27,6 +27,7 @@ import fnmatch
 import os
 import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from openssl_matrix.sweep import sweep, table
@@ -98,7 +99,10 @@ SWITCHES = (
 )
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *,
+         plan_sweep: Callable[..., sweep.Plan] = sweep.plan_sweep) -> int:
+    """The sweep's command line; ``plan_sweep``: what plans it from the flags (a test of
+    the flags passes its own, which plans nothing)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tarballs", type=Path,
                         help="folder of openssl-<version>.tar.gz files")
@@ -147,12 +151,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sweep: bad arguments: {', '.join(bad) or f'{args.tarballs} is not a folder'}",
               file=sys.stderr)
         return 10
-    plan = sweep.plan_sweep(args.tarballs, args.results / "_sweep", arches=arches, asms=asms,
-                            only=[p for p in args.only.split(",") if p],
-                            declared=declared_versions(args.matrix),
-                            third_party=args.third_party,
-                            cache_dir=Path(os.environ["OPENSSL_MATRIX_CACHE"])
-                            if os.environ.get("OPENSSL_MATRIX_CACHE") else None)
+    plan = plan_sweep(args.tarballs, args.results / "_sweep", arches=arches, asms=asms,
+                      only=[p for p in args.only.split(",") if p],
+                      declared=declared_versions(args.matrix),
+                      third_party=args.third_party,
+                      cache_dir=Path(os.environ["OPENSSL_MATRIX_CACHE"])
+                      if os.environ.get("OPENSSL_MATRIX_CACHE") else None)
     print(f"sweep: {len(plan.variants)} variant(s) to build from {args.tarballs} "
           f"(matrix {plan.matrix_path})", flush=True)
     if args.not_tried:

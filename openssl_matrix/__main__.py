@@ -8,6 +8,7 @@ that signal (-2 or -15)."""
 
 import sys
 
+from openssl_matrix.core.errors import INTERRUPTED
 from openssl_matrix.core.interrupt import install
 
 install()
@@ -15,6 +16,6 @@ try:
     from openssl_matrix.cli.main import main
 except KeyboardInterrupt:
     print("\ninterrupted before the command started: nothing was written", file=sys.stderr)
-    sys.exit(130)
+    sys.exit(INTERRUPTED)
 
 main()

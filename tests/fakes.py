@@ -25,6 +25,7 @@ from openssl_matrix.engine.backend import (
     RunResult,
     endpoint_is_local,
 )
+from openssl_matrix.measure.interleave import LIBRARY_OPERATIONS
 
 if TYPE_CHECKING:
     from openssl_matrix.matrix.model import Matrix
@@ -263,7 +264,9 @@ def fake_pairbench(command: Sequence[str],
     tests): each side's operations a 5-ms window from ``bytes_per_s(variant id, the
     side's OPENSSL_ia32cap or None, algorithm, decrypt)``, with a little spread so that
     the estimate has an interval; ``cpu_share``: the share of each window's wall time the
-    thread had the CPU (below 0.9: preempted, a busy host)."""
+    thread had the CPU (below 0.9: preempted, a busy host). A library operation
+    (interleave.LIBRARY_OPERATIONS) runs at ``bytes_per_s`` operations a second, with
+    block size 0 and direction ``operation``, as the harness prints it."""
     args = list(command)
 
     def arg(flag: str) -> str | None:
@@ -276,14 +279,16 @@ def fake_pairbench(command: Sequence[str],
     algorithms = [a for a in args[args.index("--seconds") + 2:] if not a.startswith("--")]
     lines = [f"+PAIR:side:{i}:version=OpenSSL (fake):ia32cap={caps[i] or ''}" for i in (0, 1)]
     for alg in algorithms:
-        direction = "digest" if alg.startswith(("sha", "md")) else \
-            "decrypt" if decrypt else "encrypt"
-        lines.append(f"+PAIR:begin:alg={alg}:bytes={size}:window_ms=5:seconds=2:"
-                     f"direction={direction}")
+        operation = alg in LIBRARY_OPERATIONS
+        direction = "operation" if operation else "digest" \
+            if alg.startswith(("sha", "md")) else "decrypt" if decrypt else "encrypt"
+        lines.append(f"+PAIR:begin:alg={alg}:bytes={0 if operation else size}:window_ms=5:"
+                     f"seconds=2:direction={direction}")
         w = 0
         for block in range(blocks):
             for side in (0, 1, 1, 0):
-                ops = bytes_per_s(variants[side], caps[side], alg, decrypt) * 0.005 / size
+                ops = bytes_per_s(variants[side], caps[side], alg, decrypt) * 0.005 / (
+                    1 if operation else size)
                 ops *= 1 + 0.002 * (block % 3)
                 cpu = round(5_000_000 * cpu_share)
                 lines.append(f"+PAIR:w:{w}:{side}:{max(1, round(ops))}:5000000:{cpu}")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from openssl_matrix.cli.paths import matrix_path, results_root
 from openssl_matrix.core import log
-from openssl_matrix.core.errors import FatalError, UsageError
+from openssl_matrix.core.errors import BISECT_ABORT, FatalError, UsageError
 from openssl_matrix.engine.backend import Backend
 from openssl_matrix.images.gitsource import Commit, commits_between, resolve
 from openssl_matrix.images.sources import default_urls
@@ -42,8 +42,8 @@ from openssl_matrix.sweep.bisectrun import (
 )
 
 #: ``bisect --run``'s status when it cannot judge the commit: above 127, so that
-#: ``git bisect run`` stops instead of marking the commit
-ABORT = 128
+#: ``git bisect run`` stops instead of marking the commit (core/errors.py's table)
+ABORT = BISECT_ABORT
 
 
 def cmd_bisect(*, target: str, matrix: str, results: str, figure: str, good: str, bad: str,

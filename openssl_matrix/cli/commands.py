@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import inspect
 import json as _json
-import re
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from openssl_matrix.cli.bisectcmd import cmd_bisect
-from openssl_matrix.cli.paths import matrix_path, results_root, settings_of
+from openssl_matrix.cli.pastecmd import (
+    MAX_REPORT_BYTES,
+    block_sizes_flag,
+    cmd_import,
+    cmd_parse,
+)
+from openssl_matrix.cli.paths import matrix_path, results_root, results_tree
 from openssl_matrix.cli.profilecmd import cmd_profile
 from openssl_matrix.cli.summary import (
     SuiteOutcomes,
@@ -28,22 +33,20 @@ from openssl_matrix.core.errors import (
     DockerUnavailable,
     FatalError,
     LabError,
-    ParseError,
     ProfileMismatch,
     UsageError,
 )
 from openssl_matrix.core.files import atomic_write, read_bounded
-from openssl_matrix.core.jsonfast import dumps_indented, rows_indented
 from openssl_matrix.core.names import clip, inside, name_problem, safe_name
 from openssl_matrix.core.outputs import (
     RenderedFolder,
     check_output_file,
     refuse_foreign_file,
-    refuse_path_through_file,
 )
 from openssl_matrix.core.resources import USER_REPORTS, project_reports, user_folder
 from openssl_matrix.core.version import sort_key
 from openssl_matrix.engine.backend import Backend, DockerBackend
+from openssl_matrix.engine.buildclaims import POLL
 from openssl_matrix.engine.engines import describe_spec
 from openssl_matrix.engine.hostlock import EngineBusy
 from openssl_matrix.engine.ship import Peer, Shipper, check_mode, check_registry
@@ -66,9 +69,7 @@ from openssl_matrix.matrix.patches import endbr32_warning
 from openssl_matrix.measure.cpumodel import core_of_cpu, core_of_march, summary
 from openssl_matrix.measure.hostinfo import parse_cpuinfo, profile_mismatches
 from openssl_matrix.measure.session import DEFAULT_SETTLE, MAX_ATTEMPTS, Bencher, build_command
-from openssl_matrix.parse import FIGURE_FIELDS, figure_records, figure_rows, iter_paste
 from openssl_matrix.parse.encoding import paste_text
-from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, Figure, SpeedRun
 from openssl_matrix.report.charts import DRAWN, Charts
 from openssl_matrix.report.medians import SESSION_FIELDS, session_medians
 from openssl_matrix.report.page import build_report
@@ -81,7 +82,6 @@ from openssl_matrix.repro.run import reproduce
 from openssl_matrix.repro.specload import find_spec, load_spec
 from openssl_matrix.repro.verdicts import as_json, render_text
 from openssl_matrix.results.export import records, render, render_rows, written_by_export
-from openssl_matrix.results.imports import import_report
 from openssl_matrix.results.records import FINISHED
 from openssl_matrix.results.tree import ResultsTree, lab_worker
 from openssl_matrix.sweep.table import build_status, describe_versions, sha256_status
@@ -89,18 +89,6 @@ from openssl_matrix.sweep.table import build_status, describe_versions, sha256_s
 
 def _matrix(path: str) -> Matrix:
     return load_matrix(matrix_path(path), default_urls=default_urls)
-
-
-def _tree(results: str, matrix: str | None = None) -> ResultsTree:
-    settings = settings_of(matrix, results)
-    origin = settings.origin("results")  # the flag, the variable or the matrix's key
-    where = "--results" if origin in ("default", "flag --results") else origin
-    refuse_path_through_file(settings.results, where)  # results/ below a file: exit 11
-    return ResultsTree(settings.results)
-
-
-#: A pasted report (`parse`, `import`) larger than this is not one.
-MAX_REPORT_BYTES = 64 * 1024 * 1024
 
 
 def bounded(flag: str, value: Any, low: int, high: int) -> int:
@@ -124,7 +112,7 @@ def cmd_list(*, target: str, matrix: str, results: str, json: bool, only: str = 
              all: bool = False) -> int:
     """The default selection; --all adds the opt-in variants; --only filters."""
     m = _matrix(matrix)
-    tree = _tree(results, matrix)
+    tree = results_tree(results, matrix)
     pins = read_pins(m.path.with_suffix(".lock"))
     rows = []
     selected = m.select(only or None, every=all)
@@ -232,7 +220,7 @@ def _lab(command: str, m: Matrix, cpus: list[str], flags: dict[str, Any], result
     for name in cpus:
         if name != "auto":
             m.profile(name)  # an unknown profile is refused before any engine starts
-    tree = _tree(results, str(m.path))
+    tree = results_tree(results, str(m.path))
     if command == "bench":
         with _terminate_as_interrupt(), tree_for_lab(tree, wait=wait):
             states = run_lab(m, command, cpus, flags, tree, launch=launcher)
@@ -277,7 +265,8 @@ def _peers(m: Matrix, cpu: str, allow_plain_tcp: bool, engine: EngineFactory,
 def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | None,
               force: bool, cpu: str, all: bool = False, allow_plain_tcp: bool = False,
               images: str = "", registry: str = "", ccache: bool = False,
-              engine: EngineFactory = docker_engine, launcher: Launcher | None = None) -> int:
+              engine: EngineFactory = docker_engine, launcher: Launcher | None = None,
+              claim_poll: float = POLL) -> int:
     n_jobs = bounded("--jobs", jobs or 1, 1, 64)
     mode = check_mode(images)
     registry = check_registry(registry, mode) or ""
@@ -290,13 +279,13 @@ def cmd_build(*, target: str, matrix: str, results: str, only: str, jobs: int | 
             "all": all, "allow_plain_tcp": allow_plain_tcp, "images": images,
             "registry": registry, "ccache": ccache}, results, launcher=launcher)
     backend = _backend_for(m, cpu, allow_plain_tcp, engine)
-    tree = _tree(results, matrix)
+    tree = results_tree(results, matrix)
     shipper = Shipper(backend, backend.engine_info(), mode, _peers(m, cpu, allow_plain_tcp, engine),
-                      tree.root, registry=registry or None)
+                      tree.ships, registry=registry or None)
     in_lab = lab_worker()
     builder = Builder(m, backend, tree, images=shipper,
                       engine_tag=(cpu or "auto") if in_lab else None,
-                      claims=in_lab and bool(run_peers()),
+                      claims=in_lab and bool(run_peers()), claim_poll=claim_poll,
                       compiler_cache="openssl-matrix" if ccache else None)
     with _terminate_as_interrupt():
         outcomes = builder.build(variants, jobs=n_jobs, force=force)
@@ -347,7 +336,7 @@ def cmd_bench(*, target: str, matrix: str, results: str, cpu: str, only: str, su
             "force": force, "wait": False, "repeat": repeat, "fresh": fresh,
             "settle": settle, "no_wait": no_wait, "allow_plain_tcp": allow_plain_tcp},
             results, launcher=launcher, wait=wait)
-    tree = _tree(results, matrix)
+    tree = results_tree(results, matrix)
     backend = _backend_for(m, cpu, allow_plain_tcp, engine)
     tree.lock(wait=wait)
     try:
@@ -466,7 +455,7 @@ def cmd_export(*, target: str, matrix: str, results: str, format: str,
     fmt = format or "csv"
     if fmt not in ("csv", "jsonl"):
         raise UsageError(f"--format {fmt!r} is not one of csv, jsonl")
-    tree = _tree(results, matrix)
+    tree = results_tree(results, matrix)
     dest = check_output_file(output, tree.root) if output else None
     if dest is not None:  # a file export did not write is left alone (unless --force)
         refuse_foreign_file(dest, written_by_export, "export", force=force)
@@ -477,132 +466,6 @@ def cmd_export(*, target: str, matrix: str, results: str, format: str,
         log.info(f"wrote {output}")
     else:
         sys.stdout.write(text)
-    return 0
-
-
-def cmd_parse(*, target: str, matrix: str, results: str, json: bool,
-              block_sizes: str = "") -> int:
-    sizes = block_sizes_flag(block_sizes)
-    try:
-        raw = read_bounded(Path(target), cap=MAX_REPORT_BYTES)
-    except OSError as exc:
-        raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
-    text = paste_text(raw, target)
-    del raw
-    # run by run as the paste is read, each dropped once written: neither the runs nor
-    # the output (~6x the paste) are ever held whole
-    runs = iter_paste(text, block_sizes=sizes)
-    del text
-    write = sys.stdout.write
-    i = 0
-    for run in runs:
-        i += 1
-        if json:
-            write(("[\n  " if i == 1 else ",\n  ") + parse_run_json(i, run))
-            continue
-        lines = [f"run {i}: {run.header.version_line or '(no version header)'}"]
-        lines += [f"  {line}" for line in parse_table(run.figures)]
-        lines += [f"  warning: {w}" for w in run.warnings]
-        write("\n".join(lines) + "\n")
-    if json:
-        write("\n]\n" if i else "[]\n")
-    return 0
-
-
-def block_sizes_flag(text: str) -> tuple[int, ...] | None:
-    """``--block-sizes 16,64,...``: ascending block sizes in bytes (None when not given)."""
-    if not text.strip():
-        return None
-    words = [w.strip() for w in text.split(",")]
-    if not all(w.isdigit() and 0 < int(w) <= MAX_BLOCK_SIZE for w in words) or \
-            [int(w) for w in words] != sorted({int(w) for w in words}):
-        raise UsageError(f"--block-sizes {clip(text, 80)!r}: expected block sizes in bytes, "
-                         "ascending, comma separated",
-                         hint="as speed prints them in its header: --block-sizes "
-                         "16,64,256,1024,8192,16384")
-    return tuple(int(w) for w in words)
-
-
-def parse_run_record(number: int, run: SpeedRun, *, records: bool = True) -> dict[str, Any]:
-    """What ``parse --json`` prints for the ``number``-th run of a paste (``records``:
-    with its figures' records)."""
-    header = {k: getattr(run.header, k) for k in run.header.__dataclass_fields__}
-    return {"run": number, "header": header, "warnings": list(run.warnings),
-            **({"records": figure_records(run)} if records else {})}
-
-
-def parse_run_json(number: int, run: SpeedRun, level: int = 1) -> str:
-    """``dumps_indented(parse_run_record(number, run), level=level)``, its records written
-    by ``rows_indented`` from the figures (no dict per figure)."""
-    text = dumps_indented(dict(parse_run_record(number, run, records=False), records=[]),
-                          level=level)
-    if not run.figures:
-        return text
-    tail = f"[]\n{'  ' * level}}}"
-    assert text.endswith(tail)
-    return (text[:-len(tail)] + rows_indented(FIGURE_FIELDS, figure_rows(run), level=level + 1)
-            + f"\n{'  ' * level}}}")
-
-
-def parse_table(figures: Sequence[Figure]) -> list[str]:
-    """Parsed figures as two tables with their units: throughput (bytes per second, at a
-    block size) and operations (per second: signatures, handshakes ...)."""
-    throughput = [f for f in figures if f.operation is None]
-    operations = [f for f in figures if f.operation is not None]
-    lines: list[str] = []
-    if throughput:
-        lines += ["throughput, bytes per second (speed prints 1000s of bytes/s: 305049.90k "
-                  "is 305,049,900 bytes/s)",
-                  f"{'algorithm':<22} {'block (bytes)':>13} {'bytes/s':>17} {'MB/s':>10}  status"]
-        for fig in throughput:
-            value, block = fig.bytes_per_s, fig.block_size
-            # a block size no speed table has is not kept (parse.figures.sane): the
-            # detail says what was printed, never "None"
-            why = f": {fig.detail}" if block is None and fig.detail else ""
-            lines.append(f"{fig.algorithm:<22} {'—' if block is None else block!s:>13} "
-                         + (f"{value:>17,.0f} {value / 1e6:>10,.2f}" if value is not None
-                            else f"{'—':>17} {'—':>10}") + f"  {fig.status}{why}")
-    if operations:
-        lines += ["operations per second",
-                  f"{'algorithm':<22} {'operation':>13} {'ops/s':>17}  status"]
-        for fig in operations:
-            value = fig.ops_per_s
-            lines.append(f"{fig.algorithm:<22} {fig.operation!s:>13} "
-                         + (f"{value:>17,.1f}" if value is not None else f"{'—':>17}")
-                         + f"  {fig.status}")
-    if not figures:
-        lines.append("no figures")
-    return lines
-
-
-def cmd_import(*, target: str, matrix: str, results: str, as_: str, wait: bool = False,
-               ) -> int:
-    """Store a published report's figures in the results tree as reference results.
-
-    An import is identified by the source file's sha256 and ``--as``: importing the same
-    file again says where it is and adds nothing; an import that was stopped (Ctrl-C, a
-    kill, a full disk) is completed by the next one, never stored twice. The pasted text
-    is stored once per import (in its first run folder, ``raw/report.txt``), not per run.
-    """
-    if not as_ or not re.match(r"^[a-z0-9][a-z0-9._-]*\Z", as_) or name_problem(as_):
-        raise UsageError("`invoke matrix import FILE` needs --as NAME (lower-case letters, "
-                         "digits, '.', '_', '-'" + (f"; got {clip(as_)}" if as_ else "") + ")",
-                         hint="e.g. --as ivy-bridge-blog-2013")
-    try:
-        raw = read_bounded(Path(target), cap=MAX_REPORT_BYTES)
-    except OSError as exc:
-        raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
-    text = paste_text(raw, target)
-    count = 0
-    for run in iter_paste(text):  # every folder name checked before anything is written
-        count += 1
-        safe_name(run.header.version or "unknown",
-                  f"{target}: run {count}: the version in its header", error=ParseError)
-    if not count:
-        raise UsageError(f"{target}: no `openssl speed` output found in it")
-    # read again as it is written: the runs of a large paste are never all held
-    import_report(_tree(results, matrix), raw, lambda: iter_paste(text), count, as_=as_,
-                  source=Path(target), wait=wait, text=text)
     return 0
 
 
@@ -683,7 +546,8 @@ def _draft(target: str, matrix: str, paste: str, spec_id: str, force: bool,
 def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bool,
                   wait: bool, json: bool, check: bool = False,
                   allow_plain_tcp: bool = False, draft: str = "", as_: str = "",
-                  block_sizes: str = "", engine: EngineFactory = docker_engine) -> int:
+                  block_sizes: str = "", engine: EngineFactory = docker_engine,
+                  mirrors: Callable[[str], list[str]] = default_urls) -> int:
     if draft or as_:
         target = _draft(target, matrix, draft, as_, force, block_sizes)
         if not check:  # a draft is checked on request, never measured
@@ -692,7 +556,7 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
         raise UsageError("--block-sizes is read with --draft PASTE only",
                          hint="a spec's block sizes are the keys of its reference figures")
     spec = load_spec(find_spec(target, _reports_dirs(matrix)))
-    env = Environment.from_matrix(matrix_path(matrix))
+    env = Environment.from_matrix(matrix_path(matrix), mirrors)
     if check:
         report = check_spec(spec, env, results_root(matrix, results),
                             profiles=tuple(split_cpus(cpu)))
@@ -718,7 +582,7 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
             log.info(f"═ reproduce {spec.id} --cpu={profile} ({i + 1} of {len(profiles)})")
         try:
             backend = _backend_for(m, profile, allow_plain_tcp, engine)
-            rep = reproduce(spec, env, backend, _tree(results, matrix), cpu_profile=profile,
+            rep = reproduce(spec, env, backend, results_tree(results, matrix), cpu_profile=profile,
                             force=force, wait=wait, engine=backend.engine_info(),
                             git_commit=_git_commit(), max_attempts=MAX_ATTEMPTS)
         except FatalError as exc:
@@ -747,7 +611,7 @@ def cmd_reproduce(*, target: str, matrix: str, results: str, cpu: str, force: bo
 def cmd_report(*, target: str, matrix: str, results: str, output: str,
                block_size: int, session: str = "", since: str = "",
                versions: str = "", charts: Charts = DRAWN) -> int:
-    tree = _tree(results, matrix)
+    tree = results_tree(results, matrix)
     out = Path(output) if output else tree.report_dir()
     summary = build_report(tree, out,
                            block_size=bounded("--block-size", block_size or 8192, 1, MAX_BYTES),
@@ -770,19 +634,23 @@ def _wired(handler: Callable[..., int], **seams: Any) -> Callable[..., int]:
 
 def handlers(engine: EngineFactory = docker_engine, *,
              launcher: Launcher | None = None,
-             charts: Charts = DRAWN) -> dict[str, Callable[..., int]]:
+             charts: Charts = DRAWN,
+             mirrors: Callable[[str], list[str]] = default_urls,
+             claim_poll: float = POLL) -> dict[str, Callable[..., int]]:
     """The command table's handlers: every engine a command reaches comes from ``engine``,
     a lab's engine workers are started by ``launcher`` (None: worker processes, see
-    lab/run.py), the report's charts are drawn by ``charts`` (tests pass NO_CHARTS). The
-    one place the engine is chosen."""
+    lab/run.py), the report's charts are drawn by ``charts`` (tests pass NO_CHARTS),
+    ``reproduce`` downloads a release it has no URL for from ``mirrors`` (the official
+    ones; a test offline passes none), a lab's build looks at a peer's claim every
+    ``claim_poll`` seconds. The one place the engine is chosen."""
     return {
         "list": cmd_list, "render": cmd_render,
-        "build": _wired(cmd_build, engine=engine, launcher=launcher),
+        "build": _wired(cmd_build, engine=engine, launcher=launcher, claim_poll=claim_poll),
         "bench": _wired(cmd_bench, engine=engine, launcher=launcher),
         "profiles": cmd_profiles,
         "export": cmd_export, "parse": cmd_parse, "pin": cmd_pin,
         "import": cmd_import, "report": _wired(cmd_report, charts=charts),
-        "reproduce": _wired(cmd_reproduce, engine=engine),
+        "reproduce": _wired(cmd_reproduce, engine=engine, mirrors=mirrors),
         "bisect": _wired(cmd_bisect, engine=engine, backend_for=_backend_for,
                          git_commit=_git_commit),
         "profile": _wired(cmd_profile, engine=engine),

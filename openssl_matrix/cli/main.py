@@ -9,20 +9,39 @@ arguments are handed to invoke's parser as the ``matrix`` task's, so
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from invoke.collection import Collection
 from invoke.exceptions import Exit, ParseError
 from invoke.program import Program
 
 from openssl_matrix import __version__
-from openssl_matrix.cli.commands import HANDLERS
-from openssl_matrix.cli.table import matrix_task
-from openssl_matrix.cli.worker import worker
+from openssl_matrix.cli.pastecmd import PASTE_HANDLERS
+from openssl_matrix.cli.table import COMMANDS, matrix_task
 from openssl_matrix.core.errors import UsageError
-from openssl_matrix.lab.run import WORKER_FLAG
 
 PROGRAM = "openssl-matrix"
+#: ``python -m openssl_matrix --lab-worker JOB``: a lab's engine worker (lab/run.py's
+#: ``WORKER_FLAG``, spelled here so that this module does not import the lab).
+WORKER_FLAG = "--lab-worker"
+
+
+class _Handlers(Mapping[str, Callable[..., int]]):
+    """The command table's handlers, the other commands' module imported only when one
+    of them runs: ``parse`` and ``import`` need the parser and the results tree, not
+    Docker, the report, the bench or the lab (about a second of imports, issue 35)."""
+
+    def __getitem__(self, command: str) -> Callable[..., int]:
+        if command in PASTE_HANDLERS:
+            return PASTE_HANDLERS[command]
+        from openssl_matrix.cli.commands import HANDLERS  # lazy: Docker, report: ~1 s
+        return HANDLERS[command]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([c for c in COMMANDS if c != "help"])
+
+    def __len__(self) -> int:
+        return len([c for c in COMMANDS if c != "help"])
 
 
 class _Program(Program):
@@ -43,7 +62,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"{PROGRAM} {__version__}")
         return
     if len(args) == 2 and args[0] == WORKER_FLAG:  # a lab's engine worker (lab/run.py)
+        from openssl_matrix.cli.worker import worker  # lazy: as _Handlers' commands
         sys.exit(worker(args[1]))
-    program = _Program(namespace=Collection(matrix=matrix_task(HANDLERS)), name=PROGRAM,
+    program = _Program(namespace=Collection(matrix=matrix_task(_Handlers())), name=PROGRAM,
                       binary=PROGRAM, version=__version__)
     program.run([PROGRAM, "matrix", *args])

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from openssl_matrix.core.outputs import refuse_path_through_file
 from openssl_matrix.core.settings import Settings, resolve_settings
-from openssl_matrix.matrix.load import matrix_settings
+from openssl_matrix.matrix.check import matrix_settings
+from openssl_matrix.results.tree import ResultsTree
 
 
 def settings_of(matrix: str | None, results: str | None = None) -> Settings:
@@ -24,3 +26,12 @@ def matrix_path(matrix: str | None) -> Path:
 def results_root(matrix: str | None, results: str | None) -> Path:
     """The results tree a command uses."""
     return settings_of(matrix, results).results
+
+
+def results_tree(results: str, matrix: str | None = None) -> ResultsTree:
+    """The results tree a command writes or reads (``--results`` below a file: exit 11)."""
+    settings = settings_of(matrix, results)
+    origin = settings.origin("results")  # the flag, the variable or the matrix's key
+    where = "--results" if origin in ("default", "flag --results") else origin
+    refuse_path_through_file(settings.results, where)  # results/ below a file: exit 11
+    return ResultsTree(settings.results)

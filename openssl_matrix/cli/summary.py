@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 from openssl_matrix.core.errors import BenchError
 from openssl_matrix.matrix.model import Matrix
 from openssl_matrix.measure import opsummary
+from openssl_matrix.measure.benchfigure import SeriesRow
 from openssl_matrix.measure.cell import CellOutcome
 from openssl_matrix.measure.guards import CONTENDED
 from openssl_matrix.measure.paired import comparisons, usable_samples
@@ -45,7 +46,7 @@ def print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05,
               f"interval (t) in MB/s (public-key ops/s, handshakes conn/s), clean samples n, "
               f"[min–max], coefficient of variation "
               f"(noisy above {noise:.0%}); contended attempts never count")
-    rows_all: list[dict[str, Any]] = []
+    rows_all: list[SeriesRow] = []
     for variant in dict.fromkeys(o.variant for o in outcomes):
         runs = [o for o in outcomes if o.variant == variant and o.status != "failed"]
         rows = summarize_series(runs, noise)
@@ -91,7 +92,7 @@ def _print_outcome(o: Any, block: int, rounds: int) -> None:
         print(f"      warning: {w}")
 
 
-def _print_series(variant: str, runs: list[Any], rows: list[dict[str, Any]],
+def _print_series(variant: str, runs: list[Any], rows: list[SeriesRow],
                   block: int) -> None:
     """A repeated bench's rows of one variant: each figure's median, interval, clean
     samples, range, spread and flags."""
@@ -127,7 +128,7 @@ def _print_warnings_once(outcomes: list[Any]) -> None:
                 print(f"      warning ({o.variant}): {w}")
 
 
-def _print_totals(rows_all: list[dict[str, Any]]) -> None:
+def _print_totals(rows_all: list[SeriesRow]) -> None:
     """The closing lines: figures and flags, shared-core samples left out, and the
     public-key/handshake share."""
     print("\n  " + flag_summary(rows_all))
@@ -142,7 +143,7 @@ def _print_totals(rows_all: list[dict[str, Any]]) -> None:
         print("  of which public-key/handshake: " + flag_summary(ops))
 
 
-def pm(row: dict[str, Any]) -> str:
+def pm(row: SeriesRow) -> str:
     """``median ± half-width`` in MB/s (``median`` alone with one sample)."""
     lo, hi = row.get("ci_low"), row.get("ci_high")
     if isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
@@ -150,7 +151,7 @@ def pm(row: dict[str, Any]) -> str:
     return mbs(row.get("median"))
 
 
-def flag_summary(rows: list[dict[str, Any]]) -> str:
+def flag_summary(rows: list[SeriesRow]) -> str:
     """One line: how many figures were reported, how many flagged and why."""
     counts: Counter[str] = Counter()
     for row in rows:

@@ -16,6 +16,7 @@ from invoke.exceptions import Exit
 
 from openssl_matrix.cli.commands import HANDLERS, EngineFactory, handlers
 from openssl_matrix.cli.table import dispatch
+from openssl_matrix.engine.buildclaims import POLL
 from openssl_matrix.lab.run import EngineJob, Runner, ThreadWorker, worker_main
 
 
@@ -31,15 +32,17 @@ def runner(table: Mapping[str, Callable[..., int]]) -> Runner:
     return run
 
 
-def thread_lab(engine: EngineFactory) -> dict[str, Callable[..., int]]:
+def thread_lab(engine: EngineFactory, *,
+               claim_poll: float = POLL) -> dict[str, Callable[..., int]]:
     """The command table of a lab whose engine workers are threads of this process, every
-    one reaching its engines through ``engine`` (the fake-engine tests)."""
+    one reaching its engines through ``engine`` (the fake-engine tests); a build looks at
+    a peer's claim every ``claim_poll`` seconds."""
     table: dict[str, Callable[..., int]] = {}
 
     def launch(job: EngineJob, tree_root: Path) -> ThreadWorker:
         return ThreadWorker(job, tree_root, runner(table))
 
-    table.update(handlers(engine, launcher=launch))
+    table.update(handlers(engine, launcher=launch, claim_poll=claim_poll))
     return table
 
 

@@ -2,19 +2,37 @@
 
 The wall clock can jump (NTP stepping it, a VM restored from a snapshot, a user setting
 the date): :func:`wall` is the one place it is read, so that what depends on it can be
-tried with a clock that jumps (tests/unit/test_hostile_clock.py). Durations and waits
+tried with a clock that jumps (tests/fake/test_hostile_clock.py, through
+:func:`read_from`: a jump is the whole machine's, so is the switch). Durations and waits
 use ``time.monotonic``, which never jumps; what must stay in order across a jump (a
 tree's session ids) is kept in order by the tree (``results.tree``), not by this clock.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
+
+#: The wall clocks :func:`read_from` put in place, the innermost last (none: the real one).
+_sources: list[Callable[[], datetime]] = []
 
 
 def wall() -> datetime:
     """The current UTC time (aware)."""
-    return datetime.now(timezone.utc)
+    return _sources[-1]() if _sources else datetime.now(timezone.utc)
+
+
+@contextlib.contextmanager
+def read_from(source: Callable[[], datetime]) -> Iterator[None]:
+    """Within this block the wall clock is ``source`` (aware UTC times) for every reader
+    in the process, as a clock stepped by NTP or a user would be: the hostile-clock tests'
+    one way in, instead of a module attribute patched. Blocks nest."""
+    _sources.append(source)
+    try:
+        yield
+    finally:
+        _sources.remove(source)
 
 
 def now(timespec: str = "milliseconds") -> str:

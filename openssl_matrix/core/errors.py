@@ -4,7 +4,8 @@ Every error a user can meet is a ``FatalError`` subclass whose message says what
 went wrong and what to do next. Only the entry point (``cli.dispatch``, which the
 ``invoke matrix`` task in ``tasks.py`` calls) turns them into a message and an exit
 status, using ``exit_code``. :data:`EXIT_CODES` lists every status the tool ends with,
-those of no error class (0, 70, 130, 141) included; docs/exit-codes.md says each at length.
+those of no error class (0, 70, 125, 128, 130, 141) included; docs/exit-codes.md says each
+at length.
 """
 
 from __future__ import annotations
@@ -121,6 +122,12 @@ class LabError(FatalError):
 
 #: A bug: an exception no error class names (``core.crash`` writes its crash log).
 INTERNAL_ERROR = 70
+#: ``bisect --run``: the commit is skipped (it does not build, or could not be placed);
+#: what ``git bisect run`` reads as "skip" (its 1 is ``like-bad``, this table's 1).
+BISECT_SKIP = 125
+#: ``bisect --run``: the run is stopped (``like-neither``, or an error): above 127, so
+#: ``git bisect run`` stops instead of marking the commit.
+BISECT_ABORT = 128
 #: Ctrl-C (or SIGTERM in a lab): finished results are kept.
 INTERRUPTED = 130
 
@@ -145,6 +152,8 @@ EXIT_CODES: dict[int, str] = {
     FileSystemError.exit_code: "the file system refused",
     LAB_EXIT: "engines of a lab failed",
     INTERNAL_ERROR: "internal error (crash log written)",
+    BISECT_SKIP: "bisect --run: commit skipped",
+    BISECT_ABORT: "bisect --run: git's run stopped",
     INTERRUPTED: "interrupted",
     STDOUT_CLOSED: "the reader of standard output went away",
 }

@@ -11,9 +11,9 @@ file. Anything else is an :class:`UnreadableFile` (an ``OSError``, so each calle
 Every file the tool writes that another process (or the next run) reads is written with
 :func:`atomic_write`: a temp file beside the target, flushed, fsynced and renamed over it,
 so a reader sees the old file or the new one, never half. A kill leaves at most a
-``.<name>.*.tmp`` file, which :meth:`ResultsTree.recover` removes. :data:`WRITE_HOOK` is
-the fault-injection point of the crash tests (tests/test_hostile_writes.py): called with
-the target after the temp file is written and before the rename.
+``.<name>.*.tmp`` file, which :meth:`ResultsTree.recover` removes. :func:`write_faults` is
+the fault-injection point of the crash tests (tests/test_hostile_writes.py): within it, a
+hook is called with the target after the temp file is written and before the rename.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import hashlib
 import os
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -46,8 +46,24 @@ CAPS: dict[str, int] = {
     "text": 16 << 20,  # anything else (a raw output, /proc files)
 }
 
-#: Tests only: called with the target of every atomic write, before its rename.
-WRITE_HOOK: Callable[[Path], None] | None = None
+#: Tests only: called with the target of every atomic write, before its rename (set and
+#: restored by :func:`write_faults`, never assigned from outside).
+_write_hook: list[Callable[[Path], None]] = []
+
+
+@contextlib.contextmanager
+def write_faults(hook: Callable[[Path], None] | None) -> Iterator[None]:
+    """Within this block, every atomic write calls ``hook`` with its target after the temp
+    file is written and before the rename (a crash test raises there: a full device, a
+    Ctrl-C, a kill at the n-th write); ``None``: no hook. The one fault-injection point of
+    the writer, switched on for a block instead of a module attribute patched: every
+    thread's writes see it, as a crash of the whole process would be."""
+    saved = list(_write_hook)
+    _write_hook[:] = [] if hook is None else [hook]
+    try:
+        yield
+    finally:
+        _write_hook[:] = saved
 
 
 class UnreadableFile(OSError):
@@ -162,8 +178,8 @@ def atomic_write(path: Path, data: str | bytes, *, durable: bool = True,
             fh.flush()
             if durable:
                 os.fsync(fh.fileno())
-        if WRITE_HOOK is not None:
-            WRITE_HOOK(path)
+        for hook in _write_hook:
+            hook(path)
         os.replace(tmp, path)
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
@@ -171,6 +187,32 @@ def atomic_write(path: Path, data: str | bytes, *, durable: bool = True,
         if isinstance(exc, OSError) and exc.filename is None:
             exc.filename = str(path)  # a full disk names the file being written
         raise
+
+
+def write_new(path: Path, data: str, *, mode: int) -> None:
+    """Write ``data`` to ``path``, a new file in a folder this process made and no reader
+    trusts yet (an import's run folder before its meta.json): created (never replacing
+    anything, never through a link) and written in place, without atomic_write's temporary
+    file and rename. A kill in the middle leaves a short file in a folder that does not
+    count, which the tree's recovery marks ``interrupted``. ``mode``: the new file's
+    (:func:`new_file_mode`)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     mode)
+        with os.fdopen(fd, "wb") as fh:
+            for hook in _write_hook:  # (write_faults: a crash test's kill or full device)
+                hook(path)
+            fh.write(data.encode("utf-8"))
+    except OSError as exc:
+        if exc.filename is None:
+            exc.filename = str(path)  # a full disk names the file being written
+        raise
+
+
+def write_json_new(path: Path, obj: Any, *, mode: int) -> None:
+    """:func:`write_json`'s text, written by :func:`write_new`."""
+    write_new(path, dumps_indented(obj, sort_keys=True, default=str, allow_nan=False) + "\n",
+              mode=mode)
 
 
 def write_json(path: Path, obj: Any, *, durable: bool = True, mode: int | None = None) -> None:

@@ -75,7 +75,6 @@ def refuse_path_through_file(path: Path, flag: str, *, itself: bool = False) -> 
 
 
 REPORT_MARKER = ".openssl-matrix-report"
-REPORT_DIR = "_report"
 
 
 def write_report_marker(folder: Path) -> None:
@@ -124,14 +123,15 @@ def is_report(folder: Path) -> bool:
     return (folder / REPORT_MARKER).is_file() and not (folder / REPORT_MARKER).is_symlink()
 
 
-def check_report_target(out: Path, tree_root: Path) -> Path:
-    """The absolute folder a report may be written to, or UsageError saying why not."""
+def check_report_target(out: Path, tree_root: Path, own_dir: Path) -> Path:
+    """The absolute folder a report may be written to, or UsageError saying why not
+    (``own_dir``: the tree's own report folder, ``ResultsTree.report_dir``)."""
     given = out
     refuse_path_through_file(out, "--output")
     out = Path(os.path.abspath(out))
     real_out = Path(os.path.realpath(out))
     root = Path(os.path.realpath(tree_root))
-    own = root / REPORT_DIR
+    own = Path(os.path.realpath(own_dir))
     shown = clip(str(given), 200)
     if out.is_symlink():
         raise UsageError(f"--output {shown} is a symbolic link",
@@ -141,13 +141,13 @@ def check_report_target(out: Path, tree_root: Path) -> Path:
         raise UsageError(f"--output {shown} is the results tree itself; writing the report "
                          "there would replace every measurement",
                          hint=f"leave --output out (the report goes to {tree_root}/"
-                         f"{REPORT_DIR}) or give a new folder outside the tree")
+                         f"{own_dir.name}) or give a new folder outside the tree")
     if root.is_relative_to(real_out):
         raise UsageError(f"--output {shown} holds the results tree {tree_root}",
                          hint="give a new or empty folder, or one an earlier report wrote")
     if real_out.is_relative_to(root) and real_out != own:
         raise UsageError(f"--output {shown} is inside the results tree {tree_root}; only its "
-                         f"own {REPORT_DIR} folder may hold a report there",
+                         f"own {own_dir.name} folder may hold a report there",
                          hint="leave --output out, or give a folder outside the tree")
     if out.exists() and not out.is_dir():
         raise UsageError(f"--output {shown} exists and is not a folder",

@@ -165,11 +165,13 @@ class _Client(docker.DockerClient):  # type: ignore[misc]
 
 class DockerBackend:
     """A Docker engine reached through the SDK: a local socket, ``tcp://`` with TLS,
-    ``ssh://`` or a Docker context, as ``engines.resolve`` names it."""
+    ``ssh://`` or a Docker context, as ``engines.resolve`` names it; ``answer_timeout``:
+    seconds its first answer may take (None: :data:`ANSWER_TIMEOUT_S`)."""
 
     def __init__(self, base_url: str | None = None, *, engine: Engine | None = None,
-                 allow_plain_tcp: bool = False) -> None:
+                 allow_plain_tcp: bool = False, answer_timeout: float | None = None) -> None:
         self.spec = base_url
+        self.answer_timeout = ANSWER_TIMEOUT_S if answer_timeout is None else answer_timeout
         self.engine = engine or resolve_engine(base_url, allow_plain_tcp=allow_plain_tcp)
         self.base_url = self.engine.url
         self._tunnel: SshTunnel | None = None
@@ -187,7 +189,7 @@ class DockerBackend:
             _probe_unix_socket(connect_url)
             with self._first_answer():  # the SDK asks the engine's API version here
                 client = _Client(
-                    base_url=connect_url, timeout=ANSWER_TIMEOUT_S,
+                    base_url=connect_url, timeout=self.answer_timeout,
                     tls=docker.tls.TLSConfig(
                         client_cert=(tls.cert, tls.key) if tls.cert and tls.key else None,
                         ca_cert=tls.ca, verify=tls.verify) if tls is not None else False)
@@ -223,14 +225,14 @@ class DockerBackend:
     def _first_answer(self) -> Iterator[None]:
         """Around the first requests to the engine: after :data:`PROGRESS_AFTER_S` a line
         says whom we wait for; an engine that took the connection and did not answer in
-        :data:`ANSWER_TIMEOUT_S` is DockerUnavailable, saying what to check."""
+        ``answer_timeout`` seconds is DockerUnavailable, saying what to check."""
         answered = threading.Event()
         where = self._where()
 
         def progress() -> None:
             if not answered.wait(PROGRESS_AFTER_S):
                 _log.info(f"waiting for the Docker engine at {where} to answer (giving up "
-                          f"after {ANSWER_TIMEOUT_S:g} s)…")
+                          f"after {self.answer_timeout:g} s)…")
 
         threading.Thread(target=progress, daemon=True).start()
         try:
@@ -240,7 +242,7 @@ class DockerBackend:
                 raise
             raise DockerUnavailable(
                 f"the Docker engine at {where} took the connection but did not answer in "
-                f"{ANSWER_TIMEOUT_S:g} s",
+                f"{self.answer_timeout:g} s",
                 hint=f"check that a Docker engine (not another program) listens there and "
                 f"is not hung: `docker {self._cli_args()} info`".replace("  ", " ")
                 + "; restart it if that hangs too") from None

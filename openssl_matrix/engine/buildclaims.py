@@ -45,7 +45,6 @@ from openssl_matrix.core import jsonread, log
 from openssl_matrix.core.clock import now
 from openssl_matrix.core.files import read_bounded_text
 from openssl_matrix.engine.ship import family
-from openssl_matrix.results.records import BUILDS
 
 #: seconds between two looks at a claim being waited for
 POLL = 1.0
@@ -68,10 +67,10 @@ class BuildClaims:
     tree. ``serves(claim)`` says whether the claiming engine could ship the image here
     (a peer of this run, of the same architecture family)."""
 
-    def __init__(self, root: Path, engine: Mapping[str, Any],
+    def __init__(self, folder: Path, engine: Mapping[str, Any],
                  serves: Callable[[Mapping[str, Any]], bool], *,
                  poll: float | None = None) -> None:
-        self.dir = root / BUILDS / "_claims"
+        self.dir = folder  # ResultsTree.claims_dir
         self.engine = {k: engine.get(k) for k in ("id", "name", "endpoint", "arch")}
         self.family = family(engine)
         self.serves = serves

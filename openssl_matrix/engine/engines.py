@@ -391,13 +391,6 @@ class SshTunnel:
     def _reap(self) -> None:
         self._procs = [p for p in self._procs if p.poll() is None]
 
-    def last_error(self) -> str:
-        """The last line ssh wrote on stderr (why a connection ended), or ''."""
-        with contextlib.suppress(OSError):
-            lines = self._stderr.read_text(errors="replace").strip().splitlines()
-            return lines[-1][:300] if lines else ""
-        return ""
-
     def close(self) -> None:
         if self._server is not None:
             self._server.close()

@@ -240,18 +240,20 @@ class Shipper:
     ``peers`` is called once, when an image is first missing (so ``--images build`` never
     connects to another engine); an unreachable peer is left out with a warning.
     ``registry`` (``host:port[/path]``): ship by push and pull through it instead of a
-    save/load stream.
+    save/load stream. ``ships`` gives the ship records on file (``ResultsTree.ships``),
+    for the rates they show; what ships is handed up (:class:`Arrival`), never filed here.
     """
 
     def __init__(self, target: Backend, target_engine: Mapping[str, Any], mode: str,
-                 peers: Callable[[], Sequence[Peer]], tree_root: Path, *,
+                 peers: Callable[[], Sequence[Peer]],
+                 ships: Callable[[], Iterable[records.ShipRecord]], *,
                  registry: str | None = None) -> None:
         self.target = target
         self.engine = dict(target_engine)
         self.mode = check_mode(mode)
         self._peers_fn = peers
         self._peers: list[Peer] | None = None
-        self.root = tree_root
+        self._ships = ships
         self.registry = registry.rstrip("/") if registry else None
         self.method = REGISTRY if self.registry else SAVE_LOAD
         self._measured: dict[str, float] = {}  # engine id -> bytes/s seen in this run
@@ -295,7 +297,7 @@ class Shipper:
         seen = self._measured.get(str(source.peer.engine.get("id")))
         if seen is not None:
             return seen
-        return rate_on_record(records.read_ships(self.root), source.peer.engine, self.engine,
+        return rate_on_record(self._ships(), source.peer.engine, self.engine,
                               self.method)
 
     def choice(self, tag: str, build_seconds: float | None) -> Choice:
@@ -355,7 +357,8 @@ class Shipper:
 
     def bring(self, tag: str, labels: Mapping[str, str] | None = None) -> Arrival | None:
         """Ship an image that is an input, not a variant (a base or toolchain image): from
-        any peer holding it with ``labels``; None when none does or the mode is build."""
+        any peer holding it with ``labels``; None when none does or the mode is build.
+        The caller files the arrival (``ResultsTree.file_image_ship``)."""
         if self.mode == "build":
             return None
         source, _ = self.sources(tag, labels)
@@ -363,13 +366,8 @@ class Shipper:
             return None
         log.info(f"  {tag}: shipping from {source.peer.name} "
                  f"({source.facts.size / 1e6:.0f} MB)")
-        arrival = self.ship(Choice("ship", "an input image missing on this engine", source),
-                           tag)
-        records.write_ship(records.images_dir(self.root, tag), self.key, arrival.record)
-        return arrival
-
-    def record(self, build_dir: Path, arrival: Arrival) -> None:
-        records.write_ship(build_dir, self.key, arrival.record)
+        return self.ship(Choice("ship", "an input image missing on this engine", source),
+                         tag)
 
 
 def arrival_on(build_dir: Path, engine: Mapping[str, Any]) -> dict[str, Any] | None:

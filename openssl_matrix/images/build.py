@@ -38,7 +38,7 @@ from openssl_matrix.core.clock import now
 from openssl_matrix.core.errors import BuildError, DockerUnavailable, FatalError, ResultsError
 from openssl_matrix.core.files import atomic_write, file_sha256
 from openssl_matrix.engine.backend import Backend, RunLimits
-from openssl_matrix.engine.buildclaims import BuildClaims
+from openssl_matrix.engine.buildclaims import POLL, BuildClaims
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.engine.ship import Choice, Shipper, engine_ref, same_family
 from openssl_matrix.images.render import (
@@ -95,8 +95,8 @@ class Builder:
     def __init__(self, matrix: Matrix, backend: Backend, tree: ResultsTree, *,
                  workdir: Path | None = None, engine_tag: str | None = None,
                  images: Shipper | None = None, claims: bool = False,
-                 compiler_cache: str | None = None, tag_prefix: str = "openssl-matrix",
-                 ) -> None:
+                 claim_poll: float = POLL, compiler_cache: str | None = None,
+                 tag_prefix: str = "openssl-matrix") -> None:
         self.matrix = matrix
         #: a shared compiler cache (ccache in a BuildKit cache mount, one per series),
         #: named ``<compiler_cache>-ccache-<series>``; None: every build compiles cold
@@ -116,6 +116,7 @@ class Builder:
         #: in a lab (``claims``): claim an image before building it, and wait for a peer
         #: engine that is building it to ship it here (claims.py)
         self._claims_wanted = claims and images is not None and images.mode != "build"
+        self._claim_poll = claim_poll  # seconds between two looks at a peer's claim
         self.claims: BuildClaims | None = None
         self._host_lock: HostLock | bool | None = False  # False: not looked up yet
         self._engine: dict[str, Any] | None = None
@@ -156,6 +157,8 @@ class Builder:
         found = self.backend.image_id(image)
         if found is None and self.images is not None:
             arrival = self.images.bring(image)
+            if arrival is not None:
+                self.tree.file_image_ship(image, self.images.key, arrival.record)
             found = arrival.record.image_id if arrival else None
         if found is None:
             raise BuildError(
@@ -216,8 +219,7 @@ class Builder:
             context = self.workdir / "ccache" / tag.split(":", 1)[1]
             context.mkdir(parents=True, exist_ok=True)
             (context / "Dockerfile").write_text(ccache_dockerfile(base_image), encoding="utf-8")
-            log_path = self.tree.root / "_builds" / "_toolchain" / \
-                f"ccache-{tag.split(':', 1)[1]}.log"
+            log_path = self.tree.toolchain_log(f"ccache-{tag.split(':', 1)[1]}")
             try:
                 with log.step(f"compiler-cache image for {base_image} (apt-get ccache, "
                               "needs network)"), self._step(f"ccache {tag}"):
@@ -294,7 +296,8 @@ class Builder:
         outcomes: list[BuildOutcome] = []
         toolchains: dict[str, str] = {}
         if self._claims_wanted and not force and self.claims is None:
-            self.claims = BuildClaims(self.tree.root, self.engine(), self._serves)
+            self.claims = BuildClaims(self.tree.claims_dir(), self.engine(), self._serves,
+                                      poll=self._claim_poll)
         for base in sorted({v.base_image for v in variants}):
             try:
                 toolchains[base] = self.ensure_toolchain(base)
@@ -427,7 +430,7 @@ class Builder:
             p, rec.image_id, info, started=None, seconds=None, make_jobs=None,
             built_on=src.peer.engine)
         self._point_latest(p)
-        self.images.record(self.tree.build_dir(p.variant.id, p.digest), arrival)
+        self.tree.file_ship(p.variant.id, p.digest, self.images.key, rec)
         log.info(f"  {p.variant.id}: shipped ✓ {(rec.bytes or 0) / 1e6:.0f} MB in "
                  f"{rec.seconds:.0f}s; image ID checked on arrival")
         return BuildOutcome(p.variant.id, "shipped", tag=p.tag, seconds=rec.seconds or 0.0,
@@ -447,6 +450,7 @@ class Builder:
                 raise BuildError(f"the toolchain image {tag} this build was planned with is "
                                  "no longer on any other engine",
                                  hint="rerun: the plan is made again")
+            self.tree.file_image_ship(tag, self.images.key, arrival.record)
             del self._peer_toolchains[tag]
 
     def _build_all(self, todo: list[PlannedBuild], jobs: int, journal: Journal,

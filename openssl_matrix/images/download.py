@@ -19,6 +19,9 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
@@ -28,6 +31,24 @@ from openssl_matrix.core.settings import ENVIRONMENT, environment_settings
 
 class AttemptFailed(Exception):
     """One source (URL or local file) did not give the tarball; the message says why."""
+
+
+def _which_gpg() -> str | None:
+    return shutil.which("gpg")
+
+
+@dataclass(frozen=True)
+class Network:
+    """What a fetch asks of the machine around it: the name lookup (``getaddrinfo``'s
+    signature) and where gpg is (None: not installed). A fetch takes it as a parameter
+    (:data:`NETWORK` by default), so a test of a slow resolver or of a host without gpg
+    passes its own instead of patching ``socket`` or ``shutil``."""
+
+    lookup: Callable[..., list[Any]] = socket.getaddrinfo
+    gpg: Callable[[], str | None] = _which_gpg
+
+
+NETWORK = Network()
 
 
 def stream_to_temp(
@@ -89,13 +110,14 @@ def _host_key(url: str) -> str | None:
     return f"{parts.scheme}://{parts.hostname}:{port}"
 
 
-def _resolve(host: str, port: int, deadline: float) -> list[Any]:
-    """getaddrinfo with a deadline (the C call itself has none)."""
+def _resolve(host: str, port: int, deadline: float,
+             lookup: Callable[..., list[Any]] = socket.getaddrinfo) -> list[Any]:
+    """getaddrinfo (``lookup``) with a deadline (the C call itself has none)."""
     result: dict[str, Any] = {}
 
     def work() -> None:
         try:
-            result["addrs"] = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            result["addrs"] = lookup(host, port, type=socket.SOCK_STREAM)
         except OSError as exc:
             result["error"] = exc
 
@@ -114,6 +136,8 @@ def _bounded_connect(
     address: tuple[str, int],
     timeout: Any = None,
     source_address: tuple[str, int] | None = None,
+    *,
+    lookup: Callable[..., list[Any]] = socket.getaddrinfo,
     **_: Any,
 ) -> socket.socket:
     """Like socket.create_connection, but ``timeout`` bounds the whole connect phase.
@@ -125,7 +149,7 @@ def _bounded_connect(
     deadline = time.monotonic() + seconds
     host, port = address
     last: OSError | None = None
-    for family, kind, proto, _name, sockaddr in _resolve(host, port, deadline):
+    for family, kind, proto, _name, sockaddr in _resolve(host, port, deadline, lookup):
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             break
@@ -145,30 +169,39 @@ def _bounded_connect(
 
 
 class _HTTPConnection(http.client.HTTPConnection):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, lookup: Callable[..., list[Any]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._create_connection = _bounded_connect
+        self._create_connection = partial(_bounded_connect, lookup=lookup)
 
 
 class _HTTPSConnection(http.client.HTTPSConnection):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, lookup: Callable[..., list[Any]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._create_connection = _bounded_connect
+        self._create_connection = partial(_bounded_connect, lookup=lookup)
 
 
 class _HTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, network: Network) -> None:
+        super().__init__()
+        self.network = network
+
     def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        return self.do_open(_HTTPConnection, req)
+        return self.do_open(partial(_HTTPConnection, lookup=self.network.lookup), req)
 
 
 class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, network: Network) -> None:
+        super().__init__()
+        self.network = network
+
     def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
         context = ssl.create_default_context()
-        return self.do_open(_HTTPSConnection, req, context=context)
+        return self.do_open(partial(_HTTPSConnection, lookup=self.network.lookup), req,
+                            context=context)
 
 
-def _opener() -> urllib.request.OpenerDirector:
-    opener = urllib.request.build_opener(_HTTPHandler, _HTTPSHandler)
+def _opener(network: Network) -> urllib.request.OpenerDirector:
+    opener = urllib.request.build_opener(_HTTPHandler(network), _HTTPSHandler(network))
     opener.addheaders = [("User-Agent", "openssl-matrix (source fetch)")]
     return opener
 
@@ -199,7 +232,8 @@ def describe_failure(exc: BaseException | str, timeout: float | None = None) -> 
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _open_url(url: str, timeout: float) -> tuple[IO[bytes], int | None]:
+def _open_url(url: str, timeout: float,
+              network: Network = NETWORK) -> tuple[IO[bytes], int | None]:
     """Open a URL for reading; return the stream and its announced length."""
     scheme = urllib.parse.urlsplit(url).scheme
     if scheme not in ("http", "https", "file"):
@@ -211,7 +245,7 @@ def _open_url(url: str, timeout: float) -> tuple[IO[bytes], int | None]:
         if earlier is not None:
             raise AttemptFailed(f"skipped: {host} already failed in this run ({earlier})")
     try:
-        response = _opener().open(url, timeout=timeout)
+        response = _opener(network).open(url, timeout=timeout)
     except urllib.error.HTTPError as exc:
         exc.close()
         raise AttemptFailed(describe_failure(exc)) from exc
@@ -229,14 +263,15 @@ def _open_url(url: str, timeout: float) -> tuple[IO[bytes], int | None]:
     return response, length
 
 
-def download(url: str, directory: Path, timeout: float) -> tuple[Path, str, int]:
-    response, length = _open_url(url, timeout)
+def download(url: str, directory: Path, timeout: float,
+             network: Network = NETWORK) -> tuple[Path, str, int]:
+    response, length = _open_url(url, timeout, network)
     with response:
         return stream_to_temp(response, directory, length, timeout)
 
 
-def _gpg_verify(data: Path, signature: bytes) -> str:
-    gpg = shutil.which("gpg")
+def _gpg_verify(data: Path, signature: bytes, network: Network = NETWORK) -> str:
+    gpg = network.gpg()
     if gpg is None:
         return "not checked: gpg not installed"
     command = [gpg, "--batch", "--no-tty", "--status-fd", "1"]
@@ -273,12 +308,13 @@ def _gpg_verify(data: Path, signature: bytes) -> str:
     return f"not checked: gpg could not verify ({last})"
 
 
-def signature_for_url(url: str, data: Path, timeout: float) -> str:
-    if shutil.which("gpg") is None:
+def signature_for_url(url: str, data: Path, timeout: float,
+                      network: Network = NETWORK) -> str:
+    if network.gpg() is None:
         return "not checked: gpg not installed"
     sig_url = url + ".asc"
     try:
-        response, _ = _open_url(sig_url, timeout)
+        response, _ = _open_url(sig_url, timeout, network)
         with response:
             signature = response.read(_MAX_SIGNATURE_BYTES + 1)
     except AttemptFailed as exc:
@@ -287,11 +323,11 @@ def signature_for_url(url: str, data: Path, timeout: float) -> str:
         return f"not checked: no signature at {sig_url} ({describe_failure(exc, timeout)})"
     if len(signature) > _MAX_SIGNATURE_BYTES:
         return f"not checked: {sig_url} is too large to be a signature"
-    return _gpg_verify(data, signature)
+    return _gpg_verify(data, signature, network)
 
 
-def signature_for_file(local: Path, data: Path) -> str:
-    if shutil.which("gpg") is None:
+def signature_for_file(local: Path, data: Path, network: Network = NETWORK) -> str:
+    if network.gpg() is None:
         return "not checked: gpg not installed"
     sig_path = local.with_name(local.name + ".asc")
     try:
@@ -299,7 +335,7 @@ def signature_for_file(local: Path, data: Path) -> str:
             signature = fh.read(_MAX_SIGNATURE_BYTES + 1)
     except OSError:
         return f"not checked: no {sig_path.name} beside {local}"
-    return _gpg_verify(data, signature)
+    return _gpg_verify(data, signature, network)
 
 
 #: Environment variable naming a gpg keyring (OpenSSL's release keys) for signature checks.

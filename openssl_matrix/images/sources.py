@@ -57,7 +57,9 @@ from openssl_matrix.core.log import info, step, warn
 from openssl_matrix.core.version import Version, VersionError
 from openssl_matrix.core.yamlload import YamlProblem, load_yaml
 from openssl_matrix.images.download import (
+    NETWORK,
     AttemptFailed,
+    Network,
     describe_failure,
     download,
     signature_for_file,
@@ -68,7 +70,9 @@ from openssl_matrix.matrix.releases import official_sha256
 
 __all__ = [
     "KNOWN_SHA256",
+    "NETWORK",
     "FetchedSource",
+    "Network",
     "default_cache_dir",
     "default_urls",
     "fetch_source",
@@ -445,6 +449,7 @@ def fetch_source(
     local_dirs: Sequence[Path] = (),
     timeout: float = 15.0,
     lock_file: Path | None = None,
+    network: Network = NETWORK,
 ) -> Path:
     """Return the path of a verified ``openssl-<version>.tar.gz`` in the cache.
 
@@ -458,6 +463,7 @@ def fetch_source(
         local_dirs=local_dirs,
         timeout=timeout,
         lock_file=lock_file,
+        network=network,
     ).path
 
 
@@ -491,6 +497,7 @@ def fetch_source_info(
     local_dirs: Sequence[Path] = (),
     timeout: float = 15.0,
     lock_file: Path | None = None,
+    network: Network = NETWORK,
 ) -> FetchedSource:
     """Find, verify and cache a release tarball; say where it came from.
 
@@ -498,7 +505,7 @@ def fetch_source_info(
     then ``local_dirs`` (``openssl-<v>.tar.gz`` or Debian's ``openssl_<v>.orig.tar.gz``),
     then ``urls`` in order, each with ``timeout`` seconds for connecting and for each
     read. Raises :class:`SourceError` listing every attempt when none gives the bytes
-    whose sha256 is expected.
+    whose sha256 is expected. ``network``: the name lookup and gpg (the machine's).
     """
     check_version(version)
     expected = _expected_sha256(version, sha256, lock_file)
@@ -522,16 +529,18 @@ def fetch_source_info(
 
     failures: list[tuple[str, str]] = []
     if not urls:  # nothing is downloaded: a look into local folders, not a "fetch"
-        found = _from_local_dirs(version, expected, local_dirs, directory, failures)
+        found = _from_local_dirs(version, expected, local_dirs, directory, failures,
+                                 network)
         if found is None:
             raise _all_failed(version, expected, failures, local_dirs, directory)
         tmp, origin, signature = found
         _install(tmp, final, expected, origin, signature)
         return FetchedSource(final, expected, origin, signature, cached=False)
     with step(f"fetch {name}"):
-        found = _from_local_dirs(version, expected, local_dirs, directory, failures)
+        found = _from_local_dirs(version, expected, local_dirs, directory, failures,
+                                 network)
         if found is None:
-            found = _from_urls(urls, expected, directory, timeout, failures)
+            found = _from_urls(urls, expected, directory, timeout, failures, network)
         if found is None:
             raise _all_failed(version, expected, failures, local_dirs, directory)
     tmp, origin, signature = found
@@ -545,6 +554,7 @@ def _from_local_dirs(
     local_dirs: Sequence[Path],
     directory: Path,
     failures: list[tuple[str, str]],
+    network: Network,
 ) -> tuple[Path, str, str] | None:
     names = (tarball_name(version), f"openssl_{version}.orig.tar.gz")
     for local_dir in local_dirs:
@@ -566,7 +576,7 @@ def _from_local_dirs(
                 warn(f"{candidate}: {reason}")
                 failures.append((str(candidate), reason))
                 continue
-            signature = signature_for_file(candidate, tmp)
+            signature = signature_for_file(candidate, tmp, network)
             info(f"    sha256 ok (local file); signature {signature}")
             return tmp, f"local:{candidate.resolve()}", signature
     return None
@@ -578,12 +588,13 @@ def _from_urls(
     directory: Path,
     timeout: float,
     failures: list[tuple[str, str]],
+    network: Network,
 ) -> tuple[Path, str, str] | None:
     for url in urls:
         info(f"  trying {url}")
         start = time.monotonic()
         try:
-            tmp, got, size = download(url, directory, timeout)
+            tmp, got, size = download(url, directory, timeout, network)
         except AttemptFailed as exc:
             info(f"    failed: {exc} ({time.monotonic() - start:.1f}s)")
             failures.append((url, str(exc)))
@@ -596,7 +607,7 @@ def _from_urls(
             failures.append((url, reason))
             continue
         info(f"    got {_size_speed(size, elapsed)}, sha256 ok")
-        signature = signature_for_url(url, tmp, timeout)
+        signature = signature_for_url(url, tmp, timeout, network)
         info(f"    signature {signature}")
         return tmp, url, signature
     return None

@@ -148,9 +148,14 @@ def unknown(names: tuple[str, ...] | list[str]) -> list[str]:
     return [n for n in names if n not in ALGORITHMS]
 
 
+#: The method (and figures' path) of ``speed -aead``; plain EVP's is ``evp``. A method,
+#: named like the ``aead`` suite kind that uses it where the version has it.
+AEAD_METHOD = "aead"
+
+
 def method_for(version: str) -> str:
     """``aead`` where speed has -aead (1.1.1 on), else ``evp``."""
-    return "aead" if series(version) >= AEAD_SINCE else "evp"
+    return AEAD_METHOD if series(version) >= AEAD_SINCE else "evp"
 
 
 def plan(version: str, algorithms: tuple[str, ...] | list[str],
@@ -181,14 +186,14 @@ def plan(version: str, algorithms: tuple[str, ...] | list[str],
             refused.append(Refusal(name, f"this build was configured with {', '.join(off)}"))
             continue
         caveat = None
-        if method == "aead" and c.family == "chacha-poly" and v >= (3, 0, 0):
+        if method == AEAD_METHOD and c.family == "chacha-poly" and v >= (3, 0, 0):
             caveat = ("3.x speed streams ChaCha20-Poly1305 through its plain EVP loop even "
                       "with -aead (no per-record tag or additional data; "
                       f"{FACTS['3.x chacha20-poly1305 streams'].seen.split(':')[0]})")
-        elif method == "aead" and c.family == "ccm" and v < (3, 0, 0):
+        elif method == AEAD_METHOD and c.family == "ccm" and v < (3, 0, 0):
             caveat = ("1.1.1 speed runs CCM through its own loop without the 13-byte "
                       "additional data, -aead or not (EVP_Update_loop_ccm)")
-        args = ("-aead", "-evp", name) if method == "aead" else ("-evp", name)
+        args = ("-aead", "-evp", name) if method == AEAD_METHOD else ("-evp", name)
         runs.append(AeadRun(name, method, args, caveat))
     return AeadPlan(version, tuple(runs), tuple(refused), tuple(notes))
 
@@ -197,7 +202,7 @@ def decrypt_caveat(version: str, method: str) -> str | None:
     """What decrypting through ``method`` measures on ``version``, where it is not a
     verified decryption."""
     v = series(version)
-    if method == "aead" and v < (3, 0, 0):
+    if method == AEAD_METHOD and v < (3, 0, 0):
         return ("1.1.1 speed -aead -decrypt sets a made-up tag: every record's tag check "
                 "fails and the record is counted anyway (the work is done; 3.x decrypts "
                 "with a real tag and counts verified records only)")

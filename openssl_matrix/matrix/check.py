@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from openssl_matrix.core.errors import ConfigError
+from openssl_matrix.core.files import read_bounded
 from openssl_matrix.core.names import ALPHABET, clip, name_problem
+from openssl_matrix.core.yamlload import MAX_BYTES as MAX_YAML_BYTES
 from openssl_matrix.core.yamlload import YamlProblem, load_yaml
 from openssl_matrix.matrix.isa import IA32CAP_BITS
 
@@ -219,3 +221,19 @@ def load_yaml_file(ctx: CheckContext, text: str) -> Any:
                            hint="YAML would silently keep only the last one: merge the two "
                            "entries or rename one") from None
         raise ctx.fail("", exc.message) from None
+
+
+def matrix_settings(path: Path) -> Any:
+    """The ``settings:`` section of the matrix file at ``path`` (None when there is no
+    such file, or it cannot be read: the command that loads the matrix says why), for
+    :func:`openssl_matrix.core.settings.resolve_settings`. Here, not in matrix/load.py,
+    so that a command that only needs its settings (``import``) does not import the
+    matrix model and its loader."""
+    try:
+        if not path.is_file():
+            return None
+        data = load_yaml_file(CheckContext(path),
+                              read_bounded(path, cap=MAX_YAML_BYTES).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ConfigError):
+        return None
+    return data.get("settings") if isinstance(data, Mapping) else None

@@ -24,7 +24,12 @@ from openssl_matrix.core.resources import USER_PATCHES, project_patches, user_fo
 from openssl_matrix.core.settings import check_matrix_settings
 from openssl_matrix.core.yamlload import MAX_BYTES as MAX_YAML_BYTES
 from openssl_matrix.core.yamlload import TOO_LARGE
-from openssl_matrix.matrix.check import CheckContext, choices_hint, kind_name, load_yaml_file
+from openssl_matrix.matrix.check import (
+    CheckContext,
+    choices_hint,
+    kind_name,
+    load_yaml_file,
+)
 from openssl_matrix.matrix.eras import (
     ENGINES,
     engine_options,
@@ -32,6 +37,7 @@ from openssl_matrix.matrix.eras import (
     i386_name,
     march_problem,
 )
+from openssl_matrix.matrix.kinds import KINDS, check_entry
 from openssl_matrix.matrix.model import (
     ARCHES,
     ASM_VALUES,
@@ -57,11 +63,8 @@ from openssl_matrix.matrix.patches import (
     load_patches,
     select_patches,
 )
-from openssl_matrix.matrix.pts import RSD_THRESHOLD as PTS_RSD
-from openssl_matrix.matrix.pts import SECONDS as PTS_SECONDS
-from openssl_matrix.matrix.pts import TIMES_TO_RUN as PTS_TIMES
 from openssl_matrix.matrix.releases import Release, load_catalogue
-from openssl_matrix.matrix.suitekinds import library_options, multi_counts, suite_kind
+from openssl_matrix.matrix.suitekinds import multi_counts
 
 TOP_KEYS = ("schema", "defaults", "versions", "axes", "include", "exclude", "profiles",
             "suites", "default_suite", "sources_dirs", "default_variants", "patches_dirs",
@@ -77,7 +80,6 @@ PROFILE_KEYS = ("description", "vendor", "model", "flags", "lacks", "clock_ghz",
 SUITE_KEYS = ("description", "algorithms", "evp", "decrypt", "engine", "provider", "multi",
               "seconds", "bytes", "masks", "repeat", "noise_threshold", "devices", "kind",
               "protocols", "modes", "pinning", "threads", "interleave")
-SUITE_KINDS = ("speed", "aead", "pkey", "tls", "pts", "library")
 DEVICE = re.compile(r"^/dev/[A-Za-z0-9_][A-Za-z0-9_./-]*\Z")
 MASK_KEYS = ("name", "ia32cap", "disable")
 CPUSET = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*\Z")
@@ -102,20 +104,6 @@ def load_matrix(path: str | Path, *, default_urls: Callable[[str], list[str]] | 
         raise ConfigError(f"{p}: is not UTF-8 text") from None
     data = load_yaml_file(ctx, text)
     return build_matrix(data, ctx, default_urls=default_urls)
-
-
-def matrix_settings(path: Path) -> Any:
-    """The ``settings:`` section of the matrix file at ``path`` (None when there is no
-    such file, or it cannot be read: the command that loads the matrix says why), for
-    :func:`openssl_matrix.core.settings.resolve_settings`."""
-    try:
-        if not path.is_file():
-            return None
-        data = load_yaml_file(CheckContext(path),
-                              read_bounded(path, cap=MAX_YAML_BYTES).decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ConfigError):
-        return None
-    return data.get("settings") if isinstance(data, Mapping) else None
 
 
 def matrix_from_document(doc: Mapping[str, Any], *, path: str | Path = "<python>",
@@ -644,24 +632,25 @@ def _load_suites(ctx: CheckContext, value: Any) -> tuple[Suite, ...]:
             raise ctx.fail(f"{kp}.noise_threshold", f"expected a fraction such as 0.05 (5 %), "
                            f"got {entry.get('noise_threshold')!r}")
         kind = ctx.string(entry.get("kind", "speed"), f"{kp}.kind")
-        if kind not in SUITE_KINDS:
+        if kind not in KINDS:
             raise ctx.fail(f"{kp}.kind", f"{kind!r} is not a suite kind "
-                           f"({', '.join(SUITE_KINDS)})")
-        library = library_options(ctx, kind, entry, algorithms, kp)
-        tls = None if library is not None else suite_kind(ctx, kind, entry, algorithms, kp)
+                           f"({', '.join(KINDS)})")
+        facts = KINDS[kind]
+        options = check_entry(ctx, facts, entry, algorithms, kp)
         seconds = ctx.posint(entry.get("seconds"), f"{kp}.seconds", maximum=MAX_SECONDS)
-        if kind == "pts":  # pts/openssl's own settings unless the suite says otherwise
-            seconds = seconds or PTS_SECONDS
-            multi = multi or (0,)
-            repeat = repeat if "repeat" in entry else PTS_TIMES
-            noise = noise if "noise_threshold" in entry else PTS_RSD
+        if facts.defaults is not None:  # the kind's own settings unless the suite says
+            seconds = seconds or facts.defaults.seconds
+            multi = multi or facts.defaults.multi
+            repeat = repeat if "repeat" in entry else facts.defaults.repeat
+            noise = noise if "noise_threshold" in entry else facts.defaults.noise_threshold
         interleave = ctx.posint(entry.get("interleave"), f"{kp}.interleave", maximum=60)
-        if interleave and (kind != "speed" or not evp):
+        if interleave and (not facts.interleavable or not evp):
             raise ctx.fail(f"{kp}.interleave", "interleaved comparisons are for a speed "
                            "suite through EVP (kind: speed, evp: true or both): remove "
                            "'interleave' here")
         out.append(Suite(
-            name=name, kind=kind, tls=tls, library=library, interleave=interleave or 0,
+            name=name, kind=kind, tls=options.tls, library=options.library,
+            interleave=interleave or 0,
             description=ctx.string(entry.get("description", ""), f"{kp}.description"),
             algorithms=algorithms,
             evp=evp,

@@ -19,6 +19,8 @@ from typing import Any
 from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.core.version import DECLARABLE, series
 from openssl_matrix.matrix.check import choices_hint
+from openssl_matrix.matrix.kinds import kind_of
+from openssl_matrix.matrix.kinds.base import SuiteKind
 from openssl_matrix.matrix.libvocab import LibraryOptions
 from openssl_matrix.matrix.patches import Patch
 from openssl_matrix.matrix.tlsvocab import TlsOptions
@@ -133,12 +135,13 @@ class Suite:
     suite through EVP; 0: none; see measure/pairrun.py)."""
 
     @property
+    def suite_kind(self) -> SuiteKind:
+        """What the suite's kind answers (matrix/kinds/)."""
+        return kind_of(self.kind)
+
+    @property
     def paths(self) -> tuple[str, ...]:
-        if self.kind != "speed":
-            return (self.kind,)
-        if not self.evp:
-            return ("legacy",)
-        return ("evp", "legacy") if self.legacy else ("evp",)
+        return self.suite_kind.paths(self.evp, self.legacy)
 
     def describe(self) -> dict[str, Any]:
         return {

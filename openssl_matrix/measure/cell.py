@@ -15,10 +15,10 @@ from __future__ import annotations
 import os
 import platform
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from openssl_matrix.core import log
 from openssl_matrix.core.clock import now as _now
@@ -27,10 +27,18 @@ from openssl_matrix.core.files import atomic_write
 from openssl_matrix.core.version import Version, series
 from openssl_matrix.engine.backend import Backend, RunLimits, RunResult, endpoint_is_local
 from openssl_matrix.matrix.isa import parse_cpuinfo_line
+from openssl_matrix.matrix.kinds.base import RUNNER_HARNESS, RUNNER_S_TIME
 from openssl_matrix.matrix.model import Matrix, Profile, Suite, Variant
 from openssl_matrix.matrix.pts import PROFILE as PTS_PROFILE
 from openssl_matrix.matrix.pts import result_for as pts_result_for
 from openssl_matrix.measure import coreclock, guards, hostacct, portshare
+from openssl_matrix.measure.benchfigure import (
+    BenchFigure,
+    FindingRecord,
+    SeriesHead,
+    SettleRecord,
+    bench_figures,
+)
 from openssl_matrix.measure.guards import (
     EngineCheck,
     Finding,
@@ -59,6 +67,7 @@ from openssl_matrix.measure.hostinfo import (
 from openssl_matrix.measure.invocation import Invocation
 from openssl_matrix.measure.library import library_invocations, parse_library
 from openssl_matrix.measure.multiacct import multi_findings
+from openssl_matrix.measure.runrecord import InvocationEntry, RunRecord
 from openssl_matrix.measure.speedcmd import speed_invocations
 from openssl_matrix.measure.tlsbench import parse_tls
 from openssl_matrix.measure.topology import (
@@ -81,6 +90,11 @@ TREE_LABEL = "openssl-matrix.tree"
 # from processes outside Docker and changes nothing on an idle machine.
 SPEED_CPU_SHARES = 262144
 
+#: The reader of each runner's output that is not ``openssl speed``'s (a kind's runner).
+_READERS: dict[str, Callable[[Invocation, str], tuple[
+    list[BenchFigure], float | None, list[Finding], list[str]]]] = {
+    RUNNER_S_TIME: parse_tls, RUNNER_HARNESS: parse_library}
+
 
 @dataclass
 class CellOutcome:
@@ -89,9 +103,9 @@ class CellOutcome:
     run_dir: str | None = None
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
-    figures: list[dict[str, Any]] = field(default_factory=list)
+    figures: list[BenchFigure] = field(default_factory=list)
     round: int = 1
-    findings: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[FindingRecord] = field(default_factory=list)
     reused: bool = False  # finished earlier in this (resumed) session, not measured again
     unbuilt: bool = False  # failed before measuring: the variant has no image on this engine
 
@@ -173,7 +187,7 @@ class _Run:
     steps share it): its folder and record, the host it saw, findings and figures."""
 
     run_dir: Path
-    meta: dict[str, Any]
+    meta: RunRecord
     pin: str | None
     version: str
     run_cpu: CpuInfo
@@ -185,8 +199,8 @@ class _Run:
     """The port-share reading right before the next invocation."""
     warnings: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
-    figures: list[dict[str, Any]] = field(default_factory=list)
-    by_invocation: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    figures: list[BenchFigure] = field(default_factory=list)
+    by_invocation: dict[str, list[BenchFigure]] = field(default_factory=dict)
     engine_checks: dict[str, EngineCheck] = field(default_factory=dict)
     vectors: dict[str, tuple[int, int] | None] = field(default_factory=dict)
     failed: int = 0
@@ -199,12 +213,12 @@ class BenchCell:
     ctx: RunContext
     variant: Variant
     tag: str
-    record: dict[str, Any]
+    record: records.BuildRecord
     suite: Suite
     round: int = 1
     index: int = 1
     total: int = 1
-    series: dict[str, Any] | None = None
+    series: SeriesHead | None = None
     only: tuple[str, ...] | None = None
     """Measure only these invocations (None: all of the suite's)."""
     why: str | None = None
@@ -218,7 +232,7 @@ class BenchCell:
 
     def invocations(self, cpus: int | None = None) -> tuple[list[Invocation], list[str]]:
         """The cell's commands; ``cpus``: how many CPUs ``multi: all`` means."""
-        if self.suite.kind == "library":  # one per operation and thread count
+        if self.suite.suite_kind.runner == RUNNER_HARNESS:  # per operation and threads
             invocations, notes = library_invocations(
                 self.variant.version.version, self.suite, self.ctx.cpu.logical_cpus or 1)
         else:
@@ -232,7 +246,7 @@ class BenchCell:
 
     # -- the run -----------------------------------------------------------------------
 
-    def run(self, settled: dict[str, Any] | None = None) -> CellOutcome:
+    def run(self, settled: SettleRecord | None = None) -> CellOutcome:
         """Measure the cell; ``settled`` (what the wait for a quiet host saw) goes into
         the run's metadata."""
         run = self._start(settled)
@@ -241,7 +255,7 @@ class BenchCell:
             self._invoke(run, n, inv)
         return self._finish(run)
 
-    def _start(self, settled: dict[str, Any] | None) -> _Run:
+    def _start(self, settled: SettleRecord | None) -> _Run:
         """The run's folder and first record: the image, the host and its clock."""
         ctx, v, tag = self.ctx, self.variant, self.tag
         profile = ctx.profile
@@ -271,8 +285,8 @@ class BenchCell:
 
     def _first_meta(self, run_cpu: CpuInfo, state: SystemState, version_a: str,
                     topology: CpuTopology | None, pin: str | None, clock: float | None,
-                    clock_source: str | None, notes: list[str], settled: dict[str, Any] | None,
-                    ) -> dict[str, Any]:
+                    clock_source: str | None, notes: list[str], settled: SettleRecord | None,
+                    ) -> RunRecord:
         """The run's record as it starts (``status: running``)."""
         ctx, v, record, profile = self.ctx, self.variant, self.record, self.ctx.profile
         return {
@@ -336,7 +350,7 @@ class BenchCell:
                  + (f" · round {self.round}" if self.series else "")
                  + (f" · {self.why}" if self.why else "")
                  + f" · {len(invocations)} "
-                 + {"tls": "handshake", "library": "harness"}.get(suite.kind, "speed")
+                 + suite.suite_kind.run_noun
                  + f" run(s) → {run_dir}")
         if not self.why:  # what the suite asks and this version cannot do, said up front
             for note in notes:
@@ -369,7 +383,7 @@ class BenchCell:
         speed_stderr, acct = hostacct.from_stderr(
             with_samples, processes=inv.multi or 1,
             cpu_seconds=None if times is None else times.user + times.system)
-        entry: dict[str, Any] = {"name": inv.name, "command": list(inv.command),
+        entry: InvocationEntry = {"name": inv.name, "command": list(inv.command),
                                  "exec": inv.exec_command, "env": inv.env,
                                  "engine": inv.engine, "path": inv.path,
                                  "direction": inv.direction, "multi": inv.multi,
@@ -389,9 +403,11 @@ class BenchCell:
                                        ports, entry)
         run.meta["invocations"].append(entry)
         host = "" if acct is None else f"; {acct.describe()}"
-        if inv.path in ("tls", "library") and isinstance(entry.get("host_accounting"),
-                                                         dict):
-            busy = [a["foreign_cores"] for a in entry["host_accounting"].values() if a]
+        per_figure = entry.get("host_accounting")
+        if self.suite.suite_kind.accounting_fields and isinstance(per_figure, dict):
+            # such a kind's entry holds one reading per figure (``_take``)
+            readings = cast("dict[str, hostacct.AccountingRecord | None]", per_figure)
+            busy = [a["foreign_cores"] for a in readings.values() if a]
             host = f"; others up to {max(busy):.2f} core(s) busy" if busy else ""
         log.info(f"    [{n}/{len(invocations)}] {inv.name}: {entry['status']}{flagged} "
                  f"({time.monotonic() - t0:.1f}s{host})")
@@ -410,7 +426,7 @@ class BenchCell:
 
     def _take(self, run: _Run, inv: Invocation, stdout: str, speed_stderr: str,
               times: guards.CpuTimes | None, acct: hostacct.HostAccounting | None,
-              ports: dict[str, Any], entry: dict[str, Any]) -> tuple[str, list[str]]:
+              ports: portshare.PortReadings, entry: InvocationEntry) -> tuple[str, list[str]]:
         """A finished invocation's figures, parsed and judged into ``run``; its entry in
         the record completed. (flagged note, warnings to say after the progress line)."""
         said: list[str] = []  # a TLS run's guards say why, after the progress line
@@ -427,18 +443,16 @@ class BenchCell:
             if child_found and not any(f.code == guards.CONTENDED
                                        for f in inv_findings):
                 inv_findings = [*inv_findings, *child_found]
-        if inv.path == "tls":  # one accounting per s_time run, taken in the script
+        fields = self.suite.suite_kind.accounting_fields
+        if fields:  # one accounting per s_time run or harness window, taken inside
             entry["host_accounting"] = {
-                f"{r.get('protocol')} {r.get('operation')}": r.pop("host_accounting",
-                                                                  None) for r in recs}
-        elif inv.path == "library":  # taken by the harness around its window
-            entry["host_accounting"] = {
-                str(r.get("algorithm")): r.pop("host_accounting", None) for r in recs}
+                " ".join(str(r.get(f)) for f in fields): r.pop("host_accounting", None)
+                for r in recs}
         run.figures.extend(recs)
         run.by_invocation[inv.name] = recs
         flagged = flagged_note(recs, inv_findings)
         run.findings.extend(inv_findings)
-        if inv.path == "tls":  # named already; its guards applied per operation
+        if self.suite.suite_kind.warnings_named:  # its guards applied per operation
             run.warnings.extend(parse_warnings)
             said = parse_warnings
         else:
@@ -495,29 +509,28 @@ class BenchCell:
                    times: guards.CpuTimes | None, acct: hostacct.HostAccounting | None,
                    engine_checks: dict[str, EngineCheck],
                    vectors: dict[str, tuple[int, int] | None], cpu: CpuInfo,
-                   ) -> tuple[list[dict[str, Any]], float | None, list[Finding], list[str]]:
-        if inv.path == "tls":
-            return parse_tls(inv, stdout)
-        if inv.path == "library":
-            return parse_library(inv, stdout)
+                   ) -> tuple[list[BenchFigure], float | None, list[Finding], list[str]]:
+        kind = self.suite.suite_kind
+        reader = _READERS.get(kind.runner)
+        if reader is not None:
+            return reader(inv, stdout)
         try:
             parsed = parse_speed(stdout, speed_stderr, version=version,
-                                 evp=inv.path in ("evp", "aead") or (
-                                     inv.path == "pts" and "-evp" in inv.command))
+                                 evp=kind.speed_evp(inv.path, inv.command))
         except ParseError as perr:
             return [], None, [], [f"output not understood: {perr.message}"]
-        recs = figure_records(parsed)
-        host = {} if acct is None else {
-            "own_share": None if acct.own_share is None else round(acct.own_share, 4),
-            "foreign_cores": round(acct.foreign_cores, 4),
-            "steal_cores": round(acct.steal_cores, 4)}
+        recs = bench_figures(figure_records(parsed))
+        host = BenchFigure() if acct is None else BenchFigure(
+            own_share=None if acct.own_share is None else round(acct.own_share, 4),
+            foreign_cores=round(acct.foreign_cores, 4),
+            steal_cores=round(acct.steal_cores, 4))
         for rec in recs:
             if rec.get("algorithm") == "evp" and len(inv.algorithms) == 1:
                 rec["algorithm"] = inv.algorithms[0]  # -multi labels the EVP row "evp"
             rec.update({"mask": inv.mask.name, "ia32cap": inv.ia32cap,
                         "invocation": inv.name, "engine": inv.engine, "path": inv.path,
                         "direction": inv.direction, "multi": inv.multi, **host})
-            if inv.path == "pts":  # the PTS result this figure is, in PTS's unit
+            if kind.pts_comparable:  # the PTS result this figure is, in PTS's unit
                 op, block = rec.get("operation"), rec.get("block_size")
                 res = pts_result_for(str(rec.get("algorithm")),
                                      op if isinstance(op, str) else None,
@@ -607,7 +620,7 @@ class BenchCell:
         return out
 
 
-def flagged_note(recs: Sequence[dict[str, Any]], found: Sequence[Finding]) -> str:
+def flagged_note(recs: Sequence[BenchFigure], found: Sequence[Finding]) -> str:
     """``, flagged: 2 contended of 4 figure(s)`` for a progress line, or nothing: a speed
     run's findings flag all its figures, a TLS run's figures carry their own status."""
     codes = sorted({f.code for f in found})
@@ -629,7 +642,7 @@ def _save_raw(run_dir: Path, inv: Invocation, res: RunResult) -> None:
 def outcome_from(variant: str, ref: RunRef) -> CellOutcome:
     """The outcome of a cell finished earlier, read back from its run folder."""
     meta = ref.meta
-    figures = records.figures_as_dicts(records.read_figures(ref.path))
+    figures = bench_figures(records.figures_as_dicts(records.read_figures(ref.path)))
     status = str(meta.get("status"))
     return CellOutcome(variant, status, run_dir=str(ref.path),
                        warnings=list(meta.get("warnings") or []),
@@ -640,7 +653,7 @@ def outcome_from(variant: str, ref: RunRef) -> CellOutcome:
 
 
 def cross_findings(invocations: list[Invocation],
-                   by_invocation: dict[str, list[dict[str, Any]]], version: str,
+                   by_invocation: dict[str, list[BenchFigure]], version: str,
                    cpu_flags: Sequence[str], have_vectors: bool) -> list[Finding]:
     """Guards that compare invocations: engine vs built-in code, masked vs unmasked."""
     found: list[Finding] = []
@@ -666,7 +679,7 @@ def cross_findings(invocations: list[Invocation],
     return found
 
 
-def core_cycles(meta: dict[str, Any], nominal: float | None) -> float | None:
+def core_cycles(meta: RunRecord, nominal: float | None) -> float | None:
     """The clock cycles are counted in: the cores' own, measured around the run
     (coreclock.py), where it was; the nominal clock (a profile's ``clock_ghz``, the model
     name's GHz, ``cpu MHz``) stays in ``meta`` as ``nominal_clock`` for provenance, and is
@@ -675,8 +688,9 @@ def core_cycles(meta: dict[str, Any], nominal: float | None) -> float | None:
     if not isinstance(ghz, (int, float)) or ghz <= 0:
         return nominal
     meta["nominal_clock"] = {"hz": nominal, "source": meta.get("clock_source")}
-    meta["clock_hz"] = float(ghz) * 1e9
+    clock = float(ghz) * 1e9
+    meta["clock_hz"] = clock
     meta["clock_source"] = (f"measured: the cores' clock around the run, {ghz:.2f} GHz "
                             "(coreclock.py)")
-    return float(meta["clock_hz"])
+    return clock
 

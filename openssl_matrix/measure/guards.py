@@ -38,8 +38,7 @@ import math
 import re
 import statistics
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 from openssl_matrix.core.version import series
 from openssl_matrix.matrix.isa import (
@@ -51,6 +50,7 @@ from openssl_matrix.matrix.isa import (
     march_flags,
 )
 from openssl_matrix.measure import hostacct
+from openssl_matrix.measure.benchfigure import BenchFigure, FindingRecord
 
 ENGINE_NOT_ENGAGED = "engine-not-engaged"
 ENGINE_UNVERIFIED = "engine-unverified"
@@ -98,18 +98,18 @@ class Finding:
     algorithms: tuple[str, ...] | None = None
     """Only these algorithm ids; None: every figure of the invocation."""
 
-    def as_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["algorithms"] = None if self.algorithms is None else list(self.algorithms)
-        return d
+    def as_dict(self) -> FindingRecord:
+        return FindingRecord(code=self.code, message=self.message, invocation=self.invocation,
+                             algorithms=None if self.algorithms is None
+                             else list(self.algorithms))
 
-    def concerns(self, record: dict[str, Any]) -> bool:
+    def concerns(self, record: BenchFigure) -> bool:
         if self.invocation is not None and record.get("invocation") != self.invocation:
             return False
         return self.algorithms is None or record.get("algorithm") in self.algorithms
 
 
-def apply_findings(records: list[dict[str, Any]], findings: Iterable[Finding]) -> None:
+def apply_findings(records: list[BenchFigure], findings: Iterable[Finding]) -> None:
     """Give each figure record the statuses of the findings that concern it (in place).
 
     ``guards`` lists every code; ``status`` becomes the gravest guard code (``PRIORITY``)
@@ -214,7 +214,7 @@ def engine_findings(invocation: str, engine: str, check: EngineCheck | None,
     return []
 
 
-def _pairs(a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]],
+def _pairs(a: Sequence[BenchFigure], b: Sequence[BenchFigure],
            ) -> list[tuple[float, float]]:
     """Values of figures with the same algorithm and block size in ``a`` and ``b``."""
     index = {(r.get("algorithm"), r.get("block_size")): r.get("bytes_per_s") for r in b}
@@ -227,7 +227,7 @@ def _pairs(a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]],
     return out
 
 
-def same_figures(a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]],
+def same_figures(a: Sequence[BenchFigure], b: Sequence[BenchFigure],
                  tolerance: float = SAME_FIGURE) -> bool | None:
     """True if every paired figure agrees within ``tolerance``; None if none pair up."""
     pairs = _pairs(a, b)
@@ -237,8 +237,8 @@ def same_figures(a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]],
 
 
 def engine_vs_builtin_findings(invocation: str, engine: str,
-                               engine_records: Sequence[dict[str, Any]],
-                               builtin_records: Sequence[dict[str, Any]]) -> list[Finding]:
+                               engine_records: Sequence[BenchFigure],
+                               builtin_records: Sequence[BenchFigure]) -> list[Finding]:
     """An engine whose figures equal the built-in code's is not shown to be doing the work."""
     if same_figures(engine_records, builtin_records):
         return [Finding(ENGINE_UNVERIFIED,
@@ -395,8 +395,8 @@ def mask_vector_findings(invocation: str, mask_name: str, value: str,
 
 
 def mask_effect_findings(invocation: str, mask_name: str, off: Collection[str],
-                         masked_records: Sequence[dict[str, Any]],
-                         native_records: Sequence[dict[str, Any]],
+                         masked_records: Sequence[BenchFigure],
+                         native_records: Sequence[BenchFigure],
                          cpu_flags: Collection[str]) -> list[Finding]:
     """An AES-NI mask that leaves EVP AES figures unchanged did not take effect."""
     if "aesni" not in off or "aes" not in cpu_flags:

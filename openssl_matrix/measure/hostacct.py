@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 #: Kernel clock ticks per second of /proc/stat (USER_HZ: 100 on every Linux ABI in use).
 USER_HZ = 100
@@ -146,6 +146,32 @@ def _busy(values: tuple[int, ...]) -> int:
     return user + nice + system + irq + softirq
 
 
+class AccountingRecord(TypedDict):
+    """:class:`HostAccounting` as a run's record files it (``host_accounting``)."""
+
+    elapsed_s: float
+    cpus: int
+    processes: int
+    own_cpu_s: float | None
+    own_source: str | None
+    own_share: float | None
+    busy_cores: float
+    foreign_cores: float
+    idle_cores: float
+    steal_cores: float
+    iowait_cores: float
+    runnable_before: int | None
+    runnable_after: int | None
+
+
+def _r4(v: float) -> float:
+    return round(v, 4) if isinstance(v, float) else v
+
+
+def _r4n(v: float | None) -> float | None:
+    return None if v is None else _r4(v)
+
+
 @dataclass(frozen=True)
 class HostAccounting:
     """The host around one speed run (between the two samples of its wrapper)."""
@@ -167,9 +193,15 @@ class HostAccounting:
     runnable_before: int | None = None
     runnable_after: int | None = None
 
-    def as_dict(self) -> dict[str, Any]:
-        return {k: (round(v, 4) if isinstance(v, float) else v)
-                for k, v in asdict(self).items()}
+    def as_dict(self) -> AccountingRecord:
+        """The reading as filed in a run's record (floats to 4 places)."""
+        return AccountingRecord(
+            elapsed_s=_r4(self.elapsed_s), cpus=self.cpus, processes=self.processes,
+            own_cpu_s=_r4n(self.own_cpu_s), own_source=self.own_source,
+            own_share=_r4n(self.own_share), busy_cores=_r4(self.busy_cores),
+            foreign_cores=_r4(self.foreign_cores), idle_cores=_r4(self.idle_cores),
+            steal_cores=_r4(self.steal_cores), iowait_cores=_r4(self.iowait_cores),
+            runnable_before=self.runnable_before, runnable_after=self.runnable_after)
 
     def describe(self) -> str:
         own = "—" if self.own_share is None else f"{self.own_share:.0%}"

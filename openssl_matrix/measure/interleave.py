@@ -15,7 +15,14 @@ took) is left out and counted. So is a block in which either side ran more than
 a neighbour slows two different code paths unequally (measured here: no-asm SHA-1 to
 0.4 of its rate, the assembler to 0.67, for most of a second), so the ratio of disturbed
 blocks is not the ratio of the code; with fewer than ``MIN_KEPT`` such blocks every
-unpreempted block is used and the estimate says so (``disturbed``). Neighbouring blocks
+unpreempted block is used and the estimate says so (``disturbed``). A host so busy that
+fewer than ``MIN_KEPT`` blocks had no preempted window (two loaded cores shared with other
+work: the thread had the CPU a fifth to a half of each window, measured here on
+2026-12-06) gets rates by the thread's CPU time instead of wall time, over every block
+whose windows had some CPU (``rates_by: cpu``): operations over the time the thread ran,
+which preemption does not stretch. So does one where most blocks had a preempted window:
+the few that had none are the moments the neighbour paused, and barely hold the MIN_KEPT
+a slow operation's interval needs once the slowed ones are left out. Neighbouring blocks
 are not independent (a neighbour's load lasts for many of them), so the interval is that
 of batch means: the kept blocks in order, in batches of ``BATCH``, each batch's geometric
 mean ratio, Student's t over the batches' logs (3 batches at least); the figure is the
@@ -32,7 +39,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openssl_matrix.core.stats import t975
-from openssl_matrix.measure.robust import RatioEstimate
 
 PREFIX = "+PAIR:"
 #: A window whose thread CPU time is below this share of its wall time was preempted.
@@ -49,6 +55,12 @@ BATCH = 10
 WINDOW_MS = 5
 SECONDS = 3
 METHOD = "interleaved"
+#: The library harness's operations (libbench.c) the pair harness runs too, with the same
+#: calls (pairbench.c's LIBOPS): one thread, one figure in operations per second. Their
+#: runs have block size 0 and the direction ``OPERATION``.
+LIBRARY_OPERATIONS = ("pkey-decode-pem-rsa2048", "pkey-decode-der-rsa2048",
+                      "pkey-decode-pem-ecp256", "pkey-decode-der-ecp256", "cmac", "hmac")
+OPERATION = "operation"
 
 _SIDE = re.compile(r"^\+PAIR:side:(?P<side>[01]):version=(?P<version>.*?):ia32cap=(?P<cap>.*)$")
 _BEGIN = re.compile(r"^\+PAIR:begin:alg=(?P<alg>[^:]+):bytes=(?P<bytes>\d+):"
@@ -130,12 +142,16 @@ class Interleaved:
     ci_high: float | None
     geometric_mean: float  #: the kept blocks' median ratio (named so in records before)
     #: A's and B's bytes per second over their kept windows (for the record, not a figure
-    #: to compare with speed's: the harness's loop is speed's, its timing is not)
+    #: to compare with speed's: the harness's loop is speed's, its timing is not); for a
+    #: library operation (block 0, direction ``operation``) operations per second
     rate_a: float
     rate_b: float
     slowed: int = 0  #: blocks left out: a side more than SLOWED below its usual rate
     #: too few unslowed blocks: the ratio is of disturbed blocks too
     disturbed: bool = False
+    #: too few unpreempted blocks: rates are operations over each window's thread CPU
+    #: time, preempted blocks kept (``preempted`` still counts them)
+    by_cpu_time: bool = False
 
     @property
     def relative_half_width(self) -> float | None:
@@ -143,16 +159,12 @@ class Interleaved:
             return None
         return (self.ci_high - self.ci_low) / 2 / self.ratio
 
-    def as_estimate(self) -> RatioEstimate:
-        return RatioEstimate(self.blocks, self.ratio, self.ci_low, self.ci_high,
-                             method=METHOD, sizes=(self.blocks, self.blocks))
-
     def as_dict(self) -> dict[str, Any]:
         return {"blocks": self.blocks, "preempted": self.preempted, "slowed": self.slowed,
                 "disturbed": self.disturbed, "ratio": self.ratio, "ci_low": self.ci_low,
                 "ci_high": self.ci_high, "geometric_mean": self.geometric_mean,
                 "rate_a": self.rate_a, "rate_b": self.rate_b, "ci_method": "t95-batches",
-                "median": self.geometric_mean}
+                "median": self.geometric_mean, "rates_by": "cpu" if self.by_cpu_time else "wall"}
 
 
 @dataclass(frozen=True)
@@ -164,8 +176,9 @@ class _Block:
         return self.ops[side] / self.ns[side]
 
 
-def _blocks(windows: Sequence[Window]) -> tuple[list[_Block], int]:
-    """The A B B A blocks with no preempted window, and how many had one."""
+def _blocks(windows: Sequence[Window], by_cpu: bool = False) -> tuple[list[_Block], int]:
+    """The A B B A blocks with no preempted window, and how many had one; ``by_cpu``:
+    every block whose windows had some CPU time, timed by it."""
     out: list[_Block] = []
     preempted = 0
     for i in range(0, len(windows) - 3, 4):
@@ -174,12 +187,24 @@ def _blocks(windows: Sequence[Window]) -> tuple[list[_Block], int]:
             continue
         if any(w.cpu_share < CPU_SHARE_MIN or w.ops <= 0 for w in block):
             preempted += 1
-            continue
+            if not by_cpu or any(w.cpu_ns <= 0 or w.ops <= 0 for w in block):
+                continue
+        ns = [sum(w.cpu_ns if by_cpu else w.elapsed_ns for w in block if w.side == side)
+              for side in (0, 1)]
         out.append(_Block(
             (sum(w.ops for w in block if w.side == 0), sum(w.ops for w in block if w.side == 1)),
-            (sum(w.elapsed_ns for w in block if w.side == 0),
-             sum(w.elapsed_ns for w in block if w.side == 1))))
+            (ns[0], ns[1])))
     return out, preempted
+
+
+def _all_blocks(runs: Sequence[AlgorithmRun], by_cpu: bool) -> tuple[list[_Block], int]:
+    blocks: list[_Block] = []
+    preempted = 0
+    for r in runs:  # each run cut in blocks on its own: no block spans two processes
+        mine, lost = _blocks(r.windows, by_cpu)
+        blocks += mine
+        preempted += lost
+    return blocks, preempted
 
 
 def _usual(rates: Sequence[float]) -> float:
@@ -188,15 +213,16 @@ def _usual(rates: Sequence[float]) -> float:
 
 
 def estimate(run: AlgorithmRun, runs: Sequence[AlgorithmRun] = ()) -> Interleaved | None:
-    """The kept blocks' ratio and its batch-means interval (None: no block without
-    preemption). ``runs``: more runs of the same pair and algorithm, pooled (each cut in
-    blocks on its own, so no block spans two processes)."""
-    blocks: list[_Block] = []
-    preempted = 0
-    for r in (run, *runs):
-        mine, lost = _blocks(r.windows)
-        blocks += mine
-        preempted += lost
+    """The kept blocks' ratio and its batch-means interval (None: no block with CPU time).
+    ``runs``: more runs of the same pair and algorithm, pooled (each cut in blocks on its
+    own, so no block spans two processes). Fewer than ``MIN_KEPT`` unpreempted blocks, or
+    fewer than preempted ones: rates by thread CPU time."""
+    blocks, preempted = _all_blocks((run, *runs), False)
+    by_cpu = len(blocks) < MIN_KEPT or preempted > len(blocks)
+    if by_cpu:
+        more, _ = _all_blocks((run, *runs), True)
+        by_cpu = len(more) > len(blocks)
+        blocks = more if by_cpu else blocks
     if not blocks:
         return None
     usual = [_usual([b.rate(side) for b in blocks]) for side in (0, 1)]
@@ -215,8 +241,10 @@ def estimate(run: AlgorithmRun, runs: Sequence[AlgorithmRun] = ()) -> Interleave
         lo, hi = math.exp(centre - half), math.exp(centre + half)
     ops = [sum(b.ops[side] for b in kept) for side in (0, 1)]
     ns = [sum(b.ns[side] for b in kept) for side in (0, 1)]
+    unit = run.block or 1  # a library operation (block 0): operations per second
     return Interleaved(
         blocks=len(kept), preempted=preempted, ratio=math.exp(centre), ci_low=lo, ci_high=hi,
         geometric_mean=math.exp(statistics.median(logs)),
-        rate_a=ops[0] * run.block / ns[0] * 1e9, rate_b=ops[1] * run.block / ns[1] * 1e9,
-        slowed=0 if disturbed else len(blocks) - len(kept), disturbed=disturbed)
+        rate_a=ops[0] * unit / ns[0] * 1e9, rate_b=ops[1] * unit / ns[1] * 1e9,
+        slowed=0 if disturbed else len(blocks) - len(kept), disturbed=disturbed,
+        by_cpu_time=by_cpu)

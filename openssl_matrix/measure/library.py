@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from openssl_matrix.images.harness import BINARY
 from openssl_matrix.matrix.libvocab import MEMORY_OPS, OPERATIONS, LibraryOptions, expand, lacks
 from openssl_matrix.matrix.model import Mask, Suite
 from openssl_matrix.measure import hostacct
+from openssl_matrix.measure.benchfigure import BenchFigure
 from openssl_matrix.measure.guards import Finding, contended_findings
 from openssl_matrix.measure.invocation import Invocation
 
@@ -207,7 +207,7 @@ def _family(op: str) -> str:
     return o.family if o else op
 
 
-def timed_record(r: LibResult, inv_name: str) -> tuple[dict[str, Any], list[Finding]]:
+def timed_record(r: LibResult, inv_name: str) -> tuple[BenchFigure, list[Finding]]:
     f = r.fields
     ops, elapsed = _int(f.get("ops")), _num(f.get("elapsed_s"))
     cpu = _cpu_list(f.get("cpu_s"))
@@ -225,7 +225,7 @@ def timed_record(r: LibResult, inv_name: str) -> tuple[dict[str, Any], list[Find
     acct = host_of(r) if status == "ok" else None
     threads = max(1, r.threads)
     cpu_total = sum(cpu) if cpu else None
-    rec: dict[str, Any] = {
+    rec: BenchFigure = {
         "algorithm": r.op, "label": f.get("what") or r.op, "operation": _family(r.op),
         "evp": None, "block_size": None, "bytes_per_s": None, "ops_per_s": rate,
         "status": status, "detail": detail, "unit": UNIT, "threads": threads,
@@ -250,7 +250,7 @@ def timed_record(r: LibResult, inv_name: str) -> tuple[dict[str, Any], list[Find
     return rec, contended_findings(inv_name, acct)
 
 
-def memory_record(r: LibResult, inv_name: str) -> dict[str, Any]:
+def memory_record(r: LibResult, inv_name: str) -> BenchFigure:
     f = r.fields
     value = _int(f.get("bytes"))
     ok = f.get("status") == "ok" and value is not None
@@ -269,10 +269,10 @@ def memory_record(r: LibResult, inv_name: str) -> dict[str, Any]:
 
 
 def parse_library(inv: Invocation, stdout: str,
-                  ) -> tuple[list[dict[str, Any]], float | None, list[Finding], list[str]]:
+                  ) -> tuple[list[BenchFigure], float | None, list[Finding], list[str]]:
     """Figure records, elapsed seconds, guard findings and warnings of one harness run."""
     out = read_output(stdout)
-    records: list[dict[str, Any]] = []
+    records: list[BenchFigure] = []
     findings: list[Finding] = []
     warnings: list[str] = []
     if not out.header:
@@ -296,6 +296,5 @@ def parse_library(inv: Invocation, stdout: str,
                     "path": "library", "direction": None, "multi": None,
                     "openssl_runtime": out.header.get("runtime"),
                     "openssl_header": out.header.get("header")})
-    elapsed = sum(r["elapsed_s"] for r in records
-                  if isinstance(r.get("elapsed_s"), float)) or None
+    elapsed = sum(t for r in records if isinstance(t := r.get("elapsed_s"), float)) or None
     return records, elapsed, findings, warnings

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from openssl_matrix.core.version import Version
 from openssl_matrix.measure.guards import DISTURBED
@@ -29,6 +29,22 @@ _VARIANT = re.compile(r"^(?P<version>[0-9][^-]*)-(?P<build>asm|no-asm)(?P<rest>-
 
 #: (variant, invocation, algorithm, block size) → round → sample (bytes/s)
 Samples = dict[tuple[str, str, str, int], dict[int, float]]
+
+
+class ComparisonRecord(TypedDict):
+    """:meth:`Comparison.as_dict`: one paired comparison as the report files it."""
+
+    kind: str
+    numerator: str
+    denominator: str
+    algorithm: str
+    block_size: int
+    pairs: int
+    samples: list[int]
+    ratio: float
+    ci_low: float | None
+    ci_high: float | None
+    ci_method: str
 
 
 @dataclass(frozen=True)
@@ -44,13 +60,13 @@ class Comparison:
     #: the two cells compared: (variant, invocation, algorithm, block size) each
     cells: tuple[tuple[str, str, str, int], ...] = ()
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> ComparisonRecord:
         e = self.estimate
-        return {"kind": self.kind, "numerator": self.numerator,
-                "denominator": self.denominator, "algorithm": self.algorithm,
-                "block_size": self.block, "pairs": e.pairs, "samples": list(e.sizes),
-                "ratio": e.ratio, "ci_low": e.ci_low, "ci_high": e.ci_high,
-                "ci_method": e.method}
+        return ComparisonRecord(kind=self.kind, numerator=self.numerator,
+                                denominator=self.denominator, algorithm=self.algorithm,
+                                block_size=self.block, pairs=e.pairs, samples=list(e.sizes),
+                                ratio=e.ratio, ci_low=e.ci_low, ci_high=e.ci_high,
+                                ci_method=e.method)
 
 
 def usable_samples(outcomes: Iterable[Any]) -> Samples:

@@ -5,7 +5,7 @@ the paired tables make of it (paired.py: a mask against native, asm against no-a
 newer release against an older one with the same build options and mask) is measured
 once more the interleaved way (interleave.py): both sides in one process, alternating
 5-ms windows, SECONDS per algorithm at the suite's block size (8192 bytes where it names
-none), one container per pair, run again (up to twice) for the algorithms whose
+none), one container per pair, run again (``again``) for the algorithms whose
 interval is still wider than ±2 %. Each pair is filed under ``_interleaved/`` (results/
 interleaved.py) with the harness's raw output; a resumed session measures only the
 pairs it has not filed.
@@ -36,11 +36,16 @@ from openssl_matrix.measure.pairregime import LOW, annotate, best_rates, low_alg
 from openssl_matrix.measure.robust import PAIRED_TARGET
 from openssl_matrix.measure.speedcmd import mask_value
 from openssl_matrix.results.interleaved import file_pair, filed_pairs, filed_raw, rewrite_record
+from openssl_matrix.results.tree import builds_root
 
 #: Block size when the suite names none.
 DEFAULT_BYTES = 8192
 #: Further runs of a pair for the algorithms whose interval is wider than PAIRED_TARGET.
 FOLLOW_UPS = 2
+#: Runs in all, at most, of an algorithm still wider than PAIRED_TARGET after
+#: 1 + FOLLOW_UPS: each further run only while its pooled interval is near enough the
+#: target that this many runs should reach it (``again``).
+MAX_RUNS = 8
 
 
 @dataclass(frozen=True)
@@ -152,6 +157,23 @@ def grouped_runs(text: str) -> tuple[PairOutput, list[list[AlgorithmRun]]]:
     return out, list(runs.values())
 
 
+def again(row: Mapping[str, Any], runs: int) -> bool:
+    """Whether an algorithm's row, pooled over ``runs`` runs, is run once more: wider than
+    the target, and either within the first ``1 + FOLLOW_UPS`` runs or, up to
+    ``MAX_RUNS``, narrow enough that ``MAX_RUNS`` runs in all should reach the target (a
+    batch-means half-width shrinks as one over the square root of the blocks pooled)."""
+    if not wide(row):
+        return False
+    if runs < 1 + FOLLOW_UPS:
+        return True
+    ratio, lo, hi = row.get("ratio"), row.get("ci_low"), row.get("ci_high")
+    if runs >= MAX_RUNS or not isinstance(ratio, float) or not isinstance(lo, float) \
+            or not isinstance(hi, float):
+        return False
+    half = (hi - lo) / 2 / ratio
+    return runs * (half / PAIRED_TARGET) ** 2 <= MAX_RUNS
+
+
 def wide(row: Mapping[str, Any]) -> bool:
     """Whether a row's interval is wider than the comparisons' target (no ratio: wider)."""
     ratio, lo, hi = row.get("ratio"), row.get("ci_low"), row.get("ci_high")
@@ -184,8 +206,8 @@ def record_of(pair: PairPlan, cmd: Sequence[str], text: str, exit_code: int,
                       "a side more than 10 % below its usual rate, left out; the ratio is the "
                       "geometric mean of batches of 10 kept blocks, its 95 % interval "
                       "Student's t over the batches; an algorithm whose interval is wider "
-                      f"than ±{PAIRED_TARGET:.0%} is run again, up to {1 + FOLLOW_UPS} runs, "
-                      "its runs pooled"}
+                      f"than ±{PAIRED_TARGET:.0%} is run again, up to {1 + FOLLOW_UPS} runs "
+                      f"(up to {MAX_RUNS} while that many should reach it), its runs pooled"}
 
 
 def timeout(suite: Suite, algorithms: int) -> float:
@@ -198,7 +220,8 @@ def measure_pair(backend: Any, image: str, pair: PairPlan, suite: Suite,
                  limits: Any, *, directions: Sequence[str] | None = None,
                  ) -> tuple[dict[str, Any], str]:
     """Run the pair in each of the suite's directions (decrypt: the ciphers only), again
-    for the algorithms whose interval is still wide, up to ``FOLLOW_UPS`` more times; its
+    for the algorithms whose interval is still wide (``again``: up to ``FOLLOW_UPS`` more
+    times, up to ``MAX_RUNS`` in all while that should reach the target); its
     record and every run's raw output. ``limits``: a function of the number of
     algorithms a run has, giving the container's limits. ``directions``: the directions
     run, in order (default: encrypt, then decrypt when the suite has it; decrypt alone
@@ -215,7 +238,7 @@ def measure_pair(backend: Any, image: str, pair: PairPlan, suite: Suite,
             rec = record_of(pair, cmd, "".join(texts), 0, started, 0.0)
             algorithms = [r["algorithm"] for r in rec["algorithms"]
                           if r["direction"] == "encrypt"]
-        for _ in range(1 + FOLLOW_UPS):
+        for runs in range(1, MAX_RUNS + 1):
             if not algorithms or exit_code != 0:
                 break
             res = backend.run(image, command(pair, suite, algorithms, decrypt=decrypt),
@@ -225,7 +248,7 @@ def measure_pair(backend: Any, image: str, pair: PairPlan, suite: Suite,
             exit_code, stderr = res.exit_code, res.stderr
             rec = record_of(pair, cmd, "".join(texts), 0, started, 0.0)
             algorithms = [r["algorithm"] for r in rec["algorithms"]
-                          if r["algorithm"] in algorithms and wide(r)
+                          if r["algorithm"] in algorithms and again(r, runs)
                           and (r["direction"] == "decrypt") == decrypt]
     text = "".join(texts)
     rec = record_of(pair, cmd, text, exit_code, started, time.monotonic() - t0)
@@ -245,7 +268,7 @@ def harness_refusal(variants: Sequence[Variant], suite: Suite) -> str | None:
     an EVP cipher or digest loop (a speed suite's EVP path) of 1.1.0 or later, x86_64,
     every side on the first's base image (one process loads both builds). The rule a bench
     session's interleaved comparisons and a bisection's steps follow."""
-    if suite.kind != "speed":
+    if not suite.suite_kind.interleavable:
         return f"suite {suite.name} is a {suite.kind} suite: the pair harness times EVP " \
                "cipher and digest loops only"
     if not suite.evp:
@@ -275,7 +298,7 @@ def interleave_session(ctx: Any, variants: Sequence[Variant], images: Mapping[st
     ``images``: variant id → (image tag, build record) of the variants that ran;
     ``workdir``: where the harness image's build context is written.
     """
-    if not suite.interleave or suite.kind != "speed" or not suite.evp:
+    if not suite.interleave or not suite.suite_kind.interleavable or not suite.evp:
         return []
     ready = [v for v in variants if v.id in images]
     pairs, notes = plan_pairs(ready, suite)
@@ -293,7 +316,7 @@ def interleave_session(ctx: Any, variants: Sequence[Variant], images: Mapping[st
                   .values(), key=lambda v: v.id)
     try:
         image = ensure_pair_image(ctx.backend, [(v, images[v.id][0]) for v in used],
-                                  root / "_builds", workdir)
+                                  builds_root(root), workdir)
     except BuildError as exc:
         log.warn(f"interleaved comparisons skipped: {exc.message} (hint: {exc.hint})")
         return [done[p.name] for p in pairs if p.name in done]

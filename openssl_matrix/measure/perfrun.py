@@ -23,7 +23,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import BenchError
@@ -120,6 +120,28 @@ RUN apt-get update \\
 """
 
 
+class CellRecord(TypedDict):
+    """:meth:`Cell.describe`: a profiled cell as its profile's record files it."""
+
+    kind: str
+    suite: str | None
+    cell: str
+    name: str
+    algorithm: str
+    bytes: int | None
+    operation: str | None
+    threads: int | None
+    seconds: int
+    unit: str
+    invocation: str
+
+
+class RunExtra(TypedDict, total=False):
+    """What a profiled run's reader adds: the window its samples were kept in."""
+
+    window: tuple[float, float] | None
+
+
 @dataclass(frozen=True)
 class Cell:
     """A cell the bench can run, as profiled: the bench's own invocation for it, and
@@ -146,7 +168,7 @@ class Cell:
     def command(self) -> tuple[str, ...]:
         return self.invocation.command
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> CellRecord:
         return {"kind": self.kind, "suite": self.suite or None, "cell": self.label,
                 "name": self.name, "algorithm": self.algorithm, "bytes": self.bytes,
                 "operation": self.operation, "threads": self.threads,
@@ -197,7 +219,7 @@ class ProfileRun:
     accounting: hostacct.HostAccounting | None
     findings: list[guards.Finding]
     result: RunResult
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: RunExtra = field(default_factory=RunExtra)
 
     @property
     def status(self) -> str:

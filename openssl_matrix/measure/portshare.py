@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from openssl_matrix.measure.guards import SHARED_CORE, Finding
 
@@ -96,20 +96,33 @@ class PortBaseline:
         return value / usual if usual else None
 
 
+class PortSide(TypedDict):
+    """One reading around an invocation, as its record files it."""
+
+    ports_per_cycle: float
+    share_of_usual: float | None
+
+
+class PortReadings(TypedDict):
+    """An invocation's ``port_share``: the readings before and after it."""
+
+    before: PortSide | None
+    after: PortSide | None
+
+
 def run_readings(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None,
-                 baseline: PortBaseline) -> dict[str, Any]:
+                 baseline: PortBaseline) -> PortReadings:
     """An invocation's record of its two readings: instructions per cycle and the share
     of the session's usual reading, each side (after both were observed)."""
     baseline.observe(before)
     baseline.observe(after)
-    out: dict[str, Any] = {}
-    for side, reading in (("before", before), ("after", after)):
+    def side(reading: Mapping[str, Any] | None) -> PortSide | None:
         value = ports_of(reading)
         share = baseline.share(reading)
-        out[side] = None if value is None else {
-            "ports_per_cycle": value,
-            "share_of_usual": None if share is None else round(share, 4)}
-    return out
+        return None if value is None else PortSide(
+            ports_per_cycle=value, share_of_usual=None if share is None else round(share, 4))
+
+    return PortReadings(before=side(before), after=side(after))
 
 
 def port_findings(invocation: str, readings: Mapping[str, Any],

@@ -26,7 +26,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from openssl_matrix.core.clock import now as _now
 from openssl_matrix.core.files import atomic_write, write_json
@@ -113,7 +113,21 @@ def agreement_of(first: ProfileRun, second: ProfileRun, *, top: int = TOP,
                      functions_per_op(second), sampling_sd(second), top=top, k=k)
 
 
-def _row(r: AgreeRow, k: float) -> dict[str, Any]:
+class AgreeRowRecord(TypedDict):
+    """One function of two profiles' agreement as the record files it."""
+
+    name: str
+    first_ns_per_op: float
+    second_ns_per_op: float
+    diff_ns_per_op: float
+    first_sd_ns_per_op: float
+    second_sd_ns_per_op: float
+    combined_sd_ns_per_op: float
+    sigmas: float | None
+    within: bool
+
+
+def _row(r: AgreeRow, k: float) -> AgreeRowRecord:
     return {"name": r.name, "first_ns_per_op": round(r.first_ns, 4),
             "second_ns_per_op": round(r.second_ns, 4), "diff_ns_per_op": round(r.diff_ns, 4),
             "first_sd_ns_per_op": round(r.first_sd, 4),

@@ -22,15 +22,18 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import replace
 
 from openssl_matrix.core.errors import BenchError, UsageError
 from openssl_matrix.core.names import clip
 from openssl_matrix.engine.backend import Backend, RunResult
+from openssl_matrix.matrix.kinds import KINDS, kind_of
+from openssl_matrix.matrix.kinds.base import RUNNER_S_TIME, RUNNER_SPEED
+from openssl_matrix.matrix.kinds.library import MAX_THREADS
 from openssl_matrix.matrix.libvocab import OPERATIONS, LibraryOptions, expand
 from openssl_matrix.matrix.model import MAX_BYTES, Suite
 from openssl_matrix.matrix.pkey import ALGORITHMS
-from openssl_matrix.matrix.suitekinds import MAX_THREADS
 from openssl_matrix.matrix.tlsvocab import OPERATION, PROTOCOLS, TlsOptions
 from openssl_matrix.measure import hostacct, library, tls
 from openssl_matrix.measure.invocation import Invocation
@@ -50,7 +53,6 @@ from openssl_matrix.measure.perfrun import (
 from openssl_matrix.measure.speedcmd import speed_invocations
 from openssl_matrix.measure.tlsbench import parse_tls, tls_invocations
 
-KINDS = ("speed", "pkey", "tls", "library")
 _MODE_OF = {op: mode for mode, op in OPERATION.items()}
 
 
@@ -71,22 +73,30 @@ def _count(text: str, low: int, high: int) -> int | None:
 
 def cells_of(suite: Suite) -> list[str]:
     """The cells of ``suite`` as ``--cell`` takes them (for a refusal's hint)."""
-    kind = suite.kind or "speed"
-    if kind == "pkey":
-        return [f"{a}:{op}" for a in suite.algorithms if a in ALGORITHMS
-                for op in ALGORITHMS[a].operations]
-    if kind == "tls":
-        opts = suite.tls or TlsOptions()
-        return [f"{p}-{k}:{OPERATION[m]}:{pin}" for p in opts.protocols for k in suite.algorithms
-                for m in opts.modes for pin in opts.pinning]
-    if kind == "library":
-        threads = (suite.library or LibraryOptions()).threads or (1,)
-        return [f"{op}:t{t}" for op in expand(suite.algorithms) if op != "memory"
-                for t in threads]
-    if kind == "speed":
-        return [f"{a}:{b}" for a in suite.algorithms for b in (suite.bytes,) if b] or \
-            [f"{a}:BYTES" for a in suite.algorithms]
-    return []
+    grammar = suite.suite_kind.profile_cell
+    return [] if grammar is None else _CELLS[grammar][0](suite)
+
+
+def _speed_cells(suite: Suite) -> list[str]:
+    return [f"{a}:{b}" for a in suite.algorithms for b in (suite.bytes,) if b] or \
+        [f"{a}:BYTES" for a in suite.algorithms]
+
+
+def _pkey_cells(suite: Suite) -> list[str]:
+    return [f"{a}:{op}" for a in suite.algorithms if a in ALGORITHMS
+            for op in ALGORITHMS[a].operations]
+
+
+def _tls_cells(suite: Suite) -> list[str]:
+    opts = suite.tls or TlsOptions()
+    return [f"{p}-{k}:{OPERATION[m]}:{pin}" for p in opts.protocols for k in suite.algorithms
+            for m in opts.modes for pin in opts.pinning]
+
+
+def _library_cells(suite: Suite) -> list[str]:
+    threads = (suite.library or LibraryOptions()).threads or (1,)
+    return [f"{op}:t{t}" for op in expand(suite.algorithms) if op != "memory"
+            for t in threads]
 
 
 def _one(found: list[Invocation], notes: list[str], what: str, version: str,
@@ -108,23 +118,23 @@ def _one(found: list[Invocation], notes: list[str], what: str, version: str,
 def resolve(suite: Suite, text: str, version: str, configure: tuple[str, ...],
             seconds: int | None) -> Cell:
     """The cell ``text`` of ``suite`` on ``version``, as the bench would run it."""
-    kind = suite.kind or "speed"
+    grammar = suite.suite_kind.profile_cell
     parts = [p.strip() for p in text.split(":")]
-    if kind not in KINDS:
-        raise UsageError(f"suite {suite.name} is a {kind} suite: profile takes "
-                         + ", ".join(KINDS) + " suites")
-    if kind == "speed":
-        size = _count(parts[1], 1, MAX_BYTES) if len(parts) == 2 else None
-        if len(parts) != 2 or size is None or parts[0] not in suite.algorithms:
-            raise _refuse(suite, text, "a speed cell is ALGORITHM:BYTES of its algorithms, "
-                          f"BYTES a whole number from 1 to {MAX_BYTES}")
-        speed = SpeedCell(parts[0], size, seconds or suite.seconds or 3)
-        return replace(speed.cell(version), suite=suite.name)
-    if kind == "pkey":
-        return _pkey(suite, parts, text, version, configure, seconds)
-    if kind == "tls":
-        return _tls(suite, parts, text, version, configure, seconds)
-    return _library(suite, parts, text, version, seconds)
+    if grammar is None:
+        profiled = [k.name for k in KINDS.values() if k.profile_cell is not None]
+        raise UsageError(f"suite {suite.name} is a {suite.kind} suite: profile takes "
+                         + ", ".join(profiled) + " suites")
+    return _CELLS[grammar][1](suite, parts, text, version, configure, seconds)
+
+
+def _speed(suite: Suite, parts: list[str], text: str, version: str,
+           configure: tuple[str, ...], seconds: int | None) -> Cell:
+    size = _count(parts[1], 1, MAX_BYTES) if len(parts) == 2 else None
+    if len(parts) != 2 or size is None or parts[0] not in suite.algorithms:
+        raise _refuse(suite, text, "a speed cell is ALGORITHM:BYTES of its algorithms, "
+                      f"BYTES a whole number from 1 to {MAX_BYTES}")
+    speed = SpeedCell(parts[0], size, seconds or suite.seconds or 3)
+    return replace(speed.cell(version), suite=suite.name)
 
 
 def _pkey(suite: Suite, parts: list[str], text: str, version: str,
@@ -139,7 +149,7 @@ def _pkey(suite: Suite, parts: list[str], text: str, version: str,
     found, notes = speed_invocations(version, replace(suite, algorithms=(name,),
                                                       seconds=secs, multi=()), configure)
     inv = _one(found, notes, f"{name} {parts[1]}", version, suite, text)
-    return Cell("pkey", suite.name, f"{name}:{parts[1]}", f"{suite.name}-{name}-{parts[1]}",
+    return Cell(suite.kind, suite.name, f"{name}:{parts[1]}", f"{suite.name}-{name}-{parts[1]}",
                 inv, secs, operation=parts[1], algorithm=name)
 
 
@@ -156,14 +166,14 @@ def _tls(suite: Suite, parts: list[str], text: str, version: str,
                        tls=TlsOptions((proto,), (_MODE_OF[parts[1]],), (pin,), secs))
     found, notes = tls_invocations(version, narrowed, configure)
     inv = _one(found, notes, f"{parts[0]} {parts[1]}", version, suite, text)
-    return Cell("tls", suite.name, f"{parts[0]}:{parts[1]}:{pin}",
+    return Cell(suite.kind, suite.name, f"{parts[0]}:{parts[1]}:{pin}",
                 f"{suite.name}-{parts[0]}-{parts[1]}-{pin}", inv, secs,
                 operation=parts[1], algorithm=parts[0],
                 unit="handshake" if parts[1] == "handshake" else "resumed connection")
 
 
 def _library(suite: Suite, parts: list[str], text: str, version: str,
-             seconds: int | None) -> Cell:
+             configure: tuple[str, ...], seconds: int | None) -> Cell:
     threads = (suite.library or LibraryOptions()).threads or (1,)
     op = parts[0]
     t = parts[1].removeprefix("t") if len(parts) > 1 else str(threads[0])
@@ -179,8 +189,18 @@ def _library(suite: Suite, parts: list[str], text: str, version: str,
                        library=LibraryOptions(threads=(int(t),)))
     found, notes = library.library_invocations(version, narrowed, int(t))
     inv = _one(found, notes, f"{op} at {t} thread(s)", version, suite, text)
-    return Cell("library", suite.name, f"{op}:t{t}", f"{suite.name}-{op}-t{t}", inv, secs,
+    return Cell(suite.kind, suite.name, f"{op}:t{t}", f"{suite.name}-{op}-t{t}", inv, secs,
                 operation=op, algorithm=op, threads=int(t))
+
+
+#: Each cell grammar (a kind's ``profile_cell``): its cells, and one cell resolved.
+_CELLS: dict[str, tuple[Callable[[Suite], list[str]], Callable[
+    [Suite, list[str], str, str, tuple[str, ...], int | None], Cell]]] = {
+    "ALGORITHM:BYTES": (_speed_cells, _speed),
+    "ALGORITHM:OPERATION": (_pkey_cells, _pkey),
+    "PROTOCOL-KEY:OPERATION[:PINNING]": (_tls_cells, _tls),
+    "OPERATION[:tTHREADS]": (_library_cells, _library),
+}
 
 
 # -- running and reading --------------------------------------------------------------
@@ -190,7 +210,7 @@ def run_cell(backend: Backend, image: str, version: str, cell: Cell, *,
              profiled: bool = True) -> ProfileRun:
     """Run ``cell`` under perf in ``image`` (a profile image) and read what came back;
     ``profiled=False``: the same run without perf (the profiler's overhead)."""
-    if cell.kind in ("speed", "pkey"):
+    if kind_of(cell.kind).runner == RUNNER_SPEED:
         return run_speed(backend, image, version, cell, profiled=profiled)
     res = backend.run(image, ["/bin/sh", "-c", generic_script(profiled),
                               "openssl-profile-run" if profiled else PLAIN_NAME,
@@ -205,7 +225,7 @@ def read_cell(res: RunResult, cell: Cell, *, profiled: bool = True) -> ProfileRu
     out, marker, script = res.stdout.partition(SCRIPT_MARKER + "\n")
     if res.exit_code != 0 or not marker:
         raise failed(res, cell.command, script, res.stderr)
-    if cell.kind == "tls":
+    if kind_of(cell.kind).runner == RUNNER_S_TIME:
         ops, secs, acct, window = _tls_work(out, cell)
     else:
         ops, secs, acct, window = _library_work(out, cell)
@@ -239,7 +259,10 @@ def _tls_work(out: str, cell: Cell) -> Work:
         window = (float(section.end["wall0"]), float(section.end["wall1"]))
     except (KeyError, ValueError) as exc:
         raise BenchError(f"{cell.label}: the handshake run printed no wall times") from exc
-    return int(rec["connections"]), float(rec["wall_s"]), tls.host_accounting(section), window
+    conns, wall = rec["connections"], rec["wall_s"]
+    if conns is None or wall is None:  # a rate has both: not reached
+        raise BenchError(f"{cell.label}: the handshake run has no count or wall time")
+    return int(conns), float(wall), tls.host_accounting(section), window
 
 
 def _library_work(out: str, cell: Cell) -> Work:
@@ -258,7 +281,10 @@ def _library_work(out: str, cell: Cell) -> Work:
         raise BenchError(f"{cell.label}: the harness's run was {rec['status']}: "
                          f"{rec['detail']}")
     threads = max(1, found[0].threads)
-    return (int(rec["operations"]), threads * float(rec["elapsed_s"]),
+    ops, elapsed = rec["operations"], rec["elapsed_s"]
+    if ops is None or elapsed is None:  # an ``ok`` record has both: not reached
+        raise BenchError(f"{cell.label}: the harness's run has no count or elapsed time")
+    return (int(ops), threads * float(elapsed),
             library.host_of(found[0]), timed_window(found[0].fields, cell.label))
 
 

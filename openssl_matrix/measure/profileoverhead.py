@@ -14,10 +14,12 @@ when the host disturbed it, as a figure's).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
+from openssl_matrix.measure.benchfigure import FindingRecord
+from openssl_matrix.measure.hostacct import AccountingRecord
 from openssl_matrix.measure.perfrun import ProfileRun
 
 
@@ -25,6 +27,35 @@ def rate(run: ProfileRun) -> float:
     """Operations per second of one run: its own count over its own measured seconds
     (a library cell's seconds are threads × elapsed: one thread's rate)."""
     return run.operations / run.seconds if run.seconds > 0 else 0.0
+
+
+class OverheadRun(TypedDict):
+    """One of the three runs of :meth:`Overhead.as_dict`."""
+
+    role: str
+    operations: int
+    seconds: float
+    ops_per_s: float
+    ns_per_op: float
+    status: str
+    host: AccountingRecord | None
+    findings: list[FindingRecord]
+    started: str
+    ended: str
+
+
+class OverheadRecord(TypedDict):
+    """The profiler's cost as a profile's record files it (``overhead``)."""
+
+    runs: list[OverheadRun]
+    unprofiled_ops_per_s: float
+    profiled_ops_per_s: float
+    ratio: float
+    cost: float
+    spread: float
+    told_apart: bool
+    contended: bool
+    method: str
 
 
 @dataclass(frozen=True)
@@ -69,8 +100,8 @@ class Overhead:
     def contended(self) -> bool:
         return any(r.status != "ok" for r in (self.before, self.profiled, self.after))
 
-    def as_dict(self) -> dict[str, Any]:
-        def one(run: ProfileRun, role: str) -> dict[str, Any]:
+    def as_dict(self) -> OverheadRecord:
+        def one(run: ProfileRun, role: str) -> OverheadRun:
             return {"role": role, "operations": run.operations,
                     "seconds": round(run.seconds, 6), "ops_per_s": round(rate(run), 3),
                     "ns_per_op": round(run.ns_per_op, 4), "status": run.status,
@@ -100,7 +131,7 @@ def measure(run: Callable[[bool], ProfileRun]) -> tuple[ProfileRun, Overhead]:
     return profiled, Overhead(before, profiled, after)
 
 
-def verdict(record: dict[str, Any]) -> str:
+def verdict(record: Mapping[str, object]) -> str:
     """What one bracket says: a cost beyond the unprofiled runs' spread, a profiled run
     inside their range (not told apart), or one faster than both (the host's noise
     outweighed perf's cost: the bracket says nothing of the cost)."""
@@ -113,13 +144,13 @@ def verdict(record: dict[str, Any]) -> str:
     return "more than the spread"
 
 
-def overhead_text(record: dict[str, Any] | None) -> list[str]:
+def overhead_text(record: object) -> list[str]:
     """The overhead's lines in a profile's summary (from its meta.json record)."""
     if not isinstance(record, dict) or not isinstance(record.get("runs"), list):
         return []
-    runs = [r for r in record["runs"] if isinstance(r, dict)]
+    runs: list[Mapping[str, object]] = [r for r in record["runs"] if isinstance(r, dict)]
 
-    def host(r: dict[str, Any]) -> str:
+    def host(r: Mapping[str, object]) -> str:
         h = r.get("host") if isinstance(r.get("host"), dict) else {}
         assert isinstance(h, dict)
         busy = h.get("foreign_cores")

@@ -15,14 +15,17 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from openssl_matrix.core.clock import now as _now
 from openssl_matrix.core.files import atomic_write, write_json
+from openssl_matrix.measure.benchfigure import FindingRecord
 from openssl_matrix.measure.flamesvg import flame_svg
-from openssl_matrix.measure.perfrun import EVENT, FREQUENCY_HZ, Cell, ProfileRun
+from openssl_matrix.measure.hostacct import AccountingRecord
+from openssl_matrix.measure.perfrun import EVENT, FREQUENCY_HZ, Cell, CellRecord, ProfileRun
 from openssl_matrix.measure.profile import Row, compare, fold, folded_text, per_operation
 from openssl_matrix.measure.profile import self_time_ns as _self_time
+from openssl_matrix.measure.profileoverhead import OverheadRecord
 from openssl_matrix.results.records import profile_dir
 from openssl_matrix.results.tree import new_numbered_dir
 
@@ -62,14 +65,70 @@ def libraries_per_op(run: ProfileRun) -> dict[str, float]:
     return per_operation(_self_time(run.samples, by_library=True), run.operations)
 
 
-def _top(values: dict[str, float], n: int = TOP) -> list[dict[str, Any]]:
+class TopRow(TypedDict):
+    """A function or library and its self time per operation (``top_functions``)."""
+
+    name: str
+    ns_per_op: float
+
+
+class _ProfileStart(TypedDict):
+    kind: str
+    schema: int
+    status: str
+    variant: str
+    version: str
+    image: str
+    image_id: str | None
+    profile_image: str
+    profile_image_id: str
+    cell: CellRecord
+    suite: str | None
+    unit: str
+    command: list[str]
+    profiler: dict[str, object]
+    samples: int
+    sampled_ns: int
+    operations: int
+    speed_seconds: float
+    measured_seconds: float
+    window: tuple[float, float] | None
+    ns_per_op: float
+    sampled_ns_per_op: float
+    host: AccountingRecord | None
+    findings: list[FindingRecord]
+    started: str
+    ended: str
+    engine: dict[str, object]
+    top_functions: list[TopRow]
+    libraries: list[TopRow]
+    recorded: str
+
+
+class ProfileMeta(_ProfileStart, total=False):
+    """A profile's ``meta.json`` (:func:`meta_of`; ``overhead`` where it was measured)."""
+
+    overhead: OverheadRecord | None
+
+
+class DiffRow(TypedDict):
+    """A function or library in a comparison of two profiles."""
+
+    name: str
+    a_ns_per_op: float
+    b_ns_per_op: float
+    diff_ns_per_op: float
+    diff_sd_ns_per_op: float
+
+
+def _top(values: dict[str, float], n: int = TOP) -> list[TopRow]:
     rows = sorted(values.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
     return [{"name": k, "ns_per_op": round(v, 4)} for k, v in rows]
 
 
 def meta_of(run: ProfileRun, *, variant: str, version: str, image: str, image_id: str | None,
             profile_image: str, profile_image_id: str, cell: Cell,
-            engine: dict[str, Any]) -> dict[str, Any]:
+            engine: dict[str, Any]) -> ProfileMeta:
     """The profile's meta.json: what ran where, what perf sampled and the work it did."""
     return {
         "kind": "profile", "schema": 1, "status": run.status, "variant": variant,
@@ -94,7 +153,7 @@ def meta_of(run: ProfileRun, *, variant: str, version: str, image: str, image_id
     }
 
 
-def file_profile(root: Path, run: ProfileRun, meta: dict[str, Any]) -> Path:
+def file_profile(root: Path, run: ProfileRun, meta: ProfileMeta) -> Path:
     """Write one profile's four files into a new numbered folder; meta.json last."""
     folder = new_numbered_dir(profile_dir(root, str(meta["variant"]), str(meta["cell"]["name"])))
     folded = fold(run.samples)
@@ -138,7 +197,7 @@ def difference(a_name: str, a: ProfileRun, b_name: str, b: ProfileRun) -> Differ
     return Difference(a_name, b_name, gap, funcs, libs, share, sd)
 
 
-def _row(r: Row, d: Difference) -> dict[str, Any]:
+def _row(r: Row, d: Difference) -> DiffRow:
     return {"name": r.name, "a_ns_per_op": round(r.a_ns, 4), "b_ns_per_op": round(r.b_ns, 4),
             "diff_ns_per_op": round(r.diff_ns, 4), "diff_sd_ns_per_op": round(d.sd(r.name), 4)}
 

@@ -22,19 +22,23 @@ from openssl_matrix.core.errors import BuildError
 from openssl_matrix.engine.backend import Backend
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.images.harness import ensure_harness
+from openssl_matrix.matrix.kinds import kind_of
+from openssl_matrix.matrix.kinds.base import RUNNER_HARNESS
 from openssl_matrix.matrix.model import Variant
 from openssl_matrix.measure import profileoverhead
 from openssl_matrix.measure.perfrun import Cell, ProfileRun, ensure_profile_image
 from openssl_matrix.measure.profilecell import run_cell
 from openssl_matrix.measure.profilestore import (
     Difference,
+    ProfileMeta,
     difference,
     file_difference,
     file_profile,
     meta_of,
 )
 from openssl_matrix.results import records
-from openssl_matrix.results.records import PROFILES_DIR
+from openssl_matrix.results.profiles import profiles_work
+from openssl_matrix.results.tree import builds_root
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,7 @@ class Profiled:
     """One profile filed: the run, its meta.json record and its folder."""
 
     run: ProfileRun
-    meta: dict[str, Any]
+    meta: ProfileMeta
     folder: Path
 
 
@@ -77,10 +81,9 @@ def base_image(root: Path, backend: Backend, v: Variant, cell: Cell, tag: str) -
     """The image the bench runs the cell in: a library cell's harness sibling of the
     variant's image (built from the toolchain image if missing, as the bench does), else
     the variant's image."""
-    if cell.kind != "library":
+    if kind_of(cell.kind).runner != RUNNER_HARNESS:
         return tag
-    return ensure_harness(backend, v, tag, root / "_builds" / v.id,
-                          root / PROFILES_DIR / ".work").tag
+    return ensure_harness(backend, v, tag, builds_root(root) / v.id, profiles_work(root)).tag
 
 
 def profile_variant(root: Path, backend: Backend, v: Variant, cell: Cell,
@@ -93,7 +96,7 @@ def profile_variant(root: Path, backend: Backend, v: Variant, cell: Cell,
     building = lock.building(f"profile image of {v.id}", say=log.info) if lock else None
     with building or nullcontext():
         base = base_image(root, backend, v, cell, tag)
-        ptag, pid = ensure_profile_image(backend, base, root / PROFILES_DIR / ".work")
+        ptag, pid = ensure_profile_image(backend, base, profiles_work(root))
     version = v.version.version
     what = f"{cell.seconds}s under perf" + (", and unprofiled before and after"
                                             if overhead else "")
@@ -120,7 +123,7 @@ def compare_profiled(root: Path, cell: Cell, a_name: str, a: Profiled, b_name: s
     return Compared(diff, table, folder)
 
 
-def summary(meta: dict[str, Any], folder: Path) -> str:
+def summary(meta: ProfileMeta, folder: Path) -> str:
     """A profile's lines as ``invoke matrix profile`` prints them."""
     lines = [f"{meta['variant']} {meta['cell']['name']}: {meta['status']}, "
              f"{meta['samples']} samples, {meta['operations']} ops in "

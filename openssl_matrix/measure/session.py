@@ -24,9 +24,9 @@ import platform
 import time
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 from openssl_matrix.core import log
 from openssl_matrix.core.clock import wall
@@ -38,11 +38,19 @@ from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.engine.ship import arrival_on
 from openssl_matrix.images.build import WORK
 from openssl_matrix.images.harness import ensure_harness
+from openssl_matrix.matrix.kinds.base import RUNNER_HARNESS
 from openssl_matrix.matrix.model import Matrix, Suite, Variant, as_jsonable
 from openssl_matrix.matrix.pts import max_runs as pts_max_runs
 from openssl_matrix.matrix.pts import percent_std_dev
 from openssl_matrix.matrix.pts import result_for as pts_result_for
 from openssl_matrix.measure import guards, hostacct, paired
+from openssl_matrix.measure.benchfigure import (
+    BenchFigure,
+    RateKey,
+    SeriesHead,
+    SeriesRow,
+    SettleRecord,
+)
 from openssl_matrix.measure.cell import (
     TREE_LABEL,
     BenchCell,
@@ -102,6 +110,11 @@ class FollowUp:
     why: str
 
 
+#: Which figures' spread asks for another round: ``interval`` (a 95 % interval wider than
+#: the threshold) or pts-core's (the percent standard deviation of the figures PTS reports).
+RULE_PTS_CORE = "pts-core"
+
+
 def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
                max_attempts: int, *, widen: bool = True, rule: str = "interval",
                paired_attempts: int = 0, paired_rounds: bool = True) -> dict[str, FollowUp]:
@@ -113,10 +126,11 @@ def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
     ``widen``: the rounds come from the suite, not from an explicit ``--repeat``); never
     beyond ``max_attempts`` attempts. Both sides of a comparison whose paired ratio's
     interval is wider than ``PAIRED_TARGET`` get another attempt, up to
-    ``paired_attempts`` (at least ``max_attempts``). With ``rule="pts"`` (a ``kind: pts`` suite) the
-    widening test is pts-core's instead: the percent standard deviation of a figure PTS
-    reports at or above ``threshold`` (pts.py). ``paired_rounds`` False (a suite that
-    measures its comparisons interleaved, pairrun.py): no rounds for comparisons.
+    ``paired_attempts`` (at least ``max_attempts``). With ``rule=RULE_PTS_CORE`` (a suite
+    whose kind is ``pts_comparable``, ``kind: pts``) the widening test is pts-core's
+    instead: the percent standard deviation of a figure PTS reports at or above
+    ``threshold`` (pts.py). ``paired_rounds`` False (a suite that measures its
+    comparisons interleaved, pairrun.py): no rounds for comparisons.
     """
     attempts, clean, values = _tally(outcomes)
     need: dict[str, list[str]] = {}
@@ -129,14 +143,15 @@ def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
             why.setdefault(variant, set()).add("contended")
             continue
         mine = values.get((variant, inv), {})
-        if rounds >= 2 and rule != "pts" and any(  # slowed by a core's other thread (robust)
+        if rounds >= 2 and rule != RULE_PTS_CORE and any(  # slowed by a core's other
+                # thread (robust)
                 r is not None and r.kept < rounds for key, vals in mine.items()
                 if key[1] is not None for r in [robust_figure(vals)]):
             need.setdefault(variant, []).append(inv)
             why.setdefault(variant, set()).add(SHARED_CORE)
         if rounds < 2 or not widen:
             continue
-        if rule == "pts":  # only the figures PTS reports decide, as pts-core would
+        if rule == RULE_PTS_CORE:  # only the figures PTS reports decide, as pts-core would
             wide = any(percent_std_dev(vals) >= threshold for key, vals in mine.items()
                        if pts_result_for(str(key[0]), key[2], key[1]) is not None)
         else:
@@ -147,7 +162,7 @@ def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
             if inv not in need.get(variant, []):
                 need.setdefault(variant, []).append(inv)
             why.setdefault(variant, set()).add("interval")
-    if rounds >= 2 and widen and rule != "pts" and paired_rounds:  # comparisons as such
+    if rounds >= 2 and widen and rule != RULE_PTS_CORE and paired_rounds:  # comparisons as such
         limit = max(max_attempts, rounds, paired_attempts)
         for c in paired.wide(outcomes, PAIRED_TARGET):
             sides = [(v, inv) for v, inv, _, _ in c.cells]
@@ -179,11 +194,11 @@ def _tally(outcomes: Sequence[CellOutcome],
             inv = str(f.get("invocation"))
             ok = f.get("status") not in guards.DISTURBED
             seen[inv] = seen.get(inv, True) and ok
-            unit = "bytes_per_s" if f.get("block_size") is not None else "ops_per_s"
-            if ok and isinstance(f.get(unit), (int, float)):
+            unit: RateKey = "bytes_per_s" if f.get("block_size") is not None else "ops_per_s"
+            if ok and isinstance(value := f.get(unit), (int, float)):
                 key = (f.get("algorithm"), f.get("block_size"), f.get("operation"))
                 values.setdefault((o.variant, inv), {}).setdefault(key, []).append(
-                    float(f[unit]))
+                    float(value))
         for inv, ok in seen.items():
             attempts[(o.variant, inv)] = attempts.get((o.variant, inv), 0) + 1
             clean[(o.variant, inv)] = clean.get((o.variant, inv), 0) + int(ok)
@@ -199,7 +214,7 @@ def _why_text(threshold: float, rule: str) -> dict[str, str]:
                          f"{LOW_TOLERANCE * 100:g} % below their cell's best (a shared core "
                          "the guest cannot see)",
             "interval": (f"an extra round: spread at or above {threshold:.0%} of the mean "
-                         "(pts-core's rule)" if rule == "pts" else
+                         "(pts-core's rule)" if rule == RULE_PTS_CORE else
                          f"an extra round: 95 % interval wider than ±{threshold:.0%}")}
 
 
@@ -216,6 +231,10 @@ def build_command(variant_ids: Sequence[str], tree_root: Path) -> str:
     """The command that builds ``variant_ids`` into the results tree ``tree_root``."""
     tree = "" if tree_root == Path("results") else f" --results {tree_root}"
     return f"invoke matrix build --only {','.join(variant_ids)}{tree}"
+
+
+#: Each variant's image tag and its build record (``Bencher.image_for``).
+Images = dict[str, tuple[str, records.BuildRecord]]
 
 
 class Bencher:
@@ -242,7 +261,7 @@ class Bencher:
         #: each suite's interleaved comparisons (pairrun.py) of this command, for the summary
         self.interleaved: dict[str, list[dict[str, Any]]] = {}
 
-    def image_for(self, variant: Variant) -> tuple[str, dict[str, Any]]:
+    def image_for(self, variant: Variant) -> tuple[str, records.BuildRecord]:
         """The built image of a variant and its build record.
 
         The latest pointer names the newest build; when that image is not on this engine (a
@@ -253,12 +272,14 @@ class Bencher:
         if latest is not None:
             record = self.tree.build_record(variant.id, latest.digest)
             if record and self.backend.image_id(latest.tag):
-                return latest.tag, self._arrival(variant.id, record)
-        candidates = [r.to_json() for r in records.build_records(self.tree.root, variant.id)
-                      if r.tag]
-        for rec in sorted(candidates, key=lambda r: str(r.get("ended", "")), reverse=True):
-            if self.backend.image_id(str(rec["tag"])):
-                return str(rec["tag"]), self._arrival(variant.id, rec)
+                return latest.tag, self._arrival(variant.id,
+                                                 records.BuildRecord.from_json(record))
+        candidates = [r for r in records.build_records(self.tree.root, variant.id) if r.tag]
+        # newest first, by the key as written (a missing ``ended`` sorts as "")
+        for rec in sorted(candidates, key=lambda r: str(r.to_json().get("ended", "")),
+                          reverse=True):
+            if self.backend.image_id(rec.tag):
+                return rec.tag, self._arrival(variant.id, rec)
         where = self.engine.get("endpoint", "this engine")
         raise BuildError(f"{variant.id} is not built on {where}: the results tree "
                          f"{self.tree.root} has no build of it whose image is there",
@@ -267,12 +288,12 @@ class Bencher:
                          "reused, not rebuilt; with --cpu=PROFILE it builds on a profile's "
                          "Docker engine)")
 
-    def _arrival(self, variant_id: str, record: dict[str, Any]) -> dict[str, Any]:
+    def _arrival(self, variant_id: str, record: records.BuildRecord) -> records.BuildRecord:
         """The build record, with how the image reached this engine if it was shipped
         here (ship.py) rather than built here."""
-        shipped = arrival_on(self.tree.build_dir(variant_id, str(record["digest"])),
-                             self.engine)
-        return {**record, "shipped": shipped} if shipped else record
+        shipped = arrival_on(self.tree.build_dir(variant_id, record.digest), self.engine)
+        return replace(record, extra={**record.extra, "shipped": shipped}) if shipped \
+            else record
 
     def resolve_cpu(self, profile_name: str, image: str, *, force: bool,
                     ) -> tuple[str, CpuInfo, dict[str, str], list[str]]:
@@ -374,7 +395,7 @@ class Bencher:
             log.warn(f"--force: profile {profile_name} does not match this host "
                      f"({'; '.join(mismatch)}); results are marked forced")
         log.info(f"CPU: {cpu.model} ({cpu.vendor}); results under "
-                 f"{self.tree.root / cpu_name}")
+                 f"{self.tree.cpu_dir(cpu_name)}")
         ready = [v for v in variants if v.id in images]
         rounds = repeat or suite.repeat
         order = interleaved(ready, rounds)
@@ -407,31 +428,33 @@ class Bencher:
         return outcomes
 
     def _images(self, variants: Sequence[Variant], suite: Suite,
-                ) -> tuple[dict[str, tuple[str, dict[str, Any]]], dict[str, BuildError]]:
+                ) -> tuple[Images, dict[str, BuildError]]:
         """Each variant's image and build record (for a library suite, its harness
         sibling's), and the error of each variant that has none."""
-        images: dict[str, tuple[str, dict[str, Any]]] = {}
+        images: Images = {}
         missing: dict[str, BuildError] = {}
         for v in variants:
             try:
                 images[v.id] = self.image_for(v)
             except BuildError as exc:
                 missing[v.id] = exc
-        if suite.kind == "library":  # the harness's sibling image of each variant image
+        if suite.suite_kind.runner == RUNNER_HARNESS:  # each variant image's harness sibling
             images = self._harness_images(variants, images, missing)
         return images, missing
 
     @staticmethod
     def _series(journal: Journal, rounds: int,
-                order: Sequence[tuple[int, Variant]]) -> dict[str, Any] | None:
+                order: Sequence[tuple[int, Variant]]) -> SeriesHead | None:
         """The repeated bench's series (None for one round), kept in the journal so that a
         resumed repeated bench goes on with the same series."""
         if rounds <= 1:
             return None
-        series = journal.data.get("series")
-        if not isinstance(series, dict):
-            series = {"id": wall().strftime("%Y%m%dT%H%M%S.%fZ"),
-                      "rounds": rounds, "order": [f"{r}:{v.id}" for r, v in order]}
+        kept = journal.data.get("series")
+        if isinstance(kept, dict):  # the journal's own, written below by an earlier run
+            series = cast(SeriesHead, kept)
+        else:
+            series = SeriesHead(id=wall().strftime("%Y%m%dT%H%M%S.%fZ"), rounds=rounds,
+                                order=[f"{r}:{v.id}" for r, v in order])
             journal.data["series"] = series
             journal.save()
         log.info(f"{rounds} rounds, interleaved: "
@@ -439,39 +462,39 @@ class Bencher:
         return series
 
     def _harness_images(self, variants: Sequence[Variant],
-                        images: dict[str, tuple[str, dict[str, Any]]],
+                        images: Images,
                         missing: dict[str, BuildError],
-                        ) -> dict[str, tuple[str, dict[str, Any]]]:
+                        ) -> Images:
         """Each variant image's library-harness sibling (built here if missing, see
         harness.py); a variant whose harness cannot be built joins ``missing``."""
-        out: dict[str, tuple[str, dict[str, Any]]] = {}
+        out: Images = {}
         for v in variants:
             if v.id not in images:
                 continue
             tag, record = images[v.id]
             try:
-                img = ensure_harness(self.backend, v, tag, self.tree.root / "_builds" / v.id,
+                img = ensure_harness(self.backend, v, tag, self.tree.builds_dir(v.id),
                                      self.matrix.path.parent / WORK)
             except BuildError as exc:
                 missing[v.id] = exc
                 continue
-            out[v.id] = (img.tag, {**record, "harness": {
+            out[v.id] = (img.tag, replace(record, extra={**record.extra, "harness": {
                 "tag": img.tag, "digest": img.digest, "variant_tag": img.variant_tag,
-                "built_now": img.built}})
+                "built_now": img.built}}))
         return out
 
     def _follow_up(self, journal: Journal, ctx: RunContext, ready: list[Variant],
-                   images: dict[str, tuple[str, dict[str, Any]]], suite: Suite, rounds: int,
-                   series: dict[str, Any] | None, done: list[CellOutcome], *,
+                   images: Images, suite: Suite, rounds: int,
+                   series: SeriesHead | None, done: list[CellOutcome], *,
                    widen: bool) -> list[CellOutcome]:
         """Attempts beyond the planned rounds, one variant after the other each time."""
         out: list[CellOutcome] = []
         next_round = rounds + 1
         limit = max(rounds, self.max_attempts if rounds > 1 else min(self.max_attempts, 3))
-        rule = "pts" if suite.kind == "pts" else "interval"
+        rule = RULE_PTS_CORE if suite.suite_kind.pts_comparable else "interval"
         # comparisons narrow with more samples of both sides (the command line's bench)
         paired_limit = max(limit, PAIRED_ATTEMPTS) if self.max_attempts and widen else 0
-        if rule == "pts" and widen:  # pts-core's own maximum for runs of this length
+        if rule == RULE_PTS_CORE and widen:  # pts-core's own maximum for runs of this length
             limit = max(limit, pts_max_runs(rounds, 6.0 * (suite.seconds or 3)))
         while True:
             finished = [o for o in [*done, *out] if o.status in FINISHED]
@@ -492,7 +515,7 @@ class Bencher:
             if next_round > max(limit, paired_limit):
                 return out
 
-    def _settle(self) -> dict[str, Any] | None:
+    def _settle(self) -> SettleRecord | None:
         """Wait (up to ``settle`` seconds, with a countdown) until the host is quiet.
 
         Only for a local engine that identifies itself: its host is this machine, whose
@@ -507,10 +530,10 @@ class Bencher:
             log.info(f"    settling: {seen.reason()} — measuring when quiet, in at most "
                      f"{left:.0f}s")
             seen = hostacct.sample_quiet(min(2.0, max(0.5, left)))
-        return {"waited_s": round(time.monotonic() - t0, 1), "quiet": seen.quiet,
-                "last": seen.reason(), "limit_s": self.settle}
+        return SettleRecord(waited_s=round(time.monotonic() - t0, 1), quiet=seen.quiet,
+                            last=seen.reason(), limit_s=self.settle)
 
-    def _file_series(self, series: dict[str, Any], suite: Suite, cpu_name: str,
+    def _file_series(self, series: SeriesHead, suite: Suite, cpu_name: str,
                      outcomes: list[CellOutcome]) -> None:
         """Write each variant's median, interval and spread over the rounds beside its runs."""
         for variant in dict.fromkeys(o.variant for o in outcomes):
@@ -636,29 +659,30 @@ class Bencher:
 
 
 def summarize_series(outcomes: Sequence[CellOutcome], threshold: float,
-                     ) -> list[dict[str, Any]]:
+                     ) -> list[SeriesRow]:
     """Each figure over repeated runs: median and 95 % interval of its clean samples
     (``stats``), min, max and coefficient of variation; contended attempts are counted,
     never used. A figure with no clean sample keeps the status ``contended`` and the
     median of what was measured."""
-    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    groups: dict[tuple[Any, ...], list[BenchFigure]] = {}
     for o in outcomes:
         for f in o.figures:
             key = (f.get("invocation"), f.get("algorithm"), f.get("block_size"),
                    f.get("operation"))
             groups.setdefault(key, []).append(f)
-    rows: list[dict[str, Any]] = []
+    rows: list[SeriesRow] = []
     for (invocation, algorithm, block, operation), figs in groups.items():
-        unit = "bytes_per_s" if block is not None else "ops_per_s"
+        unit: RateKey | Literal["bytes"] = "bytes_per_s" if block is not None else "ops_per_s"
         if any(f.get("unit") == "bytes" for f in figs):  # a library memory figure
             unit = "bytes"
         clean = [f for f in figs if f.get("status") not in guards.DISTURBED]
         used = clean or figs
-        values = [f[unit] for f in used if isinstance(f.get(unit), (int, float))]
+        values = [v for f in used if isinstance(v := f.get(unit), (int, float))]
         s = spread(values, threshold)
         e = estimate(values)
-        cycles_key = "cycles_per_byte" if block is not None else "cycles_per_op"
-        cyc = [f[cycles_key] for f in used if isinstance(f.get(cycles_key), (int, float))]
+        cycles_key: Literal["cycles_per_byte", "cycles_per_op"] = \
+            "cycles_per_byte" if block is not None else "cycles_per_op"
+        cyc = [c for f in used if isinstance(c := f.get(cycles_key), (int, float))]
         cs = spread(cyc, threshold)
         statuses = sorted({str(f.get("status")) for f in clean}) if clean else \
             [guards.CONTENDED]

@@ -11,11 +11,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from openssl_matrix.core.version import series
-from openssl_matrix.matrix.aead import decrypt_caveat
-from openssl_matrix.matrix.aead import plan as aead_plan
+from openssl_matrix.matrix.aead import AEAD_METHOD
 from openssl_matrix.matrix.isa import render_ia32cap
+from openssl_matrix.matrix.kinds.base import RUNNER_PTS, RUNNER_S_TIME
 from openssl_matrix.matrix.model import Mask, Suite
-from openssl_matrix.matrix.pkey import plan as pk_plan
 from openssl_matrix.matrix.pts import PROFILE
 from openssl_matrix.matrix.pts import plan as pts_plan
 from openssl_matrix.measure.invocation import SPEED_WRAPPER, WRAPPER_NAME, Invocation
@@ -83,28 +82,21 @@ def speed_invocations(version: str, suite: Suite, configure: Sequence[str] = (),
     profile's cpuset, else the engine's), which ``multi: all`` means.
     """
     notes: list[str] = []
-    if suite.kind == "tls":
+    kind = suite.suite_kind
+    if kind.runner == RUNNER_S_TIME:
         return tls_invocations(version, suite, tuple(configure))
-    if suite.kind == "pts":
+    if kind.runner == RUNNER_PTS:
         return _pts_invocations(version, suite, tuple(configure), cpus)
     method: str | None = None
-    if suite.kind == "pkey":
-        planned = pk_plan(version, suite.algorithms, tuple(configure))
-        notes += [r.note() for r in planned.refused]
-        suite = replace(suite, algorithms=tuple(arg for _, arg, _ in planned.runs))
+    planned = kind.speed_plan(version, suite.algorithms, tuple(configure))
+    if planned is not None:  # the kind spells its algorithms (and method) per version
+        notes += planned.notes
+        suite = replace(suite, algorithms=planned.algorithms)
         if not suite.algorithms:
             return [], notes
-    elif suite.kind == "aead":
-        aplan = aead_plan(version, suite.algorithms, tuple(configure))
-        notes += list(aplan.notes) + [r.note() for r in aplan.refused]
-        notes += [f"{r.algorithm}: {r.caveat}" for r in aplan.runs if r.caveat]
-        suite = replace(suite, algorithms=tuple(r.algorithm for r in aplan.runs))
-        if not suite.algorithms:
-            return [], notes
-        method = aplan.runs[0].method
-        caveat = decrypt_caveat(version, method)
-        if caveat and "decrypt" in suite.directions:
-            notes.append(f"decrypt: {caveat}")
+        method = planned.method
+        if planned.decrypt_note and "decrypt" in suite.directions:
+            notes.append(f"decrypt: {planned.decrypt_note}")
     out: list[Invocation] = []
     for multi in _process_counts(version, suite, cpus, notes):
         out += _speed_runs(version, suite, multi, method, notes)
@@ -166,7 +158,7 @@ def _pts_invocations(version: str, suite: Suite, configure: tuple[str, ...],
                     name="--".join(parts), mask=mask, algorithm=option.name,
                     command=tuple(command),
                     env={} if ia32cap is None else {"OPENSSL_ia32cap": ia32cap},
-                    path="pts", ia32cap=ia32cap, multi=multi,
+                    path=suite.paths[0], ia32cap=ia32cap, multi=multi,
                     algorithms=(option.results[0].figure,)))
     return out, notes
 
@@ -184,9 +176,7 @@ def _speed_runs(version: str, suite: Suite, multi: int | None, method: str | Non
             base += [opt, str(value)]
         else:
             text = (f"{opt} is not in {version} ({_since(opt)}); "
-                    + (("speed's default 10 s per operation was used"
-                        if suite.kind == "pkey" else
-                        "speed's default 3 s per size was used") if opt == "-seconds"
+                    + (suite.suite_kind.default_seconds_note if opt == "-seconds"
                        else "every block size was run"))
             if text not in notes:
                 notes.append(text)
@@ -233,9 +223,9 @@ def _invocations_for(v: tuple[int, int, int], suite: Suite, mask: Mask,
     groups: list[tuple[str, list[str], tuple[str, ...]]]
     if path == "evp":
         groups = [(alg, ["-evp", alg], (alg,)) for alg in suite.algorithms]
-    elif path == "aead":  # speed -aead (aead.py): TLS-like records
+    elif path == AEAD_METHOD:  # speed -aead (aead.py): TLS-like records
         groups = [(alg, ["-aead", "-evp", alg], (alg,)) for alg in suite.algorithms]
-    elif path == "pkey":  # one invocation per algorithm, spelled for the version
+    elif suite.suite_kind.one_run_per_algorithm:  # each spelled for the version
         groups = [(alg.lower(), [alg], (alg,)) for alg in suite.algorithms]
     else:
         groups = [("+".join(suite.algorithms), list(suite.algorithms), suite.algorithms)]

@@ -27,12 +27,12 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Any
 
 from openssl_matrix.core.version import series
 from openssl_matrix.matrix.pkey import Series, dotted
 from openssl_matrix.matrix.tlsvocab import OPERATION, PROTOCOLS, Protocol, TlsOptions
 from openssl_matrix.measure import hostacct
+from openssl_matrix.measure.benchfigure import BenchFigure
 from openssl_matrix.measure.guards import contended_findings, times_line
 from openssl_matrix.measure.hostacct import SAMPLE_FUNCTION
 from openssl_matrix.parse.stime import STimeRun, parse_stime
@@ -549,14 +549,14 @@ def host_accounting(section: _Section) -> hostacct.HostAccounting | None:
     return acct
 
 
-def host_fields(acct: hostacct.HostAccounting | None) -> dict[str, Any]:
+def host_fields(acct: hostacct.HostAccounting | None) -> BenchFigure:
     """The figure's host columns (as a speed figure's) and the whole accounting."""
     if acct is None:
-        return {"own_share": None, "foreign_cores": None, "steal_cores": None,
-                "host_accounting": None}
-    return {"own_share": None if acct.own_share is None else round(acct.own_share, 4),
-            "foreign_cores": round(acct.foreign_cores, 4),
-            "steal_cores": round(acct.steal_cores, 4), "host_accounting": acct.as_dict()}
+        return BenchFigure(own_share=None, foreign_cores=None, steal_cores=None,
+                           host_accounting=None)
+    return BenchFigure(own_share=None if acct.own_share is None else round(acct.own_share, 4),
+                       foreign_cores=round(acct.foreign_cores, 4),
+                       steal_cores=round(acct.steal_cores, 4), host_accounting=acct.as_dict())
 
 
 def _time_basis(acct: Accounting, host: hostacct.HostAccounting | None,
@@ -604,10 +604,10 @@ def _run_status(section: _Section, parsed: STimeRun,
 
 def _run_record(section: _Section, protocol: Protocol, plan: TlsPlan, out: TlsOutput,
                 parsed: STimeRun, acct: Accounting,
-                host: hostacct.HostAccounting | None) -> dict[str, Any]:
+                host: hostacct.HostAccounting | None) -> BenchFigure:
     """The figure record of one s_time run."""
     status, detail, rate = _run_status(section, parsed, acct)
-    return {
+    rec: BenchFigure = {
         "algorithm": f"{protocol.name}-{plan.key}", "label": f"{protocol.label} {plan.key}",
         "evp": None, "block_size": None, "bytes_per_s": None, "ops_per_s": rate,
         "operation": OPERATION.get(section.mode, section.mode), "status": status,
@@ -623,11 +623,12 @@ def _run_record(section: _Section, protocol: Protocol, plan: TlsPlan, out: TlsOu
         "resumed": parsed.resumed, "full": parsed.full, "stime_exit": section.end.get("rc"),
         "bytes_per_connection": parsed.bytes_per_connection,
         "raw": "\n".join(x for x in section.lines if "connections" in x),
-        **host_fields(host),
     }
+    rec.update(host_fields(host))
+    return rec
 
 
-def _run_findings(section: _Section, rec: dict[str, Any], parsed: STimeRun,
+def _run_findings(section: _Section, rec: BenchFigure, parsed: STimeRun,
                   acct: Accounting, host: hostacct.HostAccounting | None) -> list[Finding]:
     """What one good s_time run says beyond its figure: a resumption that did not
     resume, a contended host, or connections that waited on something else."""
@@ -664,12 +665,12 @@ def _container_findings(out: TlsOutput, plan: TlsPlan) -> list[Finding]:
     return findings
 
 
-def parse_output(stdout: str, plan: TlsPlan) -> tuple[list[dict[str, Any]], list[str],
+def parse_output(stdout: str, plan: TlsPlan) -> tuple[list[BenchFigure], list[str],
                                                         list[Finding]]:
     """Figure records, warnings, and the findings of one container: (code, message,
     algorithm, operation or None for both)."""
     out = read_output(stdout)
-    records: list[dict[str, Any]] = []
+    records: list[BenchFigure] = []
     warnings = list(dict.fromkeys(out.problems))
     findings: list[Finding] = []
     if not out.key_pem.strip() or not out.cert_pem.strip():

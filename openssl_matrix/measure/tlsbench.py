@@ -8,10 +8,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from openssl_matrix.matrix.model import Mask, Suite
 from openssl_matrix.matrix.tlsvocab import TlsOptions
+from openssl_matrix.measure.benchfigure import BenchFigure
 from openssl_matrix.measure.guards import Finding, apply_findings
 from openssl_matrix.measure.invocation import Invocation
 from openssl_matrix.measure.tls import TlsPlan, parse_output, plans, script
@@ -49,7 +49,7 @@ def tls_invocations(version: str, suite: Suite, configure: tuple[str, ...] = (),
 
 
 def parse_tls(inv: Invocation, stdout: str,
-              ) -> tuple[list[dict[str, Any]], float | None, list[Finding], list[str]]:
+              ) -> tuple[list[BenchFigure], float | None, list[Finding], list[str]]:
     """Figure records, elapsed seconds, guard findings and warnings of one TLS container
     (each warning names the invocation: the bench files them as they are)."""
     plan = getattr(inv, "plan", None)
@@ -62,7 +62,7 @@ def parse_tls(inv: Invocation, stdout: str,
     for rec in records:
         rec.update({"mask": inv.mask.name, "ia32cap": None, "invocation": inv.name,
                     "engine": None, "path": "tls", "direction": None, "multi": None})
-    elapsed = sum(r["wall_s"] for r in records if isinstance(r.get("wall_s"), float)) or None
+    elapsed = sum(t for r in records if isinstance(t := r.get("wall_s"), float)) or None
     # Applied here, per operation (a Finding names algorithms only: a resumption that did
     # not resume must not mark the full-handshake figure); the bench lists them as warnings.
     for code, message, alg, operation in found:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 #: Appended to the system probe (hostinfo.SYSTEM_SCRIPT): one ``cpuN:package:core:siblings``
 #: token per logical CPU, then the probe container's allowed CPUs. Shell builtins only,
@@ -71,6 +71,28 @@ class CpuThread:
     """The logical CPUs of its core (itself included)."""
 
 
+class ThreadRecord(TypedDict):
+    """One logical CPU as a run record files it."""
+
+    cpu: int
+    package: int
+    core: int
+    siblings: str
+
+
+class TopologyRecord(TypedDict):
+    """:meth:`CpuTopology.as_dict`: the topology as a run record files it (``topology``)."""
+
+    cpus: int
+    cores: int
+    packages: int
+    threads_per_core: int
+    smt: bool
+    allowed: str | None
+    threads: list[ThreadRecord]
+    summary: str
+
+
 @dataclass(frozen=True)
 class CpuTopology:
     threads: tuple[CpuThread, ...]
@@ -120,13 +142,14 @@ class CpuTopology:
         return (f"{processes} processes on {where}: only {cores} core"
                 f"{'s' if cores != 1 else ''}, so processes share a core's SMT threads")
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"cpus": len(self.threads), "cores": self.cores_of(), "packages": self.packages,
-                "threads_per_core": self.threads_per_core, "smt": self.smt,
-                "allowed": None if self.allowed is None else cpulist(self.allowed),
-                "threads": [{"cpu": t.cpu, "package": t.package, "core": t.core,
-                             "siblings": cpulist(t.siblings)} for t in self.threads],
-                "summary": self.describe()}
+    def as_dict(self) -> TopologyRecord:
+        return TopologyRecord(
+            cpus=len(self.threads), cores=self.cores_of(), packages=self.packages,
+            threads_per_core=self.threads_per_core, smt=self.smt,
+            allowed=None if self.allowed is None else cpulist(self.allowed),
+            threads=[ThreadRecord(cpu=t.cpu, package=t.package, core=t.core,
+                                  siblings=cpulist(t.siblings)) for t in self.threads],
+            summary=self.describe())
 
     @staticmethod
     def from_dict(data: Any) -> CpuTopology | None:

@@ -166,17 +166,17 @@ _W_STEP_TOKENS = 1 << 15
 
 
 def _fill(window: list[tuple[list[str], bytearray]],
-          chunks: Iterator[tuple[list[str], bytearray]]) -> bool:
-    """Merge chunks into the window's first until it holds ``_W_STEP_TOKENS`` tokens, and
+          chunks: Iterator[tuple[list[str], bytearray]], step: int = _W_STEP_TOKENS) -> bool:
+    """Merge chunks into the window's first until it holds ``step`` tokens, and
     give it one chunk after that; False once the chunks are all read."""
-    while len(window) > 1 and len(window[0][0]) < _W_STEP_TOKENS:
+    while len(window) > 1 and len(window[0][0]) < step:
         tokens, ends = window.pop(1)
         window[0] = (window[0][0] + tokens, window[0][1] + ends)
-    while len(window) < 2 or len(window[0][0]) < _W_STEP_TOKENS:
+    while len(window) < 2 or len(window[0][0]) < step:
         following = next(chunks, None)
         if following is None:
             return False
-        if len(window) > 1 or len(window[0][0]) >= _W_STEP_TOKENS:
+        if len(window) > 1 or len(window[0][0]) >= step:
             window.append(following)
         else:
             window[0] = (window[0][0] + following[0], window[0][1] + following[1])
@@ -186,10 +186,13 @@ def _fill(window: list[tuple[list[str], bytearray]],
 class _Lexer:
     """Reads the paste a window at a time (:func:`_windows`): at most a few chunks of its
     tokens are held, never all of them (a 20,000-run paste: 800,000 tokens, ~9× its
-    size as words, offsets and their joined text)."""
+    size as words, offsets and their joined text). ``chunk`` (characters) and ``step``
+    (tokens) size the windows: a test reads a text through tiny ones."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, *, chunk: int = _W_CHUNK, step: int = _W_STEP_TOKENS,
+                 ) -> None:
         self.text = text
+        self.chunk, self.step = chunk, step
         #: Where the text kept its line breaks: does a token end its line? A table row
         #: ends one (wrapped or not); a flattened copy tells nothing, all are True.
         self.lined = text.count("\n") > 2  # quote marks removed keep every line break
@@ -295,13 +298,13 @@ class _Lexer:
         text. A step may also look a table's width or a label line's 12 words further:
         the window grows until that much follows.
         """
-        chunks = map(self._tokenize, _windows(self.text))
+        chunks = map(self._tokenize, _windows(self.text, self.chunk))
         window = [c for c in (next(chunks, None),) if c is not None]
         more = bool(window)
         items = self.items
         i = 0
         while window:
-            more = _fill(window, chunks) if more else False
+            more = _fill(window, chunks, self.step) if more else False
             self._load(window)
             limit = len(window[0][0]) if len(window) > 1 else len(self.tokens)
             while i < limit:

@@ -30,6 +30,15 @@ def new_figure(height: float = 4.8) -> Any:
     return Figure(figsize=(11, height), dpi=100, layout="constrained")
 
 
+def save_figure(fig: Any, path: Path) -> None:
+    """Write a drawn figure to its file (what :class:`Charts` does by default)."""
+    fig.savefig(path)
+
+
+#: What writes a drawn figure to its file: :func:`save_figure`, or a test's own (to read
+#: what was drawn) passed down as a parameter.
+SaveFigure = Callable[[Any, Path], None]
+
 #: One bar series of a grouped bar chart: its label, its cell per algorithm, hatched or not.
 BarSeries = tuple[str, Callable[[str], "Cell | None"], bool]
 #: The legend's entry for ``flagged_bar``.
@@ -84,7 +93,7 @@ def legend(ax: Any, series: Sequence[tuple[str, str, bool]], flagged: bool,
 
 
 def grouped_bars(title: str, algorithms: Sequence[str], series: Sequence[BarSeries],
-                 path: Path) -> None:
+                 path: Path, save: SaveFigure = save_figure) -> None:
     """Per algorithm one bar per series (its median, error bars its 95 % interval); a
     cell without one usable figure as ``flagged_bar``."""
     fig = new_figure()
@@ -117,10 +126,10 @@ def grouped_bars(title: str, algorithms: Sequence[str], series: Sequence[BarSeri
     ax.set_title(title, fontsize=10)
     legend(ax, entries, flagged, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(axis="y", which="both", alpha=0.3)
-    fig.savefig(path)
+    save(fig, path)
 
 
-def method_chart(g: Group, block: int, path: Path) -> bool:
+def method_chart(g: Group, block: int, path: Path, save: SaveFigure = save_figure) -> bool:
     """Grouped bars of a method table at one block size: every row and algorithm that has
     a figure there, usable or flagged (``flagged_bar``); none when no figure is usable."""
     rows = [m for m in g.method_rows() if any(g.cell(m, a, block) for a in g.algorithms)]
@@ -132,11 +141,11 @@ def method_chart(g: Group, block: int, path: Path) -> bool:
         return lambda a: g.cell(m, a, block)
 
     grouped_bars(f"{g.key.title}\n{block}-byte blocks", algs,
-                 [(m, cells(m), False) for m in rows], path)
+                 [(m, cells(m), False) for m in rows], path, save)
     return True
 
 
-def size_chart(g: Group, algorithm: str, path: Path) -> bool:
+def size_chart(g: Group, algorithm: str, path: Path, save: SaveFigure = save_figure) -> bool:
     blocks = sorted(b for b in g.blocks
                     if any((c := g.cell(m, algorithm, b)) and c.median for m in g.methods))
     if len(blocks) < 2:
@@ -157,7 +166,7 @@ def size_chart(g: Group, algorithm: str, path: Path) -> bool:
     ax.set_title(f"{algorithm} — {g.key.title}", fontsize=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(alpha=0.3)
-    fig.savefig(path)
+    save(fig, path)
     return True
 
 
@@ -166,10 +175,13 @@ class Charts:
     """What draws the report's charts: a table's method chart and an algorithm's chart by
     block size, each given its file and saying whether it drew one. The report takes it
     as a parameter (``DRAWN`` by default), so a caller that needs no pictures — a test of
-    the page's files, a fuzzer — passes :data:`NO_CHARTS` instead of patching the module."""
+    the page's files, a fuzzer — passes :data:`NO_CHARTS` instead of patching the module.
+    ``save`` writes each drawn figure (of these and of the public-key and handshake
+    charts) to its file: a test that reads what was drawn passes its own."""
 
-    method: Callable[[Group, int, Path], bool] = method_chart
-    size: Callable[[Group, str, Path], bool] = size_chart
+    method: Callable[[Group, int, Path, SaveFigure], bool] = method_chart
+    size: Callable[[Group, str, Path, SaveFigure], bool] = size_chart
+    save: SaveFigure = save_figure
 
 
 def _none(*_: Any) -> bool:

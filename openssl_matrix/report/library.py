@@ -32,6 +32,8 @@ from typing import Any
 
 from openssl_matrix.core.stats import estimate
 from openssl_matrix.core.version import sort_key
+from openssl_matrix.matrix.kinds import find_kind
+from openssl_matrix.matrix.kinds.base import RUNNER_HARNESS
 from openssl_matrix.measure.robust import RatioEstimate, compare
 from openssl_matrix.report.charts import new_figure, series_colors
 from openssl_matrix.report.types import Flagged, ReleaseColumn, copy_run
@@ -69,7 +71,8 @@ def library_observations(tree: ResultsTree, versions: Sequence[str] = ()
     out: list[LibObservation] = []
     for run in tree.finished_runs():
         meta = run.meta
-        if str((meta.suite or {}).get("kind")) != "library":
+        kind = find_kind((meta.suite or {}).get("kind"))
+        if kind is None or kind.runner != RUNNER_HARNESS:
             continue
         variant = meta.variant or {}
         version = str(variant.get("version") or "?")

@@ -28,10 +28,19 @@ from openssl_matrix.core.names import fold
 from openssl_matrix.core.resources import templates
 from openssl_matrix.core.stats import estimate
 from openssl_matrix.core.version import sort_key
+from openssl_matrix.matrix.kinds import find_kind
+from openssl_matrix.matrix.kinds.base import FIGURES_OPERATIONS
 from openssl_matrix.matrix.pkey import ALGORITHMS
 from openssl_matrix.measure.robust import compare
 from openssl_matrix.report.cellpage import Links, PageUnit, change_rows, page_view, write_pages
-from openssl_matrix.report.charts import flagged_bar, legend, new_figure, series_colors
+from openssl_matrix.report.charts import (
+    SaveFigure,
+    flagged_bar,
+    legend,
+    new_figure,
+    save_figure,
+    series_colors,
+)
 from openssl_matrix.report.history import Change, changes, history_json
 from openssl_matrix.report.sessions import (
     UNKNOWN,
@@ -46,9 +55,6 @@ from openssl_matrix.report.view import href as _href
 from openssl_matrix.report.view import run_folder
 from openssl_matrix.results import records
 from openssl_matrix.results.tree import ResultsTree
-
-KIND_TITLE = {"pkey": "Public-key operations (operations per second, higher is better)",
-              "tls": "TLS handshakes (connections per second, higher is better)"}
 
 
 @dataclass(frozen=True)
@@ -77,19 +83,28 @@ class OpsObservation(ReleaseColumn):
     """The run's session and conditions (``sessions``)."""
 
 
-def _short_label(fig: dict[str, Any], kind: str) -> str:
-    if kind == "tls":
-        op = "full" if fig.get("operation") == "handshake" else "resumed"
-        return f"{fig.get('protocol')} {fig.get('key')} {op} {fig.get('tls_pinning')}"
-    return f"{fig.get('algorithm')} {fig.get('operation')}"
+def _unit(kind: str) -> str:
+    """The unit of a table's figures (its kind's)."""
+    facts = find_kind(kind)
+    return "ops/s" if facts is None else facts.figure_unit
 
 
-def _row_label(fig: dict[str, Any], kind: str) -> str:
-    if kind == "tls":
-        op = "full handshake" if fig.get("operation") == "handshake" else "resumption"
-        return (f"{fig.get('protocol_label') or fig.get('protocol')} · {fig.get('key')} · "
-                f"{fig.get('cipher')} · {fig.get('group')} · {op} · {fig.get('tls_pinning')}")
-    return f"{fig.get('algorithm')} {fig.get('operation')}"
+def _log_scale(kind: str) -> bool:
+    """Whether a table's chart has a log axis (its kind's figures span decades)."""
+    facts = find_kind(kind)
+    return facts is None or facts.log_scale
+
+
+def _title(kind: str) -> str:
+    facts = find_kind(kind)
+    return kind if facts is None or facts.table_title is None else facts.table_title
+
+
+def _refuses(kind: str) -> bool:
+    """Whether a table's run notes say which operations a version could not measure
+    (a kind of operations spelled per version: ``pkey.plan``)."""
+    facts = find_kind(kind)
+    return facts is not None and facts.figures == FIGURES_OPERATIONS
 
 
 def ops_observations(tree: ResultsTree, sessions: Sessions | None = None,
@@ -102,7 +117,8 @@ def ops_observations(tree: ResultsTree, sessions: Sessions | None = None,
         meta = run.meta
         suite = meta.suite or {}
         kind = str(suite.get("kind") or "speed")
-        if kind not in ("pkey", "tls"):
+        facts = find_kind(kind)
+        if facts is None or facts.table_title is None:  # no table of operations
             continue
         variant = meta.variant or {}
         prov = sessions.provenance(run)
@@ -116,8 +132,8 @@ def ops_observations(tree: ResultsTree, sessions: Sessions | None = None,
                 asm=bool(variant.get("asm", True)), arch=str(variant.get("arch") or "?"),
                 kind=kind, suite=run.suite, run=run.run, run_path=run.path,
                 invocation=str(figure.invocation or ""), algorithm=figure.algorithm,
-                operation=str(figure.operation), row=_row_label(fig, kind),
-                short=_short_label(fig, kind),
+                operation=str(figure.operation), row=facts.row_label(fig),
+                short=facts.short_label(fig),
                 value=float(value) if value is not None else None,
                 status=figure.status or "?", raw_file=f"raw/{figure.invocation}.stdout",
                 bottleneck=fig.get("bottleneck"), round=int(meta.round or 1), prov=prov))
@@ -177,7 +193,7 @@ class OpsTable:
 
     @property
     def title(self) -> str:
-        return f"{self.cpu} · {self.arch} · {KIND_TITLE.get(self.kind, self.kind)}"
+        return f"{self.cpu} · {self.arch} · {_title(self.kind)}"
 
     @property
     def slug(self) -> str:
@@ -252,11 +268,11 @@ def add_refusals(tree: ResultsTree, tables: Sequence[OpsTable],
                  runs: Iterable[records.Run] | None = None) -> None:
     """Note in each table why a column lacks a public-key row: the run's notes say which
     algorithm its version or build could not measure (``pkey.plan``)."""
-    by_key = {(t.cpu, t.arch): t for t in tables if t.kind == "pkey"}
+    by_key = {(t.cpu, t.arch): t for t in tables if _refuses(t.kind)}
     for run in tree.finished_runs(figures=False) if runs is None else runs:
         variant = run.meta.variant or {}
         t = by_key.get((run.cpu, str(variant.get("arch") or "?")))
-        if t is None or str((run.meta.suite or {}).get("kind")) != "pkey":
+        if t is None or str((run.meta.suite or {}).get("kind")) != t.kind:
             continue
         column = str(variant.get("version") or "?") + ("" if variant.get("asm", True)
                                                        else " no-asm")
@@ -288,7 +304,7 @@ def value_text(t: OpsTable, row: str, column: str) -> str:
 
 def table_text(t: OpsTable) -> list[str]:
     """The terminal's version of one table (``invoke matrix report``)."""
-    unit = "conn/s" if t.kind == "tls" else "ops/s"
+    unit = _unit(t.kind)
     cells = {(r, c): value_text(t, r, c) if t.cells.get((r, c))
              else "not measured" if t.refusal(r, c) else "—"
              for r in t.rows for c in t.columns}
@@ -359,7 +375,7 @@ def chart_rows(t: OpsTable) -> list[str]:
     return rows if any(t.median(r, c) for r in rows for c in t.columns) else []
 
 
-def chart(t: OpsTable, path: Path) -> bool:
+def chart(t: OpsTable, path: Path, save: SaveFigure = save_figure) -> bool:
     """Bars per row (``chart_rows``) and version: medians with their 95 % intervals, a
     cell without one usable figure as ``charts.flagged_bar``."""
     rows = chart_rows(t)
@@ -368,7 +384,7 @@ def chart(t: OpsTable, path: Path) -> bool:
     fig = new_figure(max(3.0, 0.42 * len(rows) * max(1, len(t.columns)) / 2 + 1.5))
     ax = fig.subplots()
     height = 0.8 / max(1, len(t.columns))
-    log = t.kind != "tls"  # see above
+    log = _log_scale(t.kind)  # see above
     if log:
         ax.set_xscale("log")
     colors = series_colors()
@@ -404,7 +420,7 @@ def chart(t: OpsTable, path: Path) -> bool:
     ax.set_title(t.title, fontsize=10)
     legend(ax, entries, flagged, loc="lower right")
     ax.grid(axis="x", which="both", alpha=0.3)
-    fig.savefig(path)
+    save(fig, path)
     return True
 
 
@@ -461,19 +477,20 @@ class OpsSection:
     json_cells: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _unit(t: OpsTable) -> PageUnit:
-    return PageUnit("conn/s" if t.kind == "tls" else "ops/s", 1.0, _fmt)
+def _page_unit(t: OpsTable) -> PageUnit:
+    return PageUnit(_unit(t.kind), 1.0, _fmt)
 
 
 def write_ops(tree: ResultsTree, out: Path,
               obs: Sequence[OpsObservation] | None = None, *,
               selection: Selection | None = None, final: Path | None = None,
               css: str = "", numbers: Mapping[str, int] | None = None,
-              runs: Sequence[records.Run] = ()) -> OpsSection:
+              runs: Sequence[records.Run] = (),
+              save: SaveFigure = save_figure) -> OpsSection:
     """Tables, charts, cell pages and data of the ops-per-second figures ``obs`` (default:
     read from the tree) into the report folder ``out`` (``final``: where it will live, for
-    the cell pages' links into the tree). Copies nothing: ``report`` copies the runs the
-    cells show (``OpsSection.current``)."""
+    the cell pages' links into the tree; ``save``: what writes a chart). Copies nothing:
+    ``report`` copies the runs the cells show (``OpsSection.current``)."""
     obs = ops_observations(tree) if obs is None else obs
     tables = ops_tables(obs, selection)
     add_refusals(tree, tables, runs or None)
@@ -483,7 +500,7 @@ def write_ops(tree: ResultsTree, out: Path,
     for t in tables:
         path = out / "charts" / f"{t.slug}.png"
         path.parent.mkdir(parents=True, exist_ok=True)
-        drawn = chart(t, path)
+        drawn = chart(t, path, save)
         if drawn:
             charts.append(path)
         views.append({"slug": t.slug, "title": t.title, "columns": t.columns,
@@ -498,7 +515,7 @@ def write_ops(tree: ResultsTree, out: Path,
     write_pages(out, ((t.page(r, c), page_view(
         title=f"{t.title} · {r} · OpenSSL {c}", back=f"../index.html#{t.slug}",
         history=t.history(r, c), found=t.changes(r, c), shown=t.shown(r, c),
-        observations=t.cells[(r, c)], value=lambda o: o.value, unit=_unit(t), links=links,
+        observations=t.cells[(r, c)], value=lambda o: o.value, unit=_page_unit(t), links=links,
         chosen=chosen)) for t in tables for (r, c) in t.cells), css)
     changed = [x for t in tables for (r, c) in t.cells
                for x in change_rows(f"{t.title} · {r} · OpenSSL {c}", t.page(r, c),

@@ -339,7 +339,7 @@ def build_report(tree: ResultsTree, out: Path, *, block_size: int = 8192,
     ops_obs = ops_observations(tree, sessions, runs)
     check_selection(selection, {p.session for p in _one_per_run([*obs, *ops_obs])})
     groups = group_observations(obs, selection)
-    out = check_report_target(out, tree.root)
+    out = check_report_target(out, tree.root, tree.report_dir())
     out.parent.mkdir(parents=True, exist_ok=True)
     for stale in remove_stale_reports(out):  # what killed reports left (with our marker)
         log.info(f"removed {stale}: the unfinished folder of a report that was stopped")
@@ -401,7 +401,7 @@ def _write(tree: ResultsTree, out: Path, groups: list[Group], obs: list[Observat
     session_rows = session_table(_one_per_run([*obs, *ops_obs]))
     numbers = {str(r["session"]): n for n, r in enumerate(session_rows, 1)}
     ops = write_ops(tree, out, ops_obs, selection=shown.selection, final=shown.final,
-                    css=CSS, numbers=numbers, runs=shown.runs)
+                    css=CSS, numbers=numbers, runs=shown.runs, save=charts.save)
     _copy_runs(out, ops.current, runs, seen)
     panel = quality(current, ops.current,
                     [x for x in left_out(shown.runs) if x.run_path in seen])
@@ -594,13 +594,13 @@ def _draw_charts(out: Path, groups: Sequence[Group], block: int, draw: Charts,
     progress = log.ProgressLine("drawing charts", sum(1 + len(g.algorithms) for g in groups))
     for g in groups:
         p = out / "charts" / f"{g.key.slug}-methods-{block}.png"
-        if draw.method(g, block, p):
+        if draw.method(g, block, p, draw.save):
             charts.setdefault(f"methods:{g.key.slug}", []).append(f"charts/{p.name}")
             paths.append(p)
         progress.advance()
         for a in g.algorithms:
             p = out / "charts" / f"{g.key.slug}-{fold(a)}-by-size.png"
-            if draw.size(g, a, p):
+            if draw.size(g, a, p, draw.save):
                 charts.setdefault(f"sizes:{g.key.slug}", []).append(f"charts/{p.name}")
                 paths.append(p)
             progress.advance()

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from openssl_matrix.core.stats import estimate
 from openssl_matrix.core.statuses import USABLE_STATUSES
+from openssl_matrix.matrix.kinds import KINDS as SUITE_KINDS
 from openssl_matrix.measure.guards import CONTENDED
 from openssl_matrix.report.ops import ops_tables
 from openssl_matrix.report.types import group_observations
@@ -39,10 +40,15 @@ if TYPE_CHECKING:
     from openssl_matrix.report.ops import OpsObservation
     from openssl_matrix.report.types import LeftOut, Observation
 
-#: The kinds in the order the panel lists them, each named with its unit.
-KINDS = {"bulk": "bulk ciphers and hashes (MB/s)",
-         "pkey": "public-key operations (ops/s)",
-         "tls": "TLS handshakes (connections/s)"}
+#: The panel's kind of the bulk figures (bytes per second), named with its unit.
+BULK = {"bulk": "bulk ciphers and hashes (MB/s)"}
+
+
+def panel_kinds() -> dict[str, str]:
+    """The kinds in the order the panel lists them, each named with its unit: the bulk
+    figures, then each suite kind with a label of its own (its table of operations)."""
+    return {**BULK, **{k.name: k.panel_label for k in SUITE_KINDS.values()
+                       if k.panel_label is not None}}
 
 
 @dataclass
@@ -64,7 +70,7 @@ class KindCounts:
 
     @property
     def label(self) -> str:
-        return KINDS[self.kind]
+        return panel_kinds()[self.kind]
 
     def line(self) -> str:
         """``bulk ciphers and hashes (MB/s): 48 figure(s): 47 ok, 1 flagged ...``."""
@@ -105,7 +111,8 @@ class StatusRow:
     @property
     def kinds_text(self) -> str:
         """``2 bulk, 4 tls``."""
-        return ", ".join(f"{self.by_kind[k]} {k}" for k in KINDS if self.by_kind.get(k))
+        return ", ".join(f"{self.by_kind[k]} {k}" for k in panel_kinds()
+                         if self.by_kind.get(k))
 
 
 @dataclass
@@ -197,7 +204,7 @@ def quality(obs: Sequence[Observation], ops: Sequence[OpsObservation],
     ``ops`` (pure: the tables' cells are grouped here as the tables group them), and the
     bulk figures ``left_out`` of every table for an impossible block size (counted, as
     flagged and kept out of the medians: never silently missing from the count)."""
-    kinds = {k: KindCounts(k) for k in KINDS}
+    kinds = {k: KindCounts(k) for k in panel_kinds()}
     rows: dict[str, StatusRow] = {}
     for o in obs:
         _figure(kinds["bulk"], rows, o, o.status, USABLE_STATUSES)

@@ -26,12 +26,14 @@ from openssl_matrix.core.statuses import USABLE_STATUSES
 from openssl_matrix.core.units import MBPS
 from openssl_matrix.core.version import series_or_none
 from openssl_matrix.core.version import sort_key as version_sort_key
+from openssl_matrix.matrix.aead import AEAD_METHOD
 from openssl_matrix.matrix.isa import (
     IA32CAP_BITS,
     IA32CAP_LABELS,
     capabilities_of,
     ia32cap_expected_clear,
 )
+from openssl_matrix.matrix.kinds import kind_of_path
 from openssl_matrix.measure.cpumodel import Core, core_of_cpu, model_bytes_per_s
 from openssl_matrix.measure.robust import below_best, session_low
 from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, STATUS_IMPOSSIBLE, impossible
@@ -211,7 +213,7 @@ def observations(tree: ResultsTree, sessions: Sessions | None = None,
                 raw_file=_published_raw(tree.root, ref.path, meta.extra) if published
                 else f"raw/{invocation}.stdout",
                 published=published, decrypt=fig.direction == "decrypt",
-                aead=fig.path == "aead", pts=fig.path == "pts",
+                aead=fig.path == AEAD_METHOD, pts=_pts_path(fig.path),
                 processes=int(fig.multi or 1),
                 source=source, prov=prov, core=core, clock_hz=clock,
             ))
@@ -563,3 +565,8 @@ def copy_run(src: Path, dest: Path) -> list[str]:
                 copied.append(f"raw/{f.name}")
     return copied
 
+
+def _pts_path(path: object) -> bool:
+    """Whether figures filed under ``path`` are pts/openssl's results (its kind says)."""
+    kind = kind_of_path(path)
+    return kind is not None and kind.pts_comparable

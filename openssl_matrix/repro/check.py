@@ -28,6 +28,7 @@ from typing import Any
 from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.core.names import clip
 from openssl_matrix.core.version import Version, VersionError
+from openssl_matrix.matrix.kinds import kind_of
 from openssl_matrix.measure.cpumodel import (
     MODEL_MIN_BLOCK,
     Core,
@@ -101,22 +102,9 @@ def local_facts() -> HostFacts:
 
 
 def _run_line(d: Mapping[str, Any]) -> tuple[str, int]:
-    """What a planned suite runs, in words, and how many timed runs that is."""
-    if d.get("kind") == "tls":  # s_time runs: protocol x mode per key and pinning
-        runs = len(d["algorithms"]) * len(d["pinning"]) * len(d["protocols"]) * \
-            len(d["modes"])
-        return (f"s_server/s_time {' '.join(d['protocols'])} -{' -'.join(d['modes'])} "
-                f"with {' '.join(d['algorithms'])} keys ({', '.join(d['pinning'])})", runs)
-    if d.get("kind") == "library":  # one harness run per operation and thread count
-        return (f"libbench {' '.join(d['algorithms'])} at "
-                f"{', '.join(map(str, d['threads']))} thread(s)",
-                len(d["algorithms"]) * len(d["threads"]))
-    if d.get("kind") == "pkey":
-        return f"speed {' '.join(d['algorithms'])}", len(d["algorithms"])
-    masks = ", ".join(m["name"] for m in d["masks"])
-    return (f"speed {'-evp ' if d['evp'] else ''}{' '.join(d['algorithms'])}"
-            + (f" -bytes {d['bytes']}" if "bytes" in d else "") + f" (masks: {masks})",
-            len(d["algorithms"]) * len(d["masks"]))
+    """What a planned suite runs, in words, and how many timed runs that is (its kind's
+    words)."""
+    return kind_of(d.get("kind")).run_line(d)
 
 
 def check(spec: ReportSpec, env: Environment, results: Path,
@@ -326,11 +314,12 @@ def _interleave_lines(spec: ReportSpec, planned: Mapping[str, PlannedMeasurement
     runs: set[tuple[str, str, bool, int]] = set()
     for cp in pairs.values():
         runs.update((cp.top, cp.bottom, cp.decrypt, b) for b in cp.blocks)
+        where = "per operation" if cp.blocks == (OP_BLOCK,) else \
+            f"at {', '.join(map(str, cp.blocks))} bytes"
         out.append(f"  interleave for {cp.claim}: {cp.top} / {cp.bottom}, {cp.algorithm}"
-                   f"{' -decrypt' if cp.decrypt else ''} at "
-                   f"{', '.join(map(str, cp.blocks))} bytes (both sides in one process, "
-                   f"alternating {WINDOW_MS}-ms windows, {PAIR_SECONDS} s each): judged "
-                   "from that ratio")
+                   f"{' -decrypt' if cp.decrypt else ''} {where} (both sides in one "
+                   f"process, alternating {WINDOW_MS}-ms windows, {PAIR_SECONDS} s each): "
+                   "judged from that ratio")
     for claim, reason in why.items():
         c = next(x for x in spec.claims if x.id == claim)
         if c.numerator in measured and c.denominator in measured:

@@ -14,6 +14,7 @@ from openssl_matrix.core.names import clip
 from openssl_matrix.core.stats import estimate
 from openssl_matrix.core.statuses import USABLE_STATUSES
 from openssl_matrix.core.version import series_or_none
+from openssl_matrix.matrix.kinds.base import FIGURES_THREADS
 from openssl_matrix.matrix.pkey import ALGORITHMS as PK_ALGORITHMS
 from openssl_matrix.measure.cpumodel import (
     CORES,
@@ -155,7 +156,7 @@ def profile_runs(tree: ResultsTree, profile: str, variant: str, m: Measurement,
 def collect(measurement: Measurement, planned: PlannedMeasurement, runs: Sequence[Path]) -> Ours:
     ours = Ours()
     want = canonical_algorithm(measurement.algorithm)
-    if measurement.kind == "library":  # the harness's operation name
+    if measurement.suite_kind.figures == FIGURES_THREADS:  # the harness's operation
         want = measurement.algorithm
     elif measurement.protocol is not None:  # a TLS figure: protocol-key, one pinning
         want = f"{measurement.protocol}-{measurement.algorithm}"
@@ -168,7 +169,7 @@ def collect(measurement: Measurement, planned: PlannedMeasurement, runs: Sequenc
         for fig in figures:
             if fig.mask != planned.mask or fig.algorithm != want:
                 continue
-            if measurement.kind == "library":  # the harness: same operation and threads
+            if measurement.suite_kind.figures == FIGURES_THREADS:  # same threads too
                 if fig.get("threads") not in (measurement.thread_counts or
                                               (measurement.threads,)):
                     continue
@@ -355,18 +356,25 @@ def interval_verdict(blocks: Sequence[BlockJudgement]) -> str:
     return INCONCLUSIVE
 
 
+def ratio_text(value: float) -> str:
+    """A ratio as the verdicts print it: two decimals, three significant digits below 0.1
+    (#15199's 0.0276 is not 0.03)."""
+    return f"{value:.2f}" if value == 0 or abs(value) >= 0.1 else f"{value:.3g}"
+
+
 def straddle_text(blocks: Sequence[BlockJudgement]) -> str:
     """Where our interval straddles the band, in words."""
     parts = []
     for b in blocks:
         if b.decision is None and b.ci is not None:
             lo, hi = b.band()
-            band_text = f"≥ {lo:.2f}×" if hi == math.inf else f"≤ {hi:.2f}×" if lo <= 0 \
-                else f"{lo:.2f}–{hi:.2f}×"
+            band_text = f"≥ {ratio_text(lo)}×" if hi == math.inf else \
+                f"≤ {ratio_text(hi)}×" if lo <= 0 else f"{ratio_text(lo)}–{ratio_text(hi)}×"
             n = f"interleaved, {b.pairs} blocks" if b.basis == "interleaved" else \
                 f"{b.pairs} pairs"
-            parts.append(f"at {b.where} our paired ratio's 95 % interval {b.ci[0]:.2f}–"
-                         f"{b.ci[1]:.2f}× ({n}) straddles the band {band_text}")
+            parts.append(f"at {b.where} our paired ratio's 95 % interval "
+                         f"{ratio_text(b.ci[0])}–{ratio_text(b.ci[1])}× ({n}) straddles the "
+                         f"band {band_text}")
     return "; ".join(parts)
 
 
@@ -388,7 +396,7 @@ def expectation_text(claim: Claim, target: float) -> str:
         return f"≤ {1 / (1 + t):.2f}×"
     if claim.expect == "same":
         return f"{1 - t:.2f}–{1 + t:.2f}×"
-    return f"{target:.2f}× ±{t * 100:.0f} %"
+    return f"{ratio_text(target)}× ±{t * 100:.0f} %"
 
 
 def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, PlannedMeasurement],

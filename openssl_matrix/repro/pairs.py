@@ -1,18 +1,22 @@
 """Reproduce: claims judged from interleaved runs (the pair harness, measure/pairrun.py).
 
 A claim whose two sides run the same EVP cipher or digest loop (same algorithm and
-direction, no engine) on builds the harness can load (1.1.0 or newer, x86_64, one base
-image; a mask against native counts) is measured once more after the reproduction's
-rounds the way ``bench`` measures its comparisons: both sides' libcrypto in one process,
-alternating 5-ms windows, ``SECONDS`` per algorithm at each block size the claim is judged
-at, run again (up to twice) while the interval is wider than ±2 %. Two windows side by
-side see the same neighbour, so that ratio's interval stays narrow on a host whose
-one-second figures spread by 20 % (docs/noise.md, section 6); the judge prefers it to the
-ratio of rounds. Every other claim (public-key, TLS and library figures, the low-level
-path, an engine, two algorithms, two machines, a trend) is judged from rounds, and says so.
+direction, no engine), or the same single-thread operation of the library harness that the
+pair harness also runs (``LIBRARY_OPERATIONS``: private-key decoding, CMAC, HMAC), on
+builds the harness can load (1.1.0 or newer, x86_64, one base image; a mask against native
+counts) is measured once more after the reproduction's rounds the way ``bench`` measures
+its comparisons: both sides' libcrypto in one process, alternating 5-ms windows,
+``SECONDS`` per algorithm at each block size the claim is judged at (a library operation:
+once, per operation), run again while the interval is wider than ±2 % (pairrun.again). Two
+windows side by side see the same neighbour, so that ratio's interval stays narrow on a
+host whose one-second figures spread by 20 % (docs/noise.md, section 6); the judge prefers
+it to the ratio of rounds. Every other claim (public-key and TLS figures, other library
+operations or several threads, the low-level path, an engine, two algorithms, two
+machines, a trend) is judged from rounds, and says so.
 
 Each run is filed like a bench session's pairs: ``_interleaved/<cpu>/repro-<id>-<stamp>/
-<pair>--<bytes>[--decrypt]/`` (results/interleaved.py), with the harness's raw output. A
+<pair>--<bytes>[--decrypt]/`` (``<pair>--operation/`` for a library operation; results/
+interleaved.py), with the harness's raw output. A
 later reproduction of the same spec reuses a finished run made in the same harness image
 (the image's tag hashes every side's image and the harness), unless ``--force``.
 """
@@ -29,20 +33,28 @@ from openssl_matrix.core import log
 from openssl_matrix.core.errors import BuildError, DockerUnavailable, FatalError
 from openssl_matrix.core.version import series
 from openssl_matrix.images.pairimage import OLDEST, ensure_pair_image, pair_tag
+from openssl_matrix.matrix.kinds.base import FIGURES_THREADS
 from openssl_matrix.matrix.model import Mask, Suite, Variant
-from openssl_matrix.measure.interleave import CPU_SHARE_MIN, WINDOW_MS
+from openssl_matrix.measure.interleave import LIBRARY_OPERATIONS, OPERATION, WINDOW_MS
 from openssl_matrix.measure.pairrun import PairPlan, Side, measure_pair, short_row, timeout
 from openssl_matrix.measure.speedcmd import mask_value
 from openssl_matrix.parse.algorithms import speed_argument
 from openssl_matrix.repro.plan import PlannedMeasurement, mask_name
-from openssl_matrix.repro.spec import Measurement, ReportSpec
-from openssl_matrix.results.interleaved import INTERLEAVED_DIR, RECORD, file_pair, filed_pairs
+from openssl_matrix.repro.spec import OP_BLOCK, Measurement, ReportSpec
+from openssl_matrix.results.interleaved import (
+    cpu_sessions,
+    file_pair,
+    filed_pairs,
+    record_name,
+)
+from openssl_matrix.results.tree import builds_root
 
 #: Seconds per algorithm and block size of a reproduction's interleaved runs.
 SECONDS = 2
 #: The start of a container and the harness's warm-up, for --check's estimate.
 RUN_OVERHEAD_SECONDS = 2.0
-_HARNESS = "the pair harness times EVP cipher and digest loops only"
+_HARNESS = ("the pair harness times EVP cipher and digest loops and the library harness's "
+            "single-thread " + ", ".join(LIBRARY_OPERATIONS) + " only")
 
 
 @dataclass(frozen=True)
@@ -52,7 +64,7 @@ class ClaimPair:
     claim: str
     top: str
     bottom: str
-    algorithm: str  #: the EVP name both sides run
+    algorithm: str  #: the EVP name both sides run, or the library operation's
     decrypt: bool
     blocks: tuple[int, ...]
 
@@ -85,12 +97,15 @@ def measurement_mask(m: Measurement) -> Mask:
 
 def _side_refusal(m: Measurement) -> str | None:
     """Why the harness cannot time one side's figures, or None."""
-    if m.kind == "library":
-        return f"{m.name} is a library-harness figure: {_HARNESS}"
-    if m.kind == "tls":
-        return f"{m.name} is a TLS handshake figure: {_HARNESS}"
-    if m.kind != "speed":
-        return f"{m.name} is a public-key figure: {_HARNESS}"
+    if m.suite_kind.figures == FIGURES_THREADS:  # the library harness's operation
+        if m.algorithm not in LIBRARY_OPERATIONS:
+            return f"{m.name} is the library harness's {m.algorithm}: {_HARNESS}"
+        if m.threads != 1 or len(m.thread_counts) > 1:
+            return (f"{m.name} runs {m.algorithm} on {m.threads} threads: the pair harness "
+                    "runs one thread")
+        return None
+    if not m.suite_kind.interleavable:
+        return f"{m.name} is {m.suite_kind.figure_noun}: {_HARNESS}"
     if not m.evp:
         return f"{m.name} runs the low-level (non-EVP) path: {_HARNESS}"
     if m.engine:
@@ -135,6 +150,8 @@ def claim_pair(spec: ReportSpec, claim_id: str, planned: Mapping[str, PlannedMea
         sides.append((p.variant, mask.name))
     if sides[0] == sides[1]:
         return "both sides are the same build and mask"
+    if a.suite_kind.figures == FIGURES_THREADS:  # one figure, per operation
+        return ClaimPair(claim.id, a.name, b.name, a.algorithm, False, (OP_BLOCK,))
     return ClaimPair(claim.id, a.name, b.name, speed_argument(a.algorithm, True), a.decrypt,
                      tuple(spec.claim_blocks(claim)))
 
@@ -166,6 +183,8 @@ class _Run:
 
     @property
     def name(self) -> str:
+        if self.block == OP_BLOCK:  # library operations: no block size
+            return f"{self.plan.name}--operation"
         return f"{self.plan.name}--{self.block}" + ("--decrypt" if self.decrypt else "")
 
     def suite(self) -> Suite:
@@ -206,7 +225,7 @@ def _earlier(root: Path, cpu: str, spec_id: str, run: _Run, tag: str,
              ) -> tuple[str, dict[str, Any]] | None:
     """A finished run of the same pair, block and algorithms made in the same harness
     image by an earlier reproduction of the spec: its session and record."""
-    base = root / INTERLEAVED_DIR / cpu
+    base = cpu_sessions(root, cpu)
     if not base.is_dir():
         return None
     for session in sorted((p.name for p in base.iterdir()
@@ -270,7 +289,7 @@ def _measure_runs(spec: ReportSpec, todo: Sequence[_Run], sides: Sequence[tuple[
     """Build the harness image if it is missing, measure and file ``todo`` (into
     ``filed``); why nothing could be measured, or None."""
     try:
-        image = ensure_pair_image(backend, sides, root / "_builds", workdir)
+        image = ensure_pair_image(backend, sides, builds_root(root), workdir)
     except BuildError as exc:
         log.warn(f"interleaved runs skipped: {exc.message} (hint: {exc.hint})")
         return f"the pair harness could not be built: {exc.message}"
@@ -298,8 +317,9 @@ def _measure(backend: Any, tag: str, run: _Run, limits: Callable[[float], Any],
     except FatalError as exc:  # this run failed: the claims on it are judged from rounds
         log.warn(f"    {step} {run.name}: not measured: {exc.message}")
         return None
-    log.info(f"    {step} {run.plan.top.label} / {run.plan.bottom.label} at {run.block} "
-             "bytes: " + ", ".join(short_row(r) for r in rec["algorithms"]))
+    where = "per operation" if run.block == OP_BLOCK else f"at {run.block} bytes"
+    log.info(f"    {step} {run.plan.top.label} / {run.plan.bottom.label} {where}: "
+             + ", ".join(short_row(r) for r in rec["algorithms"]))
     return rec, raw
 
 
@@ -308,7 +328,7 @@ def _claim_ratios(cp: ClaimPair, runs: Sequence[_Run],
     """A claim's ratio at each block size from its runs' records, and what is missing."""
     il = Interleaving()
     missing: list[str] = []
-    directions = ("decrypt" if cp.decrypt else "encrypt", "digest")
+    directions = ("decrypt" if cp.decrypt else "encrypt", "digest", OPERATION)
     for run in runs:
         if cp.claim not in run.claims:
             continue
@@ -316,18 +336,19 @@ def _claim_ratios(cp: ClaimPair, runs: Sequence[_Run],
         row = next((r for r in rec.get("algorithms") or ()
                     if r.get("algorithm") == cp.algorithm and r.get("direction") in directions),
                    None)
+        where = "the operation" if run.block == OP_BLOCK else f"{run.block} bytes"
         if row is None or rec.get("exit_code") != 0:
             errors = "; ".join(str(e) for e in rec.get("errors") or ()) or "the run failed"
-            missing.append(f"{run.block} bytes ({errors})")
+            missing.append(f"{where} ({errors})")
             continue
         if not isinstance(row.get("ratio"), float):
-            missing.append(f"{run.block} bytes (no block of windows had the CPU for "
-                           f"{CPU_SHARE_MIN * 100:.0f} % of its time: a busy host)")
+            missing.append(f"{where} (no block of windows had CPU time: the harness "
+                           "timed nothing)")
             continue
         il.ratios[run.block] = PairRatio(
             row["ratio"], row.get("ci_low"), row.get("ci_high"), int(row.get("blocks", 0)),
             bool(row.get("disturbed")),
-            str(Path(INTERLEAVED_DIR) / cpu / session / run.name / RECORD))
+            record_name(cpu, session, run.name))
     if missing:
         il.why_rounds = "the interleaved run gave no ratio at " + ", ".join(missing)
     return il

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openssl_matrix.core.errors import FatalError
+from openssl_matrix.matrix.kinds import kind_of
+from openssl_matrix.matrix.kinds.base import FIGURES_BLOCKS, FIGURES_HANDSHAKES, FIGURES_THREADS
 from openssl_matrix.matrix.load import SUITE_KEYS
 from openssl_matrix.matrix.model import Matrix, Variant, variant_id
 from openssl_matrix.parse.algorithms import speed_argument
@@ -189,7 +191,7 @@ def _measurement_problems(spec: ReportSpec, m: Measurement, facts: HostFacts) ->
         problems.append("needs `openssl speed -decrypt`, which this openssl-matrix "
                         "cannot run yet (suites have no 'decrypt' key)")
     cpus = facts.cpu.logical_cpus or 0
-    if m.kind == "library" and cpus and m.threads > cpus:
+    if m.suite_kind.figures == FIGURES_THREADS and cpus and m.threads > cpus:
         problems.append(f"needs {m.threads} threads each on its own CPU, and this host "
                         f"has {cpus}: more threads than CPUs measure time-slicing, not "
                         "the contention between threads the claim is about")
@@ -222,7 +224,8 @@ def _suite_definition(spec: ReportSpec, planned: Mapping[str, PlannedMeasurement
                       names: Sequence[str], evp: bool, kind: str) -> dict[str, Any]:
     """The suite that measures a group's measurements: speed (with its masks and, if one,
     its block size), library, tls or pkey."""
-    pk = kind != "speed"
+    figures = kind_of(kind).figures
+    pk = figures != FIGURES_BLOCKS
     algorithms: list[str] = []
     masks: dict[str, dict[str, Any]] = {}
     sizes: set[int] = set()
@@ -239,23 +242,23 @@ def _suite_definition(spec: ReportSpec, planned: Mapping[str, PlannedMeasurement
         "algorithms": algorithms, "evp": evp, "seconds": spec.measure.seconds,
         "masks": sorted(masks.values(), key=lambda d: (d["name"] != "native", d["name"])),
     }
-    if kind == "library":  # the harness: its operations at the thread counts named
+    if figures == FIGURES_THREADS:  # the harness: its operations at the threads named
         ms = [spec.measurements[n] for n in names]
-        definition = {"description": definition["description"], "kind": "library",
+        definition = {"description": definition["description"], "kind": kind,
                       "algorithms": algorithms,
                       "threads": sorted({t for x in ms
                                          for t in x.thread_counts or (x.threads,)}),
                       "seconds": spec.measure.seconds}
-    elif kind == "tls":  # handshakes: a tls suite of the keys, protocols and pinnings
+    elif figures == FIGURES_HANDSHAKES:  # a tls suite of the keys, protocols, pinnings
         ms = [spec.measurements[n] for n in names]
-        definition = {"description": definition["description"], "kind": "tls",
+        definition = {"description": definition["description"], "kind": kind,
                       "algorithms": algorithms,
                       "protocols": sorted({str(x.protocol) for x in ms}),
                       "modes": sorted({TLS_MODES[str(x.operation)] for x in ms}),
                       "pinning": sorted({x.pinning for x in ms}),
                       "seconds": spec.measure.seconds}
     elif pk:  # public-key figures: a pkey suite (no path, masks or block sizes)
-        definition = {"description": definition["description"], "kind": "pkey",
+        definition = {"description": definition["description"], "kind": kind,
                       "algorithms": algorithms, "seconds": spec.measure.seconds}
     elif len(sizes) == 1:
         definition["bytes"] = next(iter(sizes))

@@ -19,6 +19,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from openssl_matrix.matrix.kinds.base import (
+    FIGURES_BLOCKS,
+    FIGURES_HANDSHAKES,
+    FIGURES_OPERATIONS,
+    FIGURES_THREADS,
+)
 from openssl_matrix.parse.algorithms import speed_argument
 from openssl_matrix.repro.spec import UNKNOWN, Claim, Measurement, ReportSpec
 
@@ -47,7 +53,7 @@ def profile_problem(num: Measurement, den: Measurement, blocks: tuple[int, ...] 
         why = _side_problem(side)
         if why:
             return f"{side.name}: {why}"
-    if num.kind == "speed" and (blocks is None or len(blocks) != 1):
+    if num.suite_kind.figures == FIGURES_BLOCKS and (blocks is None or len(blocks) != 1):
         return ("a speed side is profiled at one block size, and the claim is judged at "
                 + ("every size both sides have" if blocks is None else
                    ", ".join(map(str, blocks))) + ": give block_sizes: [N]")
@@ -59,7 +65,7 @@ def _side_problem(m: Measurement) -> str | None:
         return "it masks capabilities (ia32cap or disable), and a profile runs unmasked"
     if m.engine or m.decrypt:
         return "it runs speed with -engine or -decrypt, which a profile does not"
-    if m.kind == "speed" and (not m.evp or "evp" in m.unknown):
+    if m.suite_kind.figures == FIGURES_BLOCKS and (not m.evp or "evp" in m.unknown):
         return ("a speed cell is profiled through EVP (-evp), and this measurement runs "
                 + ("without it" if not m.evp else "a method the report leaves "
                    f"{UNKNOWN}"))
@@ -71,11 +77,12 @@ def _side_problem(m: Measurement) -> str | None:
 
 def cell_text(m: Measurement, block: int) -> str:
     """The side's cell as ``profile --cell`` names it in the reproduction's suite."""
-    if m.kind == "tls":
+    figures = m.suite_kind.figures
+    if figures == FIGURES_HANDSHAKES:
         return f"{m.protocol}-{m.algorithm}:{m.operation}:{m.pinning}"
-    if m.kind == "library":
+    if figures == FIGURES_THREADS:
         return f"{m.algorithm}:t{m.threads}"
-    if m.kind == "pkey":
+    if figures == FIGURES_OPERATIONS:
         return f"{m.algorithm}:{m.operation}"
     return f"{speed_argument(m.algorithm, True)}:{block}"
 

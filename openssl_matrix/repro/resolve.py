@@ -36,14 +36,19 @@ class Environment:
     mirrors: Callable[[str], list[str]] = default_urls
 
     @classmethod
-    def from_matrix(cls, path: Path | None) -> Environment:
-        """Read the user's matrix if there is one (it is optional for reproduce)."""
+    def from_matrix(cls, path: Path | None,
+                    mirrors: Callable[[str], list[str]] = default_urls) -> Environment:
+        """Read the user's matrix if there is one (it is optional for reproduce);
+        ``mirrors``: where a release is downloaded from besides the spec's and the matrix's
+        URLs (the official mirrors; a test offline passes none)."""
         if path is None or not path.is_file():
-            return cls(None, {}, {}, {}, (), path.with_suffix(".lock") if path else None)
+            return cls(None, {}, {}, {}, (), path.with_suffix(".lock") if path else None,
+                       mirrors)
         m = load_matrix(path, default_urls=default_urls)
         raw = m.raw
         return cls(path, dict(raw.get("versions") or {}), dict(raw.get("defaults") or {}),
-                   dict(raw.get("profiles") or {}), m.sources_dirs, path.with_suffix(".lock"))
+                   dict(raw.get("profiles") or {}), m.sources_dirs, path.with_suffix(".lock"),
+                   mirrors)
 
 
 @dataclass(frozen=True)

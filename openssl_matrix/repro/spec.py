@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openssl_matrix.matrix.kinds import kind_of
+from openssl_matrix.matrix.kinds.base import SuiteKind
 from openssl_matrix.measure.cpumodel import Core, core_named, core_of_name
 
 SPEC_SCHEMA = 1
@@ -205,6 +207,11 @@ class Measurement:
         if self.operation == LIBRARY_OPERATION:
             return "library"
         return "speed" if self.operation is None else "pkey"
+
+    @property
+    def suite_kind(self) -> SuiteKind:
+        """What its suite kind answers (matrix/kinds/)."""
+        return kind_of(self.kind)
 
     @property
     def unit(self) -> str:

@@ -20,6 +20,7 @@ from openssl_matrix.core.files import read_bounded
 from openssl_matrix.core.yamlload import MAX_BYTES as MAX_YAML_BYTES
 from openssl_matrix.core.yamlload import TOO_LARGE
 from openssl_matrix.matrix.check import CheckContext, choices_hint, load_yaml_file
+from openssl_matrix.matrix.kinds.base import FIGURES_BLOCKS, FIGURES_THREADS
 from openssl_matrix.matrix.libvocab import OPERATIONS as LIB_OPS
 from openssl_matrix.matrix.model import ARCHES, MAX_SECONDS, NAME, VERSION
 from openssl_matrix.matrix.pkey import ALGORITHMS
@@ -651,7 +652,7 @@ def _trend(ctx: CheckContext, c: Mapping[str, Any], kp: str, num: Measurement,
     if isinstance(value, dict):
         first, last = thread_trend(ctx, value, kp, (num.name, den.name), (num, den))
         points = "thread counts"
-    elif "library" in (num.kind, den.kind):
+    elif FIGURES_THREADS in (num.suite_kind.figures, den.suite_kind.figures):
         raise ctx.fail(f"{kp}.trend", "a library figure has no block sizes: a trend across "
                        "its thread counts is written trend: {threads: [FROM, TO]}",
                        hint="e.g. trend: {threads: [1, 4]}, with threads: [1, 4] in both "
@@ -668,7 +669,7 @@ def _trend(ctx: CheckContext, c: Mapping[str, Any], kp: str, num: Measurement,
     if "block_sizes" in c:
         raise ctx.fail(f"{kp}.block_sizes", f"a trend claim is judged at its two 'trend' "
                        f"{points}: drop block_sizes")
-    if points == "sizes" and (num.kind != "speed" or den.kind != "speed"):
+    if points == "sizes" and any(m.suite_kind.figures != FIGURES_BLOCKS for m in (num, den)):
         raise ctx.fail(f"{kp}.trend", "a trend over block sizes needs two speed measurements "
                        "(a public-key, TLS or library figure has no block sizes)")
     if depends_on == "cpu" or num.machine != den.machine:

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from openssl_matrix.matrix.check import CheckContext
+from openssl_matrix.matrix.kinds.base import FIGURES_THREADS
 from openssl_matrix.repro.spec import Measurement
 
 #: What a trend runs across: block sizes (``trend: [16, 16384]``) or thread counts.
@@ -88,7 +89,7 @@ def thread_trend(ctx: CheckContext, value: Any, keypath: str, names: tuple[str, 
         raise ctx.fail(f"{kp}.threads", f"compares the ratio at {first} threads with itself",
                        hint="give two different thread counts, e.g. [1, 4]")
     for name, m in zip(names, sides, strict=True):
-        if m.kind != "library":
+        if m.suite_kind.figures != FIGURES_THREADS:
             raise ctx.fail(f"{kp}.threads", f"{name} is not a library figure (operation "
                            "library): only the library harness runs at several thread counts",
                            hint="a trend across block sizes of speed figures is written "

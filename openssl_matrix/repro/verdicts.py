@@ -10,6 +10,7 @@ from typing import Any
 from openssl_matrix.core.files import atomic_write, write_json
 from openssl_matrix.core.statuses import USABLE_STATUSES
 from openssl_matrix.core.units import speed_k as k
+from openssl_matrix.matrix.kinds.base import FIGURES_THREADS
 from openssl_matrix.measure.guards import cycles
 from openssl_matrix.repro.judge import (
     INCONCLUSIVE,
@@ -20,6 +21,7 @@ from openssl_matrix.repro.judge import (
     Ours,
     Reproduction,
     expectation_text,
+    ratio_text,
 )
 from openssl_matrix.repro.profileclaim import where_lines
 from openssl_matrix.repro.resolve import ResolvedVersion
@@ -32,7 +34,7 @@ from openssl_matrix.results.tree import new_numbered_dir
 
 
 def _x(value: float | None) -> str:
-    return "—" if value is None else f"{value:.2f}×"
+    return "—" if value is None else f"{ratio_text(value)}×"
 
 
 def cycles_per_byte(clock_ghz: float | None, bytes_per_s: float | None) -> float | None:
@@ -249,7 +251,7 @@ def _block_lines(rep: Reproduction, r: ClaimResult) -> list[str]:
         rng = f"{b.pairs} × {b.ours_range[0]:.2f}–{b.ours_range[1]:.2f}" \
             if b.ours_range and b.pairs > 1 else (f"{b.pairs}" if b.pairs else "")
         if b.basis == "interleaved" and b.ci is not None:
-            rng = f"interleaved {b.ci[0]:.2f}–{b.ci[1]:.2f}"
+            rng = f"interleaved {ratio_text(b.ci[0])}–{ratio_text(b.ci[1])}"
         expected = expectation_text(c, b.target)
         if b.by_model:
             expected = (f"model {b.model_here:.2f}× ±15 %" if b.model_here is not None
@@ -272,7 +274,7 @@ def _measurement_what(m: Measurement) -> str:
         (f" -engine {m.engine}" if m.engine else "") + (" -decrypt" if m.decrypt else "")
     if m.protocol is not None:
         what = f"{m.protocol} {m.algorithm} {m.operation} ({m.pinning})"
-    elif m.kind == "library":
+    elif m.suite_kind.figures == FIGURES_THREADS:
         what = f"library {m.algorithm} at " + \
             f"{', '.join(map(str, m.thread_counts or (m.threads,)))} thread(s)"
     elif m.operation is not None:
@@ -319,7 +321,7 @@ def _figure_line(m: Measurement, o: Ours, size: int,
     if m.operation is not None:  # one figure in operations per second
         ops = (f" ({n} runs, {spread[0]:,.1f}–{spread[1]:,.1f})" if spread and n > 1
                else sp)
-        unit = m.unit if m.protocol is not None or m.kind == "library" else \
+        unit = m.unit if m.protocol is not None or m.suite_kind.figures == FIGURES_THREADS else \
             f"{m.operation}/s"
         if m.thread_counts:  # a figure per thread count
             unit = f"{size} thr, {unit}"

@@ -12,23 +12,68 @@ name it in ``raw_report``), not once per run.
 from __future__ import annotations
 
 import hashlib
+import marshal
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 from openssl_matrix.core import log
 from openssl_matrix.core.clock import now
 from openssl_matrix.core.errors import ResultsError
 from openssl_matrix.core.files import atomic_write, new_file_mode, sync_tree
 from openssl_matrix.core.names import clip
-from openssl_matrix.parse import figure_records
+from openssl_matrix.parse import FIGURE_FIELDS, figure_rows
 from openssl_matrix.parse.encoding import paste_text
 from openssl_matrix.parse.figures import SpeedRun
 from openssl_matrix.results import records as rec
+from openssl_matrix.results.figurerows import write_figure_rows
 from openssl_matrix.results.tree import ResultsTree, new_numbered_dir
 
 
-def import_report(tree: ResultsTree, raw: bytes, runs: Callable[[], Iterable[SpeedRun]],
+@dataclass(frozen=True, slots=True)
+class PastedRun:
+    """What an import files of one parsed run: its header's fields, warnings and figures
+    (each figure's values in ``FIGURE_FIELDS`` order). Small enough to be spooled
+    (:func:`spool`), so that an import parses its paste once, not once to check and count
+    and again to write."""
+
+    header: dict[str, Any]
+    warnings: tuple[str, ...]
+    rows: list[tuple[Any, ...]]
+
+    @classmethod
+    def of(cls, run: SpeedRun) -> PastedRun:
+        header = {k: getattr(run.header, k) for k in run.header.__dataclass_fields__}
+        return cls(header, tuple(run.warnings), list(figure_rows(run)))
+
+    @property
+    def version(self) -> str | None:
+        return self.header.get("version")
+
+    @property
+    def version_line(self) -> str | None:
+        return self.header.get("version_line")
+
+
+def spool(run: PastedRun, to: IO[bytes]) -> None:
+    """Append ``run`` to a spool file (``marshal``: every value is None, a bool, a number
+    or text), its length first: :func:`unspool` reads it in one call, not one per value."""
+    data = marshal.dumps((run.header, run.warnings, run.rows))
+    to.write(len(data).to_bytes(8, "little") + data)
+
+
+def unspool(spooled: IO[bytes], count: int) -> Iterator[PastedRun]:
+    """The ``count`` runs :func:`spool` wrote to ``spooled``, from its start."""
+    spooled.seek(0)
+    for _ in range(count):
+        size = int.from_bytes(spooled.read(8), "little")
+        header, warnings, rows = marshal.loads(spooled.read(size))
+        yield PastedRun(header, warnings, rows)
+
+
+def import_report(tree: ResultsTree, raw: bytes, runs: Callable[[], Iterable[PastedRun]],
                   count: int, *, as_: str, source: Path, wait: bool = False,
                   text: str | None = None) -> None:
     """Store the ``count`` runs ``runs()`` gives (parsed from ``raw``, the bytes of
@@ -57,26 +102,29 @@ def import_report(tree: ResultsTree, raw: bytes, runs: Callable[[], Iterable[Spe
         last: dict[str, int] = {}  # the last run number per version folder, for the next
         mode = new_file_mode()  # the umask read once, not for each of 40,000 files
         source_file = str(source.resolve())  # once, not a walk of its path per run
+        suites: dict[str, Path] = {}  # each version's folder checked once, not per run
         for i, run in enumerate(runs(), 1):
             if i in done:
                 continue
-            version = run.header.version or "unknown"
-            run_dir = new_numbered_dir(tree.suite_dir(cpu, version, "import"),
-                                       after=last.get(version))
+            version = run.version or "unknown"
+            if version not in suites:
+                suites[version] = tree.suite_dir(cpu, version, "import")
+            run_dir = new_numbered_dir(suites[version], after=last.get(version))
             last[version] = int(run_dir.name)
             try:
                 if paste_at is None:
                     atomic_write(run_dir / "raw" / "report.txt", text)
                     paste_at = run_dir / "raw" / "report.txt"
-                records = figure_records(run)
                 # no fsync per file (one syncfs at the end): a kill still sees whole
-                # files; 2 fsyncs per run made a 20,000-run import take minutes
-                rec.write_figures(run_dir, records, durable=False, mode=mode)
+                # meta.json files; 2 fsyncs per run made a 20,000-run import take minutes.
+                # figures.json is created in place: the folder counts once meta.json is
+                # there, written after it (atomically)
+                figures = write_figure_rows(run_dir, FIGURE_FIELDS, run.rows, mode=mode)
                 rec.write_meta(run_dir, rec.RunMeta(
                     status="complete",
                     kind="reference",
                     warnings=list(run.warnings),
-                    variant={"version": run.header.version},
+                    variant={"version": run.version},
                     extra={
                         "source_file": source_file,
                         "source_sha256": sha256,
@@ -84,16 +132,15 @@ def import_report(tree: ResultsTree, raw: bytes, runs: Callable[[], Iterable[Spe
                         "run_in_report": i,
                         "runs_in_report": count,
                         "raw_report": str(paste_at.relative_to(tree.root)),
-                        "header": {k: getattr(run.header, k)
-                                   for k in run.header.__dataclass_fields__},
+                        "header": dict(run.header),
                     }), durable=False, mode=mode)
             except BaseException:
                 # this run's folder has no meta.json yet: it is ours and half-written
                 if not (run_dir / rec.META).exists():
                     shutil.rmtree(run_dir, ignore_errors=True)
                 raise
-            print(f"{run_dir}: {len(records)} figure(s) from run {i} "
-                  f"({run.header.version_line or 'no version header'})")
+            print(f"{run_dir}: {figures} figure(s) from run {i} "
+                  f"({run.version_line or 'no version header'})")
         sync_tree(tree.root)
     finally:
         tree.unlock()

@@ -23,6 +23,16 @@ RECORD = "record.json"
 RAW = "raw.txt"
 
 
+def cpu_sessions(root: Path, cpu: str) -> Path:
+    """``_interleaved/<cpu>``: the interleaved sessions measured under one CPU profile."""
+    return root / INTERLEAVED_DIR / cpu
+
+
+def record_name(cpu: str, session: str, pair: str) -> str:
+    """A pair's record as a path relative to the tree (the provenance a verdict names)."""
+    return str(Path(INTERLEAVED_DIR) / cpu / session / pair / RECORD)
+
+
 def pair_dir(root: Path, cpu: str, session: str, pair: str) -> Path:
     """``_interleaved/<cpu>/<session>/<pair>``, each name checked, inside the tree."""
     for key, name in (("cpu", cpu), ("session", session), ("pair", pair)):

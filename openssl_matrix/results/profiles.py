@@ -61,3 +61,8 @@ def latest_profiles(root: Path) -> list[Filed]:
 def latest_comparisons(root: Path) -> list[Filed]:
     """The newest finished comparison of every pair of builds and cell, in name order."""
     return [f for c in _cells(root, True) if (f := newest_numbered(c, "diff.json")) is not None]
+
+
+def profiles_work(root: Path) -> Path:
+    """``_profiles/.work`` of the tree at ``root``: the profiling images' build context."""
+    return root / PROFILES_DIR / ".work"

@@ -8,7 +8,7 @@ file                                               record             written by
 =================================================  =================  ========================
 ``<cpu>/<variant>/<suite>/<run>/meta.json``        :class:`RunMeta`   :func:`write_meta`
 ``<cpu>/<variant>/<suite>/<run>/figures.json``     :class:`FigureRecord` :func:`write_figures`
-                                                   (a list of them)
+                                                   (a list; an import's: figurerows)
 ``<cpu>/<variant>/<suite>/series-<id>.json``       :class:`Series`    :func:`write_series`
 ``_builds/<variant>/<digest>/build.json``          :class:`BuildRecord` :func:`write_build`
 ``_builds/<variant>/latest.json``                  :class:`Latest`    :func:`write_latest`

@@ -65,13 +65,19 @@ class RunRef:
         return self.meta.finished
 
 
+def builds_root(root: Path) -> Path:
+    """``_builds/`` of the tree at ``root``: build and ship records, claims, harness build
+    contexts (:meth:`ResultsTree.builds_dir`, for code given the root alone)."""
+    return root / records.BUILDS
+
+
 def new_numbered_dir(base: Path, *, after: int | None = None) -> Path:
     """Create the next numbered folder under base (0001, 0002, ...); never reuse one,
     even when another process creates the same number first. ``after``: the number the
     caller made last there (it holds the tree's lock), so the folder is not listed again
     for each new run (an import of 20,000 runs)."""
-    base.mkdir(parents=True, exist_ok=True)
     if after is None:
+        base.mkdir(parents=True, exist_ok=True)  # (with ``after``, the caller made it)
         numbers = [int(p.name) for p in base.iterdir() if p.name.isdigit()]
         n = max(numbers, default=0) + 1
     else:
@@ -282,6 +288,39 @@ class ResultsTree:
     def build_records(self, variant: str) -> list[records.BuildRecord]:
         """Every recorded build of a variant (any digest), in folder order."""
         return records.build_records(self.root, variant)
+
+    def builds_dir(self, variant: str | None = None) -> Path:
+        """``_builds/`` (a harness image's build context goes below it), or a variant's
+        ``_builds/<variant>/`` (its build records, its harness's context)."""
+        return builds_root(self.root) if variant is None else builds_root(self.root) / variant
+
+    def claims_dir(self) -> Path:
+        """``_builds/_claims/``: a lab's engines' claims on the images they build."""
+        return builds_root(self.root) / "_claims"
+
+    def cpu_dir(self, cpu: str) -> Path:
+        """``<cpu>/``: the runs measured under one CPU profile."""
+        return self.root / cpu
+
+    def bisect_dir(self, name: str) -> Path:
+        """``_bisect/<name>``: a range's bisections (``<cell>--<good>--<bad>``), or the
+        bisections' build folder (``.work``) and commit archives (``.git-archives``)."""
+        return self.root / records.BISECT_DIR / name
+
+    # -- ship records: how an image reached an engine (engine/ship.py hands them up) --
+    def ships(self) -> list[records.ShipRecord]:
+        """Every ship record in the tree (variants', base and toolchain images')."""
+        return records.read_ships(self.root)
+
+    def file_ship(self, variant: str, digest: str, engine_key: str,
+                  record: records.ShipRecord) -> None:
+        """File how a variant's image reached the engine ``engine_key``, beside its build
+        record."""
+        records.write_ship(self.build_dir(variant, digest), engine_key, record)
+
+    def file_image_ship(self, tag: str, engine_key: str, record: records.ShipRecord) -> None:
+        """File how a base or toolchain image reached the engine ``engine_key``."""
+        records.write_ship(records.images_dir(self.root, tag), engine_key, record)
 
     def toolchain_log(self, name: str) -> Path:
         """``_builds/_toolchain/<name>.log``: the log of a toolchain image's build."""

@@ -52,6 +52,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from openssl_matrix.core.errors import BISECT_ABORT, BISECT_SKIP
 from openssl_matrix.measure.robust import (
     RatioEstimate,
     RobustFigure,
@@ -342,7 +343,8 @@ def exit_code(decision: str) -> int:
     (a commit that cannot be measured, or whose figure the rounds could not place), and
     128 for ``like-neither``, which aborts the run: the figure moved more than once
     between the ends, which one git bisection cannot report; bisect each half instead."""
-    codes = {LIKE_GOOD: 0, LIKE_BAD: 1, SKIPPED: 125, UNDECIDED: 125, LIKE_NEITHER: 128}
+    codes = {LIKE_GOOD: 0, LIKE_BAD: 1, SKIPPED: BISECT_SKIP, UNDECIDED: BISECT_SKIP,
+             LIKE_NEITHER: BISECT_ABORT}
     if decision not in codes:
         raise ValueError(f"unknown decision {decision!r}: one of {', '.join(DECISIONS)}")
     return codes[decision]

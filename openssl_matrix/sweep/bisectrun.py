@@ -39,7 +39,7 @@ from openssl_matrix.matrix.model import Matrix, Suite, Variant
 from openssl_matrix.measure.cell import CellOutcome
 from openssl_matrix.measure.guards import DISTURBED
 from openssl_matrix.measure.session import Bencher
-from openssl_matrix.results.records import BISECT_DIR, FINISHED
+from openssl_matrix.results.records import FINISHED
 from openssl_matrix.results.tree import ResultsTree
 from openssl_matrix.sweep.bisect import (
     MAX_ROUNDS,
@@ -64,7 +64,7 @@ def cell_suite(m: Matrix, cell: Cell) -> Suite:
     """The cell's suite narrowed to the cell (module docstring); ConfigError saying what
     the suite has when the cell names something it does not measure."""
     suite = m.suite(cell.suite)
-    if suite.kind != "speed":
+    if not suite.suite_kind.bisectable:
         raise ConfigError(f"suite {suite.name} is a {suite.kind} suite: bisection measures "
                           "`openssl speed` throughput cells (a speed suite) only, so far",
                           hint="docs/bisect.md says what is not done yet")
@@ -136,7 +136,7 @@ class EngineMeasure:
         self.cpu_profile = cpu_profile
         self.wait = wait
         # neighbouring releases share most of their sources: one compiler cache a series
-        self.builder = Builder(m, backend, tree, workdir=tree.root / BISECT_DIR / ".work",
+        self.builder = Builder(m, backend, tree, workdir=tree.bisect_dir(".work"),
                                compiler_cache="openssl-matrix" if compiler_cache else None)
         self.bencher = Bencher(m, backend, tree, engine=dict(engine), git_commit=git_commit,
                                max_attempts=0)
@@ -242,7 +242,7 @@ class GitMeasure(EngineMeasure):
                          compiler_cache=compiler_cache)
         self.git = git
         self.commits = dict(commits)
-        self.archives = tree.root / BISECT_DIR / ".git-archives"
+        self.archives = tree.bisect_dir(".git-archives")
 
     def variant(self, release: str) -> Variant:
         commit = self.commits[release]
@@ -311,7 +311,7 @@ def write_bisection(tree: ResultsTree, cell: Cell, result: Bisection, *, build: 
                     cpu_profile: str, resumed: Mapping[str, Any] | None = None) -> Path:
     """``<results>/_bisect/<cell>--<good>--<bad>/<NNNN>/``, the next free number;
     ``resumed`` says how many measurements were replayed and how many made."""
-    root = tree.root / BISECT_DIR / range_name(cell, result.good, result.bad)
+    root = tree.bisect_dir(range_name(cell, result.good, result.bad))
     taken = [int(p.name) for p in root.glob("[0-9][0-9][0-9][0-9]") if p.is_dir()] \
         if root.is_dir() else []
     out = root / f"{max(taken, default=0) + 1:04d}"

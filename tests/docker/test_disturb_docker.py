@@ -28,6 +28,7 @@ from openssl_matrix.measure.session import Bencher
 from openssl_matrix.results.tree import ResultsTree
 
 from ..scripts import load_script
+from ..values import num
 
 pytestmark = pytest.mark.docker
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,7 +78,7 @@ def test_figures_beside_busy_sibling_containers_are_flagged(
     assert len(figures) == 2
     for f in figures:
         assert f["status"] == guards.CONTENDED, f
-        assert f["foreign_cores"] > 0.5 and "other work kept" in f["detail"]
+        assert num(f["foreign_cores"]) > 0.5 and "other work kept" in f["detail"]
 
 
 def test_two_benches_started_together_never_measure_at_the_same_time(

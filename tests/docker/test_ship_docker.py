@@ -85,7 +85,7 @@ def test_a_built_image_is_shipped_to_another_engine_and_runs_there(tmp_path: Pat
         assert engine["id"] != main.engine_info()["id"]
         shipper = Shipper(lab, engine, "auto",
                           lambda: [Peer("the main engine", main, main.engine_info())],
-                          tree.root)
+                          tree.ships)
         # a transfer that outlives its budget (the build time on record) is abandoned
         # midway: nothing arrives, and the engine takes the next transfer
         source, _ = shipper.sources(tag)
@@ -121,7 +121,7 @@ def test_an_image_goes_through_a_registry_the_user_names(tmp_path: Path) -> None
         lab = DockerBackend(base_url=extra.url)
         shipper = Shipper(lab, lab.engine_info(), "ship",
                           lambda: [Peer("the main engine", main, main.engine_info())],
-                          tree.root, registry=registry)
+                          tree.ships, registry=registry)
         [out] = Builder(m, lab, tree, workdir=tmp_path / "work",
                         images=shipper).build(m.select(VARIANT))
         assert out.status == "shipped", out.error

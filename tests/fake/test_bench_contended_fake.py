@@ -22,6 +22,7 @@ from openssl_matrix.measure.speedcmd import unwrap_speed
 from openssl_matrix.results.export import render as export
 
 from ..fakes import FakeBackend, fake_bench
+from ..values import num
 from .test_bench_fake import matrix  # noqa: F401  (the fixture)
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "hostacct"
@@ -54,8 +55,8 @@ def test_contended_figures_are_kept_remeasured_and_never_reported_ok(
     assert len({o.run_dir for o in outs}) == 3
     for o in outs:
         [fig] = o.figures
-        assert fig["status"] == guards.CONTENDED and fig["bytes_per_s"] > 0
-        assert fig["own_share"] is not None and fig["foreign_cores"] > 1.0
+        assert fig["status"] == guards.CONTENDED and num(fig["bytes_per_s"]) > 0
+        assert fig["own_share"] is not None and num(fig["foreign_cores"]) > 1.0
         meta = json.loads((Path(str(o.run_dir)) / "meta.json").read_text())
         [entry] = meta["invocations"]
         assert entry["host_accounting"]["own_source"] == "cgroup"

@@ -15,6 +15,8 @@ from openssl_matrix.images.build import Builder
 from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure import guards
+from openssl_matrix.measure.benchfigure import BenchFigure
+from openssl_matrix.measure.runrecord import HostRecord, InvocationEntry, RunRecord
 from openssl_matrix.measure.session import Bencher
 from openssl_matrix.measure.speedcmd import unwrap_speed
 from openssl_matrix.results.export import render as export
@@ -22,6 +24,7 @@ from openssl_matrix.results.tree import ResultsTree
 
 from ..conftest import make_tarball
 from ..fakes import FakeBackend
+from ..values import num
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "guards" / "real-1.1.1w"
 
@@ -107,7 +110,7 @@ def test_engine_that_failed_to_init_is_labelled(matrix: Path, tmp_path: Path) ->
     assert by_inv["default--padlock--aes-128-cbc"]["status"] == guards.ENGINE_NOT_ENGAGED
     # the built-in run is not an engine run; its user time (0.22 s of 1 s) is flagged
     assert by_inv["default--aes-128-cbc"]["status"] == guards.TIME_BASIS
-    assert by_inv["default--afalg--aes-128-cbc"]["bytes_per_s"] > 1e8
+    assert num(by_inv["default--afalg--aes-128-cbc"]["bytes_per_s"]) > 1e8
     assert any("engine-not-engaged: default--afalg" in w for w in out.warnings)
     meta = json.loads((Path(str(out.run_dir)) / "meta.json").read_text())
     assert meta["engine_checks"]["afalg"]["available"] is False
@@ -118,7 +121,33 @@ def test_engine_that_failed_to_init_is_labelled(matrix: Path, tmp_path: Path) ->
     assert (raw / "engine-check--afalg.stderr").read_text().count("init failed") == 1
     # cycles per byte from the profile's clock
     fig = by_inv["default--aes-128-cbc"]
-    assert fig["cycles_per_byte"] == pytest.approx(2.45e9 / fig["bytes_per_s"])
+    assert fig["cycles_per_byte"] == pytest.approx(2.45e9 / num(fig["bytes_per_s"]))
+
+
+def _declared(td: type) -> set[str]:
+    return set(td.__required_keys__ | td.__optional_keys__)  # type: ignore[attr-defined]
+
+
+def test_the_run_record_and_figures_name_only_their_types_keys(matrix: Path,
+                                                                 tmp_path: Path) -> None:
+    """The typed records are not checked at run time: what a bench files names only the
+    keys ``RunRecord``, ``HostRecord``, ``InvocationEntry`` and ``BenchFigure`` declare."""
+    bencher, _, _ = setup(matrix, tmp_path)
+    m = bencher.matrix
+    [out] = bencher.bench(m.select("1.1.1w-asm-x86_64"), m.suite("engines"), "epyc")
+    run_dir = Path(str(out.run_dir))
+    meta = json.loads((run_dir / "meta.json").read_text())
+    assert set(meta) - {"schema"} <= _declared(RunRecord), set(meta) - _declared(RunRecord)
+    assert set(meta["host"]) <= _declared(HostRecord)
+    assert meta["invocations"] and all(set(e) <= _declared(InvocationEntry)
+                                       for e in meta["invocations"])
+    figures = json.loads((run_dir / "figures.json").read_text())
+    assert figures and all(set(f) - {"schema"} <= _declared(BenchFigure) for f in figures)
+    # the image's build record reaches the run record as build.json has it
+    build = bencher.tree.build_record("1.1.1w-asm-x86_64", meta["build"]["digest"])
+    assert build is not None
+    assert meta["build"] == {k: build.get(k) for k in meta["build"]}
+    assert meta["image_id"] == build["image_id"] and meta["image_tag"] == build["tag"]
 
 
 def test_repetitions_are_interleaved_and_summarised(matrix: Path, tmp_path: Path) -> None:

@@ -4,9 +4,9 @@ report's history, an import's ``imported`` time, the measurement lock, durations
 tool must not crash, hang, duplicate or mis-order.
 
 The clock is injected, never changed: ``core.clock.wall`` is the one reading of the wall
-clock (docs/robustness.md), and the ``clock`` fixture replaces it with the real time
-plus an offset the test moves (or a time that stands still). Durations and waits read
-``time.monotonic``, which a wall-clock jump does not move.
+clock (docs/robustness.md), and the ``clock`` fixture sets it (``core.clock.read_from``)
+to the real time plus an offset the test moves (or a time that stands still). Durations
+and waits read ``time.monotonic``, which a wall-clock jump does not move.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import io
 import json
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -54,10 +54,10 @@ class Clock:
 
 
 @pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+def clock() -> Iterator[Clock]:
     fake = Clock()
-    monkeypatch.setattr(clock_module, "wall", fake)
-    return fake
+    with clock_module.read_from(fake):
+        yield fake
 
 
 def _ms(session: str) -> int:
@@ -226,8 +226,7 @@ def test_the_measurement_lock_ignores_the_wall_clock(clock: Clock, tmp_path: Pat
     assert waited and all("-" not in s.split("after", 1)[1] for s in waited)
 
 
-def test_durations_do_not_read_the_wall_clock(monkeypatch: pytest.MonkeyPatch,
-                                              fake_matrix: Path, tmp_path: Path,
+def test_durations_do_not_read_the_wall_clock(fake_matrix: Path, tmp_path: Path,
                                               clock: Clock) -> None:
     """A bench whose wall clock goes back an hour between every reading still prints
     durations of zero or more and files each figure once."""
@@ -236,9 +235,8 @@ def test_durations_do_not_read_the_wall_clock(monkeypatch: pytest.MonkeyPatch,
     def back_an_hour_each_time() -> datetime:
         return datetime(2026, 12, 1, tzinfo=timezone.utc) - timedelta(hours=next(readings))
 
-    monkeypatch.setattr(clock_module, "wall", back_an_hour_each_time)
     printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
+    with contextlib.redirect_stdout(printed), clock_module.read_from(back_an_hour_each_time):
         tree = bench_sessions(fake_matrix, tmp_path, [1.0])
     text = printed.getvalue()
     assert " -" not in text.replace(" -evp", "").replace(" -mr", "")

@@ -119,12 +119,8 @@ def fail_at_write(n: int, exc: Callable[[], BaseException]) -> Iterator[list[Pat
         if len(seen) == n:
             raise exc()
 
-    old = files.WRITE_HOOK
-    files.WRITE_HOOK = hook
-    try:
+    with files.write_faults(hook):
         yield seen
-    finally:
-        files.WRITE_HOOK = old
 
 
 def test_an_interrupted_import_is_completed_not_duplicated(tmp_path: Path) -> None:
@@ -367,17 +363,15 @@ def _on_every_write(hook: Callable[[Path], None], opens: bool) -> Iterator[None]
             hook(Path(os.fsdecode(file)))
         return real_io_open(file, mode, *args, **kwargs)
 
-    old = files.WRITE_HOOK
-    files.WRITE_HOOK = None if opens else hook
-    if opens:
-        os.open = counting_open
-        io.open = builtins.open = counting_io_open
-    try:
-        yield
-    finally:
-        files.WRITE_HOOK = old
-        os.open = real_open
-        io.open = builtins.open = real_io_open
+    with files.write_faults(None if opens else hook):
+        if opens:
+            os.open = counting_open
+            io.open = builtins.open = counting_io_open
+        try:
+            yield
+        finally:
+            os.open = real_open
+            io.open = builtins.open = real_io_open
 
 
 def _kill_at(n: int, command: Callable[[], Any], *, opens: bool = False) -> int:
@@ -542,15 +536,12 @@ def test_a_silent_engine_is_named_within_5_s_and_given_up(tmp_path: Path,
                 held.append(server.accept()[0])  # and never a byte back
 
     threading.Thread(target=accept, daemon=True).start()
-    old = backend.ANSWER_TIMEOUT_S
-    backend.ANSWER_TIMEOUT_S = 7.0
     t0 = time.monotonic()
     try:
         with time_limit(20), pytest.raises(DockerUnavailable) as err:
-            backend.DockerBackend(f"unix://{path}")
+            backend.DockerBackend(f"unix://{path}", answer_timeout=7.0)
     finally:
         stop.set()
-        backend.ANSWER_TIMEOUT_S = old
         for s in held:
             s.close()
         server.close()

@@ -22,13 +22,12 @@ import pytest
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.cli.worker import thread_lab
 from openssl_matrix.core.errors import LAB_EXIT, BuildError, DockerUnavailable
-from openssl_matrix.engine import buildclaims
 from openssl_matrix.engine.buildclaims import BuildClaims
 from openssl_matrix.images.sources import default_urls
 from openssl_matrix.lab import run as lab
 from openssl_matrix.lab.run import EngineJob, plan_jobs
 from openssl_matrix.matrix.load import load_matrix
-from openssl_matrix.results.tree import LAB_ENV
+from openssl_matrix.results.tree import LAB_ENV, ResultsTree
 
 from ..fakes import FakeBackend, Handlers, engine_of
 
@@ -82,8 +81,7 @@ def three(fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
             raise DockerUnavailable("cannot reach the local Docker engine (fake)")
         return engines[base_url]
 
-    table = thread_lab(engine_of(backend))
-    monkeypatch.setattr(buildclaims, "POLL", 0.05)
+    table = thread_lab(engine_of(backend), claim_poll=0.05)
     monkeypatch.setenv("OPENSSL_MATRIX_LOCK_DIR", str(tmp_path / "locks"))
     monkeypatch.setenv(LAB_ENV, "")
     return fake_matrix, tmp_path / "results", engines, table
@@ -143,7 +141,8 @@ def test_a_cold_lab_builds_each_image_once_per_architecture_and_ships_the_rest(
 
 def test_a_claim_whose_process_is_gone_is_taken_over(tmp_path: Path) -> None:
     me = {"id": "ID-b", "arch": "x86_64"}
-    claims = BuildClaims(tmp_path, me, lambda engine: True, poll=0.01)
+    folder = ResultsTree(tmp_path).claims_dir()
+    claims = BuildClaims(folder, me, lambda engine: True, poll=0.01)
     claims.dir.mkdir(parents=True)
     dead = 2 ** 22 + 12345  # above the default pid_max
     claims.path("t").write_text(json.dumps({"tag": "t", "engine": {"id": "ID-a"},
@@ -151,10 +150,10 @@ def test_a_claim_whose_process_is_gone_is_taken_over(tmp_path: Path) -> None:
     with claims.building("t") as holder:
         assert holder is None, "stale: this engine builds it"
         assert json.loads(claims.path("t").read_text())["pid"] == os.getpid()
-        other = BuildClaims(tmp_path, {"id": "ID-a", "arch": "x86_64"}, lambda engine: True)
+        other = BuildClaims(folder, {"id": "ID-a", "arch": "x86_64"}, lambda engine: True)
         with other.building("t") as theirs:
             assert theirs is not None and theirs["engine"]["id"] == "ID-b"
-        arm = BuildClaims(tmp_path, {"id": "ID-c", "arch": "aarch64"}, lambda engine: True)
+        arm = BuildClaims(folder, {"id": "ID-c", "arch": "aarch64"}, lambda engine: True)
         with arm.building("t") as mine:
             assert mine is None, "another architecture: its own claim"
     assert not claims.path("t").exists()
@@ -162,7 +161,7 @@ def test_a_claim_whose_process_is_gone_is_taken_over(tmp_path: Path) -> None:
     with claims.building("u") as holder:
         assert holder is None
         theirs_claim = json.loads(claims.path("u").read_text())
-    BuildClaims(tmp_path, {"id": "ID-a", "arch": "x86_64"}, lambda e: True).wait(theirs_claim, "u")
+    BuildClaims(folder, {"id": "ID-a", "arch": "x86_64"}, lambda e: True).wait(theirs_claim, "u")
 
 
 def test_an_engine_waiting_for_a_peer_whose_build_fails_builds_the_image_itself(

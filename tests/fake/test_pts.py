@@ -14,7 +14,7 @@ import pytest
 from openssl_matrix.matrix import pts
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.cell import CellOutcome
-from openssl_matrix.measure.session import follow_ups
+from openssl_matrix.measure.session import RULE_PTS_CORE, follow_ups
 from openssl_matrix.measure.speedcmd import speed_invocations, unwrap_speed
 from openssl_matrix.parse import figure_records, parse_speed
 from openssl_matrix.report.page import build_report
@@ -23,6 +23,7 @@ from openssl_matrix.results.export import render as export
 from ..fakes import one_release_bench
 from ..scripts import load_script
 from ..unit.test_suites import ROOT, matrix_with
+from ..values import num
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "speed"
 
@@ -131,10 +132,10 @@ def outcome(variant: str, values: list[float], inv: str = "default--sha256") -> 
 def test_follow_ups_use_pts_rule_on_pts_columns_only() -> None:
     # the 16-byte column spreads widely, PTS does not report it: no extra round
     steady = outcome("v", [100.0, 100.5, 101.0])
-    assert follow_ups(steady, 3, pts.RSD_THRESHOLD, 12, rule="pts") == {}
+    assert follow_ups(steady, 3, pts.RSD_THRESHOLD, 12, rule=RULE_PTS_CORE) == {}
     # the 256-byte column (PTS's SHA256 result) spreads 7.5 %: another run
     wide = outcome("v", [100.0, 110.0, 95.0])
-    todo = follow_ups(wide, 3, pts.RSD_THRESHOLD, 12, rule="pts")
+    todo = follow_ups(wide, 3, pts.RSD_THRESHOLD, 12, rule=RULE_PTS_CORE)
     assert todo["v"].invocations == ("default--sha256",)
     assert "pts-core's rule" in todo["v"].why
 
@@ -204,7 +205,7 @@ def test_fake_bench_labels_the_pts_columns(tmp_path: Path, monkeypatch: pytest.M
     # the report's PTS table names each result and its unit
     text = build_report(tree, tmp_path / "report").text()
     assert "PTS-comparable (pts/openssl-3.6.0)" in text
-    gcm = float(labelled["AES-128-GCM"]["bytes_per_s"]) / 1e6
+    gcm = num(labelled["AES-128-GCM"]["bytes_per_s"]) / 1e6
     assert (f"AES-128-GCM (byte/s, 2 processes): ours {gcm:,.1f} (n=1) MB/s, mean "
             f"{gcm:,.1f}") in text
     assert "SHA256 (byte/s, 2 processes): ours no ok figure" in text  # all contended

@@ -8,13 +8,14 @@ every point where a real process could die is tried.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from invoke.exceptions import Exit
 from openssl_matrix.cli import commands
 from openssl_matrix.cli.commands import handlers
 from openssl_matrix.cli.table import dispatch
+from openssl_matrix.core import files
 from openssl_matrix.core.errors import BenchError, ConfigError, DockerUnavailable, ResultsError
 from openssl_matrix.engine.backend import RunLimits, RunResult
 from openssl_matrix.images.build import Builder
@@ -61,8 +63,10 @@ class PersistentFake(FakeBackend):
         return image_id
 
 
-def die_at(n: int, backend: FakeBackend) -> None:
-    """Make this (forked) process die like SIGKILL at the n-th run, build or rename."""
+@contextlib.contextmanager
+def die_at(n: int, backend: FakeBackend) -> Iterator[None]:
+    """Within this block, make this (forked) process die like SIGKILL at the n-th run,
+    build or atomic write's rename (just before it, through ``files.write_faults``)."""
     count = [0]
 
     def tick() -> None:
@@ -70,11 +74,7 @@ def die_at(n: int, backend: FakeBackend) -> None:
         if count[0] == n:
             os._exit(137)
 
-    real_replace, real_run, real_build = os.replace, backend.run, backend.build
-
-    def replace(a: Any, b: Any) -> None:
-        tick()
-        real_replace(a, b)
+    real_run, real_build = backend.run, backend.build
 
     def run(*args: Any, **kwargs: Any) -> RunResult:
         tick()
@@ -84,9 +84,10 @@ def die_at(n: int, backend: FakeBackend) -> None:
         tick()
         return real_build(*args, **kwargs)
 
-    os.replace = replace  # type: ignore[assignment]
     backend.run = run  # type: ignore[method-assign]
     backend.build = build  # type: ignore[method-assign]
+    with files.write_faults(lambda _path: tick()):
+        yield
 
 
 def in_child(work: Callable[[], None]) -> int:
@@ -139,15 +140,15 @@ def _bench_and_return_none(m: Matrix, state: Path, tree: Path, kill_at: int) -> 
 def bench_once(m: Matrix, state: Path, tree: Path, kill_at: int = 0,
                ) -> tuple[list[Any], FakeBackend]:
     backend = PersistentFake(state)
-    if kill_at:
-        die_at(kill_at, backend)
-    results = ResultsTree(tree)
-    results.lock()
-    try:
-        bencher = Bencher(m, backend, results, engine=backend.engine_info(), git_commit=None)
-        out = bencher.bench(m.select(ASM), m.suite("quick"), "auto")
-    finally:
-        results.unlock()
+    with die_at(kill_at, backend) if kill_at else contextlib.nullcontext():
+        results = ResultsTree(tree)
+        results.lock()
+        try:
+            bencher = Bencher(m, backend, results, engine=backend.engine_info(),
+                              git_commit=None)
+            out = bencher.bench(m.select(ASM), m.suite("quick"), "auto")
+        finally:
+            results.unlock()
     return out, backend
 
 
@@ -174,21 +175,12 @@ def test_bench_killed_at_every_point_resumes_without_redoing_finished_cells(
         events[0] += 1
         return real_run(*a, **k)
 
-    replaces = []
-    real_replace = os.replace
-
-    def counting_replace(a: Any, b: Any) -> None:
-        replaces.append(b)
-        real_replace(a, b)
-
-    os.replace = counting_replace  # type: ignore[assignment]
-    try:
+    replaces: list[Path] = []
+    with files.write_faults(replaces.append):
         probe.run = counting_run  # type: ignore[method-assign]
         results = ResultsTree(tree)
         Bencher(m, probe, results, engine={}, git_commit=None).bench(
             m.select(ASM), m.suite("quick"), "auto")
-    finally:
-        os.replace = real_replace
     total = events[0] + len(replaces)
     assert total > 20, "the probe should see every run and every atomic write"
 
@@ -237,8 +229,8 @@ def test_build_killed_at_every_point_resumes(fake_matrix: Path, tmp_path: Path) 
 
         def killed(n: int = n) -> None:
             backend = PersistentFake(state)
-            die_at(n, backend)
-            Builder(m, backend, ResultsTree(tree), workdir=tmp_path / "w").build(variants)
+            with die_at(n, backend):
+                Builder(m, backend, ResultsTree(tree), workdir=tmp_path / "w").build(variants)
 
         code = in_child(killed)
         if code == 0:

@@ -129,7 +129,7 @@ def shipper(tree: ResultsTree, target: FakeBackend, mode: str = "auto",
             *peers: FakeBackend, registry: str | None = None) -> Shipper:
     return Shipper(target, target.engine_info(), mode,
                    lambda: [Peer(p.info["name"], p, p.engine_info()) for p in peers],
-                   tree.root, registry=registry)
+                   tree.ships, registry=registry)
 
 
 def test_an_image_is_shipped_when_no_rate_is_on_record_and_keeps_its_identity(
@@ -212,7 +212,7 @@ def test_images_ship_fails_a_variant_no_engine_holds_and_build_never_asks(
     def no_peers() -> list[Peer]:
         raise AssertionError("--images build must not connect to other engines")
 
-    forced = Shipper(b, b.engine_info(), "build", no_peers, tree.root)
+    forced = Shipper(b, b.engine_info(), "build", no_peers, tree.ships)
     [out] = Builder(m, b, tree, workdir=tmp_path / "work-b", images=forced).build(
         m.select(VARIANT))
     assert out.status == "built" and b.loaded == []

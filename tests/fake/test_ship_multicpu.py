@@ -68,7 +68,7 @@ def test_the_report_puts_two_cpus_method_tables_side_by_side(
     variants = m.select("1.1.1w-asm-x86_64")
     Builder(m, a, tree, workdir=tmp_path / "w").build(variants)
     shipper = Shipper(b, b.engine_info(), "ship", lambda: [Peer("epyc-host", a, a.info)],
-                      tree.root)
+                      tree.ships)
     assert [o.status for o in Builder(m, b, tree, workdir=tmp_path / "w",
                                       images=shipper).build(variants)] == ["shipped"]
     for backend, cpu in ((a, "epyc"), (b, "ryzen")):
@@ -199,7 +199,6 @@ def test_reproduce_runs_each_profile_on_its_docker_host_and_judges_from_both(
 
     from openssl_matrix.cli.table import dispatch
     from openssl_matrix.core.errors import LAB_EXIT, DockerUnavailable
-    from openssl_matrix.repro import resolve
 
     fake_matrix.write_text(fake_matrix.read_text() + LAB_PROFILES)
     src = tmp_path / "src"
@@ -217,15 +216,7 @@ def test_reproduce_runs_each_profile_on_its_docker_host_and_judges_from_both(
             raise DockerUnavailable(f"cannot reach the Docker engine at {base_url}")
         return by_host[base_url]
 
-    table = handlers(engine_of(backend))
-    offline = resolve.Environment.from_matrix
-
-    def from_matrix(path: Path | None) -> Environment:
-        env = offline(path)
-        return Environment(env.matrix_path, env.versions, env.defaults, env.profiles,
-                           env.sources_dirs, env.lock_file, mirrors=lambda v: [])
-
-    monkeypatch.setattr(resolve.Environment, "from_matrix", staticmethod(from_matrix))
+    table = handlers(engine_of(backend), mirrors=lambda v: [])  # offline: no mirror
     flags = {"matrix": str(fake_matrix), "results": str(tmp_path / "results"),
              "cpu": "epyc-lab,ryzen-lab", "force": False, "wait": False, "json": True}
     dispatch("reproduce", str(spec_path), flags, table)

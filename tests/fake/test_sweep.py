@@ -488,8 +488,7 @@ def test_release_summary_names_a_built_cell_whose_speed_check_failed() -> None:
 
 
 def test_the_sweep_script_builds_both_arches_by_default(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from ..scripts import load_script
 
     script = load_script("sweep")
@@ -500,11 +499,10 @@ def test_the_sweep_script_builds_both_arches_by_default(
         return sweep.Plan(matrix_path=workdir / "sweep.yaml", variants=[], skipped=[],
                           sources={})
 
-    monkeypatch.setattr(script.sweep, "plan_sweep", plan)
     args = ["--tarballs", str(tmp_path), "--matrix", str(tmp_path / "none.yaml"),
             "--results", str(tmp_path / "r"), "--not-tried", "x"]
-    assert script.main(args) == 0
-    assert script.main([*args, "--arch", "i386"]) == 0
+    assert script.main(args, plan_sweep=plan) == 0
+    assert script.main([*args, "--arch", "i386"], plan_sweep=plan) == 0
     assert seen == [["x86_64", "i386"], ["i386"]]
     assert "0 variant(s) to build" in capsys.readouterr().out
 

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import inspect
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 from openssl_matrix.cli import table as cli
 from openssl_matrix.cli.commands import HANDLERS
 
 from .test_cli import invoke
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_handler_takes_exactly_its_commands_flags() -> None:
@@ -59,3 +65,27 @@ def test_no_misleading_short_flags() -> None:
     assert out.returncode != 0 and "--only" not in out.stderr
     out = invoke("matrix", "bench", "-a", "3", "--cpu=auto")
     assert out.returncode != 0 and "repeat" not in out.stdout
+
+
+def test_the_command_line_hands_every_command_to_its_handler() -> None:
+    """cli/main.py's table imports the other commands only when one runs (issue 35):
+    it holds the same commands and handlers as ``commands.HANDLERS``."""
+    from openssl_matrix.cli import main
+    from openssl_matrix.lab import run
+
+    table = main._Handlers()
+    assert set(table) == set(HANDLERS) and len(table) == len(HANDLERS)
+    for name in HANDLERS:
+        assert table[name] is HANDLERS[name], name
+    assert main.WORKER_FLAG == run.WORKER_FLAG
+
+
+def test_parse_and_import_start_without_docker_or_the_report() -> None:
+    code = ("import sys; import openssl_matrix.cli.main; "
+            "print(sorted(m for m in ('docker', 'requests', 'jinja2', 'openssl_matrix.report',"
+            " 'openssl_matrix.measure', 'openssl_matrix.lab', 'openssl_matrix.cli.commands')"
+            " if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

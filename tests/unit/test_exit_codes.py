@@ -3,6 +3,7 @@ docs/exit-codes.md lists exactly those; what the page says of exit 1 holds."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -59,3 +60,75 @@ def test_a_command_line_invokes_parser_refuses_exits_10_not_1(
         main(argv)
     assert exc.value.code == 10
     assert "error:" in capsys.readouterr().err
+
+
+#: What a status the scan cannot evaluate is, by its text: each comes from the table.
+DYNAMIC = {
+    "exc.exit_code",  # a FatalError's own: every class's code is in the table (above)
+    "code",  # a command handler's return (cli/table.py): each handler's returns are scanned
+    "worker(args[1])",  # a lab worker: the worst status of the commands it ran
+}
+
+
+def _value(node: ast.expr, names: dict[str, int]) -> int | str:
+    """An exit status as written: an int, a constant of core/errors.py or of its module
+    (``ABORT``), ``SomeError.exit_code``; else its text (a status known at run time)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in names:
+        return names[node.id]
+    if isinstance(node, ast.Attribute) and node.attr == "exit_code" \
+            and isinstance(node.value, ast.Name) and hasattr(errors, node.value.id):
+        return int(getattr(errors, node.value.id).exit_code)
+    return ast.unparse(node)
+
+
+def exit_statuses() -> dict[str, int | str]:
+    """Every status the package ends a process with, where it is written: ``sys.exit``,
+    ``SystemExit``, ``os._exit`` and invoke's ``Exit(code=)``, what a command handler
+    (``cmd_*``) returns, and the statuses ``bisect --run`` gives git."""
+    from openssl_matrix.sweep.bisect import DECISIONS, exit_code
+
+    table = {n: v for n, v in vars(errors).items() if isinstance(v, int)}
+    found: dict[str, int | str] = {f"bisect --run {d}": exit_code(d) for d in DECISIONS}
+    for path in sorted((ROOT / "openssl_matrix").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = {**table, **{t.id: v.value for n in tree.body if isinstance(n, ast.Assign)
+                             for t in n.targets if isinstance(t, ast.Name)
+                             and isinstance(v := n.value, ast.Constant)
+                             and isinstance(v.value, int)}}
+        for n in tree.body:  # ``ABORT = BISECT_ABORT``: a name for a constant of the table
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name) \
+                    and n.value.id in names:
+                names.update({t.id: names[n.value.id] for t in n.targets
+                              if isinstance(t, ast.Name)})
+        where = path.relative_to(ROOT).as_posix()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                func = ast.unparse(node.func)
+                if func in ("sys.exit", "SystemExit", "os._exit") and node.args:
+                    arg = node.args[0]
+                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                        continue  # a message: exit 1, which is in the table
+                    found[f"{where}:{node.lineno}"] = _value(arg, names)
+                elif func == "Exit":
+                    for kw in node.keywords:
+                        if kw.arg == "code":
+                            found[f"{where}:{node.lineno}"] = _value(kw.value, names)
+            elif isinstance(node, ast.FunctionDef) and node.name.startswith("cmd_"):
+                for r in ast.walk(node):
+                    if isinstance(r, ast.Return) and r.value is not None and not (
+                            isinstance(r.value, ast.Call)):  # a call: scanned where it is
+                        found[f"{where}:{r.lineno}"] = _value(r.value, names)
+    return found
+
+
+def test_every_status_the_package_ends_with_is_in_the_table_and_the_docs() -> None:
+    found = exit_statuses()
+    assert len(found) >= 15, found  # the walk found the entry points and the handlers
+    documented = _documented()
+    in_docs = {c for first, last in documented.items() for c in range(first, last + 1)}
+    unknown = {w: s for w, s in found.items()
+               if not (isinstance(s, int) and s in EXIT_CODES and s in in_docs)
+               and s not in DYNAMIC}
+    assert unknown == {}, "add the status to EXIT_CODES (core/errors.py) and the page"

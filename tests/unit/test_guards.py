@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,6 +14,7 @@ from openssl_matrix.matrix.isa import (
     render_ia32cap,
 )
 from openssl_matrix.measure import guards
+from openssl_matrix.measure.benchfigure import BenchFigure, bench_figures
 from openssl_matrix.measure.guards import (
     CpuTimes,
     Finding,
@@ -35,6 +35,8 @@ from openssl_matrix.measure.guards import (
     time_basis_findings,
 )
 from openssl_matrix.parse import figure_records, parse_speed
+
+from ..values import num
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "guards"
 EPYC_FLAGS = ["fpu", "cmov", "mmx", "sse", "sse2", "nopl", "pni", "pclmulqdq", "ssse3", "fma",
@@ -58,8 +60,8 @@ def test_afalg_that_fails_to_init_is_not_engaged(version: str) -> None:
     assert "init failed" in check.detail
     stderr, _ = split_times(read(f"{d}/speed-afalg.stderr"))
     run = parse_speed(read(f"{d}/speed-afalg.stdout"), stderr, version=version, evp=True)
-    recs = figure_records(run)
-    assert recs and float(recs[0]["bytes_per_s"]) > 1e8  # type: ignore[arg-type]  # speed printed numbers and exited 0 ...
+    recs = bench_figures(figure_records(run))
+    assert recs and num(recs[0]["bytes_per_s"]) > 1e8  # speed printed numbers and exited 0 ...
     found = engine_findings("native--afalg--aes-128-cbc", "afalg", check, stderr)
     assert [f.code for f in found] == [guards.ENGINE_NOT_ENGAGED]  # ... from the software
     assert "invalid engine" in found[0].message.lower()
@@ -89,9 +91,10 @@ def test_padlock_unavailable_and_missing_engine_command() -> None:
 
 
 def test_engine_figures_equal_to_builtin_are_unverified() -> None:
-    soft = [{"algorithm": "aes-128-cbc", "block_size": 8192, "bytes_per_s": 1.000e9}]
-    same = [{"algorithm": "aes-128-cbc", "block_size": 8192, "bytes_per_s": 1.012e9}]
-    kernel = [{"algorithm": "aes-128-cbc", "block_size": 8192, "bytes_per_s": 2.0e9}]
+    def fig(rate: float) -> list[BenchFigure]:
+        return [{"algorithm": "aes-128-cbc", "block_size": 8192, "bytes_per_s": rate}]
+
+    soft, same, kernel = fig(1.000e9), fig(1.012e9), fig(2.0e9)
     assert [f.code for f in engine_vs_builtin_findings("i", "afalg", same, soft)] == \
         [guards.ENGINE_UNVERIFIED]
     assert engine_vs_builtin_findings("i", "afalg", kernel, soft) == []
@@ -204,9 +207,10 @@ def test_mask_syntax_by_version_and_the_seed_mask() -> None:
 
 
 def test_aesni_mask_without_effect_on_figures() -> None:
-    native = [{"algorithm": "aes-128-cbc", "block_size": 8192, "bytes_per_s": 1.19e9}]
-    masked = [{"algorithm": "aes-128-cbc", "block_size": 8192, "bytes_per_s": 1.18e9,
-               "evp": True}]
+    native: list[BenchFigure] = [
+        {"algorithm": "aes-128-cbc", "block_size": 8192, "bytes_per_s": 1.19e9}]
+    masked: list[BenchFigure] = [
+        {"algorithm": "aes-128-cbc", "block_size": 8192, "bytes_per_s": 1.18e9, "evp": True}]
     found = mask_effect_findings("i", "no-aesni", {"aesni"}, masked, native, ["aes"])
     assert [f.code for f in found] == [guards.MASK_NOT_APPLIED]
     masked[0]["bytes_per_s"] = 0.35e9  # ENVIRONMENT.md: 1.19 vs 0.35 GB/s on this machine
@@ -244,7 +248,7 @@ def test_endbr32_and_march_on_the_via_c3() -> None:
 
 
 def test_apply_findings_keeps_values_and_takes_the_gravest_status() -> None:
-    recs: list[dict[str, Any]] = [
+    recs: list[BenchFigure] = [
             {"invocation": "a", "algorithm": "aes-128-cbc", "status": "ok", "detail": "",
              "bytes_per_s": 5.0},
             {"invocation": "a", "algorithm": "sha256", "status": "zero", "detail": "",

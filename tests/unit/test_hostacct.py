@@ -22,6 +22,8 @@ from openssl_matrix.measure.cell import CellOutcome
 from openssl_matrix.measure.session import follow_ups, summarize_series
 from openssl_matrix.parse import parse_speed
 
+from ..values import num
+
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "hostacct"
 
 
@@ -155,7 +157,7 @@ def test_series_use_clean_samples_only_and_say_contended_when_none_is() -> None:
     [row] = summarize_series(outs, 0.05)
     assert row["samples"] == [100.0, 104.0, 102.0] and row["median"] == 102.0
     assert row["clean_n"] == 3 and row["attempts"] == 4 and row["contended"] == 1
-    assert row["ci_low"] < 102.0 < row["ci_high"] and row["statuses"] == ["ok"]
+    assert num(row["ci_low"]) < 102.0 < num(row["ci_high"]) and row["statuses"] == ["ok"]
     [row] = summarize_series([figs("a", "n", 50.0, guards.CONTENDED)], 0.05)
     assert row["statuses"] == [guards.CONTENDED] and row["clean_n"] == 0
     assert row["median"] == 50.0  # the numbers stay, with their status

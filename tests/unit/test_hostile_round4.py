@@ -14,6 +14,9 @@ from typing import Any
 
 import pytest
 
+from openssl_matrix.cli import commands
+from openssl_matrix.report.charts import Charts
+
 from .test_hostile import ROOT, run
 
 pytestmark = pytest.mark.hostile
@@ -422,8 +425,8 @@ def test_a_full_device_during_import_names_the_file(tmp_path: Path,
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "p.txt").write_text(PASTE)
-    monkeypatch.setattr(files, "WRITE_HOOK", _full)
-    code, _out, err = run("import", "p.txt", as_="x", results="results")
+    with files.write_faults(_full):
+        code, _out, err = run("import", "p.txt", as_="x", results="results")
     assert code == 11, err
     assert err.startswith("error: 'results/ref-x/1.0.1e/import/0001/"), err
     assert "no space left on the device (while `invoke matrix import`)" in err
@@ -437,8 +440,8 @@ def test_a_full_device_during_export_names_the_output(tmp_path: Path,
     monkeypatch.chdir(tmp_path)
     (tmp_path / "p.txt").write_text(PASTE)
     assert run("import", "p.txt", as_="x", results="results")[0] == 0
-    monkeypatch.setattr(files, "WRITE_HOOK", _full)
-    code, _out, err = run("export", results="results", output="e.csv")
+    with files.write_faults(_full):
+        code, _out, err = run("export", results="results", output="e.csv")
     assert code == 11 and err.startswith("error: 'e.csv': no space left on the device"), err
 
 
@@ -447,17 +450,16 @@ def test_a_full_device_during_report_names_the_report_folder(
     monkeypatch.chdir(tmp_path)
     (tmp_path / "p.txt").write_text(PASTE)
     assert run("import", "p.txt", as_="x", results="results")[0] == 0
-    write_text = Path.write_text
 
-    def full_at_the_page(self: Path, *args: Any, **kwargs: Any) -> int:
-        if self.name == "index.html":
-            _full(self)
-        return write_text(self, *args, **kwargs)
+    def full_at_the_chart(fig: Any, path: Path) -> None:
+        _full(path)  # a chart's write that names no file, as the page's own writes
 
-    monkeypatch.setattr(Path, "write_text", full_at_the_page)
-    code, _out, err = run("report", results="results", output="rep")
+    table = commands.handlers(charts=Charts(save=full_at_the_chart))
+    code, _out, err = run("report", results="results", output="rep", table=table)
     assert code == 11, err
-    assert "\nerror: 'rep' (a file in it): no space left on the device" in err, err
+    # the error begins its own line (at the start here: the charts' progress line is
+    # printed when they are done, and the first one failed)
+    assert "\nerror: 'rep' (a file in it): no space left on the device" in "\n" + err, err
     assert not (tmp_path / "rep").exists()
 
 

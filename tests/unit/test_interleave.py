@@ -262,3 +262,83 @@ def test_variants_on_another_base_image_are_not_interleaved_with_the_first() -> 
     assert not interleaves_comparisons([asm, other], suite)  # rounds measure asm/no-asm
     i386 = m.select("1.1.1w-asm-i386")
     assert not interleaves_comparisons([asm, noasm, *i386], suite)
+
+
+def test_the_library_operations_are_the_pair_harness_s_and_the_library_harness_s() -> None:
+    import re
+
+    from openssl_matrix.matrix.libvocab import OPERATIONS
+    from openssl_matrix.measure.interleave import LIBRARY_OPERATIONS
+    harness = ROOT / "openssl_matrix" / "resources" / "harness"
+    table = (harness / "pairbench.c").read_text().split("LIBOPS[] = {")[1].split("};")[0]
+    assert tuple(re.findall(r'"([a-z0-9-]+)"', table)) == LIBRARY_OPERATIONS
+    libbench = (harness / "libbench.c").read_text()
+    for op in LIBRARY_OPERATIONS:  # the same names, the library harness's figures
+        assert op in OPERATIONS and f'"{op}"' in libbench, op
+
+
+def test_a_host_that_preempts_every_window_gets_rates_by_thread_cpu_time() -> None:
+    # synthetic: every window preempted; A ran 2.5 ms of its 5, B 1.25 ms, both did 100
+    # operations: by wall time the same rate, by the time each ran B twice A's
+    ms = 5_000_000
+    block = [(0, 100, ms, ms // 2), (1, 100, ms, ms // 4), (1, 100, ms, ms // 4),
+             (0, 100, ms, ms // 2)]
+    est = estimate(_run(block * 40))
+    assert est is not None and est.by_cpu_time and est.as_dict()["rates_by"] == "cpu"
+    assert est.blocks == 40 and est.preempted == 40
+    assert est.ratio == pytest.approx(2.0)
+    assert est.rate_a == pytest.approx(100 * 8192 / (ms / 2) * 1e9)
+    # more unpreempted blocks than preempted ones: wall time over those, as before (the
+    # same code at the same rates: what the preempted windows did in the time they ran)
+    quiet = [(0, 200, ms, ms), (1, 400, ms, ms), (1, 400, ms, ms), (0, 200, ms, ms)]
+    est = estimate(_run(block * 40 + quiet * 41))
+    assert est is not None and not est.by_cpu_time and est.blocks == 41
+    assert est.ratio == pytest.approx(2.0) and est.preempted == 40
+    # most blocks preempted: the few unpreempted ones are not the run; CPU time over all
+    est = estimate(_run(block * 40 + quiet * 39))
+    assert est is not None and est.by_cpu_time and est.blocks == 79
+
+
+def test_runs_of_a_pair_are_pooled_into_one_batch_means_interval() -> None:
+    import math
+    import statistics
+
+    from openssl_matrix.core.stats import t975
+    ms = 5_000_000
+
+    def blocks(ratios: list[float]) -> list[tuple[int, int, int, int]]:
+        return [x for r in ratios for x in ((0, 1000, ms, ms), (1, round(1000 * r), ms, ms),
+                                            (1, round(1000 * r), ms, ms), (0, 1000, ms, ms))]
+
+    # synthetic: three runs of 20 blocks each, each a little apart from the others
+    runs = [_run(blocks([c + 0.002 * (i % 5) for i in range(20)])) for c in (1.5, 1.53, 1.47)]
+    pooled = estimate(runs[0], runs[1:])
+    assert pooled is not None and pooled.blocks == 60
+    logs = [math.log(round(1000 * r) / 1000) for c in (1.5, 1.53, 1.47)
+            for r in (c + 0.002 * (i % 5) for i in range(20))]
+    batches = [statistics.fmean(logs[i:i + 10]) for i in range(0, 60, 10)]
+    half = t975(5) * statistics.stdev(batches) / math.sqrt(6)
+    centre = statistics.fmean(batches)
+    assert pooled.ratio == pytest.approx(math.exp(centre))
+    assert (pooled.ci_low, pooled.ci_high) == pytest.approx(
+        (math.exp(centre - half), math.exp(centre + half)))
+    # one run alone has 2 batches: no interval; pooled, every block counts
+    alone = estimate(runs[0])
+    assert alone is not None and alone.ci_low is None
+
+
+def test_a_pair_near_the_target_runs_longer_one_far_from_it_stops() -> None:
+    from openssl_matrix.measure.pairrun import FOLLOW_UPS, MAX_RUNS, again
+
+    def row(half: float | None) -> dict[str, object]:
+        if half is None:
+            return {"algorithm": "sha512"}
+        return {"ratio": 1.5, "ci_low": 1.5 * (1 - half), "ci_high": 1.5 * (1 + half)}
+
+    assert not again(row(0.015), 1)  # within ±2 %: done
+    assert again(row(0.1), 1) and again(row(None), FOLLOW_UPS)  # the first follow-ups
+    # after three runs: ±2.7 % should reach ±2 % in 3 × 1.82 = 5.5 runs, within 8: again;
+    # ±3.7 % would need 10.3: stopped; never beyond MAX_RUNS, nor without an interval
+    assert again(row(0.027), 1 + FOLLOW_UPS)
+    assert not again(row(0.037), 1 + FOLLOW_UPS)
+    assert not again(row(0.021), MAX_RUNS) and not again(row(None), 1 + FOLLOW_UPS)

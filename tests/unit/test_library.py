@@ -53,7 +53,7 @@ def test_a_two_thread_handshake_run_gives_its_rate_latency_and_host_accounting()
     assert rec["cpu_us_per_op"] == pytest.approx(1e6 * sum(cpu) / ops)
     assert rec["threads"] == 2 and rec["thread_cpu_s"] == cpu and rec["unit"] == "ops/s"
     assert rec["operation"] == "handshake" and rec["path"] == "library"
-    assert rec["openssl_runtime"].startswith("OpenSSL 1.1.1w")
+    assert str(rec["openssl_runtime"]).startswith("OpenSSL 1.1.1w")
     assert elapsed == pytest.approx(wall)
     # the accounting is the harness's own samples, judged as two processes
     acct = hostacct.accounting(*hostacct.split_samples(

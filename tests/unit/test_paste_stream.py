@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from openssl_matrix.cli.commands import parse_run_json, parse_run_record
+from openssl_matrix.cli.pastecmd import parse_run_json, parse_run_record
 from openssl_matrix.core.jsonfast import dumps_indented, rows_indented
 from openssl_matrix.parse import iter_paste, parse_paste, paste
 from openssl_matrix.parse.paste import run_key
@@ -27,18 +26,9 @@ PROSE = ["Here is what I got:", "$ openssl speed rsa", "FOO=1 BAR=2 openssl spee
          "> OpenSSL 3.0.20 19 Sep 2023", "type 16 bytes 64 bytes", "aes 1.00k 2.00k", "thanks"]
 
 
-def _items(text: str, size: int, monkeypatch: pytest.MonkeyPatch, step: int = 1,
-           ) -> list[tuple[str, str]]:
+def _items(text: str, size: int, step: int = 1) -> list[tuple[str, str]]:
     """The lexer's items with chunks of ``size`` characters, ``step`` tokens a window."""
-    whole = paste._windows
-
-    def windows(text: str, size_: int = size) -> Iterator[str]:
-        return whole(text, size_)
-
-    with monkeypatch.context() as m:
-        m.setattr(paste, "_windows", windows)
-        m.setattr(paste, "_W_STEP_TOKENS", step)
-        return [(i.kind, i.text) for i in paste._Lexer(text).run()]
+    return [(i.kind, i.text) for i in paste._Lexer(text, chunk=size, step=step).run()]
 
 
 def _mixed(rng: random.Random) -> str:
@@ -57,15 +47,14 @@ def _mixed(rng: random.Random) -> str:
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_windows_read_what_the_whole_text_reads(seed: int,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_windows_read_what_the_whole_text_reads(seed: int) -> None:
     rng = random.Random(seed)
     text = _mixed(rng)
     assert len(list(paste._windows(text, 1))) > 1  # the text is cut, and often
-    whole = _items(text, 10**12, monkeypatch)
+    whole = _items(text, 10**12)
     assert whole
     for size, step in ((1, 1), (97, 1), (2000, 1), (1, 300), (97, 5000)):
-        assert _items(text, size, monkeypatch, step) == whole, (size, step)
+        assert _items(text, size, step) == whole, (size, step)
 
 
 def test_windows_cut_only_before_a_version_line() -> None:

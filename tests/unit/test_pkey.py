@@ -11,6 +11,7 @@ from openssl_matrix.core.resources import project_reports
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.matrix.model import Matrix
 from openssl_matrix.matrix.pkey import ALGORITHMS, plan
+from openssl_matrix.measure.benchfigure import BenchFigure
 from openssl_matrix.measure.speedcmd import speed_invocations
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -155,7 +156,7 @@ def test_a_progress_line_names_what_the_guards_flagged() -> None:
     from openssl_matrix.measure.cell import flagged_note
     from openssl_matrix.measure.guards import CONTENDED, Finding
 
-    recs = [{"algorithm": "rsa-2048", "operation": op, "status": "ok"}
+    recs: list[BenchFigure] = [{"algorithm": "rsa-2048", "operation": op, "status": "ok"}
             for op in ("sign", "verify")]
     assert flagged_note(recs, []) == ""
     busy = Finding(CONTENDED, "host not quiet", "default--rsa2048", ())

@@ -14,7 +14,7 @@ from openssl_matrix.core.resources import project_reports
 from openssl_matrix.engine.backend import RunResult
 from openssl_matrix.measure.perfrun import ProfileRun, SpeedCell
 from openssl_matrix.measure.profile import parse_script
-from openssl_matrix.measure.profilestore import difference, table
+from openssl_matrix.measure.profilestore import ProfileMeta, difference, meta_of, table
 from openssl_matrix.measure.profiling import Compared, Profiled
 from openssl_matrix.repro.check import check
 from openssl_matrix.repro.judge import REPRODUCED, ClaimResult, Ours, Reproduction
@@ -179,9 +179,15 @@ def test_the_verdict_names_the_top_functions_behind_the_ratio(tmp_path: Path) ->
     a, b = _run(2_000_000), _run(1_000_000)
     diff = difference("1.1.1w-asm-x86_64", a, "3.0.20-asm-x86_64", b)
     cmp = Compared(diff, table(diff, a.ns_per_op, b.ns_per_op), tmp_path / "compare" / "0001")
-    pa = Profiled(a, {}, tmp_path / "a" / "0001")
-    pb = Profiled(b, {}, tmp_path / "b" / "0001")
     cell = SpeedCell("sha256", 16).cell("3.0.20")
+
+    def meta(run: ProfileRun, variant: str) -> ProfileMeta:
+        return meta_of(run, variant=variant, version=variant.split("-")[0], image="img",
+                       image_id=None, profile_image="prof", profile_image_id="sha256:p",
+                       cell=cell, engine={})
+
+    pa = Profiled(a, meta(a, "1.1.1w-asm-x86_64"), tmp_path / "a" / "0001")
+    pb = Profiled(b, meta(b, "3.0.20-asm-x86_64"), tmp_path / "b" / "0001")
     record = comparison_record(claim, cell, side("old-sha", "1.1.1w-asm-x86_64", pa),
                                side("new-sha", "3.0.20-asm-x86_64", pb), cmp)
     assert record["gap_ns_per_op"] == pytest.approx(1500.0)  # 3000 − 1500 ns per digest

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from openssl_matrix.core.stats import estimate
-from openssl_matrix.report.charts import FLAGGED_LEGEND
+from openssl_matrix.report.charts import FLAGGED_LEGEND, SaveFigure, save_figure
 from openssl_matrix.report.ops import OpsObservation, chart, ops_tables, table_text, value_text
 
 
@@ -24,19 +24,16 @@ def _obs(kind: str, version: str, row: str, value: float, status: str = "ok",
                           raw_file="raw/inv.stdout", short=row)
 
 
-def capture_charts(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """Every chart saved from now on, by file name, to read what was drawn on it."""
-    from matplotlib.figure import Figure
-
+def capture_charts() -> tuple[dict[str, Any], SaveFigure]:
+    """A chart writer to pass down (``save=``, ``Charts(save=)``) and every figure it
+    saved, by file name, to read what was drawn on it."""
     charts: dict[str, Any] = {}
-    real = Figure.savefig
 
-    def savefig(self: Figure, path: Any, *args: Any, **kwargs: Any) -> None:
-        charts[Path(path).name] = self
-        real(self, path, *args, **kwargs)
+    def save(fig: Any, path: Path) -> None:
+        charts[Path(path).name] = fig
+        save_figure(fig, path)
 
-    monkeypatch.setattr(Figure, "savefig", savefig)
-    return charts
+    return charts, save
 
 
 def flagged_bars(ax: Any) -> list[Any]:
@@ -49,15 +46,14 @@ def flagged_bars(ax: Any) -> list[Any]:
 RSA1024_SIGN, DSA2048_SIGN = 12230.303030, 4227.0
 
 
-def test_a_row_of_only_contended_figures_keeps_its_place_in_the_chart(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_row_of_only_contended_figures_keeps_its_place_in_the_chart(tmp_path: Path) -> None:
     """Drawn where its bar would be, unfilled and cross-hatched, at what the contended
     figure read and labelled so, as the table's grey "≈ …, all 1 contended" — not left
     out of the picture; a table with no usable figure at all gets no chart (as bulk)."""
-    charts = capture_charts(monkeypatch)
+    charts, save = capture_charts()
     [t] = ops_tables([_obs("pkey", "3.0.20", "rsa1024 sign", RSA1024_SIGN),
                       _obs("pkey", "3.0.20", "dsa2048 sign", DSA2048_SIGN, "contended")])
-    assert chart(t, tmp_path / "pkey.png")
+    assert chart(t, tmp_path / "pkey.png", save)
     ax = charts["pkey.png"].axes[0]
     assert [x.get_text() for x in ax.get_yticklabels()] == ["dsa2048 sign", "rsa1024 sign"]
     [bar] = flagged_bars(ax)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.cli.commands import cmd_import
+from openssl_matrix.cli.pastecmd import cmd_import
 from openssl_matrix.core.stats import estimate
 from openssl_matrix.core.units import MBPS, raw_bytes, speed_k
 from openssl_matrix.report.page import build_report
@@ -164,11 +164,11 @@ def test_a_busy_host_shows_its_flags_not_medians(fake_matrix: Path, tmp_path: Pa
 
 
 def test_a_method_row_of_only_contended_figures_stays_in_its_chart(
-        fake_matrix: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        fake_matrix: Path, tmp_path: Path) -> None:
     """The bulk method chart: a row whose figures were all contended is drawn where its
     bars would be, unfilled and cross-hatched at what they read, labelled with their
     status, and keeps its legend entry (the public-key and handshake charts do the same)."""
-    from openssl_matrix.report.charts import FLAGGED_LEGEND
+    from openssl_matrix.report.charts import FLAGGED_LEGEND, Charts
 
     from .test_report_ops import capture_charts, flagged_bars
 
@@ -179,8 +179,8 @@ def test_a_method_row_of_only_contended_figures_stays_in_its_chart(
             if f["mask"] == "no-aesni":
                 f["status"] = "contended"
         path.write_text(json.dumps(figures))
-    charts = capture_charts(monkeypatch)
-    summary = build_report(tree, tmp_path / "report")
+    charts, save = capture_charts()
+    summary = build_report(tree, tmp_path / "report", charts=Charts(save=save))
     g = summary.groups[0]
     masked = "asm, AES-NI & PCLMULQDQ off"
     cell = g.cell(masked, "aes-128-cbc", 8192)

@@ -5,11 +5,17 @@ labels put what they mean in doubt."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import yaml
 
+from openssl_matrix.core.resources import project_reports
+from openssl_matrix.images.pairimage import pair_tag
+from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.report.view import repro_view
 from openssl_matrix.repro.check import check
 from openssl_matrix.repro.judge import (
@@ -21,12 +27,19 @@ from openssl_matrix.repro.judge import (
     Ours,
     judge,
 )
-from openssl_matrix.repro.pairs import ClaimPair, Interleaving, PairRatio, claim_pairs
+from openssl_matrix.repro.pairs import (
+    ClaimPair,
+    Interleaving,
+    PairRatio,
+    claim_pairs,
+    measure_claim_pairs,
+)
 from openssl_matrix.repro.plan import PlannedMeasurement
 from openssl_matrix.repro.resolve import Environment, ResolvedVersion
-from openssl_matrix.repro.spec import ReportSpec
+from openssl_matrix.repro.spec import OP_BLOCK, ReportSpec
 from openssl_matrix.repro.specload import load_spec
 
+from ..fakes import FakeBackend, fake_pairbench
 from .test_spec_unknowns import FACTS, ROOT, fake_tarball
 
 NEW, OLD = "1.1.1w-asm-x86_64", "1.0.2u-asm-x86_64"
@@ -206,3 +219,174 @@ def test_the_report_page_says_where_a_verdicts_ratios_come_from() -> None:
     view = repro_view({"data": {"claims": claims}, "text": "t.txt", "json": "v.json"})
     assert [c["basis"] for c in view["claims"]] == [
         "by our ratio, from interleaved runs", "by our ratio"]
+
+
+# -- claims on the library harness's figures (issue 31: #15199's and #14787's) ------------
+
+NEW3, OLD1 = "3.0.20-asm-x86_64", "1.1.1w-asm-x86_64"
+LIB_VERSIONS = {NEW3: ("3.0.20", "x86_64"), OLD1: ("1.1.1w", "x86_64")}
+
+
+def _shipped(name: str) -> ReportSpec:
+    return load_spec(project_reports() / f"{name}.yaml")
+
+
+def _lib_planned(spec: ReportSpec) -> dict[str, PlannedMeasurement]:
+    return {n: PlannedMeasurement(n, variant=NEW3 if m.build == "v30" else OLD1,
+                                  version="3.0.20" if m.build == "v30" else "1.1.1w",
+                                  stand_in=True, suite="lib", blocks=(OP_BLOCK,))
+            for n, m in spec.measurements.items()}
+
+
+def test_library_claims_on_one_thread_are_interleaved_per_operation() -> None:
+    cmac = _shipped("openssl-issue-14787-cmac")
+    pairs, why = claim_pairs(cmac, _lib_planned(cmac), LIB_VERSIONS)
+    assert why == {}
+    assert pairs["cmac-three-times-slower"] == ClaimPair(
+        "cmac-three-times-slower", "v30-cmac", "v111-cmac", "cmac", False, (OP_BLOCK,))
+    pem = _shipped("openssl-issue-15199-pkcs8-decoding")
+    pairs, why = claim_pairs(pem, _lib_planned(pem), LIB_VERSIONS)
+    assert why == {}
+    assert {c: p.algorithm for c, p in pairs.items()} == {
+        "pem-decoding-much-slower": "pkey-decode-pem-rsa2048",
+        "pem-decoding-slower": "pkey-decode-pem-rsa2048",
+        "der-decoding-slower": "pkey-decode-der-rsa2048"}
+    # the pair harness runs one thread, and only the operations it has the calls of
+    two = replace(cmac, measurements={**cmac.measurements, "v30-cmac": replace(
+        cmac.measurements["v30-cmac"], threads=2)})
+    assert "on 2 threads: the pair harness runs one thread" in \
+        claim_pairs(two, _lib_planned(two), LIB_VERSIONS)[1]["cmac-slower"]
+    other = replace(cmac, measurements={n: replace(m, algorithm="ssl-new")
+                                        for n, m in cmac.measurements.items()})
+    assert "is the library harness's ssl-new: the pair harness times EVP" in \
+        claim_pairs(other, _lib_planned(other), LIB_VERSIONS)[1]["cmac-slower"]
+
+
+def test_a_library_claim_is_measured_in_one_run_per_operation_and_filed(
+        tmp_path: Path) -> None:
+    spec = _shipped("openssl-issue-14787-cmac")
+    planned = _lib_planned(spec)
+    pairs, _ = claim_pairs(spec, planned, LIB_VERSIONS)
+    m = load_matrix(ROOT / "matrix.yaml")
+    variants = {v: (m.select(v)[0], f"img-{v}") for v in (NEW3, OLD1)}
+    per_s = {NEW3: 1.1e6, OLD1: 3.0e6}  # synthetic CMACs a second
+
+    def harness(image: str, command: Sequence[str], env: Mapping[str, str],
+                ) -> tuple[int, str, str]:
+        return 0, fake_pairbench(command, lambda v, cap, alg, dec: per_s[v]), ""
+
+    backend = FakeBackend(harness)
+    sides = sorted(variants.values(), key=lambda x: x[0].id)
+    backend.images[pair_tag(sides)] = "sha256:pair"  # the harness image is there
+    got = measure_claim_pairs(spec, pairs, planned, variants, backend, tmp_path, "cpu-x",
+                              session="repro-x-1", workdir=tmp_path / "work",
+                              limits=lambda seconds: None)
+    # both claims compare the same sides on the same operation: one run of the harness
+    [(_, command, _)] = backend.runs
+    assert command[-1] == "cmac" and "--decrypt" not in command
+    for claim in ("cmac-three-times-slower", "cmac-slower"):
+        [(block, r)] = got[claim].ratios.items()
+        assert block == OP_BLOCK and r.ratio == pytest.approx(1.1 / 3.0)
+        assert r.record.endswith("--vs--3.0.20-asm-x86_64--native--operation/record.json")
+        rec = json.loads((tmp_path / r.record).read_text())
+        [row] = rec["algorithms"]
+        assert row["direction"] == "operation" and row["block_size"] == 0
+        assert row["rate_a"] == pytest.approx(3.0e6, rel=0.01)  # operations a second
+
+
+def _lib_ours(values: list[float]) -> Ours:
+    o = Ours()
+    o.per_run = [(f"run{i}", {OP_BLOCK: v}) for i, v in enumerate(values)]
+    o.statuses = {"ok": len(values)}
+    return o
+
+
+def test_a_library_claim_is_decided_from_the_interleaved_ratio() -> None:
+    spec = _shipped("openssl-issue-14787-cmac")
+    resolved = {v: ResolvedVersion(v, r, True, None, (), None, None)
+                for v, r in (("1.1.1", "1.1.1w"), ("3.0.0", "3.0.20"))}
+    # a noisy host's rounds: 3.0 at 0.9-1.3 M/s, 1.1.1 at 2.0-3.1 M/s
+    ours = {"v30-cmac": _lib_ours([0.9e6, 1.3e6, 1.1e6]),
+            "v111-cmac": _lib_ours([3.1e6, 2.0e6, 2.6e6])}
+    claim = next(c for c in spec.claims if c.id == "cmac-three-times-slower")
+
+    def verdict(ratio: float) -> ClaimResult:
+        il = Interleaving({OP_BLOCK: PairRatio(
+            ratio, ratio * 0.99, ratio * 1.01, 120, False,
+            "_interleaved/cpu/repro-x-1/pair--operation/record.json")})
+        return judge(spec, claim, _lib_planned(spec), ours, resolved,
+                     interleaved={claim.id: il})
+
+    rounds = judge(spec, claim, _lib_planned(spec), ours, resolved)
+    assert rounds.ratio_basis == "rounds"
+    inside, outside = verdict(0.37), verdict(0.6)  # the band is 0.333 ±35 %: 0.216-0.450
+    assert inside.verdict == REPRODUCED and inside.ratio_basis == "interleaved"
+    assert outside.verdict == NOT_REPRODUCED and outside.ratio_basis == "interleaved"
+    [b] = inside.blocks
+    assert b.where == "the operation" and b.basis == "interleaved" and b.pairs == 120
+
+
+def test_check_lists_the_library_claims_it_interleaves(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENSSL_MATRIX_CACHE", str(tmp_path / "cache"))
+    text = LIB_SPEC
+    for version, key in (("1.1.1w", "SHA_OLD"), ("3.0.20", "SHA_NEW")):
+        text = text.replace(key, fake_tarball(tmp_path / "tarballs", version))
+    path = tmp_path / "made-up-library.yaml"
+    path.write_text(text)
+    matrix = yaml.safe_load((ROOT / "matrix.yaml").read_text(encoding="utf-8"))
+    matrix["sources_dirs"] = [str(tmp_path / "tarballs")]
+    mpath = tmp_path / "matrix.yaml"
+    mpath.write_text(yaml.safe_dump(matrix, sort_keys=False), encoding="utf-8")
+    plan = check(load_spec(path), Environment.from_matrix(mpath), tmp_path / "results",
+                 FACTS).text().split("Plan on this machine")[1]
+    assert ("interleave for cmac-slower: new-cmac / old-cmac, cmac per operation (both "
+            "sides in one process") in plan
+    assert "judged from rounds: ssl-slower: new-ssl is the library harness's ssl-new" in plan
+
+
+#: This test's own made-up report on library-harness figures.
+LIB_SPEC = """
+schema: 1
+title: Library figures, made up for the tests
+source: {kind: site, where: a test}
+machines:
+  box: {cpu: Made-up CPU}
+versions:
+  1.1.1w: {sha256: SHA_OLD}
+  3.0.20: {sha256: SHA_NEW}
+builds:
+  old: {version: 1.1.1w}
+  new: {version: 3.0.20}
+measurements:
+  old-cmac: {build: old, operation: library, algorithm: cmac, threads: 1}
+  new-cmac: {build: new, operation: library, algorithm: cmac, threads: 1}
+  old-ssl: {build: old, operation: library, algorithm: ssl-new, threads: 1}
+  new-ssl: {build: new, operation: library, algorithm: ssl-new, threads: 1}
+claims:
+  - {id: cmac-slower, says: slower, compare: [new-cmac, old-cmac], expect: slower}
+  - {id: ssl-slower, says: slower, compare: [new-ssl, old-ssl], expect: slower}
+"""
+
+
+def test_pem_decoding_tens_of_times_slower_is_decided_and_printed_to_three_digits() -> None:
+    spec = _shipped("openssl-issue-15199-pkcs8-decoding")
+    resolved = {v: ResolvedVersion(v, r, True, None, (), None, None)
+                for v, r in (("1.1.1", "1.1.1w"), ("3.0.0", "3.0.20"))}
+    ours = {n: _lib_ours([]) for n in spec.measurements}  # every round contended
+    claim = next(c for c in spec.claims if c.id == "pem-decoding-much-slower")
+
+    def verdict(ratio: float, half: float) -> ClaimResult:
+        il = Interleaving({OP_BLOCK: PairRatio(
+            ratio, ratio * (1 - half), ratio * (1 + half), 92, False,
+            "_interleaved/cpu/repro-x-1/pair--operation/record.json")})
+        return judge(spec, claim, _lib_planned(spec), ours, resolved,
+                     interleaved={claim.id: il})
+
+    # the band: 2,500 / 142,857 = 0.0175 ±50 %, i.e. 0.00875-0.0263 (38-114 times slower)
+    assert verdict(0.0276, 0.01).verdict == NOT_REPRODUCED  # 36 times slower, ±1 %
+    assert verdict(0.02, 0.01).verdict == REPRODUCED
+    edge = verdict(0.0262, 0.02)
+    assert edge.verdict == INCONCLUSIVE and edge.ratio_basis == "interleaved"
+    assert "interval 0.0257–0.0267× (interleaved, 92 blocks) straddles the band 0.00875–" \
+        in (edge.reason or "")

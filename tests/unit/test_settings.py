@@ -19,7 +19,8 @@ from openssl_matrix.core.settings import (
     ENVIRONMENT,
     resolve_settings,
 )
-from openssl_matrix.matrix.load import load_matrix, matrix_settings
+from openssl_matrix.matrix.check import matrix_settings
+from openssl_matrix.matrix.load import load_matrix
 
 REPO = Path(__file__).resolve().parents[2]
 HOME = Path("/home/someone")

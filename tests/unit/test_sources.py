@@ -27,6 +27,7 @@ import yaml
 from openssl_matrix.core.errors import SourceError
 from openssl_matrix.images import download, sources
 from openssl_matrix.images.sources import (
+    Network,
     default_cache_dir,
     default_urls,
     fetch_source,
@@ -299,14 +300,13 @@ def blackhole() -> Iterator[int]:
 
 
 def test_unreachable_host_costs_one_timeout_however_many_addresses(
-    blackhole: int, cache: Path, monkeypatch: pytest.MonkeyPatch
+    blackhole: int, cache: Path
 ) -> None:
     real = socket.getaddrinfo
 
     def three_addresses(host: str, port: int, *args: object, **kwargs: object) -> list[Any]:
         return list(real("127.0.0.1", port, type=socket.SOCK_STREAM)) * 3
 
-    monkeypatch.setattr(socket, "getaddrinfo", three_addresses)
     urls = [
         f"http://127.0.0.1:{blackhole}/old/openssl-1.2.3.tar.gz",
         f"http://127.0.0.1:{blackhole}/other/openssl-1.2.3.tar.gz",
@@ -314,7 +314,8 @@ def test_unreachable_host_costs_one_timeout_however_many_addresses(
 
     start = time.monotonic()
     with pytest.raises(SourceError) as caught:
-        fetch_source(VERSION, SHA, urls, cache_dir=cache, timeout=0.5)
+        fetch_source(VERSION, SHA, urls, cache_dir=cache, timeout=0.5,
+                     network=Network(lookup=three_addresses))
     elapsed = time.monotonic() - start
 
     assert elapsed < 1.2  # one shared timeout, not one per address or per URL
@@ -323,14 +324,13 @@ def test_unreachable_host_costs_one_timeout_however_many_addresses(
     assert "skipped" in lines[2] and "already failed in this run" in lines[2]
 
 
-def test_dns_lookup_is_bounded_by_the_timeout(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dns_lookup_is_bounded_by_the_timeout(cache: Path) -> None:
     never = threading.Event()
 
     def slow_lookup(*args: object, **kwargs: object) -> list[object]:
         never.wait(5)
         raise socket.gaierror(-2, "Name or service not known")
 
-    monkeypatch.setattr(socket, "getaddrinfo", slow_lookup)
     start = time.monotonic()
     try:
         with pytest.raises(SourceError, match="timeout"):
@@ -340,6 +340,7 @@ def test_dns_lookup_is_bounded_by_the_timeout(cache: Path, monkeypatch: pytest.M
                 ["http://mirror.test/openssl-1.2.3.tar.gz"],
                 cache_dir=cache,
                 timeout=0.3,
+                network=Network(lookup=slow_lookup),
             )
     finally:
         never.set()
@@ -655,13 +656,13 @@ def test_signature_with_unknown_key_is_not_checked(server: Server, cache: Path) 
 
 
 def test_without_gpg_the_signature_is_not_checked(
-    server: Server, cache: Path, monkeypatch: pytest.MonkeyPatch
+    server: Server, cache: Path
 ) -> None:
-    monkeypatch.setattr(shutil, "which", lambda name: None)
     server.routes["/openssl-1.2.3.tar.gz"] = (200, BODY)
 
     got = fetch_source_info(
-        VERSION, SHA, [server.url("/openssl-1.2.3.tar.gz")], cache_dir=cache, timeout=5
+        VERSION, SHA, [server.url("/openssl-1.2.3.tar.gz")], cache_dir=cache, timeout=5,
+        network=Network(gpg=lambda: None),
     )
 
     assert got.signature == "not checked: gpg not installed"

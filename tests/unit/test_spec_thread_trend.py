@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from openssl_matrix.core.errors import ConfigError
+from openssl_matrix.measure.benchfigure import BenchFigure
 from openssl_matrix.measure.hostinfo import CpuInfo
 from openssl_matrix.measure.library import parse_library
 from openssl_matrix.repro.check import _claim_lines
@@ -170,7 +170,7 @@ def test_the_plan_runs_the_harness_at_every_count_named(tmp_path: Path) -> None:
     assert problem is not None and problem.startswith("needs 4 threads each on its own CPU")
 
 
-def _harness_record() -> dict[str, Any]:
+def _harness_record() -> BenchFigure:
     """A figure record as the library suite writes it: parse_library's reading of a real
     1.1.1w harness output (fetch-digest, one thread)."""
     recs, _, _, _ = parse_library(_inv("fetch-digest", 1),

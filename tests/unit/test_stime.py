@@ -11,6 +11,8 @@ from openssl_matrix.matrix.tlsvocab import TlsOptions
 from openssl_matrix.measure.tls import parse_output, plans, read_output
 from openssl_matrix.parse.stime import parse_stime
 
+from ..values import num
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "stime"
 
 
@@ -121,7 +123,7 @@ def test_figures_are_connections_over_the_measured_wall_time_with_cpu_accounting
     full = by[("tls1.2", "handshake")]
     assert full["status"] == "ok" and full["connections"] == 2272
     assert full["wall_s"] == pytest.approx(1796067503.008305675 - 1796067499.986448426)
-    assert full["ops_per_s"] == pytest.approx(2272 / full["wall_s"])
+    assert full["ops_per_s"] == pytest.approx(2272 / num(full["wall_s"]))
     assert full["unit"] == "connections/s" and full["cipher"] == "ECDHE-RSA-AES128-GCM-SHA256"
     assert full["group"] == "P-256" and full["tls_pinning"] == "same-core"
     # client: the shell's children times before and after; server: /proc ticks / CLK_TCK
@@ -199,9 +201,10 @@ def test_each_s_time_run_carries_the_host_accounting_taken_around_it() -> None:
     by = {r["operation"]: r for r in records}
     full, resume = by["handshake"], by["resume"]
     assert full["protocol_label"] == "TLS 1.0 (the newest protocol 0.9.8 has)"
-    assert full["host_accounting"]["own_source"] == "cgroup"  # the container: both sides
-    assert full["own_share"] > 0.9 and full["foreign_cores"] < FOREIGN_CORES_MAX
-    assert resume["foreign_cores"] > FOREIGN_CORES_MAX
+    acct = full["host_accounting"]
+    assert acct is not None and acct["own_source"] == "cgroup"  # the container: both sides
+    assert num(full["own_share"]) > 0.9 and num(full["foreign_cores"]) < FOREIGN_CORES_MAX
+    assert num(resume["foreign_cores"]) > FOREIGN_CORES_MAX
     assert [(f[0], f[3]) for f in findings] == [("contended", "resume")]
     assert findings[0][1].startswith("host not quiet: other work kept 0.99 core(s) busy")
     # fixtures from before the script took host samples: nothing to judge, nothing claimed
@@ -215,7 +218,7 @@ def test_a_resumption_that_waited_on_the_connection_is_told_from_a_busy_host() -
     records, _, findings = parse_output(_text("1.0.2u--tls--ecdsap256--cross-core.stdout"),
                                         _plan("1.0.2u", "ecdsap256", "cross-core"))
     resume = next(r for r in records if r["operation"] == "resume")
-    assert resume["foreign_cores"] == 0.0 and resume["own_share"] < 0.05
+    assert resume["foreign_cores"] == 0.0 and num(resume["own_share"]) < 0.05
     [(code, message, alg, op)] = findings
     assert (code, alg, op) == ("time-basis", "tls1.2-ecdsap256", "resume")
     assert "core(s) of the host were idle" in message and "44 ms per connection" in message
