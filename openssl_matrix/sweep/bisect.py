@@ -29,8 +29,9 @@ running both builds' EVP loops alternately in one process, as reproductions' cla
 timed), a step is decided from interleaved comparisons instead of rounds: the step's
 release against the good end and against the bad end, each a ratio with its 95 %
 interval, classified by the same band; another run of both (pooled with the ones before)
-while the step is undecided, or to confirm ``like-neither``, or while a ratio is of
-disturbed blocks (``Paired.disturbed``), up to ``PAIR_RUNS`` runs. The
+while the step is undecided, or to confirm ``like-neither``, or while a ratio has no
+interval (too few blocks kept) or is of disturbed blocks (``Paired.disturbed``), up to
+``PAIR_RUNS`` runs. The
 ends are compared the same way. Where the harness cannot time the cell (before 1.1.0, not
 x86_64, two base images, a low-level or engine suite) or its run gave no ratio (a busy
 host preempted every block), the step falls back to rounds and says why
@@ -383,6 +384,10 @@ def figure(rounds: Sequence[Round], release: str) -> RobustFigure | None:
     return robust_figure([v for r in rounds if _ok(v := r.get(release)) and v is not None])
 
 
+def _no_interval(e: RatioEstimate | None) -> bool:
+    return e is None or e.ci_low is None or e.ci_high is None
+
+
 class _Run:
     """One bisection's state: the rounds measured so far, the path, the moves."""
 
@@ -438,8 +443,8 @@ class _Run:
                     self.out.ends_why_rounds = got.why_not
                     break
                 self.out.ends, self.out.ends_basis = got.estimate, INTERLEAVED
-                if got.disturbed and run + 1 < self.pair_runs:
-                    continue  # a ratio of disturbed blocks: run again first
+                if (got.disturbed or _no_interval(got.estimate)) and run + 1 < self.pair_runs:
+                    continue  # a ratio of disturbed blocks, or without an interval: again
                 if not same(got.estimate, self.tolerance):
                     return True
                 if self.within(got.estimate):
@@ -485,9 +490,10 @@ class _Run:
             if missing:
                 return "; ".join(missing)
             decision = classify(vs[0].estimate, vs[1].estimate, self.tolerance)
-            # a ratio of disturbed blocks (too few undisturbed ones) is run again first
-            disturbed = any(p.disturbed for p in vs)
-            settled = run + 1 >= self.pair_runs or (not disturbed and (
+            # a ratio of disturbed blocks (too few undisturbed ones), or one without an
+            # interval (too few blocks kept), is run again first
+            unsure = any(p.disturbed or _no_interval(p.estimate) for p in vs)
+            settled = run + 1 >= self.pair_runs or (not unsure and (
                 decision in (LIKE_GOOD, LIKE_BAD) or (decision == LIKE_NEITHER and run >= 1)))
             if settled:
                 return Step(release, lo, hi, decision, 0, vs[0].estimate, vs[1].estimate,

@@ -23,7 +23,6 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any, Protocol
 
 from openssl_matrix.core import log
@@ -45,7 +44,7 @@ from openssl_matrix.measure.pairrun import (
 from openssl_matrix.measure.robust import RatioEstimate
 from openssl_matrix.measure.session import Bencher
 from openssl_matrix.measure.speedcmd import mask_value
-from openssl_matrix.results.interleaved import INTERLEAVED_DIR, RECORD, file_pair
+from openssl_matrix.results.interleaved import file_pair, record_name
 from openssl_matrix.results.tree import ResultsTree
 from openssl_matrix.sweep.bisect import INTERLEAVED, Paired, Unmeasurable
 
@@ -121,8 +120,8 @@ class EnginePairs:
         try:
             image = ensure_pair_image(self.m.bencher.backend,
                                       [(vb, tags[bottom]), (vt, tags[top])],
-                                      self.m.tree.root / "_builds",
-                                      self.m.tree.root / "_bisect" / ".work")
+                                      self.m.tree.builds_dir(),
+                                      self.m.tree.bisect_dir(".work"))
         except BuildError as exc:
             return Paired(why_not=f"the pair harness could not be built: {exc.message}")
         return self.run(plan, image.tag, top, bottom, run)
@@ -156,7 +155,7 @@ class EnginePairs:
         rec = {**rec, "pair_image": image, "bisection_run": run, "pooled_runs": len(texts)}
         cpu = self.cpu(image)
         file_pair(root, cpu, self.session, name, rec, raw)
-        where = str(Path(INTERLEAVED_DIR) / cpu / self.session / name / RECORD)
+        where = record_name(cpu, self.session, name)
         return self.paired(rec, where)
 
     def paired(self, rec: Mapping[str, Any], where: str) -> Paired:

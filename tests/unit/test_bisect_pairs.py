@@ -55,8 +55,9 @@ class Harness:
 
     def __init__(self, truth: Callable[[str], float], *, width: float = 0.003,
                  refuse: Sequence[str] = (), broken: Sequence[str] = (),
-                 disturbed_runs: int = 0) -> None:
+                 disturbed_runs: int = 0, bare_runs: int = 0) -> None:
         self.truth = truth
+        self.bare_runs = bare_runs  #: the first runs of every pair: no interval
         self.disturbed_runs = disturbed_runs  #: the first runs of every pair: disturbed
         self.width = width
         self.refuse = set(refuse)
@@ -72,8 +73,9 @@ class Harness:
                 return Paired(why_not=f"{r}: OpenSSL older than 1.1.0 (scripted)")
         ratio = self.truth(top) / self.truth(bottom)
         half = self.width / (run + 1)
-        return Paired(RatioEstimate(40 * (run + 1), ratio, ratio * (1 - half),
-                                    ratio * (1 + half), method=INTERLEAVED),
+        lo, hi = (None, None) if run < self.bare_runs else (ratio * (1 - half),
+                                                           ratio * (1 + half))
+        return Paired(RatioEstimate(40 * (run + 1), ratio, lo, hi, method=INTERLEAVED),
                       rate_top=1e9 * self.truth(top), rate_bottom=1e9 * self.truth(bottom),
                       disturbed=run < self.disturbed_runs,
                       record=f"_interleaved/cpu/s/{bottom}--vs--{top}/record.json")
@@ -154,6 +156,17 @@ def test_a_ratio_of_disturbed_blocks_is_run_again_before_it_decides() -> None:
     s = judge("3.0.12", RANGE[0], RANGE[-1], no_rounds,
               pair=Harness(step_at("3.0.14"), disturbed_runs=PAIR_RUNS))
     assert (s.decision, s.pair_runs) == (LIKE_GOOD, PAIR_RUNS)
+
+
+def test_a_ratio_without_an_interval_is_run_again_before_it_decides() -> None:
+    # too few blocks kept for an interval: "the same" by the band, so it would decide
+    # like-good from the bad end alone; it is run again, pooled, first
+    harness = Harness(step_at("3.0.14"), bare_runs=1)
+    s = judge("3.0.12", RANGE[0], RANGE[-1], no_rounds, pair=harness)
+    assert (s.decision, s.pair_runs) == (LIKE_GOOD, 2)
+    assert s.vs_good is not None and s.vs_good.ci_low is not None
+    b = bisect(RANGE, no_rounds, pair=Harness(step_at("3.0.14"), bare_runs=1))
+    assert b.status == MOVED and b.ends is not None and b.ends.ci_low is not None
 
 
 def test_like_neither_is_confirmed_by_a_second_run_and_splits_the_range() -> None:
