@@ -120,8 +120,17 @@ def test_a_commit_bisection_names_the_slow_commit_and_skips_the_broken_one(
     first = doc["steps"][0]
     assert first["release"] == broken and first["decision"] == "skipped", first
     assert "failed" in first["reason"], first
-    assert doc["status"] == "moved", doc["moves"]
-    (move,) = doc["moves"]
+    # the slow commit is the one large move; a comment-only commit can still move a no-asm
+    # build by a per cent or two (code layout), which the harness may resolve as a small
+    # move of its own: allowed, as long as it stays small
+    large = [mv for mv in doc["moves"] if mv["ratio"] and mv["ratio"]["ratio"] < 0.9]
+    (move,) = large
+    assert move["found"], doc["moves"]
     assert (move["before"], move["after"]) == (c[c.index(slow) - 1], slow)
     assert doc["commits"][slow]["subject"] == "aes: encrypt every block twice"
-    assert move["ratio"]["ratio"] < 0.9 and move["ratio"]["ci_high"] < 0.95
+    assert move["ratio"]["ci_high"] < 0.95
+    for small in doc["moves"]:  # anything else: small, or a range left undecided
+        if small is not move and small["ratio"]:
+            assert 0.95 < small["ratio"]["ratio"] < 1.05, small
+    if len(doc["moves"]) == 1:
+        assert doc["status"] == "moved", doc["moves"]
