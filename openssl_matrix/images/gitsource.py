@@ -8,6 +8,7 @@ hash, names the commit, and a commit built once is never built again. The archiv
 into the build context like a release tarball; nothing of ``.git`` reaches the image.
 
 The version is the tree's own, read at that commit (``VERSION.dat`` from 3.0,
+``VERSION`` or the ``OPENSSL_VERSION_MAJOR`` macros on master before it,
 ``include/openssl/opensslv.h`` 1.1.0-1.1.1, ``crypto/opensslv.h`` before), with the
 commit appended as a suffix: ``3.2.0-g1a2b3c4d5e6f``. The variant is the matrix's variant
 of the build asked for (``asm-x86_64`` ...), with that source: the same recipe, decided
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -90,22 +92,40 @@ def commits_between(tree: Path, good: str, bad: str) -> list[Commit]:
 
 
 def tree_version(tree: Path, sha: str) -> str:
-    """The release number the tree says it is at ``sha`` (``3.2.0``, ``1.1.1x``)."""
-    dat = _show(tree, sha, "VERSION.dat")
-    if dat is not None:
-        fields = dict(re.findall(r"^(MAJOR|MINOR|PATCH)=(\d+)", dat, re.M))
-        if len(fields) == 3:
-            return f"{fields['MAJOR']}.{fields['MINOR']}.{fields['PATCH']}"
+    """The release number the tree says it is at ``sha`` (``3.2.0``, ``1.1.1x``), in each
+    era's own place: ``VERSION.dat`` (3.0 from 2021), ``VERSION`` (master from 2019-10
+    until its rename), ``OPENSSL_VERSION_MAJOR/MINOR/PATCH`` in ``opensslv.h`` (master
+    2018-09 to 2019-10, whose ``OPENSSL_VERSION_TEXT`` is made of macros), else the
+    literal ``OPENSSL_VERSION_TEXT`` (``include/openssl/opensslv.h`` in 1.1.x,
+    ``crypto/opensslv.h`` before)."""
+    for path in ("VERSION.dat", "VERSION"):
+        found = _numbers(_show(tree, sha, path), r"^(MAJOR|MINOR|PATCH)=(\d+)\s*$")
+        if found is not None:
+            return found
     for path in ("include/openssl/opensslv.h", "crypto/opensslv.h"):
         text = _show(tree, sha, path)
         if text is None:
             continue
-        m = re.search(r'OPENSSL_VERSION_TEXT\s+"OpenSSL\s+(\S+)', text)
-        found = Version.find(m.group(1)) if m else None
+        found = _numbers(text, r"^#\s*define\s+OPENSSL_VERSION_(MAJOR|MINOR|PATCH)\s+"
+                         r"(\d+)\s*$")
         if found is not None:
-            return found.release
+            return found
+        m = re.search(r'OPENSSL_VERSION_TEXT\s+"OpenSSL\s+(\S+)', text)
+        literal = Version.find(m.group(1)) if m else None
+        if literal is not None:
+            return literal.release
     raise SourceError(f"commit {sha[:SHORT]} of {tree} is not an OpenSSL tree: it has no "
-                      "VERSION.dat nor opensslv.h saying its version")
+                      "VERSION.dat, VERSION nor opensslv.h saying its version")
+
+
+def _numbers(text: str | None, pattern: str) -> str | None:
+    """``MAJOR.MINOR.PATCH`` from the three ``(name, number)`` matches of ``pattern``."""
+    if text is None:
+        return None
+    fields = dict(re.findall(pattern, text, re.M))
+    if len(fields) != 3:
+        return None
+    return f"{fields['MAJOR']}.{fields['MINOR']}.{fields['PATCH']}"
 
 
 def _show(tree: Path, sha: str, path: str) -> str | None:
@@ -115,23 +135,73 @@ def _show(tree: Path, sha: str, path: str) -> str | None:
         return None
 
 
+#: where a file missing from the clone may be left out of a commit's archive: the
+#: builds use ``no-tests`` and no fuzzer, so nothing under these is read
+UNREAD = ("test/", "fuzz/")
+#: the file beside an archive naming what was left out of it
+LEFT_OUT = "left-out.txt"
+
+
+def missing_files(tree: Path, sha: str) -> list[str]:
+    """The files of commit ``sha`` whose contents the clone does not have (a partial
+    clone, ``--filter=blob:limit``; a mirror kept without its largest files)."""
+    listing = _git(tree, "ls-tree", "-r", "-z", sha, binary=True)
+    assert isinstance(listing, bytes)
+    blobs: dict[str, list[str]] = {}
+    for entry in listing.decode("utf-8", "surrogateescape").split("\0"):
+        meta, _, path = entry.partition("\t")
+        fields = meta.split()
+        if len(fields) == 3 and fields[1] == "blob":
+            blobs.setdefault(fields[2], []).append(path)
+    if not blobs:
+        return []
+    try:
+        done = subprocess.run(["git", "-C", str(tree), "cat-file", "--batch-check"],
+                              input="\n".join(blobs).encode() + b"\n", capture_output=True,
+                              timeout=300, check=False,
+                              env={**os.environ, "GIT_NO_LAZY_FETCH": "1"})
+    except FileNotFoundError:
+        raise SourceError("building from a git tree needs the git program") from None
+    gone = [line.split()[0] for line in done.stdout.decode("ascii", "replace").splitlines()
+            if line.endswith(" missing")]
+    return sorted(p for blob in gone for p in blobs.get(blob, []))
+
+
 def archive(tree: Path, commit: Commit, version: str, cache: Path) -> tuple[Path, str]:
     """``git archive`` of the commit as ``openssl-<version>.tar.gz`` in the cache (made
-    once per commit: the same bytes every time), and its sha256."""
+    once per commit: the same bytes every time), and its sha256. Files the clone lacks
+    are left out when the build never reads them (:data:`UNREAD`), and named in
+    ``left-out.txt`` beside the archive (:func:`left_out`); a missing file elsewhere
+    is a SourceError naming it."""
     folder = cache / "git" / commit.sha
     dest = folder / f"openssl-{version}.tar.gz"
     if dest.is_file():
         return dest, file_sha256(dest)
+    missing = missing_files(tree, commit.sha)
+    needed = [p for p in missing if not p.startswith(UNREAD)]
+    if needed:
+        raise SourceError(f"the clone {tree} lacks the contents of {len(needed)} file(s) of "
+                          f"commit {commit.short} that a build reads: "
+                          f"{', '.join(needed[:3])}{' ...' if len(needed) > 3 else ''}",
+                          hint="fetch them (`git fetch --refetch`, or a clone without "
+                          "--filter)")
     folder.mkdir(parents=True, exist_ok=True)
     data = _git(tree, "archive", "--format=tar", f"--prefix=openssl-{version}/", commit.sha,
-                binary=True)
+                "--", ".", *(f":(exclude,literal){p}" for p in missing), binary=True)
     assert isinstance(data, bytes)
     part = folder / (dest.name + ".part")
     with part.open("wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw,
                                                compresslevel=6, mtime=0) as gz:
         gz.write(data)
+    (folder / LEFT_OUT).write_text("".join(f"{p}\n" for p in missing))
     part.replace(dest)
     return dest, hashlib.sha256(dest.read_bytes()).hexdigest()
+
+
+def left_out(archive_path: Path) -> list[str]:
+    """The files left out of an archive :func:`archive` made (missing from the clone)."""
+    note = archive_path.parent / LEFT_OUT
+    return note.read_text().split("\n")[:-1] if note.is_file() else []
 
 
 def commit_variant(base: Variant, tree: Path, commit: Commit, cache: Path) -> Variant:
@@ -139,8 +209,11 @@ def commit_variant(base: Variant, tree: Path, commit: Commit, cache: Path) -> Va
     release = tree_version(tree, commit.sha)
     version = f"{release}-g{commit.short}"
     path, sha = archive(tree, commit, version, cache)
+    gone = left_out(path)
+    note = (f"left out, missing from the clone and not read by the build: "
+            f"{', '.join(gone)}",) if gone else ()
     spec = replace(base.version, version=version, sha256=sha, urls=(path.as_uri(),),
-                   official=False, sources=(f"git: {tree} {commit.sha}",),
+                   official=False, sources=(f"git: {tree} {commit.sha}", *note),
                    single_source=False, from_catalogue=False)
     rest = base.id[len(base.version.version):]
     return replace(base, id=f"{version}{rest}", version=spec, default=False)

@@ -83,7 +83,12 @@ def cell_suite(m: Matrix, cell: Cell) -> Suite:
                           hint=f"name its block size: {cell.suite}:{cell.algorithm}:"
                           f"{suite.bytes}")
     engines = (None,) if None in suite.engines else suite.engines[:1]
-    return replace(suite, name=f"{suite.name}-bisect", algorithms=(cell.algorithm,),
+    # a suite of every block size is narrowed to the cell's (-bytes, 1.1.1 on: one size
+    # measured instead of six); its name says so, so its runs never mix with a
+    # bisection of another size of the same suite
+    name = f"{suite.name}-bisect" if suite.bytes is not None else \
+        f"{suite.name}-bisect-{cell.block}"
+    return replace(suite, name=name, bytes=cell.block, algorithms=(cell.algorithm,),
                    masks=tuple(masks), engines=engines, legacy=False,
                    directions=suite.directions[:1], multi=suite.multi[:1], repeat=1)
 
@@ -189,23 +194,38 @@ class EngineMeasure:
 def base_variant(m: Matrix, release: str, build: str) -> Variant:
     """The matrix's variant of ``build`` for a tree at ``release``: that release's own
     when the matrix declares it (``catalogue: true`` declares every release), else the
-    newest declared release of its series: its patches, engines and base image."""
+    newest declared release of its series: its patches, engines and base image. A
+    development series no release was ever made of (master's ``1.1.2-dev`` of 2018-09,
+    which became 3.0) takes the newest declared release before it of the same major
+    version: the tree it grew from."""
     def series(text: str) -> str:
         v = Version.parse(text)
         return f"{v.major}.{v.minor}" if v.major >= 3 else f"{v.major}.{v.minor}.{v.patch}"
 
     try:
-        want = series(release)
+        want, mine = series(release), Version.parse(release)
     except VersionError as exc:
         raise ConfigError(str(exc)) from None
-    found = [v for v in m.all_variants or m.variants
-             if v.id == f"{v.version.version}-{build}" and v.version.series_name == want]
+    ours = [v for v in m.all_variants or m.variants if v.id == f"{v.version.version}-{build}"]
+    found = [v for v in ours if v.version.series_name == want]
     exact = [v for v in found if v.version.version == release]
     if exact or found:
         return exact[0] if exact else max(found, key=lambda v: Version.parse(v.version.version))
+    older = [v for v in ours if _older_of_major(v.version.version, mine)]
+    if older:
+        return max(older, key=lambda v: Version.parse(v.version.version))
     raise ConfigError(f"the matrix {m.path} declares no {build} variant of the {want} "
-                      f"series, whose build a tree at {release} would take",
+                      f"series, nor of an older one of its major version, whose build a "
+                      f"tree at {release} would take",
                       hint="declare one (catalogue: true declares every release)")
+
+
+def _older_of_major(text: str, than: Version) -> bool:
+    try:
+        v = Version.parse(text)
+    except VersionError:
+        return False
+    return v.major == than.major and v < than
 
 
 class GitMeasure(EngineMeasure):

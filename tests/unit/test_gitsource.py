@@ -13,15 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.core.errors import SourceError
+from openssl_matrix.core.errors import ConfigError, SourceError
 from openssl_matrix.images.gitsource import (
     archive,
     commit_variant,
     commits_between,
+    left_out,
+    missing_files,
     resolve,
     tree_version,
 )
 from openssl_matrix.matrix.load import load_matrix
+from openssl_matrix.sweep.bisectrun import base_variant
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.org",
@@ -92,6 +95,37 @@ def test_the_version_is_the_trees_own_at_that_commit(tree: Path, tmp_path: Path)
         tree_version(old, sha)
 
 
+def test_masters_version_eras_between_1_1_1_and_3_0(tmp_path: Path) -> None:
+    """OpenSSL's master said its version three ways between 1.1.1 and 3.0: opensslv.h's
+    literal text (1.1.2-dev, 2018-09), the OPENSSL_VERSION_MAJOR/MINOR/PATCH macros
+    with a text made of macros (2018-09 to 2019-10), then a VERSION file (2019-10 until
+    its rename to VERSION.dat). Each commit must be read in its own era's place."""
+    t = tmp_path / "master"
+    t.mkdir()
+    git(t, "init", "-q")
+    h = "include/openssl/opensslv.h"
+    dev = commit(t, {h: '# define OPENSSL_VERSION_NUMBER  0x10102000L\n'
+                        '# define OPENSSL_VERSION_TEXT    "OpenSSL 1.1.2-dev  xx XXX xxxx"\n'},
+                 "The next version in master is at least 1.1.2")
+    macros = commit(t, {h: "# define OPENSSL_VERSION_MAJOR  3\n"
+                           "# define OPENSSL_VERSION_MINOR  0\n"
+                           "# define OPENSSL_VERSION_PATCH  0\n"
+                           '# define OPENSSL_VERSION_PRE_RELEASE "-dev"\n'
+                           "# define OPENSSL_VERSION_TEXT                    \\\n"
+                           '    "OpenSSL " OPENSSL_VERSION_STR " " OPENSSL_RELEASE_DATE\n'},
+                    "Switch to MAJOR.MINOR.PATCH versioning and version 3.0.0-dev")
+    (t / h).unlink()
+    version_file = commit(t, {"VERSION": "MAJOR=3\nMINOR=0\nPATCH=0\n"
+                                         "PRE_RELEASE_TAG=alpha1\nBUILD_METADATA=\n",
+                              h + ".in": "# define OPENSSL_VERSION_MAJOR  {- $config{major} -}\n"},
+                          "Generate include/openssl/opensslv.h")
+    assert [tree_version(t, c) for c in (dev, macros, version_file)] == \
+        ["1.1.2", "3.0.0", "3.0.0"]
+    not_numbers = commit(t, {"VERSION": "a file about something else\n"}, "a stray VERSION")
+    with pytest.raises(SourceError, match="not an OpenSSL tree"):
+        tree_version(t, not_numbers)
+
+
 def test_an_archive_is_the_same_bytes_for_the_same_commit_and_has_no_git(
         tree: Path, tmp_path: Path) -> None:
     c = resolve(tree, "HEAD~1")
@@ -119,3 +153,42 @@ def test_a_commit_is_the_matrix_variant_of_its_build_with_the_commits_source(
     assert v.version.official is False and v.version.sha256 is not None
     assert v.version.urls[0].startswith("file://") and c.sha in v.version.urls[0]
     assert (v.asm, v.arch, v.base_image) == (base.asm, base.arch, base.base_image)
+
+
+def _drop_object(tree: Path, sha: str) -> None:
+    """Lose a blob as a partial clone (or a mirror without its largest files) has."""
+    (tree / ".git" / "objects" / sha[:2] / sha[2:]).unlink()
+
+
+def test_files_missing_from_the_clone_are_left_out_only_where_the_build_never_reads(
+        tree: Path, tmp_path: Path) -> None:
+    sha = commit(tree, {"test/drbg_cavs_data.c": "big test vectors\n",
+                        "test/build.info": "PROGRAMS=drbgtest\n"}, "test vectors")
+    head = resolve(tree, sha)
+    _drop_object(tree, git(tree, "rev-parse", f"{sha}:test/drbg_cavs_data.c"))
+    assert missing_files(tree, sha) == ["test/drbg_cavs_data.c"]
+    path, _ = archive(tree, head, "3.0.21-gx", tmp_path / "a")
+    with tarfile.open(fileobj=io.BytesIO(gzip.decompress(path.read_bytes()))) as tar:
+        names = tar.getnames()
+    assert "openssl-3.0.21-gx/test/build.info" in names
+    assert not any(n.endswith("drbg_cavs_data.c") for n in names)
+    assert left_out(path) == ["test/drbg_cavs_data.c"]
+    m = load_matrix(ROOT / "matrix.yaml")
+    [base] = [v for v in m.all_variants if v.id == "3.0.20-asm-x86_64"]
+    v = commit_variant(base, tree, head, tmp_path / "a")
+    assert any("test/drbg_cavs_data.c" in s and "left out" in s for s in v.version.sources)
+    # a missing file the build reads: the commit cannot be built, and the reason says which
+    sha = commit(tree, {"crypto/aes/aes_core.c": "int a; /* 3 */\n"}, "aes again")
+    _drop_object(tree, git(tree, "rev-parse", f"{sha}:crypto/aes/aes_core.c"))
+    with pytest.raises(SourceError, match=r"lacks .* crypto/aes/aes_core\.c"):
+        archive(tree, resolve(tree, sha), "3.0.21-gy", tmp_path / "b")
+    assert not (tmp_path / "b" / "git" / sha).exists()
+
+
+def test_a_development_series_without_a_release_builds_as_the_release_before_it() -> None:
+    m = load_matrix(ROOT / "matrix.yaml")
+    assert base_variant(m, "1.1.2", "asm-x86_64").id == "1.1.1w-asm-x86_64"
+    assert base_variant(m, "3.0.0", "asm-x86_64").id == "3.0.0-asm-x86_64"
+    assert base_variant(m, "1.1.1a", "no-asm-x86_64").id == "1.1.1a-no-asm-x86_64"
+    with pytest.raises(ConfigError, match="nor of an older one"):
+        base_variant(m, "0.9.1", "asm-x86_64")
