@@ -315,9 +315,19 @@ def same(estimate: RatioEstimate | None, tolerance: float = TOLERANCE) -> bool:
     return estimate.ci_low <= 1 + tolerance and estimate.ci_high >= 1 / (1 + tolerance)
 
 
+def _has_interval(estimate: RatioEstimate | None) -> bool:
+    return estimate is not None and estimate.ci_low is not None \
+        and estimate.ci_high is not None
+
+
 def classify(vs_good: RatioEstimate | None, vs_bad: RatioEstimate | None,
              tolerance: float = TOLERANCE) -> str:
-    """A step's decision from its paired ratios against both ends (the module's rules)."""
+    """A step's decision from its paired ratios against both ends (the module's rules).
+    A side without an interval tells nothing: the step is undecided, never decided from
+    the other end alone (a step unlike the bad end need not be like the good one when
+    the figure moved more than once: a master bisection let a move through that way)."""
+    if not _has_interval(vs_good) or not _has_interval(vs_bad):
+        return UNDECIDED
     g, b = same(vs_good, tolerance), same(vs_bad, tolerance)
     if g and not b:
         return LIKE_GOOD

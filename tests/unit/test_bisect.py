@@ -216,6 +216,20 @@ def test_classify_reads_both_intervals() -> None:
     assert classify(None, None) == UNDECIDED  # no interval tells nothing apart
 
 
+def test_a_step_is_never_decided_from_one_end_alone() -> None:
+    """Master's bisection (docs/bisect.md): a step with no usable pair against the good
+    end and far from the bad end was called like-good, and a move between the good end
+    and that step went unseen. One side without an interval leaves the step undecided."""
+    up = ratio_estimate([1.90, 1.93, 1.96, 1.92])  # far from the bad end
+    down = ratio_estimate([0.52, 0.53, 0.55, 0.54])
+    one_pair = ratio_estimate([0.55])  # a ratio, no interval
+    assert one_pair is None or one_pair.ci_low is None
+    assert classify(None, up) == UNDECIDED
+    assert classify(one_pair, up) == UNDECIDED
+    assert classify(down, None) == UNDECIDED
+    assert classify(down, one_pair) == UNDECIDED
+
+
 @pytest.mark.parametrize(("decision", "code"), [(LIKE_GOOD, 0), (LIKE_BAD, 1), (SKIPPED, 125),
                                                 (UNDECIDED, 125), (LIKE_NEITHER, 128)])
 def test_exit_codes_for_git_bisect_run(decision: str, code: int) -> None:
