@@ -18,7 +18,7 @@ from invoke.program import Program
 from openssl_matrix import __version__
 from openssl_matrix.cli.pastecmd import PASTE_HANDLERS
 from openssl_matrix.cli.table import COMMANDS, matrix_task
-from openssl_matrix.core.errors import UsageError
+from openssl_matrix.core.errors import INTERRUPTED, UsageError
 
 PROGRAM = "openssl-matrix"
 #: ``python -m openssl_matrix --lab-worker JOB``: a lab's engine worker (lab/run.py's
@@ -47,6 +47,18 @@ class _Handlers(Mapping[str, Callable[..., int]]):
 class _Program(Program):
     """invoke's Program, whose own parse errors (the few the command table cannot take
     over, e.g. a flag value that is also a task's name) are usage errors: exit 10."""
+
+    def run(self, argv: list[str] | None = None, exit: bool = True) -> None:
+        """invoke ends a KeyboardInterrupt it catches — our ``Stopped``, from a signal
+        outside a command's own handling (while invoke parses, or as the command
+        returns) — with a silent exit 1: say so, and end as every interruption does."""
+        try:
+            super().run(argv, exit)
+        except SystemExit as exc:
+            if exc.code == 1 and isinstance(exc.__context__, KeyboardInterrupt):
+                print("\ninterrupted: rerun the same command to go on", file=sys.stderr)
+                raise SystemExit(INTERRUPTED) from None
+            raise
 
     def parse_tasks(self) -> None:
         try:
