@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from openssl_matrix.core.errors import ConfigError
-from openssl_matrix.matrix.check import CheckContext, choices_hint
+from openssl_matrix.matrix.check import CheckContext
 from openssl_matrix.matrix.kinds import KINDS, kind_of, registered
 from openssl_matrix.matrix.kinds.base import (
     FIGURES_BLOCKS,
@@ -22,6 +22,7 @@ from openssl_matrix.matrix.kinds.base import (
     KindOptions,
     SuiteKind,
     refuse_keys,
+    require_known,
 )
 from openssl_matrix.measure.speedcmd import speed_invocations, unwrap_speed
 from openssl_matrix.report.charts import NO_CHARTS
@@ -43,10 +44,7 @@ class DigestKind(BaseKind):
               algorithms: tuple[str, ...], kp: str) -> KindOptions:
         refuse_keys(ctx, entry, ("evp", "decrypt", "engine"), kp,
                     "not used by a suite with kind: digest (always through EVP)")
-        for i, a in enumerate(algorithms):
-            if a not in DIGESTS:
-                raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not a digest",
-                               hint=choices_hint(a, list(DIGESTS)))
+        require_known(ctx, algorithms, list(DIGESTS), kp, "a digest")
         return KindOptions()
 
     def paths(self, evp: bool, legacy: bool) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from openssl_matrix.matrix.aead import ALGORITHMS, decrypt_caveat, plan
-from openssl_matrix.matrix.check import CheckContext, choices_hint
+from openssl_matrix.matrix.check import CheckContext
 from openssl_matrix.matrix.kinds.base import (
     FIGURES_BLOCKS,
     RUNNER_SPEED,
@@ -16,6 +16,7 @@ from openssl_matrix.matrix.kinds.base import (
     KindOptions,
     SpeedPlan,
     refuse_keys,
+    require_known,
 )
 
 
@@ -26,10 +27,7 @@ class AeadKind(BaseKind):
         refuse_keys(ctx, entry, ("evp", "engine", "provider", "devices"), kp,
                     "not used by a suite with kind: aead (the method, -aead or plain EVP, "
                     "follows the version)")
-        for i, a in enumerate(algorithms):
-            if a not in ALGORITHMS:
-                raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not an AEAD cipher",
-                               hint=choices_hint(a, list(ALGORITHMS)))
+        require_known(ctx, algorithms, list(ALGORITHMS), kp, "an AEAD cipher")
         return KindOptions()
 
     def speed_plan(self, version: str, algorithms: tuple[str, ...],

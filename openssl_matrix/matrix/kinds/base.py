@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from openssl_matrix.matrix.check import CheckContext
+from openssl_matrix.matrix.check import CheckContext, choices_hint
 from openssl_matrix.matrix.libvocab import LibraryOptions
 from openssl_matrix.matrix.tlsvocab import TlsOptions
 
@@ -150,6 +150,16 @@ def refuse_keys(ctx: CheckContext, entry: Mapping[str, Any], keys: Sequence[str]
     for key in keys:
         if key in entry:
             raise ctx.fail(f"{kp}.{key}", why)
+
+
+def require_known(ctx: CheckContext, algorithms: Sequence[str], known: Sequence[str],
+                  kp: str, what: str) -> None:
+    """Fail on the first of ``algorithms`` not in ``known``: ``'x' is not WHAT``, with
+    the nearest choices as the hint."""
+    for i, a in enumerate(algorithms):
+        if a not in known:
+            raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not {what}",
+                           hint=choices_hint(a, list(known)))
 
 
 def op_label(fig: Mapping[str, Any]) -> str:

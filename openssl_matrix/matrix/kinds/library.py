@@ -8,13 +8,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from openssl_matrix.core.names import clip
-from openssl_matrix.matrix.check import CheckContext, choices_hint
+from openssl_matrix.matrix.check import CheckContext
 from openssl_matrix.matrix.kinds.base import (
     FIGURES_THREADS,
     RUNNER_HARNESS,
     BaseKind,
     KindOptions,
     refuse_keys,
+    require_known,
 )
 from openssl_matrix.matrix.libvocab import OPERATIONS, LibraryOptions
 
@@ -29,11 +30,8 @@ class LibraryKind(BaseKind):
         refuse_keys(ctx, entry, ("evp", "decrypt", "engine", "bytes", "multi", "protocols",
                                  "modes", "pinning"), kp,
                     "not used by a suite with kind: library")
-        names = [*OPERATIONS, "all"]
-        for i, a in enumerate(algorithms):
-            if a not in names:
-                raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not an operation of the "
-                               "library harness", hint=choices_hint(a, names))
+        require_known(ctx, algorithms, [*OPERATIONS, "all"], kp,
+                      "an operation of the library harness")
         value = entry.get("threads", [1, 2])
         if value == "all":
             return KindOptions(library=LibraryOptions(threads=None))

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from openssl_matrix.matrix.check import CheckContext, choices_hint
+from openssl_matrix.matrix.check import CheckContext
 from openssl_matrix.matrix.kinds.base import (
     FIGURES_OPERATIONS,
     RUNNER_SPEED,
@@ -15,6 +15,7 @@ from openssl_matrix.matrix.kinds.base import (
     KindOptions,
     SpeedPlan,
     refuse_keys,
+    require_known,
 )
 from openssl_matrix.matrix.pkey import ALGORITHMS, plan
 
@@ -25,10 +26,7 @@ class PkeyKind(BaseKind):
               algorithms: tuple[str, ...], kp: str) -> KindOptions:
         refuse_keys(ctx, entry, ("evp", "decrypt", "engine", "bytes", "multi"), kp,
                     f"not used by a suite with kind: {self.name}")
-        for i, a in enumerate(algorithms):
-            if a not in ALGORITHMS:
-                raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not a public-key test",
-                               hint=choices_hint(a, list(ALGORITHMS)))
+        require_known(ctx, algorithms, list(ALGORITHMS), kp, "a public-key test")
         return KindOptions()
 
     def speed_plan(self, version: str, algorithms: tuple[str, ...],

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from openssl_matrix.matrix.check import CheckContext, choices_hint
+from openssl_matrix.matrix.check import CheckContext
 from openssl_matrix.matrix.kinds.base import (
     FIGURES_BLOCKS,
     RUNNER_PTS,
@@ -15,6 +15,7 @@ from openssl_matrix.matrix.kinds.base import (
     KindDefaults,
     KindOptions,
     refuse_keys,
+    require_known,
 )
 from openssl_matrix.matrix.pts import OPTIONS, RSD_THRESHOLD, SECONDS, TIMES_TO_RUN
 
@@ -26,11 +27,8 @@ class PtsKind(BaseKind):
         refuse_keys(ctx, entry, ("evp", "engine", "provider", "devices", "bytes", "decrypt"),
                     kp, "not used by a suite with kind: pts (it runs pts/openssl's command "
                     "lines)")
-        for i, a in enumerate(algorithms):
-            if a not in OPTIONS:
-                raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not an entry of "
-                               "pts/openssl's algorithm menu",
-                               hint=choices_hint(a, list(OPTIONS)))
+        require_known(ctx, algorithms, list(OPTIONS), kp,
+                      "an entry of pts/openssl's algorithm menu")
         return KindOptions()
 
     def speed_evp(self, path: str, command: Sequence[str]) -> bool:

@@ -14,6 +14,7 @@ from openssl_matrix.matrix.kinds.base import (
     BaseKind,
     KindOptions,
     refuse_keys,
+    require_known,
 )
 from openssl_matrix.matrix.tlsvocab import KEYS, MODES, PINNINGS, PROTOCOLS, TlsOptions
 
@@ -24,10 +25,7 @@ class TlsKind(BaseKind):
               algorithms: tuple[str, ...], kp: str) -> KindOptions:
         refuse_keys(ctx, entry, ("evp", "decrypt", "engine", "bytes", "multi"), kp,
                     f"not used by a suite with kind: {self.name}")
-        for i, a in enumerate(algorithms):
-            if a not in KEYS:
-                raise ctx.fail(f"{kp}.algorithms[{i}]", f"{a!r} is not a server key type of a "
-                               "tls suite", hint=choices_hint(a, list(KEYS)))
+        require_known(ctx, algorithms, list(KEYS), kp, "a server key type of a tls suite")
 
         def listed(key: str, allowed: Sequence[str], default: tuple[str, ...]) -> tuple[str, ...]:
             if key not in entry:
