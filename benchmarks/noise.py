@@ -85,23 +85,24 @@ def woven(tree: Path, cpu: str, session: str,
     """The session's interleaved comparisons beside the spreads of their sides' cells."""
     rows = []
     for rec in filed_pairs(tree, cpu, session).values():
-        top, bottom = rec["top"], rec["bottom"]
-        for row in rec.get("algorithms", []):
-            alg, block = row["algorithm"], row["block_size"]
-            sa = spread(clean.get((top["variant"], f"{top['mask']}--{alg}", alg, block), []))
-            sb = spread(clean.get((bottom["variant"], f"{bottom['mask']}--{alg}", alg, block),
-                                  []))
-            lo, hi, ratio = row.get("ci_low"), row.get("ci_high"), row.get("ratio")
-            w = (hi - lo) / 2 / ratio if None not in (lo, hi, ratio) else None
-            rows.append({"kind": rec["kind"], "numerator": rec["numerator"],
-                         "denominator": rec["denominator"], "algorithm": alg, "block": block,
+        top, bottom = rec.top, rec.bottom
+        for row in rec.algorithms:
+            alg, block = row.algorithm, row.block_size
+            sa = spread(clean.get((top.variant, f"{top.mask}--{alg}", alg, block), []))
+            sb = spread(clean.get((bottom.variant, f"{bottom.mask}--{alg}", alg, block), []))
+            lo, hi, ratio = row.ci_low, row.ci_high, row.ratio
+            w = (hi - lo) / 2 / ratio if lo is not None and hi is not None and ratio else None
+            e = row.estimate
+            rows.append({"kind": rec.kind, "numerator": rec.numerator,
+                         "denominator": rec.denominator, "algorithm": alg, "block": block,
                          "ratio": ratio, "ci_low": lo, "ci_high": hi, "half_width": w,
-                         "blocks": row.get("blocks"), "preempted": row.get("preempted"),
+                         "blocks": None if e is None else e.blocks,
+                         "preempted": None if e is None else e.preempted,
                          "spread_numerator": sa, "spread_denominator": sb,
                          "goal_applies": max(sa or 0, sb or 0) > WIDE_SPREAD,
                          "within": w is not None and w <= PAIRED_TARGET,
-                         "rate_share": row.get("rate_share"), "low": row.get("low") is True,
-                         "again": bool(row.get("set_aside"))})
+                         "rate_share": row.rate_share, "low": row.low is True,
+                         "again": bool(row.set_aside)})
     return rows
 
 
@@ -110,10 +111,10 @@ def between_sessions(tree: Path) -> list[dict[str, Any]]:
     its ratio in each, and how far the sessions' ratios lie apart."""
     seen: dict[tuple[str, str, str, str], list[tuple[str, float]]] = {}
     for f in all_pairs(tree):
-        for row in f.record.get("algorithms", []):
-            if isinstance(row.get("ratio"), (int, float)):
-                key = (f.cpu, f.folder.name, str(row["algorithm"]), str(row["direction"]))
-                seen.setdefault(key, []).append((f.session, float(row["ratio"])))
+        for row in f.record.algorithms:
+            if row.ratio is not None:
+                key = (f.cpu, f.folder.name, row.algorithm, row.direction)
+                seen.setdefault(key, []).append((f.session, float(row.ratio)))
     out = []
     for (cpu, pair, alg, direction), got in sorted(seen.items()):
         if len(got) < 2:

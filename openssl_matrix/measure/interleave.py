@@ -36,9 +36,9 @@ import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from openssl_matrix.core.stats import t975
+from openssl_matrix.results.pairrecord import PairEstimate
 
 PREFIX = "+PAIR:"
 #: A window whose thread CPU time is below this share of its wall time was preempted.
@@ -159,12 +159,14 @@ class Interleaved:
             return None
         return (self.ci_high - self.ci_low) / 2 / self.ratio
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"blocks": self.blocks, "preempted": self.preempted, "slowed": self.slowed,
-                "disturbed": self.disturbed, "ratio": self.ratio, "ci_low": self.ci_low,
-                "ci_high": self.ci_high, "geometric_mean": self.geometric_mean,
-                "rate_a": self.rate_a, "rate_b": self.rate_b, "ci_method": "t95-batches",
-                "median": self.geometric_mean, "rates_by": "cpu" if self.by_cpu_time else "wall"}
+    def record(self) -> PairEstimate:
+        """The estimate as a comparison's record files it (results/pairrecord.py)."""
+        return PairEstimate(
+            blocks=self.blocks, preempted=self.preempted, slowed=self.slowed,
+            disturbed=self.disturbed, ratio=self.ratio, ci_low=self.ci_low,
+            ci_high=self.ci_high, geometric_mean=self.geometric_mean, rate_a=self.rate_a,
+            rate_b=self.rate_b, ci_method="t95-batches", median=self.geometric_mean,
+            rates_by="cpu" if self.by_cpu_time else "wall")
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,7 @@ from openssl_matrix.measure.robust import (
     robust_figure,
 )
 from openssl_matrix.results import records
+from openssl_matrix.results.pairrecord import PairRecord
 from openssl_matrix.results.records import FINISHED
 from openssl_matrix.results.tree import Journal, ResultsTree, RunRef
 
@@ -259,7 +260,7 @@ class Bencher:
         self.suites = tuple(suites)
         self._told_unbuilt: set[str] = set()
         #: each suite's interleaved comparisons (pairrun.py) of this command, for the summary
-        self.interleaved: dict[str, list[dict[str, Any]]] = {}
+        self.interleaved: dict[str, list[PairRecord]] = {}
 
     def image_for(self, variant: Variant) -> tuple[str, records.BuildRecord]:
         """The built image of a variant and its build record.

@@ -84,10 +84,10 @@ class InterleavedRow:
 def _newest(filed: Sequence[Filed]) -> list[Filed]:
     """The pairs of each CPU's newest bench session (by the latest start of its pairs); a
     reproduction's runs (repro/pairs.py) are its verdicts' and shown with them."""
-    filed = [f for f in filed if "reproduction" not in f.record]
+    filed = [f for f in filed if f.record.reproduction is None]
     latest: dict[str, tuple[str, str]] = {}
     for f in filed:
-        started = str(f.record.get("started", ""))
+        started = f.record.started
         if f.cpu not in latest or (started, f.session) > latest[f.cpu]:
             latest[f.cpu] = (started, f.session)
     keep = {(cpu, s) for cpu, (_, s) in latest.items()}
@@ -104,24 +104,20 @@ def rows(root: Path, out: Path | None = None) -> list[InterleavedRow]:
             (out / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(f.folder / RAW, out / rel)
         rec = f.record
-        for row in rec.get("algorithms", []):
-            if not isinstance(row, dict):
-                continue
+        for row in rec.algorithms:
+            e = row.estimate
             found.append(InterleavedRow(
-                f.cpu, f.session, str(rec.get("kind", "")), str(rec.get("numerator", "")),
-                str(rec.get("denominator", "")), str(row.get("algorithm", "")),
-                int(row.get("block_size") or 0), _num(row.get("ratio")),
-                _num(row.get("ci_low")), _num(row.get("ci_high")),
-                int(row.get("blocks") or 0), int(row.get("preempted") or 0), rel.as_posix(),
-                int(row.get("slowed") or 0), row.get("disturbed") is True,
-                str(row.get("direction", "")), _num(row.get("rate_share")),
-                row.get("low") is True))
+                f.cpu, f.session, rec.kind, rec.numerator, rec.denominator, row.algorithm,
+                row.block_size, _num(row.ratio), _num(row.ci_low), _num(row.ci_high),
+                0 if e is None else e.blocks, 0 if e is None else e.preempted,
+                rel.as_posix(), 0 if e is None else (e.slowed or 0),
+                e is not None and e.disturbed is True, row.direction,
+                _num(row.rate_share), row.low is True))
     return found
 
 
-def _num(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
-        else None
+def _num(value: float | None) -> float | None:
+    return None if value is None else float(value)
 
 
 def text(found: Sequence[InterleavedRow]) -> list[str]:

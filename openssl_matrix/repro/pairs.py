@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ from openssl_matrix.results.interleaved import (
     filed_pairs,
     record_name,
 )
+from openssl_matrix.results.pairrecord import PairRecord
 from openssl_matrix.results.tree import builds_root
 
 #: Seconds per algorithm and block size of a reproduction's interleaved runs.
@@ -222,7 +223,7 @@ def runs_of(spec: ReportSpec, pairs: Mapping[str, ClaimPair],
 
 
 def _earlier(root: Path, cpu: str, spec_id: str, run: _Run, tag: str,
-             ) -> tuple[str, dict[str, Any]] | None:
+             ) -> tuple[str, PairRecord] | None:
     """A finished run of the same pair, block and algorithms made in the same harness
     image by an earlier reproduction of the spec: its session and record."""
     base = cpu_sessions(root, cpu)
@@ -231,9 +232,9 @@ def _earlier(root: Path, cpu: str, spec_id: str, run: _Run, tag: str,
     for session in sorted((p.name for p in base.iterdir()
                            if p.name.startswith(f"repro-{spec_id}-")), reverse=True):
         rec = filed_pairs(root, cpu, session).get(run.name)
-        if rec is None or rec.get("exit_code") != 0 or rec.get("pair_image") != tag:
+        if rec is None or rec.exit_code != 0 or rec.pair_image != tag:
             continue
-        have = {r.get("algorithm") for r in rec.get("algorithms") or () if "ratio" in r}
+        have = {r.algorithm for r in rec.algorithms if r.estimate is not None}
         if set(run.algorithms) <= have:
             return session, rec
     return None
@@ -262,7 +263,7 @@ def measure_claim_pairs(spec: ReportSpec, pairs: Mapping[str, ClaimPair],
         return out
     sides = [(v, variants[v.id][1]) for v in used]
     tag = pair_tag(sides)
-    filed: dict[str, tuple[str, dict[str, Any]]] = {}
+    filed: dict[str, tuple[str, PairRecord]] = {}
     for run in runs:  # an earlier reproduction's run in the same harness image: reused
         earlier = None if force else _earlier(root, cpu, spec.id, run, tag)
         if earlier is not None:
@@ -285,7 +286,7 @@ def measure_claim_pairs(spec: ReportSpec, pairs: Mapping[str, ClaimPair],
 def _measure_runs(spec: ReportSpec, todo: Sequence[_Run], sides: Sequence[tuple[Variant, str]],
                   backend: Any, root: Path, cpu: str, session: str, workdir: Path,
                   limits: Callable[[float], Any],
-                  filed: dict[str, tuple[str, dict[str, Any]]]) -> str | None:
+                  filed: dict[str, tuple[str, PairRecord]]) -> str | None:
     """Build the harness image if it is missing, measure and file ``todo`` (into
     ``filed``); why nothing could be measured, or None."""
     try:
@@ -298,15 +299,15 @@ def _measure_runs(spec: ReportSpec, todo: Sequence[_Run], sides: Sequence[tuple[
     for i, run in enumerate(todo, 1):
         got = _measure(backend, image.tag, run, limits, f"[{i}/{len(todo)}]")
         if got is not None:
-            rec = {**got[0], "pair_image": image.tag, "reproduction": spec.id,
-                   "claims": sorted(set(run.claims)), "block_size": run.block}
+            rec = replace(got[0], pair_image=image.tag, reproduction=spec.id,
+                          claims=tuple(sorted(set(run.claims))), block_size=run.block)
             file_pair(root, cpu, session, run.name, rec, got[1])
             filed[run.name] = (session, rec)
     return None
 
 
 def _measure(backend: Any, tag: str, run: _Run, limits: Callable[[float], Any],
-             step: str) -> tuple[dict[str, Any], str] | None:
+             step: str) -> tuple[PairRecord, str] | None:
     suite = run.suite()
     try:
         rec, raw = measure_pair(backend, tag, run.plan, suite,
@@ -319,12 +320,12 @@ def _measure(backend: Any, tag: str, run: _Run, limits: Callable[[float], Any],
         return None
     where = "per operation" if run.block == OP_BLOCK else f"at {run.block} bytes"
     log.info(f"    {step} {run.plan.top.label} / {run.plan.bottom.label} {where}: "
-             + ", ".join(short_row(r) for r in rec["algorithms"]))
+             + ", ".join(short_row(r) for r in rec.algorithms))
     return rec, raw
 
 
 def _claim_ratios(cp: ClaimPair, runs: Sequence[_Run],
-                  filed: Mapping[str, tuple[str, dict[str, Any]]], cpu: str) -> Interleaving:
+                  filed: Mapping[str, tuple[str, PairRecord]], cpu: str) -> Interleaving:
     """A claim's ratio at each block size from its runs' records, and what is missing."""
     il = Interleaving()
     missing: list[str] = []
@@ -332,22 +333,20 @@ def _claim_ratios(cp: ClaimPair, runs: Sequence[_Run],
     for run in runs:
         if cp.claim not in run.claims:
             continue
-        session, rec = filed.get(run.name, ("", {}))
-        row = next((r for r in rec.get("algorithms") or ()
-                    if r.get("algorithm") == cp.algorithm and r.get("direction") in directions),
-                   None)
+        session, rec = filed.get(run.name, ("", None))
+        row = None if rec is None else rec.row(cp.algorithm, directions)
         where = "the operation" if run.block == OP_BLOCK else f"{run.block} bytes"
-        if row is None or rec.get("exit_code") != 0:
-            errors = "; ".join(str(e) for e in rec.get("errors") or ()) or "the run failed"
+        if rec is None or row is None or rec.exit_code != 0:
+            errors = "; ".join(() if rec is None else rec.errors) or "the run failed"
             missing.append(f"{where} ({errors})")
             continue
-        if not isinstance(row.get("ratio"), float):
+        e = row.estimate
+        if e is None:
             missing.append(f"{where} (no block of windows had CPU time: the harness "
                            "timed nothing)")
             continue
         il.ratios[run.block] = PairRatio(
-            row["ratio"], row.get("ci_low"), row.get("ci_high"), int(row.get("blocks", 0)),
-            bool(row.get("disturbed")),
+            e.ratio, e.ci_low, e.ci_high, e.blocks, bool(e.disturbed),
             record_name(cpu, session, run.name))
     if missing:
         il.why_rounds = "the interleaved run gave no ratio at " + ", ".join(missing)
