@@ -25,6 +25,7 @@ from openssl_matrix.engine.backend import (
     RunResult,
     endpoint_is_local,
 )
+from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.measure.interleave import LIBRARY_OPERATIONS
 
 if TYPE_CHECKING:
@@ -80,8 +81,8 @@ class FakeBackend:
         self.ports_per_cycle = 3.0
         self.port_readings: list[float] = []
 
-    def engine_info(self) -> dict[str, Any]:
-        return dict(self.info)
+    def engine_info(self) -> EngineInfo:
+        return EngineInfo.from_json(self.info)
 
     def run_on_host(self, argv: Sequence[str], *, timeout: float) -> str | None:
         """The core probe (coreclock.py) as it answers on a steady core: 3 GHz, AESENC

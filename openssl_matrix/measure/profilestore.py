@@ -15,10 +15,11 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from openssl_matrix.core.clock import now as _now
 from openssl_matrix.core.files import atomic_write, write_json
+from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.measure.benchfigure import FindingRecord
 from openssl_matrix.measure.flamesvg import flame_svg
 from openssl_matrix.measure.hostacct import AccountingRecord
@@ -128,7 +129,7 @@ def _top(values: dict[str, float], n: int = TOP) -> list[TopRow]:
 
 def meta_of(run: ProfileRun, *, variant: str, version: str, image: str, image_id: str | None,
             profile_image: str, profile_image_id: str, cell: Cell,
-            engine: dict[str, Any]) -> ProfileMeta:
+            engine: EngineInfo) -> ProfileMeta:
     """The profile's meta.json: what ran where, what perf sampled and the work it did."""
     return {
         "kind": "profile", "schema": 1, "status": run.status, "variant": variant,
@@ -146,7 +147,8 @@ def meta_of(run: ProfileRun, *, variant: str, version: str, image: str, image_id
         "host": run.accounting.as_dict() if run.accounting else None,
         "findings": [f.as_dict() for f in run.findings],
         "started": run.result.started, "ended": run.result.ended,
-        "engine": {k: engine.get(k) for k in ("endpoint", "server_version", "kernel", "ncpu")},
+        "engine": {"endpoint": engine.endpoint, "server_version": engine.server_version,
+                   "kernel": engine.kernel, "ncpu": engine.ncpu},
         "top_functions": _top(functions_per_op(run)),
         "libraries": _top(libraries_per_op(run), 50),
         "recorded": _now(),

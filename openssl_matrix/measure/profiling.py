@@ -15,11 +15,11 @@ import math
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import BuildError
 from openssl_matrix.engine.backend import Backend
+from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.images.harness import ensure_harness
 from openssl_matrix.matrix.kinds import kind_of
@@ -87,12 +87,12 @@ def base_image(root: Path, backend: Backend, v: Variant, cell: Cell, tag: str) -
 
 
 def profile_variant(root: Path, backend: Backend, v: Variant, cell: Cell,
-                    engine_info: dict[str, Any], *, overhead: bool = False) -> Profiled:
+                    engine_info: EngineInfo, *, overhead: bool = False) -> Profiled:
     """Profile one variant's cell and file it; ``overhead``: the cell also runs unprofiled
     right before and after, and meta.json's ``overhead`` holds the three rates
     (``measure/profileoverhead.py``)."""
     tag = built_image(root, backend, v.id)
-    lock = HostLock(engine_key(engine_info)) if engine_info.get("id") else None
+    lock = HostLock(engine_key(engine_info)) if engine_info.id else None
     building = lock.building(f"profile image of {v.id}", say=log.info) if lock else None
     with building or nullcontext():
         base = base_image(root, backend, v, cell, tag)

@@ -34,6 +34,7 @@ from openssl_matrix.core.errors import BuildError, DockerUnavailable, FatalError
 from openssl_matrix.core.files import atomic_write
 from openssl_matrix.core.stats import CI_METHOD, estimate
 from openssl_matrix.engine.backend import Backend, endpoint_is_local
+from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.engine.ship import arrival_on
 from openssl_matrix.images.build import WORK
@@ -240,7 +241,7 @@ Images = dict[str, tuple[str, records.BuildRecord]]
 
 class Bencher:
     def __init__(self, matrix: Matrix, backend: Backend, tree: ResultsTree, *,
-                 engine: dict[str, Any], git_commit: str | None,
+                 engine: EngineInfo, git_commit: str | None,
                  settle: float = 0.0, wait_for_host: bool = True,
                  max_attempts: int = 0, take_host_lock: bool = True,
                  suites: Sequence[str] = ()) -> None:
@@ -281,7 +282,7 @@ class Bencher:
                           reverse=True):
             if self.backend.image_id(rec.tag):
                 return rec.tag, self._arrival(variant.id, rec)
-        where = self.engine.get("endpoint", "this engine")
+        where = self.engine.endpoint or "this engine"
         raise BuildError(f"{variant.id} is not built on {where}: the results tree "
                          f"{self.tree.root} has no build of it whose image is there",
                          hint=f"run `{build_command([variant.id], self.tree.root)}` first "
@@ -314,7 +315,7 @@ class Bencher:
         /proc/cpuinfo is what a container there reads. Else the check comes after the
         lock, through the engine, as always."""
         if not endpoint_is_local(self.engine) or \
-                self.engine.get("kernel") != platform.release():
+                self.engine.kernel != platform.release():
             return
         try:
             cpu = parse_cpuinfo(Path("/proc/cpuinfo").read_text(encoding="utf-8",
@@ -328,7 +329,7 @@ class Bencher:
 
     def host_lock(self) -> HostLock | None:
         """The engine's measurement lock; None for an engine that has no ID (a fake)."""
-        return HostLock(engine_key(self.engine)) if self.engine.get("id") else None
+        return HostLock(engine_key(self.engine)) if self.engine.id else None
 
     def bench(self, variants: list[Variant], suite: Suite, profile_name: str, *,
               force: bool = False, repeat: int | None = None, fresh: bool = False,
@@ -522,7 +523,7 @@ class Bencher:
         Only for a local engine that identifies itself: its host is this machine, whose
         /proc/stat is read directly. Returns what was seen, for the run's metadata.
         """
-        if self.settle <= 0 or not self.engine.get("id") or not endpoint_is_local(self.engine):
+        if self.settle <= 0 or not self.engine.id or not endpoint_is_local(self.engine):
             return None
         t0 = time.monotonic()
         seen = hostacct.sample_quiet(1.0)

@@ -19,6 +19,7 @@ from typing import Any
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import FatalError
 from openssl_matrix.engine.backend import Backend
+from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.matrix.model import Matrix, Variant
 from openssl_matrix.measure.perfrun import Cell
 from openssl_matrix.measure.profilecell import resolve
@@ -80,7 +81,7 @@ def profile_claim(spec: ReportSpec, claim: Claim, m: Matrix, backend: Backend, r
     variants = [_variant(m, planned[n].variant) for n in names]
     sides = [_cell(m, v, planned[n].suite, texts[n], seconds(spec))
              for n, v in zip(names, variants, strict=True)]
-    done = [profile_variant(root, backend, v, c, dict(engine))
+    done = [profile_variant(root, backend, v, c, EngineInfo.of(engine))
             for v, c in zip(variants, sides, strict=True)]
     labels = [v.id for v in variants] if variants[0].id != variants[1].id else list(names)
     cell = sides[0] if sides[0].name == sides[1].name else \

@@ -33,6 +33,7 @@ from openssl_matrix.core.clock import now
 from openssl_matrix.core.errors import DockerUnavailable, FatalError
 from openssl_matrix.core.files import atomic_write
 from openssl_matrix.engine.backend import Backend, RunLimits
+from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.images.build import Builder
 from openssl_matrix.images.sources import default_urls
@@ -315,7 +316,7 @@ def _build_and_bench(spec: ReportSpec, m: Matrix, backend: Backend, tree: Result
     todo = [g for g in groups.values() if g.variant in usable]
     if not todo:
         return {}
-    bencher = Bencher(m, backend, tree, engine=dict(engine or {}), git_commit=git_commit,
+    bencher = Bencher(m, backend, tree, engine=EngineInfo.of(engine or {}), git_commit=git_commit,
                       max_attempts=max_attempts)
     cpu_dir = facts.cpu.slug() if cpu_profile == "auto" else cpu_profile
     images = {vid: bencher.image_for(v) for vid, v in usable.items()}
