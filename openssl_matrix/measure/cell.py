@@ -97,8 +97,11 @@ _READERS: dict[str, Callable[[Invocation, str], tuple[
     RUNNER_S_TIME: parse_tls, RUNNER_HARNESS: parse_library}
 
 
-@dataclass
+@dataclass(frozen=True)
 class CellOutcome:
+    """What one cell (variant × suite × round) came to: its status, run folder, figures
+    and findings, or the error that stopped it. Frozen: made once, when the cell ends."""
+
     variant: str
     status: str  # complete | partial | failed
     run_dir: str | None = None

@@ -74,6 +74,8 @@ class TopRow(TypedDict):
 
 
 class _ProfileStart(TypedDict):
+    """The keys every profile's ``meta.json`` has (JSON on disk, written once)."""
+
     kind: str
     schema: int
     status: str
@@ -113,7 +115,7 @@ class ProfileMeta(_ProfileStart, total=False):
 
 
 class DiffRow(TypedDict):
-    """A function or library in a comparison of two profiles."""
+    """A function or library in a comparison of two profiles (a row of ``diff.json``)."""
 
     name: str
     a_ns_per_op: float
