@@ -36,6 +36,7 @@ from openssl_matrix.measure.perfrun import Cell, SpeedCell
 from openssl_matrix.measure.profileagree import agreement_of, file_agreement
 from openssl_matrix.measure.profilecell import resolve
 from openssl_matrix.measure.profiling import compare_profiled, profile_variant, summary
+from openssl_matrix.results.tree import ResultsTree
 
 DEFAULT_SECONDS = 3
 
@@ -190,19 +191,20 @@ def cmd_profile(*, target: str, matrix: str, results: str, only: str, algorithm:
     if agree:  # the same cell twice, one run after the other
         names, cells = names * 2, cells * 2
     variants = {vid: _variant(m, vid, flag) for vid in names}
-    done = [profile_variant(root, backend, variants[vid], c, info, overhead=overhead)
+    tree = ResultsTree(root)
+    done = [profile_variant(tree, backend, variants[vid], c, info, overhead=overhead)
             for vid, c in zip(names, cells, strict=True)]
     out: dict[str, Any] = {"profiles": [{"folder": str(p.folder), **p.meta} for p in done]}
     text = [summary(p.meta, p.folder) for p in done]
     if compare:
-        cmp = compare_profiled(root, cells[0], names[0], done[0], names[1], done[1])
+        cmp = compare_profiled(tree, cells[0], names[0], done[0], names[1], done[1])
         out["compare"] = {"folder": str(cmp.folder), "gap_ns_per_op": cmp.diff.gap_ns,
                           "explained_share": cmp.share}
         text += ["", cmp.table.rstrip("\n"), f"→ {cmp.folder}"]
     if agree:
         first, second = done
         ag = agreement_of(first.run, second.run)
-        folder, table = file_agreement(root, names[0], cells[0], ag, first.run, second.run,
+        folder, table = file_agreement(tree, names[0], cells[0], ag, first.run, second.run,
                                        (first.folder, second.folder))
         out["agree"] = {"folder": str(folder), "verdict": ag.verdict, "beyond": ag.beyond,
                         "rows": len(ag.rows), "k_sigma": ag.k}

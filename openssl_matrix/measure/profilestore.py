@@ -27,8 +27,7 @@ from openssl_matrix.measure.perfrun import EVENT, FREQUENCY_HZ, Cell, CellRecord
 from openssl_matrix.measure.profile import Row, compare, fold, folded_text, per_operation
 from openssl_matrix.measure.profile import self_time_ns as _self_time
 from openssl_matrix.measure.profileoverhead import OverheadRecord
-from openssl_matrix.results.records import profile_dir
-from openssl_matrix.results.tree import new_numbered_dir
+from openssl_matrix.results.tree import ResultsTree
 
 SCRIPT = "perf-script.txt"
 FOLDED = "stacks.folded"
@@ -157,9 +156,9 @@ def meta_of(run: ProfileRun, *, variant: str, version: str, image: str, image_id
     }
 
 
-def file_profile(root: Path, run: ProfileRun, meta: ProfileMeta) -> Path:
+def file_profile(tree: ResultsTree, run: ProfileRun, meta: ProfileMeta) -> Path:
     """Write one profile's four files into a new numbered folder; meta.json last."""
-    folder = new_numbered_dir(profile_dir(root, str(meta["variant"]), str(meta["cell"]["name"])))
+    folder = tree.new_profile_dir(str(meta["variant"]), str(meta["cell"]["name"]))
     folded = fold(run.samples)
     atomic_write(folder / SCRIPT, run.script)
     atomic_write(folder / FOLDED, folded_text(folded))
@@ -227,10 +226,10 @@ def table(d: Difference, a_ns: float, b_ns: float, *, rows: int = 12) -> str:
     return "\n".join(out) + "\n"
 
 
-def file_difference(root: Path, cell: Cell, d: Difference, a: ProfileRun, b: ProfileRun,
+def file_difference(tree: ResultsTree, cell: Cell, d: Difference, a: ProfileRun, b: ProfileRun,
                     folders: tuple[Path, Path]) -> tuple[Path, str]:
     """Write diff.json, diff.txt and diff.svg; return the folder and the table."""
-    folder = new_numbered_dir(profile_dir(root, "compare", f"{d.a}-vs-{d.b}-{cell.name}"))
+    folder = tree.new_profile_dir("compare", f"{d.a}-vs-{d.b}-{cell.name}")
     text = table(d, a.ns_per_op, b.ns_per_op)
     scaled: Counter[str] = Counter()  # B's samples per A's operation count: same work
     for stack, n in fold(b.samples).items():

@@ -270,13 +270,12 @@ class Bencher:
         profile's remote engine built its own), the newest recorded build whose image is
         here is used.
         """
-        latest = records.read_latest(self.tree.root, variant.id)
+        latest = self.tree.read_latest(variant.id)
         if latest is not None:
-            record = self.tree.build_record(variant.id, latest.digest)
-            if record and self.backend.image_id(latest.tag):
-                return latest.tag, self._arrival(variant.id,
-                                                 records.BuildRecord.from_json(record))
-        candidates = [r for r in records.build_records(self.tree.root, variant.id) if r.tag]
+            record = self.tree.read_build(variant.id, latest.digest)
+            if record is not None and self.backend.image_id(latest.tag):
+                return latest.tag, self._arrival(variant.id, record)
+        candidates = [r for r in self.tree.build_records(variant.id) if r.tag]
         # newest first, by the key as written (a missing ``ended`` sorts as "")
         for rec in sorted(candidates, key=lambda r: str(r.to_json().get("ended", "")),
                           reverse=True):
@@ -607,8 +606,8 @@ class Bencher:
         """Run folders of a cell (one round of a variant) that ``session`` finished with
         image ``tag``."""
         return [RunRef(r.cpu, r.variant, r.suite, r.run, r.path)
-                for r in records.finished_runs(self.tree.root, cpu=cpu_name, variant=variant,
-                                               suite=suite, figures=False)
+                for r in self.tree.finished_runs(cpu=cpu_name, variant=variant, suite=suite,
+                                                 figures=False)
                 if r.meta.session == session and r.meta.image_tag == tag
                 and r.meta.round_no == round_no]
 

@@ -135,7 +135,7 @@ def reproduce(spec: ReportSpec, env: Environment, backend: Backend, tree: Result
     if cells:
         results, extra = _extra_rounds(spec, results, groups, verdicts, bench)
         # claims that ask where their ratio comes from: both sides profiled, compared
-        where = profile_claims(spec, m, backend, tree.root, planned, dict(engine or {}),
+        where = profile_claims(spec, m, backend, tree, planned, dict(engine or {}),
                                warnings)
     results = fold(results, twins)
     if extra:

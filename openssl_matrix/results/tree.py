@@ -37,7 +37,7 @@ from openssl_matrix.core.names import inside, safe_name
 from openssl_matrix.results import records
 from openssl_matrix.results.bisections import Progress, latest_bisections
 from openssl_matrix.results.bisections import progress as bisection_progress
-from openssl_matrix.results.profiles import Filed
+from openssl_matrix.results.profiles import Filed, profiles_work
 from openssl_matrix.results.records import JOURNALS, read_json
 
 #: The report's default folder and the lab's logs, inside the tree.
@@ -377,8 +377,27 @@ class ResultsTree:
 
     def build_record(self, variant: str, digest: str) -> dict[str, Any] | None:
         """The build record of a variant's build, validated, as its JSON object."""
-        rec = records.read_build(self.build_dir(variant, digest))
+        rec = self.read_build(variant, digest)
         return None if rec is None else rec.to_json()
+
+    def read_build(self, variant: str, digest: str) -> records.BuildRecord | None:
+        """The build record of a variant's build, validated; None if there is none."""
+        return records.read_build(self.build_dir(variant, digest))
+
+    # -- profiles -------------------------------------------------------------
+    def new_profile_dir(self, variant: str, cell: str, under: str | None = None) -> Path:
+        """A new numbered folder for one profile of a variant's cell,
+        ``_profiles/<variant>/<cell>/NNNN`` (``under``: a folder of that cell's, such as
+        ``agree``; ``variant`` "compare": two builds' comparisons), each name checked."""
+        base = records.profile_dir(self.root, variant, cell)
+        if under is not None:
+            safe_name(under, "folder", error=ResultsError)
+            base = base / under
+        return new_numbered_dir(base)
+
+    def profiles_work(self) -> Path:
+        """``_profiles/.work``: the profiling images' build context."""
+        return profiles_work(self.root)
 
 
 def _remove_stale_tmp(folder: Path) -> None:
