@@ -13,6 +13,7 @@ import math
 import random
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -288,3 +289,51 @@ def test_a_verdict_reads_the_widened_interval_and_shows_the_runs(tmp_path: Path)
     r, rep = verdict([1.01, 1.01, 1.01], (4, 5, 0))
     assert r.verdict == REPRODUCED and not r.blocks[0].runs_disagree  # type: ignore[attr-defined]
     assert "runs disagree" not in render_text(rep)
+
+
+# ---------------------------------------------------------------------------------
+# what a reader sees: the bench summary, the report's section, the noise benchmark
+
+
+def test_the_summary_the_page_and_the_noise_benchmark_show_the_runs(tmp_path: Path,
+                                                                    capsys: Any) -> None:
+    from openssl_matrix.cli.summary import interleaved_text
+    from openssl_matrix.report import interleavedview
+    from openssl_matrix.results.interleaved import file_pair
+
+    from ..scripts import load_script
+    pair, suite = _pair()
+    text = "".join(_text(c, seed=i) for i, c in enumerate((1.195, 1.078, 1.035)))
+    rec = record_of(pair, command(pair, suite, suite.algorithms), text, 0,
+                    "2026-12-01T00:00:00+00:00", 6.0)
+    assert "3 runs that disagree: 1.19" in interleaved_text(rec["algorithms"][0])
+    file_pair(tmp_path, "host-x", "bench-1", pair.name, rec, text)
+    [row] = interleavedview.rows(tmp_path)
+    assert row.runs == 3 and row.runs_disagree and row.ci_method == CI_METHOD
+    assert row.run_ratios == pytest.approx([1.195, 1.078, 1.035], rel=0.01)
+    assert "3 runs disagree beyond their intervals: ×1.19" in row.line()
+    page = interleavedview.html([row])
+    assert '<span class="bad">runs disagree</span>' in page and "×1.195" in page
+    assert row.as_dict()["runs_disagree"] is True
+    # one run: no runs shown, no flag
+    one = record_of(pair, command(pair, suite, suite.algorithms), _text(1.1), 0,
+                    "2026-12-02T00:00:00+00:00", 2.0)
+    file_pair(tmp_path, "host-x", "bench-2", pair.name, one, "")
+    [single] = interleavedview.rows(tmp_path)
+    assert single.runs == 1 and "runs" not in single.line()
+    assert '<span class="bad">runs disagree</span>' not in interleavedview.html([single])
+    noise = load_script("noise")
+    [woven] = noise.woven(tmp_path, "host-x", "bench-1", {})
+    assert woven["runs_disagree"] and len(woven["run_ratios"]) == 3
+    noise.woven_table([woven])
+    out = capsys.readouterr().out
+    assert "runs disagree: 1.19" in out and "beyond their intervals (measure/runsmeta.py): 1" in out
+
+
+def test_a_reproductions_page_shows_the_runs_of_a_block_that_disagree() -> None:
+    from openssl_matrix.report.view import repro_view
+    block = {"block_size": 8192, "our_ratio": 1.1, "our_ratio_range": None,
+             "runs_disagree": True, "run_ratios": [1.195, 1.078, 1.035]}
+    data = {"claims": [{"id": "c", "verdict": "inconclusive", "blocks": [block]}]}
+    view = repro_view({"data": data, "text": "v.txt", "json": "v.json"})
+    assert view["claims"][0]["blocks"][0]["range"] == "runs disagree: 1.20×, 1.08×, 1.03×"
