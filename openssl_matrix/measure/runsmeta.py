@@ -1,10 +1,11 @@
 """Several runs of one interleaved pair as units: a random-effects mean of their ratios.
 
-Why: a sibling guest that stays for a whole harness run moves that run's ratio (measured
-on this project's EPYC host: three runs of one pair gave 1.195, 1.078 and 1.035, each
-with an interval of about ±0.5 %), so the blocks of a run are not independent of the run,
-and an interval over the pooled blocks of every run (the rule until 2026-12-06) is too
-narrow when the runs disagree.
+Why: a sibling guest that stays for a whole harness run moves that run's ratio (on this
+project's EPYC host a bisection step's first run gave 1.195 [1.168-1.223], and pooled
+with two more runs 1.035 ±0.4 %: docs/bisect.md), so the blocks of a run are not
+independent of the run, and an interval over the pooled blocks of every run (the rule
+until 2026-12-06) is too narrow when the runs disagree; its slowed-block rule, taking the
+usual rate over every run, also leaves out most blocks of a slower run.
 
 The estimate: each run's own log-ratio and its standard error from its batch means
 (``interleave.estimate``), combined DerSimonian–Laird: inverse-variance weights, Cochran's

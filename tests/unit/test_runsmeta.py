@@ -3,9 +3,10 @@ random-effects mean, an interval that widens when the runs disagree, the bench's
 ``again`` projecting it, a reproduction's verdict reading it, and a trend claim judged
 from two sizes' interleaved ratios.
 
-Every window below is synthetic (made up here, in the harness's output format): the
-runs' centres, 1.195, 1.078 and 1.035, are those three runs of one pair gave on this
-project's EPYC host (2026-12-06), each with an interval of about ±0.5 %."""
+Every window below is synthetic (made up here, in the harness's output format). The
+runs' centres 1.195, 1.078 and 1.035 are the figures a bisection step gave on this
+project's EPYC host (docs/bisect.md, step 2: its first run, then pooled with a second and
+a third), taken here as three runs' own ratios, each with an interval of about ±0.5 %."""
 
 from __future__ import annotations
 
