@@ -168,7 +168,9 @@ def row_of(runs: Sequence[AlgorithmRun]) -> dict[str, Any]:
     """An algorithm's estimate over its runs, as the record's row keys ({}: no block had
     CPU time). One run: its batch-means estimate, as before; several: the pooled blocks'
     estimate (``pooled``), each run's own (``runs_detail``) and, with two or more runs
-    that have an interval, their random-effects mean as the row's ratio and interval."""
+    that have an interval, their random-effects mean as the row's ratio and interval, its
+    block counts the runs' own (each run's slowed blocks judged against its own usual
+    rates)."""
     first, *more = runs
     pooled = estimate(first, more)
     if pooled is None:
@@ -185,6 +187,11 @@ def row_of(runs: Sequence[AlgorithmRun]) -> dict[str, Any]:
     if got is None:
         return row
     lo, hi = got.ci
+    mine = [e for e in each if e is not None]
+    # the blocks behind the combination: each run's own kept, slowed and preempted ones
+    row.update(blocks=sum(e.blocks for e in mine), slowed=sum(e.slowed for e in mine),
+               preempted=sum(e.preempted for e in mine),
+               disturbed=any(e.disturbed for e in mine))
     return {**row, "ratio": got.ratio, "ci_low": lo, "ci_high": hi, "ci_method": CI_METHOD,
             "log_se": got.se, "ci_df": got.df, "runs_units": got.k, "runs_q": got.q,
             "runs_tau": math.sqrt(got.tau2), "runs_disagree": got.disagree}

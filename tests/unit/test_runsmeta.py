@@ -338,3 +338,13 @@ def test_a_reproductions_page_shows_the_runs_of_a_block_that_disagree() -> None:
     data = {"claims": [{"id": "c", "verdict": "inconclusive", "blocks": [block]}]}
     view = repro_view({"data": data, "text": "v.txt", "json": "v.json"})
     assert view["claims"][0]["blocks"][0]["range"] == "runs disagree: 1.20×, 1.08×, 1.03×"
+
+
+def test_the_combined_row_counts_each_runs_own_blocks() -> None:
+    # the pooled rule judges slowed blocks against the usual rate of every run together,
+    # and leaves out most blocks of the slower runs; each run judged on its own keeps them
+    runs = _runs(1.195, 1.078, 1.035)
+    row = row_of(runs)
+    own = [estimate(r) for r in runs]
+    assert row["blocks"] == sum(e.blocks for e in own if e is not None) == 180
+    assert row["slowed"] == 0 and row["pooled"]["ratio"] > 1.15
