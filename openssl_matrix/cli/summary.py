@@ -210,6 +210,8 @@ def interleaved_text(row: PairRow) -> str:
              else " (too few blocks for 95 %)")
     slowed = f", {e.slowed} slowed" if e.slowed else ""
     runs = f", {row.runs} runs" if (row.runs or 1) > 1 else ""
+    if e.runs_disagree is True:  # measure/runsmeta.py: the interval is widened
+        runs += f" that disagree: {', '.join(f'{r:.3f}' for r in e.run_ratios)}"
     mixed = "; every block kept: a neighbour slowed most" if e.disturbed else ""
     share = row.rate_share
     low = (f"; sits low: a side at {share:.0%} of its best in the session's other pairs"

@@ -21,7 +21,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import ClassVar, cast
+from typing import Any, ClassVar, cast
 
 from openssl_matrix.results.records import (
     _CHECKS,
@@ -52,12 +52,31 @@ def _number(v: object) -> bool:
 @dataclass(frozen=True)
 class _Json:
     """A JSON object with typed fields: ``_TYPES`` names each field's JSON type,
-    ``_OPTIONAL`` the fields left out when ``None`` (older records do not have them);
-    ``extra`` holds the keys a class does not name. Nested objects are converted by the
-    subclass (``_nested``)."""
+    ``_OPTIONAL`` the fields a record may not have (older ones do not): written when not
+    ``None`` or when the record read had the key (``present``: a null it was written
+    with); ``extra`` holds the keys a class does not name. Nested objects are converted
+    by the subclass.
+
+    ``record["key"]``, ``"key" in record`` and ``record.get("key")`` read the JSON as
+    written, for generic readers and tests; typed code uses the attributes."""
 
     _TYPES: ClassVar[Mapping[str, str]] = MappingProxyType({})
     _OPTIONAL: ClassVar[frozenset[str]] = frozenset()
+    #: the optional keys the record was read (or made) with, null ones included
+    present: frozenset[str] = field(default=frozenset(), compare=False, kw_only=True,
+                                    repr=False)
+
+    def to_json(self) -> JsonObject:
+        return self._json()
+
+    def __getitem__(self, key: str) -> Any:
+        return self.to_json()[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.to_json()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.to_json().get(key, default)
 
     @classmethod
     def _read(cls, data: object, where: str) -> tuple[dict[str, object], JsonObject]:
@@ -86,9 +105,13 @@ class _Json:
         for f in dataclasses.fields(self):
             if f.name in self._TYPES:
                 value = getattr(self, f.name)
-                if value is None and f.name in self._OPTIONAL:
+                if value is None and f.name in self._OPTIONAL and f.name not in self.present:
                     continue
-                out[f.name] = list(value) if isinstance(value, tuple) else value
+                if isinstance(value, _Json):
+                    value = value.to_json()
+                elif isinstance(value, tuple):
+                    value = [v.to_json() if isinstance(v, _Json) else v for v in value]
+                out[f.name] = value
         extra: Mapping[str, object] = getattr(self, "extra", {})
         return {**out, **extra}
 
@@ -127,7 +150,13 @@ def _opt_str(v: object) -> str | None:
 class PairEstimate(_Json):
     """The ratio B/A of a row's kept blocks and its 95 % interval (measure/interleave.py's
     ``Interleaved``, as filed). ``slowed``, ``disturbed``, ``ci_method``, ``median`` and
-    ``rates_by`` are ``None`` in records written before they were."""
+    ``rates_by`` are ``None`` in records written before they were; ``log_se`` (the
+    log-ratio's standard error) and ``ci_df`` (its degrees of freedom), null without an
+    interval, in records written before 2026-12-06. A row of several runs (runsmeta.py)
+    keeps each run's own (``runs_detail``) and the pooled blocks' estimate (``pooled``),
+    and where two or more had an interval their random-effects mean is the ratio:
+    ``runs_units``, Cochran's ``runs_q``, the between-run ``runs_tau`` and whether the
+    runs disagree beyond their intervals (``runs_disagree``)."""
 
     blocks: int
     preempted: int
@@ -142,21 +171,83 @@ class PairEstimate(_Json):
     ci_method: str | None = None
     median: float | None = None
     rates_by: str | None = None  #: "wall" or "cpu" (rates by thread CPU time)
+    log_se: float | None = None
+    ci_df: float | None = None
+    runs_detail: tuple[RunDetail, ...] | None = None
+    pooled: PooledRatio | None = None
+    runs_units: int | None = None
+    runs_q: float | None = None
+    runs_tau: float | None = None
+    runs_disagree: bool | None = None
 
     _TYPES = MappingProxyType({
         "blocks": INT, "preempted": INT, "slowed": INT, "disturbed": BOOL, "ratio": _NUMBER,
         "ci_low": NUM, "ci_high": NUM, "geometric_mean": _NUMBER, "rate_a": _NUMBER,
-        "rate_b": _NUMBER, "ci_method": STR, "median": _NUMBER, "rates_by": STR})
-    _OPTIONAL = frozenset({"slowed", "disturbed", "ci_method", "median", "rates_by"})
+        "rate_b": _NUMBER, "ci_method": STR, "median": _NUMBER, "rates_by": STR,
+        "log_se": NUM, "ci_df": NUM, "runs_detail": LIST, "pooled": OBJ, "runs_units": INT,
+        "runs_q": NUM, "runs_tau": NUM, "runs_disagree": BOOL})
+    _OPTIONAL = frozenset({"slowed", "disturbed", "ci_method", "median", "rates_by",
+                           "log_se", "ci_df", "runs_detail", "pooled", "runs_units",
+                           "runs_q", "runs_tau", "runs_disagree"})
 
     @classmethod
     def from_json(cls, data: Mapping[str, object], where: str) -> PairEstimate:
         known = {k: v for k, v in data.items() if k in cls._TYPES}
         values, _ = cls._read(known, where)
-        return cls(**values)  # type: ignore[arg-type]  # checked against _TYPES
+        if values.get("runs_detail") is not None:
+            values["runs_detail"] = tuple(
+                RunDetail.from_json(d, f"{where}: runs_detail")
+                for d in cast(list[object], values["runs_detail"]))
+        if values.get("pooled") is not None:
+            values["pooled"] = PooledRatio.from_json(values["pooled"], f"{where}: pooled")
+        return cls(**values, present=frozenset(values))  # type: ignore[arg-type]
 
-    def to_json(self) -> JsonObject:
-        return self._json()
+    @property
+    def run_ratios(self) -> tuple[float, ...]:
+        """Each run's own ratio, of the runs that had one (none for a single run)."""
+        return tuple(d.ratio for d in self.runs_detail or () if d.ratio is not None)
+
+
+@dataclass(frozen=True)
+class RunDetail(_Json):
+    """One run of a row of several: its own ratio and interval (null: no block had CPU
+    time, or too few for an interval) and blocks kept (runsmeta.py)."""
+
+    run: int
+    ratio: float | None
+    ci_low: float | None
+    ci_high: float | None
+    blocks: int
+    rates_by: str | None = None
+    disturbed: bool | None = None
+    extra: Mapping[str, object] = field(default_factory=dict, compare=False)
+
+    _TYPES = MappingProxyType({"run": INT, "ratio": NUM, "ci_low": NUM, "ci_high": NUM,
+                               "blocks": INT, "rates_by": STR, "disturbed": BOOL})
+    _OPTIONAL = frozenset({"rates_by", "disturbed"})
+
+    @classmethod
+    def from_json(cls, data: object, where: str) -> RunDetail:
+        values, extra = cls._read(data, where)
+        return cls(**values, extra=extra, present=frozenset(values))  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class PooledRatio(_Json):
+    """A row of several runs: the estimate of their blocks pooled (kept beside the
+    runs' combination)."""
+
+    ratio: float | None
+    ci_low: float | None
+    ci_high: float | None
+    extra: Mapping[str, object] = field(default_factory=dict, compare=False)
+
+    _TYPES = MappingProxyType({"ratio": NUM, "ci_low": NUM, "ci_high": NUM})
+
+    @classmethod
+    def from_json(cls, data: object, where: str) -> PooledRatio:
+        values, extra = cls._read(data, where)
+        return cls(**values, extra=extra)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -182,7 +273,7 @@ class SetAside(_Json):
     @classmethod
     def from_json(cls, data: object, where: str) -> SetAside:
         values, extra = cls._read(data, where)
-        return cls(**values, extra=extra)  # type: ignore[arg-type]
+        return cls(**values, extra=extra, present=frozenset(values))  # type: ignore[arg-type]
 
     def to_json(self) -> JsonObject:
         out = self._json()
@@ -250,7 +341,7 @@ class PairRow(_Json):
         aside = tuple(SetAside.from_json(a, f"{where}: set_aside")
                       for a in cast(list[object], values.pop("set_aside", None) or ()))
         return cls(**values, estimate=estimate, set_aside=aside,  # type: ignore[arg-type]
-                   extra=extra)
+                   extra=extra, present=frozenset(values) - {"set_aside"})
 
     def to_json(self) -> JsonObject:
         out = {k: v for k, v in self._json().items() if k != "set_aside"}
@@ -317,7 +408,8 @@ class PairRecord(_Json):
         for k in ("command", "errors", "claims"):
             if values.get(k) is not None:
                 values[k] = tuple(cast(list[str], values[k]))
-        return cls(**values, **sides, algorithms=rows, extra=extra)  # type: ignore[arg-type]
+        return cls(**values, **sides, algorithms=rows, extra=extra,  # type: ignore[arg-type]
+                   present=frozenset(values))
 
     def to_json(self) -> JsonObject:
         out = self._json()
@@ -332,4 +424,4 @@ class PairRecord(_Json):
 
 
 __all__ = ["JsonObject", "PairEstimate", "PairRecord", "PairRow", "PairSide",
-           "SetAside"]
+           "PooledRatio", "RunDetail", "SetAside"]

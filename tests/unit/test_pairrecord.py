@@ -21,7 +21,7 @@ RECORDS = sorted(FIX.glob("*.json"))
 
 
 def test_there_are_records_of_every_shape() -> None:
-    assert len(RECORDS) == 5
+    assert len(RECORDS) == 6
 
 
 @pytest.mark.parametrize("path", RECORDS, ids=lambda p: p.stem)
@@ -51,6 +51,9 @@ def test_the_shapes_read_as_typed_fields() -> None:
     assert regime.regime_checked is True and any(r.set_aside for r in regime.algorithms)
     bisect = read["fake-bisect"]
     assert bisect.bisection_run is not None and bisect.pooled_runs and bisect.pair_image
+    units = read["synthetic-runs-as-units"].algorithms[0].estimate
+    assert units is not None and units.runs_disagree is True and units.log_se is not None
+    assert len(units.run_ratios) == 3 and units.pooled is not None
     mask = read["bench-mask-native"]
     assert all(r.low is not None for r in mask.algorithms) and mask.top.mask != "native"
 
