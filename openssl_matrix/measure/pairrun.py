@@ -35,9 +35,8 @@ from openssl_matrix.measure.pairregime import LOW, annotate, best_rates, low_alg
 from openssl_matrix.measure.robust import PAIRED_TARGET
 from openssl_matrix.measure.runsmeta import projected_half, row_of
 from openssl_matrix.measure.speedcmd import mask_value
-from openssl_matrix.results.interleaved import file_pair, filed_pairs, filed_raw, rewrite_record
 from openssl_matrix.results.pairrecord import PairRecord, PairRow, PairSide
-from openssl_matrix.results.tree import builds_root
+from openssl_matrix.results.tree import ResultsTree
 
 #: Block size when the suite names none.
 DEFAULT_BYTES = 8192
@@ -318,8 +317,8 @@ def interleave_session(ctx: Any, variants: Sequence[Variant], images: Mapping[st
         log.info(f"  interleaved: {n}")
     if not pairs:
         return []
-    root: Path = ctx.tree.root
-    done = filed_pairs(root, ctx.cpu_name, ctx.session)
+    tree: ResultsTree = ctx.tree
+    done = tree.filed_pairs(ctx.cpu_name, ctx.session)
     todo = to_measure(pairs, done)
     again = _regime_todo(pairs, done) if not todo else []
     if not todo and not again:
@@ -328,7 +327,7 @@ def interleave_session(ctx: Any, variants: Sequence[Variant], images: Mapping[st
                   .values(), key=lambda v: v.id)
     try:
         image = ensure_pair_image(ctx.backend, [(v, images[v.id][0]) for v in used],
-                                  builds_root(root), workdir)
+                                  tree.builds_dir(), workdir)
     except BuildError as exc:
         log.warn(f"interleaved comparisons skipped: {exc.message} (hint: {exc.hint})")
         return [done[p.name] for p in pairs if p.name in done]
@@ -338,7 +337,7 @@ def interleave_session(ctx: Any, variants: Sequence[Variant], images: Mapping[st
     for i, pair in enumerate(todo, 1):
         got = _measure(ctx, image.tag, pair, suite, f"[{i}/{len(todo)}]")
         if got is not None:
-            file_pair(root, ctx.cpu_name, ctx.session, pair.name, *got)
+            tree.file_pair(ctx.cpu_name, ctx.session, pair.name, *got)
             done[pair.name] = got[0]
     again = again or _regime_todo(pairs, done)
     if again:
@@ -350,14 +349,14 @@ def interleave_session(ctx: Any, variants: Sequence[Variant], images: Mapping[st
         old = done[pair.name]
         best = best_rates([*done.values(), *([got[0]] if got else [])])
         rec = replace(old if got is None else merged(old, got[0], best), regime_checked=True)
-        raw = filed_raw(root, ctx.cpu_name, ctx.session, pair.name)
+        raw = tree.filed_pair_raw(ctx.cpu_name, ctx.session, pair.name)
         more = "" if got is None else f"# measured again: a side sat low\n{got[1]}"
-        file_pair(root, ctx.cpu_name, ctx.session, pair.name, rec, raw + more)
+        tree.file_pair(ctx.cpu_name, ctx.session, pair.name, rec, raw + more)
         done[pair.name] = rec
     filed = [p for p in pairs if p.name in done]
     records = annotate([done[p.name] for p in filed])
     for p, rec in zip(filed, records, strict=True):
-        rewrite_record(root, ctx.cpu_name, ctx.session, p.name, rec)
+        tree.rewrite_pair(ctx.cpu_name, ctx.session, p.name, rec)
     return records
 
 

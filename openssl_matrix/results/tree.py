@@ -34,9 +34,10 @@ from openssl_matrix.core.clock import now as _now
 from openssl_matrix.core.errors import ResultsError
 from openssl_matrix.core.files import UnreadableFile, open_lock, read_bounded, write_json
 from openssl_matrix.core.names import inside, safe_name
-from openssl_matrix.results import records
+from openssl_matrix.results import interleaved, records
 from openssl_matrix.results.bisections import Progress, latest_bisections
 from openssl_matrix.results.bisections import progress as bisection_progress
+from openssl_matrix.results.pairrecord import PairRecord
 from openssl_matrix.results.profiles import Filed, profiles_work
 from openssl_matrix.results.records import JOURNALS, read_json
 
@@ -383,6 +384,24 @@ class ResultsTree:
     def read_build(self, variant: str, digest: str) -> records.BuildRecord | None:
         """The build record of a variant's build, validated; None if there is none."""
         return records.read_build(self.build_dir(variant, digest))
+
+    # -- interleaved comparisons (results/interleaved.py) ----------------------
+    def file_pair(self, cpu: str, session: str, pair: str, record: PairRecord,
+                  raw: str) -> Path:
+        """File one comparison of a session: its raw output first, its record last."""
+        return interleaved.file_pair(self.root, cpu, session, pair, record, raw)
+
+    def rewrite_pair(self, cpu: str, session: str, pair: str, record: PairRecord) -> None:
+        """Replace a filed comparison's record (its raw output stays)."""
+        interleaved.rewrite_record(self.root, cpu, session, pair, record)
+
+    def filed_pairs(self, cpu: str, session: str) -> dict[str, PairRecord]:
+        """The finished comparisons of one session, by pair name."""
+        return interleaved.filed_pairs(self.root, cpu, session)
+
+    def filed_pair_raw(self, cpu: str, session: str, pair: str) -> str:
+        """A filed comparison's raw output ("" when there is none)."""
+        return interleaved.filed_raw(self.root, cpu, session, pair)
 
     # -- profiles -------------------------------------------------------------
     def new_profile_dir(self, variant: str, cell: str, under: str | None = None) -> Path:

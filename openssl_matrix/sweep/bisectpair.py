@@ -43,7 +43,7 @@ from openssl_matrix.measure.pairrun import (
 from openssl_matrix.measure.robust import RatioEstimate
 from openssl_matrix.measure.session import Bencher
 from openssl_matrix.measure.speedcmd import mask_value
-from openssl_matrix.results.interleaved import file_pair, record_name
+from openssl_matrix.results.interleaved import record_name
 from openssl_matrix.results.pairrecord import PairRecord
 from openssl_matrix.results.tree import ResultsTree
 from openssl_matrix.sweep.bisect import INTERLEAVED, Paired, Unmeasurable
@@ -154,7 +154,7 @@ class EnginePairs:
         name = f"{plan.name}--{len(texts)}"
         rec = replace(rec, pair_image=image, bisection_run=run, pooled_runs=len(texts))
         cpu = self.cpu(image)
-        file_pair(root, cpu, self.session, name, rec, raw)
+        self.m.tree.file_pair(cpu, self.session, name, rec, raw)
         where = record_name(cpu, self.session, name)
         return self.paired(rec, where)
 

@@ -23,6 +23,7 @@ from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.pairrun import interleave_session
 from openssl_matrix.results.interleaved import all_pairs
 from openssl_matrix.results.pairrecord import PairRecord
+from openssl_matrix.results.tree import ResultsTree
 
 from ..fakes import FakeBackend
 
@@ -70,7 +71,7 @@ def _session(tmp_path: Path, backend: FakeBackend) -> tuple[Any, list[Any], Any,
     backend.images[toolchain_tag(variants[0].base_image)] = "sha256:toolchain"
     images: dict[str, tuple[str, dict[str, Any]]] = {
         v.id: (f"openssl-matrix/{v.id}:x", {}) for v in variants}
-    ctx = SimpleNamespace(backend=backend, tree=SimpleNamespace(root=tmp_path / "results"),
+    ctx = SimpleNamespace(backend=backend, tree=ResultsTree(tmp_path / "results"),
                           cpu_name="host-x", session="bench-1",
                           limits=lambda timeout, suite: RunLimits(timeout=timeout))
     return ctx, variants, suite, images
