@@ -45,14 +45,9 @@ from openssl_matrix.measure.speedcmd import mask_value
 from openssl_matrix.parse.algorithms import speed_argument
 from openssl_matrix.repro.plan import PlannedMeasurement, mask_name
 from openssl_matrix.repro.spec import OP_BLOCK, Measurement, ReportSpec
-from openssl_matrix.results.interleaved import (
-    cpu_sessions,
-    file_pair,
-    filed_pairs,
-    record_name,
-)
+from openssl_matrix.results.interleaved import record_name
 from openssl_matrix.results.pairrecord import PairRecord
-from openssl_matrix.results.tree import builds_root
+from openssl_matrix.results.tree import ResultsTree
 
 #: Seconds per algorithm and block size of a reproduction's interleaved runs.
 SECONDS = 2
@@ -235,16 +230,13 @@ def runs_of(spec: ReportSpec, pairs: Mapping[str, ClaimPair],
     return list(runs.values())
 
 
-def _earlier(root: Path, cpu: str, spec_id: str, run: _Run, tag: str,
+def _earlier(tree: ResultsTree, cpu: str, spec_id: str, run: _Run, tag: str,
              ) -> tuple[str, PairRecord] | None:
     """A finished run of the same pair, block and algorithms made in the same harness
     image by an earlier reproduction of the spec: its session and record."""
-    base = cpu_sessions(root, cpu)
-    if not base.is_dir():
-        return None
-    for session in sorted((p.name for p in base.iterdir()
-                           if p.name.startswith(f"repro-{spec_id}-")), reverse=True):
-        rec = filed_pairs(root, cpu, session).get(run.name)
+    for session in reversed([s for s in tree.pair_sessions(cpu)
+                             if s.startswith(f"repro-{spec_id}-")]):
+        rec = tree.filed_pairs(cpu, session).get(run.name)
         if rec is None or rec.exit_code != 0 or rec.pair_image != tag:
             continue
         have = {r.algorithm for r in rec.algorithms if r.estimate is not None}
@@ -256,7 +248,7 @@ def _earlier(root: Path, cpu: str, spec_id: str, run: _Run, tag: str,
 def measure_claim_pairs(spec: ReportSpec, pairs: Mapping[str, ClaimPair],
                         planned: Mapping[str, PlannedMeasurement],
                         variants: Mapping[str, tuple[Variant, str]], backend: Any,
-                        root: Path, cpu: str, *, session: str, workdir: Path,
+                        tree: ResultsTree, cpu: str, *, session: str, workdir: Path,
                         limits: Callable[[float], Any], force: bool = False,
                         hold: Callable[[], AbstractContextManager[Any]] = nullcontext,
                         ) -> dict[str, Interleaving]:
@@ -278,7 +270,7 @@ def measure_claim_pairs(spec: ReportSpec, pairs: Mapping[str, ClaimPair],
     tag = pair_tag(sides)
     filed: dict[str, tuple[str, PairRecord]] = {}
     for run in runs:  # an earlier reproduction's run in the same harness image: reused
-        earlier = None if force else _earlier(root, cpu, spec.id, run, tag)
+        earlier = None if force else _earlier(tree, cpu, spec.id, run, tag)
         if earlier is not None:
             log.info(f"    {run.name}: reusing the run filed by an earlier reproduction in "
                      f"the same harness image ({earlier[0]}; --force measures again)")
@@ -287,7 +279,7 @@ def measure_claim_pairs(spec: ReportSpec, pairs: Mapping[str, ClaimPair],
     why: str | None = None
     if todo:
         with hold():
-            why = _measure_runs(spec, todo, sides, backend, root, cpu, session, workdir,
+            why = _measure_runs(spec, todo, sides, backend, tree, cpu, session, workdir,
                                 limits, filed)
     for cp in pairs.values():
         out[cp.claim] = _claim_ratios(cp, runs, filed, cpu)
@@ -297,13 +289,13 @@ def measure_claim_pairs(spec: ReportSpec, pairs: Mapping[str, ClaimPair],
 
 
 def _measure_runs(spec: ReportSpec, todo: Sequence[_Run], sides: Sequence[tuple[Variant, str]],
-                  backend: Any, root: Path, cpu: str, session: str, workdir: Path,
+                  backend: Any, tree: ResultsTree, cpu: str, session: str, workdir: Path,
                   limits: Callable[[float], Any],
                   filed: dict[str, tuple[str, PairRecord]]) -> str | None:
     """Build the harness image if it is missing, measure and file ``todo`` (into
     ``filed``); why nothing could be measured, or None."""
     try:
-        image = ensure_pair_image(backend, sides, builds_root(root), workdir)
+        image = ensure_pair_image(backend, sides, tree.builds_dir(), workdir)
     except BuildError as exc:
         log.warn(f"interleaved runs skipped: {exc.message} (hint: {exc.hint})")
         return f"the pair harness could not be built: {exc.message}"
@@ -314,7 +306,7 @@ def _measure_runs(spec: ReportSpec, todo: Sequence[_Run], sides: Sequence[tuple[
         if got is not None:
             rec = replace(got[0], pair_image=image.tag, reproduction=spec.id,
                           claims=tuple(sorted(set(run.claims))), block_size=run.block)
-            file_pair(root, cpu, session, run.name, rec, got[1])
+            tree.file_pair(cpu, session, run.name, rec, got[1])
             filed[run.name] = (session, rec)
     return None
 

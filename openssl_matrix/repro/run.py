@@ -239,7 +239,7 @@ def _interleave(spec: ReportSpec, planned: Mapping[str, PlannedMeasurement],
     tree.lock(wait=wait)
     try:
         out.update(measure_claim_pairs(
-            spec, pairs, planned, built, backend, tree.root, cpu_dir, session=session,
+            spec, pairs, planned, built, backend, tree, cpu_dir, session=session,
             workdir=tree.repro_dir() / ".work", force=force, hold=hold,
             limits=lambda seconds: RunLimits(timeout=seconds, labels=labels)))
     finally:

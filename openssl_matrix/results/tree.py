@@ -399,6 +399,11 @@ class ResultsTree:
         """The finished comparisons of one session, by pair name."""
         return interleaved.filed_pairs(self.root, cpu, session)
 
+    def pair_sessions(self, cpu: str) -> list[str]:
+        """The sessions with interleaved comparisons under one CPU profile, by name."""
+        base = interleaved.cpu_sessions(self.root, cpu)
+        return sorted(p.name for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
+
     def filed_pair_raw(self, cpu: str, session: str, pair: str) -> str:
         """A filed comparison's raw output ("" when there is none)."""
         return interleaved.filed_raw(self.root, cpu, session, pair)

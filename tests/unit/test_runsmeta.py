@@ -32,6 +32,7 @@ from openssl_matrix.measure.pairrun import (
 from openssl_matrix.measure.runsmeta import CI_METHOD, Unit, chi2_95, combine
 from openssl_matrix.measure.runsmeta import row_of as _row_of
 from openssl_matrix.results.pairrecord import PairEstimate, PairRow
+from openssl_matrix.results.tree import ResultsTree
 
 ROOT = Path(__file__).resolve().parents[2]
 MS = 5_000_000
@@ -246,7 +247,8 @@ def test_a_trend_is_judged_from_its_two_sizes_interleaved_ratios(tmp_path: Path)
 
     backend = FakeBackend(harness)
     backend.images[pair_tag(sorted(variants.values(), key=lambda x: x[0].id))] = "sha256:p"
-    got = measure_claim_pairs(spec, pairs, planned, variants, backend, tmp_path, "cpu-x",
+    got = measure_claim_pairs(spec, pairs, planned, variants, backend, ResultsTree(tmp_path),
+                              "cpu-x",
                               session="repro-t-1", workdir=tmp_path / "work",
                               limits=lambda seconds: None)
     assert sorted(got["gap-closes"].ratios) == [16, 16384]
