@@ -24,8 +24,9 @@ of the tree with two rounds or more, it prints:
    accounting's verdicts;
 4. where the suite interleaves (``interleave:``; measure/pairrun.py), each comparison
    measured again with both sides in one process: the same single-figure spreads beside
-   the interleaved ratio's 95 % interval, and whether that is within ±2 %, and whether a
-   side sat low (measure/pairregime.py);
+   the interleaved ratio's 95 % interval, and whether that is within ±2 %, whether a
+   side sat low (measure/pairregime.py), and where an algorithm was run several times and
+   its runs disagree beyond their own intervals, each run's ratio (measure/runsmeta.py);
 5. each interleaved comparison measured in several bench sessions of the tree: its ratio
    in each and how far apart they lie (what an interval inside one session cannot show).
 
@@ -101,7 +102,11 @@ def woven(tree: Path, cpu: str, session: str,
                          "goal_applies": max(sa or 0, sb or 0) > WIDE_SPREAD,
                          "within": w is not None and w <= PAIRED_TARGET,
                          "rate_share": row.get("rate_share"), "low": row.get("low") is True,
-                         "again": bool(row.get("set_aside"))})
+                         "again": bool(row.get("set_aside")),
+                         "runs": row.get("runs") or 1,
+                         "runs_disagree": row.get("runs_disagree") is True,
+                         "run_ratios": [d.get("ratio") for d in row.get("runs_detail") or ()
+                                        if isinstance(d, dict)]})
     return rows
 
 
@@ -256,7 +261,9 @@ def woven_table(rows: list[dict[str, Any]]) -> None:
         print(f"  {name[:58]:<58} {r['algorithm']:<12} {pct(r['spread_numerator']):>9} "
               f"{pct(r['spread_denominator']):>9} {ci:>26} {r['blocks'] or 0:>7}  {goal} "
               f"({pct(r['half_width'])})" + (" sits low" if r.get("low") else "")
-              + (" (measured again)" if r.get("again") else ""))
+              + (" (measured again)" if r.get("again") else "")
+              + (f" runs disagree: {_ratios(r['run_ratios'])}" if r.get("runs_disagree")
+                 else ""))
     applies = [r for r in rows if r["goal_applies"]]
     print(f"  interleaved comparisons with a side spreading over ±{WIDE_SPREAD:.0%}: "
           f"{len(applies)}; of them within ±{PAIRED_TARGET:.0%}: "
@@ -265,7 +272,14 @@ def woven_table(rows: list[dict[str, Any]]) -> None:
           f"{sum(r['within'] for r in rows)} of {len(rows)}; sitting low (a side more "
           f"than 10 % below its best in the session's other pairs): "
           f"{sum(bool(r.get('low')) for r in rows)}, measured again: "
-          f"{sum(bool(r.get('again')) for r in rows)}")
+          f"{sum(bool(r.get('again')) for r in rows)}; run more than once: "
+          f"{sum((r.get('runs') or 1) > 1 for r in rows)}, their runs disagreeing beyond "
+          f"their intervals (measure/runsmeta.py): "
+          f"{sum(bool(r.get('runs_disagree')) for r in rows)}")
+
+
+def _ratios(values: list[Any]) -> str:
+    return ", ".join("-" if not isinstance(v, (int, float)) else f"{v:.3f}" for v in values)
 
 
 def main() -> None:

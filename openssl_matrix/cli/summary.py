@@ -208,6 +208,10 @@ def interleaved_text(row: Mapping[str, Any]) -> str:
              and isinstance(hi, (int, float)) else " (too few blocks for 95 %)")
     slowed = f", {row['slowed']} slowed" if row.get("slowed") else ""
     runs = f", {row['runs']} runs" if (row.get("runs") or 1) > 1 else ""
+    if row.get("runs_disagree") is True:  # measure/runsmeta.py: the interval is widened
+        each = [f"{d['ratio']:.3f}" for d in row.get("runs_detail") or ()
+                if isinstance(d, dict) and isinstance(d.get("ratio"), float)]
+        runs += f" that disagree: {', '.join(each)}"
     mixed = "; every block kept: a neighbour slowed most" if row.get("disturbed") else ""
     share = row.get("rate_share")
     low = (f"; sits low: a side at {share:.0%} of its best in the session's other pairs"

@@ -28,12 +28,12 @@ from openssl_matrix.measure.interleave import (
     WINDOW_MS,
     AlgorithmRun,
     PairOutput,
-    estimate,
     parse_output,
 )
 from openssl_matrix.measure.paired import newer, variant_parts
 from openssl_matrix.measure.pairregime import LOW, annotate, best_rates, low_algorithms, merged
 from openssl_matrix.measure.robust import PAIRED_TARGET
+from openssl_matrix.measure.runsmeta import projected_half, row_of
 from openssl_matrix.measure.speedcmd import mask_value
 from openssl_matrix.results.interleaved import file_pair, filed_pairs, filed_raw, rewrite_record
 from openssl_matrix.results.tree import builds_root
@@ -158,10 +158,13 @@ def grouped_runs(text: str) -> tuple[PairOutput, list[list[AlgorithmRun]]]:
 
 
 def again(row: Mapping[str, Any], runs: int) -> bool:
-    """Whether an algorithm's row, pooled over ``runs`` runs, is run once more: wider than
-    the target, and either within the first ``1 + FOLLOW_UPS`` runs or, up to
-    ``MAX_RUNS``, narrow enough that ``MAX_RUNS`` runs in all should reach the target (a
-    batch-means half-width shrinks as one over the square root of the blocks pooled)."""
+    """Whether an algorithm's row over ``runs`` runs is run once more: wider than the
+    target, and either within the first ``1 + FOLLOW_UPS`` runs or, up to ``MAX_RUNS``,
+    narrow enough that ``MAX_RUNS`` runs in all should reach the target. A row of runs as
+    units (runsmeta.py) projects its standard error, the runs' disagreement included, as
+    one over the square root of the runs, its t quantile at a degree of freedom more a
+    run; a pooled row's batch-means half-width shrinks as one over the square root of
+    the blocks pooled."""
     if not wide(row):
         return False
     if runs < 1 + FOLLOW_UPS:
@@ -170,6 +173,9 @@ def again(row: Mapping[str, Any], runs: int) -> bool:
     if runs >= MAX_RUNS or not isinstance(ratio, float) or not isinstance(lo, float) \
             or not isinstance(hi, float):
         return False
+    projected = projected_half(row, runs, MAX_RUNS - runs)
+    if projected is not None:
+        return projected <= PAIRED_TARGET
     half = (hi - lo) / 2 / ratio
     return runs * (half / PAIRED_TARGET) ** 2 <= MAX_RUNS
 
@@ -189,12 +195,11 @@ def record_of(pair: PairPlan, cmd: Sequence[str], text: str, exit_code: int,
     out, groups = grouped_runs(text)
     rows: list[dict[str, Any]] = []
     for first, *more in groups:
-        est = estimate(first, more)
         rows.append({"algorithm": first.algorithm, "block_size": first.block,
                      "direction": first.direction, "window_ms": first.window_ms,
                      "seconds": first.seconds, "runs": 1 + len(more),
                      "windows": sum(len(r.windows) for r in (first, *more)),
-                     **({} if est is None else est.as_dict())})
+                     **row_of((first, *more))})
     return {"kind": pair.kind, "numerator": pair.top.label, "denominator": pair.bottom.label,
             "top": {"variant": pair.top.variant.id, "mask": pair.top.mask,
                     "ia32cap": pair.top.ia32cap, "version": out.versions.get(1)},
@@ -207,7 +212,10 @@ def record_of(pair: PairPlan, cmd: Sequence[str], text: str, exit_code: int,
                       "geometric mean of batches of 10 kept blocks, its 95 % interval "
                       "Student's t over the batches; an algorithm whose interval is wider "
                       f"than ±{PAIRED_TARGET:.0%} is run again, up to {1 + FOLLOW_UPS} runs "
-                      f"(up to {MAX_RUNS} while that many should reach it), its runs pooled"}
+                      f"(up to {MAX_RUNS} while that many should reach it); with several runs "
+                      "each run is a unit: their random-effects mean (DerSimonian-Laird, "
+                      "t with Welch-Satterthwaite degrees of freedom), the pooled blocks' "
+                      "estimate kept beside it"}
 
 
 def timeout(suite: Suite, algorithms: int) -> float:

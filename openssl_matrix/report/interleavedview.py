@@ -46,6 +46,12 @@ class InterleavedRow:
     #: the slower side's rate over its best in the session's pairs (measure/pairregime.py)
     rate_share: float | None = None
     low: bool = False  #: that share more than 10 % below 1: a neighbour held the run down
+    #: the harness runs behind the row and each one's own ratio; with several, the ratio
+    #: is their random-effects mean (measure/runsmeta.py), widened when they disagree
+    runs: int = 1
+    run_ratios: tuple[float | None, ...] = ()
+    runs_disagree: bool = False
+    ci_method: str = "t95-batches"
 
     @property
     def half_width(self) -> float | None:
@@ -60,8 +66,9 @@ class InterleavedRow:
                 "ci_low": self.ci_low, "ci_high": self.ci_high, "blocks": self.blocks,
                 "preempted": self.preempted, "slowed": self.slowed,
                 "disturbed": self.disturbed, "direction": self.direction,
-                "rate_share": self.rate_share, "low": self.low,
-                "ci_method": "t95-batches", "raw": self.raw}
+                "rate_share": self.rate_share, "low": self.low, "runs": self.runs,
+                "run_ratios": list(self.run_ratios), "runs_disagree": self.runs_disagree,
+                "ci_method": self.ci_method, "raw": self.raw}
 
     def line(self) -> str:
         alg = self.algorithm + (" decrypt" if self.direction == "decrypt" else "")
@@ -72,7 +79,19 @@ class InterleavedRow:
             return f"{what} = ×{self.ratio:.3f} ({self.blocks} blocks: no interval)"
         return (f"{what} = ×{self.ratio:.3f} [{self.ci_low:.3f}–{self.ci_high:.3f}] "
                 f"({self.blocks} blocks{DISTURBED if self.disturbed else ''}"
-                f"{self._low()})")
+                f"{self._low()}{self._runs()})")
+
+    def runs_text(self) -> str:
+        """Each run's own ratio: ``×1.195, ×1.078, ×1.035`` (``-``: a run without one)."""
+        return ", ".join("-" if x is None else f"×{x:.3f}" for x in self.run_ratios)
+
+    def _runs(self) -> str:
+        if self.runs < 2:
+            return ""
+        if self.runs_disagree:
+            return (f"; {self.runs} runs disagree beyond their intervals: "
+                    f"{self.runs_text()}, the interval widened by their spread")
+        return f"; {self.runs} runs: {self.runs_text()}"
 
     def _low(self) -> str:
         if not self.low or self.rate_share is None:
@@ -115,8 +134,16 @@ def rows(root: Path, out: Path | None = None) -> list[InterleavedRow]:
                 int(row.get("blocks") or 0), int(row.get("preempted") or 0), rel.as_posix(),
                 int(row.get("slowed") or 0), row.get("disturbed") is True,
                 str(row.get("direction", "")), _num(row.get("rate_share")),
-                row.get("low") is True))
+                row.get("low") is True, int(row.get("runs") or 1), _run_ratios(row),
+                row.get("runs_disagree") is True, str(row.get("ci_method") or "t95-batches")))
     return found
+
+
+def _run_ratios(row: dict[str, Any]) -> tuple[float | None, ...]:
+    detail = row.get("runs_detail")
+    if not isinstance(detail, list):
+        return ()
+    return tuple(_num(d.get("ratio")) if isinstance(d, dict) else None for d in detail)
 
 
 def _num(value: Any) -> float | None:
@@ -142,7 +169,11 @@ def _cell(r: InterleavedRow) -> str:
             f'<span class="muted">±{r.half_width:.1%}</span>'
             + ('<br><span class="bad">disturbed</span>' if r.disturbed else "")
             + (f'<br><span class="bad">sits low: a side at {r.rate_share:.0%} of its best'
-               "</span>" if r.low and r.rate_share is not None else ""))
+               "</span>" if r.low and r.rate_share is not None else "")
+            + (f'<br><span class="bad">runs disagree</span> <span class="muted">'
+               f"{escape(r.runs_text())}</span>" if r.runs_disagree else
+               f'<br><span class="muted">{r.runs} runs: {escape(r.runs_text())}</span>'
+               if r.runs > 1 and r.run_ratios else ""))
 
 
 def html(found: Sequence[InterleavedRow]) -> str:
@@ -165,6 +196,10 @@ def html(found: Sequence[InterleavedRow]) -> str:
             "left out (<em>disturbed</em>: fewer than 12 blocks were left, all were used). "
             "<em>Sits low</em>: a side ran more than 10 % below its own best in the "
             "session's other pairs, and did again when its pair was measured again. "
+            "An algorithm run several times shows each run's ratio; the ratio is then their "
+            "random-effects mean, its interval widened by how far the runs lie apart, and "
+            "<em>runs disagree</em> marks runs further apart than their own intervals allow "
+            "(a neighbour that stayed for a whole run moved it). "
             "The newest "
             "bench session of each CPU (docs/noise.md).</p><table><thead><tr><th>CPU</th>"
             "<th>comparison</th><th>ratio of</th><th>algorithm</th><th>bytes</th>"

@@ -10,9 +10,11 @@ its comparisons: both sides' libcrypto in one process, alternating 5-ms windows,
 once, per operation), run again while the interval is wider than ±2 % (pairrun.again). Two
 windows side by side see the same neighbour, so that ratio's interval stays narrow on a
 host whose one-second figures spread by 20 % (docs/noise.md, section 6); the judge prefers
-it to the ratio of rounds. Every other claim (public-key and TLS figures, other library
-operations or several threads, the low-level path, an engine, two algorithms, two
-machines, a trend) is judged from rounds, and says so.
+it to the ratio of rounds; several runs of one size are units of a random-effects mean
+(measure/runsmeta.py), and a trend across block sizes is the quotient of its two sizes'
+interleaved ratios (``trend_ratio``). Every other claim (public-key and TLS figures, other
+library operations or several threads, the low-level path, an engine, two algorithms, two
+machines, a trend across thread counts) is judged from rounds, and says so.
 
 Each run is filed like a bench session's pairs: ``_interleaved/<cpu>/repro-<id>-<stamp>/
 <pair>--<bytes>[--decrypt]/`` (``<pair>--operation/`` for a library operation; results/
@@ -23,6 +25,7 @@ later reproduction of the same spec reuses a finished run made in the same harne
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -37,6 +40,7 @@ from openssl_matrix.matrix.kinds.base import FIGURES_THREADS
 from openssl_matrix.matrix.model import Mask, Suite, Variant
 from openssl_matrix.measure.interleave import LIBRARY_OPERATIONS, OPERATION, WINDOW_MS
 from openssl_matrix.measure.pairrun import PairPlan, Side, measure_pair, short_row, timeout
+from openssl_matrix.measure.runsmeta import Unit, quotient, unit_of_row
 from openssl_matrix.measure.speedcmd import mask_value
 from openssl_matrix.parse.algorithms import speed_argument
 from openssl_matrix.repro.plan import PlannedMeasurement, mask_name
@@ -78,7 +82,16 @@ class PairRatio:
     ci_high: float | None
     blocks: int  #: A B B A blocks of windows kept
     disturbed: bool
-    record: str  #: the record's folder, relative to the results tree
+    record: str  #: the record's folder, relative to the results tree (a trend: both)
+    #: the harness runs behind it; with several, each run's own ratio and whether they
+    #: disagree beyond their intervals (the interval is then the runs' random-effects
+    #: one, measure/runsmeta.py)
+    runs: int = 1
+    run_ratios: tuple[float, ...] = ()
+    runs_disagree: bool = False
+    #: the log-ratio's standard error and its degrees of freedom (a trend's quotient)
+    log_se: float | None = None
+    ci_df: float | None = None
 
 
 @dataclass
@@ -121,8 +134,8 @@ def claim_pair(spec: ReportSpec, claim_id: str, planned: Mapping[str, PlannedMea
     a, b = (spec.measurements[n] for n in (claim.numerator, claim.denominator))
     if a.machine != b.machine:
         return "it compares two machines: each side comes from its own machine's runs"
-    if claim.trend is not None:
-        return "a trend claim: each round's four figures give one trend"
+    if claim.trend is not None and claim.trend_of != "bytes":
+        return "a trend across thread counts: the pair harness runs one thread"
     for m in (a, b):
         why = _side_refusal(m)
         if why:
@@ -345,10 +358,34 @@ def _claim_ratios(cp: ClaimPair, runs: Sequence[_Run],
             missing.append(f"{where} (no block of windows had CPU time: the harness "
                            "timed nothing)")
             continue
+        unit = unit_of_row(row)
         il.ratios[run.block] = PairRatio(
             row["ratio"], row.get("ci_low"), row.get("ci_high"), int(row.get("blocks", 0)),
             bool(row.get("disturbed")),
-            record_name(cpu, session, run.name))
+            record_name(cpu, session, run.name), int(row.get("runs") or 1),
+            tuple(float(d["ratio"]) for d in row.get("runs_detail") or ()
+                  if isinstance(d.get("ratio"), float)),
+            bool(row.get("runs_disagree")), None if unit is None else unit.se,
+            None if unit is None else unit.df)
     if missing:
         il.why_rounds = "the interleaved run gave no ratio at " + ", ".join(missing)
     return il
+
+
+def trend_ratio(il: Interleaving | None, trend: tuple[int, int]) -> PairRatio | None:
+    """A trend claim's quotient from its interleaved runs: the ratio at ``trend[1]`` over
+    the ratio at ``trend[0]``, each from its own runs (independent), the interval from the
+    two log standard errors (runsmeta.quotient); None where either size has no interval."""
+    if il is None:
+        return None
+    first, last = (il.ratios.get(b) for b in trend)
+    if first is None or last is None or first.log_se is None or last.log_se is None \
+            or first.ci_df is None or last.ci_df is None:
+        return None
+    got = quotient(Unit(math.log(last.ratio), last.log_se, last.ci_df),
+                   Unit(math.log(first.ratio), first.log_se, first.ci_df))
+    lo, hi = got.ci
+    return PairRatio(got.ratio, lo, hi, first.blocks + last.blocks,
+                     first.disturbed or last.disturbed, f"{first.record}, {last.record}",
+                     max(first.runs, last.runs), (), first.runs_disagree or last.runs_disagree,
+                     got.se, got.df)
