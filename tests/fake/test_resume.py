@@ -23,7 +23,6 @@ import pytest
 from invoke.exceptions import Exit
 
 from openssl_matrix.cli.shared import handlers
-from openssl_matrix.cli.shared import handlers
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.core import files
 from openssl_matrix.core.errors import BenchError, ConfigError, DockerUnavailable, ResultsError

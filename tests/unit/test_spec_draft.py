@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.cli.shared import handlers
 from openssl_matrix.cli.commands.reproduce import run as cmd_reproduce
+from openssl_matrix.cli.shared import handlers
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.core.errors import UsageError
 from openssl_matrix.matrix.pkey import ALGORITHMS as PK_ALGORITHMS
