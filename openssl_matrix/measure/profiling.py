@@ -1,5 +1,5 @@
 """One variant's cell profiled and filed, and two such profiles compared: what
-``invoke matrix profile`` does per variant (``cli/profilecmd.py``) and what a
+``invoke matrix profile`` does per variant (``cli/commands/profile.py``) and what a
 reproduction does for a claim that asks where its ratio comes from
 (``repro/profileclaim.py``): one code path for both.
 

@@ -22,8 +22,7 @@ from typing import Any
 import pytest
 from invoke.exceptions import Exit
 
-from openssl_matrix.cli import commands
-from openssl_matrix.cli.commands import handlers
+from openssl_matrix.cli.shared import handlers
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.core import files
 from openssl_matrix.core.errors import BenchError, ConfigError, DockerUnavailable, ResultsError
@@ -514,7 +513,7 @@ def test_docker_unreachable_is_a_clear_error(tmp_path: Path, fake_matrix: Path,
                                       "wait": False, "fresh": False, "repeat": 0})):
         with pytest.raises(Exit) as exc:
             dispatch(command, "", {"matrix": str(fake_matrix), "results": str(tmp_path / "r"),
-                                   "only": "", **flags}, commands.HANDLERS)
+                                   "only": "", **flags}, handlers())
         assert exc.value.code == DockerUnavailable.exit_code
         err = capsys.readouterr().err
         assert f"cannot reach the Docker engine at unix://{tmp_path}/no-engine.sock" in err
