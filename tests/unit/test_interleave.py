@@ -343,10 +343,12 @@ def test_a_pair_near_the_target_runs_longer_one_far_from_it_stops() -> None:
 
     assert not again(row(0.015), 1)  # within ±2 %: done
     assert again(row(0.1), 1) and again(row(None), FOLLOW_UPS)  # the first follow-ups
-    # after three runs: ±2.7 % should reach ±2 % in 3 × 1.82 = 5.5 runs, within 8: again;
-    # ±3.7 % would need 10.3: stopped; never beyond MAX_RUNS, nor without an interval
-    assert again(row(0.027), 1 + FOLLOW_UPS)
-    assert not again(row(0.037), 1 + FOLLOW_UPS)
+    # after three runs: ±2.7 % should reach ±2 % in 3 × 1.82 = 5.5 runs, ±3.7 % in 10.3,
+    # both within 12: again; ±4.5 % would need 15.2: stopped; never beyond MAX_RUNS, nor
+    # without an interval
+    assert MAX_RUNS == 12
+    assert again(row(0.027), 1 + FOLLOW_UPS) and again(row(0.037), 1 + FOLLOW_UPS)
+    assert not again(row(0.045), 1 + FOLLOW_UPS)
     assert not again(row(0.021), MAX_RUNS) and not again(row(None), 1 + FOLLOW_UPS)
 
 
