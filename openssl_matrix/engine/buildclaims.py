@@ -3,10 +3,12 @@
 In ``invoke matrix build --cpu=a,b`` every engine worker needs the same images. Without
 coordination two engines of one architecture would both build a missing image at the
 same time and neither could ship to the other. Before an engine worker builds an image (a
-toolchain or a variant) it **claims** it: a file
-``<results>/_builds/_claims/<sha256 of the tag and the engine's architectures>.json``
-created exclusively, naming the engine and the worker's process, removed when the build
-ends (built or failed). Engines of different architectures never wait for each other.
+toolchain or a variant) it **claims** it: a claim keyed by the sha256 of the tag and the
+engine's architectures, created exclusively, naming the engine and the worker's process,
+removed when the build ends (built or failed). The claims are kept where the caller's
+:class:`ClaimStore` keeps them: in a results tree, ``_builds/_claims/<key>.json``
+(``ResultsTree.claim_files``, results/claims.py), so this layer writes no file of the
+tree itself. Engines of different architectures never wait for each other.
 
 A worker that finds an image claimed by a peer engine that can serve it (same
 architecture family, ``ship.same_family``) goes on with its other images, and comes back
@@ -33,17 +35,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from openssl_matrix.core import jsonread, log
+from openssl_matrix.core import log
 from openssl_matrix.core.clock import now
-from openssl_matrix.core.files import read_bounded_text
 from openssl_matrix.engine.ship import family
 
 #: seconds between two looks at a claim being waited for
@@ -62,54 +61,54 @@ def _alive(pid: int) -> bool:
     return True
 
 
+class ClaimStore(Protocol):
+    """Where claims are kept, by key (results/claims.py's ``ClaimFiles``)."""
+
+    def take(self, key: str, body: Mapping[str, Any]) -> bool:
+        """Create the claim ``key`` whole; False if a claim is there."""
+
+    def read(self, key: str) -> Any:
+        """The claim ``key`` as parsed JSON; KeyError if there is none or it is
+        unreadable."""
+
+    def drop(self, key: str) -> None:
+        """Remove the claim ``key``, if it is there."""
+
+
 class BuildClaims:
     """BuildClaims of one engine (``engine``: its :meth:`Backend.engine_info`) in a results
     tree. ``serves(claim)`` says whether the claiming engine could ship the image here
     (a peer of this run, of the same architecture family)."""
 
-    def __init__(self, folder: Path, engine: Mapping[str, Any],
+    def __init__(self, store: ClaimStore, engine: Mapping[str, Any],
                  serves: Callable[[Mapping[str, Any]], bool], *,
                  poll: float | None = None) -> None:
-        self.dir = folder  # ResultsTree.claims_dir
+        self.store = store  # ResultsTree.claim_files
         self.engine = {k: engine.get(k) for k in ("id", "name", "endpoint", "arch")}
         self.family = family(engine)
         self.serves = serves
         self.poll = POLL if poll is None else poll
 
-    def path(self, tag: str) -> Path:
-        key = f"{tag}|{self.family}".encode()
-        return self.dir / f"{hashlib.sha256(key).hexdigest()[:32]}.json"
+    def key(self, tag: str) -> str:
+        """The claim's key: the sha256 of the tag and this engine's architectures."""
+        return hashlib.sha256(f"{tag}|{self.family}".encode()).hexdigest()[:32]
 
     def holder(self, tag: str) -> dict[str, Any] | None:
         """The live claim on ``tag``, if any (a stale one is removed)."""
-        path = self.path(tag)
         try:
-            claim = jsonread.loads(read_bounded_text(path, "results"))
-        except (OSError, ValueError):
+            claim = self.store.read(self.key(tag))
+        except KeyError:  # none, or unreadable (being written: not ours to remove)
             return None
         pid = claim.get("pid") if isinstance(claim, dict) else None
         if not isinstance(claim, dict) or not isinstance(pid, int) or not _alive(pid):
-            with contextlib.suppress(OSError):
-                path.unlink()
+            self.store.drop(self.key(tag))
             return None
         return dict(claim)
 
     def _take(self, tag: str) -> bool:
-        self.dir.mkdir(parents=True, exist_ok=True)
         body = {"tag": tag, "engine": self.engine, "pid": os.getpid(),
                 "thread": threading.get_ident(), "since": now("seconds")}
-        # the claim is written whole, then linked into place (which fails if a claim is
-        # there): a peer never reads a claim half written, which it would take for none
-        tmp = self.dir / f".{self.path(tag).name}.{os.getpid()}.{threading.get_ident()}"
-        tmp.write_text(json.dumps(body), encoding="utf-8")
-        try:
-            os.link(tmp, self.path(tag))
-        except FileExistsError:
-            return False
-        finally:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-        return True
+        return self.store.take(self.key(tag), body)
 
     @contextlib.contextmanager
     def building(self, tag: str) -> Iterator[dict[str, Any] | None]:
@@ -121,8 +120,7 @@ class BuildClaims:
                 try:
                     yield None
                 finally:
-                    with contextlib.suppress(OSError):
-                        self.path(tag).unlink()
+                    self.store.drop(self.key(tag))
                 return
             claim = self.holder(tag)
             if claim is None:

@@ -36,7 +36,7 @@ from typing import Any
 from openssl_matrix.core import log
 from openssl_matrix.core.clock import now
 from openssl_matrix.core.errors import BuildError, DockerUnavailable, FatalError, ResultsError
-from openssl_matrix.core.files import atomic_write, file_sha256
+from openssl_matrix.core.files import file_sha256
 from openssl_matrix.engine.backend import Backend, RunLimits
 from openssl_matrix.engine.buildclaims import POLL, BuildClaims
 from openssl_matrix.engine.engineinfo import EngineInfo
@@ -58,7 +58,6 @@ from openssl_matrix.images.sources import fetch_source_info
 from openssl_matrix.matrix.eras import base_image_hint
 from openssl_matrix.matrix.model import Matrix, Variant
 from openssl_matrix.matrix.patches import endbr32_warning
-from openssl_matrix.results import records
 from openssl_matrix.results.tree import Journal, ResultsTree
 
 WORK = ".work"
@@ -297,7 +296,7 @@ class Builder:
         outcomes: list[BuildOutcome] = []
         toolchains: dict[str, str] = {}
         if self._claims_wanted and not force and self.claims is None:
-            self.claims = BuildClaims(self.tree.claims_dir(), self.engine(), self._serves,
+            self.claims = BuildClaims(self.tree.claim_files(), self.engine(), self._serves,
                                       poll=self._claim_poll)
         for base in sorted({v.base_image for v in variants}):
             try:
@@ -533,8 +532,8 @@ class Builder:
             return self._internal_error(p, exc)
 
     def _internal_error(self, p: PlannedBuild, exc: Exception) -> BuildOutcome:
-        log_path = self.tree.build_dir(p.variant.id, p.digest) / "error.log"
-        atomic_write(log_path, traceback.format_exc())
+        log_path = self.tree.write_error_log(self.tree.build_dir(p.variant.id, p.digest),
+                                             traceback.format_exc())
         log.error(f"{p.variant.id}: internal error ({type(exc).__name__}: {exc}); "
                   f"traceback in {log_path}; the other variants go on")
         return BuildOutcome(p.variant.id, "failed", tag=p.tag,
@@ -553,8 +552,7 @@ class Builder:
 
     def _build_one(self, p: PlannedBuild, make_jobs: int, index: int, total: int) -> BuildOutcome:
         v = p.variant
-        bdir = self.tree.build_dir(v.id, p.digest)
-        log_path = bdir / (f"build-{self.engine_tag}.log" if self.engine_tag else "build.log")
+        log_path = self.tree.build_log(v.id, p.digest, self.engine_tag)
         jobs = make_jobs  # a legacy (Makefile.org) tree builds at -j1 all the same
         if self.images is not None:  # before the clock: shipping is not building
             try:
@@ -608,7 +606,6 @@ class Builder:
                 compiler_cache: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Write the build record (and the variant's latest pointer) into the results tree."""
         v = p.variant
-        bdir = self.tree.build_dir(v.id, p.digest)
         record = {
             "variant": v.describe(),
             "tag": p.tag,
@@ -634,10 +631,10 @@ class Builder:
             log.warn(str(record["endbr32_warning"]))
         # The record marks the variant finished, so it is written after the Dockerfile;
         # the latest pointer is repaired by the next run if a kill comes before it is written.
-        atomic_write(bdir / "Dockerfile", p.rendered.dockerfile)
-        if compiler_cache is not None:  # what was built: the recipe, through ccache
-            atomic_write(bdir / "Dockerfile.ccache", p.rendered.built)
-        records.write_build(bdir, record)
+        self.tree.write_dockerfiles(  # and what was built: the recipe, through ccache
+            p.variant.id, p.digest, p.rendered.dockerfile,
+            p.rendered.built if compiler_cache is not None else None)
+        self.tree.write_build(v.id, p.digest, record)
         self._point_latest(p)
         return record
 

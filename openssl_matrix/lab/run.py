@@ -291,7 +291,7 @@ def run_lab(m: Matrix, command: str, cpus: list[str], flags: Mapping[str, Any],
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     folder = tree.lab_dir(stamp, command)
     folder.mkdir(parents=True, exist_ok=True)
-    states = [EngineState(job, folder / f"{job.name}.log") for job in jobs]
+    states = [EngineState(job, tree.lab_log(stamp, command, job.name)) for job in jobs]
     display = Display(states, out if out is not None else sys.stderr)
     log.info(f"lab: {command} on {len(jobs)} engine(s) at once — "
              + "; ".join(f"{j.name} on {j.engine}" for j in jobs) + f" (logs: {folder})")

@@ -23,7 +23,6 @@ from typing import cast
 from openssl_matrix.core import log
 from openssl_matrix.core.clock import now as _now
 from openssl_matrix.core.errors import BenchError, ParseError
-from openssl_matrix.core.files import atomic_write
 from openssl_matrix.core.version import Version, series
 from openssl_matrix.engine.backend import Backend, RunLimits, RunResult, endpoint_is_local
 from openssl_matrix.engine.engineinfo import EngineInfo
@@ -382,7 +381,7 @@ class BenchCell:
         # and right after it (the last one's is the clock's reading after the runs)
         before, run.probe = run.probe, self._probe(pin, aes=n == len(invocations))
         ports = portshare.run_readings(before, run.probe, ctx.ports)
-        _save_raw(run.run_dir, inv, res)
+        _save_raw(self.ctx.tree, run.run_dir, inv, res)
         with_samples, times = split_times(res.stderr)
         speed_stderr, acct = hostacct.from_stderr(
             with_samples, processes=inv.multi or 1,
@@ -599,8 +598,8 @@ class BenchCell:
                 continue
             res = self.ctx.backend.run(self.tag, ["openssl", "engine", "-t", "-c", engine],
                                        limits=RunLimits(timeout=60))
-            atomic_write(run_dir / "raw" / f"engine-check--{engine}.stdout", res.stdout)
-            atomic_write(run_dir / "raw" / f"engine-check--{engine}.stderr", res.stderr)
+            self.ctx.tree.write_raw(run_dir, f"engine-check--{engine}.stdout", res.stdout)
+            self.ctx.tree.write_raw(run_dir, f"engine-check--{engine}.stderr", res.stderr)
             checks[engine] = read_engine_check(engine, res.exit_code, res.stdout, res.stderr)
             log.info(f"    engine {engine}: {checks[engine].detail}")
         return checks
@@ -619,7 +618,7 @@ class BenchCell:
             res = self.ctx.backend.run(self.tag, ["openssl", "version", "-c"], env=env,
                                        limits=RunLimits(timeout=60))
             label = name or "unmasked"
-            atomic_write(run_dir / "raw" / f"cpuinfo--{label}.stdout", res.stdout)
+            self.ctx.tree.write_raw(run_dir, f"cpuinfo--{label}.stdout", res.stdout)
             out[name] = parse_cpuinfo_line(res.stdout) if res.exit_code == 0 else None
         return out
 
@@ -637,10 +636,9 @@ def flagged_note(recs: Sequence[BenchFigure], found: Sequence[Finding]) -> str:
     return f", flagged: {what} of {len(recs)} figure(s)"
 
 
-def _save_raw(run_dir: Path, inv: Invocation, res: RunResult) -> None:
-    raw = run_dir / "raw"
-    atomic_write(raw / f"{inv.name}.stdout", res.stdout)
-    atomic_write(raw / f"{inv.name}.stderr", res.stderr)
+def _save_raw(tree: ResultsTree, run_dir: Path, inv: Invocation, res: RunResult) -> None:
+    tree.write_raw(run_dir, f"{inv.name}.stdout", res.stdout)
+    tree.write_raw(run_dir, f"{inv.name}.stderr", res.stderr)
 
 
 def outcome_from(variant: str, ref: RunRef) -> CellOutcome:

@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import TypedDict
 
 from openssl_matrix.core.clock import now as _now
-from openssl_matrix.core.files import atomic_write, write_json
 from openssl_matrix.measure.perfrun import Cell, ProfileRun
 from openssl_matrix.measure.profilestore import functions_per_op, sampling_sd
 from openssl_matrix.results.tree import ResultsTree
@@ -165,8 +164,7 @@ def file_agreement(tree: ResultsTree, variant: str, cell: Cell, ag: Agreement, f
     """Write agree.json and agree.txt beside the cell's profiles; the folder and table."""
     folder = tree.new_profile_dir(variant, cell.name, "agree")
     text = table(ag, variant, cell.name, first, second)
-    atomic_write(folder / "agree.txt", text)
-    write_json(folder / "agree.json", {
+    tree.file_agreement(folder, text, {
         "kind": "profile-agree", "schema": 1, "variant": variant, "cell": cell.name,
         "first_profile": str(folders[0]), "second_profile": str(folders[1]),
         "first_status": first.status, "second_status": second.status,

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TypedDict
 
 from openssl_matrix.core.clock import now as _now
-from openssl_matrix.core.files import atomic_write, write_json
 from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.measure.benchfigure import FindingRecord
 from openssl_matrix.measure.flamesvg import flame_svg
@@ -29,10 +28,6 @@ from openssl_matrix.measure.profile import self_time_ns as _self_time
 from openssl_matrix.measure.profileoverhead import OverheadRecord
 from openssl_matrix.results.tree import ResultsTree
 
-SCRIPT = "perf-script.txt"
-FOLDED = "stacks.folded"
-SVG = "flame.svg"
-META = "meta.json"
 TOP = 15
 
 
@@ -160,12 +155,10 @@ def file_profile(tree: ResultsTree, run: ProfileRun, meta: ProfileMeta) -> Path:
     """Write one profile's four files into a new numbered folder; meta.json last."""
     folder = tree.new_profile_dir(str(meta["variant"]), str(meta["cell"]["name"]))
     folded = fold(run.samples)
-    atomic_write(folder / SCRIPT, run.script)
-    atomic_write(folder / FOLDED, folded_text(folded))
     title = (f"{meta['variant']} {meta['cell']['name']}: {len(run.samples)} samples, "
              f"{run.ns_per_op:.1f} ns/op ({run.status})")
-    atomic_write(folder / SVG, flame_svg(folded, title))
-    write_json(folder / META, meta)
+    tree.file_profile(folder, run.script, folded_text(folded), flame_svg(folded, title),
+                      meta)
     return folder
 
 
@@ -237,9 +230,7 @@ def file_difference(tree: ResultsTree, cell: Cell, d: Difference, a: ProfileRun,
     svg = flame_svg(scaled, f"{d.b} {cell.name} at {d.a}'s work: red where {d.b} spends "
                     f"more per operation than {d.a} (or {d.a} has no such frame), blue less",
                     baseline=fold(a.samples))
-    atomic_write(folder / "diff.txt", text)
-    atomic_write(folder / "diff.svg", svg)
-    write_json(folder / "diff.json", {
+    tree.file_difference(folder, text, svg, {
         "kind": "profile-compare", "schema": 1, "cell": cell.name, "a": d.a, "b": d.b,
         "a_profile": str(folders[0]), "b_profile": str(folders[1]),
         "a_status": a.status, "b_status": b.status,

@@ -31,7 +31,6 @@ from typing import Any, Literal, cast
 from openssl_matrix.core import log
 from openssl_matrix.core.clock import wall
 from openssl_matrix.core.errors import BuildError, DockerUnavailable, FatalError, ProfileMismatch
-from openssl_matrix.core.files import atomic_write
 from openssl_matrix.core.stats import CI_METHOD, estimate
 from openssl_matrix.engine.backend import Backend, endpoint_is_local
 from openssl_matrix.engine.engineinfo import EngineInfo
@@ -645,9 +644,8 @@ class Bencher:
         except Exception as exc:  # a bug: keep its traceback, let the other cells go on
             left = self.tree.recover(cpu_name, v.id, suite.name,
                                      reason=f"internal error: {type(exc).__name__}: {exc}")
-            log_path = left[0] / "error.log" if left else \
-                journal.path.parent / f"{journal.id}-{v.id}-error.log"
-            atomic_write(log_path, traceback.format_exc())
+            log_path = self.tree.write_error_log(left[0], traceback.format_exc()) if left \
+                else self.tree.write_session_error_log(journal, v.id, traceback.format_exc())
             log.error(f"{v.id}: internal error ({type(exc).__name__}: {exc}); traceback in "
                       f"{log_path}; the other cells go on")
             outcome = CellOutcome(v.id, "failed", run_dir=str(left[0]) if left else None,

@@ -90,13 +90,12 @@ from openssl_matrix.report.types import (
     Observation,
     copy_run,
     group_observations,
-    is_regular,
     left_out,
     observations,
 )
 from openssl_matrix.report.view import cell_view, href, repro_view, run_folder
 from openssl_matrix.results import records
-from openssl_matrix.results.records import read_json
+from openssl_matrix.results.filing import SIDE_BY_SIDE, VERDICTS
 from openssl_matrix.results.tree import ResultsTree
 
 # ----------------------------------------------------------------------------------
@@ -232,27 +231,6 @@ def method_table_rows(groups: Sequence[Group], block: int) -> list[dict[str, Any
 
 
 # -- charts -----------------------------------------------------------------------
-
-
-# -- reproductions ---------------------------------------------------------------
-
-
-def latest_reproductions(tree: ResultsTree) -> list[tuple[str, Path, dict[str, Any]]]:
-    """(spec id, folder, verdicts) of the newest reproduction of each spec."""
-    base = tree.repro_dir()
-    out: list[tuple[str, Path, dict[str, Any]]] = []
-    if not base.is_dir():
-        return out
-    for spec_dir in sorted(p for p in base.iterdir() if p.is_dir() and
-                           not p.name.startswith(".")):
-        runs = sorted((p for p in spec_dir.iterdir() if p.name.isdigit() and
-                       (p / "verdicts.json").is_file()), key=lambda p: int(p.name))
-        if not runs:
-            continue
-        data = read_json(runs[-1] / "verdicts.json")
-        if isinstance(data, dict):
-            out.append((spec_dir.name, runs[-1], data))
-    return out
 
 
 # -- html ------------------------------------------------------------------------
@@ -611,15 +589,14 @@ def _copy_reproductions(tree: ResultsTree, out: Path) -> list[dict[str, Any]]:
     """The latest reproduction of each spec, its text, verdicts and spec copied into
     ``out/reproductions``: what the page's reproductions section shows."""
     repros: list[dict[str, Any]] = []
-    for spec_id, folder, data in latest_reproductions(tree):
-        dest = out / "reproductions" / f"{spec_id}-{folder.name}"
+    for filed in tree.latest_reproductions():
+        dest = out / "reproductions" / f"{filed.spec_id}-{filed.folder.name}"
         dest.mkdir(parents=True)
-        for name in ("side-by-side.txt", "verdicts.json", "spec.yaml"):
-            if is_regular(folder / name):
-                shutil.copy2(folder / name, dest / name)
-        repros.append({"id": spec_id, "data": data,
-                       "text": f"reproductions/{dest.name}/side-by-side.txt",
-                       "json": f"reproductions/{dest.name}/verdicts.json"})
+        for name, path in filed.files():
+            shutil.copy2(path, dest / name)
+        repros.append({"id": filed.spec_id, "data": dict(filed.verdicts),
+                       "text": f"reproductions/{dest.name}/{SIDE_BY_SIDE}",
+                       "json": f"reproductions/{dest.name}/{VERDICTS}"})
     return repros
 
 

@@ -16,22 +16,30 @@ from pathlib import Path
 from typing import Any
 
 from openssl_matrix.measure.profileoverhead import verdict
-from openssl_matrix.report.types import is_regular
-from openssl_matrix.results.profiles import latest_comparisons, latest_profiles
+from openssl_matrix.results.profiles import (
+    DIFF_JSON,
+    DIFF_SVG,
+    DIFF_TEXT,
+    PROFILE_FOLDED,
+    PROFILE_META,
+    PROFILE_SVG,
+    latest_comparisons,
+    latest_profiles,
+)
 
 TOP = 3
-PROFILE_FILES = ("flame.svg", "stacks.folded", "meta.json")
-COMPARE_FILES = ("diff.svg", "diff.txt", "diff.json")
+PROFILE_FILES = (PROFILE_SVG, PROFILE_FOLDED, PROFILE_META)
+COMPARE_FILES = (DIFF_SVG, DIFF_TEXT, DIFF_JSON)
 
 
-def _copy(src: Path, dest: Path, names: tuple[str, ...]) -> dict[str, str]:
-    """Copy the regular files ``names`` of ``src`` into ``dest``: name → copied path."""
+def _copy(files: list[tuple[str, Path]], dest: Path) -> dict[str, str]:
+    """Copy ``files`` (name, path: a filed folder's regular files) into ``dest``: name →
+    copied path."""
     dest.mkdir(parents=True, exist_ok=True)
     out: dict[str, str] = {}
-    for name in names:
-        if is_regular(src / name):
-            shutil.copy2(src / name, dest / name)
-            out[name] = str(dest / name)
+    for name, path in files:
+        shutil.copy2(path, dest / name)
+        out[name] = str(dest / name)
     return out
 
 
@@ -45,7 +53,7 @@ def profile_rows(root: Path, out: Path) -> list[dict[str, Any]]:
         r = f.record
         cell: dict[str, Any] = r["cell"] if isinstance(r.get("cell"), dict) else {}
         rel = f"profiles/{n:03d}"
-        files = _copy(f.folder, out / rel, PROFILE_FILES)
+        files = _copy(f.files(PROFILE_FILES), out / rel)
         tops = [t for t in r.get("top_functions") or [] if isinstance(t, dict)][:TOP]
         rows.append({
             "variant": str(r.get("variant", "?")), "cell": str(cell.get("name", "?")),
@@ -54,9 +62,9 @@ def profile_rows(root: Path, out: Path) -> list[dict[str, Any]]:
             "ns_per_op": r.get("ns_per_op"), "sampled_ns_per_op": r.get("sampled_ns_per_op"),
             "operations": r.get("operations"), "recorded": r.get("recorded"),
             "top": [(str(t.get("name")), t.get("ns_per_op")) for t in tops],
-            "svg": f"{rel}/flame.svg" if "flame.svg" in files else None,
-            "folded": f"{rel}/stacks.folded" if "stacks.folded" in files else None,
-            "meta": f"{rel}/meta.json", "source": str(f.folder),
+            "svg": f"{rel}/{PROFILE_SVG}" if PROFILE_SVG in files else None,
+            "folded": f"{rel}/{PROFILE_FOLDED}" if PROFILE_FOLDED in files else None,
+            "meta": f"{rel}/{PROFILE_META}", "source": str(f.folder),
             "overhead": _overhead(r.get("overhead"))})
     return rows
 
@@ -93,7 +101,7 @@ def comparison_rows(root: Path, out: Path) -> list[dict[str, Any]]:
     for n, f in enumerate(latest_comparisons(root), 1):
         r = f.record
         rel = f"profiles/compare-{n:03d}"
-        files = _copy(f.folder, out / rel, COMPARE_FILES)
+        files = _copy(f.files(COMPARE_FILES), out / rel)
         funcs = [x for x in r.get("functions") or [] if isinstance(x, dict)][:TOP]
         rows.append({
             "a": str(r.get("a", "?")), "b": str(r.get("b", "?")), "cell": str(r.get("cell")),
@@ -101,8 +109,8 @@ def comparison_rows(root: Path, out: Path) -> list[dict[str, Any]]:
             "a_ns": r.get("a_ns_per_op"), "b_ns": r.get("b_ns_per_op"),
             "gap": r.get("gap_ns_per_op"), "share": r.get("explained_share"),
             "top": [(str(x.get("name")), x.get("diff_ns_per_op")) for x in funcs],
-            "svg": f"{rel}/diff.svg" if "diff.svg" in files else None,
-            "text": f"{rel}/diff.txt" if "diff.txt" in files else None,
+            "svg": f"{rel}/{DIFF_SVG}" if DIFF_SVG in files else None,
+            "text": f"{rel}/{DIFF_TEXT}" if DIFF_TEXT in files else None,
             "source": str(f.folder)})
     return rows
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import os
 import re
 import shutil
 import statistics
@@ -48,6 +47,7 @@ from openssl_matrix.report.sessions import (
     split,
 )
 from openssl_matrix.results import records
+from openssl_matrix.results.filing import RAW, run_files
 from openssl_matrix.results.tree import ResultsTree
 
 
@@ -210,8 +210,8 @@ def observations(tree: ResultsTree, sessions: Sessions | None = None,
                 algorithm=str(fig.algorithm), block_size=block,
                 bytes_per_s=float(value) if isinstance(value, (int, float)) else None,
                 status=status, forced=forced, host_flags=flags,
-                raw_file=_published_raw(tree.root, ref.path, meta.extra) if published
-                else f"raw/{invocation}.stdout",
+                raw_file=tree.published_raw(ref.path, str(meta.extra.get("raw_report") or ""))
+                if published else f"{RAW}/{invocation}.stdout",
                 published=published, decrypt=fig.direction == "decrypt",
                 aead=fig.path == AEAD_METHOD, pts=_pts_path(fig.path),
                 processes=int(fig.multi or 1),
@@ -263,16 +263,6 @@ def left_out(runs: Iterable[records.Run]) -> list[LeftOut]:
                     (isinstance(block, int) and not 0 < block <= MAX_BLOCK_SIZE):
                 out.append(LeftOut(ref.cpu, ref.variant, ref.suite, ref.run, ref.path))
     return out
-
-
-def _published_raw(root: Path, run: Path, extra: Mapping[str, Any]) -> str:
-    """Where an imported run's pasted text is, relative to the run: its own
-    ``raw/report.txt``, else the one copy its import stored (``raw_report``, in the
-    import's first run folder; the report lays runs out as the tree does)."""
-    held = str(extra.get("raw_report") or "")
-    if (run / "raw" / "report.txt").is_file() or not held:
-        return "raw/report.txt"
-    return os.path.relpath(root / held, run)
 
 
 @functools.cache  # one per mask of the tree, asked once per figure
@@ -542,27 +532,14 @@ def group_observations(obs: Iterable[Observation],
                                                              k.configure))]
 
 
-def is_regular(path: Path) -> bool:
-    """A regular file, not a symbolic link: the report copies only what the tree holds
-    (a link in a results tree could point at any file on the machine)."""
-    return path.is_file() and not path.is_symlink()
-
-
 def copy_run(src: Path, dest: Path) -> list[str]:
     """Copy a run's meta, figures and raw output; return the copied names (relative)."""
     copied: list[str] = []
     dest.mkdir(parents=True, exist_ok=True)
-    for name in (records.META, records.FIGURES):
-        if is_regular(src / name):
-            shutil.copy2(src / name, dest / name)
-            copied.append(name)
-    raw = src / "raw"
-    if raw.is_dir():
-        (dest / "raw").mkdir(exist_ok=True)
-        for f in sorted(raw.iterdir()):
-            if is_regular(f):
-                shutil.copy2(f, dest / "raw" / f.name)
-                copied.append(f"raw/{f.name}")
+    for name, path in run_files(src):
+        (dest / name).parent.mkdir(exist_ok=True)
+        shutil.copy2(path, dest / name)
+        copied.append(name)
     return copied
 
 

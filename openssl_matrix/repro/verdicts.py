@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from openssl_matrix.core.files import atomic_write, write_json
 from openssl_matrix.core.statuses import USABLE_STATUSES
 from openssl_matrix.core.units import speed_k as k
 from openssl_matrix.matrix.kinds.base import FIGURES_THREADS
@@ -27,7 +26,7 @@ from openssl_matrix.repro.profileclaim import where_lines
 from openssl_matrix.repro.resolve import ResolvedVersion
 from openssl_matrix.repro.spec import OP_BLOCK, Measurement
 from openssl_matrix.results import records
-from openssl_matrix.results.tree import new_numbered_dir
+from openssl_matrix.results.tree import ResultsTree
 
 # ----------------------------------------------------------------------------------
 # output
@@ -394,15 +393,13 @@ def table_grids(rep: Reproduction) -> list[str]:
     return out
 
 
-def write_reproduction(rep: Reproduction, root: Path) -> Path:
-    out = new_numbered_dir(root)
+def write_reproduction(rep: Reproduction, tree: ResultsTree) -> Path:
+    """File the reproduction in a new folder ``_reproduce/<id>/<NNNN>/`` of ``tree``."""
+    out = tree.new_reproduction_dir(rep.spec.id)
     rep.out_dir = out
-    write_json(out / "verdicts.json", as_json(rep))
-    atomic_write(out / "side-by-side.txt", render_text(rep))
-    try:
-        atomic_write(out / "spec.yaml", rep.spec.path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        rep.warnings.append(f"could not copy the spec: {exc}")
+    warning = tree.file_reproduction(out, as_json(rep), render_text(rep), rep.spec.path)
+    if warning is not None:
+        rep.warnings.append(warning)
     return out
 
 

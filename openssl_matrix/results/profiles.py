@@ -15,6 +15,17 @@ from typing import Any
 from openssl_matrix.core.errors import ResultsError
 from openssl_matrix.results.records import PROFILES_DIR, read_json
 
+#: One profile's files (``_profiles/<variant>/<cell>/<NNNN>/``, results/filing.py writes
+#: them): perf's own text, the folded stacks, the flame graph, and its meta.json, last.
+PROFILE_SCRIPT = "perf-script.txt"
+PROFILE_FOLDED = "stacks.folded"
+PROFILE_SVG = "flame.svg"
+PROFILE_META = "meta.json"
+#: A comparison of two builds' profiles (``_profiles/compare/<A>-vs-<B>-<cell>/<NNNN>/``).
+DIFF_TEXT = "diff.txt"
+DIFF_SVG = "diff.svg"
+DIFF_JSON = "diff.json"
+
 #: The folder of comparisons, beside the variants' folders under ``_profiles``.
 COMPARE = "compare"
 
@@ -25,6 +36,16 @@ class Filed:
 
     folder: Path
     record: dict[str, Any]
+
+    def files(self, names: tuple[str, ...]) -> list[tuple[str, Path]]:
+        """Those of ``names`` that are regular files of its folder, each with its path."""
+        return [(n, self.folder / n) for n in names if is_regular(self.folder / n)]
+
+
+def is_regular(path: Path) -> bool:
+    """A regular file, not a symbolic link (a link in a results tree could point at any
+    file on the machine): what the report copies."""
+    return path.is_file() and not path.is_symlink()
 
 
 def newest_numbered(cell_dir: Path, record: str) -> Filed | None:
@@ -55,12 +76,12 @@ def _cells(root: Path, compare: bool) -> list[Path]:
 
 def latest_profiles(root: Path) -> list[Filed]:
     """The newest finished profile of every variant and cell, in name order."""
-    return [f for c in _cells(root, False) if (f := newest_numbered(c, "meta.json")) is not None]
+    return [f for c in _cells(root, False) if (f := newest_numbered(c, PROFILE_META)) is not None]
 
 
 def latest_comparisons(root: Path) -> list[Filed]:
     """The newest finished comparison of every pair of builds and cell, in name order."""
-    return [f for c in _cells(root, True) if (f := newest_numbered(c, "diff.json")) is not None]
+    return [f for c in _cells(root, True) if (f := newest_numbered(c, DIFF_JSON)) is not None]
 
 
 def profiles_work(root: Path) -> Path:

@@ -34,9 +34,10 @@ from openssl_matrix.core.clock import now as _now
 from openssl_matrix.core.errors import ResultsError
 from openssl_matrix.core.files import UnreadableFile, open_lock, read_bounded, write_json
 from openssl_matrix.core.names import inside, safe_name
-from openssl_matrix.results import interleaved, records
+from openssl_matrix.results import filing, interleaved, records
 from openssl_matrix.results.bisections import Progress, latest_bisections
 from openssl_matrix.results.bisections import progress as bisection_progress
+from openssl_matrix.results.claims import ClaimFiles
 from openssl_matrix.results.pairrecord import PairRecord
 from openssl_matrix.results.profiles import Filed, profiles_work
 from openssl_matrix.results.records import JOURNALS, read_json
@@ -299,6 +300,11 @@ class ResultsTree:
         """``_builds/_claims/``: a lab's engines' claims on the images they build."""
         return builds_root(self.root) / "_claims"
 
+    def claim_files(self) -> ClaimFiles:
+        """The claims of a lab's engines, kept in :meth:`claims_dir` (the engine layer's
+        ``BuildClaims`` hands its claims to it)."""
+        return ClaimFiles(self.claims_dir())
+
     def cpu_dir(self, cpu: str) -> Path:
         """``<cpu>/``: the runs measured under one CPU profile."""
         return self.root / cpu
@@ -376,6 +382,10 @@ class ResultsTree:
         return inside(self.root, self.root / LAB_DIR / f"{stamp}-{command}",
                       error=ResultsError)
 
+    def lab_log(self, stamp: str, command: str, engine: str) -> Path:
+        """``_lab/<stamp>-<command>/<engine>.log``: one engine's log in a lab run."""
+        return self.lab_dir(stamp, command) / f"{engine}.log"
+
     def build_record(self, variant: str, digest: str) -> dict[str, Any] | None:
         """The build record of a variant's build, validated, as its JSON object."""
         rec = self.read_build(variant, digest)
@@ -422,6 +432,94 @@ class ResultsTree:
     def profiles_work(self) -> Path:
         """``_profiles/.work``: the profiling images' build context."""
         return profiles_work(self.root)
+
+    # -- files beside the records (results/filing.py owns their names) -----------
+    def write_raw(self, run_dir: Path, name: str, text: str) -> Path:
+        """``<run>/raw/<name>``: one raw output of a run in this tree, atomically."""
+        return filing.write_raw(inside(self.root, run_dir, error=ResultsError), name, text)
+
+    def has_raw(self, run_dir: Path, name: str) -> bool:
+        """Whether a run holds the raw output ``name`` (an import's ``report.txt``)."""
+        return filing.has_raw(run_dir, name)
+
+    def published_raw(self, run_dir: Path, held: str) -> str:
+        """Where an imported run's pasted text is, relative to the run (``held``: its
+        meta's ``raw_report``, the copy its import stored)."""
+        return filing.published_raw(self.root, run_dir, held)
+
+    def run_files(self, run_dir: Path) -> list[tuple[str, Path]]:
+        """A run's meta, figures and raw outputs (regular files), each as its name
+        relative to the run and its path: what the report copies."""
+        return list(filing.run_files(run_dir))
+
+    def write_error_log(self, folder: Path, text: str) -> Path:
+        """``error.log`` of an internal error, in the run or build folder it stopped."""
+        return filing.write_error_log(inside(self.root, folder, error=ResultsError), text)
+
+    def write_session_error_log(self, journal: Journal, variant: str, text: str) -> Path:
+        """``_journal/<session>-<variant>-error.log``: an internal error that left no run
+        folder, beside its session's journal."""
+        return filing.write_error_log(journal.path.parent, text,
+                                      prefix=f"{journal.id}-{variant}")
+
+    def build_log(self, variant: str, digest: str, engine_tag: str | None = None) -> Path:
+        """Where a variant's build writes its log (``build-<engine>.log`` on a lab's)."""
+        return filing.build_log(self.build_dir(variant, digest), engine_tag)
+
+    def write_build(self, variant: str, digest: str,
+                    record: records.BuildRecord | Mapping[str, Any]) -> records.BuildRecord:
+        """A variant's build record (``build.json``), written last: it marks the build
+        finished."""
+        return records.write_build(self.build_dir(variant, digest), record)
+
+    def write_dockerfiles(self, variant: str, digest: str, dockerfile: str,
+                          built: str | None) -> None:
+        """A build's ``Dockerfile`` and (through ccache) ``Dockerfile.ccache``."""
+        filing.write_dockerfiles(self.build_dir(variant, digest), dockerfile, built)
+
+    def file_bisection(self, range_name: str, record: Mapping[str, Any],
+                       summary: list[str]) -> Path:
+        """``_bisect/<range>/<NNNN>/``, the next free number: the record and summary."""
+        return filing.file_bisection(self.bisect_dir(range_name), record, summary)
+
+    def new_reproduction_dir(self, spec_id: str) -> Path:
+        """A new numbered folder ``_reproduce/<id>/<NNNN>`` for one reproduction."""
+        return new_numbered_dir(self.repro_dir(spec_id))
+
+    def write_reproduction_matrix(self, spec_id: str, text: str) -> Path:
+        """``_reproduce/<id>/matrix.yaml``: the matrix a reproduction builds and runs."""
+        return filing.write_reproduction_matrix(self.repro_dir(spec_id), text)
+
+    def repro_work(self) -> Path:
+        """``_reproduce/.work``: the build contexts of reproductions' images."""
+        return self.repro_dir() / filing.REPRO_WORK
+
+    def file_reproduction(self, out: Path, verdicts: Mapping[str, Any], text: str,
+                          spec: Path) -> str | None:
+        """A reproduction's verdicts, side-by-side text and spec copy, in its folder
+        ``out`` (:meth:`new_reproduction_dir`); a warning when the spec was not copied."""
+        return filing.file_reproduction(inside(self.root, out, error=ResultsError),
+                                        verdicts, text, spec)
+
+    def latest_reproductions(self) -> list[filing.FiledReproduction]:
+        """The newest reproduction of each spec, its verdicts read back."""
+        return filing.latest_reproductions(self.repro_dir())
+
+    def file_profile(self, folder: Path, script: str, folded: str, svg: str,
+                     meta: Mapping[str, Any]) -> None:
+        """One profile's files, in its new folder (:meth:`new_profile_dir`)."""
+        filing.file_profile(inside(self.root, folder, error=ResultsError), script, folded,
+                            svg, meta)
+
+    def file_difference(self, folder: Path, text: str, svg: str,
+                        record: Mapping[str, Any]) -> None:
+        """Two builds' profiles compared, in their new folder (:meth:`new_profile_dir`)."""
+        filing.file_difference(inside(self.root, folder, error=ResultsError), text, svg,
+                               record)
+
+    def file_agreement(self, folder: Path, text: str, record: Mapping[str, Any]) -> None:
+        """Two profiles of one cell taken apart, in their new folder."""
+        filing.file_agreement(inside(self.root, folder, error=ResultsError), text, record)
 
 
 def _remove_stale_tmp(folder: Path) -> None:

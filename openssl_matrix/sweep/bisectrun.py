@@ -22,7 +22,6 @@ The result is written to ``<results>/_bisect/<cell>--<good>--<bad>/<NNNN>/``
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -30,7 +29,6 @@ from typing import Any
 
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import ConfigError, FatalError, SourceError
-from openssl_matrix.core.files import atomic_write
 from openssl_matrix.core.version import Version, VersionError
 from openssl_matrix.engine.backend import Backend
 from openssl_matrix.engine.engineinfo import EngineInfo
@@ -56,7 +54,6 @@ from openssl_matrix.sweep.bisect import (
 from openssl_matrix.sweep.bisectpair import EnginePairs
 from openssl_matrix.sweep.bisectresume import Replaying, measure_key, range_name
 
-#: Where bisections are written in a results tree.
 #: The build part of a release's variant id when ``--build`` does not say.
 DEFAULT_BUILD = "asm-x86_64"
 
@@ -312,13 +309,8 @@ def write_bisection(tree: ResultsTree, cell: Cell, result: Bisection, *, build: 
                     cpu_profile: str, resumed: Mapping[str, Any] | None = None) -> Path:
     """``<results>/_bisect/<cell>--<good>--<bad>/<NNNN>/``, the next free number;
     ``resumed`` says how many measurements were replayed and how many made."""
-    root = tree.bisect_dir(range_name(cell, result.good, result.bad))
-    taken = [int(p.name) for p in root.glob("[0-9][0-9][0-9][0-9]") if p.is_dir()] \
-        if root.is_dir() else []
-    out = root / f"{max(taken, default=0) + 1:04d}"
     doc = {"schema": 1, "cell": cell.text(), "build": build, "cpu_profile": cpu_profile,
            **result.as_dict(), **({"resumed": dict(resumed)} if resumed else {})}
-    atomic_write(out / "bisection.json", json.dumps(doc, indent=2) + "\n")
-    atomic_write(out / "summary.txt", "\n".join(summary(result)) + "\n")
-    return out
+    return tree.file_bisection(range_name(cell, result.good, result.bad), doc,
+                               summary(result))
 

@@ -141,26 +141,30 @@ def test_a_cold_lab_builds_each_image_once_per_architecture_and_ships_the_rest(
 
 def test_a_claim_whose_process_is_gone_is_taken_over(tmp_path: Path) -> None:
     me = {"id": "ID-b", "arch": "x86_64"}
-    folder = ResultsTree(tmp_path).claims_dir()
+    folder = ResultsTree(tmp_path).claim_files()
     claims = BuildClaims(folder, me, lambda engine: True, poll=0.01)
-    claims.dir.mkdir(parents=True)
+    folder.dir.mkdir(parents=True)
     dead = 2 ** 22 + 12345  # above the default pid_max
-    claims.path("t").write_text(json.dumps({"tag": "t", "engine": {"id": "ID-a"},
+    assert folder.dir == tmp_path / "_builds" / "_claims"
+
+    def path(tag: str) -> Path:
+        return folder.path(claims.key(tag))
+    path("t").write_text(json.dumps({"tag": "t", "engine": {"id": "ID-a"},
                                             "pid": dead, "since": "then"}))
     with claims.building("t") as holder:
         assert holder is None, "stale: this engine builds it"
-        assert json.loads(claims.path("t").read_text())["pid"] == os.getpid()
+        assert json.loads(path("t").read_text())["pid"] == os.getpid()
         other = BuildClaims(folder, {"id": "ID-a", "arch": "x86_64"}, lambda engine: True)
         with other.building("t") as theirs:
             assert theirs is not None and theirs["engine"]["id"] == "ID-b"
         arm = BuildClaims(folder, {"id": "ID-c", "arch": "aarch64"}, lambda engine: True)
         with arm.building("t") as mine:
             assert mine is None, "another architecture: its own claim"
-    assert not claims.path("t").exists()
+    assert not path("t").exists()
     # a waiter returns when the claim goes
     with claims.building("u") as holder:
         assert holder is None
-        theirs_claim = json.loads(claims.path("u").read_text())
+        theirs_claim = json.loads(path("u").read_text())
     BuildClaims(folder, {"id": "ID-a", "arch": "x86_64"}, lambda e: True).wait(theirs_claim, "u")
 
 
