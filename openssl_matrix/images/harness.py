@@ -28,6 +28,8 @@ from openssl_matrix.core.version import series
 from openssl_matrix.engine.backend import Backend
 from openssl_matrix.images.render import toolchain_tag
 from openssl_matrix.matrix.model import Variant
+from openssl_matrix.results.filing import HARNESS
+from openssl_matrix.results.tree import ResultsTree
 
 #: Where the binary is installed in the sibling image (on PATH there).
 BINARY = "/usr/local/bin/openssl-matrix-libbench"
@@ -94,11 +96,12 @@ def harness_tag(variant: Variant, digest: str) -> str:
     return f"openssl-matrix/libbench-{variant.id}:{digest}"
 
 
-def ensure_harness(backend: Backend, variant: Variant, variant_tag: str, builds_dir: Path,
+def ensure_harness(backend: Backend, variant: Variant, variant_tag: str, tree: ResultsTree,
                    workdir: Path) -> HarnessImage:
     """The harness image for the variant image ``variant_tag``, built if not on the engine.
 
-    ``builds_dir`` keeps the build log (``harness-<digest>.log``); ``workdir`` the context.
+    ``tree`` keeps the build log (``_builds/<variant>/harness-<digest>.log``); ``workdir``
+    the context.
     """
     why = refusal(variant.version.version)
     if why is not None:
@@ -115,7 +118,7 @@ def ensure_harness(backend: Backend, variant: Variant, variant_tag: str, builds_
     context.mkdir(parents=True, exist_ok=True)
     atomic_write(context / "Dockerfile", dockerfile(variant_tag, toolchain))
     atomic_write(context / SOURCE_NAME, source)
-    log_path = builds_dir / f"harness-{digest}.log"
+    log_path = tree.harness_log(HARNESS, digest, variant.id)
     with log.step(f"library harness for {variant.id} ({tag})"):
         backend.build(context, tag, log_path=log_path, network="none",
                       labels={"openssl-matrix.harness-of": variant_tag,

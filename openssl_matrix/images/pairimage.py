@@ -25,6 +25,8 @@ from openssl_matrix.engine.backend import Backend
 from openssl_matrix.images.harness import require_toolchain
 from openssl_matrix.images.render import toolchain_tag
 from openssl_matrix.matrix.model import Variant
+from openssl_matrix.results.filing import PAIRBENCH
+from openssl_matrix.results.tree import ResultsTree
 
 BINARY = "/usr/local/bin/openssl-matrix-pairbench"
 SOURCE_NAME = "pairbench.c"
@@ -90,7 +92,7 @@ def pair_tag(variants: Sequence[tuple[Variant, str]]) -> str:
 
 
 def ensure_pair_image(backend: Backend, variants: Sequence[tuple[Variant, str]],
-                      builds_dir: Path, workdir: Path) -> PairImage:
+                      tree: ResultsTree, workdir: Path) -> PairImage:
     """The harness image holding every ``(variant, image tag)``, built if not on the engine."""
     if not variants:
         raise BuildError("no variant to compare", hint="bench at least one built variant")
@@ -106,7 +108,7 @@ def ensure_pair_image(backend: Backend, variants: Sequence[tuple[Variant, str]],
     atomic_write(context / "Dockerfile", text)
     atomic_write(context / SOURCE_NAME, source)
     with log.step(f"interleaving harness for {len(tags)} variant(s) ({tag})"):
-        backend.build(context, tag, log_path=builds_dir / f"pairbench-{digest}.log",
+        backend.build(context, tag, log_path=tree.harness_log(PAIRBENCH, digest),
                       network="none", labels={"openssl-matrix.pairbench-of":
                                               ",".join(v for v, _ in tags)})
     return PairImage(tag, built=True)

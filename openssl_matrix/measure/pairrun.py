@@ -329,7 +329,7 @@ def interleave_session(ctx: Any, variants: Sequence[Variant], images: Mapping[st
                   .values(), key=lambda v: v.id)
     try:
         image = ensure_pair_image(ctx.backend, [(v, images[v.id][0]) for v in used],
-                                  tree.builds_dir(), workdir)
+                                  tree, workdir)
     except BuildError as exc:
         log.warn(f"interleaved comparisons skipped: {exc.message} (hint: {exc.hint})")
         return [done[p.name] for p in pairs if p.name in done]

@@ -81,7 +81,7 @@ def base_image(tree: ResultsTree, backend: Backend, v: Variant, cell: Cell, tag:
     the variant's image."""
     if kind_of(cell.kind).runner != RUNNER_HARNESS:
         return tag
-    return ensure_harness(backend, v, tag, tree.builds_dir(v.id), tree.profiles_work()).tag
+    return ensure_harness(backend, v, tag, tree, tree.profiles_work()).tag
 
 
 def profile_variant(tree: ResultsTree, backend: Backend, v: Variant, cell: Cell,

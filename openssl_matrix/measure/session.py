@@ -473,7 +473,7 @@ class Bencher:
                 continue
             tag, record = images[v.id]
             try:
-                img = ensure_harness(self.backend, v, tag, self.tree.builds_dir(v.id),
+                img = ensure_harness(self.backend, v, tag, self.tree,
                                      self.matrix.path.parent / WORK)
             except BuildError as exc:
                 missing[v.id] = exc

@@ -295,7 +295,7 @@ def _measure_runs(spec: ReportSpec, todo: Sequence[_Run], sides: Sequence[tuple[
     """Build the harness image if it is missing, measure and file ``todo`` (into
     ``filed``); why nothing could be measured, or None."""
     try:
-        image = ensure_pair_image(backend, sides, tree.builds_dir(), workdir)
+        image = ensure_pair_image(backend, sides, tree, workdir)
     except BuildError as exc:
         log.warn(f"interleaved runs skipped: {exc.message} (hint: {exc.hint})")
         return f"the pair harness could not be built: {exc.message}"

@@ -39,6 +39,10 @@ RAW = "raw"
 PASTED = "report.txt"
 #: The traceback of an internal error, in the run or build folder it stopped.
 ERROR_LOG = "error.log"
+#: The build logs of the harness images, ``<kind>-<digest>.log``: the library harness's
+#: (``_builds/<variant>/``) and the interleaving harness's (``_builds/``).
+HARNESS = "harness"
+PAIRBENCH = "pairbench"
 #: A build's Dockerfile as rendered, and as built through ccache, beside build.json.
 DOCKERFILE = "Dockerfile"
 DOCKERFILE_CCACHE = "Dockerfile.ccache"

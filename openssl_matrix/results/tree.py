@@ -309,6 +309,19 @@ class ResultsTree:
         """``<cpu>/``: the runs measured under one CPU profile."""
         return self.root / cpu
 
+    def bisect_work(self) -> Path:
+        """``_bisect/.work``: lent to the bisections' image builds (their contexts)."""
+        return self.bisect_dir(".work")
+
+    def bisect_archives(self) -> Path:
+        """``_bisect/.git-archives``: lent to a commit bisection (its commits' archives)."""
+        return self.bisect_dir(".git-archives")
+
+    def harness_log(self, kind: str, digest: str, variant: str | None = None) -> Path:
+        """``_builds/[<variant>/]<kind>-<digest>.log``: the build log of a harness image
+        (the library harness of a variant, the interleaving harness of several)."""
+        return self.builds_dir(variant) / f"{kind}-{digest}.log"
+
     def bisect_dir(self, name: str) -> Path:
         """``_bisect/<name>``: a range's bisections (``<cell>--<good>--<bad>``), or the
         bisections' build folder (``.work``) and commit archives (``.git-archives``)."""

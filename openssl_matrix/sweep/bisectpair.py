@@ -120,8 +120,7 @@ class EnginePairs:
         try:
             image = ensure_pair_image(self.m.bencher.backend,
                                       [(vb, tags[bottom]), (vt, tags[top])],
-                                      self.m.tree.builds_dir(),
-                                      self.m.tree.bisect_dir(".work"))
+                                      self.m.tree, self.m.tree.bisect_work())
         except BuildError as exc:
             return Paired(why_not=f"the pair harness could not be built: {exc.message}")
         return self.run(plan, image.tag, top, bottom, run)

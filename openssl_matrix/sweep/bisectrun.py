@@ -134,7 +134,7 @@ class EngineMeasure:
         self.cpu_profile = cpu_profile
         self.wait = wait
         # neighbouring releases share most of their sources: one compiler cache a series
-        self.builder = Builder(m, backend, tree, workdir=tree.bisect_dir(".work"),
+        self.builder = Builder(m, backend, tree, workdir=tree.bisect_work(),
                                compiler_cache="openssl-matrix" if compiler_cache else None)
         self.bencher = Bencher(m, backend, tree, engine=EngineInfo.of(engine),
                                git_commit=git_commit, max_attempts=0)
@@ -240,7 +240,7 @@ class GitMeasure(EngineMeasure):
                          compiler_cache=compiler_cache)
         self.git = git
         self.commits = dict(commits)
-        self.archives = tree.bisect_dir(".git-archives")
+        self.archives = tree.bisect_archives()
 
     def variant(self, release: str) -> Variant:
         commit = self.commits[release]

@@ -53,8 +53,7 @@ def _built(tmp: Path, variants: tuple[str, ...]) -> Setup:
     for v in m.select(",".join(variants)):
         latest = records.read_latest(tree.root, v.id)
         assert latest is not None
-        tags[v.id] = ensure_harness(backend, v, latest.tag, tree.root / "_builds" / v.id,
-                                    tmp / "work").tag
+        tags[v.id] = ensure_harness(backend, v, latest.tag, tree, tmp / "work").tag
     return m, tree, backend, tags
 
 

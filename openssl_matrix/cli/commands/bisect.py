@@ -23,6 +23,7 @@ from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.matrix.model import Matrix
 from openssl_matrix.matrix.releases import load_catalogue
+from openssl_matrix.results.bisections import RECORD, SUMMARY
 from openssl_matrix.results.tree import ResultsTree
 from openssl_matrix.sweep.bisect import (
     INTERLEAVED,
@@ -128,7 +129,7 @@ def run(*, target: str, matrix: str, results: str, figure: str, good: str, bad: 
                               if commits else {})}, indent=2))
     else:
         print("\n".join(summary(result) + commit_lines(result, commits)))
-    log.info(f"written to {out} (bisection.json, summary.txt)")
+    log.info(f"written to {out} ({RECORD}, {SUMMARY})")
     return 0
 
 

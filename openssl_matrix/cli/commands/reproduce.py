@@ -36,6 +36,7 @@ from openssl_matrix.repro.resolve import Environment
 from openssl_matrix.repro.run import reproduce
 from openssl_matrix.repro.specload import find_spec, load_spec
 from openssl_matrix.repro.verdicts import as_json, render_text
+from openssl_matrix.results.filing import SIDE_BY_SIDE, VERDICTS
 
 COMMAND = Command(
     "reproduce", "reproduce a published report from reports/REPORT.yaml; --draft drafts "
@@ -114,7 +115,7 @@ def run(*, target: str, matrix: str, results: str, cpu: str, force: bool,
             print(_json.dumps(as_json(rep), indent=2, default=str))
         else:
             print(render_text(rep), end="")
-        log.info(f"written to {rep.out_dir} (verdicts.json, side-by-side.txt)")
+        log.info(f"written to {rep.out_dir} ({VERDICTS}, {SIDE_BY_SIDE})")
     if failed:
         mask = 0
         for i, _, _ in failed:
