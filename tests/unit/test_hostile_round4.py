@@ -82,7 +82,7 @@ def test_a_sweep_notes_file_is_read_within_the_yaml_limits(tmp_path: Path, text:
     from openssl_matrix.sweep.sweep import read_notes
 
     (tmp_path / "notes.yaml").write_text(text)
-    with pytest.raises(ConfigError, match="notes.yaml") as err:
+    with pytest.raises(ConfigError, match=r"notes\.yaml") as err:
         read_notes(tmp_path)
     assert err.value.hint is not None and "notes.yaml" in err.value.hint
 
