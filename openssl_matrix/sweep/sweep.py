@@ -46,8 +46,7 @@ from openssl_matrix.images.sources import (
 )
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure import hostacct
-from openssl_matrix.measure.guards import split_times
-from openssl_matrix.measure.invocation import SPEED_WRAPPER, WRAPPER_NAME
+from openssl_matrix.measure.invocation import SPEED_WRAPPER, WRAPPER_NAME, split_times
 from openssl_matrix.parse import parse_speed
 from openssl_matrix.results.records import read_latest
 from openssl_matrix.results.tree import ResultsTree
