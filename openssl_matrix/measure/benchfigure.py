@@ -2,7 +2,7 @@
 
 A figure travels through the bench as a JSON record: a reader makes it (``openssl
 speed``'s through ``parse.figure_records``, ``s_time``'s in ``tls``, the harness's in
-``library``), the guards mark it in place (``guards.apply_findings``), the cell adds the
+``library``), the guards return it marked (``guards.apply_findings``), the cell adds the
 core clock and cycles, and ``results.records.write_figures`` checks it into
 ``figures.json``. :class:`BenchFigure` names every key a reader or the bench sets, so a
 misspelt key or a wrong kind of value fails ``mypy`` instead of reaching the tree; at run
@@ -172,3 +172,14 @@ def bench_figures(records: Sequence[Mapping[str, object]]) -> list[BenchFigure]:
     """``parse.figure_records``'s dicts (the fields of ``parse.figures.Figure``, which
     :class:`BenchFigure` names with their types) as the bench's figures: the same dicts."""
     return [cast(BenchFigure, r) for r in records]
+
+
+def updated(figure: BenchFigure, changes: BenchFigure) -> BenchFigure:
+    """A new figure: ``figure`` with the keys of ``changes`` set (``figure`` is left as it
+    is: a figure, once a reader made it, is never changed in place)."""
+    return cast(BenchFigure, {**figure, **changes})
+
+
+def without(figure: BenchFigure, key: str) -> BenchFigure:
+    """A new figure: ``figure`` without ``key``."""
+    return cast(BenchFigure, {k: v for k, v in figure.items() if k != key})

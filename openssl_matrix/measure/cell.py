@@ -39,6 +39,8 @@ from openssl_matrix.measure.benchfigure import (
     SeriesHead,
     SettleRecord,
     bench_figures,
+    updated,
+    without,
 )
 from openssl_matrix.measure.guards import (
     EngineCheck,
@@ -450,8 +452,9 @@ class BenchCell:
         fields = self.suite.suite_kind.accounting_fields
         if fields:  # one accounting per s_time run or harness window, taken inside
             entry["host_accounting"] = {
-                " ".join(str(r.get(f)) for f in fields): r.pop("host_accounting", None)
+                " ".join(str(r.get(f)) for f in fields): r.get("host_accounting")
                 for r in recs}
+            recs = [without(r, "host_accounting") for r in recs]
         run.figures.extend(recs)
         run.by_invocation[inv.name] = recs
         flagged = flagged_note(recs, inv_findings)
@@ -476,18 +479,10 @@ class BenchCell:
         clock = meta["clock_hz"]
         findings.extend(cross_findings(invocations, run.by_invocation, run.version,
                                        run.run_cpu.flags, bool(run.vectors)))
-        apply_findings(figures, findings)
         meta["host"]["core_clock"] = coreclock.run_clock(
             run.clock_before, run.probe if invocations else self._probe(pin, aes=True))
         clock = core_cycles(meta, clock)
-        for rec in figures:
-            rec["clock_hz"] = clock
-            rec["cycles_per_byte"] = guards.cycles(rec.get("bytes_per_s"), clock,
-                                                   rec.get("multi") or 1)
-            rec["cycles_per_op"] = guards.cycles(
-                rec.get("ops_per_s") if rec.get("block_size") is None else None,
-                clock, rec.get("multi") or 1)
-            rec.setdefault("guards", [])
+        figures = [with_cycles(rec, clock) for rec in apply_findings(figures, findings)]
         for f in findings:
             text = f"{f.code}: " + (f"{f.invocation}: " if f.invocation else "") + f.message
             if text not in warnings:
@@ -523,25 +518,7 @@ class BenchCell:
                                  evp=kind.speed_evp(inv.path, inv.command))
         except ParseError as perr:
             return [], None, [], [f"output not understood: {perr.message}"]
-        recs = bench_figures(figure_records(parsed))
-        host = BenchFigure() if acct is None else BenchFigure(
-            own_share=None if acct.own_share is None else round(acct.own_share, 4),
-            foreign_cores=round(acct.foreign_cores, 4),
-            steal_cores=round(acct.steal_cores, 4))
-        for rec in recs:
-            if rec.get("algorithm") == "evp" and len(inv.algorithms) == 1:
-                rec["algorithm"] = inv.algorithms[0]  # -multi labels the EVP row "evp"
-            rec.update({"mask": inv.mask.name, "ia32cap": inv.ia32cap,
-                        "invocation": inv.name, "engine": inv.engine, "path": inv.path,
-                        "direction": inv.direction, "multi": inv.multi, **host})
-            if kind.pts_comparable:  # the PTS result this figure is, in PTS's unit
-                op, block = rec.get("operation"), rec.get("block_size")
-                res = pts_result_for(str(rec.get("algorithm")),
-                                     op if isinstance(op, str) else None,
-                                     block if isinstance(block, int) else None)
-                if res is not None:
-                    rec.update({"pts_result": res.title, "pts_unit": res.unit,
-                                "pts_profile": PTS_PROFILE})
+        recs = [self._ran(rec, inv, acct) for rec in bench_figures(figure_records(parsed))]
         elapsed = sum(p.seconds_reported for p in parsed.progress) or None
         found: list[Finding] = []
         if inv.engine is not None:
@@ -563,6 +540,29 @@ class BenchCell:
                 found += mask_syntax_findings(inv.name, inv.mask.name, inv.ia32cap, version,
                                               cpu.flags)
         return recs, elapsed, found, [*parsed.warnings, *legacy_notes]
+
+    def _ran(self, rec: BenchFigure, inv: Invocation, acct: hostacct.HostAccounting | None,
+             ) -> BenchFigure:
+        """A speed figure with what ran it: the invocation, the host around it and, for a
+        PTS-comparable kind, the PTS result it is (a new record)."""
+        host = BenchFigure() if acct is None else BenchFigure(
+            own_share=None if acct.own_share is None else round(acct.own_share, 4),
+            foreign_cores=round(acct.foreign_cores, 4),
+            steal_cores=round(acct.steal_cores, 4))
+        changes = BenchFigure(mask=inv.mask.name, ia32cap=inv.ia32cap, invocation=inv.name,
+                              engine=inv.engine, path=inv.path, direction=inv.direction,
+                              multi=inv.multi)
+        if rec.get("algorithm") == "evp" and len(inv.algorithms) == 1:
+            changes["algorithm"] = inv.algorithms[0]  # -multi labels the EVP row "evp"
+        rec = updated(rec, {**changes, **host})
+        if self.suite.suite_kind.pts_comparable:  # the PTS result it is, in PTS's unit
+            op, block = rec.get("operation"), rec.get("block_size")
+            res = pts_result_for(str(rec.get("algorithm")), op if isinstance(op, str) else None,
+                                 block if isinstance(block, int) else None)
+            if res is not None:
+                rec = updated(rec, BenchFigure(pts_result=res.title, pts_unit=res.unit,
+                                               pts_profile=PTS_PROFILE))
+        return rec
 
     def _probe(self, pin: str | None, *, aes: bool = False) -> dict[str, object]:
         """One reading of the core probe (clock, port share; AESENC's latency with
@@ -681,6 +681,19 @@ def cross_findings(invocations: list[Invocation],
                                                   by_invocation[ref.name], cpu_flags)
                     break
     return found
+
+
+def with_cycles(rec: BenchFigure, clock: float | None) -> BenchFigure:
+    """A figure with the core clock it is counted in and its cycles per byte or per
+    operation (a new record; ``guards`` is there, empty if no guard concerned it)."""
+    multi = rec.get("multi") or 1
+    changes = BenchFigure(
+        clock_hz=clock, cycles_per_byte=guards.cycles(rec.get("bytes_per_s"), clock, multi),
+        cycles_per_op=guards.cycles(rec.get("ops_per_s") if rec.get("block_size") is None
+                                    else None, clock, multi))
+    if "guards" not in rec:
+        changes["guards"] = []
+    return updated(rec, changes)
 
 
 def core_cycles(meta: RunRecord, nominal: float | None) -> float | None:

@@ -50,7 +50,7 @@ from openssl_matrix.matrix.isa import (
     march_flags,
 )
 from openssl_matrix.measure import hostacct
-from openssl_matrix.measure.benchfigure import BenchFigure, FindingRecord
+from openssl_matrix.measure.benchfigure import BenchFigure, FindingRecord, updated
 
 ENGINE_NOT_ENGAGED = "engine-not-engaged"
 ENGINE_UNVERIFIED = "engine-unverified"
@@ -109,28 +109,38 @@ class Finding:
         return self.algorithms is None or record.get("algorithm") in self.algorithms
 
 
-def apply_findings(records: list[BenchFigure], findings: Iterable[Finding]) -> None:
-    """Give each figure record the statuses of the findings that concern it (in place).
+def apply_findings(records: Sequence[BenchFigure], findings: Iterable[Finding],
+                   ) -> list[BenchFigure]:
+    """The figure records with the statuses of the findings that concern them: new
+    records, the given ones left as they are.
 
     ``guards`` lists every code; ``status`` becomes the gravest guard code (``PRIORITY``)
     unless the parser already refused the value (zero, unparsable ...); ``detail`` gains
     the messages.
     """
+    found = list(findings)
+    return [marked(rec, [f for f in found if f.concerns(rec)]) for rec in records]
+
+
+def marked(rec: BenchFigure, findings: Sequence[Finding]) -> BenchFigure:
+    """One figure record with ``findings`` (each concerning it) applied: a new record,
+    ``rec`` itself when none does."""
+    if not findings:
+        return rec
+    codes = list(rec.get("guards") or [])
+    changes: BenchFigure = {}
     for f in findings:
-        for rec in records:
-            if not f.concerns(rec):
-                continue
-            codes = rec.setdefault("guards", [])
-            if f.code in codes:
-                continue
-            if not codes:
-                rec["parser_status"] = rec.get("status")
-            codes.append(f.code)
-            if rec.get("parser_status") in _REPLACEABLE:
-                rec["status"] = min(codes, key=lambda c: PRIORITY.index(c)
+        if f.code in codes:
+            continue
+        if not codes:
+            changes["parser_status"] = rec.get("status")
+        codes.append(f.code)
+        if changes.get("parser_status", rec.get("parser_status")) in _REPLACEABLE:
+            changes["status"] = min(codes, key=lambda c: PRIORITY.index(c)
                                     if c in PRIORITY else len(PRIORITY))
-            detail = str(rec.get("detail") or "")
-            rec["detail"] = f"{detail}; {f.message}" if detail else f.message
+        detail = str(changes.get("detail", rec.get("detail")) or "")
+        changes["detail"] = f"{detail}; {f.message}" if detail else f.message
+    return updated(rec, {**changes, "guards": codes})
 
 
 # ----------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from openssl_matrix.images.harness import BINARY
 from openssl_matrix.matrix.libvocab import MEMORY_OPS, OPERATIONS, LibraryOptions, expand, lacks
 from openssl_matrix.matrix.model import Mask, Suite
 from openssl_matrix.measure import hostacct
-from openssl_matrix.measure.benchfigure import BenchFigure
+from openssl_matrix.measure.benchfigure import BenchFigure, updated
 from openssl_matrix.measure.guards import Finding, contended_findings
 from openssl_matrix.measure.invocation import Invocation
 
@@ -238,16 +238,19 @@ def timed_record(r: LibResult, inv_name: str) -> tuple[BenchFigure, list[Finding
         "api": None if f.get("api") in (None, "-") else f.get("api"),
         "bytes": None, "invocation": inv_name,
         "raw": "",
+        **_host_fields(acct),
     }
-    if acct is not None:
-        rec.update({"own_share": None if acct.own_share is None else round(acct.own_share, 4),
-                    "foreign_cores": round(acct.foreign_cores, 4),
-                    "steal_cores": round(acct.steal_cores, 4),
-                    "host_accounting": acct.as_dict()})
-    else:
-        rec.update({"own_share": None, "foreign_cores": None, "steal_cores": None,
-                    "host_accounting": None})
     return rec, contended_findings(inv_name, acct)
+
+
+def _host_fields(acct: hostacct.HostAccounting | None) -> BenchFigure:
+    """A timed figure's host around its window (all None without an accounting)."""
+    if acct is None:
+        return BenchFigure(own_share=None, foreign_cores=None, steal_cores=None,
+                           host_accounting=None)
+    return BenchFigure(own_share=None if acct.own_share is None else round(acct.own_share, 4),
+                       foreign_cores=round(acct.foreign_cores, 4),
+                       steal_cores=round(acct.steal_cores, 4), host_accounting=acct.as_dict())
 
 
 def memory_record(r: LibResult, inv_name: str) -> BenchFigure:
@@ -291,10 +294,9 @@ def parse_library(inv: Invocation, stdout: str,
             warnings.append(f"{r.op}: {records[-1]['detail']}")
     for op in out.unended:
         warnings.append(f"{op}: the harness began it and never ended it")
-    for rec in records:
-        rec.update({"mask": inv.mask.name, "ia32cap": None, "engine": None,
-                    "path": "library", "direction": None, "multi": None,
-                    "openssl_runtime": out.header.get("runtime"),
-                    "openssl_header": out.header.get("header")})
+    ran = BenchFigure(mask=inv.mask.name, ia32cap=None, engine=None, path="library",
+                      direction=None, multi=None, openssl_runtime=out.header.get("runtime"),
+                      openssl_header=out.header.get("header"))
+    records = [updated(rec, ran) for rec in records]
     elapsed = sum(t for r in records if isinstance(t := r.get("elapsed_s"), float)) or None
     return records, elapsed, findings, warnings

@@ -623,8 +623,8 @@ def _run_record(section: _Section, protocol: Protocol, plan: TlsPlan, out: TlsOu
         "resumed": parsed.resumed, "full": parsed.full, "stime_exit": section.end.get("rc"),
         "bytes_per_connection": parsed.bytes_per_connection,
         "raw": "\n".join(x for x in section.lines if "connections" in x),
+        **host_fields(host),
     }
-    rec.update(host_fields(host))
     return rec
 
 

@@ -109,7 +109,7 @@ def _speed_figures() -> list[BenchFigure]:
         rec.update({"mask": "default", "ia32cap": None, "invocation": "default--evp",
                     "engine": None, "path": "evp", "direction": None, "multi": None,
                     "own_share": 0.99, "foreign_cores": 0.01, "steal_cores": 0.0})
-    apply_findings(recs, [Finding(guards.NOISY, "spread", "default--evp")])
+    recs = apply_findings(recs, [Finding(guards.NOISY, "spread", "default--evp")])
     for rec in recs:
         rec.update({"clock_hz": 2.45e9, "cycles_per_byte": 1.5, "cycles_per_op": None})
     return recs

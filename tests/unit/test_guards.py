@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import Path
 
@@ -66,9 +67,8 @@ def test_afalg_that_fails_to_init_is_not_engaged(version: str) -> None:
     assert [f.code for f in found] == [guards.ENGINE_NOT_ENGAGED]  # ... from the software
     assert "invalid engine" in found[0].message.lower()
     assert "init failed" in found[0].message
-    for rec in recs:
-        rec["invocation"] = "native--afalg--aes-128-cbc"
-    apply_findings(recs, found)
+    recs = apply_findings([{**rec, "invocation": "native--afalg--aes-128-cbc"}
+                           for rec in recs], found)
     assert recs[0]["status"] == guards.ENGINE_NOT_ENGAGED
     assert recs[0]["bytes_per_s"] == run.figures[0].bytes_per_s  # the value is kept
 
@@ -254,8 +254,12 @@ def test_apply_findings_keeps_values_and_takes_the_gravest_status() -> None:
             {"invocation": "a", "algorithm": "sha256", "status": "zero", "detail": "",
              "bytes_per_s": None},
             {"invocation": "b", "algorithm": "aes-128-cbc", "status": "ok", "detail": ""}]
-    apply_findings(recs, [Finding(guards.TIME_BASIS, "slow", "a"),
-                          Finding(guards.LEGACY_PATH, "low level", "a", ("aes-128-cbc",))])
+    given = copy.deepcopy(recs)
+    marked = apply_findings(recs, [Finding(guards.TIME_BASIS, "slow", "a"),
+                                   Finding(guards.LEGACY_PATH, "low level", "a",
+                                           ("aes-128-cbc",))])
+    assert recs == given  # new records: the given ones are left as they were
+    recs = marked
     assert recs[0]["status"] == guards.LEGACY_PATH and recs[0]["bytes_per_s"] == 5.0
     assert recs[0]["guards"] == [guards.TIME_BASIS, guards.LEGACY_PATH]
     assert "slow" in recs[0]["detail"] and "low level" in recs[0]["detail"]
