@@ -39,8 +39,6 @@ from openssl_matrix.measure.benchfigure import (
     SeriesHead,
     SettleRecord,
     bench_figures,
-    updated,
-    without,
 )
 from openssl_matrix.measure.guards import (
     EngineCheck,
@@ -452,9 +450,8 @@ class BenchCell:
         fields = self.suite.suite_kind.accounting_fields
         if fields:  # one accounting per s_time run or harness window, taken inside
             entry["host_accounting"] = {
-                " ".join(str(r.get(f)) for f in fields): r.get("host_accounting")
-                for r in recs}
-            recs = [without(r, "host_accounting") for r in recs]
+                " ".join(str(r.get(f)) for f in fields): r.host_accounting for r in recs}
+            recs = [r.without("host_accounting") for r in recs]
         run.figures.extend(recs)
         run.by_invocation[inv.name] = recs
         flagged = flagged_note(recs, inv_findings)
@@ -488,7 +485,7 @@ class BenchCell:
             if text not in warnings:
                 warnings.append(text)
                 log.warn(f"  {v.id}: {text}")
-        records.write_figures(run_dir, figures)
+        records.write_figures(run_dir, [f.to_json() for f in figures])
         meta["ended"] = _now()
         meta["warnings"] = warnings
         meta["findings"] = [f.as_dict() for f in findings]
@@ -530,7 +527,7 @@ class BenchCell:
         if not contended:  # a process that waited for a CPU is contention, not offload
             found += time_basis_findings(inv.name, times, elapsed)
         legacy, legacy_notes = legacy_path_findings(
-            inv.name, version, inv.path, [str(r.get("algorithm")) for r in recs])
+            inv.name, version, inv.path, [str(r.algorithm) for r in recs])
         found += legacy
         if inv.ia32cap is not None:
             if vectors.get("") is not None and vectors.get(inv.mask.name) is not None:
@@ -545,23 +542,21 @@ class BenchCell:
              ) -> BenchFigure:
         """A speed figure with what ran it: the invocation, the host around it and, for a
         PTS-comparable kind, the PTS result it is (a new record)."""
-        host = BenchFigure() if acct is None else BenchFigure(
-            own_share=None if acct.own_share is None else round(acct.own_share, 4),
-            foreign_cores=round(acct.foreign_cores, 4),
-            steal_cores=round(acct.steal_cores, 4))
-        changes = BenchFigure(mask=inv.mask.name, ia32cap=inv.ia32cap, invocation=inv.name,
-                              engine=inv.engine, path=inv.path, direction=inv.direction,
-                              multi=inv.multi)
-        if rec.get("algorithm") == "evp" and len(inv.algorithms) == 1:
-            changes["algorithm"] = inv.algorithms[0]  # -multi labels the EVP row "evp"
-        rec = updated(rec, {**changes, **host})
+        if rec.algorithm == "evp" and len(inv.algorithms) == 1:
+            rec = rec.with_(algorithm=inv.algorithms[0])  # -multi labels the EVP row "evp"
+        rec = rec.with_(mask=inv.mask.name, ia32cap=inv.ia32cap, invocation=inv.name,
+                        engine=inv.engine, path=inv.path, direction=inv.direction,
+                        multi=inv.multi)
+        if acct is not None:
+            rec = rec.with_(own_share=None if acct.own_share is None
+                            else round(acct.own_share, 4),
+                            foreign_cores=round(acct.foreign_cores, 4),
+                            steal_cores=round(acct.steal_cores, 4))
         if self.suite.suite_kind.pts_comparable:  # the PTS result it is, in PTS's unit
-            op, block = rec.get("operation"), rec.get("block_size")
-            res = pts_result_for(str(rec.get("algorithm")), op if isinstance(op, str) else None,
-                                 block if isinstance(block, int) else None)
+            res = pts_result_for(str(rec.algorithm), rec.operation, rec.block_size)
             if res is not None:
-                rec = updated(rec, BenchFigure(pts_result=res.title, pts_unit=res.unit,
-                                               pts_profile=PTS_PROFILE))
+                rec = rec.with_(pts_result=res.title, pts_unit=res.unit,
+                                pts_profile=PTS_PROFILE)
         return rec
 
     def _probe(self, pin: str | None, *, aes: bool = False) -> dict[str, object]:
@@ -630,7 +625,7 @@ def flagged_note(recs: Sequence[BenchFigure], found: Sequence[Finding]) -> str:
     codes = sorted({f.code for f in found})
     if codes:
         return f", flagged: {', '.join(codes)}"
-    bad = [str(r.get("status")) for r in recs if r.get("status") not in (None, "ok")]
+    bad = [str(r.status) for r in recs if r.status not in (None, "ok")]
     if not bad:
         return ""
     what = ", ".join(f"{bad.count(s)} {s}" for s in sorted(set(bad)))
@@ -686,14 +681,12 @@ def cross_findings(invocations: list[Invocation],
 def with_cycles(rec: BenchFigure, clock: float | None) -> BenchFigure:
     """A figure with the core clock it is counted in and its cycles per byte or per
     operation (a new record; ``guards`` is there, empty if no guard concerned it)."""
-    multi = rec.get("multi") or 1
-    changes = BenchFigure(
-        clock_hz=clock, cycles_per_byte=guards.cycles(rec.get("bytes_per_s"), clock, multi),
-        cycles_per_op=guards.cycles(rec.get("ops_per_s") if rec.get("block_size") is None
-                                    else None, clock, multi))
-    if "guards" not in rec:
-        changes["guards"] = []
-    return updated(rec, changes)
+    multi = rec.multi or 1
+    return rec.with_(
+        clock_hz=clock, cycles_per_byte=guards.cycles(rec.bytes_per_s, clock, multi),
+        cycles_per_op=guards.cycles(rec.ops_per_s if rec.block_size is None else None,
+                                    clock, multi),
+        guards=list(rec.guards))
 
 
 def core_cycles(meta: RunRecord, nominal: float | None) -> float | None:

@@ -50,7 +50,7 @@ from openssl_matrix.matrix.isa import (
     march_flags,
 )
 from openssl_matrix.measure import hostacct
-from openssl_matrix.measure.benchfigure import BenchFigure, FindingRecord, updated
+from openssl_matrix.measure.benchfigure import BenchFigure, FindingRecord
 
 ENGINE_NOT_ENGAGED = "engine-not-engaged"
 ENGINE_UNVERIFIED = "engine-unverified"
@@ -104,9 +104,9 @@ class Finding:
                              else list(self.algorithms))
 
     def concerns(self, record: BenchFigure) -> bool:
-        if self.invocation is not None and record.get("invocation") != self.invocation:
+        if self.invocation is not None and record.invocation != self.invocation:
             return False
-        return self.algorithms is None or record.get("algorithm") in self.algorithms
+        return self.algorithms is None or record.algorithm in self.algorithms
 
 
 def apply_findings(records: Sequence[BenchFigure], findings: Iterable[Finding],
@@ -123,24 +123,24 @@ def apply_findings(records: Sequence[BenchFigure], findings: Iterable[Finding],
 
 
 def marked(rec: BenchFigure, findings: Sequence[Finding]) -> BenchFigure:
-    """One figure record with ``findings`` (each concerning it) applied: a new record,
-    ``rec`` itself when none does."""
+    """One figure with ``findings`` (each concerning it) applied: a new figure, ``rec``
+    itself when none does."""
     if not findings:
         return rec
-    codes = list(rec.get("guards") or [])
-    changes: BenchFigure = {}
+    codes = list(rec.guards)
+    new = rec
     for f in findings:
         if f.code in codes:
             continue
         if not codes:
-            changes["parser_status"] = rec.get("status")
+            new = new.with_(parser_status=rec.status)
         codes.append(f.code)
-        if changes.get("parser_status", rec.get("parser_status")) in _REPLACEABLE:
-            changes["status"] = min(codes, key=lambda c: PRIORITY.index(c)
-                                    if c in PRIORITY else len(PRIORITY))
-        detail = str(changes.get("detail", rec.get("detail")) or "")
-        changes["detail"] = f"{detail}; {f.message}" if detail else f.message
-    return updated(rec, {**changes, "guards": codes})
+        if new.parser_status in _REPLACEABLE:
+            new = new.with_(status=min(codes, key=lambda c: PRIORITY.index(c)
+                                       if c in PRIORITY else len(PRIORITY)))
+        detail = new.detail or ""
+        new = new.with_(detail=f"{detail}; {f.message}" if detail else f.message)
+    return new.with_(guards=codes)
 
 
 # ----------------------------------------------------------------------------------
@@ -227,11 +227,11 @@ def engine_findings(invocation: str, engine: str, check: EngineCheck | None,
 def _pairs(a: Sequence[BenchFigure], b: Sequence[BenchFigure],
            ) -> list[tuple[float, float]]:
     """Values of figures with the same algorithm and block size in ``a`` and ``b``."""
-    index = {(r.get("algorithm"), r.get("block_size")): r.get("bytes_per_s") for r in b}
+    index = {(r.algorithm, r.block_size): r.bytes_per_s for r in b}
     out = []
     for r in a:
-        x = r.get("bytes_per_s")
-        y = index.get((r.get("algorithm"), r.get("block_size")))
+        x = r.bytes_per_s
+        y = index.get((r.algorithm, r.block_size))
         if isinstance(x, (int, float)) and isinstance(y, (int, float)) and y > 0:
             out.append((float(x), float(y)))
     return out
@@ -412,12 +412,12 @@ def mask_effect_findings(invocation: str, mask_name: str, off: Collection[str],
     if "aesni" not in off or "aes" not in cpu_flags:
         return []
     aes_masked = [r for r in masked_records
-                  if str(r.get("algorithm", "")).startswith("aes-") and r.get("evp")]
+                  if (r.algorithm or "").startswith("aes-") and r.evp]
     if same_figures(aes_masked, native_records):
         return [Finding(MASK_NOT_APPLIED,
                         f"mask {mask_name} turns AES-NI off, yet the EVP AES figures are "
                         f"within {SAME_FIGURE:.0%} of the unmasked run: it did not take effect",
-                        invocation, tuple(sorted({str(r["algorithm"]) for r in aes_masked})))]
+                        invocation, tuple(sorted({str(r.algorithm) for r in aes_masked})))]
     return []
 
 
