@@ -47,6 +47,20 @@ def write_figure_rows(run_dir: Path, keys: Sequence[str], rows: Sequence[Sequenc
 def _rows_text(keys: Sequence[str], rows: Sequence[Sequence[Any]]) -> str | None:
     """The file's text (the figures' keys sorted, ``schema`` among them, as
     ``write_json`` writes them), or None when the general path must decide."""
+    ordered = checked_rows(keys, rows)
+    if ordered is None:
+        return None
+    if not rows:
+        return "[]"
+    return rows_indented(ordered[0], ordered[1])
+
+
+def checked_rows(keys: Sequence[str], rows: Sequence[Sequence[Any]],
+                 ) -> tuple[list[str], list[tuple[Any, ...]]] | None:
+    """The figures' keys sorted (``schema`` among them) and each row's values in that
+    order, every value checked as ``FigureRecord.from_json`` checks it; None when a row
+    needs the general path (``write_figures``' checks, which name what is wrong). An
+    import's compact file (results/compact.py) holds these rows."""
     if "schema" in keys or len(set(keys)) != len(keys) or \
             not set(FigureRecord._REQUIRED) <= set(keys):
         return None
@@ -57,9 +71,7 @@ def _rows_text(keys: Sequence[str], rows: Sequence[Sequence[Any]]) -> str | None
         if len(row) != width or not all(check(row[i]) for i, check in checks) or \
                 not all(math.isfinite(v) for v in row if type(v) is float):
             return None
-    if not rows:
-        return "[]"
     ordered = sorted([*keys, "schema"])
     position = {k: i for i, k in enumerate([*keys, "schema"])}
     pick = itemgetter(*(position[k] for k in ordered))
-    return rows_indented(ordered, [pick((*row, SCHEMA)) for row in rows])
+    return ordered, [pick((*row, SCHEMA)) for row in rows]

@@ -3,17 +3,19 @@
 An import is identified by the source file's sha256 and the name it is imported as
 (``ref-NAME``): importing the same file again says where it is and adds nothing; an
 import that was stopped (Ctrl-C, a kill, a full disk) is completed by the next one, never
-stored twice (the tree is the truth: a run counts once its meta.json says ``complete``;
-a folder left without one is marked ``interrupted`` by the tree's recovery). The pasted
-text is stored once per import (``raw/report.txt`` of its first run folder; the others
-name it in ``raw_report``), not once per run.
-"""
+stored twice (the tree is the truth: a run counts once its meta says ``complete``). An
+import files its runs compactly (results/compact.py): one file per version folder,
+``ref-NAME/<version>/import/runs-<first>-<last>.jsonl``, written under a temporary name
+and renamed whole, so a kill leaves none of that file's runs counted. The pasted text is
+stored once per import (``report-<sha256>.txt`` beside the first of those files; each
+run names it in ``raw_report``). Trees imported before hold a folder per run
+(``<run>/meta.json``, ``figures.json``, the first one's ``raw/report.txt``); both are read
+alike, and an earlier import's runs in folders count as done for the next."""
 
 from __future__ import annotations
 
 import hashlib
 import marshal
-import shutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +30,9 @@ from openssl_matrix.parse import FIGURE_FIELDS, figure_rows
 from openssl_matrix.parse.encoding import paste_text
 from openssl_matrix.parse.figures import SpeedRun
 from openssl_matrix.results import records as rec
-from openssl_matrix.results.figurerows import write_figure_rows
-from openssl_matrix.results.tree import ResultsTree, new_numbered_dir
+from openssl_matrix.results.compact import SUITE, CompactWriter
+from openssl_matrix.results.figurerows import checked_rows
+from openssl_matrix.results.tree import ResultsTree
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,51 +102,63 @@ def import_report(tree: ResultsTree, raw: bytes, runs: Callable[[], Iterable[Pas
         if done:
             log.info(f"completing an import of {target} that was stopped: {len(done)} of "
                      f"{count} run(s) were stored, storing the rest")
-        last: dict[str, int] = {}  # the last run number per version folder, for the next
-        mode = new_file_mode()  # the umask read once, not for each of 40,000 files
-        source_file = str(source.resolve())  # once, not a walk of its path per run
-        suites: dict[str, Path] = {}  # each version's folder checked once, not per run
+        filed = _file_runs(tree, cpu, runs, done, paste_at, text, {
+            "source_file": str(source.resolve()), "source_sha256": sha256,
+            "imported": now("seconds"), "runs_in_report": count})
+        sync_tree(tree.root)
+        for path, first, last, figures in filed:
+            print(f"{path}: runs {first:04d}-{last:04d}, {figures} figure(s)")
+    finally:
+        tree.unlock()
+
+
+def _file_runs(tree: ResultsTree, cpu: str, runs: Callable[[], Iterable[PastedRun]],
+               done: dict[int, Path], paste_at: Path | None, text: str,
+               common: dict[str, Any]) -> list[tuple[Path, int, int, int]]:
+    """The runs not ``done`` filed in one compact file per version folder (compact.py),
+    each renamed into place once whole; the paste stored first, once per import, unless
+    ``paste_at`` holds it. Returns each file with its first and last run number and its
+    figures."""
+    mode = new_file_mode()  # the umask read once, not for each run
+    keys = sorted([*FIGURE_FIELDS, "schema"])
+    writers: dict[str, CompactWriter] = {}
+    figures: dict[str, int] = {}
+    try:
         for i, run in enumerate(runs(), 1):
             if i in done:
                 continue
             version = run.version or "unknown"
-            if version not in suites:
-                suites[version] = tree.suite_dir(cpu, version, "import")
-            run_dir = new_numbered_dir(suites[version], after=last.get(version))
-            last[version] = int(run_dir.name)
-            try:
-                if paste_at is None:
-                    atomic_write(run_dir / "raw" / "report.txt", text)
-                    paste_at = run_dir / "raw" / "report.txt"
-                # no fsync per file (one syncfs at the end): a kill still sees whole
-                # meta.json files; 2 fsyncs per run made a 20,000-run import take minutes.
-                # figures.json is created in place: the folder counts once meta.json is
-                # there, written after it (atomically)
-                figures = write_figure_rows(run_dir, FIGURE_FIELDS, run.rows, mode=mode)
-                rec.write_meta(run_dir, rec.RunMeta(
-                    status="complete",
-                    kind="reference",
-                    warnings=list(run.warnings),
-                    variant={"version": run.version},
-                    extra={
-                        "source_file": source_file,
-                        "source_sha256": sha256,
-                        "imported": now("seconds"),
-                        "run_in_report": i,
-                        "runs_in_report": count,
-                        "raw_report": str(paste_at.relative_to(tree.root)),
-                        "header": dict(run.header),
-                    }), durable=False, mode=mode)
-            except BaseException:
-                # this run's folder has no meta.json yet: it is ours and half-written
-                if not (run_dir / rec.META).exists():
-                    shutil.rmtree(run_dir, ignore_errors=True)
-                raise
-            print(f"{run_dir}: {figures} figure(s) from run {i} "
-                  f"({run.version_line or 'no version header'})")
-        sync_tree(tree.root)
-    finally:
-        tree.unlock()
+            writer = writers.get(version)
+            if writer is None:
+                writer = writers[version] = CompactWriter(
+                    tree.suite_dir(cpu, version, SUITE), keys, mode=mode)
+            if paste_at is None:
+                paste_at = writer.suite_dir / f"report-{common['source_sha256'][:16]}.txt"
+                atomic_write(paste_at, text, durable=False, mode=mode)
+            meta = rec._as(rec.RunMeta, rec.RunMeta(
+                status="complete", kind="reference", warnings=list(run.warnings),
+                variant={"version": run.version},
+                extra={**common, "run_in_report": i,
+                       "raw_report": str(paste_at.relative_to(tree.root)),
+                       "header": dict(run.header)}), rec.META).to_json()
+            writer.add(meta, _figures(run.rows))
+            figures[version] = figures.get(version, 0) + len(run.rows)
+        return [(path, first, last, figures[version]) for version, writer in writers.items()
+                for path, first, last in writer.commit()]
+    except BaseException:
+        for writer in writers.values():  # what is not renamed into place is not counted
+            writer.discard()
+        raise
+
+
+def _figures(rows: list[tuple[Any, ...]]) -> list[Any]:
+    """A run's figures as its compact line holds them: rows of values in the file's key
+    order, each value checked as ``FigureRecord.from_json`` checks it; a run the fast
+    check declines as checked objects (``write_figures``' checks, naming what is wrong)."""
+    checked = checked_rows(FIGURE_FIELDS, rows)
+    if checked is not None:
+        return checked[1]
+    return [rec._checked_json(dict(zip(FIGURE_FIELDS, row, strict=True))) for row in rows]
 
 
 def _import_target(root: Path) -> None:
