@@ -554,8 +554,12 @@ def copy_run(src: Path, dest: Path) -> list[str]:
     """Copy a run's meta, figures and raw output; return the copied names (relative)."""
     copied: list[str] = []
     dest.mkdir(parents=True, exist_ok=True)
-    for name, text in compact.run_files(src).items():  # an import's run, filed compactly
-        (dest / name).write_text(text, encoding="utf-8")
+    for name, what in compact.run_files(src).items():  # an import's run, filed compactly
+        if isinstance(what, str):
+            (dest / name).write_text(what, encoding="utf-8")
+        elif not (dest / name).exists():  # its import's paste, copied once beside the runs
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(what, dest / name)
         copied.append(name)
     for name in (records.META, records.FIGURES):
         if is_regular(src / name):

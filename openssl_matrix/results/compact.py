@@ -144,14 +144,24 @@ def run_entry(run_dir: Path) -> Entry | None:
     return _parse(path, lines[at], keys)
 
 
-def run_files(run_dir: Path) -> dict[str, str]:
-    """A compactly filed run's ``meta.json`` and ``figures.json`` as its folder would have
-    held them, byte for byte ({} for a run with a folder): what a report copies of a run."""
+def run_files(run_dir: Path) -> dict[str, str | Path]:
+    """What a report copies of a compactly filed run ({} for a run with a folder): its
+    ``meta.json`` and ``figures.json`` as its folder would have held them, byte for byte,
+    and the paste its import stored (by its path relative to the run, as the meta's
+    ``raw_report`` names it from the tree's root: the copy keeps the link working)."""
     entry = run_entry(run_dir)
     if entry is None:
         return {}
-    return {name: dumps_indented(obj, sort_keys=True, default=str, allow_nan=False) + "\n"
-            for name, obj in (("meta.json", entry.meta), ("figures.json", entry.figures))}
+    out: dict[str, str | Path] = {
+        name: dumps_indented(obj, sort_keys=True, default=str, allow_nan=False) + "\n"
+        for name, obj in (("meta.json", entry.meta), ("figures.json", entry.figures))}
+    root = run_dir.parents[3]  # <root>/<cpu>/<version>/import/<run>
+    held = entry.meta.get("raw_report") if isinstance(entry.meta, dict) else None
+    paste = root / held if isinstance(held, str) and held else None
+    if paste is not None and paste.is_file() and \
+            paste.resolve().is_relative_to(root.resolve()):
+        out[os.path.relpath(paste, run_dir)] = paste
+    return out
 
 
 def _lines(path: Path) -> tuple[list[bytes], list[str]]:

@@ -45,6 +45,7 @@ class PastedRun:
     header: dict[str, Any]
     warnings: tuple[str, ...]
     rows: list[tuple[Any, ...]]
+    digest: str = ""  # of what is filed of the run (:func:`run_digest`), once it is known
 
     @classmethod
     def of(cls, run: SpeedRun) -> PastedRun:
@@ -60,10 +61,20 @@ class PastedRun:
         return self.header.get("version_line")
 
 
+def run_digest(run: PastedRun) -> str:
+    """What identifies a run's content across pastes (its header, warnings and figures):
+    a paste overlapping an earlier import under the same ``--as`` files no run twice."""
+    return run.digest or _digest(marshal.dumps((run.header, run.warnings, run.rows), 4))
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:32]
+
+
 def spool(run: PastedRun, to: IO[bytes]) -> None:
     """Append ``run`` to a spool file (``marshal``: every value is None, a bool, a number
     or text), its length first: :func:`unspool` reads it in one call, not one per value."""
-    data = marshal.dumps((run.header, run.warnings, run.rows))
+    data = marshal.dumps((run.header, run.warnings, run.rows), 4)
     to.write(len(data).to_bytes(8, "little") + data)
 
 
@@ -72,8 +83,9 @@ def unspool(spooled: IO[bytes], count: int) -> Iterator[PastedRun]:
     spooled.seek(0)
     for _ in range(count):
         size = int.from_bytes(spooled.read(8), "little")
-        header, warnings, rows = marshal.loads(spooled.read(size))
-        yield PastedRun(header, warnings, rows)
+        data = spooled.read(size)
+        header, warnings, rows = marshal.loads(data)
+        yield PastedRun(header, warnings, rows, _digest(data))
 
 
 def import_report(tree: ResultsTree, raw: bytes, runs: Callable[[], Iterable[PastedRun]],
@@ -93,7 +105,7 @@ def import_report(tree: ResultsTree, raw: bytes, runs: Callable[[], Iterable[Pas
         # a run folder a killed import left half-written is marked (never counted)
         tree.recover(cpu=cpu, reason="the import writing it was stopped before it finished; "
                      "the next import of the same file stored the run again")
-        done, paste_at = _imported_before(tree, cpu, sha256)
+        done, paste_at, seen = _imported_before(tree, cpu, sha256)
         if all(i in done for i in range(1, count + 1)):
             where = sorted({str(p.parent.parent.parent) for p in done.values()})
             print(f"{target} is already imported (sha256 {sha256[:16]}…, --as {as_}): "
@@ -102,31 +114,38 @@ def import_report(tree: ResultsTree, raw: bytes, runs: Callable[[], Iterable[Pas
         if done:
             log.info(f"completing an import of {target} that was stopped: {len(done)} of "
                      f"{count} run(s) were stored, storing the rest")
-        filed = _file_runs(tree, cpu, runs, done, paste_at, text, {
+        filed = _file_runs(tree, cpu, runs, (done, seen), paste_at, text, {
             "source_file": str(source.resolve()), "source_sha256": sha256,
             "imported": now("seconds"), "runs_in_report": count})
         sync_tree(tree.root)
         for path, first, last, figures in filed:
             print(f"{path}: runs {first:04d}-{last:04d}, {figures} figure(s)")
+        if not filed:
+            print(f"{target}: each of its {count} run(s) is already imported under "
+                  f"{tree.root / cpu} (an earlier paste held the same runs); nothing added")
     finally:
         tree.unlock()
 
 
 def _file_runs(tree: ResultsTree, cpu: str, runs: Callable[[], Iterable[PastedRun]],
-               done: dict[int, Path], paste_at: Path | None, text: str,
+               before: tuple[dict[int, Path], set[str]], paste_at: Path | None, text: str,
                common: dict[str, Any]) -> list[tuple[Path, int, int, int]]:
-    """The runs not ``done`` filed in one compact file per version folder (compact.py),
-    each renamed into place once whole; the paste stored first, once per import, unless
-    ``paste_at`` holds it. Returns each file with its first and last run number and its
-    figures."""
+    """The runs not filed before (``before``: this file's runs done, by run in report,
+    and the digests of every run imported under this CPU) filed in one compact file per
+    version folder (compact.py), each renamed into place once whole; the paste stored
+    first, once per import, unless ``paste_at`` holds it. Returns each file with its
+    first and last run number and its figures."""
+    done, seen = before
     mode = new_file_mode()  # the umask read once, not for each run
     keys = sorted([*FIGURE_FIELDS, "schema"])
     writers: dict[str, CompactWriter] = {}
     figures: dict[str, int] = {}
     try:
         for i, run in enumerate(runs(), 1):
-            if i in done:
+            digest = run_digest(run)
+            if i in done or digest in seen:
                 continue
+            seen.add(digest)
             version = run.version or "unknown"
             writer = writers.get(version)
             if writer is None:
@@ -138,7 +157,7 @@ def _file_runs(tree: ResultsTree, cpu: str, runs: Callable[[], Iterable[PastedRu
             meta = rec._as(rec.RunMeta, rec.RunMeta(
                 status="complete", kind="reference", warnings=list(run.warnings),
                 variant={"version": run.version},
-                extra={**common, "run_in_report": i,
+                extra={**common, "run_in_report": i, "run_digest": digest,
                        "raw_report": str(paste_at.relative_to(tree.root)),
                        "header": dict(run.header)}), rec.META).to_json()
             writer.add(meta, _figures(run.rows))
@@ -177,15 +196,21 @@ def _import_target(root: Path) -> None:
 
 
 def _imported_before(tree: ResultsTree, cpu: str, sha256: str,
-                     ) -> tuple[dict[int, Path], Path | None]:
+                     ) -> tuple[dict[int, Path], Path | None, set[str]]:
     """The finished runs of earlier imports of this file under ``cpu`` (run in report ->
-    folder) and where its pasted text is stored (None: not yet)."""
+    folder), where its pasted text is stored (None: not yet), and the digest of every
+    run imported under ``cpu`` from any file (``run_digest``; runs imported before it
+    was recorded have none)."""
     done: dict[int, Path] = {}
     paste_at: Path | None = None
+    seen: set[str] = set()
     for *_, path in rec.run_dirs(tree.root, cpu=cpu):
         meta = rec.read_meta(path)
-        if meta is None or meta.status != "complete" or \
-                meta.extra.get("source_sha256") != sha256:
+        if meta is None or meta.status != "complete":
+            continue
+        if isinstance(meta.extra.get("run_digest"), str):
+            seen.add(meta.extra["run_digest"])
+        if meta.extra.get("source_sha256") != sha256:
             continue
         i = meta.extra.get("run_in_report")
         if isinstance(i, int) and not isinstance(i, bool):
@@ -194,4 +219,4 @@ def _imported_before(tree: ResultsTree, cpu: str, sha256: str,
         if paste_at is None and held != tree.root and held.is_file() and \
                 held.resolve().is_relative_to(tree.root.resolve()):
             paste_at = held
-    return done, paste_at
+    return done, paste_at, seen
