@@ -22,7 +22,7 @@ from openssl_matrix.core.names import clip, name_problem, safe_name
 from openssl_matrix.parse import FIGURE_FIELDS, figure_records, figure_rows, iter_paste
 from openssl_matrix.parse.encoding import paste_text
 from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, Figure, SpeedRun
-from openssl_matrix.results.imports import PastedRun, import_report, spool, unspool
+from openssl_matrix.results.imports import import_report, pasted_runs, spool, unspool
 
 #: A pasted report (`parse`, `import`, `reproduce --draft`) larger than this is not one.
 MAX_REPORT_BYTES = 64 * 1024 * 1024
@@ -146,11 +146,14 @@ def cmd_import(*, target: str, matrix: str, results: str, as_: str, wait: bool =
     # file (outside the tree: every folder name is checked before anything is written
     # there), then filed from the spool; the runs of a large paste are never all held
     with tempfile.TemporaryFile() as spooled:
-        for run in iter_paste(text):
+        versions: set[str] = set()  # each checked once, not once a run
+        for run in pasted_runs(iter_paste(text)):
             count += 1
-            safe_name(run.header.version or "unknown",
-                      f"{target}: run {count}: the version in its header", error=ParseError)
-            spool(PastedRun.of(run), spooled)
+            if (run.version or "unknown") not in versions:
+                safe_name(run.version or "unknown",
+                          f"{target}: run {count}: the version in its header", error=ParseError)
+                versions.add(run.version or "unknown")
+            spool(run, spooled)
         if not count:
             raise UsageError(f"{target}: no `openssl speed` output found in it")
         import_report(results_tree(results, matrix), raw, lambda: unspool(spooled, count),

@@ -215,7 +215,9 @@ def _parse(path: Path, line: bytes, keys: Sequence[str]) -> Entry:
         if isinstance(row, list):
             if len(row) != width:
                 raise damaged(path, f"a figure row has {len(row)} values for {width} keys")
-            figures.append(dict(zip(keys, row, strict=True)))
+            figure = dict(zip(keys, row, strict=True))
+            figure.setdefault("schema", 1)  # (every figure of the file is of its schema)
+            figures.append(figure)
         else:
             figures.append(row)  # an object (or damage: the figure reader names it)
     return Entry(path, meta, figures)
@@ -254,11 +256,10 @@ class CompactWriter:
             raise
         part[2][1] += len(data)
 
-    def add(self, meta: dict[str, Any], figures: Sequence[Sequence[Any] | dict[str, Any]],
-            ) -> None:
-        """Append a run: its meta (as ``meta.json`` held it) and its figures (rows in
-        the writer's key order, or whole objects)."""
-        line = self._dumps([meta, [list(f) if isinstance(f, tuple) else f for f in figures]])
+    def add(self, meta: dict[str, Any], figures: str) -> None:
+        """Append a run: its meta (as ``meta.json`` held it) and its figures, a JSON list
+        of rows in the writer's key order (or of whole objects), encoded and checked."""
+        line = f"[{self._dumps(meta)},{figures}]"
         part = self._parts[-1] if self._parts else self._open()
         if part[2][0] and part[2][1] + len(line) > MAX_FILE_BYTES:
             part = self._open()

@@ -15,9 +15,10 @@ alike, and an earlier import's runs in folders count as done for the next."""
 from __future__ import annotations
 
 import hashlib
+import json
 import marshal
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -31,26 +32,53 @@ from openssl_matrix.parse.encoding import paste_text
 from openssl_matrix.parse.figures import SpeedRun
 from openssl_matrix.results import records as rec
 from openssl_matrix.results.compact import SUITE, CompactWriter
-from openssl_matrix.results.figurerows import checked_rows
+from openssl_matrix.results.figurerows import rows_ok
 from openssl_matrix.results.tree import ResultsTree
+
+#: The keys of an imported figure's values as its compact line holds them, in the
+#: parser's order (compact.py's header; each figure's ``schema`` is the file's).
+FIGURE_KEYS = tuple(FIGURE_FIELDS)
+#: Runs whose figures are checked at once (:func:`pasted_runs`).
+BATCH = 256
+_encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 
 
 @dataclass(frozen=True, slots=True)
 class PastedRun:
-    """What an import files of one parsed run: its header's fields, warnings and figures
-    (each figure's values in ``FIGURE_FIELDS`` order). Small enough to be spooled
-    (:func:`spool`), so that an import parses its paste once, not once to check and count
-    and again to write."""
+    """What an import files of one parsed run: its header's fields, warnings and figures,
+    the figures checked (as ``FigureRecord.from_json`` checks them) and encoded once, as
+    the run's line of a compact file holds them (``figures_json``: rows of values in
+    :data:`FIGURE_KEYS` order). Small enough to be spooled (:func:`spool`), so that an
+    import parses its paste once, not once to check and count and again to write."""
 
     header: dict[str, Any]
     warnings: tuple[str, ...]
-    rows: list[tuple[Any, ...]]
-    digest: str = ""  # of what is filed of the run (:func:`run_digest`), once it is known
+    figures_json: str
+    figures: int = field(compare=False)
+    #: what identifies the run's content across pastes (header, warnings and figures): a
+    #: paste overlapping an earlier import under the same ``--as`` files no run twice
+    digest: str = field(compare=False)
 
     @classmethod
-    def of(cls, run: SpeedRun) -> PastedRun:
+    def of(cls, run: SpeedRun, rows: list[tuple[Any, ...]] | None = None, *,
+           checked: bool = False) -> PastedRun:
+        """The run as an import files it (``rows``: its :func:`figure_rows`, when the
+        caller has them; ``checked``: they passed ``rows_ok`` already)."""
         header = {k: getattr(run.header, k) for k in run.header.__dataclass_fields__}
-        return cls(header, tuple(run.warnings), list(figure_rows(run)))
+        rows = list(figure_rows(run)) if rows is None else rows
+        warnings = tuple(run.warnings)
+        figures = _encode(rows if checked or rows_ok(FIGURE_KEYS, rows) else
+                          [rec._checked_json(dict(zip(FIGURE_KEYS, row, strict=True)))
+                           for row in rows])
+        digest = hashlib.sha256(marshal.dumps((header, warnings), 4))
+        digest.update(figures.encode("utf-8"))
+        return cls(header, warnings, figures, len(rows), digest.hexdigest()[:32])
+
+    @property
+    def rows(self) -> list[tuple[Any, ...]]:
+        """Each figure's values in ``FIGURE_FIELDS`` order (read back from ``figures_json``)."""
+        return [tuple(item) if isinstance(item, list) else
+                tuple(item[k] for k in FIGURE_KEYS) for item in json.loads(self.figures_json)]
 
     @property
     def version(self) -> str | None:
@@ -61,20 +89,32 @@ class PastedRun:
         return self.header.get("version_line")
 
 
-def run_digest(run: PastedRun) -> str:
-    """What identifies a run's content across pastes (its header, warnings and figures):
-    a paste overlapping an earlier import under the same ``--as`` files no run twice."""
-    return run.digest or _digest(marshal.dumps((run.header, run.warnings, run.rows), 4))
+def pasted_runs(runs: Iterable[SpeedRun]) -> Iterator[PastedRun]:
+    """Each run as :meth:`PastedRun.of` gives it, the figures of :data:`BATCH` runs at a
+    time checked together (one check of each column for them all, not one per run: an
+    import checks 440,000 figures); a batch that fails is checked run by run, and a run
+    that fails goes through ``write_figures``' checks, which name what is wrong."""
+    held: list[SpeedRun] = []
+    for run in runs:
+        held.append(run)
+        if len(held) == BATCH:
+            yield from _batch(held)
+            held = []
+    yield from _batch(held)
 
 
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:32]
+def _batch(runs: list[SpeedRun]) -> Iterator[PastedRun]:
+    rows = [list(figure_rows(run)) for run in runs]
+    checked = rows_ok(FIGURE_KEYS, [row for each in rows for row in each])
+    for run, each in zip(runs, rows, strict=True):
+        yield PastedRun.of(run, each, checked=checked)
 
 
 def spool(run: PastedRun, to: IO[bytes]) -> None:
     """Append ``run`` to a spool file (``marshal``: every value is None, a bool, a number
-    or text), its length first: :func:`unspool` reads it in one call, not one per value."""
-    data = marshal.dumps((run.header, run.warnings, run.rows), 4)
+    or text; the figures one text), its length first: :func:`unspool` reads it in one call."""
+    data = marshal.dumps((run.header, run.warnings, run.figures_json, run.figures,
+                          run.digest), 4)
     to.write(len(data).to_bytes(8, "little") + data)
 
 
@@ -83,9 +123,7 @@ def unspool(spooled: IO[bytes], count: int) -> Iterator[PastedRun]:
     spooled.seek(0)
     for _ in range(count):
         size = int.from_bytes(spooled.read(8), "little")
-        data = spooled.read(size)
-        header, warnings, rows = marshal.loads(data)
-        yield PastedRun(header, warnings, rows, _digest(data))
+        yield PastedRun(*marshal.loads(spooled.read(size)))
 
 
 def import_report(tree: ResultsTree, raw: bytes, runs: Callable[[], Iterable[PastedRun]],
@@ -137,47 +175,39 @@ def _file_runs(tree: ResultsTree, cpu: str, runs: Callable[[], Iterable[PastedRu
     first and last run number and its figures."""
     done, seen = before
     mode = new_file_mode()  # the umask read once, not for each run
-    keys = sorted([*FIGURE_FIELDS, "schema"])
     writers: dict[str, CompactWriter] = {}
     figures: dict[str, int] = {}
+    raw_report: str | None = None
     try:
         for i, run in enumerate(runs(), 1):
-            digest = run_digest(run)
-            if i in done or digest in seen:
+            if i in done or run.digest in seen:
                 continue
-            seen.add(digest)
+            seen.add(run.digest)
             version = run.version or "unknown"
             writer = writers.get(version)
             if writer is None:
                 writer = writers[version] = CompactWriter(
-                    tree.suite_dir(cpu, version, SUITE), keys, mode=mode)
+                    tree.suite_dir(cpu, version, SUITE), FIGURE_KEYS, mode=mode)
             if paste_at is None:
                 paste_at = writer.suite_dir / f"report-{common['source_sha256'][:16]}.txt"
                 atomic_write(paste_at, text, durable=False, mode=mode)
-            meta = rec._as(rec.RunMeta, rec.RunMeta(
-                status="complete", kind="reference", warnings=list(run.warnings),
-                variant={"version": run.version},
-                extra={**common, "run_in_report": i, "run_digest": digest,
-                       "raw_report": str(paste_at.relative_to(tree.root)),
-                       "header": dict(run.header)}), rec.META).to_json()
-            writer.add(meta, _figures(run.rows))
-            figures[version] = figures.get(version, 0) + len(run.rows)
+            if raw_report is None:  # (once, not per run)
+                raw_report = str(paste_at.relative_to(tree.root))
+            # what RunMeta(...).to_json() gives, key for key, built as a dict and checked
+            # as meta.json is read (not a record built, written and read back per run)
+            meta = {**common, "run_in_report": i, "run_digest": run.digest,
+                    "raw_report": raw_report, "header": run.header, "status": "complete",
+                    "kind": "reference", "warnings": list(run.warnings),
+                    "variant": {"version": run.version}, "schema": rec.SCHEMA}
+            rec._as(rec.RunMeta, meta, rec.META)
+            writer.add(meta, run.figures_json)
+            figures[version] = figures.get(version, 0) + run.figures
         return [(path, first, last, figures[version]) for version, writer in writers.items()
                 for path, first, last in writer.commit()]
     except BaseException:
         for writer in writers.values():  # what is not renamed into place is not counted
             writer.discard()
         raise
-
-
-def _figures(rows: list[tuple[Any, ...]]) -> list[Any]:
-    """A run's figures as its compact line holds them: rows of values in the file's key
-    order, each value checked as ``FigureRecord.from_json`` checks it; a run the fast
-    check declines as checked objects (``write_figures``' checks, naming what is wrong)."""
-    checked = checked_rows(FIGURE_FIELDS, rows)
-    if checked is not None:
-        return checked[1]
-    return [rec._checked_json(dict(zip(FIGURE_FIELDS, row, strict=True))) for row in rows]
 
 
 def _import_target(root: Path) -> None:
