@@ -130,7 +130,8 @@ def cmd_import(*, target: str, matrix: str, results: str, as_: str, wait: bool =
     An import is identified by the source file's sha256 and ``--as``: importing the same
     file again says where it is and adds nothing; an import that was stopped (Ctrl-C, a
     kill, a full disk) is completed by the next one, never stored twice. The pasted text
-    is stored once per import (in its first run folder, ``raw/report.txt``), not per run.
+    is stored once per import (``report-<sha256>.txt``), not per run; the runs are filed as
+    one file per version folder (results/compact.py).
     """
     if not as_ or not re.match(r"^[a-z0-9][a-z0-9._-]*\Z", as_) or name_problem(as_):
         raise UsageError("`invoke matrix import FILE` needs --as NAME (lower-case letters, "

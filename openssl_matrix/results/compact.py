@@ -9,14 +9,16 @@ import writes, per version folder (``ref-NAME/<version>/import/``), one JSON-lin
 named by the run numbers it holds::
 
     runs-0001-0500.jsonl
-    {"format": "openssl-matrix imported runs", "schema": 1, "figure_keys": [...]}
-    [<meta of run 0001>, [<figure row>, ...]]
-    [<meta of run 0002>, [<figure row>, ...]]
+    {"format": "openssl-matrix imported runs", "schema": 1, "figure_keys": [...],
+     "meta": {<what every run's meta holds: the source file, its sha256, status, ...>}}
+    [{<the rest of run 0001's meta>}, [<figure row>, ...]]
+    [{<the rest of run 0002's meta>}, [<figure row>, ...]]
     ...
 
 Line *k* (after the header) is run ``first + k - 1``; its meta is what ``meta.json``
-held (``RunMeta.to_json()``), each figure a row of values in ``figure_keys`` order (or a
-whole object where an odd figure could not be a row). The file is streamed to a
+held (``RunMeta.to_json()``): the header's ``meta`` and the line's own keys; each figure
+a row of values in ``figure_keys`` order, with the file's ``schema`` (or a whole object
+where an odd figure could not be a row). The file is streamed to a
 temporary name (``.runs-*.tmp``) and renamed once complete, so a kill leaves no run of it
 counted and the temporary file is removed by the tree's recovery. A file larger than
 :data:`MAX_FILE_BYTES` is split into several, each with its own range.
@@ -54,7 +56,7 @@ _NAME = re.compile(r"runs-(\d{4,9})-(\d{4,9})\.jsonl\Z")
 MAX_FILE_BYTES = 64 << 20
 #: Parsed files kept (a report reads every run, then a copied run's meta by its path).
 _CACHED = 4
-_cache: dict[Path, tuple[tuple[int, int, int], list[bytes], list[str]]] = {}
+_cache: dict[Path, tuple[tuple[int, int, int], list[bytes], dict[str, Any]]] = {}
 
 
 def damaged(path: Path, what: str) -> ResultsError:
@@ -137,11 +139,11 @@ def run_entry(run_dir: Path) -> Entry | None:
     if found is None:
         return None
     first, path = found
-    lines, keys = _lines(path)
+    lines, head = _lines(path)
     at = int(run_dir.name) - first
     if at >= len(lines):
         raise damaged(path, f"it names runs up to {path.name} and holds {len(lines)}")
-    return _parse(path, lines[at], keys)
+    return _parse(path, lines[at], head)
 
 
 def run_files(run_dir: Path) -> dict[str, str | Path]:
@@ -164,8 +166,8 @@ def run_files(run_dir: Path) -> dict[str, str | Path]:
     return out
 
 
-def _lines(path: Path) -> tuple[list[bytes], list[str]]:
-    """The run lines of a compact file and its figure keys (the file read once while it
+def _lines(path: Path) -> tuple[list[bytes], dict[str, Any]]:
+    """The run lines of a compact file and its header (the file read once while it
     is unchanged: a report lists every run, then reads a copied run again by its path)."""
     try:
         st = os.stat(path)
@@ -185,23 +187,26 @@ def _lines(path: Path) -> tuple[list[bytes], list[str]]:
         raise damaged(path, f"its first line is not JSON ({exc})") from None
     keys = head.get("figure_keys") if isinstance(head, dict) else None
     if not isinstance(head, dict) or head.get("format") != FORMAT or \
-            not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+            not isinstance(keys, list) or not all(isinstance(k, str) for k in keys) or \
+            not isinstance(head.get("meta", {}), dict):
         raise damaged(path, f"its first line is not the header of {FORMAT!r}")
     if not isinstance(head.get("schema"), int) or head["schema"] > 1:
         raise damaged(path, f"written with schema {head.get('schema')!r}; this "
                       "openssl-matrix reads up to 1 (upgrade it to read this tree)")
     while len(_cache) >= _CACHED:
         _cache.pop(next(iter(_cache)))
-    _cache[path] = (stamp, lines[1:], keys)
-    return lines[1:], keys
+    _cache[path] = (stamp, lines[1:], head)
+    return lines[1:], head
 
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"holds {name}, which is not a number JSON allows")
 
 
-def _parse(path: Path, line: bytes, keys: Sequence[str]) -> Entry:
-    """A run's line: its meta object and its figures as objects (each row with ``keys``)."""
+def _parse(path: Path, line: bytes, head: dict[str, Any]) -> Entry:
+    """A run's line: its meta object (the header's ``meta`` and the line's) and its
+    figures as objects (each row with the header's ``figure_keys``)."""
+    keys = head["figure_keys"]
     try:
         data = jsonread.loads(line.decode("utf-8"), parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError) as exc:
@@ -209,6 +214,8 @@ def _parse(path: Path, line: bytes, keys: Sequence[str]) -> Entry:
     if not isinstance(data, list) or len(data) != 2 or not isinstance(data[1], list):
         raise damaged(path, "a run's line is not [meta, figures]")
     meta, rows = data
+    if isinstance(meta, dict):
+        meta = {**head.get("meta", {}), **meta}
     figures: list[Any] = []
     width = len(keys)
     for row in rows:
@@ -216,7 +223,7 @@ def _parse(path: Path, line: bytes, keys: Sequence[str]) -> Entry:
             if len(row) != width:
                 raise damaged(path, f"a figure row has {len(row)} values for {width} keys")
             figure = dict(zip(keys, row, strict=True))
-            figure.setdefault("schema", 1)  # (every figure of the file is of its schema)
+            figure.setdefault("schema", head["schema"])  # (every figure is of the file's)
             figures.append(figure)
         else:
             figures.append(row)  # an object (or damage: the figure reader names it)
@@ -228,9 +235,12 @@ class CompactWriter:
     temporary file, renamed into place by :meth:`commit` (numbered after every run
     already there), or removed by :meth:`discard`."""
 
-    def __init__(self, suite_dir: Path, keys: Sequence[str], *, mode: int) -> None:
+    def __init__(self, suite_dir: Path, keys: Sequence[str], meta: dict[str, Any], *,
+                 mode: int) -> None:
+        """``meta``: what the meta of every run of the import holds (in the header)."""
         self.suite_dir = suite_dir
         self.keys = list(keys)
+        self.meta = meta
         self.mode = mode
         suite_dir.mkdir(parents=True, exist_ok=True)
         self._parts: list[tuple[str, IO[bytes], list[int]]] = []  # tmp, file, [runs, size]
@@ -242,7 +252,8 @@ class CompactWriter:
         fh = os.fdopen(fd, "wb")
         part = (tmp, fh, [0, 0])
         self._parts.append(part)
-        head = self._dumps({"format": FORMAT, "schema": 1, "figure_keys": self.keys})
+        head = self._dumps({"format": FORMAT, "schema": 1, "figure_keys": self.keys,
+                            "meta": self.meta})
         self._write(part, head)
         return part
 
@@ -257,8 +268,9 @@ class CompactWriter:
         part[2][1] += len(data)
 
     def add(self, meta: dict[str, Any], figures: str) -> None:
-        """Append a run: its meta (as ``meta.json`` held it) and its figures, a JSON list
-        of rows in the writer's key order (or of whole objects), encoded and checked."""
+        """Append a run: its meta (what it holds beyond the writer's ``meta``) and its
+        figures, a JSON list of rows in the writer's key order (or of whole objects),
+        encoded and checked."""
         line = f"[{self._dumps(meta)},{figures}]"
         part = self._parts[-1] if self._parts else self._open()
         if part[2][0] and part[2][1] + len(line) > MAX_FILE_BYTES:

@@ -177,7 +177,8 @@ def _file_runs(tree: ResultsTree, cpu: str, runs: Callable[[], Iterable[PastedRu
     mode = new_file_mode()  # the umask read once, not for each run
     writers: dict[str, CompactWriter] = {}
     figures: dict[str, int] = {}
-    raw_report: str | None = None
+    shared: dict[str, Any] | None = None  # what every run's meta holds
+    checked = False
     try:
         for i, run in enumerate(runs(), 1):
             if i in done or run.digest in seen:
@@ -186,20 +187,23 @@ def _file_runs(tree: ResultsTree, cpu: str, runs: Callable[[], Iterable[PastedRu
             version = run.version or "unknown"
             writer = writers.get(version)
             if writer is None:
-                writer = writers[version] = CompactWriter(
-                    tree.suite_dir(cpu, version, SUITE), FIGURE_KEYS, mode=mode)
-            if paste_at is None:
-                paste_at = writer.suite_dir / f"report-{common['source_sha256'][:16]}.txt"
-                atomic_write(paste_at, text, durable=False, mode=mode)
-            if raw_report is None:  # (once, not per run)
-                raw_report = str(paste_at.relative_to(tree.root))
-            # what RunMeta(...).to_json() gives, key for key, built as a dict and checked
-            # as meta.json is read (not a record built, written and read back per run)
-            meta = {**common, "run_in_report": i, "run_digest": run.digest,
-                    "raw_report": raw_report, "header": run.header, "status": "complete",
-                    "kind": "reference", "warnings": list(run.warnings),
-                    "variant": {"version": run.version}, "schema": rec.SCHEMA}
-            rec._as(rec.RunMeta, meta, rec.META)
+                suite = tree.suite_dir(cpu, version, SUITE)
+                if paste_at is None:
+                    paste_at = suite / f"report-{common['source_sha256'][:16]}.txt"
+                    atomic_write(paste_at, text, durable=False, mode=mode)
+                if shared is None:
+                    shared = {**common, "raw_report": str(paste_at.relative_to(tree.root)),
+                              "status": "complete", "kind": "reference", "schema": rec.SCHEMA}
+                writer = writers[version] = CompactWriter(suite, FIGURE_KEYS, shared, mode=mode)
+            # with ``shared``, what RunMeta(...).to_json() gave, key for key; checked as
+            # meta.json is read for the first run, and for each other in what can differ
+            assert shared is not None
+            meta = {"run_in_report": i, "run_digest": run.digest, "header": run.header,
+                    "warnings": list(run.warnings), "variant": {"version": run.version}}
+            if not checked or not all(type(w) is str for w in run.warnings) or \
+                    type(run.version) not in (str, type(None)):
+                rec._as(rec.RunMeta, {**shared, **meta}, rec.META)
+                checked = True
             writer.add(meta, run.figures_json)
             figures[version] = figures.get(version, 0) + run.figures
         return [(path, first, last, figures[version]) for version, writer in writers.items()
