@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from openssl_matrix.core import log
 from openssl_matrix.core.clock import now as _now
@@ -26,6 +26,7 @@ from openssl_matrix.core.errors import BenchError, ParseError
 from openssl_matrix.core.files import atomic_write
 from openssl_matrix.core.version import Version, series
 from openssl_matrix.engine.backend import Backend, RunLimits, RunResult, endpoint_is_local
+from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.matrix.isa import parse_cpuinfo_line
 from openssl_matrix.matrix.kinds.base import RUNNER_HARNESS, RUNNER_S_TIME
 from openssl_matrix.matrix.model import Matrix, Profile, Suite, Variant
@@ -96,8 +97,11 @@ _READERS: dict[str, Callable[[Invocation, str], tuple[
     RUNNER_S_TIME: parse_tls, RUNNER_HARNESS: parse_library}
 
 
-@dataclass
+@dataclass(frozen=True)
 class CellOutcome:
+    """What one cell (variant × suite × round) came to: its status, run folder, figures
+    and findings, or the error that stopped it. Frozen: made once, when the cell ends."""
+
     variant: str
     status: str  # complete | partial | failed
     run_dir: str | None = None
@@ -143,7 +147,7 @@ class RunContext:
     matrix: Matrix
     backend: Backend
     tree: ResultsTree
-    engine: dict[str, Any]
+    engine: EngineInfo
     git_commit: str | None
     session: str | None
     cpu_name: str
@@ -329,7 +333,7 @@ class BenchCell:
             "series": self.series,
             "subset": None if self.only is None else {"invocations": list(self.only),
                                                       "why": self.why},
-            "docker": ctx.engine,
+            "docker": ctx.engine.to_json(),
             "matrix_path": str(ctx.matrix.path),
             "matrix_digest": ctx.matrix.digest,
             "git_commit": ctx.git_commit,

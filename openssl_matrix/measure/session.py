@@ -34,6 +34,7 @@ from openssl_matrix.core.errors import BuildError, DockerUnavailable, FatalError
 from openssl_matrix.core.files import atomic_write
 from openssl_matrix.core.stats import CI_METHOD, estimate
 from openssl_matrix.engine.backend import Backend, endpoint_is_local
+from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.engine.ship import arrival_on
 from openssl_matrix.images.build import WORK
@@ -69,6 +70,7 @@ from openssl_matrix.measure.robust import (
     robust_figure,
 )
 from openssl_matrix.results import records
+from openssl_matrix.results.pairrecord import PairRecord
 from openssl_matrix.results.records import FINISHED
 from openssl_matrix.results.tree import Journal, ResultsTree, RunRef
 
@@ -239,7 +241,7 @@ Images = dict[str, tuple[str, records.BuildRecord]]
 
 class Bencher:
     def __init__(self, matrix: Matrix, backend: Backend, tree: ResultsTree, *,
-                 engine: dict[str, Any], git_commit: str | None,
+                 engine: EngineInfo, git_commit: str | None,
                  settle: float = 0.0, wait_for_host: bool = True,
                  max_attempts: int = 0, take_host_lock: bool = True,
                  suites: Sequence[str] = ()) -> None:
@@ -259,7 +261,7 @@ class Bencher:
         self.suites = tuple(suites)
         self._told_unbuilt: set[str] = set()
         #: each suite's interleaved comparisons (pairrun.py) of this command, for the summary
-        self.interleaved: dict[str, list[dict[str, Any]]] = {}
+        self.interleaved: dict[str, list[PairRecord]] = {}
 
     def image_for(self, variant: Variant) -> tuple[str, records.BuildRecord]:
         """The built image of a variant and its build record.
@@ -268,19 +270,18 @@ class Bencher:
         profile's remote engine built its own), the newest recorded build whose image is
         here is used.
         """
-        latest = records.read_latest(self.tree.root, variant.id)
+        latest = self.tree.read_latest(variant.id)
         if latest is not None:
-            record = self.tree.build_record(variant.id, latest.digest)
-            if record and self.backend.image_id(latest.tag):
-                return latest.tag, self._arrival(variant.id,
-                                                 records.BuildRecord.from_json(record))
-        candidates = [r for r in records.build_records(self.tree.root, variant.id) if r.tag]
+            record = self.tree.read_build(variant.id, latest.digest)
+            if record is not None and self.backend.image_id(latest.tag):
+                return latest.tag, self._arrival(variant.id, record)
+        candidates = [r for r in self.tree.build_records(variant.id) if r.tag]
         # newest first, by the key as written (a missing ``ended`` sorts as "")
         for rec in sorted(candidates, key=lambda r: str(r.to_json().get("ended", "")),
                           reverse=True):
             if self.backend.image_id(rec.tag):
                 return rec.tag, self._arrival(variant.id, rec)
-        where = self.engine.get("endpoint", "this engine")
+        where = self.engine.endpoint or "this engine"
         raise BuildError(f"{variant.id} is not built on {where}: the results tree "
                          f"{self.tree.root} has no build of it whose image is there",
                          hint=f"run `{build_command([variant.id], self.tree.root)}` first "
@@ -313,7 +314,7 @@ class Bencher:
         /proc/cpuinfo is what a container there reads. Else the check comes after the
         lock, through the engine, as always."""
         if not endpoint_is_local(self.engine) or \
-                self.engine.get("kernel") != platform.release():
+                self.engine.kernel != platform.release():
             return
         try:
             cpu = parse_cpuinfo(Path("/proc/cpuinfo").read_text(encoding="utf-8",
@@ -327,7 +328,7 @@ class Bencher:
 
     def host_lock(self) -> HostLock | None:
         """The engine's measurement lock; None for an engine that has no ID (a fake)."""
-        return HostLock(engine_key(self.engine)) if self.engine.get("id") else None
+        return HostLock(engine_key(self.engine)) if self.engine.id else None
 
     def bench(self, variants: list[Variant], suite: Suite, profile_name: str, *,
               force: bool = False, repeat: int | None = None, fresh: bool = False,
@@ -521,7 +522,7 @@ class Bencher:
         Only for a local engine that identifies itself: its host is this machine, whose
         /proc/stat is read directly. Returns what was seen, for the run's metadata.
         """
-        if self.settle <= 0 or not self.engine.get("id") or not endpoint_is_local(self.engine):
+        if self.settle <= 0 or not self.engine.id or not endpoint_is_local(self.engine):
             return None
         t0 = time.monotonic()
         seen = hostacct.sample_quiet(1.0)
@@ -605,8 +606,8 @@ class Bencher:
         """Run folders of a cell (one round of a variant) that ``session`` finished with
         image ``tag``."""
         return [RunRef(r.cpu, r.variant, r.suite, r.run, r.path)
-                for r in records.finished_runs(self.tree.root, cpu=cpu_name, variant=variant,
-                                               suite=suite, figures=False)
+                for r in self.tree.finished_runs(cpu=cpu_name, variant=variant, suite=suite,
+                                                 figures=False)
                 if r.meta.session == session and r.meta.image_tag == tag
                 and r.meta.round_no == round_no]
 

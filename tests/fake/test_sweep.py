@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from openssl_matrix.cli.commands import cmd_list
+from openssl_matrix.cli.commands.list import run as cmd_list
 from openssl_matrix.core.errors import BuildError
 from openssl_matrix.images.sources import KNOWN_SHA256, read_pins
 from openssl_matrix.matrix.load import load_matrix

@@ -272,7 +272,7 @@ def test_a_spread_that_straddles_the_models_band_is_unsure() -> None:
 
 
 def test_profiles_show_the_models_numbers(capsys: pytest.CaptureFixture[str]) -> None:
-    from openssl_matrix.cli.commands import cmd_profiles
+    from openssl_matrix.cli.commands.profiles import run as cmd_profiles
     from openssl_matrix.measure.cpumodel import summary
 
     assert summary(CORES["ivybridge"]) == (

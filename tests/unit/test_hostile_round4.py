@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from openssl_matrix.cli import commands
+from openssl_matrix.cli.shared import handlers
 from openssl_matrix.report.charts import Charts
 from openssl_matrix.results.records import read_meta
 
@@ -227,7 +227,7 @@ def test_a_zero_count_is_refused_before_any_engine(tmp_path: Path, command: str,
 
     from invoke.exceptions import Exit
 
-    from openssl_matrix.cli.commands import handlers
+    from openssl_matrix.cli.shared import handlers
     from openssl_matrix.cli.table import dispatch
 
     def no_engine(base_url: str | None, allow_plain_tcp: bool) -> Any:
@@ -455,7 +455,7 @@ def test_a_full_device_during_report_names_the_report_folder(
     def full_at_the_chart(fig: Any, path: Path) -> None:
         _full(path)  # a chart's write that names no file, as the page's own writes
 
-    table = commands.handlers(charts=Charts(save=full_at_the_chart))
+    table = handlers(charts=Charts(save=full_at_the_chart))
     code, _out, err = run("report", results="results", output="rep", table=table)
     assert code == 11, err
     # the error begins its own line (at the start here: the charts' progress line is
