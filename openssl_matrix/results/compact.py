@@ -57,6 +57,8 @@ MAX_FILE_BYTES = 64 << 20
 #: Parsed files kept (a report reads every run, then a copied run's meta by its path).
 _CACHED = 4
 _cache: dict[Path, tuple[tuple[int, int, int], list[bytes], dict[str, Any]]] = {}
+#: The run line parsed last, by (file, line, the id of the file's lines as read), and its Entry.
+_last: list[tuple[tuple[Path, int, int], Entry]] = []
 
 
 def damaged(path: Path, what: str) -> ResultsError:
@@ -143,7 +145,12 @@ def run_entry(run_dir: Path) -> Entry | None:
     at = int(run_dir.name) - first
     if at >= len(lines):
         raise damaged(path, f"it names runs up to {path.name} and holds {len(lines)}")
-    return _parse(path, lines[at], head)
+    key = (path, at, id(lines))  # (the lines of the file as read last)
+    if _last and _last[0][0] == key:  # a run's meta, then its figures: one parse
+        return _last[0][1]
+    entry = _parse(path, lines[at], head)
+    _last[:] = [(key, entry)]
+    return entry
 
 
 def run_files(run_dir: Path) -> dict[str, str | Path]:
