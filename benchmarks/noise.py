@@ -19,7 +19,7 @@ of the tree with two rounds or more, it prints:
    with a side that spreads more than ±10 %;
 2. the ``ok`` figures more than 5 % below the best sample of their cell, and what flagged
    each: its status (``contended``, ``shared-core`` from the port-share probe), or the
-   value rule that leaves it out of the median (robust.py) — the goal: none unflagged;
+   value rule that leaves it out of the median (core/stats.py) — the goal: none unflagged;
 3. the port-share probe's readings (share of the session's usual reading) and the host
    accounting's verdicts;
 4. where the suite interleaves (``interleave:``; measure/pairrun.py), each comparison
@@ -49,9 +49,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from openssl_matrix.measure.guards import DISTURBED, SHARED_CORE  # noqa: E402
+from openssl_matrix.core.stats import LOW_TOLERANCE  # noqa: E402
+from openssl_matrix.core.statuses import DISTURBED, SHARED_CORE  # noqa: E402
 from openssl_matrix.measure.paired import comparisons, usable_samples  # noqa: E402
-from openssl_matrix.measure.robust import LOW_TOLERANCE, PAIRED_TARGET  # noqa: E402
+from openssl_matrix.measure.robust import PAIRED_TARGET  # noqa: E402
 from openssl_matrix.report.pairedview import by_session, outcomes  # noqa: E402
 from openssl_matrix.results import records  # noqa: E402
 from openssl_matrix.results.interleaved import all_pairs, filed_pairs  # noqa: E402

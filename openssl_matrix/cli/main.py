@@ -86,7 +86,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     if len(args) == 2 and args[0] == WORKER_FLAG:  # a lab's engine worker (lab/run.py)
         from openssl_matrix.cli.worker import worker  # lazy: as _Handlers' commands
         sys.exit(worker(args[1]))
-    task = matrix_task(_Handlers(), table_for(args))
+    try:  # the command's module is imported here: a signal now has written nothing yet
+        task = matrix_task(_Handlers(), table_for(args))
+    except KeyboardInterrupt:
+        print("\ninterrupted before the command started: nothing was written", file=sys.stderr)
+        raise SystemExit(INTERRUPTED) from None
     program = _Program(namespace=Collection(matrix=task), name=PROGRAM, binary=PROGRAM,
                        version=__version__)
     program.run([PROGRAM, "matrix", *args])

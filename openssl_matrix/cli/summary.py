@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from openssl_matrix.core.errors import BenchError
+from openssl_matrix.core.stats import LOW_TOLERANCE
+from openssl_matrix.core.statuses import CONTENDED
 from openssl_matrix.matrix.model import Matrix
 from openssl_matrix.measure import opsummary
 from openssl_matrix.measure.benchfigure import SeriesRow
 from openssl_matrix.measure.cell import CellOutcome
-from openssl_matrix.measure.guards import CONTENDED
 from openssl_matrix.measure.paired import comparisons, usable_samples
-from openssl_matrix.measure.robust import LOW_TOLERANCE
 from openssl_matrix.measure.session import (
     build_command,
     summarize_series,

@@ -24,6 +24,8 @@ from openssl_matrix.core import log
 from openssl_matrix.core.clock import now as _now
 from openssl_matrix.core.errors import BenchError, ParseError
 from openssl_matrix.core.files import atomic_write
+from openssl_matrix.core.statuses import CANNOT_RUN, CONTENDED
+from openssl_matrix.core.units import cycles
 from openssl_matrix.core.version import Version, series
 from openssl_matrix.engine.backend import Backend, RunLimits, RunResult, endpoint_is_local
 from openssl_matrix.engine.engineinfo import EngineInfo
@@ -55,7 +57,6 @@ from openssl_matrix.measure.guards import (
     measured_cpu_sets,
     profile_cpu_sets,
     read_engine_check,
-    split_times,
     time_basis_findings,
 )
 from openssl_matrix.measure.hostinfo import (
@@ -65,7 +66,7 @@ from openssl_matrix.measure.hostinfo import (
     clock_hz,
     parse_system_state,
 )
-from openssl_matrix.measure.invocation import Invocation
+from openssl_matrix.measure.invocation import CpuTimes, Invocation, split_times
 from openssl_matrix.measure.library import library_invocations, parse_library
 from openssl_matrix.measure.multiacct import multi_findings
 from openssl_matrix.measure.runrecord import InvocationEntry, RunRecord
@@ -429,7 +430,7 @@ class BenchCell:
         log.warn(f"  {self.variant.id}: {msg}")
 
     def _take(self, run: _Run, inv: Invocation, stdout: str, speed_stderr: str,
-              times: guards.CpuTimes | None, acct: hostacct.HostAccounting | None,
+              times: CpuTimes | None, acct: hostacct.HostAccounting | None,
               ports: portshare.PortReadings, entry: InvocationEntry) -> tuple[str, list[str]]:
         """A finished invocation's figures, parsed and judged into ``run``; its entry in
         the record completed. (flagged note, warnings to say after the progress line)."""
@@ -444,8 +445,7 @@ class BenchCell:
             entry["children"] = bal.as_dict()
             if run.topology is not None:
                 entry["placement"] = run.topology.placement(inv.multi, run.cpus)
-            if child_found and not any(f.code == guards.CONTENDED
-                                       for f in inv_findings):
+            if child_found and not any(f.code == CONTENDED for f in inv_findings):
                 inv_findings = [*inv_findings, *child_found]
         fields = self.suite.suite_kind.accounting_fields
         if fields:  # one accounting per s_time run or harness window, taken inside
@@ -482,9 +482,8 @@ class BenchCell:
         clock = core_cycles(meta, clock)
         for rec in figures:
             rec["clock_hz"] = clock
-            rec["cycles_per_byte"] = guards.cycles(rec.get("bytes_per_s"), clock,
-                                                   rec.get("multi") or 1)
-            rec["cycles_per_op"] = guards.cycles(
+            rec["cycles_per_byte"] = cycles(rec.get("bytes_per_s"), clock, rec.get("multi") or 1)
+            rec["cycles_per_op"] = cycles(
                 rec.get("ops_per_s") if rec.get("block_size") is None else None,
                 clock, rec.get("multi") or 1)
             rec.setdefault("guards", [])
@@ -510,7 +509,7 @@ class BenchCell:
     # -- per-run checks -----------------------------------------------------------------
 
     def _parse_one(self, inv: Invocation, stdout: str, speed_stderr: str, version: str,
-                   times: guards.CpuTimes | None, acct: hostacct.HostAccounting | None,
+                   times: CpuTimes | None, acct: hostacct.HostAccounting | None,
                    engine_checks: dict[str, EngineCheck],
                    vectors: dict[str, tuple[int, int] | None], cpu: CpuInfo,
                    ) -> tuple[list[BenchFigure], float | None, list[Finding], list[str]]:
@@ -580,12 +579,12 @@ class BenchCell:
         endbr32 = self.record.get("endbr32")
         endbr = endbr32 if isinstance(endbr32, int) else None
         has, lacks = measured_cpu_sets(cpu.flags)
-        out = [Finding(guards.CANNOT_RUN, f"on this host ({cpu.model}): {p}")
+        out = [Finding(CANNOT_RUN, f"on this host ({cpu.model}): {p}")
                for p in cpu_compat_problems(arch=v.arch, march=v.march, endbr32=endbr,
                                             has=has, lacks=lacks)]
         if profile is not None and mismatch:
             has, lacks = profile_cpu_sets(profile.flags, profile.lacks, profile.march)
-            out += [Finding(guards.CANNOT_RUN,
+            out += [Finding(CANNOT_RUN,
                             f"on the {profile.name} CPU ({profile.description}): {p}; these "
                             "figures were measured elsewhere and could not be measured there")
                     for p in cpu_compat_problems(arch=v.arch, march=v.march, endbr32=endbr,

@@ -32,7 +32,8 @@ from openssl_matrix.core import log
 from openssl_matrix.core.clock import wall
 from openssl_matrix.core.errors import BuildError, DockerUnavailable, FatalError, ProfileMismatch
 from openssl_matrix.core.files import atomic_write
-from openssl_matrix.core.stats import CI_METHOD, estimate
+from openssl_matrix.core.stats import CI_METHOD, LOW_TOLERANCE, estimate, robust_figure
+from openssl_matrix.core.statuses import CONTENDED, DISTURBED, SHARED_CORE
 from openssl_matrix.engine.backend import Backend, endpoint_is_local
 from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.engine.hostlock import HostLock, engine_key
@@ -44,7 +45,7 @@ from openssl_matrix.matrix.model import Matrix, Suite, Variant, as_jsonable
 from openssl_matrix.matrix.pts import max_runs as pts_max_runs
 from openssl_matrix.matrix.pts import percent_std_dev
 from openssl_matrix.matrix.pts import result_for as pts_result_for
-from openssl_matrix.measure import guards, hostacct, paired
+from openssl_matrix.measure import hostacct, paired
 from openssl_matrix.measure.benchfigure import (
     BenchFigure,
     RateKey,
@@ -60,15 +61,10 @@ from openssl_matrix.measure.cell import (
     cpu_via_container,
     outcome_from,
 )
-from openssl_matrix.measure.guards import SHARED_CORE, spread
+from openssl_matrix.measure.guards import spread
 from openssl_matrix.measure.hostinfo import CpuInfo, parse_cpuinfo, profile_mismatches
 from openssl_matrix.measure.pairrun import interleave_session, interleaves_comparisons
-from openssl_matrix.measure.robust import (
-    LOW_TOLERANCE,
-    PAIRED_ATTEMPTS,
-    PAIRED_TARGET,
-    robust_figure,
-)
+from openssl_matrix.measure.robust import PAIRED_ATTEMPTS, PAIRED_TARGET
 from openssl_matrix.results import records
 from openssl_matrix.results.pairrecord import PairRecord
 from openssl_matrix.results.records import FINISHED
@@ -142,11 +138,11 @@ def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
             continue
         if clean[(variant, inv)] < rounds:
             need.setdefault(variant, []).append(inv)
-            why.setdefault(variant, set()).add("contended")
+            why.setdefault(variant, set()).add(CONTENDED)
             continue
         mine = values.get((variant, inv), {})
         if rounds >= 2 and rule != RULE_PTS_CORE and any(  # slowed by a core's other
-                # thread (robust)
+                # thread (stats.robust_figure)
                 r is not None and r.kept < rounds for key, vals in mine.items()
                 if key[1] is not None for r in [robust_figure(vals)]):
             need.setdefault(variant, []).append(inv)
@@ -194,7 +190,7 @@ def _tally(outcomes: Sequence[CellOutcome],
         seen: dict[str, bool] = {}
         for f in o.figures:
             inv = str(f.get("invocation"))
-            ok = f.get("status") not in guards.DISTURBED
+            ok = f.get("status") not in DISTURBED
             seen[inv] = seen.get(inv, True) and ok
             unit: RateKey = "bytes_per_s" if f.get("block_size") is not None else "ops_per_s"
             if ok and isinstance(value := f.get(unit), (int, float)):
@@ -209,7 +205,7 @@ def _tally(outcomes: Sequence[CellOutcome],
 
 def _why_text(threshold: float, rule: str) -> dict[str, str]:
     """Why a follow-up round measures again, in words, per reason."""
-    return {"contended": "re-measuring figures the host disturbed",
+    return {CONTENDED: "re-measuring figures the host disturbed",
             "paired": "an extra round: a paired ratio's 95 % interval wider than "
                       f"±{PAIRED_TARGET:.0%}",
             SHARED_CORE: "re-measuring figures with samples more than "
@@ -676,7 +672,7 @@ def summarize_series(outcomes: Sequence[CellOutcome], threshold: float,
         unit: RateKey | Literal["bytes"] = "bytes_per_s" if block is not None else "ops_per_s"
         if any(f.get("unit") == "bytes" for f in figs):  # a library memory figure
             unit = "bytes"
-        clean = [f for f in figs if f.get("status") not in guards.DISTURBED]
+        clean = [f for f in figs if f.get("status") not in DISTURBED]
         used = clean or figs
         values = [v for f in used if isinstance(v := f.get(unit), (int, float))]
         s = spread(values, threshold)
@@ -686,7 +682,7 @@ def summarize_series(outcomes: Sequence[CellOutcome], threshold: float,
         cyc = [c for f in used if isinstance(c := f.get(cycles_key), (int, float))]
         cs = spread(cyc, threshold)
         statuses = sorted({str(f.get("status")) for f in clean}) if clean else \
-            [guards.CONTENDED]
+            [CONTENDED]
         median, low, high = (s.median if s else None), (e.ci_low if e else None), \
             (e.ci_high if e else None)
         method, robust = CI_METHOD, robust_figure(values) if clean and block is not None \

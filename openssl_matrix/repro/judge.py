@@ -11,15 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from openssl_matrix.core.names import clip
-from openssl_matrix.core.stats import estimate
-from openssl_matrix.core.statuses import USABLE_STATUSES
+from openssl_matrix.core.stats import MODEL_TOLERANCE, compare, estimate, ratio_estimate
+from openssl_matrix.core.statuses import CONTENDED, SHARED_CORE, USABLE_STATUSES
 from openssl_matrix.core.version import series_or_none
 from openssl_matrix.matrix.kinds.base import FIGURES_THREADS
 from openssl_matrix.matrix.pkey import ALGORITHMS as PK_ALGORITHMS
 from openssl_matrix.measure.cpumodel import (
     CORES,
     MODEL_MIN_BLOCK,
-    MODEL_TOLERANCE,
     Core,
     PathCost,
     RatioModel,
@@ -27,8 +26,6 @@ from openssl_matrix.measure.cpumodel import (
     path_cost,
     predicted_ratio,
 )
-from openssl_matrix.measure.guards import CONTENDED, SHARED_CORE
-from openssl_matrix.measure.robust import compare, ratio_estimate
 from openssl_matrix.parse.algorithms import speed_argument
 from openssl_matrix.parse.figures import canonical_algorithm
 from openssl_matrix.repro.ourcycles import (
@@ -223,7 +220,7 @@ def collect(measurement: Measurement, planned: PlannedMeasurement, runs: Sequenc
 class BlockJudgement:
     block: int
     reference: float | None
-    ours: float | None  # our ratio (robust.compare: Hodges–Lehmann of both sides)
+    ours: float | None  # our ratio (stats.compare: Hodges–Lehmann of both sides)
     target: float
     passed: bool | None
     reference_passes: bool | None
@@ -251,7 +248,7 @@ class BlockJudgement:
     by_model: bool = False  # judged on direction and against the CPU model
     model_theirs: float | None = None  # the ratio the model predicts on their CPU
     model_here: float | None = None  # ... and on ours
-    #: 95 % interval of our ratio (robust.compare: distribution-free, Mann–Whitney; with
+    #: 95 % interval of our ratio (stats.compare: distribution-free, Mann–Whitney; with
     #: too few samples for it, the t-interval of the same-round pairs); None with one pair
     ci: tuple[float, float] | None = None
     #: a trend claim's (from, to) sizes: the figures are then ratios of ratios
@@ -502,7 +499,7 @@ def _block_judgement(spec: ReportSpec, claim: Claim, ours: Mapping[str, Ours],
             runs_disagree=pair.runs_disagree, run_ratios=pair.run_ratios)
     ratios = paired_ratios(ours[claim.numerator], ours[claim.denominator], block)
     # the comparison's figure and interval, as the bench and the report give them
-    # (robust.compare): every clean sample of both sides, those 5 % below their best
+    # (stats.compare): every clean sample of both sides, those 5 % below their best
     # left out, Hodges–Lehmann ratio with its distribution-free 95 % interval
     # (too few samples for that interval: the t-interval of the same-round pairs, and
     # with one pair the pair, as before)

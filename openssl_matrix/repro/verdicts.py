@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from openssl_matrix.core.files import atomic_write, write_json
-from openssl_matrix.core.statuses import USABLE_STATUSES
+from openssl_matrix.core.statuses import CONTENDED, USABLE_STATUSES
+from openssl_matrix.core.units import cycles
 from openssl_matrix.core.units import speed_k as k
 from openssl_matrix.matrix.kinds.base import FIGURES_THREADS
-from openssl_matrix.measure.guards import cycles
 from openssl_matrix.repro.judge import (
     INCONCLUSIVE,
     NOT_REPRODUCED,
@@ -38,7 +38,7 @@ def _x(value: float | None) -> str:
 
 
 def cycles_per_byte(clock_ghz: float | None, bytes_per_s: float | None) -> float | None:
-    """Cycles per byte at a clock given in GHz (guards.cycles does the arithmetic)."""
+    """Cycles per byte at a clock given in GHz (units.cycles does the arithmetic)."""
     return cycles(bytes_per_s, clock_ghz * 1e9 if clock_ghz else None)
 
 
@@ -119,7 +119,7 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
 def accounting_text(labels: Mapping[str, int]) -> str:
     """What the host accounting said about the figures behind a claim: a busy machine is
     named only when the accounting flagged figures contended."""
-    contended = labels.get("contended", 0)
+    contended = labels.get(CONTENDED, 0)
     if contended:
         return (f"the host accounting flagged {contended} figure(s) contended (left out): "
                 "measure again on a quieter host, or raise measure.repeat")

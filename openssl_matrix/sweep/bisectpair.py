@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import BuildError, DockerUnavailable, FatalError
+from openssl_matrix.core.stats import RatioEstimate
 from openssl_matrix.engine.backend import RunLimits
 from openssl_matrix.images.pairimage import ensure_pair_image
 from openssl_matrix.matrix.model import Suite, Variant
@@ -40,7 +41,6 @@ from openssl_matrix.measure.pairrun import (
     short_row,
     timeout,
 )
-from openssl_matrix.measure.robust import RatioEstimate
 from openssl_matrix.measure.session import Bencher
 from openssl_matrix.measure.speedcmd import mask_value
 from openssl_matrix.results.interleaved import record_name

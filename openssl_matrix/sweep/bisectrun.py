@@ -31,6 +31,7 @@ from typing import Any
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import ConfigError, FatalError, SourceError
 from openssl_matrix.core.files import atomic_write
+from openssl_matrix.core.statuses import DISTURBED
 from openssl_matrix.core.version import Version, VersionError
 from openssl_matrix.engine.backend import Backend
 from openssl_matrix.engine.engineinfo import EngineInfo
@@ -38,7 +39,6 @@ from openssl_matrix.images.build import Builder
 from openssl_matrix.images.gitsource import Commit, commit_variant, tree_version
 from openssl_matrix.matrix.model import Matrix, Suite, Variant
 from openssl_matrix.measure.cell import CellOutcome
-from openssl_matrix.measure.guards import DISTURBED
 from openssl_matrix.measure.session import Bencher
 from openssl_matrix.results.records import FINISHED
 from openssl_matrix.results.tree import ResultsTree

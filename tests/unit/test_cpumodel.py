@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from openssl_matrix.core.resources import project_reports
+from openssl_matrix.core.stats import MODEL_TOLERANCE
 from openssl_matrix.measure.cpumodel import (
     CORES,
-    MODEL_TOLERANCE,
     RatioModel,
     core_of_cpu,
     core_of_march,

@@ -74,6 +74,20 @@ def test_a_lock_file_whose_alias_refers_to_itself_is_refused(tmp_path: Path) -> 
         read_pins(lock)
 
 
+@pytest.mark.parametrize("text", [*SELF_ALIASES.values(), "a: " + "[" * 200 + "]" * 200 + "\n",
+                                  "a: " + "x" * (1 << 20) + "\n"],
+                         ids=[*SELF_ALIASES, "deep-nesting", "over-1-MiB"])
+def test_a_sweep_notes_file_is_read_within_the_yaml_limits(tmp_path: Path, text: str) -> None:
+    # found by the round-four audit: sweep's notes.yaml was read by yaml.safe_load unbounded
+    from openssl_matrix.core.errors import ConfigError
+    from openssl_matrix.sweep.sweep import read_notes
+
+    (tmp_path / "notes.yaml").write_text(text)
+    with pytest.raises(ConfigError, match=r"notes\.yaml") as err:
+        read_notes(tmp_path)
+    assert err.value.hint is not None and "notes.yaml" in err.value.hint
+
+
 def test_shared_aliases_are_not_taken_for_a_cycle() -> None:
     from openssl_matrix.core.yamlload import load_yaml
 

@@ -117,6 +117,23 @@ def test_the_layers_contract_is_kept() -> None:
     assert "0 broken" in out.stdout, out.stdout[-2000:]
 
 
+def test_statistics_and_statuses_are_taken_from_core() -> None:
+    """Issue 34, homes for shared things: the layers above the bench take statistics and
+    status words from core (core/stats.py, core/statuses.py), never from the bench's
+    measure/robust.py or measure/guards.py: a contract of its own, and every import
+    (inside functions too) read here."""
+    banned = {"openssl_matrix.measure.robust", "openssl_matrix.measure.guards"}
+    above = ("openssl_matrix.report", "openssl_matrix.repro", "openssl_matrix.sweep")
+    # the contract, as pyproject.toml spells it (tomllib is 3.11's; the tool runs on 3.10)
+    [block] = [b for b in (ROOT / "pyproject.toml").read_text(encoding="utf-8").split(
+        "[[tool.importlinter.contracts]]") if "openssl_matrix.measure.robust" in b]
+    assert 'type = "forbidden"' in block and all(f'"{m}"' in block for m in (*banned, *above))
+    graph = import_graph()
+    wrong = sorted(f"{name} imports {target}" for name, edges in graph.items()
+                   if name.startswith(above) for target in edges & banned)
+    assert wrong == []
+
+
 def test_no_import_cycle_counting_every_import() -> None:
     graph = import_graph()
     assert len(graph) > 50  # the walk found the package
