@@ -11,17 +11,19 @@ import re
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
+from itertools import chain, count
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
 from openssl_matrix.cli.paths import results_tree
 from openssl_matrix.core.errors import ParseError, UsageError
 from openssl_matrix.core.files import read_bounded
-from openssl_matrix.core.jsonfast import dumps_indented, rows_indented
+from openssl_matrix.core.jsonfast import dumps_indented, fill, layout, mark, rows_indented
 from openssl_matrix.core.names import clip, name_problem, safe_name
 from openssl_matrix.parse import FIGURE_FIELDS, figure_records, figure_rows, iter_paste
 from openssl_matrix.parse.encoding import paste_text
-from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, Figure, SpeedRun
+from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, Figure, SpeedHeader, SpeedRun
 from openssl_matrix.results.imports import PastedRun, import_report, spool, unspool
 
 #: A pasted report (`parse`, `import`, `reproduce --draft`) larger than this is not one.
@@ -79,9 +81,38 @@ def parse_run_record(number: int, run: SpeedRun, *, records: bool = True) -> dic
             **({"records": figure_records(run)} if records else {})}
 
 
+#: Layouts of ``parse --json``'s runs (core/jsonfast.layout), by warnings, figures and
+#: level: a run's text is its values filled into the layout of its shape.
+_LAYOUTS: dict[tuple[int, int, int], list[str]] = {}
+_HEADER_FIELDS = tuple(SpeedHeader.__dataclass_fields__)
+_HEADER_VALUES = attrgetter(*_HEADER_FIELDS)
+
+
+def _run_layout(warnings: int, figures: int, level: int) -> list[str]:
+    key = (warnings, figures, level)
+    texts = _LAYOUTS.get(key)
+    if texts is None:
+        marks = map(mark, count())
+        skeleton = {
+            "run": next(marks), "header": dict(zip(_HEADER_FIELDS, marks, strict=False)),
+            "warnings": [next(marks) for _ in range(warnings)],
+            "records": [dict(zip(FIGURE_FIELDS, marks, strict=False)) for _ in range(figures)],
+        }
+        if len(_LAYOUTS) >= 64:
+            _LAYOUTS.clear()
+        texts = _LAYOUTS[key] = layout(skeleton, level=level)
+    return texts
+
+
 def parse_run_json(number: int, run: SpeedRun, level: int = 1) -> str:
-    """``dumps_indented(parse_run_record(number, run), level=level)``, its records written
-    by ``rows_indented`` from the figures (no dict per figure)."""
+    """``dumps_indented(parse_run_record(number, run), level=level)``: the run's values
+    filled into the layout of a run of as many warnings and figures (no dict per figure,
+    one C-encoder call per run)."""
+    values = [number, *_HEADER_VALUES(run.header), *run.warnings,
+              *chain.from_iterable(figure_rows(run))]
+    text = fill(_run_layout(len(run.warnings), len(run.figures), level), values)
+    if text is not None:
+        return text
     text = dumps_indented(dict(parse_run_record(number, run, records=False), records=[]),
                           level=level)
     if not run.figures:
@@ -90,6 +121,35 @@ def parse_run_json(number: int, run: SpeedRun, level: int = 1) -> str:
     assert text.endswith(tail)
     return (text[:-len(tail)] + rows_indented(FIGURE_FIELDS, figure_rows(run), level=level + 1)
             + f"\n{'  ' * level}}}")
+
+
+#: Table lines of figures printed (a paste's runs share their repeated figures, parse/
+#: shapes.py): by the figure's id, with the figure (kept alive: its id is not reused).
+_FIGURE_LINES: dict[int, tuple[Figure, str]] = {}
+
+
+def _figure_line(fig: Figure) -> str:
+    """A figure's line in :func:`parse_table`'s throughput or operations table."""
+    kept = _FIGURE_LINES.get(id(fig))
+    if kept is not None and kept[0] is fig:
+        return kept[1]
+    if fig.operation is None:
+        value, block = fig.bytes_per_s, fig.block_size
+        # a block size no speed table has is not kept (parse.figures.sane): the
+        # detail says what was printed, never "None"
+        why = f": {fig.detail}" if block is None and fig.detail else ""
+        line = (f"{fig.algorithm:<22} {'—' if block is None else block!s:>13} "
+                + (f"{value:>17,.0f} {value / 1e6:>10,.2f}" if value is not None
+                   else f"{'—':>17} {'—':>10}") + f"  {fig.status}{why}")
+    else:
+        value = fig.ops_per_s
+        line = (f"{fig.algorithm:<22} {fig.operation!s:>13} "
+                + (f"{value:>17,.1f}" if value is not None else f"{'—':>17}")
+                + f"  {fig.status}")
+    if len(_FIGURE_LINES) >= 4096:
+        _FIGURE_LINES.clear()
+    _FIGURE_LINES[id(fig)] = (fig, line)
+    return line
 
 
 def parse_table(figures: Sequence[Figure]) -> list[str]:
@@ -102,22 +162,11 @@ def parse_table(figures: Sequence[Figure]) -> list[str]:
         lines += ["throughput, bytes per second (speed prints 1000s of bytes/s: 305049.90k "
                   "is 305,049,900 bytes/s)",
                   f"{'algorithm':<22} {'block (bytes)':>13} {'bytes/s':>17} {'MB/s':>10}  status"]
-        for fig in throughput:
-            value, block = fig.bytes_per_s, fig.block_size
-            # a block size no speed table has is not kept (parse.figures.sane): the
-            # detail says what was printed, never "None"
-            why = f": {fig.detail}" if block is None and fig.detail else ""
-            lines.append(f"{fig.algorithm:<22} {'—' if block is None else block!s:>13} "
-                         + (f"{value:>17,.0f} {value / 1e6:>10,.2f}" if value is not None
-                            else f"{'—':>17} {'—':>10}") + f"  {fig.status}{why}")
+        lines += map(_figure_line, throughput)
     if operations:
         lines += ["operations per second",
                   f"{'algorithm':<22} {'operation':>13} {'ops/s':>17}  status"]
-        for fig in operations:
-            value = fig.ops_per_s
-            lines.append(f"{fig.algorithm:<22} {fig.operation!s:>13} "
-                         + (f"{value:>17,.1f}" if value is not None else f"{'—':>17}")
-                         + f"  {fig.status}")
+        lines += map(_figure_line, operations)
     if not figures:
         lines.append("no figures")
     return lines
