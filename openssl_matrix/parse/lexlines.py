@@ -33,7 +33,6 @@ import re
 
 from openssl_matrix.parse.lexvocab import (
     _R_FIELDS,
-    _R_FIELDS_BY_START,
     _R_LABEL_END,
     _R_LABEL_MODE,
     _R_MARKER_WORDS,
@@ -104,15 +103,34 @@ _ROW_LINE = re.compile(rf"(\S+)(?: (?:{_R_LABEL_MODE.pattern}))?((?: {_R_NUM})+)
 def row_line(text: str, columns: int) -> bool:
     """Whether the lexer's steps read the line ``text``, at a line start in a symmetric
     table of ``columns`` figures, as one row, when the token after it is no number:
-    its name is no marker, field or number and does not end a sentence (as
-    ``_sym_row_end`` asks), and it has exactly ``columns`` figures."""
+    it has exactly ``columns`` figures, and its name is no marker, field or number and
+    does not end a sentence (as ``_sym_row_end`` asks; :func:`_row_name`)."""
     match = _ROW_LINE.fullmatch(text)
     if match is None or match.group(2).count(" ") != columns:
         return False
     name = match.group(1)
+    known = _ROW_NAMES.get(name)
+    if known is None:
+        if len(_ROW_NAMES) >= LINES_MAX:
+            _ROW_NAMES.clear()
+        known = _ROW_NAMES[name] = _row_name(name)
+    return known
+
+
+_ROW_NAMES: dict[str, bool] = {}
+#: The field names of one word (those of several cannot start a row: a row's second
+#: word is a mode or a number, never "on:", "source:", "timing" or "function").
+_ONE_WORD_FIELDS = tuple(f for f in _R_FIELDS if " " not in f)
+
+
+def _row_name(name: str) -> bool:
+    """Whether a line of :data:`_ROW_LINE`'s shape whose first word is ``name`` is read as
+    a row: no marker word or ``-mr`` record starts it, no field name (a field of one word
+    has no blank, so the line starts with it only if ``name`` does), and ``name`` is no
+    number and does not end a sentence. (No literal of several words starts with such a
+    line: none holds a number token.)"""
     return not (name in _R_MARKER_WORDS or name.startswith("+") or _R_NUM_TOKEN.fullmatch(name)
-                or _R_LABEL_END.search(name) or _starts_literal(text)
-                or any(text.startswith(f) for f in _R_FIELDS_BY_START.get(name[0], ())))
+                or _R_LABEL_END.search(name) or name.startswith(_ONE_WORD_FIELDS))
 
 
 def keep(key: tuple[str, int, str | None], kept: tuple[str, int, str | None, int]) -> None:
