@@ -12,7 +12,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from itertools import chain, count
-from operator import attrgetter
+from operator import attrgetter, is_
 from pathlib import Path
 from typing import Any
 
@@ -93,10 +93,10 @@ def _run_layout(warnings: int, figures: int, level: int) -> list[str]:
     texts = _LAYOUTS.get(key)
     if texts is None:
         marks = map(mark, count())
-        skeleton = {
+        records = [dict(zip(FIGURE_FIELDS, marks, strict=False)) for _ in range(figures)]
+        skeleton: Any = records if warnings < 0 else {  # (-1: the records alone)
             "run": next(marks), "header": dict(zip(_HEADER_FIELDS, marks, strict=False)),
-            "warnings": [next(marks) for _ in range(warnings)],
-            "records": [dict(zip(FIGURE_FIELDS, marks, strict=False)) for _ in range(figures)],
+            "warnings": [next(marks) for _ in range(warnings)], "records": records,
         }
         if len(_LAYOUTS) >= 64:
             _LAYOUTS.clear()
@@ -106,55 +106,64 @@ def _run_layout(warnings: int, figures: int, level: int) -> list[str]:
 
 def parse_run_json(number: int, run: SpeedRun, level: int = 1) -> str:
     """``dumps_indented(parse_run_record(number, run), level=level)``: the run's values
-    filled into the layout of a run of as many warnings and figures (no dict per figure,
-    one C-encoder call per run)."""
-    values = [number, *_HEADER_VALUES(run.header), *run.warnings,
-              *chain.from_iterable(figure_rows(run))]
-    text = fill(_run_layout(len(run.warnings), len(run.figures), level), values)
-    if text is not None:
-        return text
-    text = dumps_indented(dict(parse_run_record(number, run, records=False), records=[]),
-                          level=level)
+    filled into the layout of a run of as many warnings (core/jsonfast.layout), its
+    records' text after them (:func:`_records_json`): no dict per figure, one C-encoder
+    call per run and one per distinct table of figures."""
+    text = fill(_run_layout(len(run.warnings), 0, level),
+                [number, *_HEADER_VALUES(run.header), *run.warnings])
+    if text is None:
+        text = dumps_indented(dict(parse_run_record(number, run, records=False), records=[]),
+                              level=level)
     if not run.figures:
         return text
     tail = f"[]\n{'  ' * level}}}"
     assert text.endswith(tail)
-    return (text[:-len(tail)] + rows_indented(FIGURE_FIELDS, figure_rows(run), level=level + 1)
-            + f"\n{'  ' * level}}}")
+    return text[:-len(tail)] + _records_json(run, level + 1) + f"\n{'  ' * level}}}"
 
 
-#: Table lines of figures printed (a paste's runs share their repeated figures, parse/
-#: shapes.py): by the figure's id, with the figure (kept alive: its id is not reused).
-_FIGURE_LINES: dict[int, tuple[Figure, str]] = {}
+#: Texts of runs' figures (records, table lines), by the ids of the figures (and the
+#: level), with the figures (kept alive: their ids are not reused): the runs of a paste
+#: share their repeated figures (parse/shapes.py), and so their texts.
+_BY_FIGURES: dict[tuple[Any, ...], tuple[tuple[Figure, ...], Any]] = {}
 
 
-def _figure_line(fig: Figure) -> str:
-    """A figure's line in :func:`parse_table`'s throughput or operations table."""
-    kept = _FIGURE_LINES.get(id(fig))
-    if kept is not None and kept[0] is fig:
-        return kept[1]
-    if fig.operation is None:
-        value, block = fig.bytes_per_s, fig.block_size
-        # a block size no speed table has is not kept (parse.figures.sane): the
-        # detail says what was printed, never "None"
-        why = f": {fig.detail}" if block is None and fig.detail else ""
-        line = (f"{fig.algorithm:<22} {'—' if block is None else block!s:>13} "
-                + (f"{value:>17,.0f} {value / 1e6:>10,.2f}" if value is not None
-                   else f"{'—':>17} {'—':>10}") + f"  {fig.status}{why}")
-    else:
-        value = fig.ops_per_s
-        line = (f"{fig.algorithm:<22} {fig.operation!s:>13} "
-                + (f"{value:>17,.1f}" if value is not None else f"{'—':>17}")
-                + f"  {fig.status}")
-    if len(_FIGURE_LINES) >= 4096:
-        _FIGURE_LINES.clear()
-    _FIGURE_LINES[id(fig)] = (fig, line)
-    return line
+def _kept(key: tuple[Any, ...], figures: tuple[Figure, ...]) -> Any:
+    kept = _BY_FIGURES.get(key)
+    return kept[1] if kept is not None and all(map(is_, kept[0], figures)) else None
+
+
+def _keep(key: tuple[Any, ...], figures: tuple[Figure, ...], text: Any) -> None:
+    if len(_BY_FIGURES) >= 256:
+        _BY_FIGURES.clear()
+    _BY_FIGURES[key] = (figures, text)
+
+
+def _records_json(run: SpeedRun, level: int) -> str:
+    """``rows_indented(FIGURE_FIELDS, figure_rows(run), level=level)``."""
+    key = (level, *map(id, run.figures))
+    text = _kept(key, run.figures)
+    if text is None:
+        text = fill(_run_layout(-1, len(run.figures), level),
+                    list(chain.from_iterable(figure_rows(run))))
+        if text is None:
+            text = rows_indented(FIGURE_FIELDS, figure_rows(run), level=level)
+        _keep(key, run.figures, text)
+    return str(text)
 
 
 def parse_table(figures: Sequence[Figure]) -> list[str]:
     """Parsed figures as two tables with their units: throughput (bytes per second, at a
     block size) and operations (per second: signatures, handshakes ...)."""
+    shared = tuple(figures)
+    key = ("table", *map(id, shared))
+    kept = _kept(key, shared)
+    if kept is None:
+        kept = _table(shared)
+        _keep(key, shared, kept)
+    return list(kept)
+
+
+def _table(figures: Sequence[Figure]) -> list[str]:
     throughput = [f for f in figures if f.operation is None]
     operations = [f for f in figures if f.operation is not None]
     lines: list[str] = []
@@ -162,11 +171,22 @@ def parse_table(figures: Sequence[Figure]) -> list[str]:
         lines += ["throughput, bytes per second (speed prints 1000s of bytes/s: 305049.90k "
                   "is 305,049,900 bytes/s)",
                   f"{'algorithm':<22} {'block (bytes)':>13} {'bytes/s':>17} {'MB/s':>10}  status"]
-        lines += map(_figure_line, throughput)
+        for fig in throughput:
+            value, block = fig.bytes_per_s, fig.block_size
+            # a block size no speed table has is not kept (parse.figures.sane): the
+            # detail says what was printed, never "None"
+            why = f": {fig.detail}" if block is None and fig.detail else ""
+            lines.append(f"{fig.algorithm:<22} {'—' if block is None else block!s:>13} "
+                         + (f"{value:>17,.0f} {value / 1e6:>10,.2f}" if value is not None
+                            else f"{'—':>17} {'—':>10}") + f"  {fig.status}{why}")
     if operations:
         lines += ["operations per second",
                   f"{'algorithm':<22} {'operation':>13} {'ops/s':>17}  status"]
-        lines += map(_figure_line, operations)
+        for fig in operations:
+            value = fig.ops_per_s
+            lines.append(f"{fig.algorithm:<22} {fig.operation!s:>13} "
+                         + (f"{value:>17,.1f}" if value is not None else f"{'—':>17}")
+                         + f"  {fig.status}")
     if not figures:
         lines.append("no figures")
     return lines
