@@ -133,7 +133,7 @@ def _kept(key: tuple[Any, ...], figures: tuple[Figure, ...]) -> Any:
 
 
 def _keep(key: tuple[Any, ...], figures: tuple[Figure, ...], text: Any) -> None:
-    if len(_BY_FIGURES) >= 256:
+    if len(_BY_FIGURES) >= 32:
         _BY_FIGURES.clear()
     _BY_FIGURES[key] = (figures, text)
 

@@ -62,7 +62,7 @@ _LITERALS_BY_START = {c: tuple(t for t in _LITERALS if t[0] == c) for c in
 
 #: (line, table width, public-key table) -> (kind, width after, table after, condition)
 LINES: dict[tuple[str, int, str | None], tuple[str, int, str | None, int]] = {}
-LINES_MAX = 1024
+LINES_MAX = 256
 
 
 def condition(kind: str, text: str, tokens: list[str]) -> int | None:

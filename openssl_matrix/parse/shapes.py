@@ -68,7 +68,7 @@ HEADER, SYMHEADER, PKHEADER, PKROW, ROW = "header", "symheader", "pkheader", "pk
 
 #: Shapes of the lines seen, by stripped line; cleared when it holds :data:`SHAPES_MAX`.
 SHAPES: dict[str, tuple[Any, ...]] = {}
-SHAPES_MAX = 1024
+SHAPES_MAX = 256
 
 
 def has_shape(stripped: str) -> bool:
