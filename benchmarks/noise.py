@@ -19,13 +19,14 @@ of the tree with two rounds or more, it prints:
    with a side that spreads more than ±10 %;
 2. the ``ok`` figures more than 5 % below the best sample of their cell, and what flagged
    each: its status (``contended``, ``shared-core`` from the port-share probe), or the
-   value rule that leaves it out of the median (robust.py) — the goal: none unflagged;
+   value rule that leaves it out of the median (core/stats.py) — the goal: none unflagged;
 3. the port-share probe's readings (share of the session's usual reading) and the host
    accounting's verdicts;
 4. where the suite interleaves (``interleave:``; measure/pairrun.py), each comparison
    measured again with both sides in one process: the same single-figure spreads beside
-   the interleaved ratio's 95 % interval, and whether that is within ±2 %, and whether a
-   side sat low (measure/pairregime.py);
+   the interleaved ratio's 95 % interval, and whether that is within ±2 %, whether a
+   side sat low (measure/pairregime.py), and where an algorithm was run several times and
+   its runs disagree beyond their own intervals, each run's ratio (measure/runsmeta.py);
 5. each interleaved comparison measured in several bench sessions of the tree: its ratio
    in each and how far apart they lie (what an interval inside one session cannot show).
 
@@ -48,9 +49,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from openssl_matrix.measure.guards import DISTURBED, SHARED_CORE  # noqa: E402
+from openssl_matrix.core.stats import LOW_TOLERANCE  # noqa: E402
+from openssl_matrix.core.statuses import DISTURBED, SHARED_CORE  # noqa: E402
 from openssl_matrix.measure.paired import comparisons, usable_samples  # noqa: E402
-from openssl_matrix.measure.robust import LOW_TOLERANCE, PAIRED_TARGET  # noqa: E402
+from openssl_matrix.measure.robust import PAIRED_TARGET  # noqa: E402
 from openssl_matrix.report.pairedview import by_session, outcomes  # noqa: E402
 from openssl_matrix.results import records  # noqa: E402
 from openssl_matrix.results.interleaved import all_pairs, filed_pairs  # noqa: E402
@@ -85,23 +87,27 @@ def woven(tree: Path, cpu: str, session: str,
     """The session's interleaved comparisons beside the spreads of their sides' cells."""
     rows = []
     for rec in filed_pairs(tree, cpu, session).values():
-        top, bottom = rec["top"], rec["bottom"]
-        for row in rec.get("algorithms", []):
-            alg, block = row["algorithm"], row["block_size"]
-            sa = spread(clean.get((top["variant"], f"{top['mask']}--{alg}", alg, block), []))
-            sb = spread(clean.get((bottom["variant"], f"{bottom['mask']}--{alg}", alg, block),
-                                  []))
-            lo, hi, ratio = row.get("ci_low"), row.get("ci_high"), row.get("ratio")
-            w = (hi - lo) / 2 / ratio if None not in (lo, hi, ratio) else None
-            rows.append({"kind": rec["kind"], "numerator": rec["numerator"],
-                         "denominator": rec["denominator"], "algorithm": alg, "block": block,
+        top, bottom = rec.top, rec.bottom
+        for row in rec.algorithms:
+            alg, block = row.algorithm, row.block_size
+            sa = spread(clean.get((top.variant, f"{top.mask}--{alg}", alg, block), []))
+            sb = spread(clean.get((bottom.variant, f"{bottom.mask}--{alg}", alg, block), []))
+            lo, hi, ratio = row.ci_low, row.ci_high, row.ratio
+            w = (hi - lo) / 2 / ratio if lo is not None and hi is not None and ratio else None
+            e = row.estimate
+            rows.append({"kind": rec.kind, "numerator": rec.numerator,
+                         "denominator": rec.denominator, "algorithm": alg, "block": block,
                          "ratio": ratio, "ci_low": lo, "ci_high": hi, "half_width": w,
-                         "blocks": row.get("blocks"), "preempted": row.get("preempted"),
+                         "blocks": None if e is None else e.blocks,
+                         "preempted": None if e is None else e.preempted,
                          "spread_numerator": sa, "spread_denominator": sb,
                          "goal_applies": max(sa or 0, sb or 0) > WIDE_SPREAD,
                          "within": w is not None and w <= PAIRED_TARGET,
-                         "rate_share": row.get("rate_share"), "low": row.get("low") is True,
-                         "again": bool(row.get("set_aside"))})
+                         "rate_share": row.rate_share, "low": row.low is True,
+                         "again": bool(row.set_aside), "runs": row.runs or 1,
+                         "runs_disagree": e is not None and e.runs_disagree is True,
+                         "run_ratios": [] if e is None else [d.ratio for d in
+                                                             e.runs_detail or ()]})
     return rows
 
 
@@ -110,10 +116,10 @@ def between_sessions(tree: Path) -> list[dict[str, Any]]:
     its ratio in each, and how far the sessions' ratios lie apart."""
     seen: dict[tuple[str, str, str, str], list[tuple[str, float]]] = {}
     for f in all_pairs(tree):
-        for row in f.record.get("algorithms", []):
-            if isinstance(row.get("ratio"), (int, float)):
-                key = (f.cpu, f.folder.name, str(row["algorithm"]), str(row["direction"]))
-                seen.setdefault(key, []).append((f.session, float(row["ratio"])))
+        for row in f.record.algorithms:
+            if row.ratio is not None:
+                key = (f.cpu, f.folder.name, row.algorithm, row.direction)
+                seen.setdefault(key, []).append((f.session, float(row.ratio)))
     out = []
     for (cpu, pair, alg, direction), got in sorted(seen.items()):
         if len(got) < 2:
@@ -256,7 +262,9 @@ def woven_table(rows: list[dict[str, Any]]) -> None:
         print(f"  {name[:58]:<58} {r['algorithm']:<12} {pct(r['spread_numerator']):>9} "
               f"{pct(r['spread_denominator']):>9} {ci:>26} {r['blocks'] or 0:>7}  {goal} "
               f"({pct(r['half_width'])})" + (" sits low" if r.get("low") else "")
-              + (" (measured again)" if r.get("again") else ""))
+              + (" (measured again)" if r.get("again") else "")
+              + (f" runs disagree: {_ratios(r['run_ratios'])}" if r.get("runs_disagree")
+                 else ""))
     applies = [r for r in rows if r["goal_applies"]]
     print(f"  interleaved comparisons with a side spreading over ±{WIDE_SPREAD:.0%}: "
           f"{len(applies)}; of them within ±{PAIRED_TARGET:.0%}: "
@@ -265,7 +273,14 @@ def woven_table(rows: list[dict[str, Any]]) -> None:
           f"{sum(r['within'] for r in rows)} of {len(rows)}; sitting low (a side more "
           f"than 10 % below its best in the session's other pairs): "
           f"{sum(bool(r.get('low')) for r in rows)}, measured again: "
-          f"{sum(bool(r.get('again')) for r in rows)}")
+          f"{sum(bool(r.get('again')) for r in rows)}; run more than once: "
+          f"{sum((r.get('runs') or 1) > 1 for r in rows)}, their runs disagreeing beyond "
+          f"their intervals (measure/runsmeta.py): "
+          f"{sum(bool(r.get('runs_disagree')) for r in rows)}")
+
+
+def _ratios(values: list[Any]) -> str:
+    return ", ".join("-" if not isinstance(v, (int, float)) else f"{v:.3f}" for v in values)
 
 
 def main() -> None:

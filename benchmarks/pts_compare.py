@@ -42,6 +42,7 @@ if str(ROOT) not in sys.path:
 
 from openssl_matrix.core.stats import estimate  # noqa: E402
 from openssl_matrix.engine.backend import DockerBackend, RunLimits  # noqa: E402
+from openssl_matrix.engine.engineinfo import EngineInfo  # noqa: E402
 from openssl_matrix.engine.hostlock import HostLock, engine_key  # noqa: E402
 from openssl_matrix.images.build import Builder  # noqa: E402
 from openssl_matrix.images.sources import default_urls  # noqa: E402
@@ -144,7 +145,7 @@ def accounting_summary(outcomes: Sequence[Any]) -> list[str]:
     return lines
 
 
-def compare(m: Any, backend: DockerBackend, engine: dict[str, Any], tree: ResultsTree,
+def compare(m: Any, backend: DockerBackend, engine: EngineInfo, tree: ResultsTree,
             v: Any, suite: Any, names: Sequence[str], seconds: int,
             ) -> tuple[list[Row], list[str], dict[str, Any]]:
     """One variant: the PTS-way runs around our bench, with the engine held throughout."""

@@ -3,7 +3,7 @@
 It keeps images in a dict and answers ``run`` from a responder function, so the
 build and bench logic can be tested without a Docker engine. A command-line test hands
 its fakes to the command table through the one engine factory (``engine_of`` below, to
-``cli.commands.handlers`` or ``cli.worker.thread_lab``); nothing is monkeypatched into a
+``cli.shared.handlers`` or ``cli.worker.thread_lab``); nothing is monkeypatched into a
 module. Integration tests (``tests/docker/``, marked ``docker``) use the real
 ``DockerBackend``.
 """
@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openssl_matrix.cli.commands import EngineFactory
+from openssl_matrix.cli.shared import EngineFactory
 from openssl_matrix.engine.backend import (
     Backend,
     ImageFacts,
@@ -25,6 +25,7 @@ from openssl_matrix.engine.backend import (
     RunResult,
     endpoint_is_local,
 )
+from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.measure.interleave import LIBRARY_OPERATIONS
 
 if TYPE_CHECKING:
@@ -80,8 +81,8 @@ class FakeBackend:
         self.ports_per_cycle = 3.0
         self.port_readings: list[float] = []
 
-    def engine_info(self) -> dict[str, Any]:
-        return dict(self.info)
+    def engine_info(self) -> EngineInfo:
+        return EngineInfo.from_json(self.info)
 
     def run_on_host(self, argv: Sequence[str], *, timeout: float) -> str | None:
         """The core probe (coreclock.py) as it answers on a steady core: 3 GHz, AESENC
@@ -200,7 +201,7 @@ class FakeBackend:
         self.images.pop(tag, None)
 
 
-#: A command table as ``cli.commands.handlers`` (or ``cli.worker.thread_lab``) makes it.
+#: A command table as ``cli.shared.handlers`` (or ``cli.worker.thread_lab``) makes it.
 Handlers = dict[str, Callable[..., int]]
 
 

@@ -16,8 +16,7 @@ from invoke.exceptions import Exit, ParseError
 from invoke.program import Program
 
 from openssl_matrix import __version__
-from openssl_matrix.cli.pastecmd import PASTE_HANDLERS
-from openssl_matrix.cli.table import COMMANDS, matrix_task
+from openssl_matrix.cli.table import REGISTRY, Table, default_handler, matrix_task, table
 from openssl_matrix.core.errors import INTERRUPTED, UsageError
 
 PROGRAM = "openssl-matrix"
@@ -27,21 +26,32 @@ WORKER_FLAG = "--lab-worker"
 
 
 class _Handlers(Mapping[str, Callable[..., int]]):
-    """The command table's handlers, the other commands' module imported only when one
-    of them runs: ``parse`` and ``import`` need the parser and the results tree, not
-    Docker, the report, the bench or the lab (about a second of imports, issue 35)."""
+    """The registered commands' handlers, each command's module imported only when it
+    runs: ``parse`` and ``import`` need the parser and the results tree, not Docker, the
+    report, the bench or the lab (about a second of imports, issue 35)."""
 
     def __getitem__(self, command: str) -> Callable[..., int]:
-        if command in PASTE_HANDLERS:
-            return PASTE_HANDLERS[command]
-        from openssl_matrix.cli.commands import HANDLERS  # lazy: Docker, report: ~1 s
-        return HANDLERS[command]
+        return default_handler(command)
 
     def __iter__(self) -> Iterator[str]:
-        return iter([c for c in COMMANDS if c != "help"])
+        return iter(REGISTRY)
 
     def __len__(self) -> int:
-        return len([c for c in COMMANDS if c != "help"])
+        return len(REGISTRY)
+
+
+def table_for(args: Sequence[str]) -> Table:
+    """The commands a command line is parsed with: only the one it names when every flag
+    it gives is one of that command's (``parse FILE --json`` imports the parse module
+    alone), else every registered command, so that a flag of another command, a word
+    invoke would read as a flag, or no command at all is refused or helped exactly as
+    with the whole table."""
+    if args and args[0] in REGISTRY:
+        one = table([args[0]])
+        options = {f.option for f in one.flags_of(args[0])}
+        if all(not w.startswith("-") or w.split("=", 1)[0] in options for w in args[1:]):
+            return one
+    return table()
 
 
 class _Program(Program):
@@ -76,6 +86,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     if len(args) == 2 and args[0] == WORKER_FLAG:  # a lab's engine worker (lab/run.py)
         from openssl_matrix.cli.worker import worker  # lazy: as _Handlers' commands
         sys.exit(worker(args[1]))
-    program = _Program(namespace=Collection(matrix=matrix_task(_Handlers())), name=PROGRAM,
-                      binary=PROGRAM, version=__version__)
+    try:  # the command's module is imported here: a signal now has written nothing yet
+        task = matrix_task(_Handlers(), table_for(args))
+    except KeyboardInterrupt:
+        print("\ninterrupted before the command started: nothing was written", file=sys.stderr)
+        raise SystemExit(INTERRUPTED) from None
+    program = _Program(namespace=Collection(matrix=task), name=PROGRAM, binary=PROGRAM,
+                       version=__version__)
     program.run([PROGRAM, "matrix", *args])

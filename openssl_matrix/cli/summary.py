@@ -11,17 +11,18 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from openssl_matrix.core.errors import BenchError
+from openssl_matrix.core.stats import LOW_TOLERANCE
+from openssl_matrix.core.statuses import CONTENDED
 from openssl_matrix.matrix.model import Matrix
 from openssl_matrix.measure import opsummary
 from openssl_matrix.measure.benchfigure import SeriesRow
 from openssl_matrix.measure.cell import CellOutcome
-from openssl_matrix.measure.guards import CONTENDED
 from openssl_matrix.measure.paired import comparisons, usable_samples
-from openssl_matrix.measure.robust import LOW_TOLERANCE
 from openssl_matrix.measure.session import (
     build_command,
     summarize_series,
 )
+from openssl_matrix.results.pairrecord import PairRecord, PairRow
 from openssl_matrix.results.records import FINISHED
 
 
@@ -31,7 +32,7 @@ def mbs(value: Any) -> str:
 
 def print_bench_summary(outcomes: list[Any], block: int, noise: float = 0.05,
                          planned: int | None = None,
-                         interleaved: Sequence[Mapping[str, Any]] = ()) -> None:
+                         interleaved: Sequence[PairRecord] = ()) -> None:
     print(f"\nbench summary (MB/s at {block} bytes, cycles/byte when the clock is known; "
           "public-key operations in ops/s, handshakes in conn/s; a status other than ok "
           "says what the figure is not)")
@@ -181,7 +182,7 @@ def print_comparisons(outcomes: list[Any], block: int) -> None:
               f"{c.estimate.text()}")
 
 
-def print_interleaved(records: Sequence[Mapping[str, Any]]) -> None:
+def print_interleaved(records: Sequence[PairRecord]) -> None:
     """The interleaved comparisons (measure/pairrun.py): both sides in one process, in
     alternating 5-ms windows; the geometric mean of batches of A B B A blocks' ratios."""
     if not records:
@@ -191,29 +192,32 @@ def print_interleaved(records: Sequence[Mapping[str, Any]]) -> None:
           "batches; blocks with a "
           "preempted window or a side more than 10 % below its usual rate left out)")
     for rec in records:
-        for row in rec.get("algorithms", []):
-            alg = row["algorithm"] + (" dec" if row.get("direction") == "decrypt" else "")
-            print(f"      {rec['kind']:<12} {alg:<14} {rec['numerator']} / "
-                  f"{rec['denominator']}: {interleaved_text(row)}")
-        for err in rec.get("errors", []):
-            print(f"      {rec['kind']:<12} {rec['numerator']} / {rec['denominator']}: {err}")
+        for row in rec.algorithms:
+            alg = row.algorithm + (" dec" if row.direction == "decrypt" else "")
+            print(f"      {rec.kind:<12} {alg:<14} {rec.numerator} / "
+                  f"{rec.denominator}: {interleaved_text(row)}")
+        for err in rec.errors:
+            print(f"      {rec.kind:<12} {rec.numerator} / {rec.denominator}: {err}")
 
 
-def interleaved_text(row: Mapping[str, Any]) -> str:
+def interleaved_text(row: PairRow) -> str:
     """``1.234× ±0.8 % (180 blocks, 4 preempted)``, or why there is no ratio."""
-    ratio, lo, hi = row.get("ratio"), row.get("ci_low"), row.get("ci_high")
-    if not isinstance(ratio, (int, float)):
-        return f"no ratio: every block of its {row.get('windows', 0)} windows was preempted"
-    width = (f" ±{(hi - lo) / 2 / ratio:.1%}" if isinstance(lo, (int, float))
-             and isinstance(hi, (int, float)) else " (too few blocks for 95 %)")
-    slowed = f", {row['slowed']} slowed" if row.get("slowed") else ""
-    runs = f", {row['runs']} runs" if (row.get("runs") or 1) > 1 else ""
-    mixed = "; every block kept: a neighbour slowed most" if row.get("disturbed") else ""
-    share = row.get("rate_share")
+    e = row.estimate
+    if e is None:
+        return f"no ratio: every block of its {row.windows} windows was preempted"
+    ratio, lo, hi = e.ratio, e.ci_low, e.ci_high
+    width = (f" ±{(hi - lo) / 2 / ratio:.1%}" if lo is not None and hi is not None
+             else " (too few blocks for 95 %)")
+    slowed = f", {e.slowed} slowed" if e.slowed else ""
+    runs = f", {row.runs} runs" if (row.runs or 1) > 1 else ""
+    if e.runs_disagree is True:  # measure/runsmeta.py: the interval is widened
+        runs += f" that disagree: {', '.join(f'{r:.3f}' for r in e.run_ratios)}"
+    mixed = "; every block kept: a neighbour slowed most" if e.disturbed else ""
+    share = row.rate_share
     low = (f"; sits low: a side at {share:.0%} of its best in the session's other pairs"
-           if row.get("low") and isinstance(share, (int, float)) else "")
-    return (f"{ratio:.3f}×{width} ({row.get('blocks')} blocks, "
-            f"{row.get('preempted')} preempted{slowed}{runs}{mixed}{low})")
+           if row.low and share is not None else "")
+    return (f"{ratio:.3f}×{width} ({e.blocks} blocks, "
+            f"{e.preempted} preempted{slowed}{runs}{mixed}{low})")
 
 
 #: Each suite a bench ran: its name, its cells' outcomes, the error that stopped it.
@@ -221,7 +225,7 @@ SuiteOutcomes = list[tuple[str, list[CellOutcome], str | None]]
 
 
 def bench_summaries(m: Matrix, per_suite: SuiteOutcomes, several: bool, repeat: int | None,
-                     interleaved: Mapping[str, Sequence[Mapping[str, Any]]],
+                     interleaved: Mapping[str, Sequence[PairRecord]],
                      ) -> tuple[list[str], int, dict[str, list[str]]]:
     """Print each suite's summary; return the failures (a line each), how many cells and
     suites did not complete, and the suites each unbuilt variant could not run."""

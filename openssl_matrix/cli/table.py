@@ -1,15 +1,18 @@
-"""The ``invoke matrix <command> [TARGET] [--flags]`` entry point, declared once.
+"""The ``invoke matrix <command> [TARGET] [--flags]`` entry point: the registry of the
+commands, and the one parsing, help, errors and exit codes they share.
 
-Every command is a :class:`Command` in :data:`COMMANDS` and every flag a :class:`Flag` in
-:data:`FLAGS`: its name, default, help and the commands that take it. From these two
-tables come the invoke task's signature and help (:func:`matrix_task`, which ``tasks.py``
-calls), the check of which flags a command accepts, the per-command help
-(``invoke matrix build --help``, ``invoke matrix help build``) and the call of the
-command's handler in ``commands.HANDLERS``, whose keyword parameters must be exactly the
-command's flags (a test checks it).
+Each command is one module under ``cli/commands/`` (``build.py``, ``bench.py`` ...) that
+declares ``COMMAND``, a :class:`Command` holding its own :class:`Flag` s (name, help,
+default, lower bound), and its handler ``run``; :data:`REGISTRY` names every module, one
+line each. From the declarations come the invoke task's signature and help
+(:func:`matrix_task`, which ``tasks.py`` and ``cli/main.py`` call), the check of which
+flags a command accepts, the per-command help (``invoke matrix build --help``, ``invoke
+matrix help build``) and the call of the handler, whose keyword parameters must be exactly
+``target`` and the command's flags (then any seams: :func:`handler`; a test checks it).
 
-**Adding a flag**: add one ``Flag(...)`` to :data:`FLAGS` naming the commands that take
-it, and the keyword parameter to those handlers. Nothing else.
+**Adding a command**: one module under ``cli/commands/`` and one line in
+:data:`REGISTRY`. **Adding a flag**: one ``Flag(...)`` in the command's ``COMMAND`` and
+the keyword parameter of its ``run``. Nothing else.
 
 invoke reads ``invoke matrix build`` as two tasks. ``MatrixTask`` arranges for it: the
 ``matrix`` task takes the command as its first positional argument and an optional second
@@ -26,6 +29,8 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import functools
+import importlib
 import inspect
 import os
 import re
@@ -35,6 +40,8 @@ import textwrap
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
+from types import ModuleType
 from typing import Any
 
 from invoke.exceptions import Exit
@@ -56,28 +63,16 @@ from openssl_matrix.core.errors import (
 from openssl_matrix.core.interrupt import raise_stopped
 from openssl_matrix.core.names import clip
 
-ALL = "*"  # a flag every command takes
-
-
-@dataclass(frozen=True)
-class Command:
-    name: str
-    summary: str
-    target: str | None = None  # the positional argument it needs (FILE, VERSION ...)
-    usage: str = ""  # how the target and main flags read, for help
-    #: a flag that, given, takes the target's place (``reproduce --draft PASTE``)
-    target_unless: str | None = None
-
 
 @dataclass(frozen=True)
 class Flag:
-    """One ``--flag``: its Python name (``as_`` for ``--as``), default, and help; ``help``
-    is one text, or one per command when the flag means something else in each."""
+    """One ``--flag`` of a command: its Python name (``as_`` for ``--as``), default and
+    help. Two commands may declare a flag of the same name, each with its own help (what
+    ``--force`` means differs); the default and kind must agree (one invoke signature)."""
 
     name: str
     default: Any
-    help: str | Mapping[str, str]
-    commands: tuple[str, ...]
+    help: str
     #: the smallest whole number the command line may give (a count of 0 is not "the
     #: default": leaving the flag out is)
     low: int | None = None
@@ -92,194 +87,160 @@ class Flag:
     def option(self) -> str:
         return "--" + self.name.strip("_").replace("_", "-")
 
-    def help_for(self, command: str | None = None) -> str:
-        if isinstance(self.help, str):
-            return self.help
-        if command is not None and command in self.help:
-            return self.help[command]
-        return "; ".join(f"{c}: {h}" for c, h in self.help.items())
+
+@dataclass(frozen=True)
+class Command:
+    """A command as its module declares it (``COMMAND``): name, summary, the positional
+    argument it needs, and its own flags (the shared ``--matrix``, ``--results`` and
+    ``--help`` are added by the registry)."""
+
+    name: str
+    summary: str
+    target: str | None = None  # the positional argument it needs (FILE, VERSION ...)
+    usage: str = ""  # how the target and main flags read, for help
+    #: a flag that, given, takes the target's place (``reproduce --draft PASTE``)
+    target_unless: str | None = None
+    flags: tuple[Flag, ...] = ()
 
 
-COMMANDS: dict[str, Command] = {c.name: c for c in (
-    Command("list", "the variants the matrix expands to, with build status"),
-    Command("render", "write one Dockerfile per variant, deterministically"),
-    Command("build", "fetch and verify sources, build the variants' images"),
-    Command("bench", "run speed suites in each variant's image", usage="--cpu=PROFILE"),
-    Command("profiles", "the CPU profiles, and which one describes this machine"),
-    Command("export", "every figure in the results tree as flat records"),
-    Command("parse", "parse pasted `openssl speed` output or a whole report", "FILE"),
-    Command("pin", "record the sha256 of a tarball you trust", "VERSION", "--file PATH"),
-    Command("import", "store a published report's figures as reference results", "FILE",
-            "--as NAME"),
-    Command("report", "tables, charts and a static HTML page from the results tree"),
-    Command("reproduce", "reproduce a published report from reports/REPORT.yaml; --draft "
-            "drafts such a spec from a paste", "REPORT", "(or --draft PASTE --as ID)",
-            target_unless="draft"),
-    Command("bisect", "which release between two moved a figure (docs/bisect.md)",
-            usage="--figure SUITE:ALGORITHM:BLOCK[:MASK] --good A --bad B"),
-    Command("profile", "where a cell's time goes: perf in the variant's image, flame "
-            "graphs, two builds compared (docs/profile.md)",
-            usage="--only VARIANT (or --compare A,B) --algorithm ALG --bytes N (or --suite "
-            "NAME --cell TEXT)"),
-    Command("help", "this help, or a command's flags", "[COMMAND]"),
-)}
-
-FLAGS: tuple[Flag, ...] = (
+#: Flags every command takes, before its own (``--matrix``, ``--results``) and after
+#: them (``--help``, which the entry point handles itself).
+SHARED: tuple[Flag, ...] = (
     Flag("matrix", "", "matrix file to use (default: $OPENSSL_MATRIX_FILE, else "
-         "matrix.yaml)", (ALL,)),
+         "matrix.yaml)"),
     Flag("results", "", "results tree folder (default: $OPENSSL_MATRIX_RESULTS, else the "
-         "matrix's settings.results, else results)", (ALL,)),
-    Flag("only", "", {c: "variants to use: fnmatch pattern(s) over variant ids, comma "
-                      "separated; a pattern matching no default variant picks opt-in ones "
-                      "(e.g. --only '1.0.1e-*')" for c in ("list", "render", "build", "bench")}
-         | {"profile": "the variant to profile: one variant id (e.g. 3.0.20-asm-x86_64)"},
-         ("list", "render", "build", "bench", "profile")),
-    Flag("all", False, "every variant the matrix declares, opt-in ones too",
-         ("list", "render", "build")),
-    Flag("jobs", 0, "how many variants to build at once (default 1)", ("build",), low=1,
-         unset="one variant at a time"),
-    Flag("force", False, {
-        "build": "rebuild even if up to date",
-        "bench": "run on a CPU the profile does not describe (results are marked forced)",
-        "pin": "accept a tarball whose hash differs from the official release's",
-        "reproduce": "measure again even when finished runs exist; with --draft, replace "
-        "an existing spec file of that id",
-        "export": "replace an --output file that export did not write",
-    }, ("build", "bench", "pin", "reproduce", "export")),
-    Flag("cpu", "", {
-        "build": "a profile with docker_host builds on that machine's Docker engine; "
-        "several, comma separated (--cpu=a,b), build on each engine at once",
-        "bench": "CPU profile name from the matrix, or 'auto' for this host (a profile "
-        "with docker_host uses that machine's Docker engine); several, comma separated "
-        "(--cpu=ryzen,xeon), measure on every profile's engine at once into one results "
-        "tree (docs/lab.md)",
-        "reproduce": "CPU profile name from the matrix, or 'auto' for this host (a "
-        "profile with docker_host uses that machine's Docker engine); several, comma "
-        "separated (--cpu=ryzen,via), reproduce on each in turn, so that claims comparing "
-        "two machines are judged from both",
-        "bisect": "CPU profile name from the matrix, or 'auto' for this host (default); "
-        "one profile: a bisection's comparisons stay within one engine",
-    }, ("build", "bench", "reproduce", "bisect")),
-    Flag("ccache", False, "compile through a shared compiler cache: ccache (Debian's, in "
-         "an image made once from the toolchain) in a BuildKit cache mount per release "
-         "series, outside the images and their content hash, so the next build of the "
-         "series recompiles only what changed (docs/building.md)", ("build",)),
-    Flag("no_ccache", False, "build each release cold, without the shared compiler cache "
-         "a bisection uses by default (docs/building.md)", ("bisect",)),
-    Flag("images", "", "how a missing image reaches a profile's engine: build (build it "
-         "there), ship (from the local engine, which holds it), auto (the default: whichever "
-         "costs less, by the build time on record against the measured transfer rate)",
-         ("build",)),
-    Flag("registry", "", "ship images by push and pull through this registry "
-         "(HOST:PORT[/PATH]) instead of streaming docker save into docker load",
-         ("build",)),
-    Flag("allow_plain_tcp", False, "accept a tcp:// Docker engine without TLS (anyone who "
-         "can reach its port controls it; a loud warning is printed)",
-         ("build", "bench", "reproduce", "bisect")),
-    Flag("suite", "", {"bench": "suite name(s), comma separated (default: the matrix's "
-                       "default_suite)",
-                       "profile": "the suite whose cell to profile (with --cell; any kind "
-                       "the bench runs: speed, pkey, tls, library)"}, ("bench", "profile")),
-    Flag("cell", "", "the cell of --suite to profile, named as its figures are: "
-         "ALG:BYTES (speed), ALG:OP (pkey: rsa2048:sign), PROTOCOL-KEY:OP[:PINNING] (tls: "
-         "tls1.3-rsa2048:handshake), OP[:tTHREADS] (library: pkey-decode-pem-rsa2048:t1)",
-         ("profile",)),
-    Flag("repeat", 0, "runs per variant, interleaved across variants (default: the "
-         "suite's repeat, with extra rounds for figures whose 95 % interval is too wide); "
-         "each figure's median, 95 % interval and clean-sample count are reported",
-         ("bench",), low=1, unset="the suite's repeat"),
-    Flag("wait", False, "wait for another command holding the same results tree (a "
-         "bench, an import) instead of failing", ("bench", "reproduce", "import", "bisect")),
-    Flag("settle", "", "seconds to wait before each cell for a quiet host (default 20; 0: "
-         "do not wait); the wait shows its reason and a countdown", ("bench",)),
-    Flag("no_wait", False, "exit instead of queueing when another bench (any results "
-         "tree) or a build of this tool holds the Docker engine", ("bench",)),
-    Flag("fresh", False, {
-        "bench": "start a new session instead of resuming an interrupted one (cells it "
-                 "finished are measured again)",
-        "bisect": "measure from the start instead of replaying what an earlier bisection "
-                  "of the same range measured (it is set aside, not deleted)"},
-         ("bench", "bisect")),
-    Flag("json", False, "print JSON", ("list", "profiles", "parse", "reproduce", "bisect",
-                                       "profile")),
-    Flag("figure", "", "the cell to bisect: SUITE:ALGORITHM:BLOCK[:MASK] (e.g. "
-         "blog-fast:aes-256-cbc:8192; no MASK: the suite's first mask)", ("bisect",)),
-    Flag("good", "", "the release whose figure is the old one (a catalogue release)",
-         ("bisect",)),
-    Flag("bad", "", "the release whose figure moved (a catalogue release, either side of "
-         "--good in time)", ("bisect",)),
-    Flag("git", "", "a local git clone of OpenSSL: --good and --bad are revisions of it "
-         "(tags, commits) and the bisection is over the commits of BAD's first-parent line "
-         "after GOOD, each built from its `git archive` (docs/bisect.md)", ("bisect",)),
-    Flag("run", False, "with --git: judge the tree's HEAD (the commit `git bisect run` "
-         "checked out) against --good and --bad and exit 0 (like good), 1 (like bad), 125 "
-         "(skip: it does not build, or the rounds cannot place it) or 128 (stop the run: "
-         "like neither, or an error)", ("bisect",)),
-    Flag("build", "", "how each release is built: the part of its variant id after the "
-         "version (default asm-x86_64: 3.0.13-asm-x86_64)", ("bisect",)),
-    Flag("algorithm", "", "the speed algorithm to profile (e.g. sha256, aes-128-cbc: as "
-         "`openssl speed -evp` takes it)", ("profile",)),
-    Flag("bytes", 0, "the block size to profile, in bytes (speed's -bytes)", ("profile",),
-         low=1, unset="none: required"),
-    Flag("seconds", 0, "how long the profiled run lasts (default 3; with --suite: the "
-         "suite's seconds)", ("profile",),
-         low=1, unset="3 seconds"),
-    Flag("compare", "", "two variants, comma separated (A,B): profile both on the same cell "
-         "and print the difference per function and library against the measured gap",
-         ("profile",)),
-    Flag("agree", False, "profile the cell twice, one run after the other (--only's "
-         "variant), and print whether the two agree on the top 10 functions' time per "
-         "operation within 2σ of their sample counts' combined uncertainty",
-         ("profile",)),
-    Flag("overhead", False, "also run the cell unprofiled right before and after the "
-         "profiled run (same image and limits) and record both rates, their ratio and each "
-         "run's host accounting: the profiler's cost on the figure", ("profile",)),
-    Flag("check", False, "check the spec without Docker: validate it, check the report's "
-         "own figures against its claims, resolve versions and stand-ins offline and print "
-         "the plan (what would be built and measured, about how long)", ("reproduce",)),
-    Flag("format", "", "csv (default) or jsonl", ("export",)),
-    Flag("output", "", {
-        "export": "write to this file instead of stdout",
-        "render": "write the Dockerfiles to this folder (default dockerfiles/rendered/)",
-        "report": "write the report to this folder (default <results>/_report)",
-    }, ("export", "render", "report")),
-    Flag("block_size", 0, "block size of the method tables and charts (default 8192)",
-         ("report",), low=1, unset="8192"),
-    Flag("block_sizes", "", "the block sizes of rows pasted without speed's `type 16 bytes "
-         "...` header, comma separated (e.g. 16,64,256,1024,8192,16384); without it they "
-         "are those the version line above the rows implies (reproduce: with --draft)",
-         ("parse", "reproduce")),
-    Flag("draft", "", "draft a spec from a paste (PASTE: a file with the report's text and "
-         "its `openssl speed` tables) and write it to reports/ID.yaml beside the matrix "
-         "(with --as ID): versions, builds, one measurement per run and row with the "
-         "parsed figures, and claim stubs to edit; an existing file is kept unless --force",
-         ("reproduce",)),
-    Flag("versions", "", "fnmatch patterns over release versions, comma separated "
-         "('3.0.*'): the library section shows those releases only, in release order",
-         ("report",)),
-    Flag("session", "", "the bench session whose figures the cells show (an id from the "
-         "report's Sessions table, or a unique start of one; default: each cell's latest "
-         "session); the other sessions stay in each cell's history", ("report",)),
-    Flag("since", "", "leave out sessions started before this ISO date or time "
-         "(2026-12-01, 2026-12-01T08:00; UTC unless it says)", ("report",)),
-    Flag("per_session", False, "one row per session and figure: the median and 95 % "
-         "interval of that session's usable figures (never pooled across sessions)",
-         ("export",)),
-    Flag("file", "", "path of a tarball you trust", ("pin",)),
-    Flag("as_", "", {
-        "import": "name for the imported report (results go under results/ref-NAME)",
-        "reproduce": "with --draft: the id of the spec drafted (reports/ID.yaml)",
-    }, ("import", "reproduce")),
-    Flag("help", False, "show the command's flags and exit", (ALL,)),
+         "matrix's settings.results, else results)"),
 )
-_BY_NAME = {f.name: f for f in FLAGS}
+HELP_FLAG = Flag("help", False, "show the command's flags and exit")
 #: flags the entry point handles itself (never passed to a handler)
 _OWN = {"help"}
+
+#: Flags several commands declare alike (a command module picks the ones it takes).
+ONLY = Flag("only", "", "variants to use: fnmatch pattern(s) over variant ids, comma "
+            "separated; a pattern matching no default variant picks opt-in ones "
+            "(e.g. --only '1.0.1e-*')")
+EVERY = Flag("all", False, "every variant the matrix declares, opt-in ones too")
+JSON = Flag("json", False, "print JSON")
+WAIT = Flag("wait", False, "wait for another command holding the same results tree (a "
+            "bench, an import) instead of failing")
+PLAIN_TCP = Flag("allow_plain_tcp", False, "accept a tcp:// Docker engine without TLS "
+                 "(anyone who can reach its port controls it; a loud warning is printed)")
+BLOCK_SIZES = Flag("block_sizes", "", "the block sizes of rows pasted without speed's "
+                   "`type 16 bytes ...` header, comma separated (e.g. "
+                   "16,64,256,1024,8192,16384); without it they are those the version line "
+                   "above the rows implies (reproduce: with --draft)")
+
+HELP_COMMAND = Command("help", "this help, or a command's flags", "[COMMAND]")
+
+#: The registry: every command, one line each (the command, its module), in the order
+#: help lists them. A module declares
+#: ``COMMAND`` (a :class:`Command` with its flags) and ``run`` (the handler, whose keyword
+#: parameters are ``target`` and exactly the command's flags, then any seams with their
+#: defaults). Modules are imported by name when a command needs them, so that a command
+#: starts with its own imports only (``parse`` without Docker or the report, issue 35).
+COMMANDS_PACKAGE = "openssl_matrix.cli.commands"
+REGISTRY: Mapping[str, str] = {
+    "list": COMMANDS_PACKAGE + ".list",
+    "render": COMMANDS_PACKAGE + ".render",
+    "build": COMMANDS_PACKAGE + ".build",
+    "bench": COMMANDS_PACKAGE + ".bench",
+    "profiles": COMMANDS_PACKAGE + ".profiles",
+    "export": COMMANDS_PACKAGE + ".export",
+    "parse": COMMANDS_PACKAGE + ".parse",
+    "pin": COMMANDS_PACKAGE + ".pin",
+    "import": COMMANDS_PACKAGE + ".import_",
+    "report": COMMANDS_PACKAGE + ".report",
+    "reproduce": COMMANDS_PACKAGE + ".reproduce",
+    "bisect": COMMANDS_PACKAGE + ".bisect",
+    "profile": COMMANDS_PACKAGE + ".profile",
+}
+
+
+def command_module(name: str, registry: Mapping[str, str] = REGISTRY) -> ModuleType:
+    """The module of registered command ``name``, imported (once), its declaration
+    checked: ``COMMAND`` of that name and a ``run`` handler."""
+    module = importlib.import_module(registry[name])
+    declared = getattr(module, "COMMAND", None)
+    if not isinstance(declared, Command) or declared.name != name \
+            or not callable(getattr(module, "run", None)):
+        raise TypeError(f"{module.__name__} must declare COMMAND = Command({name!r}, ...) "
+                        "and a run(...) handler")
+    return module
+
+
+class Table:
+    """The commands of one command line, as the registry's modules declare them (every
+    one, or only the one a line names: :func:`table`)."""
+
+    def __init__(self, commands: Sequence[Command],
+                 registry: Mapping[str, str] = REGISTRY) -> None:
+        #: every command's name (the unknown command's suggestions)
+        self.names = [*registry, HELP_COMMAND.name]
+        self.commands: dict[str, Command] = {c.name: c for c in commands}
+        self.commands[HELP_COMMAND.name] = HELP_COMMAND
+        #: every flag name, with each command's declaration of it
+        self.flags: dict[str, list[Flag]] = {f.name: [f] for f in SHARED}
+        for c in commands:
+            for f in c.flags:
+                self.flags.setdefault(f.name, []).append(f)
+        self.flags[HELP_FLAG.name] = [HELP_FLAG]
+
+    def flags_of(self, command: str) -> list[Flag]:
+        """The flags ``command`` takes, in declaration order: the shared ones, its own,
+        ``--help``."""
+        spec = self.commands.get(command)
+        return [*SHARED, *(spec.flags if spec is not None else ()), HELP_FLAG]
+
+    def flag(self, name: str) -> Flag | None:
+        """A flag's (first) declaration: its option spelling and kind."""
+        found = self.flags.get(name)
+        return found[0] if found else None
+
+    def flag_help(self, name: str) -> str:
+        """A flag's help for invoke's own task help: its one text, or each command's."""
+        helps = {c.name: f.help for c in self.commands.values() for f in c.flags
+                 if f.name == name}
+        if len(set(helps.values())) <= 1:
+            return next(iter(helps.values()), self.flags[name][0].help)
+        return "; ".join(f"{c}: {h}" for c, h in helps.items())
+
+
+@functools.cache
+def _full() -> Table:
+    return Table([command_module(n).COMMAND for n in REGISTRY])
+
+
+def table(names: Sequence[str] | None = None,
+          registry: Mapping[str, str] = REGISTRY) -> Table:
+    """The table of every command of ``registry`` (``names`` None), or of those named."""
+    if names is None and registry is REGISTRY:
+        return _full()
+    return Table([command_module(n, registry).COMMAND for n in names or registry], registry)
 
 
 def flags_of(command: str) -> list[Flag]:
     """The flags ``command`` takes, in declaration order."""
-    return [f for f in FLAGS if ALL in f.commands or command in f.commands]
+    return table().flags_of(command)
+
+
+def handler(name: str, registry: Mapping[str, str] = REGISTRY,
+            **seams: Any) -> Callable[..., int]:
+    """Command ``name``'s handler with the ``seams`` it takes bound (an engine factory,
+    a chart drawer ...; the others keep their defaults); its signature is ``target`` and
+    its flags alone (what dispatch calls it with, and the registry's test checks)."""
+    run = command_module(name, registry).run
+    sig = inspect.signature(run)
+    bound = partial(run, **{k: v for k, v in seams.items() if k in sig.parameters})
+    keep = {"target", *(f.name for f in table([name], registry).flags_of(name))} - _OWN
+    bound.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        parameters=[p for n, p in sig.parameters.items() if n in keep])
+    return bound
+
+
+@functools.cache
+def default_handler(name: str) -> Callable[..., int]:
+    """Command ``name``'s handler with its seams' defaults (the real engine ...)."""
+    return handler(name)
 
 
 # -- invoke glue ------------------------------------------------------------------------
@@ -311,16 +272,18 @@ class _Positional(Argument):
     """A positional that takes the next word when there is one and is never reported
     missing by invoke: the command checks it and says what is missing (exit 10)."""
 
-    def __init__(self, command_arg: Argument | None = None, **kwargs: Any) -> None:
+    def __init__(self, command_arg: Argument | None = None, table: Table | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.command_arg = command_arg
+        self.table = table
 
     @property
     def value(self) -> Any:
         if self._value is not None:
             return self._value
-        if self.command_arg is not None:
-            spec = COMMANDS.get(str(self.command_arg.value))
+        if self.command_arg is not None and self.table is not None:
+            spec = self.table.commands.get(str(self.command_arg.value))
             if spec is None or spec.target is None:
                 return ""  # this command takes no target: a stray word stays an error
         return "" if _asker() in _CHECKING else None
@@ -368,6 +331,8 @@ class _ValueFlag(Argument):
 class MatrixTask(Task[Any]):
     """An invoke task whose positional arguments are checked by the command itself."""
 
+    table: Table  # the commands it was made from (matrix_task)
+
     def get_arguments(self, ignore_unknown_help: bool | None = None) -> list[Argument]:
         args: list[Argument] = super().get_arguments(ignore_unknown_help)
         command = next(a for a in args if a.name == "command")
@@ -377,8 +342,8 @@ class MatrixTask(Task[Any]):
                 a = command = _Positional(names=a.names, kind=str, default="", help=a.help,
                                           positional=True)
             elif a.name == "target":
-                a = _Positional(command, names=a.names, kind=str, default="", help=a.help,
-                                positional=True)
+                a = _Positional(command, self.table, names=a.names, kind=str, default="",
+                                help=a.help, positional=True)
             elif a.name == "rest":
                 a = _Rest(names=a.names, kind=str, default="", help=a.help, positional=True)
             elif a.kind is not bool and not a.positional:
@@ -388,12 +353,15 @@ class MatrixTask(Task[Any]):
         return out
 
 
-def matrix_task(handlers: Mapping[str, Callable[..., int]]) -> MatrixTask:
-    """The ``matrix`` invoke task, its signature and help derived from the tables."""
+def matrix_task(handlers: Mapping[str, Callable[..., int]],
+                the_table: Table | None = None) -> MatrixTask:
+    """The ``matrix`` invoke task, its signature and help derived from the commands'
+    declarations (``the_table``: every registered command, unless given)."""
+    tab = the_table or table()
 
     def matrix(c: Any, command: str = "", target: str = "", rest: Any = (),
                **flags: Any) -> None:
-        dispatch(command, target, flags, handlers, rest=tuple(rest or ()))
+        dispatch(command, target, flags, handlers, rest=tuple(rest or ()), the_table=tab)
 
     matrix.__doc__ = ("Build and benchmark the OpenSSL matrix (`invoke matrix build`, "
                       "`bench --cpu=auto`); `invoke matrix help` lists the commands.")
@@ -405,15 +373,16 @@ def matrix_task(handlers: Mapping[str, Callable[..., int]]) -> MatrixTask:
     # integer flags reach us as text (invoke's own int() would end in a traceback on
     # `--repeat=abc`); the table parses them, naming the flag (exit 10)
     params += [P(f.name, P.KEYWORD_ONLY, default=None if f.whole_number else f.default)
-               for f in FLAGS]
+               for f in (found[0] for found in tab.flags.values())]
     matrix.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    helps = {f.name: f.help_for() for f in FLAGS}
-    helps["command"] = " | ".join(COMMANDS)
-    helps["target"] = "; ".join(f"{c.target} for `{c.name}`" for c in COMMANDS.values()
+    helps = {name: tab.flag_help(name) for name in tab.flags}
+    helps["command"] = " | ".join(tab.commands)
+    helps["target"] = "; ".join(f"{c.target} for `{c.name}`" for c in tab.commands.values()
                                 if c.target)
     helps["rest"] = "(nothing: a word or flag the command does not take is refused, exit 10)"
     made: MatrixTask = task(klass=MatrixTask, positional=["command", "target", "rest"],
                             help=helps, auto_shortflags=False)(matrix)
+    made.table = tab
     return made
 
 
@@ -425,33 +394,34 @@ def _wrap(text: str, indent: int, width: int = 92) -> str:
     return textwrap.fill(text, width, initial_indent=pad, subsequent_indent=pad)[indent:]
 
 
-def help_text(command: str = "") -> str:
+def help_text(command: str = "", the_table: Table | None = None) -> str:
     """``invoke matrix help [COMMAND]``: the commands, or one command's flags."""
+    tab = the_table or table()
     if not command:
         lines = ["usage: invoke matrix COMMAND [TARGET] [--flags]", "", "commands:"]
-        lines += [f"  {c.name:<10} {c.summary}" for c in COMMANDS.values()]
+        lines += [f"  {c.name:<10} {c.summary}" for c in tab.commands.values()]
         lines += ["", "`invoke matrix COMMAND --help` shows a command's flags; every command "
                   "takes --matrix PATH and --results DIR."]
         return "\n".join(lines) + "\n"
-    spec = _command(command)
+    spec = _command(command, tab)
     head = " ".join(x for x in ("invoke matrix", spec.name, spec.target or "", spec.usage)
                     if x)
     lines = [f"usage: {head} [--flags]", "", spec.summary, "", "flags:"]
-    for f in flags_of(command):
+    for f in tab.flags_of(command):
         value = "" if isinstance(f.default, bool) else \
             ("=INT" if isinstance(f.default, int) else "=TEXT")
-        lines.append(f"  {f.option + value:<20} " + _wrap(f.help_for(command), 23))
+        lines.append(f"  {f.option + value:<20} " + _wrap(f.help, 23))
     return "\n".join(lines) + "\n"
 
 
-def _command(command: str) -> Command:
-    spec = COMMANDS.get(command)
+def _command(command: str, tab: Table) -> Command:
+    spec = tab.commands.get(command)
     if spec is None:
-        close = difflib.get_close_matches(command, list(COMMANDS), n=1)
+        close = difflib.get_close_matches(command, tab.names, n=1)
         raise UsageError(
             f"unknown command {command!r}",
             hint=(f"perhaps you meant `invoke matrix {close[0]}`? " if close else "")
-            + "commands: " + ", ".join(COMMANDS))
+            + "commands: " + ", ".join(tab.names))
     return spec
 
 
@@ -477,47 +447,26 @@ def terminate_as_interrupt() -> Iterator[None]:
 
 def dispatch(command: str, target: str, flags: Mapping[str, Any],
              handlers: Mapping[str, Callable[..., int]], *,
-             rest: Sequence[str] = ()) -> None:
+             rest: Sequence[str] = (), the_table: Table | None = None) -> None:
     """Check the command line, run the handler, turn FatalError into an exit; anything
     else unexpected is the last resort's (crash.py): one line, a crash log, exit 70.
-    ``rest``: the words invoke's parser did not know (an unknown flag, an extra word)."""
+    ``rest``: the words invoke's parser did not know (an unknown flag, an extra word);
+    ``the_table``: the commands the line was parsed with (every registered one unless
+    given)."""
     try:
+        tab = the_table or table()
         if not command:
             if flags.get("help"):
-                sys.stdout.write(help_text())
+                sys.stdout.write(help_text(the_table=tab))
                 return
             raise UsageError("no command given: `invoke matrix COMMAND`",
-                             hint="commands: " + ", ".join(COMMANDS)
+                             hint="commands: " + ", ".join(tab.names)
                              + " (`invoke matrix help` says what each does)")
-        spec = _command(command)
+        spec = _command(command, tab)
         if flags.get("help") or command == "help" or "-h" in rest:
-            sys.stdout.write(help_text(target if command == "help" else command))
+            sys.stdout.write(help_text(target if command == "help" else command, tab))
             return
-        if rest:
-            _refuse_rest(command, spec, rest)
-        if target and spec.target is None:
-            raise UsageError(f"`invoke matrix {command}` takes no argument, got {target!r}")
-        allowed = flags_of(command)
-        names = {f.name for f in allowed}
-        given = {k for k, v in flags.items() if v not in (None, False, "")
-                 or (v == "" and k in _BY_NAME and _BY_NAME[k].whole_number)}
-        stray = sorted(given - names)
-        if stray:
-            raise UsageError(
-                f"`invoke matrix {command}` does not take "
-                + ", ".join(_BY_NAME[s].option if s in _BY_NAME else f"--{s}" for s in stray),
-                hint="it takes: " + ", ".join(sorted(f.option for f in allowed
-                                                     if f.name not in _OWN)))
-        for f in allowed:
-            if flags.get(f.name) is True and not isinstance(f.default, bool):
-                raise UsageError(f"{f.option} needs a value (`{f.option}=...`)",
-                                 hint=f"`invoke matrix {command} --help` says what "
-                                 f"{f.option} takes")
-        if spec.target and not target and not (spec.target_unless
-                                                and flags.get(spec.target_unless)):
-            raise UsageError(f"`invoke matrix {command}` needs {spec.target}",
-                             hint=f"`invoke matrix {command} --help` shows its usage")
-        values = {f.name: _value(f, flags.get(f.name)) for f in allowed if f.name not in _OWN}
+        values = _checked(spec, target, flags, rest, tab)
         main = threading.current_thread() is threading.main_thread()  # (a lab's threads)
         with contextlib.redirect_stdout(_NamedStdout(sys.stdout)) if main else \
                 contextlib.nullcontext(), terminate_as_interrupt():
@@ -548,6 +497,39 @@ def dispatch(command: str, target: str, flags: Mapping[str, Any],
         _last_resort(command, exc)
     if code:
         raise Exit(code=code)
+
+
+def _checked(spec: Command, target: str, flags: Mapping[str, Any], rest: Sequence[str],
+             tab: Table) -> dict[str, Any]:
+    """The handler's keyword values from the command line, or UsageError (exit 10): a
+    word or flag the command does not take, a flag without its value, a missing target."""
+    command = spec.name
+    if rest:
+        _refuse_rest(command, spec, rest, tab)
+    if target and spec.target is None:
+        raise UsageError(f"`invoke matrix {command}` takes no argument, got {target!r}")
+    allowed = tab.flags_of(command)
+    names = {f.name for f in allowed}
+    given = {k for k, v in flags.items() if v not in (None, False, "")
+             or (v == "" and (f := tab.flag(k)) is not None and f.whole_number)}
+    stray = sorted(given - names)
+    if stray:
+        raise UsageError(
+            f"`invoke matrix {command}` does not take "
+            + ", ".join(f.option if (f := tab.flag(s)) is not None else f"--{s}"
+                        for s in stray),
+            hint="it takes: " + ", ".join(sorted(f.option for f in allowed
+                                                 if f.name not in _OWN)))
+    for f in allowed:
+        if flags.get(f.name) is True and not isinstance(f.default, bool):
+            raise UsageError(f"{f.option} needs a value (`{f.option}=...`)",
+                             hint=f"`invoke matrix {command} --help` says what "
+                             f"{f.option} takes")
+    if spec.target and not target and not (spec.target_unless
+                                            and flags.get(spec.target_unless)):
+        raise UsageError(f"`invoke matrix {command}` needs {spec.target}",
+                         hint=f"`invoke matrix {command} --help` shows its usage")
+    return {f.name: _value(f, flags.get(f.name)) for f in allowed if f.name not in _OWN}
 
 
 STDOUT = "<standard output>"
@@ -601,10 +583,10 @@ def _written(command: str, flags: Mapping[str, Any]) -> str:
     return f"{clip(str(folder), 200)} (a file in it)"
 
 
-def _refuse_rest(command: str, spec: Command, rest: Sequence[str]) -> None:
+def _refuse_rest(command: str, spec: Command, rest: Sequence[str], tab: Table) -> None:
     """UsageError for the words invoke's parser left over: an unknown flag (with the
     closest one the command takes), else a word beyond the command's one argument."""
-    takes = sorted(f.option for f in flags_of(command) if f.name not in _OWN)
+    takes = sorted(f.option for f in tab.flags_of(command) if f.name not in _OWN)
     unknown = [w.split("=", 1)[0] for w in rest if w.startswith("-") and w != "-"]
     if unknown:
         close = difflib.get_close_matches(unknown[0], takes, n=1)

@@ -14,7 +14,7 @@ from typing import Any
 
 from invoke.exceptions import Exit
 
-from openssl_matrix.cli.commands import HANDLERS, EngineFactory, handlers
+from openssl_matrix.cli.shared import EngineFactory, handlers
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.engine.buildclaims import POLL
 from openssl_matrix.lab.run import EngineJob, Runner, ThreadWorker, worker_main
@@ -48,4 +48,4 @@ def thread_lab(engine: EngineFactory, *,
 
 def worker(job_json: str) -> int:
     """The worker process's body over the command table: its exit status."""
-    return worker_main(job_json, runner(HANDLERS))
+    return worker_main(job_json, runner(handlers()))

@@ -3,6 +3,9 @@
 Throughput is shown in MB/s (10^6 bytes per second: openssl speed's "1000s of bytes" are
 10^3 bytes), operations in ops/s; the raw figure (bytes/s as measured, and speed's own
 ``k`` unit) goes into a tooltip and the data files, never into the table itself.
+
+``cycles`` turns a rate into one core's cycles per byte (or per operation): the bench
+files it, a reproduction's verdict words it.
 """
 
 from __future__ import annotations
@@ -50,3 +53,11 @@ def speed_k(bytes_per_s: float | None) -> str:
 def raw_bytes(bytes_per_s: float | None) -> str:
     """The measured figure as bytes per second, for a tooltip."""
     return "—" if bytes_per_s is None else f"{bytes_per_s:,.0f} bytes/s ({speed_k(bytes_per_s)})"
+
+
+def cycles(value_per_s: float | None, clock_hz: float | None, processes: int = 1,
+           ) -> float | None:
+    """Cycles per byte (or per operation) of one core: clock x processes / rate."""
+    if not value_per_s or not clock_hz or value_per_s <= 0:
+        return None
+    return clock_hz * max(1, processes) / value_per_s

@@ -33,6 +33,7 @@ from openssl_matrix.core.clock import now as _now
 from openssl_matrix.core.errors import BenchError, BuildError, DockerUnavailable
 from openssl_matrix.core.settings import ENVIRONMENT, environment_settings
 from openssl_matrix.engine.buildkitlog import TRACE_ID, Progress
+from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.engine.engines import Engine, SshTunnel
 from openssl_matrix.engine.engines import resolve as resolve_engine
 
@@ -102,7 +103,7 @@ class ImageFacts:
 class Backend(Protocol):
     """The seam: what build and bench need from a container engine."""
 
-    def engine_info(self) -> dict[str, Any]: ...
+    def engine_info(self) -> EngineInfo: ...
 
     def image_id(self, tag: str) -> str | None: ...
 
@@ -285,13 +286,13 @@ class DockerBackend:
         except (docker.errors.DockerException, requests.exceptions.RequestException):
             return False
 
-    def engine_info(self) -> dict[str, Any]:
+    def engine_info(self) -> EngineInfo:
         try:
             info = self.client.info()
             version = self.client.version()
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
             raise self._guard("describing the engine", exc) from None
-        return {
+        return EngineInfo.from_json({
             "endpoint": self.base_url,
             "endpoint_spec": self.spec if self.spec else self.engine.spec,
             "transport": self.engine.transport,
@@ -308,7 +309,7 @@ class DockerBackend:
             "ncpu": info.get("NCPU"),
             "mem_total": info.get("MemTotal"),
             "storage_driver": info.get("Driver"),
-        }
+        })
 
     def image_id(self, tag: str) -> str | None:
         try:

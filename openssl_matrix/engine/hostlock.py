@@ -31,7 +31,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import IO
 
@@ -77,7 +77,7 @@ def lock_dir(system: Path = SYSTEM_DIR) -> Path:
     return cache
 
 
-def engine_key(engine: dict[str, object]) -> str:
+def engine_key(engine: Mapping[str, object]) -> str:
     """A file-name-safe key for a Docker engine: its ID, else its endpoint."""
     raw = str(engine.get("id") or engine.get("endpoint") or "local")
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", raw)[:120] or "local"

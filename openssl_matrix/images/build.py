@@ -39,6 +39,7 @@ from openssl_matrix.core.errors import BuildError, DockerUnavailable, FatalError
 from openssl_matrix.core.files import atomic_write, file_sha256
 from openssl_matrix.engine.backend import Backend, RunLimits
 from openssl_matrix.engine.buildclaims import POLL, BuildClaims
+from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.engine.ship import Choice, Shipper, engine_ref, same_family
 from openssl_matrix.images.render import (
@@ -119,11 +120,11 @@ class Builder:
         self._claim_poll = claim_poll  # seconds between two looks at a peer's claim
         self.claims: BuildClaims | None = None
         self._host_lock: HostLock | bool | None = False  # False: not looked up yet
-        self._engine: dict[str, Any] | None = None
+        self._engine: EngineInfo | None = None
         self._peer_toolchains: dict[str, str] = {}  # tag -> base id: on a peer, not here
         self._toolchain_lock = threading.Lock()
 
-    def engine(self) -> dict[str, Any]:
+    def engine(self) -> EngineInfo:
         if self._engine is None:
             self._engine = self.backend.engine_info()
         return self._engine

@@ -394,6 +394,7 @@ def pin_source(
         lock_file.parent.mkdir(parents=True, exist_ok=True)
         with _locked(lock_file):
             document = _read_lock_document(lock_file)
+            _refuse_foreign_lock(lock_file, document)
             pins = read_pins(lock_file)
             if pins.get(version, sha256) != sha256 and not force:
                 raise SourceError(
@@ -418,16 +419,39 @@ def pin_source(
     return sha256
 
 
-def _write_lock_document(lock_file: Path, document: dict[str, Any]) -> None:
+#: The first line of every YAML lock file ``pin`` writes: its marker.
+LOCK_HEADER = "# openssl-matrix source pins: OpenSSL version -> sha256 of a tarball you trust.\n"
+
+
+def _lock_text(lock_file: Path, document: Mapping[str, Any]) -> str:
     if _is_json(lock_file):
-        text = json.dumps(document, indent=2) + "\n"
-    else:
-        text = (
-            "# openssl-matrix source pins: OpenSSL version -> sha256 of a tarball you trust.\n"
-            f"# Written by `{PIN_COMMAND.format(version='VERSION')}`.\n"
-            + yaml.safe_dump(document, sort_keys=False, default_flow_style=False)
-        )
-    atomic_write(lock_file, text)
+        return json.dumps(document, indent=2) + "\n"
+    return (LOCK_HEADER + f"# Written by `{PIN_COMMAND.format(version='VERSION')}`.\n"
+            + yaml.safe_dump(dict(document), sort_keys=False, default_flow_style=False))
+
+
+def _refuse_foreign_lock(lock_file: Path, document: Mapping[str, Any]) -> None:
+    """SourceError when ``lock_file`` exists and ``pin`` did not write it: a YAML lock
+    without pin's header line, or a JSON one not in the layout pin writes. Rewriting it
+    would drop its comments and layout (a lock written by hand, or another tool's file
+    under the name), so it is left alone and the user says what to do."""
+    try:
+        text = read_bounded_text(lock_file, "yaml")
+    except FileNotFoundError:
+        return
+    ours = (text == _lock_text(lock_file, document)) if _is_json(lock_file) \
+        else text.startswith(LOCK_HEADER)
+    if not ours:
+        raise SourceError(
+            f"{lock_file} was not written by `invoke matrix pin` (it lacks pin's "
+            "header line): it is left alone, since rewriting it would drop its comments "
+            "and layout",
+            hint="add the pin to its `sources:` by hand (sha256 and pinned_from), or move "
+            "the file aside and pin again")
+
+
+def _write_lock_document(lock_file: Path, document: dict[str, Any]) -> None:
+    atomic_write(lock_file, _lock_text(lock_file, document))
 
 
 def _copy_local(src: IO[bytes], directory: Path, path: Path) -> tuple[Path, str, int]:

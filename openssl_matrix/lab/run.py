@@ -119,7 +119,7 @@ def plan_jobs(m: Matrix, command: str, cpus: list[str], flags: Mapping[str, Any]
 
 
 #: Runs one command with its flags and returns its exit status (the command line's
-#: dispatcher, passed in by :mod:`openssl_matrix.cli.worker`).
+#: dispatcher, passed in by the command line's worker entry point, above the lab).
 Runner = Callable[[str, Mapping[str, Any]], int]
 
 #: How a worker process is started: the package's own entry point (``python -m
@@ -243,7 +243,7 @@ class ThreadWorker:
 
 #: How the lab starts its engine workers: a child process each (:class:`ProcessWorker`,
 #: the default), or a thread each (:class:`ThreadWorker`, for the fake-engine tests,
-#: through :func:`openssl_matrix.cli.worker.thread_lab`).
+#: through the command line's ``thread_lab``).
 Launcher = Callable[[EngineJob, Path], Worker]
 
 

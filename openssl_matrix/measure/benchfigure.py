@@ -11,6 +11,9 @@ time it is the very dict that is filed, so ``figures.json`` is unchanged by the 
 Beside it: a finding as filed (:class:`FindingRecord`), the wait for a quiet host
 (:class:`SettleRecord`), a repeated bench's series (:class:`SeriesHead`) and its rows
 (:class:`SeriesRow`). The run record itself is ``runrecord``'s.
+
+They are ``TypedDict``s because each describes JSON on disk (``figures.json``, a run
+record's ``findings`` and ``settle``, a series file), filed as built.
 """
 
 from __future__ import annotations

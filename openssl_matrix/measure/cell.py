@@ -18,14 +18,17 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from openssl_matrix.core import log
 from openssl_matrix.core.clock import now as _now
 from openssl_matrix.core.errors import BenchError, ParseError
 from openssl_matrix.core.files import atomic_write
+from openssl_matrix.core.statuses import CANNOT_RUN, CONTENDED
+from openssl_matrix.core.units import cycles
 from openssl_matrix.core.version import Version, series
 from openssl_matrix.engine.backend import Backend, RunLimits, RunResult, endpoint_is_local
+from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.matrix.isa import parse_cpuinfo_line
 from openssl_matrix.matrix.kinds.base import RUNNER_HARNESS, RUNNER_S_TIME
 from openssl_matrix.matrix.model import Matrix, Profile, Suite, Variant
@@ -54,7 +57,6 @@ from openssl_matrix.measure.guards import (
     measured_cpu_sets,
     profile_cpu_sets,
     read_engine_check,
-    split_times,
     time_basis_findings,
 )
 from openssl_matrix.measure.hostinfo import (
@@ -64,7 +66,7 @@ from openssl_matrix.measure.hostinfo import (
     clock_hz,
     parse_system_state,
 )
-from openssl_matrix.measure.invocation import Invocation
+from openssl_matrix.measure.invocation import CpuTimes, Invocation, split_times
 from openssl_matrix.measure.library import library_invocations, parse_library
 from openssl_matrix.measure.multiacct import multi_findings
 from openssl_matrix.measure.runrecord import InvocationEntry, RunRecord
@@ -96,8 +98,11 @@ _READERS: dict[str, Callable[[Invocation, str], tuple[
     RUNNER_S_TIME: parse_tls, RUNNER_HARNESS: parse_library}
 
 
-@dataclass
+@dataclass(frozen=True)
 class CellOutcome:
+    """What one cell (variant × suite × round) came to: its status, run folder, figures
+    and findings, or the error that stopped it. Frozen: made once, when the cell ends."""
+
     variant: str
     status: str  # complete | partial | failed
     run_dir: str | None = None
@@ -143,7 +148,7 @@ class RunContext:
     matrix: Matrix
     backend: Backend
     tree: ResultsTree
-    engine: dict[str, Any]
+    engine: EngineInfo
     git_commit: str | None
     session: str | None
     cpu_name: str
@@ -329,7 +334,7 @@ class BenchCell:
             "series": self.series,
             "subset": None if self.only is None else {"invocations": list(self.only),
                                                       "why": self.why},
-            "docker": ctx.engine,
+            "docker": ctx.engine.to_json(),
             "matrix_path": str(ctx.matrix.path),
             "matrix_digest": ctx.matrix.digest,
             "git_commit": ctx.git_commit,
@@ -425,7 +430,7 @@ class BenchCell:
         log.warn(f"  {self.variant.id}: {msg}")
 
     def _take(self, run: _Run, inv: Invocation, stdout: str, speed_stderr: str,
-              times: guards.CpuTimes | None, acct: hostacct.HostAccounting | None,
+              times: CpuTimes | None, acct: hostacct.HostAccounting | None,
               ports: portshare.PortReadings, entry: InvocationEntry) -> tuple[str, list[str]]:
         """A finished invocation's figures, parsed and judged into ``run``; its entry in
         the record completed. (flagged note, warnings to say after the progress line)."""
@@ -440,8 +445,7 @@ class BenchCell:
             entry["children"] = bal.as_dict()
             if run.topology is not None:
                 entry["placement"] = run.topology.placement(inv.multi, run.cpus)
-            if child_found and not any(f.code == guards.CONTENDED
-                                       for f in inv_findings):
+            if child_found and not any(f.code == CONTENDED for f in inv_findings):
                 inv_findings = [*inv_findings, *child_found]
         fields = self.suite.suite_kind.accounting_fields
         if fields:  # one accounting per s_time run or harness window, taken inside
@@ -478,9 +482,8 @@ class BenchCell:
         clock = core_cycles(meta, clock)
         for rec in figures:
             rec["clock_hz"] = clock
-            rec["cycles_per_byte"] = guards.cycles(rec.get("bytes_per_s"), clock,
-                                                   rec.get("multi") or 1)
-            rec["cycles_per_op"] = guards.cycles(
+            rec["cycles_per_byte"] = cycles(rec.get("bytes_per_s"), clock, rec.get("multi") or 1)
+            rec["cycles_per_op"] = cycles(
                 rec.get("ops_per_s") if rec.get("block_size") is None else None,
                 clock, rec.get("multi") or 1)
             rec.setdefault("guards", [])
@@ -506,7 +509,7 @@ class BenchCell:
     # -- per-run checks -----------------------------------------------------------------
 
     def _parse_one(self, inv: Invocation, stdout: str, speed_stderr: str, version: str,
-                   times: guards.CpuTimes | None, acct: hostacct.HostAccounting | None,
+                   times: CpuTimes | None, acct: hostacct.HostAccounting | None,
                    engine_checks: dict[str, EngineCheck],
                    vectors: dict[str, tuple[int, int] | None], cpu: CpuInfo,
                    ) -> tuple[list[BenchFigure], float | None, list[Finding], list[str]]:
@@ -576,12 +579,12 @@ class BenchCell:
         endbr32 = self.record.get("endbr32")
         endbr = endbr32 if isinstance(endbr32, int) else None
         has, lacks = measured_cpu_sets(cpu.flags)
-        out = [Finding(guards.CANNOT_RUN, f"on this host ({cpu.model}): {p}")
+        out = [Finding(CANNOT_RUN, f"on this host ({cpu.model}): {p}")
                for p in cpu_compat_problems(arch=v.arch, march=v.march, endbr32=endbr,
                                             has=has, lacks=lacks)]
         if profile is not None and mismatch:
             has, lacks = profile_cpu_sets(profile.flags, profile.lacks, profile.march)
-            out += [Finding(guards.CANNOT_RUN,
+            out += [Finding(CANNOT_RUN,
                             f"on the {profile.name} CPU ({profile.description}): {p}; these "
                             "figures were measured elsewhere and could not be measured there")
                     for p in cpu_compat_problems(arch=v.arch, march=v.march, endbr32=endbr,

@@ -36,8 +36,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-#: How far a figure may be from the model and still count as explained by it.
-MODEL_TOLERANCE = 0.15
+from openssl_matrix.core.stats import MODEL_TOLERANCE
 
 #: Block sizes from which the model applies: OpenSSL's aesni-x86_64.pl notes that the
 #: curves "are practically saturated at 1-KB buffer size".

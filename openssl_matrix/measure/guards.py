@@ -7,7 +7,8 @@ that cannot run on the CPU it is filed under. Each guard here is a pure function
 what a run printed and its context to ``Finding``s. A finding gives the figures it
 concerns a status (the value is kept, never replaced) and the run a warning.
 
-Statuses (``Finding.code``), in addition to the parser's:
+Statuses (``Finding.code``), in addition to the parser's (the words are spelled once, in
+``core/statuses.py``, where every reader takes them from):
 
 * ``engine-not-engaged`` - ``-engine X`` was asked for, but X failed to load or
   initialise (``openssl speed`` then measures the built-in code and still exits 0), or
@@ -40,6 +41,18 @@ import statistics
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
+from openssl_matrix.core.statuses import (
+    CANNOT_RUN,
+    CONTENDED,
+    ENGINE_NOT_ENGAGED,
+    ENGINE_UNVERIFIED,
+    LEGACY_PATH,
+    MASK_NOT_APPLIED,
+    MASK_OVERREACH,
+    NOISY,
+    SHARED_CORE,
+    TIME_BASIS,
+)
 from openssl_matrix.core.version import series
 from openssl_matrix.matrix.isa import (
     IA32CAP_BITS,
@@ -51,21 +64,7 @@ from openssl_matrix.matrix.isa import (
 )
 from openssl_matrix.measure import hostacct
 from openssl_matrix.measure.benchfigure import BenchFigure, FindingRecord
-
-ENGINE_NOT_ENGAGED = "engine-not-engaged"
-ENGINE_UNVERIFIED = "engine-unverified"
-TIME_BASIS = "time-basis"
-LEGACY_PATH = "legacy-path"
-MASK_NOT_APPLIED = "mask-not-applied"
-MASK_OVERREACH = "mask-overreach"
-CANNOT_RUN = "cannot-run-on-cpu"
-NOISY = "noisy"
-CONTENDED = "contended"
-#: A run the core's other thread (or a slice of its time) slowed while the host accounting
-#: saw nothing: the port-share probe (portshare.py) or the value rule (robust.py) says so.
-SHARED_CORE = "shared-core"
-#: Statuses of figures the host disturbed: kept, out of medians, measured again.
-DISTURBED = (CONTENDED, SHARED_CORE)
+from openssl_matrix.measure.invocation import CpuTimes
 
 #: User CPU time below this share of the elapsed time marks ``time-basis``: the work ran
 #: outside the process (AF_ALG work counts as system time, /dev/crypto work as neither).
@@ -250,43 +249,6 @@ def engine_vs_builtin_findings(invocation: str, engine: str,
 
 # ----------------------------------------------------------------------------------
 # time basis
-
-#: Marker line the bench wrapper prints to stderr before the shell's ``times`` output.
-TIMES_MARKER = "+CPUTIMES"
-_TIMES_RE = re.compile(r"(\d+)m(\d+(?:\.\d+)?)s\s+(\d+)m(\d+(?:\.\d+)?)s")
-
-
-@dataclass(frozen=True)
-class CpuTimes:
-    """User and system CPU seconds of ``openssl speed`` (and any children it forked)."""
-
-    user: float
-    system: float
-
-
-_ONE_TIME_RE = re.compile(r"(\d+)m(\d+(?:\.\d+)?)s")
-
-
-def times_line(text: str | None) -> CpuTimes | None:
-    """One line of the shell's ``times`` (``0m1.230s 0m0.120s``: user, system), else None."""
-    found = _ONE_TIME_RE.findall(text or "")
-    if len(found) != 2:
-        return None
-    (mu, su), (ms, ss) = found
-    return CpuTimes(int(mu) * 60 + float(su), int(ms) * 60 + float(ss))
-
-
-def split_times(stderr: str) -> tuple[str, CpuTimes | None]:
-    """Separate the wrapper's ``times`` report from speed's own stderr."""
-    head, sep, tail = stderr.partition(TIMES_MARKER)
-    if not sep:
-        return stderr, None
-    found = _TIMES_RE.findall(tail)
-    if len(found) < 2:
-        return head, None
-    mu, su, ms, ss = found[1]  # line 1: the shell itself; line 2: its children
-    return head, CpuTimes(int(mu) * 60 + float(su), int(ms) * 60 + float(ss))
-
 
 def time_basis_findings(invocation: str, times: CpuTimes | None, elapsed: float | None,
                         *, ratio: float = USER_TIME_RATIO) -> list[Finding]:
@@ -490,11 +452,3 @@ def spread(values: Sequence[float], threshold: float) -> Spread | None:
         cv = statistics.stdev(vals) / mean if mean > 0 else None
     return Spread(n=len(vals), median=statistics.median(vals), min=min(vals), max=max(vals),
                   cv=cv, noisy=cv is not None and cv > threshold)
-
-
-def cycles(value_per_s: float | None, clock_hz: float | None, processes: int = 1,
-           ) -> float | None:
-    """Cycles per byte (or per operation) of one core: clock x processes / rate."""
-    if not value_per_s or not clock_hz or value_per_s <= 0:
-        return None
-    return clock_hz * max(1, processes) / value_per_s

@@ -36,9 +36,9 @@ import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from openssl_matrix.core.stats import t975
+from openssl_matrix.results.pairrecord import PairEstimate
 
 PREFIX = "+PAIR:"
 #: A window whose thread CPU time is below this share of its wall time was preempted.
@@ -152,6 +152,10 @@ class Interleaved:
     #: too few unpreempted blocks: rates are operations over each window's thread CPU
     #: time, preempted blocks kept (``preempted`` still counts them)
     by_cpu_time: bool = False
+    #: the standard error of the log-ratio (batch means; None under 3 batches) and the
+    #: batches it comes from: a run as a unit of several (runsmeta.py)
+    log_se: float | None = None
+    batches: int = 0
 
     @property
     def relative_half_width(self) -> float | None:
@@ -159,12 +163,16 @@ class Interleaved:
             return None
         return (self.ci_high - self.ci_low) / 2 / self.ratio
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"blocks": self.blocks, "preempted": self.preempted, "slowed": self.slowed,
-                "disturbed": self.disturbed, "ratio": self.ratio, "ci_low": self.ci_low,
-                "ci_high": self.ci_high, "geometric_mean": self.geometric_mean,
-                "rate_a": self.rate_a, "rate_b": self.rate_b, "ci_method": "t95-batches",
-                "median": self.geometric_mean, "rates_by": "cpu" if self.by_cpu_time else "wall"}
+    def record(self) -> PairEstimate:
+        """The estimate as a comparison's record files it (results/pairrecord.py)."""
+        return PairEstimate(
+            blocks=self.blocks, preempted=self.preempted, slowed=self.slowed,
+            disturbed=self.disturbed, ratio=self.ratio, ci_low=self.ci_low,
+            ci_high=self.ci_high, geometric_mean=self.geometric_mean, rate_a=self.rate_a,
+            rate_b=self.rate_b, ci_method="t95-batches", median=self.geometric_mean,
+            rates_by="cpu" if self.by_cpu_time else "wall", log_se=self.log_se,
+            ci_df=self.batches - 1 if self.log_se is not None else None,
+            present=frozenset({"log_se", "ci_df"}))
 
 
 @dataclass(frozen=True)
@@ -235,9 +243,10 @@ def estimate(run: AlgorithmRun, runs: Sequence[AlgorithmRun] = ()) -> Interleave
     batches = [statistics.fmean(logs[i:i + BATCH])
                for i in range(0, len(logs) - BATCH + 1, BATCH)]
     centre = statistics.fmean(batches) if len(batches) >= 3 else statistics.fmean(logs)
-    lo = hi = None
+    lo = hi = se = None
     if len(batches) >= 3:
-        half = t975(len(batches) - 1) * statistics.stdev(batches) / math.sqrt(len(batches))
+        se = statistics.stdev(batches) / math.sqrt(len(batches))
+        half = t975(len(batches) - 1) * se
         lo, hi = math.exp(centre - half), math.exp(centre + half)
     ops = [sum(b.ops[side] for b in kept) for side in (0, 1)]
     ns = [sum(b.ns[side] for b in kept) for side in (0, 1)]
@@ -247,4 +256,4 @@ def estimate(run: AlgorithmRun, runs: Sequence[AlgorithmRun] = ()) -> Interleave
         geometric_mean=math.exp(statistics.median(logs)),
         rate_a=ops[0] * unit / ns[0] * 1e9, rate_b=ops[1] * unit / ns[1] * 1e9,
         slowed=0 if disturbed else len(blocks) - len(kept), disturbed=disturbed,
-        by_cpu_time=by_cpu)
+        by_cpu_time=by_cpu, log_se=se, batches=len(batches))

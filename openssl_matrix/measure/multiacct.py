@@ -24,8 +24,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from openssl_matrix.core.statuses import CONTENDED
 from openssl_matrix.measure import hostacct
-from openssl_matrix.measure.guards import CONTENDED, Finding
+from openssl_matrix.measure.guards import Finding
 
 #: The slowest child's figure over the fastest child's (same record, same size) below
 #: which the run is contended. Measured here (1.1.1w, AES-256-GCM, 16384-byte records,

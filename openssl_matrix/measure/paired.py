@@ -1,4 +1,4 @@
-"""Comparisons measured as comparisons: paired ratios of a repeated bench (robust.py).
+"""Comparisons measured as comparisons: paired ratios of a repeated bench (core/stats.py).
 
 A bench of several rounds runs every variant once per round, interleaved, and inside a
 cell runs each mask right after the native run of the same algorithm, so the two sides of
@@ -10,7 +10,7 @@ every comparison alternate closely. Three comparisons are read from it:
 
 A sample the host disturbed (``contended``, ``shared-core``) or that lies more than 5 %
 below its cell's best is left out; the rest of both sides give the Hodges–Lehmann ratio
-with its distribution-free 95 % interval (``robust.compare_rounds``: with fewer than four
+with its distribution-free 95 % interval (``stats.compare_rounds``: with fewer than four
 kept samples a side, the same-round pairs' t-interval where two pairs allow one).
 """
 
@@ -21,9 +21,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
+from openssl_matrix.core.stats import RatioEstimate, below_best, compare_rounds
+from openssl_matrix.core.statuses import DISTURBED
 from openssl_matrix.core.version import Version
-from openssl_matrix.measure.guards import DISTURBED
-from openssl_matrix.measure.robust import RatioEstimate, below_best, compare_rounds
 
 _VARIANT = re.compile(r"^(?P<version>[0-9][^-]*)-(?P<build>asm|no-asm)(?P<rest>-.+)?$")
 

@@ -28,15 +28,15 @@ from openssl_matrix.measure.interleave import (
     WINDOW_MS,
     AlgorithmRun,
     PairOutput,
-    estimate,
     parse_output,
 )
 from openssl_matrix.measure.paired import newer, variant_parts
 from openssl_matrix.measure.pairregime import LOW, annotate, best_rates, low_algorithms, merged
 from openssl_matrix.measure.robust import PAIRED_TARGET
+from openssl_matrix.measure.runsmeta import projected_half, row_of
 from openssl_matrix.measure.speedcmd import mask_value
-from openssl_matrix.results.interleaved import file_pair, filed_pairs, filed_raw, rewrite_record
-from openssl_matrix.results.tree import builds_root
+from openssl_matrix.results.pairrecord import PairRecord, PairRow, PairSide
+from openssl_matrix.results.tree import ResultsTree
 
 #: Block size when the suite names none.
 DEFAULT_BYTES = 8192
@@ -44,8 +44,10 @@ DEFAULT_BYTES = 8192
 FOLLOW_UPS = 2
 #: Runs in all, at most, of an algorithm still wider than PAIRED_TARGET after
 #: 1 + FOLLOW_UPS: each further run only while its pooled interval is near enough the
-#: target that this many runs should reach it (``again``).
-MAX_RUNS = 8
+#: target that this many runs should reach it (``again``). Twelve: a run is a couple of
+#: seconds an algorithm, and on the EPYC VM of 2026-12-04 the three rows still wide after
+#: three runs (±2.7–3.7 %) would have needed 5.5–10.3 runs in all (docs/noise.md).
+MAX_RUNS = 12
 
 
 @dataclass(frozen=True)
@@ -157,57 +159,70 @@ def grouped_runs(text: str) -> tuple[PairOutput, list[list[AlgorithmRun]]]:
     return out, list(runs.values())
 
 
-def again(row: Mapping[str, Any], runs: int) -> bool:
-    """Whether an algorithm's row, pooled over ``runs`` runs, is run once more: wider than
-    the target, and either within the first ``1 + FOLLOW_UPS`` runs or, up to
-    ``MAX_RUNS``, narrow enough that ``MAX_RUNS`` runs in all should reach the target (a
-    batch-means half-width shrinks as one over the square root of the blocks pooled)."""
+def again(row: PairRow, runs: int) -> bool:
+    """Whether an algorithm's row over ``runs`` runs is run once more: wider than the
+    target, and either within the first ``1 + FOLLOW_UPS`` runs or, up to ``MAX_RUNS``,
+    narrow enough that ``MAX_RUNS`` runs in all should reach the target. A row of runs as
+    units (runsmeta.py) projects its standard error, the runs' disagreement included, as
+    one over the square root of the runs, its t quantile at a degree of freedom more a
+    run; a pooled row's batch-means half-width shrinks as one over the square root of
+    the blocks pooled."""
     if not wide(row):
         return False
     if runs < 1 + FOLLOW_UPS:
         return True
-    ratio, lo, hi = row.get("ratio"), row.get("ci_low"), row.get("ci_high")
-    if runs >= MAX_RUNS or not isinstance(ratio, float) or not isinstance(lo, float) \
-            or not isinstance(hi, float):
+    ratio, lo, hi = row.ratio, row.ci_low, row.ci_high
+    if runs >= MAX_RUNS or ratio is None or lo is None or hi is None:
         return False
+    projected = projected_half(row, runs, MAX_RUNS - runs)
+    if projected is not None:
+        return projected <= PAIRED_TARGET
     half = (hi - lo) / 2 / ratio
     return runs * (half / PAIRED_TARGET) ** 2 <= MAX_RUNS
 
 
-def wide(row: Mapping[str, Any]) -> bool:
+def wide(row: PairRow) -> bool:
     """Whether a row's interval is wider than the comparisons' target (no ratio: wider)."""
-    ratio, lo, hi = row.get("ratio"), row.get("ci_low"), row.get("ci_high")
-    if not isinstance(ratio, float) or not isinstance(lo, float) or not isinstance(hi, float):
+    ratio, lo, hi = row.ratio, row.ci_low, row.ci_high
+    if ratio is None or lo is None or hi is None:
         return True
     return (hi - lo) / 2 / ratio > PAIRED_TARGET
 
 
+#: A record's ``method``: how its ratios were made.
+METHOD_TEXT = (
+    "interleaved A B B A windows; blocks with a preempted window, or with "
+    "a side more than 10 % below its usual rate, left out; the ratio is the "
+    "geometric mean of batches of 10 kept blocks, its 95 % interval "
+    "Student's t over the batches; an algorithm whose interval is wider "
+    f"than ±{PAIRED_TARGET:.0%} is run again, up to {1 + FOLLOW_UPS} runs "
+    f"(up to {MAX_RUNS} while that many should reach it); with several runs "
+    "each run is a unit: their random-effects mean (DerSimonian-Laird, "
+    "t with Welch-Satterthwaite degrees of freedom), the pooled blocks' "
+    "estimate kept beside it")
+
+
 def record_of(pair: PairPlan, cmd: Sequence[str], text: str, exit_code: int,
-              started: str, seconds: float) -> dict[str, Any]:
+              started: str, seconds: float) -> PairRecord:
     """The filed record: both sides, the command, and each algorithm's estimate over
     every run of it in ``text``."""
     out, groups = grouped_runs(text)
-    rows: list[dict[str, Any]] = []
+    rows: list[PairRow] = []
     for first, *more in groups:
-        est = estimate(first, more)
-        rows.append({"algorithm": first.algorithm, "block_size": first.block,
-                     "direction": first.direction, "window_ms": first.window_ms,
-                     "seconds": first.seconds, "runs": 1 + len(more),
-                     "windows": sum(len(r.windows) for r in (first, *more)),
-                     **({} if est is None else est.as_dict())})
-    return {"kind": pair.kind, "numerator": pair.top.label, "denominator": pair.bottom.label,
-            "top": {"variant": pair.top.variant.id, "mask": pair.top.mask,
-                    "ia32cap": pair.top.ia32cap, "version": out.versions.get(1)},
-            "bottom": {"variant": pair.bottom.variant.id, "mask": pair.bottom.mask,
-                       "ia32cap": pair.bottom.ia32cap, "version": out.versions.get(0)},
-            "command": list(cmd), "exit_code": exit_code, "started": started,
-            "seconds": round(seconds, 3), "errors": out.errors, "algorithms": rows,
-            "method": "interleaved A B B A windows; blocks with a preempted window, or with "
-                      "a side more than 10 % below its usual rate, left out; the ratio is the "
-                      "geometric mean of batches of 10 kept blocks, its 95 % interval "
-                      "Student's t over the batches; an algorithm whose interval is wider "
-                      f"than ±{PAIRED_TARGET:.0%} is run again, up to {1 + FOLLOW_UPS} runs "
-                      f"(up to {MAX_RUNS} while that many should reach it), its runs pooled"}
+        rows.append(PairRow(
+            algorithm=first.algorithm, block_size=first.block, direction=first.direction,
+            window_ms=first.window_ms, seconds=first.seconds, runs=1 + len(more),
+            windows=sum(len(r.windows) for r in (first, *more)),
+            estimate=row_of((first, *more))))
+    return PairRecord(
+        kind=pair.kind, numerator=pair.top.label, denominator=pair.bottom.label,
+        top=PairSide(pair.top.variant.id, pair.top.mask, pair.top.ia32cap,
+                     out.versions.get(1)),
+        bottom=PairSide(pair.bottom.variant.id, pair.bottom.mask, pair.bottom.ia32cap,
+                        out.versions.get(0)),
+        command=tuple(cmd), exit_code=exit_code, started=started,
+        seconds=round(seconds, 3), errors=tuple(out.errors), algorithms=tuple(rows),
+        method=METHOD_TEXT)
 
 
 def timeout(suite: Suite, algorithms: int) -> float:
@@ -218,7 +233,7 @@ def timeout(suite: Suite, algorithms: int) -> float:
 
 def measure_pair(backend: Any, image: str, pair: PairPlan, suite: Suite,
                  limits: Any, *, directions: Sequence[str] | None = None,
-                 ) -> tuple[dict[str, Any], str]:
+                 ) -> tuple[PairRecord, str]:
     """Run the pair in each of the suite's directions (decrypt: the ciphers only), again
     for the algorithms whose interval is still wide (``again``: up to ``FOLLOW_UPS`` more
     times, up to ``MAX_RUNS`` in all while that should reach the target); its
@@ -236,8 +251,7 @@ def measure_pair(backend: Any, image: str, pair: PairPlan, suite: Suite,
         algorithms = list(suite.algorithms)
         if decrypt and texts:  # what the encrypt runs measured as ciphers
             rec = record_of(pair, cmd, "".join(texts), 0, started, 0.0)
-            algorithms = [r["algorithm"] for r in rec["algorithms"]
-                          if r["direction"] == "encrypt"]
+            algorithms = [r.algorithm for r in rec.algorithms if r.direction == "encrypt"]
         for runs in range(1, MAX_RUNS + 1):
             if not algorithms or exit_code != 0:
                 break
@@ -247,20 +261,19 @@ def measure_pair(backend: Any, image: str, pair: PairPlan, suite: Suite,
             texts.append(res.stdout)
             exit_code, stderr = res.exit_code, res.stderr
             rec = record_of(pair, cmd, "".join(texts), 0, started, 0.0)
-            algorithms = [r["algorithm"] for r in rec["algorithms"]
-                          if r["algorithm"] in algorithms and again(r, runs)
-                          and (r["direction"] == "decrypt") == decrypt]
+            algorithms = [r.algorithm for r in rec.algorithms
+                          if r.algorithm in algorithms and again(r, runs)
+                          and (r.direction == "decrypt") == decrypt]
     text = "".join(texts)
     rec = record_of(pair, cmd, text, exit_code, started, time.monotonic() - t0)
     if exit_code != 0:
-        rec["errors"] = [*rec["errors"], f"exit {exit_code}: {stderr.strip()[-400:]}"]
+        rec = replace(rec, errors=(*rec.errors, f"exit {exit_code}: {stderr.strip()[-400:]}"))
     return rec, text + ("\n# stderr\n" + stderr if stderr else "")
 
 
-def to_measure(pairs: Sequence[PairPlan], done: Mapping[str, Mapping[str, Any]],
-               ) -> list[PairPlan]:
+def to_measure(pairs: Sequence[PairPlan], done: Mapping[str, PairRecord]) -> list[PairPlan]:
     """The pairs not filed yet, or filed from a run that failed (measured again)."""
-    return [p for p in pairs if p.name not in done or done[p.name].get("exit_code") != 0]
+    return [p for p in pairs if p.name not in done or done[p.name].exit_code != 0]
 
 
 def harness_refusal(variants: Sequence[Variant], suite: Suite) -> str | None:
@@ -291,7 +304,7 @@ def interleaves_comparisons(variants: Sequence[Variant], suite: Suite) -> bool:
 
 
 def interleave_session(ctx: Any, variants: Sequence[Variant], images: Mapping[str, Any],
-                       suite: Suite, workdir: Path) -> list[dict[str, Any]]:
+                       suite: Suite, workdir: Path) -> list[PairRecord]:
     """Measure and file every pair of the session not filed yet; the session's records.
 
     ``ctx``: the bench's RunContext (backend, tree, cpu_name, session, limits);
@@ -306,8 +319,8 @@ def interleave_session(ctx: Any, variants: Sequence[Variant], images: Mapping[st
         log.info(f"  interleaved: {n}")
     if not pairs:
         return []
-    root: Path = ctx.tree.root
-    done = filed_pairs(root, ctx.cpu_name, ctx.session)
+    tree: ResultsTree = ctx.tree
+    done = tree.filed_pairs(ctx.cpu_name, ctx.session)
     todo = to_measure(pairs, done)
     again = _regime_todo(pairs, done) if not todo else []
     if not todo and not again:
@@ -316,7 +329,7 @@ def interleave_session(ctx: Any, variants: Sequence[Variant], images: Mapping[st
                   .values(), key=lambda v: v.id)
     try:
         image = ensure_pair_image(ctx.backend, [(v, images[v.id][0]) for v in used],
-                                  builds_root(root), workdir)
+                                  tree.builds_dir(), workdir)
     except BuildError as exc:
         log.warn(f"interleaved comparisons skipped: {exc.message} (hint: {exc.hint})")
         return [done[p.name] for p in pairs if p.name in done]
@@ -326,7 +339,7 @@ def interleave_session(ctx: Any, variants: Sequence[Variant], images: Mapping[st
     for i, pair in enumerate(todo, 1):
         got = _measure(ctx, image.tag, pair, suite, f"[{i}/{len(todo)}]")
         if got is not None:
-            file_pair(root, ctx.cpu_name, ctx.session, pair.name, *got)
+            tree.file_pair(ctx.cpu_name, ctx.session, pair.name, *got)
             done[pair.name] = got[0]
     again = again or _regime_todo(pairs, done)
     if again:
@@ -337,27 +350,26 @@ def interleave_session(ctx: Any, variants: Sequence[Variant], images: Mapping[st
                        f"[again {i}/{len(again)}]")
         old = done[pair.name]
         best = best_rates([*done.values(), *([got[0]] if got else [])])
-        rec = {**(old if got is None else merged(old, got[0], best)), "regime_checked": True}
-        raw = filed_raw(root, ctx.cpu_name, ctx.session, pair.name)
+        rec = replace(old if got is None else merged(old, got[0], best), regime_checked=True)
+        raw = tree.filed_pair_raw(ctx.cpu_name, ctx.session, pair.name)
         more = "" if got is None else f"# measured again: a side sat low\n{got[1]}"
-        file_pair(root, ctx.cpu_name, ctx.session, pair.name, rec, raw + more)
+        tree.file_pair(ctx.cpu_name, ctx.session, pair.name, rec, raw + more)
         done[pair.name] = rec
-    records = [done[p.name] for p in pairs if p.name in done]
-    annotate(records)
-    for p in pairs:
-        if p.name in done:
-            rewrite_record(root, ctx.cpu_name, ctx.session, p.name, done[p.name])
+    filed = [p for p in pairs if p.name in done]
+    records = annotate([done[p.name] for p in filed])
+    for p, rec in zip(filed, records, strict=True):
+        tree.rewrite_pair(ctx.cpu_name, ctx.session, p.name, rec)
     return records
 
 
-def _regime_todo(pairs: Sequence[PairPlan], done: Mapping[str, Mapping[str, Any]],
+def _regime_todo(pairs: Sequence[PairPlan], done: Mapping[str, PairRecord],
                  ) -> list[tuple[PairPlan, list[str]]]:
     """The filed pairs not measured again yet with an algorithm whose side sits low."""
     best = best_rates([done[p.name] for p in pairs if p.name in done])
     out = []
     for p in pairs:
         rec = done.get(p.name)
-        if rec is None or rec.get("regime_checked") or rec.get("exit_code") != 0:
+        if rec is None or rec.regime_checked or rec.exit_code != 0:
             continue
         low = low_algorithms(rec, best)
         if low:
@@ -366,7 +378,7 @@ def _regime_todo(pairs: Sequence[PairPlan], done: Mapping[str, Mapping[str, Any]
 
 
 def _measure(ctx: Any, tag: str, pair: PairPlan, suite: Suite, step: str,
-             ) -> tuple[dict[str, Any], str] | None:
+             ) -> tuple[PairRecord, str] | None:
     """One pair measured (its record and raw output), or None when its run failed."""
     try:
         rec, raw = measure_pair(ctx.backend, tag, pair, suite,
@@ -378,16 +390,16 @@ def _measure(ctx: Any, tag: str, pair: PairPlan, suite: Suite, step: str,
                  f"{exc.message}")
         return None
     log.info(f"    {step} {pair.top.label} / {pair.bottom.label}: "
-             + ", ".join(short_row(r) for r in rec["algorithms"]))
+             + ", ".join(short_row(r) for r in rec.algorithms))
     return rec, raw
 
 
-def short_row(row: Mapping[str, Any]) -> str:
+def short_row(row: PairRow) -> str:
     """One algorithm row of a pair's record as a progress line shows it:
     ``sha256 1.002× ±0.5%`` (``-`` without a ratio)."""
-    ratio, lo, hi = row.get("ratio"), row.get("ci_low"), row.get("ci_high")
-    if not isinstance(ratio, float):
-        return f"{row.get('algorithm')} -"
-    if isinstance(lo, float) and isinstance(hi, float):
-        return f"{row.get('algorithm')} {ratio:.3f}× ±{(hi - lo) / 2 / ratio:.1%}"
-    return f"{row.get('algorithm')} {ratio:.3f}×"
+    ratio, lo, hi = row.ratio, row.ci_low, row.ci_high
+    if ratio is None:
+        return f"{row.algorithm} -"
+    if lo is not None and hi is not None:
+        return f"{row.algorithm} {ratio:.3f}× ±{(hi - lo) / 2 / ratio:.1%}"
+    return f"{row.algorithm} {ratio:.3f}×"

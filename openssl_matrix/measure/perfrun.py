@@ -28,10 +28,11 @@ from typing import TypedDict
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import BenchError
 from openssl_matrix.core.files import atomic_write
+from openssl_matrix.core.statuses import CONTENDED
 from openssl_matrix.engine.backend import Backend, RunLimits, RunResult
 from openssl_matrix.matrix.model import Mask, Suite
 from openssl_matrix.measure import guards, hostacct
-from openssl_matrix.measure.invocation import Invocation
+from openssl_matrix.measure.invocation import TIMES_MARKER, Invocation, split_times
 from openssl_matrix.measure.profile import Sample, parse_script, within
 from openssl_matrix.measure.speedcmd import speed_invocations
 from openssl_matrix.parse import parse_speed
@@ -70,7 +71,7 @@ def speed_script(profiled: bool = True) -> str:
     return (hostacct.SAMPLE_FUNCTION + "; _hs 0; { " + perf
             + 'openssl "$@" 2>&1 >/tmp/run.out; echo $? >/tmp/rc; } | while IFS= read -r l; '
             'do echo "$(date +%s.%N) $l"; done >/tmp/run.err; rc=$(cat /tmp/rc); _hs 1; '
-            "cat /tmp/run.err >&2; echo " + guards.TIMES_MARKER + " >&2; times >&2; "
+            "cat /tmp/run.err >&2; echo " + TIMES_MARKER + " >&2; times >&2; "
             + (_SCRIPT_TAIL if profiled else _PLAIN_TAIL))
 
 
@@ -225,7 +226,7 @@ class ProfileRun:
     def status(self) -> str:
         """``ok``, or ``contended`` when the host accounting says the host disturbed it
         (the status a figure gets)."""
-        return guards.CONTENDED if self.findings else "ok"
+        return CONTENDED if self.findings else "ok"
 
     @property
     def ns_per_op(self) -> float:
@@ -284,7 +285,7 @@ def contended(acct: hostacct.HostAccounting | None, what: str) -> list[guards.Fi
     """The ``contended`` finding a figure would get from this host accounting, if any."""
     reasons = hostacct.contention_reasons(acct)
     return [guards.Finding(
-        guards.CONTENDED, "host not quiet: " + "; ".join(reasons)
+        CONTENDED, "host not quiet: " + "; ".join(reasons)
         + f" ({acct.elapsed_s:.2f}s window); the profile is kept, flagged",
         what)] if reasons and acct is not None else []
 
@@ -317,7 +318,7 @@ def read_profile(res: RunResult, command: tuple[str, ...], version: str,
     ``operation`` (a public-key run): only that phase's count and samples. ``profiled``
     False: a run without perf, read for its work and host accounting (no samples)."""
     speed_out, marker, script = res.stdout.partition(SCRIPT_MARKER + "\n")
-    rest, times = guards.split_times(res.stderr)
+    rest, times = split_times(res.stderr)
     rest, acct = hostacct.from_stderr(rest, cpu_seconds=times.user + times.system
                                       if times else None)
     if res.exit_code != 0 or not marker:

@@ -29,7 +29,7 @@ a cycle (median 2.92, best 3.20), dips to 1.3-1.9. Grouped by the lower reading 
 each run, the figures' share of their cell's best: below 2.0, median 0.65 (96 % of them
 more than 5 % low); 2.0-2.7, 0.81 (96 %); 2.7-2.85, 0.95 (43 %); 2.85-3.0, 0.97 (32 %);
 3.0 and above, 1.00 (16 %). So a reading below 0.88 of the usual one is a disturbed run;
-between that and the usual one the probe cannot tell, and the value rule of robust.py (a
+between that and the usual one the probe cannot tell, and the value rule of core/stats.py (a
 sample more than 5 % below its cell's best) decides from the figures themselves.
 
 What it cannot see: a sibling busy only while the speed run ran and idle during both
@@ -43,7 +43,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
-from openssl_matrix.measure.guards import SHARED_CORE, Finding
+from openssl_matrix.core.statuses import SHARED_CORE
+from openssl_matrix.measure.guards import Finding
 
 #: Readings taken when a session starts, to give the usual share a fair start.
 CALIBRATION_READINGS = 3

@@ -32,8 +32,7 @@ from openssl_matrix.core.clock import now as _now
 from openssl_matrix.core.files import atomic_write, write_json
 from openssl_matrix.measure.perfrun import Cell, ProfileRun
 from openssl_matrix.measure.profilestore import functions_per_op, sampling_sd
-from openssl_matrix.results.records import profile_dir
-from openssl_matrix.results.tree import new_numbered_dir
+from openssl_matrix.results.tree import ResultsTree
 
 TOP = 10
 #: A row agrees when its difference is within this many combined standard deviations.
@@ -161,10 +160,10 @@ def table(ag: Agreement, variant: str, cell: str, first: ProfileRun,
     return "\n".join(out) + "\n"
 
 
-def file_agreement(root: Path, variant: str, cell: Cell, ag: Agreement, first: ProfileRun,
+def file_agreement(tree: ResultsTree, variant: str, cell: Cell, ag: Agreement, first: ProfileRun,
                    second: ProfileRun, folders: tuple[Path, Path]) -> tuple[Path, str]:
     """Write agree.json and agree.txt beside the cell's profiles; the folder and table."""
-    folder = new_numbered_dir(profile_dir(root, variant, cell.name) / "agree")
+    folder = tree.new_profile_dir(variant, cell.name, "agree")
     text = table(ag, variant, cell.name, first, second)
     atomic_write(folder / "agree.txt", text)
     write_json(folder / "agree.json", {

@@ -15,10 +15,11 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from openssl_matrix.core.clock import now as _now
 from openssl_matrix.core.files import atomic_write, write_json
+from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.measure.benchfigure import FindingRecord
 from openssl_matrix.measure.flamesvg import flame_svg
 from openssl_matrix.measure.hostacct import AccountingRecord
@@ -26,8 +27,7 @@ from openssl_matrix.measure.perfrun import EVENT, FREQUENCY_HZ, Cell, CellRecord
 from openssl_matrix.measure.profile import Row, compare, fold, folded_text, per_operation
 from openssl_matrix.measure.profile import self_time_ns as _self_time
 from openssl_matrix.measure.profileoverhead import OverheadRecord
-from openssl_matrix.results.records import profile_dir
-from openssl_matrix.results.tree import new_numbered_dir
+from openssl_matrix.results.tree import ResultsTree
 
 SCRIPT = "perf-script.txt"
 FOLDED = "stacks.folded"
@@ -73,6 +73,8 @@ class TopRow(TypedDict):
 
 
 class _ProfileStart(TypedDict):
+    """The keys every profile's ``meta.json`` has (JSON on disk, written once)."""
+
     kind: str
     schema: int
     status: str
@@ -112,7 +114,7 @@ class ProfileMeta(_ProfileStart, total=False):
 
 
 class DiffRow(TypedDict):
-    """A function or library in a comparison of two profiles."""
+    """A function or library in a comparison of two profiles (a row of ``diff.json``)."""
 
     name: str
     a_ns_per_op: float
@@ -128,7 +130,7 @@ def _top(values: dict[str, float], n: int = TOP) -> list[TopRow]:
 
 def meta_of(run: ProfileRun, *, variant: str, version: str, image: str, image_id: str | None,
             profile_image: str, profile_image_id: str, cell: Cell,
-            engine: dict[str, Any]) -> ProfileMeta:
+            engine: EngineInfo) -> ProfileMeta:
     """The profile's meta.json: what ran where, what perf sampled and the work it did."""
     return {
         "kind": "profile", "schema": 1, "status": run.status, "variant": variant,
@@ -146,16 +148,17 @@ def meta_of(run: ProfileRun, *, variant: str, version: str, image: str, image_id
         "host": run.accounting.as_dict() if run.accounting else None,
         "findings": [f.as_dict() for f in run.findings],
         "started": run.result.started, "ended": run.result.ended,
-        "engine": {k: engine.get(k) for k in ("endpoint", "server_version", "kernel", "ncpu")},
+        "engine": {"endpoint": engine.endpoint, "server_version": engine.server_version,
+                   "kernel": engine.kernel, "ncpu": engine.ncpu},
         "top_functions": _top(functions_per_op(run)),
         "libraries": _top(libraries_per_op(run), 50),
         "recorded": _now(),
     }
 
 
-def file_profile(root: Path, run: ProfileRun, meta: ProfileMeta) -> Path:
+def file_profile(tree: ResultsTree, run: ProfileRun, meta: ProfileMeta) -> Path:
     """Write one profile's four files into a new numbered folder; meta.json last."""
-    folder = new_numbered_dir(profile_dir(root, str(meta["variant"]), str(meta["cell"]["name"])))
+    folder = tree.new_profile_dir(str(meta["variant"]), str(meta["cell"]["name"]))
     folded = fold(run.samples)
     atomic_write(folder / SCRIPT, run.script)
     atomic_write(folder / FOLDED, folded_text(folded))
@@ -223,10 +226,10 @@ def table(d: Difference, a_ns: float, b_ns: float, *, rows: int = 12) -> str:
     return "\n".join(out) + "\n"
 
 
-def file_difference(root: Path, cell: Cell, d: Difference, a: ProfileRun, b: ProfileRun,
+def file_difference(tree: ResultsTree, cell: Cell, d: Difference, a: ProfileRun, b: ProfileRun,
                     folders: tuple[Path, Path]) -> tuple[Path, str]:
     """Write diff.json, diff.txt and diff.svg; return the folder and the table."""
-    folder = new_numbered_dir(profile_dir(root, "compare", f"{d.a}-vs-{d.b}-{cell.name}"))
+    folder = tree.new_profile_dir("compare", f"{d.a}-vs-{d.b}-{cell.name}")
     text = table(d, a.ns_per_op, b.ns_per_op)
     scaled: Counter[str] = Counter()  # B's samples per A's operation count: same work
     for stack, n in fold(b.samples).items():

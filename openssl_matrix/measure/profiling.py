@@ -1,5 +1,5 @@
 """One variant's cell profiled and filed, and two such profiles compared: what
-``invoke matrix profile`` does per variant (``cli/profilecmd.py``) and what a
+``invoke matrix profile`` does per variant (``cli/commands/profile.py``) and what a
 reproduction does for a claim that asks where its ratio comes from
 (``repro/profileclaim.py``): one code path for both.
 
@@ -15,11 +15,11 @@ import math
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import BuildError
 from openssl_matrix.engine.backend import Backend
+from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.images.harness import ensure_harness
 from openssl_matrix.matrix.kinds import kind_of
@@ -36,9 +36,7 @@ from openssl_matrix.measure.profilestore import (
     file_profile,
     meta_of,
 )
-from openssl_matrix.results import records
-from openssl_matrix.results.profiles import profiles_work
-from openssl_matrix.results.tree import builds_root
+from openssl_matrix.results.tree import ResultsTree
 
 
 @dataclass(frozen=True)
@@ -63,40 +61,40 @@ class Compared:
         return None if math.isnan(self.diff.share) else self.diff.share
 
 
-def built_image(root: Path, backend: Backend, vid: str) -> str:
+def built_image(tree: ResultsTree, backend: Backend, vid: str) -> str:
     """The variant's newest built image that is on this engine (as the bench picks it)."""
-    latest = records.read_latest(root, vid)
+    latest = tree.read_latest(vid)
     tags = [latest.tag] if latest is not None else []
-    tags += [r.tag for r in sorted(records.build_records(root, vid),
+    tags += [r.tag for r in sorted(tree.build_records(vid),
                                    key=lambda r: str(r.ended or ""), reverse=True) if r.tag]
     for tag in tags:
         if backend.image_id(tag):
             return tag
-    raise BuildError(f"{vid} is not built on this engine: the results tree {root} has no "
-                     "build of it whose image is there",
-                     hint=f"run `invoke matrix build --only {vid} --results {root}` first")
+    raise BuildError(f"{vid} is not built on this engine: the results tree {tree.root} has "
+                     "no build of it whose image is there",
+                     hint=f"run `invoke matrix build --only {vid} --results {tree.root}` first")
 
 
-def base_image(root: Path, backend: Backend, v: Variant, cell: Cell, tag: str) -> str:
+def base_image(tree: ResultsTree, backend: Backend, v: Variant, cell: Cell, tag: str) -> str:
     """The image the bench runs the cell in: a library cell's harness sibling of the
     variant's image (built from the toolchain image if missing, as the bench does), else
     the variant's image."""
     if kind_of(cell.kind).runner != RUNNER_HARNESS:
         return tag
-    return ensure_harness(backend, v, tag, builds_root(root) / v.id, profiles_work(root)).tag
+    return ensure_harness(backend, v, tag, tree.builds_dir(v.id), tree.profiles_work()).tag
 
 
-def profile_variant(root: Path, backend: Backend, v: Variant, cell: Cell,
-                    engine_info: dict[str, Any], *, overhead: bool = False) -> Profiled:
+def profile_variant(tree: ResultsTree, backend: Backend, v: Variant, cell: Cell,
+                    engine_info: EngineInfo, *, overhead: bool = False) -> Profiled:
     """Profile one variant's cell and file it; ``overhead``: the cell also runs unprofiled
     right before and after, and meta.json's ``overhead`` holds the three rates
     (``measure/profileoverhead.py``)."""
-    tag = built_image(root, backend, v.id)
-    lock = HostLock(engine_key(engine_info)) if engine_info.get("id") else None
+    tag = built_image(tree, backend, v.id)
+    lock = HostLock(engine_key(engine_info)) if engine_info.id else None
     building = lock.building(f"profile image of {v.id}", say=log.info) if lock else None
     with building or nullcontext():
-        base = base_image(root, backend, v, cell, tag)
-        ptag, pid = ensure_profile_image(backend, base, profiles_work(root))
+        base = base_image(tree, backend, v, cell, tag)
+        ptag, pid = ensure_profile_image(backend, base, tree.profiles_work())
     version = v.version.version
     what = f"{cell.seconds}s under perf" + (", and unprofiled before and after"
                                             if overhead else "")
@@ -111,15 +109,15 @@ def profile_variant(root: Path, backend: Backend, v: Variant, cell: Cell,
                    image_id=backend.image_id(base), profile_image=ptag, profile_image_id=pid,
                    cell=cell, engine=engine_info)
     meta["overhead"] = over.as_dict() if over is not None else None
-    return Profiled(run, meta, file_profile(root, run, meta))
+    return Profiled(run, meta, file_profile(tree, run, meta))
 
 
-def compare_profiled(root: Path, cell: Cell, a_name: str, a: Profiled, b_name: str,
+def compare_profiled(tree: ResultsTree, cell: Cell, a_name: str, a: Profiled, b_name: str,
                      b: Profiled) -> Compared:
     """Two profiles of one cell, function by function (B − A), filed under
     ``_profiles/compare/``."""
     diff = difference(a_name, a.run, b_name, b.run)
-    folder, table = file_difference(root, cell, diff, a.run, b.run, (a.folder, b.folder))
+    folder, table = file_difference(tree, cell, diff, a.run, b.run, (a.folder, b.folder))
     return Compared(diff, table, folder)
 
 

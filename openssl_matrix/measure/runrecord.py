@@ -4,6 +4,11 @@ The cell builds the record as the run goes (``cell.BenchCell``: ``status: runnin
 first, each invocation's entry as it ends, the findings and the clock at the end);
 ``results.records.write_meta`` checks and files it. At run time it is the very dict that
 is filed: the typing changes no byte of ``meta.json``.
+
+Every class here is a ``TypedDict`` on purpose: each describes JSON on disk (a part of
+``meta.json``), written as the run goes and read back by ``results.records.RunMeta``; the
+bench's own state (the cell, its outcome, its figures) is in frozen dataclasses
+(``cell.BenchCell``, ``cell.CellOutcome``, ``benchfigure``).
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from openssl_matrix.measure.topology import TopologyRecord
 
 
 class _InvocationStart(TypedDict):
+    """The keys every entry of ``meta.json``'s ``invocations`` has (JSON on disk)."""
+
     name: str
     command: list[str]
     exec: list[str]
@@ -47,6 +54,8 @@ class InvocationEntry(_InvocationStart, total=False):
 
 
 class HostStart(TypedDict):
+    """The keys ``meta.json``'s ``host`` always has (JSON on disk)."""
+
     cpu_model: str
     cpu_vendor: str
     cpu_family: int | None
@@ -69,21 +78,29 @@ class HostRecord(HostStart, total=False):
 
 
 class PinningRecord(TypedDict):
+    """``meta.json``'s ``pinning``: the cpuset the containers ran on, and whose it was."""
+
     cpuset: str | None
     source: str | None
 
 
 class SubsetRecord(TypedDict):
+    """``meta.json``'s ``subset``: the invocations a re-measurement ran, and why."""
+
     invocations: list[str]
     why: str | None
 
 
 class ClockRecord(TypedDict):
+    """``meta.json``'s ``nominal_clock``: a clock in Hz and where it was read."""
+
     hz: float | None
     source: str | None
 
 
 class _RunStart(TypedDict):
+    """The keys ``meta.json`` has from the run's first write (JSON on disk)."""
+
     status: str
     cpu_profile: str
     cpu_dir: str

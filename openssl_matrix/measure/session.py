@@ -32,8 +32,10 @@ from openssl_matrix.core import log
 from openssl_matrix.core.clock import wall
 from openssl_matrix.core.errors import BuildError, DockerUnavailable, FatalError, ProfileMismatch
 from openssl_matrix.core.files import atomic_write
-from openssl_matrix.core.stats import CI_METHOD, estimate
+from openssl_matrix.core.stats import CI_METHOD, LOW_TOLERANCE, estimate, robust_figure
+from openssl_matrix.core.statuses import CONTENDED, DISTURBED, SHARED_CORE
 from openssl_matrix.engine.backend import Backend, endpoint_is_local
+from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.engine.ship import arrival_on
 from openssl_matrix.images.build import WORK
@@ -43,7 +45,7 @@ from openssl_matrix.matrix.model import Matrix, Suite, Variant, as_jsonable
 from openssl_matrix.matrix.pts import max_runs as pts_max_runs
 from openssl_matrix.matrix.pts import percent_std_dev
 from openssl_matrix.matrix.pts import result_for as pts_result_for
-from openssl_matrix.measure import guards, hostacct, paired
+from openssl_matrix.measure import hostacct, paired
 from openssl_matrix.measure.benchfigure import (
     BenchFigure,
     RateKey,
@@ -59,16 +61,12 @@ from openssl_matrix.measure.cell import (
     cpu_via_container,
     outcome_from,
 )
-from openssl_matrix.measure.guards import SHARED_CORE, spread
+from openssl_matrix.measure.guards import spread
 from openssl_matrix.measure.hostinfo import CpuInfo, parse_cpuinfo, profile_mismatches
 from openssl_matrix.measure.pairrun import interleave_session, interleaves_comparisons
-from openssl_matrix.measure.robust import (
-    LOW_TOLERANCE,
-    PAIRED_ATTEMPTS,
-    PAIRED_TARGET,
-    robust_figure,
-)
+from openssl_matrix.measure.robust import PAIRED_ATTEMPTS, PAIRED_TARGET
 from openssl_matrix.results import records
+from openssl_matrix.results.pairrecord import PairRecord
 from openssl_matrix.results.records import FINISHED
 from openssl_matrix.results.tree import Journal, ResultsTree, RunRef
 
@@ -140,11 +138,11 @@ def follow_ups(outcomes: Sequence[CellOutcome], rounds: int, threshold: float,
             continue
         if clean[(variant, inv)] < rounds:
             need.setdefault(variant, []).append(inv)
-            why.setdefault(variant, set()).add("contended")
+            why.setdefault(variant, set()).add(CONTENDED)
             continue
         mine = values.get((variant, inv), {})
         if rounds >= 2 and rule != RULE_PTS_CORE and any(  # slowed by a core's other
-                # thread (robust)
+                # thread (stats.robust_figure)
                 r is not None and r.kept < rounds for key, vals in mine.items()
                 if key[1] is not None for r in [robust_figure(vals)]):
             need.setdefault(variant, []).append(inv)
@@ -192,7 +190,7 @@ def _tally(outcomes: Sequence[CellOutcome],
         seen: dict[str, bool] = {}
         for f in o.figures:
             inv = str(f.get("invocation"))
-            ok = f.get("status") not in guards.DISTURBED
+            ok = f.get("status") not in DISTURBED
             seen[inv] = seen.get(inv, True) and ok
             unit: RateKey = "bytes_per_s" if f.get("block_size") is not None else "ops_per_s"
             if ok and isinstance(value := f.get(unit), (int, float)):
@@ -207,7 +205,7 @@ def _tally(outcomes: Sequence[CellOutcome],
 
 def _why_text(threshold: float, rule: str) -> dict[str, str]:
     """Why a follow-up round measures again, in words, per reason."""
-    return {"contended": "re-measuring figures the host disturbed",
+    return {CONTENDED: "re-measuring figures the host disturbed",
             "paired": "an extra round: a paired ratio's 95 % interval wider than "
                       f"±{PAIRED_TARGET:.0%}",
             SHARED_CORE: "re-measuring figures with samples more than "
@@ -239,7 +237,7 @@ Images = dict[str, tuple[str, records.BuildRecord]]
 
 class Bencher:
     def __init__(self, matrix: Matrix, backend: Backend, tree: ResultsTree, *,
-                 engine: dict[str, Any], git_commit: str | None,
+                 engine: EngineInfo, git_commit: str | None,
                  settle: float = 0.0, wait_for_host: bool = True,
                  max_attempts: int = 0, take_host_lock: bool = True,
                  suites: Sequence[str] = ()) -> None:
@@ -259,7 +257,7 @@ class Bencher:
         self.suites = tuple(suites)
         self._told_unbuilt: set[str] = set()
         #: each suite's interleaved comparisons (pairrun.py) of this command, for the summary
-        self.interleaved: dict[str, list[dict[str, Any]]] = {}
+        self.interleaved: dict[str, list[PairRecord]] = {}
 
     def image_for(self, variant: Variant) -> tuple[str, records.BuildRecord]:
         """The built image of a variant and its build record.
@@ -268,19 +266,18 @@ class Bencher:
         profile's remote engine built its own), the newest recorded build whose image is
         here is used.
         """
-        latest = records.read_latest(self.tree.root, variant.id)
+        latest = self.tree.read_latest(variant.id)
         if latest is not None:
-            record = self.tree.build_record(variant.id, latest.digest)
-            if record and self.backend.image_id(latest.tag):
-                return latest.tag, self._arrival(variant.id,
-                                                 records.BuildRecord.from_json(record))
-        candidates = [r for r in records.build_records(self.tree.root, variant.id) if r.tag]
+            record = self.tree.read_build(variant.id, latest.digest)
+            if record is not None and self.backend.image_id(latest.tag):
+                return latest.tag, self._arrival(variant.id, record)
+        candidates = [r for r in self.tree.build_records(variant.id) if r.tag]
         # newest first, by the key as written (a missing ``ended`` sorts as "")
         for rec in sorted(candidates, key=lambda r: str(r.to_json().get("ended", "")),
                           reverse=True):
             if self.backend.image_id(rec.tag):
                 return rec.tag, self._arrival(variant.id, rec)
-        where = self.engine.get("endpoint", "this engine")
+        where = self.engine.endpoint or "this engine"
         raise BuildError(f"{variant.id} is not built on {where}: the results tree "
                          f"{self.tree.root} has no build of it whose image is there",
                          hint=f"run `{build_command([variant.id], self.tree.root)}` first "
@@ -313,7 +310,7 @@ class Bencher:
         /proc/cpuinfo is what a container there reads. Else the check comes after the
         lock, through the engine, as always."""
         if not endpoint_is_local(self.engine) or \
-                self.engine.get("kernel") != platform.release():
+                self.engine.kernel != platform.release():
             return
         try:
             cpu = parse_cpuinfo(Path("/proc/cpuinfo").read_text(encoding="utf-8",
@@ -327,7 +324,7 @@ class Bencher:
 
     def host_lock(self) -> HostLock | None:
         """The engine's measurement lock; None for an engine that has no ID (a fake)."""
-        return HostLock(engine_key(self.engine)) if self.engine.get("id") else None
+        return HostLock(engine_key(self.engine)) if self.engine.id else None
 
     def bench(self, variants: list[Variant], suite: Suite, profile_name: str, *,
               force: bool = False, repeat: int | None = None, fresh: bool = False,
@@ -521,7 +518,7 @@ class Bencher:
         Only for a local engine that identifies itself: its host is this machine, whose
         /proc/stat is read directly. Returns what was seen, for the run's metadata.
         """
-        if self.settle <= 0 or not self.engine.get("id") or not endpoint_is_local(self.engine):
+        if self.settle <= 0 or not self.engine.id or not endpoint_is_local(self.engine):
             return None
         t0 = time.monotonic()
         seen = hostacct.sample_quiet(1.0)
@@ -605,8 +602,8 @@ class Bencher:
         """Run folders of a cell (one round of a variant) that ``session`` finished with
         image ``tag``."""
         return [RunRef(r.cpu, r.variant, r.suite, r.run, r.path)
-                for r in records.finished_runs(self.tree.root, cpu=cpu_name, variant=variant,
-                                               suite=suite, figures=False)
+                for r in self.tree.finished_runs(cpu=cpu_name, variant=variant, suite=suite,
+                                                 figures=False)
                 if r.meta.session == session and r.meta.image_tag == tag
                 and r.meta.round_no == round_no]
 
@@ -675,7 +672,7 @@ def summarize_series(outcomes: Sequence[CellOutcome], threshold: float,
         unit: RateKey | Literal["bytes"] = "bytes_per_s" if block is not None else "ops_per_s"
         if any(f.get("unit") == "bytes" for f in figs):  # a library memory figure
             unit = "bytes"
-        clean = [f for f in figs if f.get("status") not in guards.DISTURBED]
+        clean = [f for f in figs if f.get("status") not in DISTURBED]
         used = clean or figs
         values = [v for f in used if isinstance(v := f.get(unit), (int, float))]
         s = spread(values, threshold)
@@ -685,7 +682,7 @@ def summarize_series(outcomes: Sequence[CellOutcome], threshold: float,
         cyc = [c for f in used if isinstance(c := f.get(cycles_key), (int, float))]
         cs = spread(cyc, threshold)
         statuses = sorted({str(f.get("status")) for f in clean}) if clean else \
-            [guards.CONTENDED]
+            [CONTENDED]
         median, low, high = (s.median if s else None), (e.ci_low if e else None), \
             (e.ci_high if e else None)
         method, robust = CI_METHOD, robust_figure(values) if clean and block is not None \

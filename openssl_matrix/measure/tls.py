@@ -28,13 +28,15 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from openssl_matrix.core.statuses import NEGOTIATION, NOT_RESUMED, SERVER_EXIT, TIME_BASIS
 from openssl_matrix.core.version import series
 from openssl_matrix.matrix.pkey import Series, dotted
 from openssl_matrix.matrix.tlsvocab import OPERATION, PROTOCOLS, Protocol, TlsOptions
 from openssl_matrix.measure import hostacct
 from openssl_matrix.measure.benchfigure import BenchFigure
-from openssl_matrix.measure.guards import contended_findings, times_line
+from openssl_matrix.measure.guards import contended_findings
 from openssl_matrix.measure.hostacct import SAMPLE_FUNCTION
+from openssl_matrix.measure.invocation import times_line
 from openssl_matrix.parse.stime import STimeRun, parse_stime
 
 PORT = 4433
@@ -512,10 +514,6 @@ BUSY_RATIO = 0.5
 #: full handshakes.
 RESUMED_RATIO = 0.9
 
-NOT_RESUMED = "not-resumed"
-NEGOTIATION = "negotiation-differs"
-SERVER_EXIT = "server-exit"
-
 
 def _check_problem(lines: list[str], protocol: Protocol, key: str) -> str | None:
     """Whether the s_client check saw the protocol and cipher the run asked for."""
@@ -643,7 +641,7 @@ def _run_findings(section: _Section, rec: BenchFigure, parsed: STimeRun,
     if not contended:  # a run that waited for a CPU is contention, not latency
         tb = _time_basis(acct, host, conns)
         if tb:
-            findings.append(("time-basis", tb, algorithm, rec["operation"]))
+            findings.append((TIME_BASIS, tb, algorithm, rec["operation"]))
     return findings
 
 

@@ -46,6 +46,12 @@ class InterleavedRow:
     #: the slower side's rate over its best in the session's pairs (measure/pairregime.py)
     rate_share: float | None = None
     low: bool = False  #: that share more than 10 % below 1: a neighbour held the run down
+    #: the harness runs behind the row and each one's own ratio; with several, the ratio
+    #: is their random-effects mean (measure/runsmeta.py), widened when they disagree
+    runs: int = 1
+    run_ratios: tuple[float | None, ...] = ()
+    runs_disagree: bool = False
+    ci_method: str = "t95-batches"
 
     @property
     def half_width(self) -> float | None:
@@ -60,8 +66,9 @@ class InterleavedRow:
                 "ci_low": self.ci_low, "ci_high": self.ci_high, "blocks": self.blocks,
                 "preempted": self.preempted, "slowed": self.slowed,
                 "disturbed": self.disturbed, "direction": self.direction,
-                "rate_share": self.rate_share, "low": self.low,
-                "ci_method": "t95-batches", "raw": self.raw}
+                "rate_share": self.rate_share, "low": self.low, "runs": self.runs,
+                "run_ratios": list(self.run_ratios), "runs_disagree": self.runs_disagree,
+                "ci_method": self.ci_method, "raw": self.raw}
 
     def line(self) -> str:
         alg = self.algorithm + (" decrypt" if self.direction == "decrypt" else "")
@@ -72,7 +79,19 @@ class InterleavedRow:
             return f"{what} = ×{self.ratio:.3f} ({self.blocks} blocks: no interval)"
         return (f"{what} = ×{self.ratio:.3f} [{self.ci_low:.3f}–{self.ci_high:.3f}] "
                 f"({self.blocks} blocks{DISTURBED if self.disturbed else ''}"
-                f"{self._low()})")
+                f"{self._low()}{self._runs()})")
+
+    def runs_text(self) -> str:
+        """Each run's own ratio: ``×1.195, ×1.078, ×1.035`` (``-``: a run without one)."""
+        return ", ".join("-" if x is None else f"×{x:.3f}" for x in self.run_ratios)
+
+    def _runs(self) -> str:
+        if self.runs < 2:
+            return ""
+        if self.runs_disagree:
+            return (f"; {self.runs} runs disagree beyond their intervals: "
+                    f"{self.runs_text()}, the interval widened by their spread")
+        return f"; {self.runs} runs: {self.runs_text()}"
 
     def _low(self) -> str:
         if not self.low or self.rate_share is None:
@@ -84,10 +103,10 @@ class InterleavedRow:
 def _newest(filed: Sequence[Filed]) -> list[Filed]:
     """The pairs of each CPU's newest bench session (by the latest start of its pairs); a
     reproduction's runs (repro/pairs.py) are its verdicts' and shown with them."""
-    filed = [f for f in filed if "reproduction" not in f.record]
+    filed = [f for f in filed if f.record.reproduction is None]
     latest: dict[str, tuple[str, str]] = {}
     for f in filed:
-        started = str(f.record.get("started", ""))
+        started = f.record.started
         if f.cpu not in latest or (started, f.session) > latest[f.cpu]:
             latest[f.cpu] = (started, f.session)
     keep = {(cpu, s) for cpu, (_, s) in latest.items()}
@@ -104,24 +123,23 @@ def rows(root: Path, out: Path | None = None) -> list[InterleavedRow]:
             (out / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(f.folder / RAW, out / rel)
         rec = f.record
-        for row in rec.get("algorithms", []):
-            if not isinstance(row, dict):
-                continue
+        for row in rec.algorithms:
+            e = row.estimate
             found.append(InterleavedRow(
-                f.cpu, f.session, str(rec.get("kind", "")), str(rec.get("numerator", "")),
-                str(rec.get("denominator", "")), str(row.get("algorithm", "")),
-                int(row.get("block_size") or 0), _num(row.get("ratio")),
-                _num(row.get("ci_low")), _num(row.get("ci_high")),
-                int(row.get("blocks") or 0), int(row.get("preempted") or 0), rel.as_posix(),
-                int(row.get("slowed") or 0), row.get("disturbed") is True,
-                str(row.get("direction", "")), _num(row.get("rate_share")),
-                row.get("low") is True))
+                f.cpu, f.session, rec.kind, rec.numerator, rec.denominator, row.algorithm,
+                row.block_size, _num(row.ratio), _num(row.ci_low), _num(row.ci_high),
+                0 if e is None else e.blocks, 0 if e is None else e.preempted,
+                rel.as_posix(), 0 if e is None else (e.slowed or 0),
+                e is not None and e.disturbed is True, row.direction,
+                _num(row.rate_share), row.low is True, row.runs or 1,
+                () if e is None else tuple(d.ratio for d in e.runs_detail or ()),
+                e is not None and e.runs_disagree is True,
+                (None if e is None else e.ci_method) or "t95-batches"))
     return found
 
 
-def _num(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
-        else None
+def _num(value: float | None) -> float | None:
+    return None if value is None else float(value)
 
 
 def text(found: Sequence[InterleavedRow]) -> list[str]:
@@ -142,7 +160,11 @@ def _cell(r: InterleavedRow) -> str:
             f'<span class="muted">±{r.half_width:.1%}</span>'
             + ('<br><span class="bad">disturbed</span>' if r.disturbed else "")
             + (f'<br><span class="bad">sits low: a side at {r.rate_share:.0%} of its best'
-               "</span>" if r.low and r.rate_share is not None else ""))
+               "</span>" if r.low and r.rate_share is not None else "")
+            + (f'<br><span class="bad">runs disagree</span> <span class="muted">'
+               f"{escape(r.runs_text())}</span>" if r.runs_disagree else
+               f'<br><span class="muted">{r.runs} runs: {escape(r.runs_text())}</span>'
+               if r.runs > 1 and r.run_ratios else ""))
 
 
 def html(found: Sequence[InterleavedRow]) -> str:
@@ -165,6 +187,10 @@ def html(found: Sequence[InterleavedRow]) -> str:
             "left out (<em>disturbed</em>: fewer than 12 blocks were left, all were used). "
             "<em>Sits low</em>: a side ran more than 10 % below its own best in the "
             "session's other pairs, and did again when its pair was measured again. "
+            "An algorithm run several times shows each run's ratio; the ratio is then their "
+            "random-effects mean, its interval widened by how far the runs lie apart, and "
+            "<em>runs disagree</em> marks runs further apart than their own intervals allow "
+            "(a neighbour that stayed for a whole run moved it). "
             "The newest "
             "bench session of each CPU (docs/noise.md).</p><table><thead><tr><th>CPU</th>"
             "<th>comparison</th><th>ratio of</th><th>algorithm</th><th>bytes</th>"

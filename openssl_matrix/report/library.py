@@ -30,11 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openssl_matrix.core.stats import estimate
+from openssl_matrix.core.stats import RatioEstimate, compare, estimate
 from openssl_matrix.core.version import sort_key
 from openssl_matrix.matrix.kinds import find_kind
 from openssl_matrix.matrix.kinds.base import RUNNER_HARNESS
-from openssl_matrix.measure.robust import RatioEstimate, compare
 from openssl_matrix.report.charts import new_figure, series_colors
 from openssl_matrix.report.types import Flagged, ReleaseColumn, copy_run
 from openssl_matrix.report.view import href as _href
@@ -134,7 +133,7 @@ class LibTable:
         return None if a is None or not b else a / b
 
     def comparison(self, row: str, column: str) -> RatioEstimate | None:
-        """The ratio to the first release as a comparison (robust.compare), for a timed
+        """The ratio to the first release as a comparison (stats.compare), for a timed
         table with samples enough for its 95 % interval; None otherwise."""
         if self.threads is None or not self.columns or column == self.columns[0]:
             return None

@@ -26,12 +26,11 @@ import jinja2
 
 from openssl_matrix.core.names import fold
 from openssl_matrix.core.resources import templates
-from openssl_matrix.core.stats import estimate
+from openssl_matrix.core.stats import compare, estimate
 from openssl_matrix.core.version import sort_key
 from openssl_matrix.matrix.kinds import find_kind
 from openssl_matrix.matrix.kinds.base import FIGURES_OPERATIONS
 from openssl_matrix.matrix.pkey import ALGORITHMS
-from openssl_matrix.measure.robust import compare
 from openssl_matrix.report.cellpage import Links, PageUnit, change_rows, page_view, write_pages
 from openssl_matrix.report.charts import (
     SaveFigure,
@@ -226,7 +225,7 @@ class OpsTable:
         return min(hw, 0.9 * e.median if log else e.median), hw
 
     def ratio(self, row: str, column: str) -> tuple[float, float, float] | None:
-        """The ratio to the first column as a comparison (robust.compare: Hodges–Lehmann
+        """The ratio to the first column as a comparison (stats.compare: Hodges–Lehmann
         of both cells' clean samples, distribution-free 95 % interval); with too few
         samples for that interval, the median ratio and the widest the ranges allow."""
         if not self.columns or column == self.columns[0]:

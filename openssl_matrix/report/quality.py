@@ -28,9 +28,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openssl_matrix.core.stats import estimate
-from openssl_matrix.core.statuses import USABLE_STATUSES
+from openssl_matrix.core.statuses import CONTENDED, USABLE_STATUSES
 from openssl_matrix.matrix.kinds import KINDS as SUITE_KINDS
-from openssl_matrix.measure.guards import CONTENDED
 from openssl_matrix.report.ops import ops_tables
 from openssl_matrix.report.types import group_observations
 from openssl_matrix.report.view import RunLike, href, run_folder

@@ -21,7 +21,7 @@ from typing import Any
 
 from openssl_matrix.core import log
 from openssl_matrix.core.names import fold
-from openssl_matrix.core.stats import Estimate, estimate
+from openssl_matrix.core.stats import Estimate, below_best, estimate, session_low
 from openssl_matrix.core.statuses import USABLE_STATUSES
 from openssl_matrix.core.units import MBPS
 from openssl_matrix.core.version import series_or_none
@@ -35,7 +35,6 @@ from openssl_matrix.matrix.isa import (
 )
 from openssl_matrix.matrix.kinds import kind_of_path
 from openssl_matrix.measure.cpumodel import Core, core_of_cpu, model_bytes_per_s
-from openssl_matrix.measure.robust import below_best, session_low
 from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, STATUS_IMPOSSIBLE, impossible
 from openssl_matrix.report.history import Change, changes
 from openssl_matrix.report.sessions import (
@@ -400,7 +399,7 @@ class Cell:
     @cached_property
     def ok_values(self) -> list[float]:
         """The usable values that go into the median: those within 5 % of the session's
-        best sample of the cell (measure/robust.py: one further below was slowed by
+        best sample of the cell (core/stats.py: one further below was slowed by
         something the guest could not see, ``shared-core``). A published report's figures
         are all kept: they are transcriptions, not samples of one measurement."""
         vals = self.usable_values
@@ -411,7 +410,7 @@ class Cell:
     @cached_property
     def sits_low(self) -> str | None:
         """Whether the shown session as a whole sits low against the cell's earlier
-        sessions on this host (robust.session_low), in words; None if not."""
+        sessions on this host (stats.session_low), in words; None if not."""
         if self.shown is None or any(o.published for o in self.observations):
             return None
         groups = by_session(self.observations)

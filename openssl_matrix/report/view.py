@@ -134,10 +134,19 @@ def _claim_view(c: Mapping[str, Any]) -> dict[str, Any]:
         "note": c.get("reason") or c.get("stand_in") or "",
         "blocks": [{"block": b.get("block_size", "—"),
                     "reference": ratio(b.get("reference_ratio")),
-                    "ours": ratio(b.get("our_ratio")), "range": _range(b.get("our_ratio_range")),
+                    "ours": ratio(b.get("our_ratio")),
+                    "range": _range(b.get("our_ratio_range")) or _runs(b),
                     "model_theirs": ratio(b.get("model_their_cpu")),
                     "model_here": ratio(b.get("model_here"))} for b in blocks],
     }
+
+
+def _runs(b: Mapping[str, Any]) -> str:
+    """An interleaved block whose runs disagreed (repro/pairs.py): each run's ratio."""
+    if b.get("runs_disagree") is not True:
+        return ""
+    runs = [ratio(x) for x in b.get("run_ratios") or () if isinstance(x, (int, float))]
+    return "runs disagree: " + ", ".join(runs)
 
 
 def _measurement_view(name: str, m: Mapping[str, Any], unit: Unit) -> dict[str, Any]:

@@ -11,15 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from openssl_matrix.core.names import clip
-from openssl_matrix.core.stats import estimate
-from openssl_matrix.core.statuses import USABLE_STATUSES
+from openssl_matrix.core.stats import MODEL_TOLERANCE, compare, estimate, ratio_estimate
+from openssl_matrix.core.statuses import CONTENDED, SHARED_CORE, USABLE_STATUSES
 from openssl_matrix.core.version import series_or_none
 from openssl_matrix.matrix.kinds.base import FIGURES_THREADS
 from openssl_matrix.matrix.pkey import ALGORITHMS as PK_ALGORITHMS
 from openssl_matrix.measure.cpumodel import (
     CORES,
     MODEL_MIN_BLOCK,
-    MODEL_TOLERANCE,
     Core,
     PathCost,
     RatioModel,
@@ -27,8 +26,6 @@ from openssl_matrix.measure.cpumodel import (
     path_cost,
     predicted_ratio,
 )
-from openssl_matrix.measure.guards import CONTENDED, SHARED_CORE
-from openssl_matrix.measure.robust import compare, ratio_estimate
 from openssl_matrix.parse.algorithms import speed_argument
 from openssl_matrix.parse.figures import canonical_algorithm
 from openssl_matrix.repro.ourcycles import (
@@ -36,7 +33,7 @@ from openssl_matrix.repro.ourcycles import (
     masked_capabilities,
     measured_cpb,
 )
-from openssl_matrix.repro.pairs import Interleaving, PairRatio
+from openssl_matrix.repro.pairs import Interleaving, PairRatio, trend_ratio
 from openssl_matrix.repro.plan import PlannedMeasurement
 from openssl_matrix.repro.resolve import ResolvedVersion
 from openssl_matrix.repro.spec import OP_BLOCK, Claim, Machine, Measurement, ReportSpec
@@ -223,7 +220,7 @@ def collect(measurement: Measurement, planned: PlannedMeasurement, runs: Sequenc
 class BlockJudgement:
     block: int
     reference: float | None
-    ours: float | None  # our ratio (robust.compare: Hodges–Lehmann of both sides)
+    ours: float | None  # our ratio (stats.compare: Hodges–Lehmann of both sides)
     target: float
     passed: bool | None
     reference_passes: bool | None
@@ -251,7 +248,7 @@ class BlockJudgement:
     by_model: bool = False  # judged on direction and against the CPU model
     model_theirs: float | None = None  # the ratio the model predicts on their CPU
     model_here: float | None = None  # ... and on ours
-    #: 95 % interval of our ratio (robust.compare: distribution-free, Mann–Whitney; with
+    #: 95 % interval of our ratio (stats.compare: distribution-free, Mann–Whitney; with
     #: too few samples for it, the t-interval of the same-round pairs); None with one pair
     ci: tuple[float, float] | None = None
     #: a trend claim's (from, to) sizes: the figures are then ratios of ratios
@@ -261,6 +258,10 @@ class BlockJudgement:
     #: (the pair harness, repro/pairs.py; ``pairs`` is then its kept blocks of windows)
     basis: str = "rounds"
     record: str | None = None  #: the interleaved record's folder (results-relative)
+    #: the interleaved runs disagreed beyond their intervals (measure/runsmeta.py): the
+    #: interval is widened by their spread; ``run_ratios``: each run's own ratio
+    runs_disagree: bool = False
+    run_ratios: tuple[float, ...] = ()
 
     @property
     def where(self) -> str:
@@ -426,14 +427,14 @@ def judge(spec: ReportSpec, claim: Claim, planned: Mapping[str, PlannedMeasureme
         for status, n in ours[name].statuses.items():
             if status != "ok":
                 result.labels[status] = result.labels.get(status, 0) + n
-    if claim.trend is not None:
-        result.blocks.append(_trend_judgement(spec, claim, ours))
     il = (interleaved or {}).get(claim.id)
     doubt = sorted({s for n in sides for s in ours[n].statuses
                     if s not in USABLE_STATUSES and s not in (CONTENDED, SHARED_CORE)})
     if il is not None and il.ratios and doubt:  # a label on what the figures mean
         il = Interleaving(why_rounds=f"its figures are labelled {', '.join(doubt)}, and the "
                           "interleaved run shares their mask and path: not used")
+    if claim.trend is not None:
+        result.blocks.append(_trend_judgement(spec, claim, ours, trend_ratio(il, claim.trend)))
     for block in () if claim.trend is not None else spec.claim_blocks(claim):
         result.blocks.append(_block_judgement(spec, claim, ours, block,
                                               il.ratios.get(block) if il else None))
@@ -494,10 +495,11 @@ def _block_judgement(spec: ReportSpec, claim: Claim, ours: Mapping[str, Ours],
             passes(claim.expect, pair.ratio, target, claim.tolerance),
             None if ref is None else passes(claim.expect, ref, target, claim.tolerance),
             None, pair.blocks, claim.expect, claim.tolerance,
-            ci=(pair.ci_low, pair.ci_high), basis="interleaved", record=pair.record)
+            ci=(pair.ci_low, pair.ci_high), basis="interleaved", record=pair.record,
+            runs_disagree=pair.runs_disagree, run_ratios=pair.run_ratios)
     ratios = paired_ratios(ours[claim.numerator], ours[claim.denominator], block)
     # the comparison's figure and interval, as the bench and the report give them
-    # (robust.compare): every clean sample of both sides, those 5 % below their best
+    # (stats.compare): every clean sample of both sides, those 5 % below their best
     # left out, Hodges–Lehmann ratio with its distribution-free 95 % interval
     # (too few samples for that interval: the t-interval of the same-round pairs, and
     # with one pair the pair, as before)
@@ -551,13 +553,24 @@ def _missing_reason(claim: Claim, ours: Mapping[str, Ours], missing: Sequence[in
 
 
 def _trend_judgement(spec: ReportSpec, claim: Claim, ours: Mapping[str, Ours],
-                     ) -> BlockJudgement:
-    """A trend claim's one judgement: our paired trends (ratio at ``to`` over ratio at
-    ``from``, per round), their median and the 95 % interval of their geometric mean
-    (a t-interval on the logs: a ratio of ratios is multiplicative)."""
+                     chained: PairRatio | None = None) -> BlockJudgement:
+    """A trend claim's one judgement: the quotient of its interleaved ratios at ``to`` and
+    ``from`` where both sizes have one with an interval (``chained``, pairs.trend_ratio);
+    else our paired trends of rounds (ratio at ``to`` over ratio at ``from``, per round),
+    their median and the 95 % interval of their geometric mean (a t-interval on the logs:
+    a ratio of ratios is multiplicative)."""
     assert claim.trend is not None
     ref = spec.reference_trend(claim)
     target = claim.ratio if claim.ratio is not None else (ref if ref is not None else 1.0)
+    if chained is not None and chained.ci_low is not None and chained.ci_high is not None:
+        return BlockJudgement(
+            claim.trend[1], ref, chained.ratio, target,
+            passes(claim.expect, chained.ratio, target, claim.tolerance),
+            None if ref is None else passes(claim.expect, ref, target, claim.tolerance),
+            None, chained.blocks, claim.expect, claim.tolerance,
+            ci=(chained.ci_low, chained.ci_high), trend=claim.trend,
+            trend_of=claim.trend_of, basis="interleaved", record=chained.record,
+            runs_disagree=chained.runs_disagree)
     trends = paired_trends(ours[claim.numerator], ours[claim.denominator], *claim.trend)
     value = statistics.median(trends) if trends else None
     est = ratio_estimate(trends)

@@ -10,9 +10,11 @@ its comparisons: both sides' libcrypto in one process, alternating 5-ms windows,
 once, per operation), run again while the interval is wider than ±2 % (pairrun.again). Two
 windows side by side see the same neighbour, so that ratio's interval stays narrow on a
 host whose one-second figures spread by 20 % (docs/noise.md, section 6); the judge prefers
-it to the ratio of rounds. Every other claim (public-key and TLS figures, other library
-operations or several threads, the low-level path, an engine, two algorithms, two
-machines, a trend) is judged from rounds, and says so.
+it to the ratio of rounds; several runs of one size are units of a random-effects mean
+(measure/runsmeta.py), and a trend across block sizes is the quotient of its two sizes'
+interleaved ratios (``trend_ratio``). Every other claim (public-key and TLS figures, other
+library operations or several threads, the low-level path, an engine, two algorithms, two
+machines, a trend across thread counts) is judged from rounds, and says so.
 
 Each run is filed like a bench session's pairs: ``_interleaved/<cpu>/repro-<id>-<stamp>/
 <pair>--<bytes>[--decrypt]/`` (``<pair>--operation/`` for a library operation; results/
@@ -23,9 +25,10 @@ later reproduction of the same spec reuses a finished run made in the same harne
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,17 +40,14 @@ from openssl_matrix.matrix.kinds.base import FIGURES_THREADS
 from openssl_matrix.matrix.model import Mask, Suite, Variant
 from openssl_matrix.measure.interleave import LIBRARY_OPERATIONS, OPERATION, WINDOW_MS
 from openssl_matrix.measure.pairrun import PairPlan, Side, measure_pair, short_row, timeout
+from openssl_matrix.measure.runsmeta import Unit, quotient, unit_of_row
 from openssl_matrix.measure.speedcmd import mask_value
 from openssl_matrix.parse.algorithms import speed_argument
 from openssl_matrix.repro.plan import PlannedMeasurement, mask_name
 from openssl_matrix.repro.spec import OP_BLOCK, Measurement, ReportSpec
-from openssl_matrix.results.interleaved import (
-    cpu_sessions,
-    file_pair,
-    filed_pairs,
-    record_name,
-)
-from openssl_matrix.results.tree import builds_root
+from openssl_matrix.results.interleaved import record_name
+from openssl_matrix.results.pairrecord import PairRecord
+from openssl_matrix.results.tree import ResultsTree
 
 #: Seconds per algorithm and block size of a reproduction's interleaved runs.
 SECONDS = 2
@@ -78,7 +78,16 @@ class PairRatio:
     ci_high: float | None
     blocks: int  #: A B B A blocks of windows kept
     disturbed: bool
-    record: str  #: the record's folder, relative to the results tree
+    record: str  #: the record's folder, relative to the results tree (a trend: both)
+    #: the harness runs behind it; with several, each run's own ratio and whether they
+    #: disagree beyond their intervals (the interval is then the runs' random-effects
+    #: one, measure/runsmeta.py)
+    runs: int = 1
+    run_ratios: tuple[float, ...] = ()
+    runs_disagree: bool = False
+    #: the log-ratio's standard error and its degrees of freedom (a trend's quotient)
+    log_se: float | None = None
+    ci_df: float | None = None
 
 
 @dataclass
@@ -121,8 +130,8 @@ def claim_pair(spec: ReportSpec, claim_id: str, planned: Mapping[str, PlannedMea
     a, b = (spec.measurements[n] for n in (claim.numerator, claim.denominator))
     if a.machine != b.machine:
         return "it compares two machines: each side comes from its own machine's runs"
-    if claim.trend is not None:
-        return "a trend claim: each round's four figures give one trend"
+    if claim.trend is not None and claim.trend_of != "bytes":
+        return "a trend across thread counts: the pair harness runs one thread"
     for m in (a, b):
         why = _side_refusal(m)
         if why:
@@ -221,19 +230,16 @@ def runs_of(spec: ReportSpec, pairs: Mapping[str, ClaimPair],
     return list(runs.values())
 
 
-def _earlier(root: Path, cpu: str, spec_id: str, run: _Run, tag: str,
-             ) -> tuple[str, dict[str, Any]] | None:
+def _earlier(tree: ResultsTree, cpu: str, spec_id: str, run: _Run, tag: str,
+             ) -> tuple[str, PairRecord] | None:
     """A finished run of the same pair, block and algorithms made in the same harness
     image by an earlier reproduction of the spec: its session and record."""
-    base = cpu_sessions(root, cpu)
-    if not base.is_dir():
-        return None
-    for session in sorted((p.name for p in base.iterdir()
-                           if p.name.startswith(f"repro-{spec_id}-")), reverse=True):
-        rec = filed_pairs(root, cpu, session).get(run.name)
-        if rec is None or rec.get("exit_code") != 0 or rec.get("pair_image") != tag:
+    for session in reversed([s for s in tree.pair_sessions(cpu)
+                             if s.startswith(f"repro-{spec_id}-")]):
+        rec = tree.filed_pairs(cpu, session).get(run.name)
+        if rec is None or rec.exit_code != 0 or rec.pair_image != tag:
             continue
-        have = {r.get("algorithm") for r in rec.get("algorithms") or () if "ratio" in r}
+        have = {r.algorithm for r in rec.algorithms if r.estimate is not None}
         if set(run.algorithms) <= have:
             return session, rec
     return None
@@ -242,7 +248,7 @@ def _earlier(root: Path, cpu: str, spec_id: str, run: _Run, tag: str,
 def measure_claim_pairs(spec: ReportSpec, pairs: Mapping[str, ClaimPair],
                         planned: Mapping[str, PlannedMeasurement],
                         variants: Mapping[str, tuple[Variant, str]], backend: Any,
-                        root: Path, cpu: str, *, session: str, workdir: Path,
+                        tree: ResultsTree, cpu: str, *, session: str, workdir: Path,
                         limits: Callable[[float], Any], force: bool = False,
                         hold: Callable[[], AbstractContextManager[Any]] = nullcontext,
                         ) -> dict[str, Interleaving]:
@@ -262,9 +268,9 @@ def measure_claim_pairs(spec: ReportSpec, pairs: Mapping[str, ClaimPair],
         return out
     sides = [(v, variants[v.id][1]) for v in used]
     tag = pair_tag(sides)
-    filed: dict[str, tuple[str, dict[str, Any]]] = {}
+    filed: dict[str, tuple[str, PairRecord]] = {}
     for run in runs:  # an earlier reproduction's run in the same harness image: reused
-        earlier = None if force else _earlier(root, cpu, spec.id, run, tag)
+        earlier = None if force else _earlier(tree, cpu, spec.id, run, tag)
         if earlier is not None:
             log.info(f"    {run.name}: reusing the run filed by an earlier reproduction in "
                      f"the same harness image ({earlier[0]}; --force measures again)")
@@ -273,7 +279,7 @@ def measure_claim_pairs(spec: ReportSpec, pairs: Mapping[str, ClaimPair],
     why: str | None = None
     if todo:
         with hold():
-            why = _measure_runs(spec, todo, sides, backend, root, cpu, session, workdir,
+            why = _measure_runs(spec, todo, sides, backend, tree, cpu, session, workdir,
                                 limits, filed)
     for cp in pairs.values():
         out[cp.claim] = _claim_ratios(cp, runs, filed, cpu)
@@ -283,13 +289,13 @@ def measure_claim_pairs(spec: ReportSpec, pairs: Mapping[str, ClaimPair],
 
 
 def _measure_runs(spec: ReportSpec, todo: Sequence[_Run], sides: Sequence[tuple[Variant, str]],
-                  backend: Any, root: Path, cpu: str, session: str, workdir: Path,
+                  backend: Any, tree: ResultsTree, cpu: str, session: str, workdir: Path,
                   limits: Callable[[float], Any],
-                  filed: dict[str, tuple[str, dict[str, Any]]]) -> str | None:
+                  filed: dict[str, tuple[str, PairRecord]]) -> str | None:
     """Build the harness image if it is missing, measure and file ``todo`` (into
     ``filed``); why nothing could be measured, or None."""
     try:
-        image = ensure_pair_image(backend, sides, builds_root(root), workdir)
+        image = ensure_pair_image(backend, sides, tree.builds_dir(), workdir)
     except BuildError as exc:
         log.warn(f"interleaved runs skipped: {exc.message} (hint: {exc.hint})")
         return f"the pair harness could not be built: {exc.message}"
@@ -298,15 +304,15 @@ def _measure_runs(spec: ReportSpec, todo: Sequence[_Run], sides: Sequence[tuple[
     for i, run in enumerate(todo, 1):
         got = _measure(backend, image.tag, run, limits, f"[{i}/{len(todo)}]")
         if got is not None:
-            rec = {**got[0], "pair_image": image.tag, "reproduction": spec.id,
-                   "claims": sorted(set(run.claims)), "block_size": run.block}
-            file_pair(root, cpu, session, run.name, rec, got[1])
+            rec = replace(got[0], pair_image=image.tag, reproduction=spec.id,
+                          claims=tuple(sorted(set(run.claims))), block_size=run.block)
+            tree.file_pair(cpu, session, run.name, rec, got[1])
             filed[run.name] = (session, rec)
     return None
 
 
 def _measure(backend: Any, tag: str, run: _Run, limits: Callable[[float], Any],
-             step: str) -> tuple[dict[str, Any], str] | None:
+             step: str) -> tuple[PairRecord, str] | None:
     suite = run.suite()
     try:
         rec, raw = measure_pair(backend, tag, run.plan, suite,
@@ -319,12 +325,12 @@ def _measure(backend: Any, tag: str, run: _Run, limits: Callable[[float], Any],
         return None
     where = "per operation" if run.block == OP_BLOCK else f"at {run.block} bytes"
     log.info(f"    {step} {run.plan.top.label} / {run.plan.bottom.label} {where}: "
-             + ", ".join(short_row(r) for r in rec["algorithms"]))
+             + ", ".join(short_row(r) for r in rec.algorithms))
     return rec, raw
 
 
 def _claim_ratios(cp: ClaimPair, runs: Sequence[_Run],
-                  filed: Mapping[str, tuple[str, dict[str, Any]]], cpu: str) -> Interleaving:
+                  filed: Mapping[str, tuple[str, PairRecord]], cpu: str) -> Interleaving:
     """A claim's ratio at each block size from its runs' records, and what is missing."""
     il = Interleaving()
     missing: list[str] = []
@@ -332,23 +338,43 @@ def _claim_ratios(cp: ClaimPair, runs: Sequence[_Run],
     for run in runs:
         if cp.claim not in run.claims:
             continue
-        session, rec = filed.get(run.name, ("", {}))
-        row = next((r for r in rec.get("algorithms") or ()
-                    if r.get("algorithm") == cp.algorithm and r.get("direction") in directions),
-                   None)
+        session, rec = filed.get(run.name, ("", None))
+        row = None if rec is None else rec.row(cp.algorithm, directions)
         where = "the operation" if run.block == OP_BLOCK else f"{run.block} bytes"
-        if row is None or rec.get("exit_code") != 0:
-            errors = "; ".join(str(e) for e in rec.get("errors") or ()) or "the run failed"
+        if rec is None or row is None or rec.exit_code != 0:
+            errors = "; ".join(() if rec is None else rec.errors) or "the run failed"
             missing.append(f"{where} ({errors})")
             continue
-        if not isinstance(row.get("ratio"), float):
+        e = row.estimate
+        if e is None:
             missing.append(f"{where} (no block of windows had CPU time: the harness "
                            "timed nothing)")
             continue
+        unit = unit_of_row(row)
         il.ratios[run.block] = PairRatio(
-            row["ratio"], row.get("ci_low"), row.get("ci_high"), int(row.get("blocks", 0)),
-            bool(row.get("disturbed")),
-            record_name(cpu, session, run.name))
+            e.ratio, e.ci_low, e.ci_high, e.blocks, bool(e.disturbed),
+            record_name(cpu, session, run.name), row.runs or 1, e.run_ratios,
+            bool(e.runs_disagree), None if unit is None else unit.se,
+            None if unit is None else unit.df)
     if missing:
         il.why_rounds = "the interleaved run gave no ratio at " + ", ".join(missing)
     return il
+
+
+def trend_ratio(il: Interleaving | None, trend: tuple[int, int]) -> PairRatio | None:
+    """A trend claim's quotient from its interleaved runs: the ratio at ``trend[1]`` over
+    the ratio at ``trend[0]``, each from its own runs (independent), the interval from the
+    two log standard errors (runsmeta.quotient); None where either size has no interval."""
+    if il is None:
+        return None
+    first, last = (il.ratios.get(b) for b in trend)
+    if first is None or last is None or first.log_se is None or last.log_se is None \
+            or first.ci_df is None or last.ci_df is None:
+        return None
+    got = quotient(Unit(math.log(last.ratio), last.log_se, last.ci_df),
+                   Unit(math.log(first.ratio), first.log_se, first.ci_df))
+    lo, hi = got.ci
+    return PairRatio(got.ratio, lo, hi, first.blocks + last.blocks,
+                     first.disturbed or last.disturbed, f"{first.record}, {last.record}",
+                     max(first.runs, last.runs), (), first.runs_disagree or last.runs_disagree,
+                     got.se, got.df)

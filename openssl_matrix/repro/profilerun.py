@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import FatalError
 from openssl_matrix.engine.backend import Backend
+from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.matrix.model import Matrix, Variant
 from openssl_matrix.measure.perfrun import Cell
 from openssl_matrix.measure.profilecell import resolve
@@ -26,6 +26,7 @@ from openssl_matrix.measure.profiling import Compared, Profiled, compare_profile
 from openssl_matrix.repro.plan import PlannedMeasurement
 from openssl_matrix.repro.profileclaim import TOP_ROWS, cells, seconds
 from openssl_matrix.repro.spec import Claim, ReportSpec
+from openssl_matrix.results.tree import ResultsTree
 
 
 def side(name: str, variant: str, p: Profiled) -> dict[str, Any]:
@@ -68,7 +69,8 @@ def _cell(m: Matrix, v: Variant, suite: str | None, text: str, secs: int) -> Cel
                    secs)
 
 
-def profile_claim(spec: ReportSpec, claim: Claim, m: Matrix, backend: Backend, root: Path,
+def profile_claim(spec: ReportSpec, claim: Claim, m: Matrix, backend: Backend,
+                  tree: ResultsTree,
                   planned: Mapping[str, PlannedMeasurement],
                   engine: Mapping[str, Any]) -> dict[str, Any]:
     """Profile both sides of one claim and compare them; the record (or why not)."""
@@ -80,17 +82,17 @@ def profile_claim(spec: ReportSpec, claim: Claim, m: Matrix, backend: Backend, r
     variants = [_variant(m, planned[n].variant) for n in names]
     sides = [_cell(m, v, planned[n].suite, texts[n], seconds(spec))
              for n, v in zip(names, variants, strict=True)]
-    done = [profile_variant(root, backend, v, c, dict(engine))
+    done = [profile_variant(tree, backend, v, c, EngineInfo.of(engine))
             for v, c in zip(variants, sides, strict=True)]
     labels = [v.id for v in variants] if variants[0].id != variants[1].id else list(names)
     cell = sides[0] if sides[0].name == sides[1].name else \
         replace(sides[0], name=f"{sides[0].name}-{sides[1].name}")
-    cmp = compare_profiled(root, cell, labels[0], done[0], labels[1], done[1])
+    cmp = compare_profiled(tree, cell, labels[0], done[0], labels[1], done[1])
     return comparison_record(claim, cell, side(names[0], variants[0].id, done[0]),
                              side(names[1], variants[1].id, done[1]), cmp)
 
 
-def profile_claims(spec: ReportSpec, m: Matrix, backend: Backend, root: Path,
+def profile_claims(spec: ReportSpec, m: Matrix, backend: Backend, tree: ResultsTree,
                    planned: Mapping[str, PlannedMeasurement], engine: Mapping[str, Any],
                    warnings: list[str]) -> dict[str, dict[str, Any]]:
     """Every ``profile: true`` claim's record, by claim id; a failure is its record's
@@ -101,7 +103,7 @@ def profile_claims(spec: ReportSpec, m: Matrix, backend: Backend, root: Path,
             continue
         try:
             with log.step(f"profile both sides of claim {claim.id}"):
-                out[claim.id] = profile_claim(spec, claim, m, backend, root, planned, engine)
+                out[claim.id] = profile_claim(spec, claim, m, backend, tree, planned, engine)
         except FatalError as exc:
             out[claim.id] = {"claim": claim.id, "error": exc.message}
         if out[claim.id].get("error"):

@@ -33,6 +33,7 @@ from openssl_matrix.core.clock import now
 from openssl_matrix.core.errors import DockerUnavailable, FatalError
 from openssl_matrix.core.files import atomic_write
 from openssl_matrix.engine.backend import Backend, RunLimits
+from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.images.build import Builder
 from openssl_matrix.images.sources import default_urls
@@ -134,7 +135,7 @@ def reproduce(spec: ReportSpec, env: Environment, backend: Backend, tree: Result
     if cells:
         results, extra = _extra_rounds(spec, results, groups, verdicts, bench)
         # claims that ask where their ratio comes from: both sides profiled, compared
-        where = profile_claims(spec, m, backend, tree.root, planned, dict(engine or {}),
+        where = profile_claims(spec, m, backend, tree, planned, dict(engine or {}),
                                warnings)
     results = fold(results, twins)
     if extra:
@@ -238,7 +239,7 @@ def _interleave(spec: ReportSpec, planned: Mapping[str, PlannedMeasurement],
     tree.lock(wait=wait)
     try:
         out.update(measure_claim_pairs(
-            spec, pairs, planned, built, backend, tree.root, cpu_dir, session=session,
+            spec, pairs, planned, built, backend, tree, cpu_dir, session=session,
             workdir=tree.repro_dir() / ".work", force=force, hold=hold,
             limits=lambda seconds: RunLimits(timeout=seconds, labels=labels)))
     finally:
@@ -315,7 +316,7 @@ def _build_and_bench(spec: ReportSpec, m: Matrix, backend: Backend, tree: Result
     todo = [g for g in groups.values() if g.variant in usable]
     if not todo:
         return {}
-    bencher = Bencher(m, backend, tree, engine=dict(engine or {}), git_commit=git_commit,
+    bencher = Bencher(m, backend, tree, engine=EngineInfo.of(engine or {}), git_commit=git_commit,
                       max_attempts=max_attempts)
     cpu_dir = facts.cpu.slug() if cpu_profile == "auto" else cpu_profile
     images = {vid: bencher.image_for(v) for vid, v in usable.items()}

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from openssl_matrix.core.files import atomic_write, write_json
-from openssl_matrix.core.statuses import USABLE_STATUSES
+from openssl_matrix.core.statuses import CONTENDED, USABLE_STATUSES
+from openssl_matrix.core.units import cycles
 from openssl_matrix.core.units import speed_k as k
 from openssl_matrix.matrix.kinds.base import FIGURES_THREADS
-from openssl_matrix.measure.guards import cycles
 from openssl_matrix.repro.judge import (
     INCONCLUSIVE,
     NOT_REPRODUCED,
@@ -38,7 +38,7 @@ def _x(value: float | None) -> str:
 
 
 def cycles_per_byte(clock_ghz: float | None, bytes_per_s: float | None) -> float | None:
-    """Cycles per byte at a clock given in GHz (guards.cycles does the arithmetic)."""
+    """Cycles per byte at a clock given in GHz (units.cycles does the arithmetic)."""
     return cycles(bytes_per_s, clock_ghz * 1e9 if clock_ghz else None)
 
 
@@ -105,6 +105,7 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
                         "pairs": b.pairs, "target": b.target, "passed": b.passed,
                         "ci_95": list(b.ci) if b.ci is not None else None,
                         "basis": b.basis, "interleaved_record": b.record,
+                        "runs_disagree": b.runs_disagree, "run_ratios": list(b.run_ratios),
                         "stable": b.stable, "model_their_cpu": b.model_theirs,
                         "model_here": b.model_here,
                         "reference_meets_claim": b.reference_passes} for b in r.blocks],
@@ -118,7 +119,7 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
 def accounting_text(labels: Mapping[str, int]) -> str:
     """What the host accounting said about the figures behind a claim: a busy machine is
     named only when the accounting flagged figures contended."""
-    contended = labels.get("contended", 0)
+    contended = labels.get(CONTENDED, 0)
     if contended:
         return (f"the host accounting flagged {contended} figure(s) contended (left out): "
                 "measure again on a quieter host, or raise measure.repeat")
@@ -204,8 +205,10 @@ def _claim_lines(rep: Reproduction, r: ClaimResult) -> list[str]:
                      "interval's")
     if r.verdict == INCONCLUSIVE and r.ratio_basis == "interleaved":
         lines.append("      host: the interleaved interval (blocks of windows a neighbour "
-                     "slowed left out, up to 3 runs pooled) still straddles the band: our "
-                     "ratio lies at the band's edge")
+                     "slowed left out, its runs combined as units) still straddles the band: "
+                     "our ratio lies at the band's edge"
+                     + (", and its runs disagree" if any(b.runs_disagree for b in r.blocks)
+                        else ""))
     elif r.unstable or r.verdict == INCONCLUSIVE:
         lines.append("      host: " + accounting_text(r.labels))
     if r.blocks:
@@ -252,6 +255,8 @@ def _block_lines(rep: Reproduction, r: ClaimResult) -> list[str]:
             if b.ours_range and b.pairs > 1 else (f"{b.pairs}" if b.pairs else "")
         if b.basis == "interleaved" and b.ci is not None:
             rng = f"interleaved {ratio_text(b.ci[0])}–{ratio_text(b.ci[1])}"
+            if b.runs_disagree:  # the runs' spread widened it: show each run's ratio
+                rng += " runs disagree: " + ", ".join(ratio_text(x) for x in b.run_ratios)
         expected = expectation_text(c, b.target)
         if b.by_model:
             expected = (f"model {b.model_here:.2f}× ±15 %" if b.model_here is not None

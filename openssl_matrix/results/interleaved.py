@@ -5,18 +5,19 @@ builds, or a mask and native), every algorithm of it, with the harness's raw out
 beside it as ``raw.txt``. The record is written last: a folder without it was interrupted
 and is measured again when the session resumes. ``<pair>`` is
 ``<bottom>--vs--<top>`` of the sides' names (variant, and mask where there is one).
+The record is a :class:`~openssl_matrix.results.pairrecord.PairRecord` both ways.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from openssl_matrix.core.errors import ResultsError
 from openssl_matrix.core.files import atomic_write, write_json
 from openssl_matrix.core.names import inside, safe_name
-from openssl_matrix.results.records import read_json
+from openssl_matrix.results.pairrecord import PairRecord
+from openssl_matrix.results.records import RecordError, read_json
 
 INTERLEAVED_DIR = "_interleaved"
 RECORD = "record.json"
@@ -40,20 +41,20 @@ def pair_dir(root: Path, cpu: str, session: str, pair: str) -> Path:
     return inside(root, root / INTERLEAVED_DIR / cpu / session / pair, error=ResultsError)
 
 
-def file_pair(root: Path, cpu: str, session: str, pair: str, record: dict[str, Any],
+def file_pair(root: Path, cpu: str, session: str, pair: str, record: PairRecord,
               raw: str) -> Path:
     """File one comparison: its raw output first, its record last."""
     folder = pair_dir(root, cpu, session, pair)
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write(folder / RAW, raw)
-    write_json(folder / RECORD, record)
+    write_json(folder / RECORD, record.to_json())
     return folder
 
 
 def rewrite_record(root: Path, cpu: str, session: str, pair: str,
-                   record: dict[str, Any]) -> None:
+                   record: PairRecord) -> None:
     """Replace a filed comparison's record (its raw output stays as it is)."""
-    write_json(pair_dir(root, cpu, session, pair) / RECORD, record)
+    write_json(pair_dir(root, cpu, session, pair) / RECORD, record.to_json())
 
 
 def filed_raw(root: Path, cpu: str, session: str, pair: str) -> str:
@@ -62,10 +63,10 @@ def filed_raw(root: Path, cpu: str, session: str, pair: str) -> str:
     return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
 
 
-def filed_pairs(root: Path, cpu: str, session: str) -> dict[str, dict[str, Any]]:
+def filed_pairs(root: Path, cpu: str, session: str) -> dict[str, PairRecord]:
     """The finished comparisons of one bench session, by pair name."""
     base = root / INTERLEAVED_DIR / cpu / session
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, PairRecord] = {}
     if not base.is_dir():
         return out
     for folder in sorted(p for p in base.iterdir() if p.is_dir()):
@@ -82,7 +83,7 @@ class Filed:
     cpu: str
     session: str
     folder: Path
-    record: dict[str, Any]
+    record: PairRecord
 
 
 def all_pairs(root: Path) -> list[Filed]:
@@ -100,11 +101,13 @@ def all_pairs(root: Path) -> list[Filed]:
     return out
 
 
-def _record(folder: Path) -> dict[str, Any] | None:
+def _record(folder: Path) -> PairRecord | None:
     if not (folder / RECORD).is_file():
         return None  # interrupted before its record: not finished
     data = read_json(folder / RECORD)
-    if not isinstance(data, dict):
-        raise ResultsError(f"{folder / RECORD}: not a comparison record (a JSON object)",
-                           hint="move the folder aside; the next bench measures it again")
-    return data
+    try:
+        return PairRecord.from_json(data, str(folder / RECORD))
+    except RecordError as exc:
+        raise ResultsError(f"not a comparison record: {exc}",
+                           hint="move the folder aside; the next bench measures it again"
+                           ) from None

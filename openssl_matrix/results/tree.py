@@ -34,10 +34,11 @@ from openssl_matrix.core.clock import now as _now
 from openssl_matrix.core.errors import ResultsError
 from openssl_matrix.core.files import UnreadableFile, open_lock, read_bounded, write_json
 from openssl_matrix.core.names import inside, safe_name
-from openssl_matrix.results import records
+from openssl_matrix.results import interleaved, records
 from openssl_matrix.results.bisections import Progress, latest_bisections
 from openssl_matrix.results.bisections import progress as bisection_progress
-from openssl_matrix.results.profiles import Filed
+from openssl_matrix.results.pairrecord import PairRecord
+from openssl_matrix.results.profiles import Filed, profiles_work
 from openssl_matrix.results.records import JOURNALS, read_json
 
 #: The report's default folder and the lab's logs, inside the tree.
@@ -377,8 +378,50 @@ class ResultsTree:
 
     def build_record(self, variant: str, digest: str) -> dict[str, Any] | None:
         """The build record of a variant's build, validated, as its JSON object."""
-        rec = records.read_build(self.build_dir(variant, digest))
+        rec = self.read_build(variant, digest)
         return None if rec is None else rec.to_json()
+
+    def read_build(self, variant: str, digest: str) -> records.BuildRecord | None:
+        """The build record of a variant's build, validated; None if there is none."""
+        return records.read_build(self.build_dir(variant, digest))
+
+    # -- interleaved comparisons (results/interleaved.py) ----------------------
+    def file_pair(self, cpu: str, session: str, pair: str, record: PairRecord,
+                  raw: str) -> Path:
+        """File one comparison of a session: its raw output first, its record last."""
+        return interleaved.file_pair(self.root, cpu, session, pair, record, raw)
+
+    def rewrite_pair(self, cpu: str, session: str, pair: str, record: PairRecord) -> None:
+        """Replace a filed comparison's record (its raw output stays)."""
+        interleaved.rewrite_record(self.root, cpu, session, pair, record)
+
+    def filed_pairs(self, cpu: str, session: str) -> dict[str, PairRecord]:
+        """The finished comparisons of one session, by pair name."""
+        return interleaved.filed_pairs(self.root, cpu, session)
+
+    def pair_sessions(self, cpu: str) -> list[str]:
+        """The sessions with interleaved comparisons under one CPU profile, by name."""
+        base = interleaved.cpu_sessions(self.root, cpu)
+        return sorted(p.name for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
+
+    def filed_pair_raw(self, cpu: str, session: str, pair: str) -> str:
+        """A filed comparison's raw output ("" when there is none)."""
+        return interleaved.filed_raw(self.root, cpu, session, pair)
+
+    # -- profiles -------------------------------------------------------------
+    def new_profile_dir(self, variant: str, cell: str, under: str | None = None) -> Path:
+        """A new numbered folder for one profile of a variant's cell,
+        ``_profiles/<variant>/<cell>/NNNN`` (``under``: a folder of that cell's, such as
+        ``agree``; ``variant`` "compare": two builds' comparisons), each name checked."""
+        base = records.profile_dir(self.root, variant, cell)
+        if under is not None:
+            safe_name(under, "folder", error=ResultsError)
+            base = base / under
+        return new_numbered_dir(base)
+
+    def profiles_work(self) -> Path:
+        """``_profiles/.work``: the profiling images' build context."""
+        return profiles_work(self.root)
 
 
 def _remove_stale_tmp(folder: Path) -> None:

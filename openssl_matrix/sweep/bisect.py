@@ -11,7 +11,7 @@ on, and the releases are measured hours apart, so a step is never judged from it
 alone: each round of a step measures the step's release and *both ends* of the current
 range (the nearest releases known to be like GOOD and like BAD) one after another, and the
 step is judged from the paired ratios of its samples against each end's sample of the
-same round (``robust.ratio_estimate``: geometric mean, 95 % t-interval on the logs). An
+same round (``stats.ratio_estimate``: geometric mean, 95 % t-interval on the logs). An
 end is the *same* as the step when that interval reaches into the tolerance band
 ``[1/(1+tolerance), 1+tolerance]`` and *differs* when it lies wholly outside it. Then
 
@@ -54,7 +54,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from openssl_matrix.core.errors import BISECT_ABORT, BISECT_SKIP
-from openssl_matrix.measure.robust import (
+from openssl_matrix.core.stats import (
     RatioEstimate,
     RobustFigure,
     below_best,
@@ -363,7 +363,7 @@ def exit_code(decision: str) -> int:
 
 def clean(rounds: Sequence[Round], tolerance: float = 0.05) -> list[dict[str, float | None]]:
     """The rounds with each release's samples more than ``tolerance`` below that release's
-    best left out (None): a disturbed sample (``shared-core``, robust.py) and its pairs
+    best left out (None): a disturbed sample (``shared-core``, core/stats.py) and its pairs
     are not compared."""
     out: list[dict[str, float | None]] = [dict(r) for r in rounds]
     for rel in {k for r in rounds for k in r}:
@@ -390,7 +390,7 @@ def pair_ratio(rounds: Sequence[Round], numerator: str, denominator: str,
 
 
 def figure(rounds: Sequence[Round], release: str) -> RobustFigure | None:
-    """A release's figure from every sample of it (robust.robust_figure)."""
+    """A release's figure from every sample of it (stats.robust_figure)."""
     return robust_figure([v for r in rounds if _ok(v := r.get(release)) and v is not None])
 
 

@@ -19,7 +19,6 @@ side), or its run kept no block, the answer says why and the step is decided fro
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from datetime import datetime, timezone
@@ -27,6 +26,7 @@ from typing import Any, Protocol
 
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import BuildError, DockerUnavailable, FatalError
+from openssl_matrix.core.stats import RatioEstimate
 from openssl_matrix.engine.backend import RunLimits
 from openssl_matrix.images.pairimage import ensure_pair_image
 from openssl_matrix.matrix.model import Suite, Variant
@@ -41,10 +41,10 @@ from openssl_matrix.measure.pairrun import (
     short_row,
     timeout,
 )
-from openssl_matrix.measure.robust import RatioEstimate
 from openssl_matrix.measure.session import Bencher
 from openssl_matrix.measure.speedcmd import mask_value
-from openssl_matrix.results.interleaved import file_pair, record_name
+from openssl_matrix.results.interleaved import record_name
+from openssl_matrix.results.pairrecord import PairRecord
 from openssl_matrix.results.tree import ResultsTree
 from openssl_matrix.sweep.bisect import INTERLEAVED, Paired, Unmeasurable
 
@@ -149,35 +149,28 @@ class EnginePairs:
         texts = self.texts.setdefault((top, bottom), [])
         texts.append(raw.split("\n# stderr\n")[0])
         if len(texts) > 1:  # pooled with the pair's earlier runs
-            rec = {**record_of(plan, rec["command"], "".join(texts), rec["exit_code"],
-                               rec["started"], rec["seconds"]), "errors": rec["errors"]}
+            rec = replace(record_of(plan, rec.command, "".join(texts), rec.exit_code,
+                                    rec.started, rec.seconds), errors=rec.errors)
         name = f"{plan.name}--{len(texts)}"
-        rec = {**rec, "pair_image": image, "bisection_run": run, "pooled_runs": len(texts)}
+        rec = replace(rec, pair_image=image, bisection_run=run, pooled_runs=len(texts))
         cpu = self.cpu(image)
-        file_pair(root, cpu, self.session, name, rec, raw)
+        self.m.tree.file_pair(cpu, self.session, name, rec, raw)
         where = record_name(cpu, self.session, name)
         return self.paired(rec, where)
 
-    def paired(self, rec: Mapping[str, Any], where: str) -> Paired:
+    def paired(self, rec: PairRecord, where: str) -> Paired:
         """The cell's row of a pair's record as a ratio, or why there is none."""
         alg = self.suite.algorithms[0]
-        rows = [r for r in rec.get("algorithms") or () if r.get("algorithm") == alg]
-        if rec.get("exit_code") != 0 or not rows:
-            errors = "; ".join(str(e) for e in rec.get("errors") or ()) or "no row"
+        row = rec.row(alg)
+        if rec.exit_code != 0 or row is None:
+            errors = "; ".join(rec.errors) or "no row"
             return Paired(why_not=f"the pair harness gave no ratio for {alg}: {errors}",
                           record=where)
-        row = rows[0]
-        log.info(f"    interleaved {rec.get('numerator')} / {rec.get('denominator')}: "
-                 + short_row(row))
-        if not isinstance(row.get("ratio"), float):
+        log.info(f"    interleaved {rec.numerator} / {rec.denominator}: " + short_row(row))
+        e = row.estimate
+        if e is None:
             return Paired(why_not=f"no block of the harness's windows had the CPU for "
                           f"{CPU_SHARE_MIN:.0%} of its time (a busy host)", record=where)
-
-        def num(key: str) -> float | None:
-            v = row.get(key)
-            return float(v) if isinstance(v, (int, float)) else None
-
-        est = RatioEstimate(int(row.get("blocks") or 0), float(row["ratio"]), num("ci_low"),
-                            num("ci_high"), method=INTERLEAVED)
-        return Paired(est, rate_top=num("rate_b"), rate_bottom=num("rate_a"),
-                      disturbed=bool(row.get("disturbed")), record=where)
+        est = RatioEstimate(e.blocks, float(e.ratio), e.ci_low, e.ci_high, method=INTERLEAVED)
+        return Paired(est, rate_top=e.rate_b, rate_bottom=e.rate_a,
+                      disturbed=bool(e.disturbed), record=where)

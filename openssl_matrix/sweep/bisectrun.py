@@ -31,13 +31,14 @@ from typing import Any
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import ConfigError, FatalError, SourceError
 from openssl_matrix.core.files import atomic_write
+from openssl_matrix.core.statuses import DISTURBED
 from openssl_matrix.core.version import Version, VersionError
 from openssl_matrix.engine.backend import Backend
+from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.images.build import Builder
 from openssl_matrix.images.gitsource import Commit, commit_variant, tree_version
 from openssl_matrix.matrix.model import Matrix, Suite, Variant
 from openssl_matrix.measure.cell import CellOutcome
-from openssl_matrix.measure.guards import DISTURBED
 from openssl_matrix.measure.session import Bencher
 from openssl_matrix.results.records import FINISHED
 from openssl_matrix.results.tree import ResultsTree
@@ -138,8 +139,8 @@ class EngineMeasure:
         # neighbouring releases share most of their sources: one compiler cache a series
         self.builder = Builder(m, backend, tree, workdir=tree.bisect_dir(".work"),
                                compiler_cache="openssl-matrix" if compiler_cache else None)
-        self.bencher = Bencher(m, backend, tree, engine=dict(engine), git_commit=git_commit,
-                               max_attempts=0)
+        self.bencher = Bencher(m, backend, tree, engine=EngineInfo.of(engine),
+                               git_commit=git_commit, max_attempts=0)
         self.ready: dict[str, Variant] = {}
         self.broken: dict[str, str] = {}
 

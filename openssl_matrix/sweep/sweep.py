@@ -31,8 +31,10 @@ from typing import Any
 import yaml
 
 from openssl_matrix.core import log
-from openssl_matrix.core.errors import ParseError
+from openssl_matrix.core.errors import ConfigError, ParseError
+from openssl_matrix.core.files import read_bounded_text
 from openssl_matrix.core.version import Version
+from openssl_matrix.core.yamlload import YamlProblem, load_yaml
 from openssl_matrix.engine.backend import DockerBackend, RunLimits
 from openssl_matrix.images.build import Builder
 from openssl_matrix.images.sources import (
@@ -44,8 +46,7 @@ from openssl_matrix.images.sources import (
 )
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure import hostacct
-from openssl_matrix.measure.guards import split_times
-from openssl_matrix.measure.invocation import SPEED_WRAPPER, WRAPPER_NAME
+from openssl_matrix.measure.invocation import SPEED_WRAPPER, WRAPPER_NAME, split_times
 from openssl_matrix.parse import parse_speed
 from openssl_matrix.results.records import read_latest
 from openssl_matrix.results.tree import ResultsTree
@@ -72,7 +73,12 @@ def read_notes(folder: Path) -> dict[str, str]:
     path = folder / "notes.yaml"
     if not path.is_file():
         return {}
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    try:
+        data = load_yaml(read_bounded_text(path, "yaml")) or {}
+    except (OSError, UnicodeDecodeError, YamlProblem) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(f"{path}: {why}", hint="notes.yaml maps a version to where its "
+                          "tree came from (a small YAML mapping); fix it or remove it") from None
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from openssl_matrix.core import jsonread
-from openssl_matrix.core.files import atomic_write
+from openssl_matrix.core.files import atomic_write, read_bounded_text
 from openssl_matrix.core.resources import sweep_table
 from openssl_matrix.core.stats import estimate
 from openssl_matrix.core.version import Version
@@ -77,7 +77,7 @@ class Row:
 def read_table(path: Path = TABLE_FILE) -> dict[str, Any]:
     """The recorded sweep (an absent or unreadable file is an empty table)."""
     try:
-        data = jsonread.loads(path.read_text(encoding="utf-8"))
+        data = jsonread.loads(read_bounded_text(path, "results"))
     except (OSError, ValueError):
         return {"rows": []}
     return data if isinstance(data, dict) and isinstance(data.get("rows"), list) \

@@ -19,12 +19,13 @@ from typing import Any
 import pytest
 import yaml
 
+from openssl_matrix.core import statuses
 from openssl_matrix.engine.backend import DockerBackend
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.images.build import Builder
 from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
-from openssl_matrix.measure import guards, hostacct
+from openssl_matrix.measure import hostacct
 from openssl_matrix.measure.cell import SPEED_CPU_SHARES
 from openssl_matrix.measure.multiacct import CHILD_BALANCE_MIN
 from openssl_matrix.measure.session import Bencher
@@ -73,7 +74,7 @@ def test_aead_suite_at_one_and_two_processes(setup: tuple[Path, ResultsTree]) ->
         for f in figs.values():
             assert f["path"] == "aead" and f["block_size"] == 16384
             assert num(f["bytes_per_s"]) > 1e8  # AES-NI / AVX2 code: well above 100 MB/s
-            assert f["status"] in ("ok", guards.TIME_BASIS, *guards.DISTURBED)
+            assert f["status"] in ("ok", statuses.TIME_BASIS, *statuses.DISTURBED)
         meta = json.loads((Path(str(o.run_dir)) / "meta.json").read_text())
         assert meta["topology"]["cpus"] == (os.cpu_count() or 2)
         for inv in meta["invocations"]:
@@ -88,12 +89,12 @@ def test_aead_suite_at_one_and_two_processes(setup: tuple[Path, ResultsTree]) ->
             reasons = hostacct.contention_reasons(hostacct.HostAccounting(**acct))
             lagging = kids["balance"] is not None and kids["balance"] < CHILD_BALANCE_MIN
             # or shared-core where only the port-share probe saw the core shared
-            probe = any(f.get("code") == guards.SHARED_CORE
+            probe = any(f.get("code") == statuses.SHARED_CORE
                         and f.get("invocation") == inv["name"] for f in o.findings)
-            want = {guards.CONTENDED} if reasons or lagging else \
-                ({guards.SHARED_CORE} if probe else {"ok"})
+            want = {statuses.CONTENDED} if reasons or lagging else \
+                ({statuses.SHARED_CORE} if probe else {"ok"})
             # (time-basis: not contended, but user over elapsed below 0.90: cell.py's rule)
-            assert status == want or (want == {"ok"} and status == {guards.TIME_BASIS}), inv
+            assert status == want or (want == {"ok"} and status == {statuses.TIME_BASIS}), inv
         if o.variant.startswith("3.0.20"):
             assert any("streams ChaCha20-Poly1305" in w for w in o.warnings)
 
@@ -121,5 +122,5 @@ def test_busy_loop_on_one_cpu_makes_the_two_process_run_contended(
             subprocess.run(["docker", "rm", "-f", name], capture_output=True)
     [o] = outs
     [fig] = o.figures
-    assert fig["multi"] == 2 and fig["status"] == guards.CONTENDED, fig
+    assert fig["multi"] == 2 and fig["status"] == statuses.CONTENDED, fig
     assert "did not get its CPU" in fig["detail"] or "waited for a CPU" in fig["detail"]

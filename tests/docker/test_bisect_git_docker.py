@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from openssl_matrix.cli.commands import handlers
+from openssl_matrix.cli.shared import handlers
 from openssl_matrix.images.sources import default_urls, fetch_source_info
 from openssl_matrix.matrix.load import load_matrix
 

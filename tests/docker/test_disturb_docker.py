@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 import yaml
 
+from openssl_matrix.core import statuses
 from openssl_matrix.engine.backend import DockerBackend
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.images.build import Builder
 from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
-from openssl_matrix.measure import guards
 from openssl_matrix.measure.session import Bencher
 from openssl_matrix.results.tree import ResultsTree
 
@@ -77,7 +77,7 @@ def test_figures_beside_busy_sibling_containers_are_flagged(
     figures = [f for o in outs for f in o.figures]
     assert len(figures) == 2
     for f in figures:
-        assert f["status"] == guards.CONTENDED, f
+        assert f["status"] == statuses.CONTENDED, f
         assert num(f["foreign_cores"]) > 0.5 and "other work kept" in f["detail"]
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from openssl_matrix.engine.backend import DockerBackend, RunLimits
+from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.images.build import Builder
 from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
@@ -37,7 +38,7 @@ def image(tmp_path_factory: pytest.TempPathFactory) -> str:
     v = m.select("1.1.1w-asm-x86_64")
     outcome = Builder(m, backend, tree, workdir=tmp_path_factory.mktemp("work")).build(v)[0]
     assert outcome.status in ("built", "up-to-date"), outcome.error
-    return Bencher(m, backend, tree, engine={}, git_commit=None).image_for(v[0])[0]
+    return Bencher(m, backend, tree, engine=EngineInfo(), git_commit=None).image_for(v[0])[0]
 
 
 def figure(stdout: str) -> float:

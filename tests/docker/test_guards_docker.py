@@ -19,11 +19,12 @@ from typing import Any
 import pytest
 import yaml
 
+from openssl_matrix.core import statuses
 from openssl_matrix.engine.backend import DockerBackend, RunLimits
 from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.isa import IA32CAP_BITS
 from openssl_matrix.matrix.load import load_matrix
-from openssl_matrix.measure import guards
+from openssl_matrix.measure import guards, invocation
 from openssl_matrix.measure.benchfigure import BenchFigure
 from openssl_matrix.measure.hostinfo import parse_cpuinfo
 from openssl_matrix.measure.session import Bencher
@@ -92,14 +93,14 @@ def test_afalg_engine_is_labelled_as_it_really_ran(setup: tuple[Path, ResultsTre
         assert num(afalg["bytes_per_s"]) > 1e7 and num(builtin["bytes_per_s"]) > 1e7  # speed ran
         meta = json.loads((Path(str(out.run_dir)) / "meta.json").read_text())
         if kernel_has_af_alg():
-            assert guards.ENGINE_NOT_ENGAGED not in afalg["guards"]
+            assert statuses.ENGINE_NOT_ENGAGED not in afalg["guards"]
             assert meta["engine_checks"]["afalg"]["available"] is True
         else:  # this kind of machine: afalg fails to init, speed measures software
-            assert afalg["status"] == guards.ENGINE_NOT_ENGAGED, afalg
+            assert afalg["status"] == statuses.ENGINE_NOT_ENGAGED, afalg
             assert "init failed" in afalg["detail"]
             assert meta["engine_checks"]["afalg"]["available"] is False
             assert any(w.startswith("engine-not-engaged: default--afalg") for w in out.warnings)
-        assert guards.ENGINE_NOT_ENGAGED not in builtin["guards"]
+        assert statuses.ENGINE_NOT_ENGAGED not in builtin["guards"]
         assert afalg["cycles_per_byte"] == pytest.approx(meta["clock_hz"] / afalg["bytes_per_s"])
 
 
@@ -123,20 +124,20 @@ def test_masks_and_code_paths_on_real_builds(setup: tuple[Path, ResultsTree]) ->
     assert vec["no-aesni"][1] == vec[""][1]  # the two-word mask keeps AVX2/SHA
     assert vec["post-mask"][1] == 0  # the one-word mask clears them
     for v in ("3.0.20-asm-x86_64", "1.1.1w-asm-x86_64"):
-        assert guards.MASK_OVERREACH in fig(v, "post-mask--sha256", "sha256")["guards"]
-        assert not {guards.MASK_OVERREACH, guards.MASK_NOT_APPLIED} & \
+        assert statuses.MASK_OVERREACH in fig(v, "post-mask--sha256", "sha256")["guards"]
+        assert not {statuses.MASK_OVERREACH, statuses.MASK_NOT_APPLIED} & \
             set(fig(v, "no-aesni--sha256", "sha256")["guards"])
     # the low-level AES of 1.1.1w, which never reaches AES-NI
     legacy = fig("1.1.1w-asm-x86_64", "native--legacy--aes-128-cbc+sha256", "aes-128-cbc")
     # its status is the gravest code: `contended` outranks `legacy-path` on a host with steal
-    assert guards.LEGACY_PATH in legacy["guards"] and legacy["evp"] is False
-    assert legacy["status"] in (guards.LEGACY_PATH, *guards.DISTURBED), legacy
-    assert guards.LEGACY_PATH not in fig("1.1.1w-asm-x86_64",
-                                         "native--legacy--aes-128-cbc+sha256",
-                                         "sha256")["guards"]
-    assert guards.LEGACY_PATH not in fig("3.0.20-asm-x86_64",
-                                         "native--legacy--aes-128-cbc+sha256",
-                                         "aes-128-cbc")["guards"]
+    assert statuses.LEGACY_PATH in legacy["guards"] and legacy["evp"] is False
+    assert legacy["status"] in (statuses.LEGACY_PATH, *statuses.DISTURBED), legacy
+    assert statuses.LEGACY_PATH not in fig("1.1.1w-asm-x86_64",
+                                           "native--legacy--aes-128-cbc+sha256",
+                                           "sha256")["guards"]
+    assert statuses.LEGACY_PATH not in fig("3.0.20-asm-x86_64",
+                                           "native--legacy--aes-128-cbc+sha256",
+                                           "aes-128-cbc")["guards"]
     # and the numbers say the same (the 1.1.1w fixture run: 862 vs 205 and 1087 vs 270 MB/s)
     if "aes" in HOST.flags:
         evp = num(fig("1.1.1w-asm-x86_64", "native--aes-128-cbc", "aes-128-cbc")["bytes_per_s"])
@@ -156,14 +157,14 @@ def test_time_basis_under_a_cpu_quota(setup: tuple[Path, ResultsTree]) -> None:
     [inv] = speed_invocations("1.1.1w", b.matrix.suite("rep"))[0]
     res = b.backend.run(tag, inv.exec_command, limits=RunLimits(cpus=0.3, timeout=120))
     assert res.exit_code == 0, res.stderr
-    stderr, times = guards.split_times(res.stderr)
+    stderr, times = invocation.split_times(res.stderr)
     assert times is not None
     run = parse_speed(res.stdout, stderr, version="1.1.1w", evp=True)
     elapsed = sum(p.seconds_reported for p in run.progress)
     assert 0.9 < elapsed < 2.0  # steal can make the alarm fire late
     assert times.user / elapsed < 0.45, (times, elapsed)
     [finding] = guards.time_basis_findings(inv.name, times, elapsed)
-    assert finding.code == guards.TIME_BASIS and "x higher" in finding.message
+    assert finding.code == statuses.TIME_BASIS and "x higher" in finding.message
 
 
 def test_repeated_runs_show_their_spread(setup: tuple[Path, ResultsTree]) -> None:
@@ -260,7 +261,7 @@ def test_profile_on_another_engine_files_results_locally(
     figures = json.loads((run / "figures.json").read_text())
     afalg = next(f for f in figures if f["engine"] == "afalg")
     if not kernel_has_af_alg():
-        assert afalg["status"] == guards.ENGINE_NOT_ENGAGED
+        assert afalg["status"] == statuses.ENGINE_NOT_ENGAGED
     # export says which engine each figure came from
     exported = invoke("export", "--format", "jsonl")
     rows = [json.loads(line) for line in exported.stdout.splitlines()]

@@ -41,37 +41,40 @@ def test_interleaved_pairs_of_real_builds(tmp_path: Path) -> None:
     outcomes = bencher.bench(variants, suite, "auto")
     assert {o.status for o in outcomes} <= {"complete", "partial"}
     filed = all_pairs(tree.root)
-    kinds = sorted(f.record["kind"] for f in filed)
+    kinds = sorted(f.record.kind for f in filed)
     # native/mask for each build, asm/no-asm natively and masked
     assert kinds == ["asm/no-asm", "asm/no-asm", "mask/native", "mask/native"], kinds
     for f in filed:
         rec = f.record
         assert (f.folder / "raw.txt").read_text().count("+PAIR:w:") > 0
-        assert rec["exit_code"] == 0, rec["errors"]
-        assert rec["top"]["version"].startswith("OpenSSL 1.1.1w")
-        assert rec["bottom"]["version"].startswith("OpenSSL 1.1.1w")
-        assert [r["algorithm"] for r in rec["algorithms"]] == ["md5", "sha256"]
-        for row in rec["algorithms"]:
-            assert row["windows"] > 0
-            if "ratio" not in row:  # every block had a preempted window: said, not guessed
-                assert row["windows"] >= 4
+        assert rec.exit_code == 0, rec.errors
+        assert (rec.top.version or "").startswith("OpenSSL 1.1.1w")
+        assert (rec.bottom.version or "").startswith("OpenSSL 1.1.1w")
+        assert [r.algorithm for r in rec.algorithms] == ["md5", "sha256"]
+        for row in rec.algorithms:
+            assert row.windows > 0
+            e = row.estimate
+            if e is None:  # every block had a preempted window: said, not guessed
+                assert row.windows >= 4
                 continue
-            assert row["blocks"] > 0 and row["preempted"] >= 0
-            if row["ci_low"] is not None:
-                assert row["ci_low"] <= row["ratio"] <= row["ci_high"]
+            assert e.blocks > 0 and e.preempted >= 0
+            if e.ci_low is not None and e.ci_high is not None:
+                assert e.ci_low <= e.ratio <= e.ci_high
             # set against the session's other pairs: a share of its side's best, and
             # low only below 0.9 (whether a neighbour held it down is the host's to say)
-            assert 0 < row["rate_share"] <= 1 and row["low"] == (row["rate_share"] < 0.9)
-            for aside in row.get("set_aside", []):  # measured again: the other run kept
-                assert aside["rate_share"] is None or aside["rate_share"] <= 1
-        by_alg = {r["algorithm"]: r for r in rec["algorithms"]}
-        md5, sha = by_alg["md5"], by_alg["sha256"]
-        if rec["kind"] == "mask/native" and "ratio" in md5:
-            assert 0.9 < md5["ratio"] < 1.1, md5
-        if rec["kind"] == "asm/no-asm" and rec["top"]["mask"] == "native" and "ratio" in sha:
-            assert sha["ratio"] > 1.1, sha
+            assert row.rate_share is not None and 0 < row.rate_share <= 1
+            assert row.low == (row.rate_share < 0.9)
+            for aside in row.set_aside:  # measured again: the other run kept
+                assert aside.rate_share is None or aside.rate_share <= 1
+        md5, sha = rec.row("md5"), rec.row("sha256")
+        assert md5 is not None and sha is not None
+        if rec.kind == "mask/native" and md5.ratio is not None:
+            assert 0.9 < md5.ratio < 1.1, md5
+        if rec.kind == "asm/no-asm" and rec.top.mask == "native" and sha.ratio is not None:
+            assert sha.ratio > 1.1, sha
     # the session's pairs are in the tree, as JSON the report reads back
-    assert all(json.loads((f.folder / "record.json").read_text()) == f.record for f in filed)
+    assert all(json.loads((f.folder / "record.json").read_text()) == f.record.to_json()
+               for f in filed)
     assert (tree.root / INTERLEAVED_DIR).is_dir()
     # and the bench hands them to its summary
     assert len(bencher.interleaved[suite.name]) == 4

@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
+from openssl_matrix.core import statuses
 from openssl_matrix.engine.backend import DockerBackend, RunLimits
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.images.harness import BINARY, ensure_harness
 from openssl_matrix.matrix.libvocab import MEMORY_OPS, OPERATIONS
 from openssl_matrix.matrix.model import Mask, Matrix
-from openssl_matrix.measure import guards
 from openssl_matrix.measure.benchfigure import BenchFigure
 from openssl_matrix.measure.library import LibraryInvocation, invocation_name, parse_library
 from openssl_matrix.measure.session import Bencher
@@ -92,7 +92,7 @@ def test_every_operation_gives_ok_figures(
     figs = {f["algorithm"]: f for f in _figures(out, "all", threads)}
     assert set(figs) == set(TIMED)
     for op, f in figs.items():
-        assert f["status"] in ("ok", *guards.DISTURBED), (op, f["detail"])
+        assert f["status"] in ("ok", *statuses.DISTURBED), (op, f["detail"])
         assert f["operations"] == 3 * threads and num(f["ops_per_s"]) > 0
         assert f["threads"] == threads
         # a window shorter than a clock tick of /proc/stat has no accounting
@@ -148,7 +148,7 @@ def test_the_harness_runs_on_i386(setup_i386: Setup, variant: str) -> None:
     out = _run(backend, tags[variant], "--iterations", "2", "--threads", "2", *TIMED)
     figs = _figures(out, "all", 2)
     assert {f["algorithm"] for f in figs} == set(TIMED)
-    assert all(f["status"] in ("ok", *guards.DISTURBED) for f in figs)
+    assert all(f["status"] in ("ok", *statuses.DISTURBED) for f in figs)
 
 
 def test_a_two_thread_run_beside_a_busy_loop_is_contended(setup: Setup) -> None:
@@ -165,7 +165,7 @@ def test_a_two_thread_run_beside_a_busy_loop_is_contended(setup: Setup) -> None:
     assert {f["algorithm"] for f in figures} == {"handshake-tls1.3-rsa2048", "fetch-digest"}
     for f in figures:
         assert f["threads"] == 2
-        assert f["status"] == guards.CONTENDED, f
+        assert f["status"] == statuses.CONTENDED, f
         assert "host not quiet" in f["detail"]
     run = Path(str(outs[0].run_dir))
     assert (run / "raw" / "lib--fetch-digest--t2.stdout").read_text().count("+HOSTSTAT") == 2

@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 import yaml
 
+from openssl_matrix.core import statuses
 from openssl_matrix.engine.backend import DockerBackend, RunLimits, RunResult
 from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
-from openssl_matrix.measure import guards
 from openssl_matrix.measure.hostinfo import parse_cpuinfo
 from openssl_matrix.measure.session import MAX_ATTEMPTS, Bencher
 from openssl_matrix.measure.speedcmd import unwrap_speed
@@ -88,11 +88,11 @@ def test_a_busy_loop_on_the_measured_core_makes_the_probe_flag_the_run(
     share = disturbed["port_share"]["after"]["share_of_usual"]
     assert share < 0.8, disturbed["port_share"]  # about half the core: 0.4-0.6 seen
     assert first["port_share"]["before"]["ports_per_cycle"] > 0
-    found = [f for f in meta["findings"] if f["code"] == guards.SHARED_CORE]
+    found = [f for f in meta["findings"] if f["code"] == statuses.SHARED_CORE]
     assert disturbed["name"] in {f["invocation"] for f in found}
     figures = json.loads((Path(str(outs[0].run_dir)) / "figures.json").read_text())
     assert {f["status"] for f in figures if f["invocation"] == disturbed["name"]} \
-        <= set(guards.DISTURBED)  # the accounting may call it contended first
+        <= set(statuses.DISTURBED)  # the accounting may call it contended first
     # measured again: a later run holds the disturbed invocation
     later = [json.loads((Path(str(o.run_dir)) / "meta.json").read_text()) for o in outs[1:]]
     assert any(disturbed["name"] in (x.get("subset") or {}).get("invocations", [])

@@ -15,7 +15,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from openssl_matrix.cli.commands import handlers
+from openssl_matrix.cli.shared import handlers
 
 from ..conftest import built_matrix
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from openssl_matrix.core import statuses
 from openssl_matrix.matrix import pts
-from openssl_matrix.measure import guards
 from openssl_matrix.measure.session import Bencher
 
 from ..conftest import built_matrix
@@ -45,6 +45,6 @@ def test_every_pts_result_on_both_versions(tmp_path: Path) -> None:
             assert value and value > 0, f
             # a busy host (CI's has steal) files a figure contended, a core the probe saw
             # shared shared-core; it is never dropped
-            assert f["status"] in ("ok", *guards.DISTURBED, guards.NOISY), f
+            assert f["status"] in ("ok", *statuses.DISTURBED, statuses.NOISY), f
         # the figures PTS reads are a handful of what speed printed, not all of it
         assert len(o.figures) > len(labelled)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.measure import guards
+from openssl_matrix.core import statuses
 from openssl_matrix.measure.session import MAX_ATTEMPTS, Bencher
 from openssl_matrix.measure.speedcmd import unwrap_speed
 from openssl_matrix.results.export import render as export
@@ -55,7 +55,7 @@ def test_contended_figures_are_kept_remeasured_and_never_reported_ok(
     assert len({o.run_dir for o in outs}) == 3
     for o in outs:
         [fig] = o.figures
-        assert fig["status"] == guards.CONTENDED and num(fig["bytes_per_s"]) > 0
+        assert fig["status"] == statuses.CONTENDED and num(fig["bytes_per_s"]) > 0
         assert fig["own_share"] is not None and num(fig["foreign_cores"]) > 1.0
         meta = json.loads((Path(str(o.run_dir)) / "meta.json").read_text())
         [entry] = meta["invocations"]
@@ -67,9 +67,9 @@ def test_contended_figures_are_kept_remeasured_and_never_reported_ok(
     assert second["subset"] == {"invocations": ["default--aes-128-cbc"],
                                 "why": "re-measuring figures the host disturbed"}
     # time-basis is not claimed for a process that waited for a CPU
-    assert all(guards.TIME_BASIS not in o.figures[0]["guards"] for o in outs)
+    assert all(statuses.TIME_BASIS not in o.figures[0]["guards"] for o in outs)
     rows = list(csv.DictReader(io.StringIO(export(bencher.tree, "csv"))))
-    assert len(rows) == 3 and {r["status"] for r in rows} == {guards.CONTENDED}
+    assert len(rows) == 3 and {r["status"] for r in rows} == {statuses.CONTENDED}
     assert all(r["samples"] == "1" and float(r["foreign_cores"]) > 1 for r in rows)
 
 
@@ -94,7 +94,7 @@ def test_a_series_exports_its_clean_sample_count_and_interval(
     m = bencher.matrix
     outs = bencher.bench(m.select("1.1.1w-asm-x86_64"), m.suite("rep"), "auto", repeat=3)
     assert [(o.round, o.figures[0]["status"]) for o in outs] == [
-        (1, guards.CONTENDED), (2, "time-basis"), (3, "time-basis"), (4, "time-basis")]
+        (1, statuses.CONTENDED), (2, "time-basis"), (3, "time-basis"), (4, "time-basis")]
     rows = list(csv.DictReader(io.StringIO(export(bencher.tree, "csv"))))
     assert [r["samples"] for r in rows] == ["3"] * 4
     value = float(rows[1]["bytes_per_s"])

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from openssl_matrix.core import statuses
 from openssl_matrix.core.files import write_json
 from openssl_matrix.images.build import Builder
 from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
-from openssl_matrix.measure import guards
 from openssl_matrix.measure.benchfigure import BenchFigure
 from openssl_matrix.measure.runrecord import HostRecord, InvocationEntry, RunRecord
 from openssl_matrix.measure.session import Bencher
@@ -106,10 +106,10 @@ def test_engine_that_failed_to_init_is_labelled(matrix: Path, tmp_path: Path) ->
     [out] = bencher.bench(m.select("1.1.1w-asm-x86_64"), m.suite("engines"), "epyc")
     assert out.status == "complete"
     by_inv = {f["invocation"]: f for f in out.figures}
-    assert by_inv["default--afalg--aes-128-cbc"]["status"] == guards.ENGINE_NOT_ENGAGED
-    assert by_inv["default--padlock--aes-128-cbc"]["status"] == guards.ENGINE_NOT_ENGAGED
+    assert by_inv["default--afalg--aes-128-cbc"]["status"] == statuses.ENGINE_NOT_ENGAGED
+    assert by_inv["default--padlock--aes-128-cbc"]["status"] == statuses.ENGINE_NOT_ENGAGED
     # the built-in run is not an engine run; its user time (0.22 s of 1 s) is flagged
-    assert by_inv["default--aes-128-cbc"]["status"] == guards.TIME_BASIS
+    assert by_inv["default--aes-128-cbc"]["status"] == statuses.TIME_BASIS
     assert num(by_inv["default--afalg--aes-128-cbc"]["bytes_per_s"]) > 1e8
     assert any("engine-not-engaged: default--afalg" in w for w in out.warnings)
     meta = json.loads((Path(str(out.run_dir)) / "meta.json").read_text())
@@ -181,9 +181,9 @@ def test_forced_run_flags_a_binary_the_profile_cpu_cannot_run(matrix: Path,
                          force=True, repeat=1)
     znver2 = next(o for o in outs if o.variant.endswith("znver2"))
     plain = next(o for o in outs if not o.variant.endswith("znver2"))
-    assert {f["status"] for f in znver2.figures} == {guards.CANNOT_RUN}
+    assert {f["status"] for f in znver2.figures} == {statuses.CANNOT_RUN}
     assert any("-march=znver2" in w and "avx2" in w for w in znver2.warnings)
-    assert guards.CANNOT_RUN not in {f["status"] for f in plain.figures}
+    assert statuses.CANNOT_RUN not in {f["status"] for f in plain.figures}
     meta = json.loads((Path(str(znver2.run_dir)) / "meta.json").read_text())
     assert meta["forced"] is True
     # forced onto another CPU: cycles use this host's clock, not the profile's 3.1 GHz
@@ -209,8 +209,8 @@ def test_export_has_guard_and_cycle_columns(matrix: Path, tmp_path: Path) -> Non
     bencher.bench(m.select("1.1.1w-asm-x86_64"), m.suite("engines"), "epyc")
     rows = list(csv.DictReader(io.StringIO(export(tree, "csv"))))
     afalg = next(r for r in rows if r["engine"] == "afalg")
-    assert afalg["status"] == guards.ENGINE_NOT_ENGAGED
-    assert guards.ENGINE_NOT_ENGAGED in afalg["guards"].split(";")
+    assert afalg["status"] == statuses.ENGINE_NOT_ENGAGED
+    assert statuses.ENGINE_NOT_ENGAGED in afalg["guards"].split(";")
     assert float(afalg["cycles_per_byte"]) > 0 and afalg["clock_hz"] == "2450000000.0"
     assert afalg["pinning"] == "1" and afalg["docker_endpoint"] == "fake"
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.measure import guards
+from openssl_matrix.core import statuses
 from openssl_matrix.measure.session import MAX_ATTEMPTS, Bencher
 from openssl_matrix.measure.speedcmd import unwrap_speed
 
@@ -51,7 +51,7 @@ def test_a_run_the_probe_saw_share_its_core_is_shared_core_and_measured_again(
     outs = bencher.bench(m.select("1.1.1w-asm-x86_64"), m.suite("rep"), "auto", repeat=1)
     assert len(outs) >= 2
     first, *later = outs
-    assert {f["status"] for f in first.figures} == {guards.SHARED_CORE}
+    assert {f["status"] for f in first.figures} == {statuses.SHARED_CORE}
     meta = json.loads((Path(str(first.run_dir)) / "meta.json").read_text())
     [entry] = meta["invocations"]
     assert entry["port_share"]["before"] == {"ports_per_cycle": 3.0, "share_of_usual": 1.0}
@@ -59,7 +59,7 @@ def test_a_run_the_probe_saw_share_its_core_is_shared_core_and_measured_again(
     assert any(w.startswith("shared-core: ") and "80%" in w for w in meta["warnings"])
     assert meta["host"]["core_clock"]["after"]["ports_per_cycle"] == 2.4
     # measured again, and the later attempt (the core the probe's best again) is ok
-    assert all(f["status"] != guards.SHARED_CORE for o in later for f in o.figures)
+    assert all(f["status"] != statuses.SHARED_CORE for o in later for f in o.figures)
     again = json.loads((Path(str(later[0].run_dir)) / "meta.json").read_text())
     assert again["subset"]["invocations"] == [entry["name"]]
     # every probe went through the engine's seam, with the throughput kernel asked for
@@ -71,6 +71,6 @@ def test_a_steady_core_flags_nothing(bench: tuple[Bencher, FakeBackend]) -> None
     m = bencher.matrix
     outs = bencher.bench(m.select("1.1.1w-asm-x86_64"), m.suite("rep"), "auto", repeat=1)
     assert len(outs) == 1
-    assert all(f["status"] not in guards.DISTURBED for f in outs[0].figures)
+    assert all(f["status"] not in statuses.DISTURBED for f in outs[0].figures)
     meta = json.loads((Path(str(outs[0].run_dir)) / "meta.json").read_text())
     assert meta["invocations"][0]["port_share"]["after"]["share_of_usual"] == 1.0

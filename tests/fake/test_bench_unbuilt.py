@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from invoke.exceptions import Exit
 
-from openssl_matrix.cli.commands import handlers
+from openssl_matrix.cli.shared import handlers
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.core.errors import BenchError
 from openssl_matrix.images.build import Builder

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from openssl_matrix.cli.commands import handlers
+from openssl_matrix.cli.shared import handlers
 from openssl_matrix.core.errors import BuildError
 
 from ..conftest import make_tarball

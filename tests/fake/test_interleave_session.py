@@ -22,6 +22,8 @@ from openssl_matrix.images.render import toolchain_tag
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.pairrun import interleave_session
 from openssl_matrix.results.interleaved import all_pairs
+from openssl_matrix.results.pairrecord import PairRecord
+from openssl_matrix.results.tree import ResultsTree
 
 from ..fakes import FakeBackend
 
@@ -69,14 +71,14 @@ def _session(tmp_path: Path, backend: FakeBackend) -> tuple[Any, list[Any], Any,
     backend.images[toolchain_tag(variants[0].base_image)] = "sha256:toolchain"
     images: dict[str, tuple[str, dict[str, Any]]] = {
         v.id: (f"openssl-matrix/{v.id}:x", {}) for v in variants}
-    ctx = SimpleNamespace(backend=backend, tree=SimpleNamespace(root=tmp_path / "results"),
+    ctx = SimpleNamespace(backend=backend, tree=ResultsTree(tmp_path / "results"),
                           cpu_name="host-x", session="bench-1",
                           limits=lambda timeout, suite: RunLimits(timeout=timeout))
     return ctx, variants, suite, images
 
 
-def _slowed(records: list[dict[str, Any]]) -> dict[str, Any]:
-    [rec] = [r for r in records if r["kind"] == "asm/no-asm" and r["top"]["mask"] == "native"]
+def _slowed(records: list[PairRecord]) -> PairRecord:
+    [rec] = [r for r in records if r.kind == "asm/no-asm" and r.top.mask == "native"]
     return rec
 
 
@@ -89,21 +91,22 @@ def test_a_pair_whose_side_sat_low_is_measured_again_and_the_better_run_kept(
     # 1.1.1w asm's SHA-256 ran at 0.7 of its rate in the asm/no-asm pair, in full in its
     # mask/native pair: measured again, and the full-rate run kept
     rec = _slowed(records)
-    sha = next(r for r in rec["algorithms"] if r["algorithm"] == "sha256")
-    assert rec["regime_checked"] is True
-    [aside] = sha["set_aside"]
-    assert aside["rate_share"] == pytest.approx(0.7, abs=0.01)  # the slowed run, aside
-    assert 3.9 < sha["ratio"] < 4.1  # 400 / 100 ops a window: the run kept
-    assert sha["low"] is False and sha["rate_share"] == pytest.approx(1.0, abs=0.01)
+    sha = rec.row("sha256")
+    assert sha is not None and sha.ratio is not None
+    assert rec.regime_checked is True
+    [aside] = sha.set_aside
+    assert aside.rate_share == pytest.approx(0.7, abs=0.01)  # the slowed run, aside
+    assert 3.9 < sha.ratio < 4.1  # 400 / 100 ops a window: the run kept
+    assert sha.low is False and sha.rate_share == pytest.approx(1.0, abs=0.01)
     raw = next(f for f in all_pairs(ctx.tree.root) if f.record == rec).folder / "raw.txt"
     assert "# measured again: a side sat low" in raw.read_text()
     # nothing else sat low, so nothing else was measured again
-    assert sum(bool(r.get("regime_checked")) for r in records) == 1
+    assert sum(bool(r.regime_checked) for r in records) == 1
     # the session resumed: every pair filed, none measured again
     runs = len(backend.runs)
     again = interleave_session(ctx, variants, images, suite, tmp_path / "work")
     assert len(backend.runs) == runs
-    assert sorted(r["kind"] for r in again) == sorted(r["kind"] for r in records)
+    assert sorted(r.kind for r in again) == sorted(r.kind for r in records)
 
 
 def test_a_side_held_down_in_every_run_of_its_pair_stays_flagged(tmp_path: Path) -> None:
@@ -111,9 +114,10 @@ def test_a_side_held_down_in_every_run_of_its_pair_stays_flagged(tmp_path: Path)
     ctx, variants, suite, images = _session(tmp_path, backend)
     records = interleave_session(ctx, variants, images, suite, tmp_path / "work")
     rec = _slowed(records)
-    sha = next(r for r in rec["algorithms"] if r["algorithm"] == "sha256")
-    assert sha["low"] is True and sha["rate_share"] == pytest.approx(0.7, abs=0.01)
-    assert len(sha["set_aside"]) == 1
-    assert 2.7 < sha["ratio"] < 2.9  # 280 / 100: what the run said, flagged, not hidden
+    sha = rec.row("sha256")
+    assert sha is not None and sha.ratio is not None
+    assert sha.low is True and sha.rate_share == pytest.approx(0.7, abs=0.01)
+    assert len(sha.set_aside) == 1
+    assert 2.7 < sha.ratio < 2.9  # 280 / 100: what the run said, flagged, not hidden
     others = [r for r in records if r is not rec]
-    assert others and all(not row["low"] for r in others for row in r["algorithms"])
+    assert others and all(not row.low for r in others for row in r.algorithms)

@@ -25,6 +25,7 @@ from invoke.exceptions import Exit
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.cli.worker import thread_lab
 from openssl_matrix.core.errors import LAB_EXIT, DockerUnavailable, ProfileMismatch
+from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.images.build import Builder
 from openssl_matrix.images.sources import default_urls
 from openssl_matrix.lab.run import (
@@ -76,9 +77,9 @@ class LabFake(FakeBackend):
         self.speed_runs = 0
         self.threads: set[str] = set()
 
-    def engine_info(self) -> dict[str, Any]:
-        return {"endpoint": f"fake://{self.name}", "id": f"ID-{self.name}",
-                "name": f"host-{self.name}", "server_version": "0-fake", "kernel": "fake"}
+    def engine_info(self) -> EngineInfo:
+        return EngineInfo(endpoint=f"fake://{self.name}", id=f"ID-{self.name}",
+                          name=f"host-{self.name}", server_version="0-fake", kernel="fake")
 
     def respond(self, image: str, command: Sequence[str], env: Mapping[str, str],
                 ) -> tuple[int, str, str]:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from openssl_matrix.core import statuses
 from openssl_matrix.images.harness import BINARY
-from openssl_matrix.measure import guards
 from openssl_matrix.measure.session import MAX_ATTEMPTS, Bencher
 from openssl_matrix.results import records
 
@@ -62,7 +62,7 @@ def test_a_library_bench_builds_the_harness_and_remeasures_contended_runs(
     # the planned attempt, then re-measurements of the contended handshake run only
     assert [o.round for o in outs] == [1, 2, 3]
     first = {f["algorithm"]: f for f in outs[0].figures}
-    assert first["handshake-tls1.3-rsa2048"]["status"] == guards.CONTENDED
+    assert first["handshake-tls1.3-rsa2048"]["status"] == statuses.CONTENDED
     assert first["handshake-tls1.3-rsa2048"]["threads"] == 2
     assert first["mem-ssl-ctx"]["status"] == "ok" and first["mem-ssl-ctx"]["unit"] == "bytes"
     for o in outs[1:]:

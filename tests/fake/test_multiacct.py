@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.measure import guards, hostacct
+from openssl_matrix.core import statuses
+from openssl_matrix.measure import hostacct, invocation
 from openssl_matrix.measure.multiacct import CHILD_BALANCE_MIN, multi_findings
 from openssl_matrix.measure.session import Bencher
 from openssl_matrix.measure.speedcmd import unwrap_speed
@@ -21,7 +22,7 @@ SPEED = Path(__file__).resolve().parents[1] / "fixtures" / "speed"
 
 
 def accounting(name: str, processes: int) -> hostacct.HostAccounting | None:
-    rest, times = guards.split_times((HOST / f"{name}.stderr").read_text())
+    rest, times = invocation.split_times((HOST / f"{name}.stderr").read_text())
     _, acct = hostacct.from_stderr(rest, processes=processes,
                                    cpu_seconds=None if times is None else
                                    times.user + times.system)
@@ -35,7 +36,7 @@ def test_child_that_lost_its_cpu_is_contended() -> None:
     acct = accounting("multi2-aead-gcm256-busy-cpu1", 2)
     found, bal = multi_findings("native--aes-256-gcm", 2, out, acct)
     assert bal.balance is not None and bal.balance < CHILD_BALANCE_MIN
-    assert [f.code for f in found] == [guards.CONTENDED]
+    assert [f.code for f in found] == [statuses.CONTENDED]
     assert "child 0 62%, child 1 38%" in found[0].message
     # the container's CPU over elapsed x 2 says the same, on its own
     assert acct is not None and acct.processes == 2 and acct.own_share is not None
@@ -85,7 +86,7 @@ def test_bench_files_a_starved_child_as_contended(bencher: tuple[Bencher, FakeBa
     [o] = outs
     [fig] = o.figures
     assert fig["multi"] == 2 and fig["path"] == "aead" and fig["algorithm"] == "aes-256-gcm"
-    assert fig["status"] == guards.CONTENDED and fig["block_size"] == 16384
+    assert fig["status"] == statuses.CONTENDED and fig["block_size"] == 16384
     meta = json.loads((Path(str(o.run_dir)) / "meta.json").read_text())
     [entry] = meta["invocations"]
     assert entry["command"][-5:] == ["-multi", "2", "-aead", "-evp", "aes-256-gcm"]

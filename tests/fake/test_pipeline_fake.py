@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from openssl_matrix.core.errors import ProfileMismatch, ResultsError
+from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.images.build import Builder
 from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
@@ -181,7 +182,7 @@ def test_wrong_profile_is_refused_before_anything_is_built(fake_matrix: Path,
                                                            tmp_path: Path) -> None:
     m = load_matrix(fake_matrix, default_urls=default_urls)
     backend = FakeBackend(speed_responder)
-    bencher = Bencher(m, backend, ResultsTree(tmp_path / "r"), engine={}, git_commit=None)
+    bencher = Bencher(m, backend, ResultsTree(tmp_path / "r"), engine=EngineInfo(), git_commit=None)
     with pytest.raises(ProfileMismatch, match="model is 'AMD EPYC 7B13'"):
         bencher.bench(list(m.variants), m.suite("quick"), "ryzen")
     out = bencher.bench(list(m.variants), m.suite("quick"), "auto")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.cli.commands import handlers
+from openssl_matrix.cli.shared import handlers
 from openssl_matrix.core.errors import UsageError
 from openssl_matrix.images.harness import BINARY
 from openssl_matrix.measure import perfrun

@@ -17,7 +17,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from openssl_matrix.cli.commands import handlers
+from openssl_matrix.cli.shared import handlers
 from openssl_matrix.core.errors import BenchError, BuildError, UsageError
 from openssl_matrix.engine.backend import RunResult
 from openssl_matrix.measure import perfrun

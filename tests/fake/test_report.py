@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.cli.pastecmd import cmd_import
+from openssl_matrix.cli.commands.import_ import run as cmd_import
 from openssl_matrix.core.errors import ResultsError
 from openssl_matrix.images.build import Builder
 from openssl_matrix.images.sources import default_urls

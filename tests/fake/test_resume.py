@@ -22,12 +22,12 @@ from typing import Any
 import pytest
 from invoke.exceptions import Exit
 
-from openssl_matrix.cli import commands
-from openssl_matrix.cli.commands import handlers
+from openssl_matrix.cli.shared import handlers
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.core import files
 from openssl_matrix.core.errors import BenchError, ConfigError, DockerUnavailable, ResultsError
 from openssl_matrix.engine.backend import RunLimits, RunResult
+from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.images.build import Builder
 from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
@@ -179,7 +179,7 @@ def test_bench_killed_at_every_point_resumes_without_redoing_finished_cells(
     with files.write_faults(replaces.append):
         probe.run = counting_run  # type: ignore[method-assign]
         results = ResultsTree(tree)
-        Bencher(m, probe, results, engine={}, git_commit=None).bench(
+        Bencher(m, probe, results, engine=EngineInfo(), git_commit=None).bench(
             m.select(ASM), m.suite("quick"), "auto")
     total = events[0] + len(replaces)
     assert total > 20, "the probe should see every run and every atomic write"
@@ -253,7 +253,7 @@ def test_sigint_in_the_middle_leaves_a_clean_tree(fake_matrix: Path, tmp_path: P
     m, state, tree = setup_tree(fake_matrix, tmp_path)
     backend = ctrl_c_at(state, 4)  # the second speed run of the second cell
     results = ResultsTree(tree)
-    bencher = Bencher(m, backend, results, engine={}, git_commit=None)
+    bencher = Bencher(m, backend, results, engine=EngineInfo(), git_commit=None)
     with pytest.raises(KeyboardInterrupt):
         bencher.bench(m.select(ASM), m.suite("quick"), "auto")
     by_cell = cell_runs(tree)
@@ -280,7 +280,7 @@ def test_fresh_starts_over_and_a_finished_session_measures_again(
         return speed_responder(image, command, env)
 
     backend.responder = responder
-    bencher = Bencher(m, backend, results, engine={}, git_commit=None)
+    bencher = Bencher(m, backend, results, engine=EngineInfo(), git_commit=None)
     out = bencher.bench(m.select(ASM), m.suite("quick"), "auto")
     assert [o.status for o in out] == ["complete", "failed"]
     # the session stays open: a rerun measures only the failed cell
@@ -322,7 +322,7 @@ def test_a_failing_cell_and_a_bug_do_not_stop_the_others(fake_matrix: Path,
         return speed_responder(image, command, env)
 
     backend.responder = responder
-    out = Bencher(m2, backend, results, engine={}, git_commit=None).bench(
+    out = Bencher(m2, backend, results, engine=EngineInfo(), git_commit=None).bench(
         list(m2.variants), m2.suite("quick"), "auto")
     status = {o.variant: o.status for o in out}
     assert status == {"1.1.1w-asm-x86_64": "complete", "1.1.1w-no-asm-x86_64": "failed",
@@ -348,7 +348,7 @@ def test_engine_gone_mid_run_keeps_finished_cells_and_resumes(
     backend.responder = responder
     results = ResultsTree(tree)
     with pytest.raises(DockerUnavailable):
-        Bencher(m, backend, results, engine={}, git_commit=None).bench(
+        Bencher(m, backend, results, engine=EngineInfo(), git_commit=None).bench(
             m.select(ASM), m.suite("quick"), "auto")
     assert [r.meta["status"] for r in cell_runs(tree)["3.0.20-asm-x86_64"]] == ["interrupted"]
     out, _ = bench_once(m, state, tree)
@@ -484,7 +484,7 @@ profiles:""")
     fake_matrix.write_text(text)
     m, state, tree = setup_tree(fake_matrix, tmp_path)
     backend = PersistentFake(state)
-    bencher = Bencher(m, backend, ResultsTree(tree), engine={"endpoint": "local"},
+    bencher = Bencher(m, backend, ResultsTree(tree), engine=EngineInfo(endpoint="local"),
                       git_commit=None)
     out = bencher.bench(m.select("1.1.1w-asm-*"), m.suite("dev"), "auto")
     speed = [lim for (_, cmd, _), lim in zip(backend.runs, backend.limits, strict=True)
@@ -513,7 +513,7 @@ def test_docker_unreachable_is_a_clear_error(tmp_path: Path, fake_matrix: Path,
                                       "wait": False, "fresh": False, "repeat": 0})):
         with pytest.raises(Exit) as exc:
             dispatch(command, "", {"matrix": str(fake_matrix), "results": str(tmp_path / "r"),
-                                   "only": "", **flags}, commands.HANDLERS)
+                                   "only": "", **flags}, handlers())
         assert exc.value.code == DockerUnavailable.exit_code
         err = capsys.readouterr().err
         assert f"cannot reach the Docker engine at unix://{tmp_path}/no-engine.sock" in err
@@ -605,7 +605,7 @@ def test_an_interrupted_repeated_bench_resumes_round_by_round(
     backend = ctrl_c_at(state, 6)  # round 2, first variant, second mask
     results = ResultsTree(tree)
     with pytest.raises(KeyboardInterrupt):
-        Bencher(m, backend, results, engine={}, git_commit=None).bench(
+        Bencher(m, backend, results, engine=EngineInfo(), git_commit=None).bench(
             m.select(ASM), m.suite("quick"), "auto", repeat=3)
     out, again = bench_once_repeat(m, state, tree, 3)
     assert [(o.variant, o.round, o.reused) for o in out] == [
@@ -625,6 +625,6 @@ def test_an_interrupted_repeated_bench_resumes_round_by_round(
 def bench_once_repeat(m: Matrix, state: Path, tree: Path, repeat: int,
                       ) -> tuple[list[Any], FakeBackend]:
     backend = PersistentFake(state)
-    out = Bencher(m, backend, ResultsTree(tree), engine={}, git_commit=None).bench(
+    out = Bencher(m, backend, ResultsTree(tree), engine=EngineInfo(), git_commit=None).bench(
         m.select(ASM), m.suite("quick"), "auto", repeat=repeat)
     return out, backend

@@ -289,7 +289,7 @@ def test_the_build_command_takes_images_and_registry_and_refuses_bad_values(
         capsys: pytest.CaptureFixture[str]) -> None:
     from invoke.exceptions import Exit
 
-    from openssl_matrix.cli.commands import HANDLERS
+    from openssl_matrix.cli.shared import handlers
     from openssl_matrix.cli.table import dispatch, help_text
 
     text = help_text("build")
@@ -297,10 +297,10 @@ def test_the_build_command_takes_images_and_registry_and_refuses_bad_values(
     for flags, said in (({"images": "copy"}, "--images 'copy' is not one of build, ship, auto"),
                         ({"registry": "http://x:5000"}, "expected HOST[:PORT][/PATH]")):
         with pytest.raises(Exit) as exc:
-            dispatch("build", "", flags, HANDLERS)
+            dispatch("build", "", flags, handlers())
         assert exc.value.code == UsageError.exit_code and said in capsys.readouterr().err
     with pytest.raises(Exit):
-        dispatch("bench", "", {"cpu": "auto", "images": "ship"}, HANDLERS)
+        dispatch("bench", "", {"cpu": "auto", "images": "ship"}, handlers())
     assert "does not take --images" in capsys.readouterr().err
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.cli.commands import handlers
+from openssl_matrix.cli.shared import handlers
 from openssl_matrix.engine.ship import Peer, Shipper
 from openssl_matrix.images.build import Builder
 from openssl_matrix.images.sources import default_urls

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from openssl_matrix.cli.commands import cmd_list
+from openssl_matrix.cli.commands.list import run as cmd_list
 from openssl_matrix.core.errors import BuildError
 from openssl_matrix.images.sources import KNOWN_SHA256, read_pins
 from openssl_matrix.matrix.load import load_matrix
@@ -167,7 +167,7 @@ def test_not_tried_rows_never_replace_a_tried_cell(tmp_path: Path) -> None:
 
 def test_host_verdict_says_clean_or_contended_from_the_accounting() -> None:
     from openssl_matrix.measure import hostacct
-    from openssl_matrix.measure.guards import split_times
+    from openssl_matrix.measure.invocation import split_times
 
     with_samples, times = split_times(host_samples("quiet-aes-256-cbc"))
     assert times is not None

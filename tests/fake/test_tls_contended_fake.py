@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.measure import guards
+from openssl_matrix.core.statuses import CONTENDED
 from openssl_matrix.measure.session import MAX_ATTEMPTS, Bencher
 from openssl_matrix.results.export import render as export
 
@@ -66,9 +66,9 @@ def test_contended_handshakes_are_remeasured_and_summarised_with_their_interval(
     # the planned attempt and two re-measurements of the invocation, each in its own folder
     assert [o.round for o in outs] == [1, 2, 3] and len({o.run_dir for o in outs}) == 3
     statuses = [{f["operation"]: f["status"] for f in o.figures} for o in outs]
-    assert statuses == [{"handshake": guards.CONTENDED, "resume": guards.CONTENDED},
-                        {"handshake": "ok", "resume": guards.CONTENDED},
-                        {"handshake": "ok", "resume": guards.CONTENDED}]
+    assert statuses == [{"handshake": CONTENDED, "resume": CONTENDED},
+                        {"handshake": "ok", "resume": CONTENDED},
+                        {"handshake": "ok", "resume": CONTENDED}]
     for o in outs:
         for f in o.figures:
             assert f["own_share"] is not None and f["foreign_cores"] is not None

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from openssl_matrix.cli.commands import cmd_list
+from openssl_matrix.cli.commands.list import run as cmd_list
 from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.core.resources import project_patches
 from openssl_matrix.engine.backend import RunLimits, RunResult

@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import pytest
 
+from openssl_matrix.core.stats import ratio_estimate
 from openssl_matrix.matrix.releases import load_catalogue
-from openssl_matrix.measure.robust import ratio_estimate
 from openssl_matrix.sweep.bisect import (
     INCOMPLETE,
     LIKE_BAD,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.measure.robust import RatioEstimate
+from openssl_matrix.core.stats import RatioEstimate
 from openssl_matrix.results.bisections import Progress
 from openssl_matrix.sweep.bisect import (
     INCOMPLETE,

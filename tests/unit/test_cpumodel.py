@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from openssl_matrix.core.resources import project_reports
+from openssl_matrix.core.stats import MODEL_TOLERANCE
 from openssl_matrix.measure.cpumodel import (
     CORES,
-    MODEL_TOLERANCE,
     RatioModel,
     core_of_cpu,
     core_of_march,
@@ -272,7 +272,7 @@ def test_a_spread_that_straddles_the_models_band_is_unsure() -> None:
 
 
 def test_profiles_show_the_models_numbers(capsys: pytest.CaptureFixture[str]) -> None:
-    from openssl_matrix.cli.commands import cmd_profiles
+    from openssl_matrix.cli.commands.profiles import run as cmd_profiles
     from openssl_matrix.measure.cpumodel import summary
 
     assert summary(CORES["ivybridge"]) == (

@@ -83,10 +83,15 @@ def _value(node: ast.expr, names: dict[str, int]) -> int | str:
     return ast.unparse(node)
 
 
+#: Where the command handlers are: one module per command, each handler named ``run``.
+HANDLERS_AT = "openssl_matrix/cli/commands/"
+
+
 def exit_statuses() -> dict[str, int | str]:
     """Every status the package ends a process with, where it is written: ``sys.exit``,
     ``SystemExit``, ``os._exit`` and invoke's ``Exit(code=)``, what a command handler
-    (``cmd_*``) returns, and the statuses ``bisect --run`` gives git."""
+    (``run`` in a command's module under cli/commands/) returns, and the statuses
+    ``bisect --run`` gives git."""
     from openssl_matrix.sweep.bisect import DECISIONS, exit_code
 
     table = {n: v for n, v in vars(errors).items() if isinstance(v, int)}
@@ -115,7 +120,9 @@ def exit_statuses() -> dict[str, int | str]:
                     for kw in node.keywords:
                         if kw.arg == "code":
                             found[f"{where}:{node.lineno}"] = _value(kw.value, names)
-            elif isinstance(node, ast.FunctionDef) and node.name.startswith("cmd_"):
+            elif isinstance(node, ast.FunctionDef) and (
+                    node.name.startswith("cmd_")
+                    or (node.name == "run" and where.startswith(HANDLERS_AT))):
                 for r in ast.walk(node):
                     if isinstance(r, ast.Return) and r.value is not None and not (
                             isinstance(r.value, ast.Call)):  # a call: scanned where it is
@@ -126,6 +133,7 @@ def exit_statuses() -> dict[str, int | str]:
 def test_every_status_the_package_ends_with_is_in_the_table_and_the_docs() -> None:
     found = exit_statuses()
     assert len(found) >= 15, found  # the walk found the entry points and the handlers
+    assert sum(w.startswith(HANDLERS_AT) for w in found) >= 13, found  # every command's
     documented = _documented()
     in_docs = {c for first, last in documented.items() for c in range(first, last + 1)}
     unknown = {w: s for w, s in found.items()

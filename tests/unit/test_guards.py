@@ -7,20 +7,19 @@ from pathlib import Path
 
 import pytest
 
+from openssl_matrix.core import statuses
+from openssl_matrix.core.units import cycles
 from openssl_matrix.matrix.isa import (
     IA32CAP_BITS,
     capabilities_of,
     parse_cpuinfo_line,
     render_ia32cap,
 )
-from openssl_matrix.measure import guards
 from openssl_matrix.measure.benchfigure import BenchFigure, bench_figures
 from openssl_matrix.measure.guards import (
-    CpuTimes,
     Finding,
     apply_findings,
     cpu_compat_problems,
-    cycles,
     engine_findings,
     engine_vs_builtin_findings,
     legacy_path_findings,
@@ -30,10 +29,10 @@ from openssl_matrix.measure.guards import (
     measured_cpu_sets,
     profile_cpu_sets,
     read_engine_check,
-    split_times,
     spread,
     time_basis_findings,
 )
+from openssl_matrix.measure.invocation import CpuTimes, split_times
 from openssl_matrix.parse import figure_records, parse_speed
 
 from ..values import num
@@ -63,13 +62,13 @@ def test_afalg_that_fails_to_init_is_not_engaged(version: str) -> None:
     recs = bench_figures(figure_records(run))
     assert recs and num(recs[0]["bytes_per_s"]) > 1e8  # speed printed numbers and exited 0 ...
     found = engine_findings("native--afalg--aes-128-cbc", "afalg", check, stderr)
-    assert [f.code for f in found] == [guards.ENGINE_NOT_ENGAGED]  # ... from the software
+    assert [f.code for f in found] == [statuses.ENGINE_NOT_ENGAGED]  # ... from the software
     assert "invalid engine" in found[0].message.lower()
     assert "init failed" in found[0].message
     for rec in recs:
         rec["invocation"] = "native--afalg--aes-128-cbc"
     apply_findings(recs, found)
-    assert recs[0]["status"] == guards.ENGINE_NOT_ENGAGED
+    assert recs[0]["status"] == statuses.ENGINE_NOT_ENGAGED
     assert recs[0]["bytes_per_s"] == run.figures[0].bytes_per_s  # the value is kept
 
 
@@ -80,12 +79,12 @@ def test_padlock_unavailable_and_missing_engine_command() -> None:
     assert check.available is False and "[ unavailable ]" in check.detail
     # speed does not complain about padlock: the -t verdict alone marks the figures
     found = engine_findings("x", "padlock", check, "+DT:aes-128-cbc:1:8192\n")
-    assert [f.code for f in found] == [guards.ENGINE_NOT_ENGAGED]
+    assert [f.code for f in found] == [statuses.ENGINE_NOT_ENGAGED]
     none = read_engine_check("afalg", 1, "", "Invalid command 'engine'; type \"help\" for a "
                              "list.\n")
     assert none.available is None
     assert [f.code for f in engine_findings("x", "afalg", none, "")] == \
-        [guards.ENGINE_UNVERIFIED]
+        [statuses.ENGINE_UNVERIFIED]
     ok = read_engine_check("afalg", 0, "(afalg) AFALG engine support\n     [ available ]\n", "")
     assert ok.available is True and engine_findings("x", "afalg", ok, "") == []
 
@@ -96,7 +95,7 @@ def test_engine_figures_equal_to_builtin_are_unverified() -> None:
 
     soft, same, kernel = fig(1.000e9), fig(1.012e9), fig(2.0e9)
     assert [f.code for f in engine_vs_builtin_findings("i", "afalg", same, soft)] == \
-        [guards.ENGINE_UNVERIFIED]
+        [statuses.ENGINE_UNVERIFIED]
     assert engine_vs_builtin_findings("i", "afalg", kernel, soft) == []
 
 
@@ -110,7 +109,7 @@ def test_times_are_split_from_speed_stderr() -> None:
     run = parse_speed(read("real-1.1.1w/speed-builtin.stdout"), stderr, version="1.1.1w")
     elapsed = sum(p.seconds_reported for p in run.progress)
     found = time_basis_findings("native--aes-128-cbc", times, elapsed)
-    assert [f.code for f in found] == [guards.TIME_BASIS]
+    assert [f.code for f in found] == [statuses.TIME_BASIS]
     assert "22% user" in found[0].message and "4.5x higher" in found[0].message
     assert split_times("+R:1:x:1.0\n") == ("+R:1:x:1.0\n", None)
 
@@ -128,7 +127,7 @@ def test_time_basis_thresholds_and_kernel_work() -> None:
 
 def test_legacy_aes_path_by_version() -> None:
     found, _ = legacy_path_findings("n", "1.1.1w", "legacy", ["aes-128-cbc", "sha256"])
-    assert found[0].code == guards.LEGACY_PATH and found[0].algorithms == ("aes-128-cbc",)
+    assert found[0].code == statuses.LEGACY_PATH and found[0].algorithms == ("aes-128-cbc",)
     assert legacy_path_findings("n", "1.1.1w", "evp", ["aes-128-cbc"]) == ([], [])
     assert legacy_path_findings("n", "1.0.0", "legacy", ["aes-128-cbc"]) == ([], [])
     found, notes = legacy_path_findings("n", "3.0.20", "legacy", ["aes-128-cbc"])
@@ -154,11 +153,11 @@ def test_seed_freebsd_report_measured_the_legacy_path() -> None:
         if version.startswith("0.9.8"):
             assert found == []  # no AES-NI code in that version on either path
             continue
-        assert [f.code for f in found] == [guards.LEGACY_PATH]
+        assert [f.code for f in found] == [statuses.LEGACY_PATH]
         if "-engine" in args:
             engine = engine_findings("seed", "cryptodev", None, printed, path="legacy",
                                      version=version)
-            assert [f.code for f in engine] == [guards.ENGINE_NOT_ENGAGED]
+            assert [f.code for f in engine] == [statuses.ENGINE_NOT_ENGAGED]
             assert "low-level" in engine[0].message
 
 
@@ -187,11 +186,11 @@ def test_real_3x_vectors_show_the_one_word_mask_overreaching() -> None:
     assert "aesni" not in capabilities_of(two) and two[1] == native[1]
     assert mask_vector_findings("i", "no-aesni", "~0x200000200000000:~0x0", native, two) == []
     found = mask_vector_findings("i", "post-mask", "~0x200000200000000", native, one)
-    assert [f.code for f in found] == [guards.MASK_OVERREACH]
+    assert [f.code for f in found] == [statuses.MASK_OVERREACH]
     assert "avx2" in found[0].message and "sha" in found[0].message
     # a mask that left AES-NI on
     left = mask_vector_findings("i", "m", "~0x200000000000000:~0x0", native, native)
-    assert [f.code for f in left] == [guards.MASK_NOT_APPLIED] and "aesni" in left[0].message
+    assert [f.code for f in left] == [statuses.MASK_NOT_APPLIED] and "aesni" in left[0].message
 
 
 def test_mask_syntax_by_version_and_the_seed_mask() -> None:
@@ -199,7 +198,7 @@ def test_mask_syntax_by_version_and_the_seed_mask() -> None:
     assert mask_syntax_findings("i", "m", "~0x200000200000000", "1.0.1e", EPYC_FLAGS) == []
     # the same value on 1.1.1w also turns off AVX2 and the SHA extensions
     found = mask_syntax_findings("i", "m", "~0x200000200000000", "1.1.1w", EPYC_FLAGS)
-    assert found[0].code == guards.MASK_OVERREACH and "sha" in found[0].message
+    assert found[0].code == statuses.MASK_OVERREACH and "sha" in found[0].message
     assert mask_syntax_findings("i", "m", "~0x200000200000000:~0x0", "1.1.1w", EPYC_FLAGS) == []
     assert mask_syntax_findings("i", "m", "~0x200000200000000:~0x0", "1.0.2u", EPYC_FLAGS)
     # a CPU without second-word capabilities loses nothing
@@ -212,7 +211,7 @@ def test_aesni_mask_without_effect_on_figures() -> None:
     masked: list[BenchFigure] = [
         {"algorithm": "aes-128-cbc", "block_size": 8192, "bytes_per_s": 1.18e9, "evp": True}]
     found = mask_effect_findings("i", "no-aesni", {"aesni"}, masked, native, ["aes"])
-    assert [f.code for f in found] == [guards.MASK_NOT_APPLIED]
+    assert [f.code for f in found] == [statuses.MASK_NOT_APPLIED]
     masked[0]["bytes_per_s"] = 0.35e9  # ENVIRONMENT.md: 1.19 vs 0.35 GB/s on this machine
     assert mask_effect_findings("i", "no-aesni", {"aesni"}, masked, native, ["aes"]) == []
     assert mask_effect_findings("i", "no-aesni", {"aesni"}, masked, native, ["sse2"]) == []
@@ -254,12 +253,12 @@ def test_apply_findings_keeps_values_and_takes_the_gravest_status() -> None:
             {"invocation": "a", "algorithm": "sha256", "status": "zero", "detail": "",
              "bytes_per_s": None},
             {"invocation": "b", "algorithm": "aes-128-cbc", "status": "ok", "detail": ""}]
-    apply_findings(recs, [Finding(guards.TIME_BASIS, "slow", "a"),
-                          Finding(guards.LEGACY_PATH, "low level", "a", ("aes-128-cbc",))])
-    assert recs[0]["status"] == guards.LEGACY_PATH and recs[0]["bytes_per_s"] == 5.0
-    assert recs[0]["guards"] == [guards.TIME_BASIS, guards.LEGACY_PATH]
+    apply_findings(recs, [Finding(statuses.TIME_BASIS, "slow", "a"),
+                          Finding(statuses.LEGACY_PATH, "low level", "a", ("aes-128-cbc",))])
+    assert recs[0]["status"] == statuses.LEGACY_PATH and recs[0]["bytes_per_s"] == 5.0
+    assert recs[0]["guards"] == [statuses.TIME_BASIS, statuses.LEGACY_PATH]
     assert "slow" in recs[0]["detail"] and "low level" in recs[0]["detail"]
-    assert recs[1]["status"] == "zero" and recs[1]["guards"] == [guards.TIME_BASIS]
+    assert recs[1]["status"] == "zero" and recs[1]["guards"] == [statuses.TIME_BASIS]
     assert "guards" not in recs[2]
 
 

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from openssl_matrix.core import statuses
 from openssl_matrix.core.errors import ResultsError
 from openssl_matrix.core.stats import estimate, order_statistic_coverage, t975
 from openssl_matrix.engine.hostlock import HostLock, engine_key
-from openssl_matrix.measure import guards, hostacct
+from openssl_matrix.measure import guards, hostacct, invocation
 from openssl_matrix.measure.cell import CellOutcome
 from openssl_matrix.measure.session import follow_ups, summarize_series
 from openssl_matrix.parse import parse_speed
@@ -27,9 +28,9 @@ from ..values import num
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "hostacct"
 
 
-def run(name: str) -> tuple[str, guards.CpuTimes, hostacct.HostAccounting, float]:
+def run(name: str) -> tuple[str, invocation.CpuTimes, hostacct.HostAccounting, float]:
     stderr = (FIX / f"{name}.stderr").read_text()
-    with_samples, times = guards.split_times(stderr)
+    with_samples, times = invocation.split_times(stderr)
     assert times is not None
     speed_stderr, acct = hostacct.from_stderr(with_samples,
                                               cpu_seconds=times.user + times.system)
@@ -62,12 +63,12 @@ def test_a_saturated_host_is_contended_not_time_basis() -> None:
     assert "waited for a CPU (on one 49%" in reasons[0]
     assert "other work kept 1.51 core(s) busy" in reasons[1]
     [finding] = guards.contended_findings("native--aes-128-cbc", acct)
-    assert finding.code == guards.CONTENDED and "measured again" in finding.message
+    assert finding.code == statuses.CONTENDED and "measured again" in finding.message
     # user 0.49 s of 1.00 s: below the CPU-bound ratio (the old 0.5 was set so that such
     # busy-host runs passed); the bench reports contention instead of this time-basis
     assert guards.USER_TIME_RATIO == hostacct.OWN_SHARE_MIN == 0.90
     time_basis = guards.time_basis_findings("i", times, elapsed)
-    assert time_basis[0].code == guards.TIME_BASIS
+    assert time_basis[0].code == statuses.TIME_BASIS
 
 
 def test_a_neighbour_on_the_other_core_is_contended_though_speed_had_its_core() -> None:
@@ -84,7 +85,7 @@ def test_offload_is_not_contention_and_engine_rows_skip_the_own_share_rule() -> 
     process on a CPU half the time while a core was free did not wait for a CPU."""
     _, _, busy, _ = run("busy-saturated")
     text = (FIX / "busy-saturated.stderr").read_text()
-    _, samples = hostacct.split_samples(guards.split_times(text)[0])
+    _, samples = hostacct.split_samples(invocation.split_times(text)[0])
     before, after = samples
     # move the foreign ticks of the second sample to idle: user -145, idle +145
     total = list(after.total)
@@ -109,9 +110,9 @@ def test_no_samples_no_verdict() -> None:
 
 def test_contended_is_graver_than_the_labels_that_keep_a_value() -> None:
     order = guards.PRIORITY
-    assert order.index(guards.CONTENDED) < order.index(guards.TIME_BASIS)
-    assert order.index(guards.CONTENDED) < order.index(guards.NOISY)
-    assert order.index(guards.ENGINE_NOT_ENGAGED) < order.index(guards.CONTENDED)
+    assert order.index(statuses.CONTENDED) < order.index(statuses.TIME_BASIS)
+    assert order.index(statuses.CONTENDED) < order.index(statuses.NOISY)
+    assert order.index(statuses.ENGINE_NOT_ENGAGED) < order.index(statuses.CONTENDED)
 
 
 # -- statistics -------------------------------------------------------------------------
@@ -140,26 +141,26 @@ def figs(variant: str, inv: str, value: float, status: str = "ok", round_: int =
 def test_follow_ups_remeasure_contended_and_widen_uncertain_figures() -> None:
     clean = [figs("a", "n", 100.0 + i, round_=i) for i in range(1, 4)]
     assert follow_ups(clean, 3, 0.05, 8) == {}
-    one_busy = [*clean[:2], figs("a", "n", 60.0, guards.CONTENDED, 3)]
+    one_busy = [*clean[:2], figs("a", "n", 60.0, statuses.CONTENDED, 3)]
     todo = follow_ups(one_busy, 3, 0.05, 8)
     assert todo["a"].invocations == ("n",) and "disturbed" in todo["a"].why
     wide = [figs("a", "n", v, round_=i) for i, v in enumerate((100.0, 130.0, 90.0), 1)]
     assert "interval" in follow_ups(wide, 3, 0.05, 8)["a"].why
     assert follow_ups(wide, 3, 0.05, 3) == {}  # the limit
     # a single-round bench re-measures contended figures, never widens intervals
-    assert follow_ups([figs("a", "n", 60.0, guards.CONTENDED)], 1, 0.05, 3)["a"].invocations
+    assert follow_ups([figs("a", "n", 60.0, statuses.CONTENDED)], 1, 0.05, 3)["a"].invocations
     assert follow_ups([figs("a", "n", 60.0)], 1, 0.05, 3) == {}
 
 
 def test_series_use_clean_samples_only_and_say_contended_when_none_is() -> None:
     outs = [figs("a", "n", 100.0), figs("a", "n", 104.0, round_=2),
-            figs("a", "n", 50.0, guards.CONTENDED, 3), figs("a", "n", 102.0, round_=4)]
+            figs("a", "n", 50.0, statuses.CONTENDED, 3), figs("a", "n", 102.0, round_=4)]
     [row] = summarize_series(outs, 0.05)
     assert row["samples"] == [100.0, 104.0, 102.0] and row["median"] == 102.0
     assert row["clean_n"] == 3 and row["attempts"] == 4 and row["contended"] == 1
     assert num(row["ci_low"]) < 102.0 < num(row["ci_high"]) and row["statuses"] == ["ok"]
-    [row] = summarize_series([figs("a", "n", 50.0, guards.CONTENDED)], 0.05)
-    assert row["statuses"] == [guards.CONTENDED] and row["clean_n"] == 0
+    [row] = summarize_series([figs("a", "n", 50.0, statuses.CONTENDED)], 0.05)
+    assert row["statuses"] == [statuses.CONTENDED] and row["clean_n"] == 0
     assert row["median"] == 50.0  # the numbers stay, with their status
 
 

@@ -31,7 +31,7 @@ import pytest
 import yaml
 from invoke.exceptions import Exit
 
-from openssl_matrix.cli import commands
+from openssl_matrix.cli.shared import handlers
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.core.errors import INTERNAL_ERROR
 from openssl_matrix.report.charts import NO_CHARTS
@@ -89,7 +89,7 @@ def time_limit(seconds: int) -> Iterator[None]:
 
 #: The command table without the report's charts (they draw the medians, read no file,
 #: and take most of a report's time).
-NO_CHART_HANDLERS = commands.handlers(charts=NO_CHARTS)
+NO_CHART_HANDLERS = handlers(charts=NO_CHARTS)
 
 
 def run(command: str, target: str = "", *, table: Any = None,
@@ -101,7 +101,7 @@ def run(command: str, target: str = "", *, table: Any = None,
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), time_limit(60):
         try:
             dispatch(command, target, {**FLAGS, **flags},
-                     commands.HANDLERS if table is None else table)
+                     handlers() if table is None else table)
         except Exit as exc:
             code = exc.code
     return code, out.getvalue(), err.getvalue()

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from openssl_matrix.cli import commands
+from openssl_matrix.cli.shared import handlers
 from openssl_matrix.report.charts import Charts
 
 from .test_hostile import ROOT, run
@@ -71,6 +71,20 @@ def test_a_lock_file_whose_alias_refers_to_itself_is_refused(tmp_path: Path) -> 
     lock.write_text("sources: &s {x: *s}\n")
     with pytest.raises(SourceError, match="refers to the value that holds it"):
         read_pins(lock)
+
+
+@pytest.mark.parametrize("text", [*SELF_ALIASES.values(), "a: " + "[" * 200 + "]" * 200 + "\n",
+                                  "a: " + "x" * (1 << 20) + "\n"],
+                         ids=[*SELF_ALIASES, "deep-nesting", "over-1-MiB"])
+def test_a_sweep_notes_file_is_read_within_the_yaml_limits(tmp_path: Path, text: str) -> None:
+    # found by the round-four audit: sweep's notes.yaml was read by yaml.safe_load unbounded
+    from openssl_matrix.core.errors import ConfigError
+    from openssl_matrix.sweep.sweep import read_notes
+
+    (tmp_path / "notes.yaml").write_text(text)
+    with pytest.raises(ConfigError, match=r"notes\.yaml") as err:
+        read_notes(tmp_path)
+    assert err.value.hint is not None and "notes.yaml" in err.value.hint
 
 
 def test_shared_aliases_are_not_taken_for_a_cycle() -> None:
@@ -226,7 +240,7 @@ def test_a_zero_count_is_refused_before_any_engine(tmp_path: Path, command: str,
 
     from invoke.exceptions import Exit
 
-    from openssl_matrix.cli.commands import handlers
+    from openssl_matrix.cli.shared import handlers
     from openssl_matrix.cli.table import dispatch
 
     def no_engine(base_url: str | None, allow_plain_tcp: bool) -> Any:
@@ -454,7 +468,7 @@ def test_a_full_device_during_report_names_the_report_folder(
     def full_at_the_chart(fig: Any, path: Path) -> None:
         _full(path)  # a chart's write that names no file, as the page's own writes
 
-    table = commands.handlers(charts=Charts(save=full_at_the_chart))
+    table = handlers(charts=Charts(save=full_at_the_chart))
     code, _out, err = run("report", results="results", output="rep", table=table)
     assert code == 11, err
     # the error begins its own line (at the start here: the charts' progress line is

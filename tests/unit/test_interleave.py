@@ -17,6 +17,7 @@ from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.measure.interleave import AlgorithmRun, Window, estimate, parse_output
 from openssl_matrix.measure.pairrun import command, plan_pairs, record_of
 from openssl_matrix.results.interleaved import all_pairs, file_pair, filed_pairs
+from openssl_matrix.results.pairrecord import PairEstimate, PairRow
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "pairbench"
@@ -103,9 +104,10 @@ def test_blocks_a_neighbour_slowed_unequally_are_left_out() -> None:
 def test_no_block_no_estimate_and_the_summary_says_why() -> None:
     ms = 5_000_000
     assert estimate(_run([(0, 1, ms, 0), (1, 1, ms, 0), (1, 1, ms, 0), (0, 1, ms, 0)])) is None
-    assert "preempted" in interleaved_text({"windows": 4})
-    text = interleaved_text({"ratio": 1.5, "ci_low": 1.47, "ci_high": 1.53, "blocks": 90,
-                             "preempted": 3})
+    assert "preempted" in interleaved_text(_row(None))
+    text = interleaved_text(_row(PairEstimate(blocks=90, preempted=3, ratio=1.5, ci_low=1.47,
+                                              ci_high=1.53, geometric_mean=1.5, rate_a=1.0,
+                                              rate_b=1.5)))
     assert text == "1.500× ±2.0% (90 blocks, 3 preempted)"
 
 
@@ -155,10 +157,11 @@ def test_a_pair_is_filed_record_last_and_read_back(tmp_path: Path) -> None:
                 if p.kind == "release" and p.top.mask == "native")
     raw = (FIX / "pairbench-111w-vs-3020.txt").read_text()
     rec = record_of(pair, command(pair, suite, suite.algorithms), raw, 0, "now", 1.2)
-    assert rec["numerator"] == "3.0.20-asm-x86_64 native"
-    assert rec["bottom"]["version"].startswith("OpenSSL 1.1.1w")
-    assert [r["algorithm"] for r in rec["algorithms"]] == ["md5", "sha256"]
-    assert all("ratio" in r and r["ci_method"] == "t95-batches" for r in rec["algorithms"])
+    assert rec.numerator == "3.0.20-asm-x86_64 native"
+    assert (rec.bottom.version or "").startswith("OpenSSL 1.1.1w")
+    assert [r.algorithm for r in rec.algorithms] == ["md5", "sha256"]
+    assert all(r.estimate is not None and r.estimate.ci_method == "t95-batches"
+               for r in rec.algorithms)
     folder = file_pair(tmp_path, "host-x", "bench-1", pair.name, rec, raw)
     assert (folder / "raw.txt").read_text() == raw
     assert filed_pairs(tmp_path, "host-x", "bench-1") == {pair.name: rec}
@@ -213,11 +216,11 @@ def test_a_wide_algorithm_is_run_again_and_its_runs_pooled() -> None:
     rec, raw = measure_pair(backend, "img", pair, suite, lambda n: None)
     assert backend.commands[0][-2:] == ["md5", "sha256"]
     assert backend.commands[1][-1] == "sha256" and "md5" not in backend.commands[1]
-    rows = {r["algorithm"]: r for r in rec["algorithms"]}
-    assert rows["md5"]["runs"] == 1 and rows["sha256"]["runs"] >= 2
-    assert rows["sha256"]["windows"] >= 4 * (len(spread) + len(steady))
-    assert raw.count("+PAIR:begin:alg=sha256") == rows["sha256"]["runs"]
-    assert rec["exit_code"] == 0 and rec["errors"] == []
+    rows = {r.algorithm: r for r in rec.algorithms}
+    assert rows["md5"].runs == 1 and rows["sha256"].runs >= 2
+    assert rows["sha256"].windows >= 4 * (len(spread) + len(steady))
+    assert raw.count("+PAIR:begin:alg=sha256") == rows["sha256"].runs
+    assert rec.exit_code == 0 and rec.errors == ()
 
 
 def test_a_suite_that_decrypts_runs_its_ciphers_again_with_decrypt() -> None:
@@ -233,9 +236,9 @@ def test_a_suite_that_decrypts_runs_its_ciphers_again_with_decrypt() -> None:
     rec, raw = measure_pair(backend, "img", pair, suite, lambda n: None)
     assert "--decrypt" not in backend.commands[0]
     assert backend.commands[1][-2:] == ["--decrypt", "aes-128-cbc"]  # the cipher only
-    rows = [(r["algorithm"], r["direction"]) for r in rec["algorithms"]]
+    rows = [(r.algorithm, r.direction) for r in rec.algorithms]
     assert rows == [("md5", "digest"), ("aes-128-cbc", "encrypt"), ("aes-128-cbc", "decrypt")]
-    assert all(r["runs"] == 1 for r in rec["algorithms"])
+    assert all(r.runs == 1 for r in rec.algorithms)
     assert raw.count("+PAIR:begin:alg=aes-128-cbc") == 2
 
 
@@ -245,7 +248,8 @@ def test_a_pair_filed_from_a_failed_run_is_measured_again() -> None:
     suite = m.suite("blog-8k")
     pairs, _ = plan_pairs(m.select("1.1.1w-*-x86_64"), suite)
     a, b, *rest = pairs
-    done = {a.name: {"exit_code": 0}, b.name: {"exit_code": 139}}
+    rec = record_of(a, [], "", 0, "now", 1.0)
+    done = {a.name: rec, b.name: replace(rec, exit_code=139)}
     assert to_measure(pairs, done) == [b, *rest]
 
 
@@ -284,7 +288,7 @@ def test_a_host_that_preempts_every_window_gets_rates_by_thread_cpu_time() -> No
     block = [(0, 100, ms, ms // 2), (1, 100, ms, ms // 4), (1, 100, ms, ms // 4),
              (0, 100, ms, ms // 2)]
     est = estimate(_run(block * 40))
-    assert est is not None and est.by_cpu_time and est.as_dict()["rates_by"] == "cpu"
+    assert est is not None and est.by_cpu_time and est.record().rates_by == "cpu"
     assert est.blocks == 40 and est.preempted == 40
     assert est.ratio == pytest.approx(2.0)
     assert est.rate_a == pytest.approx(100 * 8192 / (ms / 2) * 1e9)
@@ -330,15 +334,25 @@ def test_runs_of_a_pair_are_pooled_into_one_batch_means_interval() -> None:
 def test_a_pair_near_the_target_runs_longer_one_far_from_it_stops() -> None:
     from openssl_matrix.measure.pairrun import FOLLOW_UPS, MAX_RUNS, again
 
-    def row(half: float | None) -> dict[str, object]:
+    def row(half: float | None) -> PairRow:
         if half is None:
-            return {"algorithm": "sha512"}
-        return {"ratio": 1.5, "ci_low": 1.5 * (1 - half), "ci_high": 1.5 * (1 + half)}
+            return _row(None)
+        return _row(PairEstimate(blocks=40, preempted=0, ratio=1.5, ci_low=1.5 * (1 - half),
+                                 ci_high=1.5 * (1 + half), geometric_mean=1.5, rate_a=1.0,
+                                 rate_b=1.5))
 
     assert not again(row(0.015), 1)  # within ±2 %: done
     assert again(row(0.1), 1) and again(row(None), FOLLOW_UPS)  # the first follow-ups
-    # after three runs: ±2.7 % should reach ±2 % in 3 × 1.82 = 5.5 runs, within 8: again;
-    # ±3.7 % would need 10.3: stopped; never beyond MAX_RUNS, nor without an interval
-    assert again(row(0.027), 1 + FOLLOW_UPS)
-    assert not again(row(0.037), 1 + FOLLOW_UPS)
+    # after three runs: ±2.7 % should reach ±2 % in 3 × 1.82 = 5.5 runs, ±3.7 % in 10.3,
+    # both within 12: again; ±4.5 % would need 15.2: stopped; never beyond MAX_RUNS, nor
+    # without an interval
+    assert MAX_RUNS == 12
+    assert again(row(0.027), 1 + FOLLOW_UPS) and again(row(0.037), 1 + FOLLOW_UPS)
+    assert not again(row(0.045), 1 + FOLLOW_UPS)
     assert not again(row(0.021), MAX_RUNS) and not again(row(None), 1 + FOLLOW_UPS)
+
+
+def _row(estimate: PairEstimate | None) -> PairRow:
+    """A synthetic row of sha512 over 4 windows, with ``estimate``."""
+    return PairRow(algorithm="sha512", block_size=8192, direction="digest", window_ms=5.0,
+                   seconds=1.0, runs=1, windows=4, estimate=estimate)

@@ -23,7 +23,7 @@ def _file(root: Path, session: str, started: str, **more: Any) -> None:
     pair = next(p for p in plan_pairs(variants, suite)[0]
                 if p.kind == "release" and p.top.mask == "native")
     rec = record_of(pair, command(pair, suite, suite.algorithms), RAW, 0, started, 1.0)
-    file_pair(root, "host-x", session, pair.name, {**rec, **more}, RAW)
+    file_pair(root, "host-x", session, pair.name, replace(rec, **more), RAW)
 
 
 def test_a_reproductions_runs_do_not_displace_the_bench_session(tmp_path: Path) -> None:

@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from openssl_matrix.core import statuses
 from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.core.resources import project_reports
 from openssl_matrix.images import harness
 from openssl_matrix.matrix.libvocab import MEMORY_OPS, OPERATIONS, LibraryOptions
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.matrix.model import Mask
-from openssl_matrix.measure import guards, hostacct
+from openssl_matrix.measure import hostacct
 from openssl_matrix.measure.library import (
     LibraryInvocation,
     invocation_name,
@@ -63,7 +64,7 @@ def test_a_two_thread_handshake_run_gives_its_rate_latency_and_host_accounting()
     assert rec["host_accounting"]["processes"] == 2
     reasons = hostacct.contention_reasons(acct)
     # recorded on a busy host (see the fixture README): the verdict is hostacct's
-    assert bool(reasons) == any(f.code == guards.CONTENDED for f in findings)
+    assert bool(reasons) == any(f.code == statuses.CONTENDED for f in findings)
     assert reasons, "the fixture was recorded while the host was busy"
 
 

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from invoke.exceptions import Exit
 
-from openssl_matrix.cli import commands
+from openssl_matrix.cli.shared import handlers
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.matrix.check import SAFE_TOKEN
@@ -120,7 +120,7 @@ def run_cli(command: str, matrix: Path, workdir: Path) -> tuple[int, str, str]:
     code = 0
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            dispatch(command, "", flags, commands.HANDLERS)
+            dispatch(command, "", flags, handlers())
         except Exit as exc:
             code = exc.code
     return code, out.getvalue(), err.getvalue()

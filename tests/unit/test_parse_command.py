@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.cli.pastecmd import cmd_parse
+from openssl_matrix.cli.commands.parse import run as cmd_parse
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -35,7 +35,7 @@ def test_export_tells_imported_figures_from_measured_ones(tmp_path: Path) -> Non
     import csv
     import io
 
-    from openssl_matrix.cli.pastecmd import cmd_import
+    from openssl_matrix.cli.commands.import_ import run as cmd_import
     from openssl_matrix.results.export import render
     from openssl_matrix.results.tree import ResultsTree
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.cli.pastecmd import cmd_parse, parse_run_record
+from openssl_matrix.cli.commands.parse import parse_run_record
+from openssl_matrix.cli.commands.parse import run as cmd_parse
 from openssl_matrix.core.errors import ParseError
 from openssl_matrix.core.jsonfast import dumps_indented
 from openssl_matrix.parse import figure_records, parse_paste

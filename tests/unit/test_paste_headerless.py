@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.cli.pastecmd import cmd_parse
+from openssl_matrix.cli.commands.parse import run as cmd_parse
 from openssl_matrix.core.errors import ParseError, UsageError
 from openssl_matrix.parse import read_paste
 

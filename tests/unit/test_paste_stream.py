@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.cli.pastecmd import parse_run_json, parse_run_record
+from openssl_matrix.cli.commands.parse import parse_run_json, parse_run_record
 from openssl_matrix.core.jsonfast import dumps_indented, rows_indented
 from openssl_matrix.parse import iter_paste, parse_paste, paste
 from openssl_matrix.parse.paste import run_key

@@ -153,8 +153,9 @@ def test_issue_16221_spec_plans_pkey_suites_and_collects_ops_figures(tmp_path: P
 def test_a_progress_line_names_what_the_guards_flagged() -> None:
     """A public-key speed run that exited 0 on a busy host reads "ok, flagged: contended",
     not a plain ok (its findings flag all its figures); a clean one adds nothing."""
+    from openssl_matrix.core.statuses import CONTENDED
     from openssl_matrix.measure.cell import flagged_note
-    from openssl_matrix.measure.guards import CONTENDED, Finding
+    from openssl_matrix.measure.guards import Finding
 
     recs: list[BenchFigure] = [{"algorithm": "rsa-2048", "operation": op, "status": "ok"}
             for op in ("sign", "verify")]

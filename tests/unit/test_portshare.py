@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from openssl_matrix.core import statuses
 from openssl_matrix.measure import guards, portshare
 
 
@@ -42,12 +43,12 @@ def test_a_reading_more_than_twelve_percent_below_the_usual_is_shared_core() -> 
     assert portshare.port_findings("sha512", steady) == []  # 92 %: the value rule's zone
     slow = portshare.run_readings(reading(3.03), reading(2.40), base)
     [finding] = portshare.port_findings("sha512", slow)
-    assert finding.code == guards.SHARED_CORE and finding.invocation == "sha512"
+    assert finding.code == statuses.SHARED_CORE and finding.invocation == "sha512"
     assert "79%" in finding.message and "measured again" in finding.message
     busy = portshare.run_readings(reading(0.66), reading(3.03), base)
     assert busy["before"] == {"ports_per_cycle": 0.66,
                               "share_of_usual": round(0.66 / 3.03, 4)}
-    assert portshare.port_findings("sha512", busy)[0].code == guards.SHARED_CORE
+    assert portshare.port_findings("sha512", busy)[0].code == statuses.SHARED_CORE
 
 
 def test_without_readings_there_is_no_finding() -> None:
@@ -61,5 +62,5 @@ def test_without_readings_there_is_no_finding() -> None:
 
 
 def test_shared_core_is_a_disturbed_status_below_contended() -> None:
-    assert guards.SHARED_CORE in guards.DISTURBED and guards.CONTENDED in guards.DISTURBED
-    assert guards.PRIORITY.index(guards.CONTENDED) < guards.PRIORITY.index(guards.SHARED_CORE)
+    assert statuses.SHARED_CORE in statuses.DISTURBED and statuses.CONTENDED in statuses.DISTURBED
+    assert guards.PRIORITY.index(statuses.CONTENDED) < guards.PRIORITY.index(statuses.SHARED_CORE)

@@ -30,6 +30,7 @@ from openssl_matrix.measure.profileagree import (
     table,
 )
 from openssl_matrix.measure.profilecell import resolve
+from openssl_matrix.results.tree import ResultsTree
 
 PERIOD = 1_001_001  # ns: perf's cpu-clock period at -F 999
 #: synthetic sample counts per leaf function of a first profile (3,000 operations)
@@ -135,8 +136,8 @@ def test_profiled_runs_give_the_same_rows_and_are_filed_beside_the_profiles(
                   seconds=1, bytes=None, masks=(), kind="library",
                   library=LibraryOptions(threads=(1,)))
     cell = resolve(suite, "fetch-digest:t1", "3.0.19", (), None)
-    folder, _ = file_agreement(tmp_path, "3.0.20-asm-x86_64", cell, ag, first_run, second_run,
-                               (tmp_path / "a", tmp_path / "b"))
+    folder, _ = file_agreement(ResultsTree(tmp_path), "3.0.20-asm-x86_64", cell, ag,
+                               first_run, second_run, (tmp_path / "a", tmp_path / "b"))
     assert folder == tmp_path / "_profiles" / "3.0.20-asm-x86_64" / cell.name / "agree" / "0001"
     data = json.loads((folder / "agree.json").read_text())
     assert data["verdict"] == MARGINAL and data["beyond"] == 1 and len(data["functions"]) == 10

@@ -12,6 +12,7 @@ import pytest
 from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.core.resources import project_reports
 from openssl_matrix.engine.backend import RunResult
+from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.measure.perfrun import ProfileRun, SpeedCell
 from openssl_matrix.measure.profile import parse_script
 from openssl_matrix.measure.profilestore import ProfileMeta, difference, meta_of, table
@@ -184,7 +185,7 @@ def test_the_verdict_names_the_top_functions_behind_the_ratio(tmp_path: Path) ->
     def meta(run: ProfileRun, variant: str) -> ProfileMeta:
         return meta_of(run, variant=variant, version=variant.split("-")[0], image="img",
                        image_id=None, profile_image="prof", profile_image_id="sha256:p",
-                       cell=cell, engine={})
+                       cell=cell, engine=EngineInfo())
 
     pa = Profiled(a, meta(a, "1.1.1w-asm-x86_64"), tmp_path / "a" / "0001")
     pb = Profiled(b, meta(b, "3.0.20-asm-x86_64"), tmp_path / "b" / "0001")

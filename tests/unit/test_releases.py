@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from openssl_matrix.cli.commands import cmd_list
+from openssl_matrix.cli.commands.list import run as cmd_list
 from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.images import sources
 from openssl_matrix.matrix.load import load_matrix

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.cli.pastecmd import cmd_import
+from openssl_matrix.cli.commands.import_ import run as cmd_import
 from openssl_matrix.core.stats import estimate
 from openssl_matrix.core.units import MBPS, raw_bytes, speed_k
 from openssl_matrix.report.page import build_report

@@ -38,6 +38,7 @@ from openssl_matrix.repro.plan import PlannedMeasurement
 from openssl_matrix.repro.resolve import Environment, ResolvedVersion
 from openssl_matrix.repro.spec import OP_BLOCK, ReportSpec
 from openssl_matrix.repro.specload import load_spec
+from openssl_matrix.results.tree import ResultsTree
 
 from ..fakes import FakeBackend, fake_pairbench
 from .test_spec_unknowns import FACTS, ROOT, fake_tarball
@@ -278,7 +279,8 @@ def test_a_library_claim_is_measured_in_one_run_per_operation_and_filed(
     backend = FakeBackend(harness)
     sides = sorted(variants.values(), key=lambda x: x[0].id)
     backend.images[pair_tag(sides)] = "sha256:pair"  # the harness image is there
-    got = measure_claim_pairs(spec, pairs, planned, variants, backend, tmp_path, "cpu-x",
+    got = measure_claim_pairs(spec, pairs, planned, variants, backend, ResultsTree(tmp_path),
+                              "cpu-x",
                               session="repro-x-1", workdir=tmp_path / "work",
                               limits=lambda seconds: None)
     # both claims compare the same sides on the same operation: one run of the harness

@@ -9,8 +9,8 @@ from typing import NoReturn
 
 import pytest
 
-from openssl_matrix.cli import commands
-from openssl_matrix.cli.commands import EngineFactory
+from openssl_matrix.cli.commands.reproduce import run as cmd_reproduce
+from openssl_matrix.cli.shared import EngineFactory
 from openssl_matrix.cli.table import flags_of
 from openssl_matrix.core.resources import project_reports
 
@@ -39,7 +39,7 @@ def test_check_is_a_declared_flag_of_reproduce() -> None:
 def test_check_each_spec_without_docker(spec_id: str, no_docker: EngineFactory, tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     started = time.monotonic()
-    code = commands.cmd_reproduce(target=spec_id, matrix="matrix.yaml",
+    code = cmd_reproduce(target=spec_id, matrix="matrix.yaml",
                                   results=str(tmp_path / "results"), cpu="", force=False,
                                   wait=False, json=False, check=True, engine=no_docker)
     elapsed = time.monotonic() - started
@@ -66,7 +66,7 @@ def test_check_reports_a_claim_its_report_contradicts(no_docker: EngineFactory, 
     text = text.replace("    ratio: 2.0\n", "    ratio: 3.0\n", 1)
     spec = tmp_path / "ivy-wrong.yaml"
     spec.write_text(text)
-    commands.cmd_reproduce(target=str(spec), matrix="matrix.yaml",
+    cmd_reproduce(target=str(spec), matrix="matrix.yaml",
                            results=str(tmp_path / "results"), cpu="", force=False,
                            wait=False, json=False, check=True, engine=no_docker)
     out = capsys.readouterr().out
@@ -82,7 +82,7 @@ def test_check_as_json(no_docker: EngineFactory, tmp_path: Path,
                        capsys: pytest.CaptureFixture[str]) -> None:
     import json
 
-    commands.cmd_reproduce(target="ivy-bridge-aesni-blog", matrix="matrix.yaml",
+    cmd_reproduce(target="ivy-bridge-aesni-blog", matrix="matrix.yaml",
                            results=str(tmp_path / "results"), cpu="", force=False,
                            wait=False, json=True, check=True, engine=no_docker)
     data = json.loads(capsys.readouterr().out)
@@ -99,7 +99,7 @@ def test_check_warns_of_a_version_and_a_build_nothing_uses(
     text = text.replace("builds:\n", "builds:\n  spare: {version: 1.0.1e}\n", 1)
     spec = tmp_path / "ivy-unused.yaml"
     spec.write_text(text)
-    commands.cmd_reproduce(target=str(spec), matrix="matrix.yaml",
+    cmd_reproduce(target=str(spec), matrix="matrix.yaml",
                            results=str(tmp_path / "results"), cpu="", force=False,
                            wait=False, json=False, check=True, engine=no_docker)
     out = capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""The shared-core rules (measure/robust.py) and paired ratios (measure/paired.py).
+"""The shared-core rules (core/stats.py) and paired ratios (measure/paired.py).
 
 Samples from ../shared/data/noisy-epyc-2026-12-02 (1.1.1w asm SHA-512 at 8192 bytes, the
 clean samples in round order, MB/s: 624.6, 399.2, 358.1, 610.5), as the issue quotes them.
@@ -11,15 +11,16 @@ from typing import Any
 
 import pytest
 
-from openssl_matrix.measure.paired import comparisons, usable_samples
-from openssl_matrix.measure.robust import (
+from openssl_matrix.core.stats import (
     below_best,
     compare,
     median_interval,
     ratio_estimate,
     robust_figure,
+    session_low,
     shift_rank,
 )
+from openssl_matrix.measure.paired import comparisons, usable_samples
 
 SHA512 = [624.6e6, 399.2e6, 358.1e6, 610.5e6]
 
@@ -143,7 +144,6 @@ def test_the_release_view_shows_a_release_against_the_first_as_a_comparison() ->
 
 
 def test_a_session_sits_low_against_history_and_the_model() -> None:
-    from openssl_matrix.measure.robust import session_low
     earlier = [[600.0, 610.0, 605.0], [612.0, 560.0]]
     assert session_low([550.0, 552.0, 549.0], earlier) is not None  # 10 % below 612
     assert session_low([600.0, 590.0], earlier) is None  # within 5 %

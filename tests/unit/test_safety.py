@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from invoke.exceptions import Exit
 
-from openssl_matrix.cli import commands
+from openssl_matrix.cli.shared import handlers
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.core.errors import ConfigError, ResultsError, UsageError
 from openssl_matrix.core.files import atomic_write
@@ -217,9 +217,9 @@ def test_finding6_an_unexpected_exception_is_one_line_and_a_crash_log(
     def broken(**kwargs: object) -> int:
         return {"a": 1}["b"]  # a bug: KeyError
 
-    handlers = {**commands.HANDLERS, "list": broken}
+    table = {**handlers(), "list": broken}
     with pytest.raises(Exit) as exc:
-        dispatch("list", "", dict(FLAGS), handlers)
+        dispatch("list", "", dict(FLAGS), table)
     err = capsys.readouterr().err
     assert exc.value.code == 70
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err

@@ -132,3 +132,57 @@ def test_the_door_check_sees_a_join() -> None:
     sample = ("p = tree.root / cpu\nq = self.tree.root / 'x' / 'y'\nr = root / BUILDS\n"
               "s = root / '_claims'\nt = Path(INTERLEAVED_DIR) / cpu\nu = out / 'charts'\n")
     assert [j.split(":")[0] for j in tree_joins(sample)] == ["1", "2", "3", "4", "5"]
+
+
+def records_calls(source: str) -> list[str]:
+    """Where ``source`` hands a tree's root to a function of ``results/records.py``
+    (``records.read_latest(root, …)``, or ``profile_dir(self.tree.root, …)`` imported from
+    it): the first argument a ``root``, a ``…_root`` or an ``….root``."""
+    tree = ast.parse(source)
+    modules: set[str] = set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "openssl_matrix.results":
+            modules |= {a.asname or a.name for a in node.names if a.name == "records"}
+        elif isinstance(node, ast.ImportFrom) and node.module == "openssl_matrix.results.records":
+            names |= {a.asname or a.name for a in node.names}
+        elif isinstance(node, ast.Import):
+            modules |= {a.asname for a in node.names
+                        if a.name == "openssl_matrix.results.records" and a.asname}
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and node.args):
+            continue
+        first, f = node.args[0], node.func
+        rooted = (isinstance(first, ast.Name) and (first.id == "root"
+                                                    or first.id.endswith("_root"))) or (
+            isinstance(first, ast.Attribute) and first.attr == "root")
+        ours = (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
+                and f.value.id in modules) or (isinstance(f, ast.Name) and f.id in names)
+        if rooted and ours:
+            found.append(f"{node.lineno}: {ast.unparse(node.func)}(")
+    return sorted(found, key=lambda f: int(f.split(":")[0]))
+
+
+def test_no_records_function_is_handed_a_tree_root_outside_results() -> None:
+    """Above ``results/``, the records of a tree are read and written through
+    ``ResultsTree``'s methods, never by handing its root to ``records.*``."""
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel.startswith("results/"):
+            continue
+        calls = records_calls(path.read_text(encoding="utf-8"))
+        if calls:
+            found[rel] = calls
+    assert found == {}, "add a ResultsTree method (results/tree.py) and call it"
+
+
+def test_the_records_check_sees_a_call() -> None:
+    sample = ("from openssl_matrix.results import records\n"
+              "from openssl_matrix.results.records import profile_dir, read_json\n"
+              "a = records.read_latest(self.tree.root, v)\n"
+              "b = profile_dir(root, v, c)\nc = records.finished_runs(tree_root)\n"
+              "d = read_json(path)\ne = self.tree.read_latest(v)\n"
+              "f = records.builds_dir(tree.root, v)\n")
+    assert [c.split(":")[0] for c in records_calls(sample)] == ["3", "4", "5", "8"]

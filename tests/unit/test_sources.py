@@ -667,3 +667,32 @@ def test_without_gpg_the_signature_is_not_checked(
 
     assert got.signature == "not checked: gpg not installed"
     assert server.requests == ["/openssl-1.2.3.tar.gz"]
+
+
+@pytest.mark.hostile
+@pytest.mark.parametrize("lock_name,text", [
+    ("m.lock", "# my notes: which tarballs we trust and why\nsources: {}\n"),
+    ("m.lock", "name: my-notes\n"),
+    ("m.lock.json", '{"sources": {}, "note": "kept by hand"}'),
+])
+def test_pin_leaves_a_lock_file_it_did_not_write_alone(
+        tmp_path: Path, cache: Path, lock_name: str, text: str) -> None:
+    # issue 35 (outputs): pin rewrote a hand-written lock, its comment lost
+    lock = tmp_path / lock_name
+    lock.write_text(text)
+    tarball = make_tarball(tmp_path / "a.tar.gz", "openssl-1.2.3")
+    with pytest.raises(SourceError, match="not written by `invoke matrix pin`") as err:
+        pin_source("1.2.3", tarball, lock, cache_dir=cache, force=True)
+    assert err.value.hint is not None and "by hand" in err.value.hint
+    assert lock.read_text() == text
+
+
+@pytest.mark.hostile
+@pytest.mark.parametrize("lock_name", ["m.lock", "m.lock.json"])
+def test_pin_adds_to_a_lock_file_it_wrote(tmp_path: Path, cache: Path, lock_name: str) -> None:
+    lock = tmp_path / lock_name
+    first = pin_source("1.2.3", make_tarball(tmp_path / "a.tar.gz", "openssl-1.2.3"), lock,
+                       cache_dir=cache)
+    second = pin_source("1.2.4", make_tarball(tmp_path / "b.tar.gz", "openssl-1.2.4"), lock,
+                        cache_dir=cache)
+    assert read_pins(lock) == {"1.2.3": first, "1.2.4": second}

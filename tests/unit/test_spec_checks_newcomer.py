@@ -13,7 +13,7 @@ from typing import NoReturn
 
 import pytest
 
-from openssl_matrix.cli import commands
+from openssl_matrix.cli.commands.reproduce import run as cmd_reproduce
 from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.core.resources import project_reports
 from openssl_matrix.measure.cpumodel import CORES
@@ -221,7 +221,7 @@ def test_check_lists_the_release_warning(tmp_path: Path, monkeypatch: pytest.Mon
                         "      Arch Linux's openssl 1.0.1c package (compiler line:", 1)
     spec = tmp_path / "ivy-release.yaml"
     spec.write_text(text)
-    commands.cmd_reproduce(target=str(spec), matrix="matrix.yaml",
+    cmd_reproduce(target=str(spec), matrix="matrix.yaml",
                            results=str(tmp_path / "results"), cpu="", force=False,
                            wait=False, json=False, check=True, engine=engine_of(refuse))
     out = capsys.readouterr().out

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from openssl_matrix.cli import commands
+from openssl_matrix.cli.commands.reproduce import run as cmd_reproduce
+from openssl_matrix.cli.shared import handlers
 from openssl_matrix.cli.table import dispatch
 from openssl_matrix.core.errors import UsageError
 from openssl_matrix.matrix.pkey import ALGORITHMS as PK_ALGORITHMS
@@ -46,7 +47,7 @@ def draft(here: Path, paste: str | Path, spec_id: str, *, force: bool = False,
     if isinstance(paste, str):
         (here / "paste.txt").write_text(paste)
         paste = here / "paste.txt"
-    return commands.cmd_reproduce(target="", matrix=str(here / "matrix.yaml"),
+    return cmd_reproduce(target="", matrix=str(here / "matrix.yaml"),
                                   results=str(here / "results"), cpu="", force=force,
                                   wait=False, json=json_, check=check, draft=str(paste),
                                   as_=spec_id, block_sizes=block_sizes)
@@ -212,7 +213,7 @@ def test_draft_needs_an_id_and_no_report(here: Path) -> None:
         with pytest.raises(UsageError, match="needs --as ID"):
             draft(here, IVY, bad)
     with pytest.raises(UsageError, match="give --draft PASTE too"):
-        commands.cmd_reproduce(target="", matrix=str(here / "matrix.yaml"), results="",
+        cmd_reproduce(target="", matrix=str(here / "matrix.yaml"), results="",
                                cpu="", force=False, wait=False, json=False, as_="x")
     assert not (here / "reports").exists()
 
@@ -221,7 +222,7 @@ def test_the_command_line_takes_draft_without_a_report(
         here: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`invoke matrix reproduce --draft PASTE --as ID` needs no REPORT argument."""
     dispatch("reproduce", "", {"draft": str(IVY), "as_": "cli-draft",
-                               "matrix": str(here / "matrix.yaml")}, commands.HANDLERS)
+                               "matrix": str(here / "matrix.yaml")}, handlers())
     assert (here / "reports" / "cli-draft.yaml").is_file()
 
 
@@ -282,7 +283,7 @@ def test_a_development_snapshot_is_drafted_as_no_release_with_a_stand_in_to_unco
     edited = text.replace("    # stand_in: ", "    stand_in: ").replace(
         "    # stand_in_why: say why", "    stand_in_why: a test says why")
     (here / "reports" / "i10415.yaml").write_text(edited)
-    commands.cmd_reproduce(target="i10415", matrix=str(here / "matrix.yaml"),
+    cmd_reproduce(target="i10415", matrix=str(here / "matrix.yaml"),
                            results=str(here / "results"), cpu="", force=False, wait=False,
                            json=False, check=True)
     out = capsys.readouterr().out
@@ -315,7 +316,7 @@ def test_a_snapshot_without_release_false_is_told_what_to_write(
     check = dict(target="i10415", matrix=str(here / "matrix.yaml"),
                  results=str(here / "results"), cpu="", force=False, wait=False, json=False,
                  check=True)
-    commands.cmd_reproduce(**check)  # type: ignore[arg-type]
+    cmd_reproduce(**check)  # type: ignore[arg-type]
     out = capsys.readouterr().out
     assert "pin it with `invoke matrix pin 3.0.0-dev" not in out
     assert "[no-release] r2-aes-128-gcm needs OpenSSL 3.0.0-dev: OpenSSL 3.0.0-dev names a " \
@@ -323,7 +324,7 @@ def test_a_snapshot_without_release_false_is_told_what_to_write(
         "`release: false` under versions.3.0.0-dev, and a stand_in release (with " \
         "stand_in_why) to judge its claims here" in out
     path.write_text(text)
-    commands.cmd_reproduce(**check)  # type: ignore[arg-type]
+    cmd_reproduce(**check)  # type: ignore[arg-type]
     out = capsys.readouterr().out
     assert "no release tarball of it exists; to judge its claims here, name a release " \
         "that behaves the same for them as versions.3.0.0-dev.stand_in, with " \
@@ -367,7 +368,7 @@ def test_a_claim_comparing_a_build_with_itself_is_warned_about(
     path.write_text(text.replace("builds:\n", "builds:\n  patched: {version: 4.1.0-dev}\n")
                     .replace("  r2-aes-128-gcm:\n    build: v4.1.0-dev",
                              "  r2-aes-128-gcm:\n    build: patched"))
-    commands.cmd_reproduce(target="p32760", matrix=str(here / "matrix.yaml"),
+    cmd_reproduce(target="p32760", matrix=str(here / "matrix.yaml"),
                            results=str(here / "results"), cpu="", force=False, wait=False,
                            json=False, check=True)
     out = capsys.readouterr().out

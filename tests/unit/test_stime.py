@@ -226,8 +226,8 @@ def test_a_resumption_that_waited_on_the_connection_is_told_from_a_busy_host() -
 
 
 def test_the_bench_files_contended_handshakes_per_operation() -> None:
+    from openssl_matrix.core.statuses import CONTENDED
     from openssl_matrix.matrix.model import Mask
-    from openssl_matrix.measure.guards import CONTENDED
     from openssl_matrix.measure.tlsbench import TlsInvocation, parse_tls
 
     plan = _plan("0.9.8y", "rsa2048", "cross-core")

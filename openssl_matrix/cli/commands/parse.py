@@ -1,37 +1,40 @@
-"""The ``parse`` and ``import`` commands: a pasted report read, printed or filed.
+"""``invoke matrix parse FILE``: pasted ``openssl speed`` output or a whole report, read
+and printed (tables, or ``--json``); the paste helpers ``import`` and ``reproduce --draft``
+share.
 
-Apart from the other commands (cli/commands.py) so that these two import only what they
-need (the parser, the results tree): not Docker, the report, the bench or the lab, which
-took about a second of every ``parse`` before it read its first byte (issue 35).
+Like every command module it imports only what it needs (the parser): not Docker, the
+report, the bench or the lab, which took about a second of every ``parse`` before it read
+its first byte (issue 35).
 """
 
 from __future__ import annotations
 
-import re
 import sys
-import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from itertools import chain, count
 from operator import attrgetter, is_
 from pathlib import Path
 from typing import Any
 
-from openssl_matrix.cli.paths import results_tree
-from openssl_matrix.core.errors import ParseError, UsageError
+from openssl_matrix.cli.table import BLOCK_SIZES, JSON, Command
+from openssl_matrix.core.errors import UsageError
 from openssl_matrix.core.files import read_bounded
 from openssl_matrix.core.jsonfast import dumps_indented, fill, layout, mark, rows_indented
-from openssl_matrix.core.names import clip, name_problem, safe_name
+from openssl_matrix.core.names import clip
 from openssl_matrix.parse import FIGURE_FIELDS, figure_records, figure_rows, iter_paste
 from openssl_matrix.parse.encoding import paste_text
 from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, Figure, SpeedHeader, SpeedRun
-from openssl_matrix.results.imports import PastedRun, import_report, spool, unspool
 
 #: A pasted report (`parse`, `import`, `reproduce --draft`) larger than this is not one.
 MAX_REPORT_BYTES = 64 * 1024 * 1024
 
 
-def cmd_parse(*, target: str, matrix: str, results: str, json: bool,
-              block_sizes: str = "") -> int:
+COMMAND = Command("parse", "parse pasted `openssl speed` output or a whole report", "FILE",
+                  flags=(JSON, BLOCK_SIZES))
+
+
+def run(*, target: str, matrix: str, results: str, json: bool,
+        block_sizes: str = "") -> int:
     sizes = block_sizes_flag(block_sizes)
     try:
         raw = read_bounded(Path(target), cap=MAX_REPORT_BYTES)
@@ -190,42 +193,3 @@ def _table(figures: Sequence[Figure]) -> list[str]:
     if not figures:
         lines.append("no figures")
     return lines
-
-
-def cmd_import(*, target: str, matrix: str, results: str, as_: str, wait: bool = False,
-               ) -> int:
-    """Store a published report's figures in the results tree as reference results.
-
-    An import is identified by the source file's sha256 and ``--as``: importing the same
-    file again says where it is and adds nothing; an import that was stopped (Ctrl-C, a
-    kill, a full disk) is completed by the next one, never stored twice. The pasted text
-    is stored once per import (in its first run folder, ``raw/report.txt``), not per run.
-    """
-    if not as_ or not re.match(r"^[a-z0-9][a-z0-9._-]*\Z", as_) or name_problem(as_):
-        raise UsageError("`invoke matrix import FILE` needs --as NAME (lower-case letters, "
-                         "digits, '.', '_', '-'" + (f"; got {clip(as_)}" if as_ else "") + ")",
-                         hint="e.g. --as ivy-bridge-blog-2013")
-    try:
-        raw = read_bounded(Path(target), cap=MAX_REPORT_BYTES)
-    except OSError as exc:
-        raise UsageError(f"cannot read {clip(target, 200)}: {exc.strerror}") from None
-    text = paste_text(raw, target)
-    count = 0
-    # parsed once: each run checked and counted, and spooled to an unnamed temporary
-    # file (outside the tree: every folder name is checked before anything is written
-    # there), then filed from the spool; the runs of a large paste are never all held
-    with tempfile.TemporaryFile() as spooled:
-        for run in iter_paste(text):
-            count += 1
-            safe_name(run.header.version or "unknown",
-                      f"{target}: run {count}: the version in its header", error=ParseError)
-            spool(PastedRun.of(run), spooled)
-        if not count:
-            raise UsageError(f"{target}: no `openssl speed` output found in it")
-        import_report(results_tree(results, matrix), raw, lambda: unspool(spooled, count),
-                      count, as_=as_, source=Path(target), wait=wait, text=text)
-    return 0
-
-
-#: The handlers of the two commands, for the command line's table (cli/main.py).
-PASTE_HANDLERS: dict[str, Callable[..., int]] = {"parse": cmd_parse, "import": cmd_import}

@@ -3,17 +3,18 @@
 The command reads its flags, picks the releases between GOOD and BAD in the catalogue's
 order, and hands the work to ``sweep/bisectrun.py`` (build and bench each release a step
 needs) and ``sweep/bisect.py`` (the decisions); it prints the summary, or the JSON. The
-engine and the helpers it shares with the other commands come in as seams from
-``commands.handlers`` (this module does not import commands.py: imports go one way).
+engine comes in as a seam (``cli/shared.handlers``; the real one by default).
 """
 
 from __future__ import annotations
 
 import json as _json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from openssl_matrix.cli.paths import matrix_path, results_root
+from openssl_matrix.cli.shared import EngineFactory, backend_for, docker_engine, git_commit
+from openssl_matrix.cli.table import JSON, PLAIN_TCP, WAIT, Command, Flag
 from openssl_matrix.core import log
 from openssl_matrix.core.errors import BISECT_ABORT, FatalError, UsageError
 from openssl_matrix.engine.backend import Backend
@@ -41,17 +42,42 @@ from openssl_matrix.sweep.bisectrun import (
     run_step,
 )
 
+COMMAND = Command(
+    "bisect", "which release between two moved a figure (docs/bisect.md)",
+    usage="--figure SUITE:ALGORITHM:BLOCK[:MASK] --good A --bad B", flags=(
+        Flag("cpu", "", "CPU profile name from the matrix, or 'auto' for this host "
+             "(default); one profile: a bisection's comparisons stay within one engine"),
+        Flag("no_ccache", False, "build each release cold, without the shared compiler "
+             "cache a bisection uses by default (docs/building.md)"),
+        PLAIN_TCP, WAIT,
+        Flag("fresh", False, "measure from the start instead of replaying what an earlier "
+             "bisection of the same range measured (it is set aside, not deleted)"),
+        JSON,
+        Flag("figure", "", "the cell to bisect: SUITE:ALGORITHM:BLOCK[:MASK] (e.g. "
+             "blog-fast:aes-256-cbc:8192; no MASK: the suite's first mask)"),
+        Flag("good", "", "the release whose figure is the old one (a catalogue release)"),
+        Flag("bad", "", "the release whose figure moved (a catalogue release, either side "
+             "of --good in time)"),
+        Flag("git", "", "a local git clone of OpenSSL: --good and --bad are revisions of it "
+             "(tags, commits) and the bisection is over the commits of BAD's first-parent "
+             "line after GOOD, each built from its `git archive` (docs/bisect.md)"),
+        Flag("run", False, "with --git: judge the tree's HEAD (the commit `git bisect run` "
+             "checked out) against --good and --bad and exit 0 (like good), 1 (like bad), "
+             "125 (skip: it does not build, or the rounds cannot place it) or 128 (stop the "
+             "run: like neither, or an error)"),
+        Flag("build", "", "how each release is built: the part of its variant id after "
+             "the version (default asm-x86_64: 3.0.13-asm-x86_64)"),
+    ))
+
 #: ``bisect --run``'s status when it cannot judge the commit: above 127, so that
 #: ``git bisect run`` stops instead of marking the commit (core/errors.py's table)
 ABORT = BISECT_ABORT
 
 
-def cmd_bisect(*, target: str, matrix: str, results: str, figure: str, good: str, bad: str,
-               build: str, cpu: str, wait: bool, json: bool, allow_plain_tcp: bool = False,
-               fresh: bool = False, no_ccache: bool = False, git: str = "",
-               run: bool = False,
-               backend_for: Callable[..., Backend], engine: Callable[..., Backend],
-               git_commit: Callable[[], str | None]) -> int:
+def run(*, target: str, matrix: str, results: str, figure: str, good: str, bad: str,
+        build: str, cpu: str, wait: bool, json: bool, allow_plain_tcp: bool = False,
+        fresh: bool = False, no_ccache: bool = False, git: str = "",
+        run: bool = False, engine: EngineFactory = docker_engine) -> int:
     if not figure or not good or not bad:
         raise UsageError("`invoke matrix bisect` needs --figure CELL --good A --bad B",
                          hint="e.g. --figure blog-fast:aes-256-cbc:8192 --good 3.0.10 "
@@ -71,8 +97,7 @@ def cmd_bisect(*, target: str, matrix: str, results: str, figure: str, good: str
     if run:
         return _git_run(cell, matrix=matrix, results=results, good=good, bad=bad,
                         build=build, cpu=cpu, wait=wait, allow_plain_tcp=allow_plain_tcp,
-                        no_ccache=no_ccache, git=git, backend_for=backend_for,
-                        engine=engine, git_commit=git_commit)
+                        no_ccache=no_ccache, git=git, engine=engine)
     commits: dict[str, Commit] = {}
     if git:
         commits = {c.short: c for c in commits_between(Path(git), good.strip(), bad.strip())}
@@ -83,8 +108,7 @@ def cmd_bisect(*, target: str, matrix: str, results: str, figure: str, good: str
                                         good.strip(), bad.strip())
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-    m, profile, backend = _engine(matrix, cell, cpu, allow_plain_tcp, backend_for,
-                                  engine)
+    m, profile, backend = _engine(matrix, cell, cpu, allow_plain_tcp, engine)
     tree = ResultsTree(results_root(matrix, results))
     what = "commits" if git else "releases"
     log.info(f"bisect {cell.text()} over {len(releases)} {what}, {releases[0]} (good) → "
@@ -120,8 +144,7 @@ def commit_lines(result: Bisection, commits: Mapping[str, Commit]) -> list[str]:
 
 
 def _engine(matrix: str, cell: Cell, cpu: str, allow_plain_tcp: bool,
-            backend_for: Callable[..., Backend], engine: Callable[..., Backend],
-            ) -> tuple[Matrix, str, Backend]:
+            engine: EngineFactory) -> tuple[Matrix, str, Backend]:
     m = load_matrix(matrix_path(matrix), default_urls=default_urls)
     cell_suite(m, cell)  # a suite, algorithm, size or mask it lacks: refused before any engine
     profile = cpu or "auto"
@@ -132,8 +155,7 @@ def _engine(matrix: str, cell: Cell, cpu: str, allow_plain_tcp: bool,
 
 def _git_run(cell: Cell, *, matrix: str, results: str, good: str, bad: str, build: str,
              cpu: str, wait: bool, allow_plain_tcp: bool, no_ccache: bool, git: str,
-             backend_for: Callable[..., Backend], engine: Callable[..., Backend],
-             git_commit: Callable[[], str | None]) -> int:
+             engine: EngineFactory) -> int:
     """``bisect --run``: the git tree's HEAD judged against GOOD and BAD; the exit status
     is what ``git bisect run`` reads (0 good, 1 bad, 125 skip). Anything else that goes
     wrong is 128, which stops git's run: never a verdict on the commit."""
@@ -142,7 +164,7 @@ def _git_run(cell: Cell, *, matrix: str, results: str, good: str, bad: str, buil
         ends = {name: resolve(tree, rev) for name, rev in
                 (("good", good.strip()), ("bad", bad.strip()), ("head", "HEAD"))}
         commits = {c.short: c for c in ends.values()}
-        m, profile, backend = _engine(matrix, cell, cpu, allow_plain_tcp, backend_for, engine)
+        m, profile, backend = _engine(matrix, cell, cpu, allow_plain_tcp, engine)
         measure = GitMeasure(m, backend, ResultsTree(results_root(matrix, results)), cell,
                              git=tree, commits=commits, build=build or DEFAULT_BUILD,
                              cpu_profile=profile, engine=backend.engine_info(),

@@ -15,20 +15,19 @@ uncertainty (``measure/profileagree.py``); ``--overhead`` runs the cell unprofil
 before and after the profiled run and records the profiler's cost on the figure
 (``measure/profileoverhead.py``). Each variant is profiled and filed by
 ``measure/profiling.py``, the code a reproduction's profiled claim runs too. The engine
-comes in as a seam from
-``commands.handlers`` (this module does not import commands.py: imports go one way).
+comes in as a seam (``cli/shared.handlers``; the real one by default).
 """
 
 from __future__ import annotations
 
 import json as _json
-from collections.abc import Callable
 from typing import Any
 
 from openssl_matrix.cli.paths import matrix_path, results_root
+from openssl_matrix.cli.shared import EngineFactory, docker_engine
+from openssl_matrix.cli.table import JSON, Command, Flag
 from openssl_matrix.core.errors import ConfigError, UsageError
 from openssl_matrix.core.names import ALPHABET, clip, name_problem
-from openssl_matrix.engine.backend import Backend
 from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
 from openssl_matrix.matrix.model import MAX_BYTES, MAX_SECONDS, Matrix, Suite, Variant
@@ -36,7 +35,37 @@ from openssl_matrix.measure.perfrun import Cell, SpeedCell
 from openssl_matrix.measure.profileagree import agreement_of, file_agreement
 from openssl_matrix.measure.profilecell import resolve
 from openssl_matrix.measure.profiling import compare_profiled, profile_variant, summary
+from openssl_matrix.results.tree import ResultsTree
 
+COMMAND = Command(
+    "profile", "where a cell's time goes: perf in the variant's image, flame graphs, two "
+    "builds compared (docs/profile.md)",
+    usage="--only VARIANT (or --compare A,B) --algorithm ALG --bytes N (or --suite NAME "
+    "--cell TEXT)", flags=(
+        Flag("only", "", "the variant to profile: one variant id (e.g. 3.0.20-asm-x86_64)"),
+        Flag("suite", "", "the suite whose cell to profile (with --cell; any kind the bench "
+             "runs: speed, pkey, tls, library)"),
+        Flag("cell", "", "the cell of --suite to profile, named as its figures are: "
+             "ALG:BYTES (speed), ALG:OP (pkey: rsa2048:sign), PROTOCOL-KEY:OP[:PINNING] "
+             "(tls: tls1.3-rsa2048:handshake), OP[:tTHREADS] (library: "
+             "pkey-decode-pem-rsa2048:t1)"),
+        JSON,
+        Flag("algorithm", "", "the speed algorithm to profile (e.g. sha256, aes-128-cbc: as "
+             "`openssl speed -evp` takes it)"),
+        Flag("bytes", 0, "the block size to profile, in bytes (speed's -bytes)", low=1,
+             unset="none: required"),
+        Flag("seconds", 0, "how long the profiled run lasts (default 3; with --suite: the "
+             "suite's seconds)", low=1, unset="3 seconds"),
+        Flag("compare", "", "two variants, comma separated (A,B): profile both on the same "
+             "cell and print the difference per function and library against the measured "
+             "gap"),
+        Flag("agree", False, "profile the cell twice, one run after the other (--only's "
+             "variant), and print whether the two agree on the top 10 functions' time per "
+             "operation within 2σ of their sample counts' combined uncertainty"),
+        Flag("overhead", False, "also run the cell unprofiled right before and after the "
+             "profiled run (same image and limits) and record both rates, their ratio and "
+             "each run's host accounting: the profiler's cost on the figure"),
+    ))
 DEFAULT_SECONDS = 3
 
 
@@ -155,10 +184,10 @@ def _form(algorithm: str, bytes: int, suite: str, cell: str) -> None:
                          "rsa2048:sign (docs/profile.md)")
 
 
-def cmd_profile(*, target: str, matrix: str, results: str, only: str, algorithm: str,
-                bytes: int, suite: str, cell: str, seconds: int, compare: str, json: bool,
-                engine: Callable[[str | None, bool], Backend], agree: bool = False,
-                overhead: bool = False) -> int:
+def run(*, target: str, matrix: str, results: str, only: str, algorithm: str,
+        bytes: int, suite: str, cell: str, seconds: int, compare: str, json: bool,
+        agree: bool = False, overhead: bool = False,
+        engine: EngineFactory = docker_engine) -> int:
     if agree and compare:
         raise UsageError(f"--agree and --compare {clip(compare)}: give one",
                          hint="--agree profiles one build's cell twice (--only VARIANT) and "
@@ -190,19 +219,20 @@ def cmd_profile(*, target: str, matrix: str, results: str, only: str, algorithm:
     if agree:  # the same cell twice, one run after the other
         names, cells = names * 2, cells * 2
     variants = {vid: _variant(m, vid, flag) for vid in names}
-    done = [profile_variant(root, backend, variants[vid], c, info, overhead=overhead)
+    tree = ResultsTree(root)
+    done = [profile_variant(tree, backend, variants[vid], c, info, overhead=overhead)
             for vid, c in zip(names, cells, strict=True)]
     out: dict[str, Any] = {"profiles": [{"folder": str(p.folder), **p.meta} for p in done]}
     text = [summary(p.meta, p.folder) for p in done]
     if compare:
-        cmp = compare_profiled(root, cells[0], names[0], done[0], names[1], done[1])
+        cmp = compare_profiled(tree, cells[0], names[0], done[0], names[1], done[1])
         out["compare"] = {"folder": str(cmp.folder), "gap_ns_per_op": cmp.diff.gap_ns,
                           "explained_share": cmp.share}
         text += ["", cmp.table.rstrip("\n"), f"→ {cmp.folder}"]
     if agree:
         first, second = done
         ag = agreement_of(first.run, second.run)
-        folder, table = file_agreement(root, names[0], cells[0], ag, first.run, second.run,
+        folder, table = file_agreement(tree, names[0], cells[0], ag, first.run, second.run,
                                        (first.folder, second.folder))
         out["agree"] = {"folder": str(folder), "verdict": ag.verdict, "beyond": ag.beyond,
                         "rows": len(ag.rows), "k_sigma": ag.k}
