@@ -79,12 +79,12 @@ def _print_outcome(o: Any, block: int, rounds: int) -> None:
         if opsummary.is_ops(f):  # pkey / tls suites
             print(opsummary.figure_line(f))
             continue
-        if f.get("block_size") != block:
+        if f.block_size != block:
             continue
-        cpb = f.get("cycles_per_byte")
-        text = mbs(f.get("bytes_per_s")) + (f" ({cpb:.2f} c/B)" if cpb else "")
-        status = f.get("status")
-        name = str(f.get("invocation"))
+        cpb = f.cycles_per_byte
+        text = mbs(f.bytes_per_s) + (f" ({cpb:.2f} c/B)" if cpb else "")
+        status = f.status
+        name = str(f.invocation)
         if "+" in name:
             name = f"{name.rsplit('--', 1)[0]}--[{f.get('algorithm')}]"
         print(f"      {name:<36} {text:>22}"

@@ -66,6 +66,15 @@ def write_faults(hook: Callable[[Path], None] | None) -> Iterator[None]:
         _write_hook[:] = saved
 
 
+def fault_point(path: Path) -> None:
+    """Call :func:`write_faults`' hook for a write to ``path`` made outside
+    :func:`atomic_write` (an import's compact file, results/compact.py: streamed to its
+    temporary file, then renamed), after its temporary file is written and before the
+    rename, as :func:`atomic_write` does."""
+    for hook in _write_hook:
+        hook(path)
+
+
 class UnreadableFile(OSError):
     """A path the tool was to read is not a regular file, or is larger than its cap."""
 

@@ -1,27 +1,32 @@
 """The bench's records of figures and findings, typed.
 
-A figure travels through the bench as a JSON record: a reader makes it (``openssl
-speed``'s through ``parse.figure_records``, ``s_time``'s in ``tls``, the harness's in
-``library``), the guards mark it in place (``guards.apply_findings``), the cell adds the
-core clock and cycles, and ``results.records.write_figures`` checks it into
-``figures.json``. :class:`BenchFigure` names every key a reader or the bench sets, so a
-misspelt key or a wrong kind of value fails ``mypy`` instead of reaching the tree; at run
-time it is the very dict that is filed, so ``figures.json`` is unchanged by the typing.
+A figure travels through the bench as a frozen :class:`BenchFigure`: a reader makes it
+(``openssl speed``'s through ``parse.figure_records``, ``s_time``'s in ``tls``, the
+harness's in ``library``), the guards return it marked (``guards.apply_findings``), the
+cell adds the core clock and cycles (each a new figure, never one changed in place), and
+``results.records.write_figures`` checks its :meth:`BenchFigure.to_json` into
+``figures.json``. :class:`FigureFields` names every key a reader or the bench sets, so a
+misspelt key or a wrong kind of value fails ``mypy`` instead of reaching the tree; the
+record filed is the one the dicts this type replaced gave, key for key.
 
 Beside it: a finding as filed (:class:`FindingRecord`), the wait for a quiet host
 (:class:`SettleRecord`), a repeated bench's series (:class:`SeriesHead`) and its rows
-(:class:`SeriesRow`). The run record itself is ``runrecord``'s.
-
-They are ``TypedDict``s because each describes JSON on disk (``figures.json``, a run
-record's ``findings`` and ``settle``, a series file), filed as built.
+(:class:`SeriesRow`). The run record itself is ``runrecord``'s. Those are ``TypedDict``s:
+each describes JSON on disk (a run record's ``findings`` and ``settle``, a series file),
+filed as built.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Literal, TypedDict, cast
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from openssl_matrix.measure.hostacct import AccountingRecord
+
+if TYPE_CHECKING:
+    from typing import Unpack  # 3.11: the package runs on 3.10, mypy checks as 3.11
 
 #: The keys of a figure's rate: per second of bytes (a block size) or of operations.
 RateKey = Literal["bytes_per_s", "ops_per_s"]
@@ -83,8 +88,10 @@ class SeriesRow(TypedDict):
     statuses: list[str]
 
 
-class BenchFigure(TypedDict, total=False):
-    """One figure as the bench builds it (a record of ``figures.json``)."""
+class FigureFields(TypedDict, total=False):
+    """A figure's keys as ``figures.json`` holds them, with their types: what
+    :meth:`BenchFigure.of` and :meth:`BenchFigure.with_` take (so ``mypy`` checks every
+    key a reader sets) and the fields :class:`BenchFigure` has, one for one."""
 
     # parse.figures.Figure's fields (every reader sets these)
     algorithm: str
@@ -168,7 +175,172 @@ class BenchFigure(TypedDict, total=False):
     openssl_header: str | None
 
 
-def bench_figures(records: Sequence[Mapping[str, object]]) -> list[BenchFigure]:
-    """``parse.figure_records``'s dicts (the fields of ``parse.figures.Figure``, which
-    :class:`BenchFigure` names with their types) as the bench's figures: the same dicts."""
-    return [cast(BenchFigure, r) for r in records]
+@dataclass(frozen=True, slots=True)
+class BenchFigure:
+    """One figure as the bench builds it (a record of ``figures.json``), frozen: a reader
+    makes it (:meth:`of`, :meth:`from_json`), the guards and the cell make new ones from
+    it (:meth:`with_`, :meth:`without`), and :meth:`to_json` gives the very record filed.
+
+    ``given`` holds the keys the figure has: a key set to None is filed as ``null``, one
+    never set is not filed at all, exactly as the dicts this type replaced. A field not
+    given reads None (``guards``: empty).
+    """
+
+    # parse.figures.Figure's fields (every reader sets these)
+    algorithm: str | None = None
+    label: str | None = None
+    evp: bool | None = None
+    block_size: int | None = None
+    bytes_per_s: float | None = None
+    ops_per_s: float | None = None
+    operation: str | None = None
+    status: str | None = None
+    detail: str | None = None
+    bits: int | None = None
+    seconds_per_op: float | None = None
+    raw: str | None = None
+    # what ran it (the cell, or the TLS and harness readers)
+    mask: str | None = None
+    ia32cap: str | None = None
+    invocation: str | None = None
+    engine: str | None = None
+    path: str | None = None
+    direction: str | None = None
+    multi: int | None = None
+    # the guards (guards.apply_findings)
+    guards: tuple[str, ...] = ()
+    parser_status: str | None = None
+    # the host around the run (hostacct) and the core clock (the cell)
+    own_share: float | None = None
+    foreign_cores: float | None = None
+    steal_cores: float | None = None
+    host_accounting: AccountingRecord | None = None
+    clock_hz: float | None = None
+    cycles_per_byte: float | None = None
+    cycles_per_op: float | None = None
+    # a PTS-comparable suite's result (pts_comparable kinds)
+    pts_result: str | None = None
+    pts_unit: str | None = None
+    pts_profile: str | None = None
+    # a non-speed figure's unit (TLS handshakes, the library harness)
+    unit: str | None = None
+    # the TLS runner's (tls._run_record)
+    protocol: str | None = None
+    protocol_label: str | None = None
+    key: str | None = None
+    cipher: str | None = None
+    group: str | None = None
+    tls_pinning: str | None = None
+    server_cpu: str | None = None
+    client_cpu: str | None = None
+    connections: int | None = None
+    wall_s: float | None = None
+    server_cpu_s: float | None = None
+    client_cpu_s: float | None = None
+    server_busy: float | None = None
+    client_busy: float | None = None
+    bottleneck: str | None = None
+    stime_real_seconds: int | None = None
+    stime_user_rate: float | None = None
+    resumed: int | None = None
+    full: int | None = None
+    stime_exit: str | None = None
+    bytes_per_connection: float | None = None
+    # the library harness's (library.timed_record, library.memory_record)
+    threads: int | None = None
+    operations: int | None = None
+    elapsed_s: float | None = None
+    thread_cpu_s: tuple[float, ...] | None = None
+    per_thread_ops: str | None = None
+    us_per_op: float | None = None
+    cpu_us_per_op: float | None = None
+    cpu_share: float | None = None
+    api: str | None = None
+    bytes: int | None = None
+    bytes_min: int | None = None
+    bytes_max: int | None = None
+    allocs: int | None = None
+    client_bytes: int | None = None
+    allocated: int | None = None
+    leaked: int | None = None
+    repeats: int | None = None
+    openssl_runtime: str | None = None
+    openssl_header: str | None = None
+    # the keys this figure has (set by a reader, the guards or the cell)
+    given: frozenset[str] = frozenset()
+    # keys of a figure read back (an earlier run's figures.json) that this type does not
+    # name: kept, and filed again unchanged
+    extra: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
+
+    @classmethod
+    def of(cls, **fields: Unpack[FigureFields]) -> BenchFigure:
+        """A figure with exactly these keys."""
+        return cls.from_json(fields)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> BenchFigure:
+        """A figure from its record (``parse.figure_records``' dicts, a ``figures.json``
+        record read back: its ``schema`` is the file's, not the figure's)."""
+        values = {k: v for k, v in data.items() if k in _FIELDS}
+        extra = {k: v for k, v in data.items() if k not in _FIELDS and k != "schema"}
+        return cls(**_frozen(values), given=frozenset(values),  # type: ignore[arg-type]
+                   extra=MappingProxyType(extra))
+
+    def with_(self, **changes: Unpack[FigureFields]) -> BenchFigure:
+        """A new figure: this one with these keys set."""
+        return replace(self, **_frozen(changes),  # type: ignore[arg-type]
+                       given=self.given | frozenset(changes))
+
+    def without(self, key: str) -> BenchFigure:
+        """A new figure: this one without ``key`` (its field back to None)."""
+        if key not in self.given:
+            return self
+        return replace(self, **{key: _DEFAULTS[key]},  # type: ignore[arg-type]
+                       given=self.given - {key})
+
+    def to_json(self) -> dict[str, object]:
+        """The record filed in ``figures.json`` (before its ``schema``): the keys given,
+        lists as lists, and any kept ``extra`` keys."""
+        out: dict[str, object] = dict(self.extra)
+        for name in _FIELDS:
+            if name in self.given:
+                value = getattr(self, name)
+                out[name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    def get(self, key: str, default: object = None) -> object:
+        """The value of a key named at run time (a rate key, a cycles key), or
+        ``default`` where the figure has no such key; typed code reads the fields."""
+        if key in _FIELDS:
+            return self[key] if key in self.given else default
+        return self.extra.get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        """A key as filed (KeyError where the figure has none), for a test or a generic
+        reader that names keys as the file does; there is no way to set one."""
+        if key in self.given:
+            value = getattr(self, key)
+            return list(value) if isinstance(value, tuple) else value
+        return self.extra[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.given or key in self.extra
+
+
+#: the fields a figure's record may have, in the order they are filed (sorted on disk)
+_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(BenchFigure)
+                                 if f.name not in ("given", "extra"))
+_DEFAULTS: dict[str, object] = {f.name: f.default for f in fields(BenchFigure)
+                                if f.name in _FIELDS}
+
+
+def _frozen(values: Mapping[str, object]) -> dict[str, object]:
+    """Lists (``guards``, ``thread_cpu_s``) as tuples: a frozen figure holds no list."""
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
+
+
+def bench_figures(records: Iterable[Mapping[str, object]]) -> list[BenchFigure]:
+    """Records as the bench's figures: ``parse.figure_records``' dicts (the fields of
+    ``parse.figures.Figure``, which :class:`FigureFields` names with their types), or a
+    ``figures.json`` read back."""
+    return [BenchFigure.from_json(r) for r in records]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import platform
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import cast
@@ -186,29 +186,42 @@ class RunContext:
                 for d in suite.devices if not self.host_has(d)]
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Run:
-    """What one run of a cell gathers while its invocations go (``BenchCell.run``'s
-    steps share it): its folder and record, the host it saw, findings and figures."""
+    """A cell's run as its invocations find it: its folder and first record, the host
+    it saw, and what was checked once before them (``_start``, then ``_prepare``, each
+    making it anew). Frozen: what the invocations gather is in their ``_Attempt``s."""
 
     run_dir: Path
     meta: RunRecord
+    """The run's record as it started (``status: running``), the checks added."""
     pin: str | None
     version: str
     run_cpu: CpuInfo
     topology: CpuTopology | None
     cpus: tuple[int, ...]
-    invocations: list[Invocation]
+    invocations: tuple[Invocation, ...]
     clock_before: dict[str, object]
+    notes: tuple[str, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    """The CPU's findings (can the binary run on it?), before any invocation's."""
+    engine_checks: Mapping[str, EngineCheck] = field(default_factory=dict)
+    vectors: Mapping[str, tuple[int, int] | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    """One invocation as it ended: its entry in the run's record, its figures, findings
+    and warnings, and the core probe read right after it (the next one's "before").
+    Frozen: built once, when the invocation ends; the run is their sum (``_finish``)."""
+
+    name: str
+    entry: InvocationEntry
     probe: dict[str, object]
-    """The port-share reading right before the next invocation."""
-    warnings: list[str] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-    figures: list[BenchFigure] = field(default_factory=list)
-    by_invocation: dict[str, list[BenchFigure]] = field(default_factory=dict)
-    engine_checks: dict[str, EngineCheck] = field(default_factory=dict)
-    vectors: dict[str, tuple[int, int] | None] = field(default_factory=dict)
-    failed: int = 0
+    figures: tuple[BenchFigure, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    warnings: tuple[str, ...] = ()
+    failed: bool = False
 
 
 @dataclass(frozen=True)
@@ -254,11 +267,13 @@ class BenchCell:
     def run(self, settled: SettleRecord | None = None) -> CellOutcome:
         """Measure the cell; ``settled`` (what the wait for a quiet host saw) goes into
         the run's metadata."""
-        run = self._start(settled)
-        self._prepare(run)
+        run = self._prepare(self._start(settled))
+        attempts: list[_Attempt] = []
+        probe = run.clock_before  # the port-share reading right before each invocation
         for n, inv in enumerate(run.invocations, 1):
-            self._invoke(run, n, inv)
-        return self._finish(run)
+            attempts.append(self._invoke(run, n, inv, probe))
+            probe = attempts[-1].probe
+        return self._finish(run, tuple(attempts))
 
     def _start(self, settled: SettleRecord | None) -> _Run:
         """The run's folder and first record: the image, the host and its clock."""
@@ -285,8 +300,8 @@ class BenchCell:
         meta["host"]["core_clock"] = coreclock.run_clock(clock_before, {})
         records.write_meta(run_dir, meta)
         self._announce(run_dir, invocations, notes)
-        return _Run(run_dir, meta, pin, version, run_cpu, topology, cpus, invocations,
-                    clock_before, clock_before, warnings=list(notes))
+        return _Run(run_dir, meta, pin, version, run_cpu, topology, cpus, tuple(invocations),
+                    clock_before, notes=tuple(notes))
 
     def _first_meta(self, run_cpu: CpuInfo, state: SystemState, version_a: str,
                     topology: CpuTopology | None, pin: str | None, clock: float | None,
@@ -361,28 +376,31 @@ class BenchCell:
             for note in notes:
                 log.info(f"    note: {note}")
 
-    def _prepare(self, run: _Run) -> None:
+    def _prepare(self, run: _Run) -> _Run:
         """What is checked once before the invocations: the CPU, the engines, the
-        capability vectors."""
-        run.findings.extend(self._cpu_findings(run.run_cpu))
-        run.engine_checks = self._check_engines(run.run_dir)
-        run.meta["engine_checks"] = {k: asdict(c) for k, c in run.engine_checks.items()}
-        run.vectors = self._capability_vectors(run.version, run.invocations, run.run_dir)
-        run.meta["capability_vectors"] = {
-            k: (None if w is None else [hex(w[0]), hex(w[1])]) for k, w in run.vectors.items()}
+        capability vectors (the run anew, with them)."""
+        checks = self._check_engines(run.run_dir)
+        vectors = self._capability_vectors(run.version, list(run.invocations), run.run_dir)
+        meta: RunRecord = {
+            **run.meta, "engine_checks": {k: asdict(c) for k, c in checks.items()},
+            "capability_vectors": {k: (None if w is None else [hex(w[0]), hex(w[1])])
+                                   for k, w in vectors.items()}}
+        return replace(run, meta=meta, findings=tuple(self._cpu_findings(run.run_cpu)),
+                       engine_checks=checks, vectors=vectors)
 
-    def _invoke(self, run: _Run, n: int, inv: Invocation) -> None:
+    def _invoke(self, run: _Run, n: int, inv: Invocation, before: dict[str, object],
+                ) -> _Attempt:
         """One invocation in its container: raw output kept, host accounting and port
-        share read around it, figures parsed and judged into ``run``."""
-        ctx, v, tag, suite, pin = self.ctx, self.variant, self.tag, self.suite, run.pin
-        invocations = run.invocations
+        share read around it (``before``: the reading right before it), figures parsed
+        and judged: its attempt."""
+        ctx, tag, suite, pin = self.ctx, self.tag, self.suite, run.pin
         t0 = time.monotonic()
         res = ctx.backend.run(tag, inv.exec_command, env=inv.env,
                               limits=replace(ctx.limits(3600, suite, cpuset=pin),
                                              cpu_shares=SPEED_CPU_SHARES))
         # and right after it (the last one's is the clock's reading after the runs)
-        before, run.probe = run.probe, self._probe(pin, aes=n == len(invocations))
-        ports = portshare.run_readings(before, run.probe, ctx.ports)
+        after = self._probe(pin, aes=n == len(run.invocations))
+        ports = portshare.run_readings(before, after, ctx.ports)
         _save_raw(run.run_dir, inv, res)
         with_samples, times = split_times(res.stderr)
         speed_stderr, acct = hostacct.from_stderr(
@@ -401,12 +419,21 @@ class BenchCell:
         flagged = ""  # the progress line says which figures a guard flagged
         said: list[str] = []  # and a TLS run's guards say why, after it
         if res.exit_code != 0:
-            self._failed(run, inv, res, speed_stderr)
-            entry["status"] = "failed"
+            attempt = _Attempt(inv.name, {**entry, "status": "failed"}, after,
+                               warnings=(self._failed(inv, res, speed_stderr),), failed=True)
         else:
-            flagged, said = self._take(run, inv, res.stdout, speed_stderr, times, acct,
-                                       ports, entry)
-        run.meta["invocations"].append(entry)
+            attempt, flagged, said = self._take(run, inv, res.stdout, speed_stderr, times,
+                                                acct, ports, entry, after)
+        self._progress(n, len(run.invocations), attempt.entry, acct,
+                       f"{flagged} ({time.monotonic() - t0:.1f}s")
+        for w in said:
+            log.warn(f"  {self.variant.id}: {w}")
+        return attempt
+
+    def _progress(self, n: int, total: int, entry: InvocationEntry,
+                  acct: hostacct.HostAccounting | None, tail: str) -> None:
+        """An invocation's progress line: its status, what a guard flagged, its time and
+        the host around it."""
         host = "" if acct is None else f"; {acct.describe()}"
         per_figure = entry.get("host_accounting")
         if self.suite.suite_kind.accounting_fields and isinstance(per_figure, dict):
@@ -414,31 +441,28 @@ class BenchCell:
             readings = cast("dict[str, hostacct.AccountingRecord | None]", per_figure)
             busy = [a["foreign_cores"] for a in readings.values() if a]
             host = f"; others up to {max(busy):.2f} core(s) busy" if busy else ""
-        log.info(f"    [{n}/{len(invocations)}] {inv.name}: {entry['status']}{flagged} "
-                 f"({time.monotonic() - t0:.1f}s{host})")
-        for w in said:
-            log.warn(f"  {v.id}: {w}")
+        log.info(f"    [{n}/{total}] {entry['name']}: {entry['status']}{tail}{host})")
 
-    def _failed(self, run: _Run, inv: Invocation, res: RunResult, speed_stderr: str) -> None:
-        """An invocation that exited non-zero: counted and said, its status ``failed``."""
-        run.failed += 1
+    def _failed(self, inv: Invocation, res: RunResult, speed_stderr: str) -> str:
+        """An invocation that exited non-zero, said: the warning it files."""
         last = speed_stderr.strip().splitlines()[-1] if speed_stderr.strip() else ""
         msg = f"{inv.name}: `{' '.join(inv.command)}` exited {res.exit_code}: {last}"
         if res.exit_code == 132 or "Illegal instruction" in res.stderr:
             msg += " (SIGILL: the binary uses an instruction this CPU lacks)"
-        run.warnings.append(msg)
         log.warn(f"  {self.variant.id}: {msg}")
+        return msg
 
     def _take(self, run: _Run, inv: Invocation, stdout: str, speed_stderr: str,
               times: CpuTimes | None, acct: hostacct.HostAccounting | None,
-              ports: portshare.PortReadings, entry: InvocationEntry) -> tuple[str, list[str]]:
-        """A finished invocation's figures, parsed and judged into ``run``; its entry in
-        the record completed. (flagged note, warnings to say after the progress line)."""
+              ports: portshare.PortReadings, entry: InvocationEntry, after: dict[str, object],
+              ) -> tuple[_Attempt, str, list[str]]:
+        """A finished invocation's figures, parsed and judged; its entry in the record
+        completed. (its attempt, flagged note, warnings to say after the progress line)."""
         said: list[str] = []  # a TLS run's guards say why, after the progress line
         recs, elapsed, inv_findings, parse_warnings = self._parse_one(
             inv, stdout, speed_stderr, run.version, times, acct, run.engine_checks,
             run.vectors, run.run_cpu)
-        entry["elapsed_measured"] = elapsed
+        entry = {**entry, "elapsed_measured": elapsed}
         inv_findings = [*inv_findings, *portshare.port_findings(inv.name, ports)]
         if inv.multi:  # per child: did each get its CPU? (multiacct)
             child_found, bal = multi_findings(inv.name, inv.multi, stdout, acct)
@@ -450,68 +474,60 @@ class BenchCell:
         fields = self.suite.suite_kind.accounting_fields
         if fields:  # one accounting per s_time run or harness window, taken inside
             entry["host_accounting"] = {
-                " ".join(str(r.get(f)) for f in fields): r.pop("host_accounting", None)
-                for r in recs}
-        run.figures.extend(recs)
-        run.by_invocation[inv.name] = recs
-        flagged = flagged_note(recs, inv_findings)
-        run.findings.extend(inv_findings)
+                " ".join(str(r.get(f)) for f in fields): r.host_accounting for r in recs}
+            recs = [r.without("host_accounting") for r in recs]
         if self.suite.suite_kind.warnings_named:  # its guards applied per operation
-            run.warnings.extend(parse_warnings)
-            said = parse_warnings
+            warnings, said = list(parse_warnings), parse_warnings
         else:
-            run.warnings.extend(f"{inv.name}: {w}" for w in parse_warnings)
+            warnings = [f"{inv.name}: {w}" for w in parse_warnings]
         entry["status"] = "ok" if recs else "no-figures"
         entry["figures"] = len(recs)
         if not recs:
-            run.failed += 1
-            run.warnings.append(f"{inv.name}: no figures in the output")
-        return flagged, said
+            warnings.append(f"{inv.name}: no figures in the output")
+        return (_Attempt(inv.name, entry, after, figures=tuple(recs),
+                         findings=tuple(inv_findings), warnings=tuple(warnings),
+                         failed=not recs), flagged_note(recs, inv_findings), said)
 
-    def _finish(self, run: _Run) -> CellOutcome:
-        """Findings across invocations, core cycles, the figures and the final record."""
-        v, invocations, figures, findings = self.variant, run.invocations, run.figures, \
-            run.findings
-        meta, warnings, run_dir, pin = run.meta, run.warnings, run.run_dir, run.pin
-        clock = meta["clock_hz"]
-        findings.extend(cross_findings(invocations, run.by_invocation, run.version,
-                                       run.run_cpu.flags, bool(run.vectors)))
-        apply_findings(figures, findings)
-        meta["host"]["core_clock"] = coreclock.run_clock(
-            run.clock_before, run.probe if invocations else self._probe(pin, aes=True))
-        clock = core_cycles(meta, clock)
-        for rec in figures:
-            rec["clock_hz"] = clock
-            rec["cycles_per_byte"] = cycles(rec.get("bytes_per_s"), clock, rec.get("multi") or 1)
-            rec["cycles_per_op"] = cycles(
-                rec.get("ops_per_s") if rec.get("block_size") is None else None,
-                clock, rec.get("multi") or 1)
-            rec.setdefault("guards", [])
+    def _finish(self, run: _Run, attempts: tuple[_Attempt, ...]) -> CellOutcome:
+        """Findings across invocations, core cycles, the figures and the final record:
+        the run's attempts summed."""
+        v, run_dir = self.variant, run.run_dir
+        by_invocation = {a.name: list(a.figures) for a in attempts if not a.failed}
+        findings = [*run.findings, *(f for a in attempts for f in a.findings),
+                    *cross_findings(list(run.invocations), by_invocation, run.version,
+                                    run.run_cpu.flags, bool(run.vectors))]
+        after = attempts[-1].probe if attempts else self._probe(run.pin, aes=True)
+        meta: RunRecord = {**run.meta, "invocations": [a.entry for a in attempts],
+                           "host": {**run.meta["host"], "core_clock": coreclock.run_clock(
+                               run.clock_before, after)}}
+        clock = core_cycles(meta, meta["clock_hz"])
+        figures = [with_cycles(rec, clock) for rec in apply_findings(
+            [f for a in attempts for f in a.figures], findings)]
+        warnings = [*run.notes, *(w for a in attempts for w in a.warnings)]
         for f in findings:
             text = f"{f.code}: " + (f"{f.invocation}: " if f.invocation else "") + f.message
             if text not in warnings:
                 warnings.append(text)
                 log.warn(f"  {v.id}: {text}")
-        records.write_figures(run_dir, figures)
-        meta["ended"] = _now()
-        meta["warnings"] = warnings
-        meta["findings"] = [f.as_dict() for f in findings]
-        status = "complete" if run.failed == 0 else ("failed" if run.failed == len(invocations)
+        records.write_figures(run_dir, [f.to_json() for f in figures])
+        failed = sum(a.failed for a in attempts)
+        status = "complete" if failed == 0 else ("failed" if failed == len(attempts)
                                                  else "partial")
-        meta["status"] = status
+        meta.update({"ended": _now(), "warnings": warnings, "status": status,
+                     "findings": [f.as_dict() for f in findings]})
         records.write_meta(run_dir, meta)
         return CellOutcome(v.id, status, run_dir=str(run_dir), warnings=warnings,
                            figures=figures, round=self.round,
                            findings=[f.as_dict() for f in findings],
-                           error=None if status == "complete" else f"{run.failed} invocation(s) "
+                           error=None if status == "complete" else f"{failed} invocation(s) "
                            f"failed; see {run_dir}/raw")
 
     # -- per-run checks -----------------------------------------------------------------
 
     def _parse_one(self, inv: Invocation, stdout: str, speed_stderr: str, version: str,
                    times: CpuTimes | None, acct: hostacct.HostAccounting | None,
-                   engine_checks: dict[str, EngineCheck],
-                   vectors: dict[str, tuple[int, int] | None], cpu: CpuInfo,
+                   engine_checks: Mapping[str, EngineCheck],
+                   vectors: Mapping[str, tuple[int, int] | None], cpu: CpuInfo,
                    ) -> tuple[list[BenchFigure], float | None, list[Finding], list[str]]:
         kind = self.suite.suite_kind
         reader = _READERS.get(kind.runner)
@@ -522,25 +538,7 @@ class BenchCell:
                                  evp=kind.speed_evp(inv.path, inv.command))
         except ParseError as perr:
             return [], None, [], [f"output not understood: {perr.message}"]
-        recs = bench_figures(figure_records(parsed))
-        host = BenchFigure() if acct is None else BenchFigure(
-            own_share=None if acct.own_share is None else round(acct.own_share, 4),
-            foreign_cores=round(acct.foreign_cores, 4),
-            steal_cores=round(acct.steal_cores, 4))
-        for rec in recs:
-            if rec.get("algorithm") == "evp" and len(inv.algorithms) == 1:
-                rec["algorithm"] = inv.algorithms[0]  # -multi labels the EVP row "evp"
-            rec.update({"mask": inv.mask.name, "ia32cap": inv.ia32cap,
-                        "invocation": inv.name, "engine": inv.engine, "path": inv.path,
-                        "direction": inv.direction, "multi": inv.multi, **host})
-            if kind.pts_comparable:  # the PTS result this figure is, in PTS's unit
-                op, block = rec.get("operation"), rec.get("block_size")
-                res = pts_result_for(str(rec.get("algorithm")),
-                                     op if isinstance(op, str) else None,
-                                     block if isinstance(block, int) else None)
-                if res is not None:
-                    rec.update({"pts_result": res.title, "pts_unit": res.unit,
-                                "pts_profile": PTS_PROFILE})
+        recs = [self._ran(rec, inv, acct) for rec in bench_figures(figure_records(parsed))]
         elapsed = sum(p.seconds_reported for p in parsed.progress) or None
         found: list[Finding] = []
         if inv.engine is not None:
@@ -552,7 +550,7 @@ class BenchCell:
         if not contended:  # a process that waited for a CPU is contention, not offload
             found += time_basis_findings(inv.name, times, elapsed)
         legacy, legacy_notes = legacy_path_findings(
-            inv.name, version, inv.path, [str(r.get("algorithm")) for r in recs])
+            inv.name, version, inv.path, [str(r.algorithm) for r in recs])
         found += legacy
         if inv.ia32cap is not None:
             if vectors.get("") is not None and vectors.get(inv.mask.name) is not None:
@@ -562,6 +560,27 @@ class BenchCell:
                 found += mask_syntax_findings(inv.name, inv.mask.name, inv.ia32cap, version,
                                               cpu.flags)
         return recs, elapsed, found, [*parsed.warnings, *legacy_notes]
+
+    def _ran(self, rec: BenchFigure, inv: Invocation, acct: hostacct.HostAccounting | None,
+             ) -> BenchFigure:
+        """A speed figure with what ran it: the invocation, the host around it and, for a
+        PTS-comparable kind, the PTS result it is (a new record)."""
+        if rec.algorithm == "evp" and len(inv.algorithms) == 1:
+            rec = rec.with_(algorithm=inv.algorithms[0])  # -multi labels the EVP row "evp"
+        rec = rec.with_(mask=inv.mask.name, ia32cap=inv.ia32cap, invocation=inv.name,
+                        engine=inv.engine, path=inv.path, direction=inv.direction,
+                        multi=inv.multi)
+        if acct is not None:
+            rec = rec.with_(own_share=None if acct.own_share is None
+                            else round(acct.own_share, 4),
+                            foreign_cores=round(acct.foreign_cores, 4),
+                            steal_cores=round(acct.steal_cores, 4))
+        if self.suite.suite_kind.pts_comparable:  # the PTS result it is, in PTS's unit
+            res = pts_result_for(str(rec.algorithm), rec.operation, rec.block_size)
+            if res is not None:
+                rec = rec.with_(pts_result=res.title, pts_unit=res.unit,
+                                pts_profile=PTS_PROFILE)
+        return rec
 
     def _probe(self, pin: str | None, *, aes: bool = False) -> dict[str, object]:
         """One reading of the core probe (clock, port share; AESENC's latency with
@@ -629,7 +648,7 @@ def flagged_note(recs: Sequence[BenchFigure], found: Sequence[Finding]) -> str:
     codes = sorted({f.code for f in found})
     if codes:
         return f", flagged: {', '.join(codes)}"
-    bad = [str(r.get("status")) for r in recs if r.get("status") not in (None, "ok")]
+    bad = [str(r.status) for r in recs if r.status not in (None, "ok")]
     if not bad:
         return ""
     what = ", ".join(f"{bad.count(s)} {s}" for s in sorted(set(bad)))
@@ -680,6 +699,17 @@ def cross_findings(invocations: list[Invocation],
                                                   by_invocation[ref.name], cpu_flags)
                     break
     return found
+
+
+def with_cycles(rec: BenchFigure, clock: float | None) -> BenchFigure:
+    """A figure with the core clock it is counted in and its cycles per byte or per
+    operation (a new record; ``guards`` is there, empty if no guard concerned it)."""
+    multi = rec.multi or 1
+    return rec.with_(
+        clock_hz=clock, cycles_per_byte=cycles(rec.bytes_per_s, clock, multi),
+        cycles_per_op=cycles(rec.ops_per_s if rec.block_size is None else None,
+                                    clock, multi),
+        guards=list(rec.guards))
 
 
 def core_cycles(meta: RunRecord, nominal: float | None) -> float | None:

@@ -103,33 +103,43 @@ class Finding:
                              else list(self.algorithms))
 
     def concerns(self, record: BenchFigure) -> bool:
-        if self.invocation is not None and record.get("invocation") != self.invocation:
+        if self.invocation is not None and record.invocation != self.invocation:
             return False
-        return self.algorithms is None or record.get("algorithm") in self.algorithms
+        return self.algorithms is None or record.algorithm in self.algorithms
 
 
-def apply_findings(records: list[BenchFigure], findings: Iterable[Finding]) -> None:
-    """Give each figure record the statuses of the findings that concern it (in place).
+def apply_findings(records: Sequence[BenchFigure], findings: Iterable[Finding],
+                   ) -> list[BenchFigure]:
+    """The figure records with the statuses of the findings that concern them: new
+    records, the given ones left as they are.
 
     ``guards`` lists every code; ``status`` becomes the gravest guard code (``PRIORITY``)
     unless the parser already refused the value (zero, unparsable ...); ``detail`` gains
     the messages.
     """
+    found = list(findings)
+    return [marked(rec, [f for f in found if f.concerns(rec)]) for rec in records]
+
+
+def marked(rec: BenchFigure, findings: Sequence[Finding]) -> BenchFigure:
+    """One figure with ``findings`` (each concerning it) applied: a new figure, ``rec``
+    itself when none does."""
+    if not findings:
+        return rec
+    codes = list(rec.guards)
+    new = rec
     for f in findings:
-        for rec in records:
-            if not f.concerns(rec):
-                continue
-            codes = rec.setdefault("guards", [])
-            if f.code in codes:
-                continue
-            if not codes:
-                rec["parser_status"] = rec.get("status")
-            codes.append(f.code)
-            if rec.get("parser_status") in _REPLACEABLE:
-                rec["status"] = min(codes, key=lambda c: PRIORITY.index(c)
-                                    if c in PRIORITY else len(PRIORITY))
-            detail = str(rec.get("detail") or "")
-            rec["detail"] = f"{detail}; {f.message}" if detail else f.message
+        if f.code in codes:
+            continue
+        if not codes:
+            new = new.with_(parser_status=rec.status)
+        codes.append(f.code)
+        if new.parser_status in _REPLACEABLE:
+            new = new.with_(status=min(codes, key=lambda c: PRIORITY.index(c)
+                                       if c in PRIORITY else len(PRIORITY)))
+        detail = new.detail or ""
+        new = new.with_(detail=f"{detail}; {f.message}" if detail else f.message)
+    return new.with_(guards=codes)
 
 
 # ----------------------------------------------------------------------------------
@@ -216,11 +226,11 @@ def engine_findings(invocation: str, engine: str, check: EngineCheck | None,
 def _pairs(a: Sequence[BenchFigure], b: Sequence[BenchFigure],
            ) -> list[tuple[float, float]]:
     """Values of figures with the same algorithm and block size in ``a`` and ``b``."""
-    index = {(r.get("algorithm"), r.get("block_size")): r.get("bytes_per_s") for r in b}
+    index = {(r.algorithm, r.block_size): r.bytes_per_s for r in b}
     out = []
     for r in a:
-        x = r.get("bytes_per_s")
-        y = index.get((r.get("algorithm"), r.get("block_size")))
+        x = r.bytes_per_s
+        y = index.get((r.algorithm, r.block_size))
         if isinstance(x, (int, float)) and isinstance(y, (int, float)) and y > 0:
             out.append((float(x), float(y)))
     return out
@@ -364,12 +374,12 @@ def mask_effect_findings(invocation: str, mask_name: str, off: Collection[str],
     if "aesni" not in off or "aes" not in cpu_flags:
         return []
     aes_masked = [r for r in masked_records
-                  if str(r.get("algorithm", "")).startswith("aes-") and r.get("evp")]
+                  if (r.algorithm or "").startswith("aes-") and r.evp]
     if same_figures(aes_masked, native_records):
         return [Finding(MASK_NOT_APPLIED,
                         f"mask {mask_name} turns AES-NI off, yet the EVP AES figures are "
                         f"within {SAME_FIGURE:.0%} of the unmasked run: it did not take effect",
-                        invocation, tuple(sorted({str(r["algorithm"]) for r in aes_masked})))]
+                        invocation, tuple(sorted({str(r.algorithm) for r in aes_masked})))]
     return []
 
 

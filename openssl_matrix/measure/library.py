@@ -30,7 +30,7 @@ from openssl_matrix.images.harness import BINARY
 from openssl_matrix.matrix.libvocab import MEMORY_OPS, OPERATIONS, LibraryOptions, expand, lacks
 from openssl_matrix.matrix.model import Mask, Suite
 from openssl_matrix.measure import hostacct
-from openssl_matrix.measure.benchfigure import BenchFigure
+from openssl_matrix.measure.benchfigure import BenchFigure, FigureFields
 from openssl_matrix.measure.guards import Finding, contended_findings
 from openssl_matrix.measure.invocation import Invocation
 
@@ -225,47 +225,49 @@ def timed_record(r: LibResult, inv_name: str) -> tuple[BenchFigure, list[Finding
     acct = host_of(r) if status == "ok" else None
     threads = max(1, r.threads)
     cpu_total = sum(cpu) if cpu else None
-    rec: BenchFigure = {
-        "algorithm": r.op, "label": f.get("what") or r.op, "operation": _family(r.op),
-        "evp": None, "block_size": None, "bytes_per_s": None, "ops_per_s": rate,
-        "status": status, "detail": detail, "unit": UNIT, "threads": threads,
-        "operations": ops, "elapsed_s": elapsed, "thread_cpu_s": cpu,
-        "per_thread_ops": f.get("per_thread_ops"),
-        "us_per_op": None if not ops or elapsed is None else 1e6 * threads * elapsed / ops,
-        "cpu_us_per_op": None if not ops or cpu_total is None else 1e6 * cpu_total / ops,
-        "cpu_share": None if not cpu or not elapsed else
+    rec = BenchFigure.of(
+        algorithm=r.op, label=f.get("what") or r.op, operation=_family(r.op),
+        evp=None, block_size=None, bytes_per_s=None, ops_per_s=rate,
+        status=status, detail=detail, unit=UNIT, threads=threads,
+        operations=ops, elapsed_s=elapsed, thread_cpu_s=cpu,
+        per_thread_ops=f.get("per_thread_ops"),
+        us_per_op=None if not ops or elapsed is None else 1e6 * threads * elapsed / ops,
+        cpu_us_per_op=None if not ops or cpu_total is None else 1e6 * cpu_total / ops,
+        cpu_share=None if not cpu or not elapsed else
         round(sum(cpu) / (elapsed * threads), 4),
-        "api": None if f.get("api") in (None, "-") else f.get("api"),
-        "bytes": None, "invocation": inv_name,
-        "raw": "",
-    }
-    if acct is not None:
-        rec.update({"own_share": None if acct.own_share is None else round(acct.own_share, 4),
-                    "foreign_cores": round(acct.foreign_cores, 4),
-                    "steal_cores": round(acct.steal_cores, 4),
-                    "host_accounting": acct.as_dict()})
-    else:
-        rec.update({"own_share": None, "foreign_cores": None, "steal_cores": None,
-                    "host_accounting": None})
+        api=None if f.get("api") in (None, "-") else f.get("api"),
+        bytes=None, invocation=inv_name,
+        raw="",
+    ).with_(**_host_fields(acct))
     return rec, contended_findings(inv_name, acct)
+
+
+def _host_fields(acct: hostacct.HostAccounting | None) -> FigureFields:
+    """A timed figure's host around its window (all None without an accounting)."""
+    if acct is None:
+        return FigureFields(own_share=None, foreign_cores=None, steal_cores=None,
+                            host_accounting=None)
+    return FigureFields(own_share=None if acct.own_share is None else round(acct.own_share, 4),
+                        foreign_cores=round(acct.foreign_cores, 4),
+                        steal_cores=round(acct.steal_cores, 4), host_accounting=acct.as_dict())
 
 
 def memory_record(r: LibResult, inv_name: str) -> BenchFigure:
     f = r.fields
     value = _int(f.get("bytes"))
     ok = f.get("status") == "ok" and value is not None
-    return {
-        "algorithm": r.op, "label": f.get("what") or r.op, "operation": "memory",
-        "evp": None, "block_size": None, "bytes_per_s": None, "ops_per_s": None,
-        "status": "ok" if ok else "failed",
-        "detail": "" if ok else (f.get("reason") or "no byte count"), "unit": MEMORY_UNIT,
-        "threads": 1, "bytes": value, "bytes_min": _int(f.get("bytes_min")),
-        "bytes_max": _int(f.get("bytes_max")), "allocs": _int(f.get("allocs")),
-        "client_bytes": _int(f.get("client_bytes")), "allocated": _int(f.get("allocated")),
-        "leaked": _int(f.get("leaked")), "repeats": _int(f.get("repeats")),
-        "invocation": inv_name, "own_share": None, "foreign_cores": None,
-        "steal_cores": None, "host_accounting": None, "raw": "",
-    }
+    return BenchFigure.of(
+        algorithm=r.op, label=f.get("what") or r.op, operation="memory",
+        evp=None, block_size=None, bytes_per_s=None, ops_per_s=None,
+        status="ok" if ok else "failed",
+        detail="" if ok else (f.get("reason") or "no byte count"), unit=MEMORY_UNIT,
+        threads=1, bytes=value, bytes_min=_int(f.get("bytes_min")),
+        bytes_max=_int(f.get("bytes_max")), allocs=_int(f.get("allocs")),
+        client_bytes=_int(f.get("client_bytes")), allocated=_int(f.get("allocated")),
+        leaked=_int(f.get("leaked")), repeats=_int(f.get("repeats")),
+        invocation=inv_name, own_share=None, foreign_cores=None,
+        steal_cores=None, host_accounting=None, raw="",
+    )
 
 
 def parse_library(inv: Invocation, stdout: str,
@@ -287,14 +289,12 @@ def parse_library(inv: Invocation, stdout: str,
             rec, found = timed_record(r, inv.name)
             records.append(rec)
             findings.extend(found)
-        if records[-1]["status"] != "ok":
-            warnings.append(f"{r.op}: {records[-1]['detail']}")
+        if records[-1].status != "ok":
+            warnings.append(f"{r.op}: {records[-1].detail}")
     for op in out.unended:
         warnings.append(f"{op}: the harness began it and never ended it")
-    for rec in records:
-        rec.update({"mask": inv.mask.name, "ia32cap": None, "engine": None,
-                    "path": "library", "direction": None, "multi": None,
-                    "openssl_runtime": out.header.get("runtime"),
-                    "openssl_header": out.header.get("header")})
+    records = [rec.with_(mask=inv.mask.name, ia32cap=None, engine=None, path="library",
+                         direction=None, multi=None, openssl_runtime=out.header.get("runtime"),
+                         openssl_header=out.header.get("header")) for rec in records]
     elapsed = sum(t for r in records if isinstance(t := r.get("elapsed_s"), float)) or None
     return records, elapsed, findings, warnings

@@ -12,16 +12,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from openssl_matrix.measure.benchfigure import BenchFigure
+
 #: Units as the summary writes them, from the figure's ``unit`` field.
 SHORT_UNITS = {"connections/s": "conn/s", "ops/s": "ops/s"}
 
 
-def is_ops(fig: Mapping[str, Any]) -> bool:
+def is_ops(fig: Mapping[str, Any] | BenchFigure) -> bool:
     """An operations figure (pkey, tls): no block size, an operation."""
     return fig.get("block_size") is None and bool(fig.get("operation"))
 
 
-def unit_of(fig: Mapping[str, Any]) -> str:
+def unit_of(fig: Mapping[str, Any] | BenchFigure) -> str:
     unit = str(fig.get("unit") or "ops/s")
     return SHORT_UNITS.get(unit, unit)
 
@@ -42,7 +44,7 @@ def _num(value: Any) -> str:
     return f"{value:,.1f}" if isinstance(value, (int, float)) else "—"
 
 
-def figure_line(fig: Mapping[str, Any]) -> str:
+def figure_line(fig: Mapping[str, Any] | BenchFigure) -> str:
     """One attempt's figure: value, unit, n=1, cycles, bottleneck, status."""
     value = fig.get("bytes") if fig.get("unit") == "bytes" else fig.get("ops_per_s")
     text = f"{_num(value)} {unit_of(fig)} (n=1)" if isinstance(value, (int, float)) else "—"
@@ -74,7 +76,7 @@ def series_line(row: Mapping[str, Any], unit: str) -> str:
                if row.get("contended") and row.get("clean") else ""))
 
 
-def units_by_figure(figures: Iterable[Mapping[str, Any]]) -> dict[tuple[Any, ...], str]:
+def units_by_figure(figures: Iterable[BenchFigure]) -> dict[tuple[Any, ...], str]:
     """(invocation, algorithm, operation) -> unit, for the series lines."""
     return {(f.get("invocation"), f.get("algorithm"), f.get("operation")): unit_of(f)
             for f in figures if is_ops(f)}

@@ -244,12 +244,12 @@ def _tls_work(out: str, cell: Cell) -> Work:
     window (the script's ``date`` before and after s_time) selects the samples: key
     generation, the certificate, the server's start and the check are outside it."""
     records, _, _, warnings = parse_tls(cell.invocation, out)
-    mine = [r for r in records if r["algorithm"] == cell.algorithm
-            and r["operation"] == cell.operation]
+    mine = [r for r in records if r.algorithm == cell.algorithm
+            and r.operation == cell.operation]
     # a measured rate is a figure, flagged or not (``contended`` is the profile's own
     # status below); no rate: the run failed, or gave nothing to count
-    if not mine or mine[0]["ops_per_s"] is None:
-        why = mine[0]["detail"] if mine else "; ".join(warnings) or "no such section"
+    if not mine or mine[0].ops_per_s is None:
+        why = mine[0].detail if mine else "; ".join(warnings) or "no such section"
         raise BenchError(f"{cell.label}: the profiled handshake run gave no figure: {why}")
     rec = mine[0]
     section = next(s for s in tls.read_output(out).sections
@@ -259,7 +259,7 @@ def _tls_work(out: str, cell: Cell) -> Work:
         window = (float(section.end["wall0"]), float(section.end["wall1"]))
     except (KeyError, ValueError) as exc:
         raise BenchError(f"{cell.label}: the handshake run printed no wall times") from exc
-    conns, wall = rec["connections"], rec["wall_s"]
+    conns, wall = rec.connections, rec.wall_s
     if conns is None or wall is None:  # a rate has both: not reached
         raise BenchError(f"{cell.label}: the handshake run has no count or wall time")
     return int(conns), float(wall), tls.host_accounting(section), window
@@ -277,11 +277,11 @@ def _library_work(out: str, cell: Cell) -> Work:
     if not found:
         raise BenchError(f"{cell.label}: the harness printed no result for {cell.operation}")
     rec, _ = library.timed_record(found[0], cell.invocation.name)
-    if rec["status"] != "ok":
-        raise BenchError(f"{cell.label}: the harness's run was {rec['status']}: "
-                         f"{rec['detail']}")
+    if rec.status != "ok":
+        raise BenchError(f"{cell.label}: the harness's run was {rec.status}: "
+                         f"{rec.detail}")
     threads = max(1, found[0].threads)
-    ops, elapsed = rec["operations"], rec["elapsed_s"]
+    ops, elapsed = rec.operations, rec.elapsed_s
     if ops is None or elapsed is None:  # an ``ok`` record has both: not reached
         raise BenchError(f"{cell.label}: the harness's run has no count or elapsed time")
     return (int(ops), threads * float(elapsed),

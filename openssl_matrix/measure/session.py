@@ -189,12 +189,12 @@ def _tally(outcomes: Sequence[CellOutcome],
     for o in outcomes:
         seen: dict[str, bool] = {}
         for f in o.figures:
-            inv = str(f.get("invocation"))
-            ok = f.get("status") not in DISTURBED
+            inv = str(f.invocation)
+            ok = f.status not in DISTURBED
             seen[inv] = seen.get(inv, True) and ok
-            unit: RateKey = "bytes_per_s" if f.get("block_size") is not None else "ops_per_s"
+            unit: RateKey = "bytes_per_s" if f.block_size is not None else "ops_per_s"
             if ok and isinstance(value := f.get(unit), (int, float)):
-                key = (f.get("algorithm"), f.get("block_size"), f.get("operation"))
+                key = (f.algorithm, f.block_size, f.operation)
                 values.setdefault((o.variant, inv), {}).setdefault(key, []).append(
                     float(value))
         for inv, ok in seen.items():
@@ -664,15 +664,15 @@ def summarize_series(outcomes: Sequence[CellOutcome], threshold: float,
     groups: dict[tuple[Any, ...], list[BenchFigure]] = {}
     for o in outcomes:
         for f in o.figures:
-            key = (f.get("invocation"), f.get("algorithm"), f.get("block_size"),
-                   f.get("operation"))
+            key = (f.invocation, f.algorithm, f.block_size,
+                   f.operation)
             groups.setdefault(key, []).append(f)
     rows: list[SeriesRow] = []
     for (invocation, algorithm, block, operation), figs in groups.items():
         unit: RateKey | Literal["bytes"] = "bytes_per_s" if block is not None else "ops_per_s"
         if any(f.get("unit") == "bytes" for f in figs):  # a library memory figure
             unit = "bytes"
-        clean = [f for f in figs if f.get("status") not in DISTURBED]
+        clean = [f for f in figs if f.status not in DISTURBED]
         used = clean or figs
         values = [v for f in used if isinstance(v := f.get(unit), (int, float))]
         s = spread(values, threshold)
@@ -681,7 +681,7 @@ def summarize_series(outcomes: Sequence[CellOutcome], threshold: float,
             "cycles_per_byte" if block is not None else "cycles_per_op"
         cyc = [c for f in used if isinstance(c := f.get(cycles_key), (int, float))]
         cs = spread(cyc, threshold)
-        statuses = sorted({str(f.get("status")) for f in clean}) if clean else \
+        statuses = sorted({str(f.status) for f in clean}) if clean else \
             [CONTENDED]
         median, low, high = (s.median if s else None), (e.ci_low if e else None), \
             (e.ci_high if e else None)

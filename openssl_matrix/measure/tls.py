@@ -33,7 +33,7 @@ from openssl_matrix.core.version import series
 from openssl_matrix.matrix.pkey import Series, dotted
 from openssl_matrix.matrix.tlsvocab import OPERATION, PROTOCOLS, Protocol, TlsOptions
 from openssl_matrix.measure import hostacct
-from openssl_matrix.measure.benchfigure import BenchFigure
+from openssl_matrix.measure.benchfigure import BenchFigure, FigureFields
 from openssl_matrix.measure.guards import contended_findings
 from openssl_matrix.measure.hostacct import SAMPLE_FUNCTION
 from openssl_matrix.measure.invocation import times_line
@@ -547,14 +547,14 @@ def host_accounting(section: _Section) -> hostacct.HostAccounting | None:
     return acct
 
 
-def host_fields(acct: hostacct.HostAccounting | None) -> BenchFigure:
+def host_fields(acct: hostacct.HostAccounting | None) -> FigureFields:
     """The figure's host columns (as a speed figure's) and the whole accounting."""
     if acct is None:
-        return BenchFigure(own_share=None, foreign_cores=None, steal_cores=None,
-                           host_accounting=None)
-    return BenchFigure(own_share=None if acct.own_share is None else round(acct.own_share, 4),
-                       foreign_cores=round(acct.foreign_cores, 4),
-                       steal_cores=round(acct.steal_cores, 4), host_accounting=acct.as_dict())
+        return FigureFields(own_share=None, foreign_cores=None, steal_cores=None,
+                            host_accounting=None)
+    return FigureFields(own_share=None if acct.own_share is None else round(acct.own_share, 4),
+                        foreign_cores=round(acct.foreign_cores, 4),
+                        steal_cores=round(acct.steal_cores, 4), host_accounting=acct.as_dict())
 
 
 def _time_basis(acct: Accounting, host: hostacct.HostAccounting | None,
@@ -605,43 +605,41 @@ def _run_record(section: _Section, protocol: Protocol, plan: TlsPlan, out: TlsOu
                 host: hostacct.HostAccounting | None) -> BenchFigure:
     """The figure record of one s_time run."""
     status, detail, rate = _run_status(section, parsed, acct)
-    rec: BenchFigure = {
-        "algorithm": f"{protocol.name}-{plan.key}", "label": f"{protocol.label} {plan.key}",
-        "evp": None, "block_size": None, "bytes_per_s": None, "ops_per_s": rate,
-        "operation": OPERATION.get(section.mode, section.mode), "status": status,
-        "detail": detail, "unit": "connections/s", "protocol": protocol.name,
-        "protocol_label": protocol.label, "key": plan.key,
-        "cipher": protocol.cipher[plan.key], "group": protocol.group,
-        "tls_pinning": plan.pinning, "server_cpu": out.pinning.get("server"),
-        "client_cpu": out.pinning.get("client"), "connections": parsed.connections,
-        "wall_s": acct.wall_s, "server_cpu_s": acct.server_cpu_s,
-        "client_cpu_s": acct.client_cpu_s, "server_busy": acct.server_busy,
-        "client_busy": acct.client_busy, "bottleneck": acct.bottleneck(plan.pinning),
-        "stime_real_seconds": parsed.real_seconds, "stime_user_rate": parsed.user_rate,
-        "resumed": parsed.resumed, "full": parsed.full, "stime_exit": section.end.get("rc"),
-        "bytes_per_connection": parsed.bytes_per_connection,
-        "raw": "\n".join(x for x in section.lines if "connections" in x),
-    }
-    rec.update(host_fields(host))
-    return rec
+    return BenchFigure.of(
+        algorithm=f"{protocol.name}-{plan.key}", label=f"{protocol.label} {plan.key}",
+        evp=None, block_size=None, bytes_per_s=None, ops_per_s=rate,
+        operation=OPERATION.get(section.mode, section.mode), status=status,
+        detail=detail, unit="connections/s", protocol=protocol.name,
+        protocol_label=protocol.label, key=plan.key,
+        cipher=protocol.cipher[plan.key], group=protocol.group,
+        tls_pinning=plan.pinning, server_cpu=out.pinning.get("server"),
+        client_cpu=out.pinning.get("client"), connections=parsed.connections,
+        wall_s=acct.wall_s, server_cpu_s=acct.server_cpu_s,
+        client_cpu_s=acct.client_cpu_s, server_busy=acct.server_busy,
+        client_busy=acct.client_busy, bottleneck=acct.bottleneck(plan.pinning),
+        stime_real_seconds=parsed.real_seconds, stime_user_rate=parsed.user_rate,
+        resumed=parsed.resumed, full=parsed.full, stime_exit=section.end.get("rc"),
+        bytes_per_connection=parsed.bytes_per_connection,
+        raw="\n".join(x for x in section.lines if "connections" in x),
+    ).with_(**host_fields(host))
 
 
 def _run_findings(section: _Section, rec: BenchFigure, parsed: STimeRun,
                   acct: Accounting, host: hostacct.HostAccounting | None) -> list[Finding]:
     """What one good s_time run says beyond its figure: a resumption that did not
     resume, a contended host, or connections that waited on something else."""
-    algorithm, conns = rec["algorithm"], parsed.connections
+    algorithm, conns = str(rec.algorithm), parsed.connections
     findings: list[Finding] = []
     if section.mode == "reuse" and conns and (parsed.resumed or 0) < RESUMED_RATIO * conns:
         findings.append((NOT_RESUMED, f"only {parsed.resumed or 0} of {conns} connections "
                          "resumed their session: this measured full handshakes",
                          algorithm, "resume"))
     contended = contended_findings(section.protocol, host)
-    findings.extend((c.code, c.message, algorithm, rec["operation"]) for c in contended)
+    findings.extend((c.code, c.message, algorithm, rec.operation) for c in contended)
     if not contended:  # a run that waited for a CPU is contention, not latency
         tb = _time_basis(acct, host, conns)
         if tb:
-            findings.append((TIME_BASIS, tb, algorithm, rec["operation"]))
+            findings.append((TIME_BASIS, tb, algorithm, rec.operation))
     return findings
 
 
@@ -682,8 +680,8 @@ def parse_output(stdout: str, plan: TlsPlan) -> tuple[list[BenchFigure], list[st
         host = host_accounting(section)
         rec = _run_record(section, protocol, plan, out, parsed, acct, host)
         records.append(rec)
-        warnings.extend(f"{rec['algorithm']} {section.mode}: {w}" for w in parsed.warnings)
-        if rec["status"] == "ok":
+        warnings.extend(f"{rec.algorithm} {section.mode}: {w}" for w in parsed.warnings)
+        if rec.status == "ok":
             findings.extend(_run_findings(section, rec, parsed, acct, host))
     findings.extend(_container_findings(out, plan))
     if out.problems and out.server_log:

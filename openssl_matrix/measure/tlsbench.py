@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from openssl_matrix.matrix.model import Mask, Suite
 from openssl_matrix.matrix.tlsvocab import TlsOptions
 from openssl_matrix.measure.benchfigure import BenchFigure
-from openssl_matrix.measure.guards import Finding, apply_findings
+from openssl_matrix.measure.guards import Finding, marked
 from openssl_matrix.measure.invocation import Invocation
 from openssl_matrix.measure.tls import TlsPlan, parse_output, plans, script
 
@@ -59,16 +59,16 @@ def parse_tls(inv: Invocation, stdout: str,
     # each warning names the invocation, a guard's as the speed path's findings do
     # (``code: invocation: …``, which the bench summary recognises)
     warnings = [f"{inv.name}: {w}" for w in said]
-    for rec in records:
-        rec.update({"mask": inv.mask.name, "ia32cap": None, "invocation": inv.name,
-                    "engine": None, "path": "tls", "direction": None, "multi": None})
+    records = [rec.with_(mask=inv.mask.name, ia32cap=None, invocation=inv.name, engine=None,
+                         path="tls", direction=None, multi=None) for rec in records]
     elapsed = sum(t for r in records if isinstance(t := r.get("wall_s"), float)) or None
     # Applied here, per operation (a Finding names algorithms only: a resumption that did
     # not resume must not mark the full-handshake figure); the bench lists them as warnings.
     for code, message, alg, operation in found:
-        mine = [r for r in records if r["algorithm"] == alg
-                and (operation is None or r["operation"] == operation)]
-        apply_findings(mine, [Finding(code, message, inv.name, (alg,))])
+        finding = Finding(code, message, inv.name, (alg,))
+        records = [marked(r, [finding]) if r.algorithm == alg
+                   and (operation is None or r.operation == operation) else r
+                   for r in records]
         warnings.append(f"{code}: {inv.name}: {alg}"
                         + (f" {operation}" if operation else "") + f": {message}")
     return records, elapsed, [], warnings

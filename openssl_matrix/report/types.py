@@ -46,7 +46,7 @@ from openssl_matrix.report.sessions import (
     by_session,
     split,
 )
-from openssl_matrix.results import records
+from openssl_matrix.results import compact, records
 from openssl_matrix.results.tree import ResultsTree
 
 
@@ -182,10 +182,12 @@ def observations(tree: ResultsTree, sessions: Sessions | None = None,
             if fig.operation is not None or not isinstance(block, int):
                 continue
             if not 0 < block <= MAX_BLOCK_SIZE:  # one impossible row never ends the report
+                held = compact.holder(ref.path)  # the run's folder, or an import's file
                 log.warn(f"{ref.path}: a figure of {fig.algorithm} has a block size of "
                          f"{str(block)[:40]} bytes, beyond any speed table: left out of the "
-                         f"report; move {ref.path} out of the results tree (or fix "
-                         f"{records.FIGURES} there) to silence this")
+                         f"report; move {held} out of the results tree (or fix "
+                         f"{records.FIGURES if held == ref.path else 'its line'} there) to "
+                         "silence this")
                 continue
             invocation = str(fig.invocation or "")
             command = commands.get(invocation, [])
@@ -551,6 +553,13 @@ def copy_run(src: Path, dest: Path) -> list[str]:
     """Copy a run's meta, figures and raw output; return the copied names (relative)."""
     copied: list[str] = []
     dest.mkdir(parents=True, exist_ok=True)
+    for name, what in compact.run_files(src).items():  # an import's run, filed compactly
+        if isinstance(what, str):
+            (dest / name).write_text(what, encoding="utf-8")
+        elif not (dest / name).exists():  # its import's paste, copied once beside the runs
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(what, dest / name)
+        copied.append(name)
     for name in (records.META, records.FIGURES):
         if is_regular(src / name):
             shutil.copy2(src / name, dest / name)

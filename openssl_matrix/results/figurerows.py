@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +19,15 @@ from openssl_matrix.core.jsonfast import rows_indented
 from openssl_matrix.results.records import (
     _CHECKS,
     ANY,
+    BOOL,
     FIGURES,
+    INT,
+    NUM,
+    OPT_BOOL,
+    OPT_INT,
+    OPT_STR,
     SCHEMA,
+    STR,
     FigureRecord,
     _checked_json,
     _field_names,
@@ -47,19 +53,66 @@ def write_figure_rows(run_dir: Path, keys: Sequence[str], rows: Sequence[Sequenc
 def _rows_text(keys: Sequence[str], rows: Sequence[Sequence[Any]]) -> str | None:
     """The file's text (the figures' keys sorted, ``schema`` among them, as
     ``write_json`` writes them), or None when the general path must decide."""
-    if "schema" in keys or len(set(keys)) != len(keys) or \
-            not set(FigureRecord._REQUIRED) <= set(keys):
+    ordered = checked_rows(keys, rows)
+    if ordered is None:
         return None
-    names, types = _field_names(FigureRecord), FigureRecord._TYPES
-    checks = [(i, _CHECKS[types.get(k, ANY)]) for i, k in enumerate(keys) if k in names]
-    width = len(keys)
-    for row in rows:
-        if len(row) != width or not all(check(row[i]) for i, check in checks) or \
-                not all(math.isfinite(v) for v in row if type(v) is float):
-            return None
     if not rows:
         return "[]"
+    return rows_indented(ordered[0], ordered[1])
+
+
+def checked_rows(keys: Sequence[str], rows: Sequence[Sequence[Any]],
+                 ) -> tuple[list[str], list[tuple[Any, ...]]] | None:
+    """The figures' keys sorted (``schema`` among them) and each row's values in that
+    order, every value checked as ``FigureRecord.from_json`` checks it (:func:`rows_ok`);
+    None when a row needs the general path (``write_figures``' checks, which name what
+    is wrong)."""
+    if not rows_ok(keys, rows):
+        return None
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in keys]
     ordered = sorted([*keys, "schema"])
-    position = {k: i for i, k in enumerate([*keys, "schema"])}
-    pick = itemgetter(*(position[k] for k in ordered))
-    return rows_indented(ordered, [pick((*row, SCHEMA)) for row in rows])
+    by_key = dict(zip(keys, columns, strict=True))
+    by_key["schema"] = (SCHEMA,) * len(rows)
+    return ordered, list(zip(*(by_key[k] for k in ordered), strict=True)) if rows else []
+
+
+def rows_ok(keys: Sequence[str], rows: Sequence[Sequence[Any]]) -> bool:
+    """Whether every row of figure values (in ``keys`` order, ``schema`` not among them)
+    passes ``FigureRecord.from_json``'s checks; False when one needs the general path.
+    Checked a column at a time, by the set of its values' types: an import checks
+    440,000 figures, the rows of many runs at once (results/imports.py)."""
+    if "schema" in keys or len(set(keys)) != len(keys) or \
+            not set(FigureRecord._REQUIRED) <= set(keys):
+        return False
+    names, types = _field_names(FigureRecord), FigureRecord._TYPES
+    if not set(map(len, rows)) <= {len(keys)}:
+        return False
+    columns = zip(*rows, strict=True) if rows else [() for _ in keys]
+    return all(_column_ok(column, types.get(key, ANY) if key in names else ANY)
+               for key, column in zip(keys, columns, strict=True))
+
+
+_NONE = type(None)
+#: The exact types each kind of value takes (a subclass goes the general way).
+_ALLOWED: dict[str, frozenset[type]] = {
+    STR: frozenset({str}), OPT_STR: frozenset({str, _NONE}), INT: frozenset({int}),
+    OPT_INT: frozenset({int, _NONE}), NUM: frozenset({int, float, _NONE}),
+    BOOL: frozenset({bool}), OPT_BOOL: frozenset({bool, _NONE})}
+_NUMBERS = frozenset({int, float, bool, _NONE})
+
+
+def _column_ok(column: Sequence[Any], kind: str) -> bool:
+    """Whether every value of a column is of ``kind``, and every float finite (in any
+    column, as ``read_json`` refuses NaN and infinities anywhere)."""
+    kinds = set(map(type, column))
+    allowed = _ALLOWED.get(kind)
+    if allowed is not None:
+        if not kinds <= allowed:
+            return False
+    elif not all(map(_CHECKS[kind], column)):
+        return False
+    if float not in kinds:
+        return True
+    if kinds <= _NUMBERS:  # (falsy values are 0, 0.0, None, False: all finite)
+        return all(map(math.isfinite, filter(None, column)))
+    return all(math.isfinite(v) for v in column if type(v) is float)

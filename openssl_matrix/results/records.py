@@ -8,7 +8,7 @@ file                                               record             written by
 =================================================  =================  ========================
 ``<cpu>/<variant>/<suite>/<run>/meta.json``        :class:`RunMeta`   :func:`write_meta`
 ``<cpu>/<variant>/<suite>/<run>/figures.json``     :class:`FigureRecord` :func:`write_figures`
-                                                   (a list; an import's: figurerows)
+``<cpu>/<version>/import/runs-<first>-<last>.jsonl``  both, per run (an import's: compact.py)
 ``<cpu>/<variant>/<suite>/series-<id>.json``       :class:`Series`    :func:`write_series`
 ``_builds/<variant>/<digest>/build.json``          :class:`BuildRecord` :func:`write_build`
 ``_builds/<variant>/latest.json``                  :class:`Latest`    :func:`write_latest`
@@ -19,16 +19,12 @@ Each record carries a ``schema`` version (:data:`SCHEMA`). Files written before 
 were versioned have none and read as schema 0: their keys are the same. A file of a newer
 schema than this code knows is refused with a hint to upgrade.
 
-The JSON keys on disk are the record's field names. Keys a record does not name are kept
-in ``extra`` and written back unchanged, so a newer writer's fields survive an older
-reader. **Adding a field**: add it to the dataclass (with a default, so old files still
-read), name its JSON type in the class's ``_TYPES`` table (the reader checks it), and
-write it from the producer; nothing else changes.
+The JSON keys on disk are the record's field names; keys a record does not name are kept
+in ``extra`` and written back unchanged. **Adding a field**: add it to the dataclass (with
+a default), name its JSON type in ``_TYPES`` (the reader checks it), write it; that is all.
 
-A damaged file (not UTF-8, not JSON, the wrong shape, a missing key, a number that is
-not finite where a number belongs) is never a traceback and never a silently dropped
-run: the reader raises :class:`~openssl_matrix.core.errors.ResultsError` (exit 9) naming the
-file, what is wrong, and how to set it aside.
+A damaged file (not UTF-8 or JSON, the wrong shape, a missing key, a number not finite)
+is never a traceback nor a dropped run: a ResultsError (exit 9) names it and what to do.
 """
 
 from __future__ import annotations
@@ -46,6 +42,7 @@ from openssl_matrix.core import jsonread
 from openssl_matrix.core.errors import ResultsError
 from openssl_matrix.core.files import read_bounded, write_json
 from openssl_matrix.core.names import fold, inside, safe_name
+from openssl_matrix.results import compact
 
 #: The schema version this code writes. Bump it when a field changes meaning (not when
 #: one is added: readers keep unknown keys and new fields have defaults).
@@ -478,14 +475,25 @@ def _read(cls: type[R], path: Path) -> R | None:
 
 
 def read_meta(run_dir: Path) -> RunMeta | None:
-    """The run's meta.json, validated; None when the run has none (yet)."""
-    return _read(RunMeta, run_dir / META)
+    """The run's meta.json (or its line in an import's compact file), validated; None
+    when the run has none (yet)."""
+    meta = _read(RunMeta, run_dir / META)
+    entry = compact.run_entry(run_dir) if meta is None else None
+    if entry is None:
+        return meta
+    try:
+        return RunMeta.from_json(entry.meta, f"run {run_dir.name}")
+    except RecordError as exc:
+        raise compact.damaged(entry.file, str(exc)) from None
 
 
 def read_figures(run_dir: Path) -> list[FigureRecord]:
     """The run's figures.json, validated; [] when the run has none (yet)."""
     path = run_dir / FIGURES
     data = read_json(path)
+    entry = compact.run_entry(run_dir) if data is None else None
+    if entry is not None:  # an imported run, filed compactly
+        path, data = entry.file, entry.figures
     if data is None:
         return []
     if not isinstance(data, list):
@@ -700,9 +708,8 @@ def run_dirs(root: Path, *, cpu: str | None = None, variant: str | None = None,
             continue
         for v in subdirs(c, variant):
             for s in subdirs(v, suite):
-                for run in sorted(p for p in s.iterdir() if p.is_dir()):
-                    if run.name.isdigit():
-                        yield c.name, v.name, s.name, run.name, run
+                for name, run in compact.run_paths(s):  # folders, and compact files' runs
+                    yield c.name, v.name, s.name, name, run
 
 
 def finished_runs(root: Path, *, cpu: str | None = None, variant: str | None = None,
@@ -746,15 +753,11 @@ def journal_runs(root: Path) -> dict[str, str]:
 
 
 def run_session(run: Run, journals: Mapping[str, str]) -> tuple[str, bool]:
-    """(session id, derived) of a run. A bench run since sessions were recorded names its
-    session (``meta.session``: its bench journal's id). An older run gets one derived
-    deterministically, in this order: the bench journal naming its folder (``journals``,
-    from :func:`journal_runs`); its repeated series (``series.id``: the rounds of one
-    ``--repeat`` bench); else the run alone, by when it started (without a start time, by
-    its folder). The runs of one ``import`` of a published report (which records no
-    session) are one session, named by what identifies an import: its ``--as`` name and
-    the file's digest (not the import's time: an interrupted import completed later is
-    the same session)."""
+    """(session id, derived) of a run: ``meta.session`` (its bench journal's id), else one
+    derived deterministically: the bench journal naming its folder (``journals``, from
+    :func:`journal_runs`), its repeated series (``series.id``), else the run alone, by
+    its start (else its folder). An ``import``'s runs are one session, named by its
+    ``--as`` name and the file's digest (a stopped import completed later is the same)."""
     meta = run.meta
     if meta.session:
         return meta.session, False

@@ -34,7 +34,7 @@ from openssl_matrix.core.clock import now as _now
 from openssl_matrix.core.errors import ResultsError
 from openssl_matrix.core.files import UnreadableFile, open_lock, read_bounded, write_json
 from openssl_matrix.core.names import inside, safe_name
-from openssl_matrix.results import interleaved, records
+from openssl_matrix.results import compact, interleaved, records
 from openssl_matrix.results.bisections import Progress, latest_bisections
 from openssl_matrix.results.bisections import progress as bisection_progress
 from openssl_matrix.results.pairrecord import PairRecord
@@ -213,6 +213,9 @@ class ResultsTree:
         removed.
         """
         found: list[Path] = []
+        for tmp in compact.stale_temporaries(self.root, cpu):  # a killed import's
+            with contextlib.suppress(OSError):
+                tmp.unlink()
         if not self.shared:  # a lab's engines share the journals: only the lab cleans them
             if (self.root / JOURNALS).is_dir():
                 _remove_stale_tmp(self.root / JOURNALS)

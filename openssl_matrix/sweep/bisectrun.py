@@ -38,6 +38,7 @@ from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.images.build import Builder
 from openssl_matrix.images.gitsource import Commit, commit_variant, tree_version
 from openssl_matrix.matrix.model import Matrix, Suite, Variant
+from openssl_matrix.measure.benchfigure import BenchFigure
 from openssl_matrix.measure.cell import CellOutcome
 from openssl_matrix.measure.session import Bencher
 from openssl_matrix.results.records import FINISHED
@@ -94,16 +95,16 @@ def cell_suite(m: Matrix, cell: Cell) -> Suite:
                    directions=suite.directions[:1], multi=suite.multi[:1], repeat=1)
 
 
-def cell_sample(figures: Sequence[Mapping[str, Any]], cell: Cell, mask: str,
+def cell_sample(figures: Sequence[BenchFigure], cell: Cell, mask: str,
                 ) -> float | None:
     """The cell's bytes/s among one run's figures (None: not there, or disturbed)."""
     found = [f for f in figures
-             if f.get("algorithm") == cell.algorithm and f.get("block_size") == cell.block
-             and str(f.get("invocation", "")).split("--")[0] == mask]
-    exact = [f for f in found if f.get("invocation") == f"{mask}--{cell.algorithm}"]
+             if f.algorithm == cell.algorithm and f.block_size == cell.block
+             and (f.invocation or "").split("--")[0] == mask]
+    exact = [f for f in found if f.invocation == f"{mask}--{cell.algorithm}"]
     for f in exact or found[:1]:
-        value = f.get("bytes_per_s")
-        if f.get("status") in DISTURBED or not isinstance(value, (int, float)) or value <= 0:
+        value = f.bytes_per_s
+        if f.status in DISTURBED or not isinstance(value, (int, float)) or value <= 0:
             return None
         return float(value)
     return None

@@ -15,7 +15,7 @@ from openssl_matrix.core.files import write_json
 from openssl_matrix.images.build import Builder
 from openssl_matrix.images.sources import default_urls
 from openssl_matrix.matrix.load import load_matrix
-from openssl_matrix.measure.benchfigure import BenchFigure
+from openssl_matrix.measure.benchfigure import FigureFields
 from openssl_matrix.measure.runrecord import HostRecord, InvocationEntry, RunRecord
 from openssl_matrix.measure.session import Bencher
 from openssl_matrix.measure.speedcmd import unwrap_speed
@@ -131,7 +131,7 @@ def _declared(td: type) -> set[str]:
 def test_the_run_record_and_figures_name_only_their_types_keys(matrix: Path,
                                                                  tmp_path: Path) -> None:
     """The typed records are not checked at run time: what a bench files names only the
-    keys ``RunRecord``, ``HostRecord``, ``InvocationEntry`` and ``BenchFigure`` declare."""
+    keys ``RunRecord``, ``HostRecord``, ``InvocationEntry`` and ``FigureFields`` declare."""
     bencher, _, _ = setup(matrix, tmp_path)
     m = bencher.matrix
     [out] = bencher.bench(m.select("1.1.1w-asm-x86_64"), m.suite("engines"), "epyc")
@@ -142,7 +142,7 @@ def test_the_run_record_and_figures_name_only_their_types_keys(matrix: Path,
     assert meta["invocations"] and all(set(e) <= _declared(InvocationEntry)
                                        for e in meta["invocations"])
     figures = json.loads((run_dir / "figures.json").read_text())
-    assert figures and all(set(f) - {"schema"} <= _declared(BenchFigure) for f in figures)
+    assert figures and all(set(f) - {"schema"} <= _declared(FigureFields) for f in figures)
     # the image's build record reaches the run record as build.json has it
     build = bencher.tree.build_record("1.1.1w-asm-x86_64", meta["build"]["digest"])
     assert build is not None

@@ -184,9 +184,10 @@ def test_an_import_after_the_clock_went_back_adds_nothing_twice(clock: Clock,
     code, out, err = _cli("import", str(paste), "--as", "blog", "--results", results)
     assert code == 0 and "already imported" in out and "Traceback" not in err
     assert len(_figures(Path(results))) == stored
-    # a run folder left without its meta.json (a killed import), completed a year later
-    run_dirs = sorted(p for *_, p in records.run_dirs(Path(results), cpu="ref-blog"))
-    (run_dirs[-1] / records.META).unlink()
+    # a compact file a killed import left unrenamed (its runs not counted), completed a
+    # year later
+    held = sorted(Path(results).rglob("runs-*.jsonl"))[-1]
+    held.rename(held.with_name(".runs-killed.tmp"))
     clock.jump(395 * DAY)
     code, out, err = _cli("import", str(paste), "--as", "blog", "--results", results)
     assert code == 0 and "Traceback" not in err
@@ -194,6 +195,7 @@ def test_an_import_after_the_clock_went_back_adds_nothing_twice(clock: Clock,
                             records.run_dirs(Path(results), cpu="ref-blog"))
                 if m is not None and m.status == "complete"]
     assert sorted(m.extra["run_in_report"] for m in complete) == [1, 2, 3]  # each once
+    assert not list(Path(results).rglob("*.tmp"))
     code, _, err = _cli("report", "--results", results, "--output",
                         str(tmp_path / "report"))
     assert code == 0 and "Traceback" not in err

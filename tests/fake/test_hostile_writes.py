@@ -46,25 +46,25 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def imported(root: Path) -> list[tuple[str, int]]:
-    """(source sha256, run in report) of every finished imported run of the tree."""
-    from openssl_matrix.results.records import run_dirs
+    """(source sha256, run in report) of every finished imported run of the tree (a run
+    folder's meta.json, or its line in an import's compact file: records.read_meta)."""
+    from openssl_matrix.results.records import read_figures, read_meta, run_dirs
 
     out = []
     for *_, run_dir in run_dirs(root):
-        meta = run_dir / "meta.json"
-        if not meta.is_file():
+        meta = read_meta(run_dir)
+        if meta is None:
             continue
-        doc = json.loads(meta.read_text())
-        if doc.get("kind") == "reference" and doc.get("status") == "complete":
-            assert (meta.parent / "figures.json").is_file(), meta
-            out.append((doc["source_sha256"], doc["run_in_report"]))
+        if meta.kind == "reference" and meta.status == "complete":
+            assert read_figures(run_dir), run_dir
+            out.append((meta.extra["source_sha256"], meta.extra["run_in_report"]))
     return out
 
 
 def consistent(root: Path) -> None:
     """What every command after a crash must find: each imported run once, no temp file
     or half-written run trusted, an export that reads."""
-    from openssl_matrix.results.records import run_dirs
+    from openssl_matrix.results.records import read_figures, read_meta, run_dirs
 
     counts = Counter(imported(root))
     assert all(n == 1 for n in counts.values()), counts
@@ -76,10 +76,10 @@ def consistent(root: Path) -> None:
     rows = Counter("/".join((r["cpu"], r["variant"], r["suite"], r["run"]))
                    for r in map(json.loads, out.splitlines()))
     for *_, run_dir in run_dirs(root):  # each finished run once, with all its figures
-        meta = run_dir / "meta.json"
-        if meta.is_file() and json.loads(meta.read_text()).get("status") in ("complete", "partial"):
-            figures = json.loads((meta.parent / "figures.json").read_text())
-            assert rows[str(meta.parent.relative_to(root))] == len(figures), meta
+        meta = read_meta(run_dir)
+        if meta is not None and meta.status in ("complete", "partial"):
+            figures = read_figures(run_dir)
+            assert rows[str(run_dir.relative_to(root))] == len(figures), run_dir
 
 
 # -- finding 1: figures counted twice ----------------------------------------------
@@ -154,7 +154,7 @@ def test_an_import_stores_the_paste_once(tmp_path: Path) -> None:
     code, _, err = run("import", str(src), as_="p", results=str(tmp_path / "results"))
     assert code == 0, err
     holding = [p for p in (tmp_path / "results").rglob("*") if p.is_file()
-               and p.stat().st_size >= len(text)]
+               and p.stat().st_size >= len(text) and text in p.read_text()]
     assert len(holding) == 1, holding
     written = sum(p.stat().st_size for p in (tmp_path / "results").rglob("*") if p.is_file())
     assert written < 12 * len(text), (written, len(text))  # main: 150× (one copy per run)
@@ -226,14 +226,17 @@ def test_a_tree_holding_an_impossible_block_size_still_reports(tmp_path: Path) -
     src.write_text(THREE)
     res = tmp_path / "results"
     assert run("import", str(src), as_="x", results=str(res))[0] == 0
-    figures = sorted(res.rglob("figures.json"))[0]
-    doc = json.loads(figures.read_text())
-    doc[0]["block_size"] = 99999999999999999999999999
-    doc[0]["status"] = "ok"
-    figures.write_text(json.dumps(doc))
+    # the first figure of the first run, in the import's compact file (compact.py)
+    held = sorted(res.rglob("runs-*.jsonl"))[0]
+    head, first, *rest = held.read_text().splitlines()
+    meta, figures = json.loads(first)
+    keys = json.loads(head)["figure_keys"]
+    figures[0][keys.index("block_size")] = 99999999999999999999999999
+    figures[0][keys.index("status")] = "ok"
+    held.write_text("\n".join([head, json.dumps([meta, figures]), *rest]) + "\n")
     code, out, err = run("report", results=str(res), output=str(tmp_path / "rep"))
     assert code == 0, err
-    assert str(figures.parent) in err and "move" in err, err
+    assert f"move {held} out" in err, err
     assert (tmp_path / "rep" / "index.html").is_file()
     code, out, err = run("export", results=str(res), format="jsonl")
     assert code == 0, err

@@ -13,6 +13,7 @@ import pytest
 
 from openssl_matrix.matrix import pts
 from openssl_matrix.matrix.load import load_matrix
+from openssl_matrix.measure.benchfigure import bench_figures
 from openssl_matrix.measure.cell import CellOutcome
 from openssl_matrix.measure.session import RULE_PTS_CORE, follow_ups
 from openssl_matrix.measure.speedcmd import speed_invocations, unwrap_speed
@@ -122,11 +123,11 @@ def test_pts_run_count_rule() -> None:
 
 
 def outcome(variant: str, values: list[float], inv: str = "default--sha256") -> list[Any]:
-    return [CellOutcome(variant, "complete", figures=[
+    return [CellOutcome(variant, "complete", figures=bench_figures([
         {"invocation": inv, "algorithm": "sha256", "block_size": 256, "bytes_per_s": v,
          "status": "ok"},
         {"invocation": inv, "algorithm": "sha256", "block_size": 16, "bytes_per_s": v * (
-            1 + i), "status": "ok"}]) for i, v in enumerate(values)]
+            1 + i), "status": "ok"}])) for i, v in enumerate(values)]
 
 
 def test_follow_ups_use_pts_rule_on_pts_columns_only() -> None:
@@ -153,11 +154,11 @@ def test_compare_script_rows_from_real_logs() -> None:
     text = row.line()
     assert "AES-128-GCM" in text and "ratio 1.000" in text and "(ok 2/2)" in text
     assert "PTS mean in our interval: yes" in text
-    outcome = CellOutcome("v", "complete", figures=[
+    outcome = CellOutcome("v", "complete", figures=bench_figures([
         {"pts_result": "AES-128-GCM", "block_size": 8192, "bytes_per_s": 5.0,
          "status": "ok"},
         {"pts_result": "AES-128-GCM", "block_size": 8192, "bytes_per_s": 9.0,
-         "status": "contended"}])
+         "status": "contended"}]))
     assert script.ours_by_result([outcome]) == {"AES-128-GCM": ([5.0], {"ok": 1,
                                                                         "contended": 1})}
 

@@ -170,8 +170,9 @@ def test_published_report_appears_beside_ours(fake_matrix: Path, tmp_path: Path)
     assert cell is not None
     assert sorted(cell.ok_values) == [170_519_210.0, 333_987_840.0]
     assert len(cell.history) == 1  # one import: one session
-    html = (tmp_path / "report" / cell.page).read_text()
-    assert "raw/report.txt" in html
+    page = tmp_path / "report" / cell.page
+    raw = [t for t in links(page.read_text()) if t.endswith(".txt")]  # the paste, copied
+    assert raw and all((page.parent / t).is_file() for t in raw), raw
     for t in links((tmp_path / "report" / "index.html").read_text()):
         assert (tmp_path / "report" / t).exists(), t
 

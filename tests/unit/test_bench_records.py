@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from openssl_matrix.core import statuses
 from openssl_matrix.core.stats import RatioEstimate
 from openssl_matrix.images import harness
@@ -18,6 +20,7 @@ from openssl_matrix.matrix.tlsvocab import TlsOptions
 from openssl_matrix.measure import portshare
 from openssl_matrix.measure.benchfigure import (
     BenchFigure,
+    FigureFields,
     FindingRecord,
     SeriesHead,
     SeriesRow,
@@ -106,14 +109,12 @@ def _speed_figures() -> list[BenchFigure]:
                       version="3.0.20", evp=True)
     recs = bench_figures(figure_records(run))
     assert recs
-    for rec in recs:
-        rec.update({"mask": "default", "ia32cap": None, "invocation": "default--evp",
-                    "engine": None, "path": "evp", "direction": None, "multi": None,
-                    "own_share": 0.99, "foreign_cores": 0.01, "steal_cores": 0.0})
-    apply_findings(recs, [Finding(statuses.NOISY, "spread", "default--evp")])
-    for rec in recs:
-        rec.update({"clock_hz": 2.45e9, "cycles_per_byte": 1.5, "cycles_per_op": None})
-    return recs
+    recs = [rec.with_(mask="default", ia32cap=None, invocation="default--evp", engine=None,
+                      path="evp", direction=None, multi=None, own_share=0.99,
+                      foreign_cores=0.01, steal_cores=0.0) for rec in recs]
+    recs = apply_findings(recs, [Finding(statuses.NOISY, "spread", "default--evp")])
+    return [rec.with_(clock_hz=2.45e9, cycles_per_byte=1.5, cycles_per_op=None)
+            for rec in recs]
 
 
 def _tls_figures() -> list[BenchFigure]:
@@ -138,27 +139,45 @@ def _library_figures() -> list[BenchFigure]:
 
 
 def test_every_key_a_reader_sets_is_declared() -> None:
-    """A TypedDict is not checked at run time: the readers' records name only its keys."""
-    declared = BenchFigure.__optional_keys__ | BenchFigure.__required_keys__
+    """The readers' figures hold only the keys FigureFields names (none kept as ``extra``),
+    and BenchFigure has a field for each of them, one for one."""
+    declared = FigureFields.__optional_keys__ | FigureFields.__required_keys__
+    assert {f.name for f in dataclasses.fields(BenchFigure)} - {"given", "extra"} == declared
     for recs in (_speed_figures(), _tls_figures(), _library_figures()):
         assert recs
         for rec in recs:
-            assert set(rec) <= declared, set(rec) - declared
+            assert not rec.extra and set(rec.to_json()) <= declared
+
+
+def test_a_figure_is_frozen_and_its_changes_are_new_figures() -> None:
+    rec = _speed_figures()[0]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rec.status = "ok"  # type: ignore[misc]
+    assert isinstance(rec.guards, tuple) and rec["guards"] == [statuses.NOISY]
+    done = rec.with_(status=statuses.CONTENDED)
+    assert rec.status == statuses.NOISY and done.status == statuses.CONTENDED
+    assert rec.without("own_share").to_json() == {
+        k: v for k, v in rec.to_json().items() if k != "own_share"}
+    # a key set to None is filed as null; one never set is not filed
+    assert "cycles_per_op" in rec.to_json() and rec.to_json()["cycles_per_op"] is None
+    assert "threads" not in rec.to_json() and rec.get("threads", "-") == "-"
 
 
 def test_a_figure_goes_through_figures_json_and_back_unchanged(tmp_path: Path) -> None:
     for recs in (_speed_figures(), _tls_figures(), _library_figures()):
-        records.write_figures(tmp_path, recs, durable=False)
-        back = records.figures_as_dicts(records.read_figures(tmp_path))
-        assert [{k: v for k, v in b.items() if k != "schema"} for b in back] == \
-            [{**r, "guards": list(r.get("guards", []))} if "guards" in r else dict(r)
-             for r in recs]
+        records.write_figures(tmp_path, [r.to_json() for r in recs], durable=False)
+        first = (tmp_path / "figures.json").read_bytes()
+        back = bench_figures(records.figures_as_dicts(records.read_figures(tmp_path)))
+        assert back == recs
+        # read back and filed again: the very bytes (figures.json as the dicts gave it)
+        records.write_figures(tmp_path, [r.to_json() for r in back], durable=False)
+        assert (tmp_path / "figures.json").read_bytes() == first
 
 
 def test_a_series_and_its_rows_go_through_the_series_file_and_back(tmp_path: Path) -> None:
-    outs = [CellOutcome("a", "complete", round=r, figures=[
-        {"invocation": "n", "algorithm": "aes-128-cbc", "block_size": 8192,
-         "bytes_per_s": v, "status": s, "cycles_per_byte": 2.0}])
+    outs = [CellOutcome("a", "complete", round=r, figures=[BenchFigure.of(
+        invocation="n", algorithm="aes-128-cbc", block_size=8192, bytes_per_s=v, status=s,
+        cycles_per_byte=2.0)])
         for r, (v, s) in enumerate(((100.0, "ok"), (104.0, "ok"), (50.0, statuses.CONTENDED)), 1)]
     rows: list[SeriesRow] = summarize_series(outs, 0.05)
     assert set(rows[0]) == SeriesRow.__required_keys__

@@ -107,12 +107,16 @@ def test_import_stores_reference_results(tmp_path: Path) -> None:
     out = invoke("matrix", "import", str(SEED_001), "--as", "ivy-bridge-blog",
                  f"--results={results}")
     assert out.returncode == 0, out.stderr
-    runs = sorted((results / "ref-ivy-bridge-blog" / "1.0.1e" / "import").iterdir())
-    assert [r.name for r in runs] == ["0001", "0002"]
-    meta = json.loads((runs[0] / "meta.json").read_text())
-    assert meta["kind"] == "reference" and len(meta["source_sha256"]) == 64
-    figures = json.loads((runs[1] / "figures.json").read_text())
-    assert {f["block_size"]: f["bytes_per_s"] for f in figures}[8192] == 170519210.0
+    from openssl_matrix.results.records import read_figures, read_meta, run_dirs
+
+    runs = [path for *_, path in run_dirs(results)]  # run folders or a compact file's runs
+    assert [r.relative_to(results).parts for r in runs] == [
+        ("ref-ivy-bridge-blog", "1.0.1e", "import", n) for n in ("0001", "0002")]
+    meta = read_meta(runs[0])
+    assert meta is not None and meta.kind == "reference"
+    assert len(meta.extra["source_sha256"]) == 64
+    figures = read_figures(runs[1])
+    assert {f.block_size: f.bytes_per_s for f in figures}[8192] == 170519210.0
     exported = invoke("matrix", "export", f"--results={results}")
     assert "ref-ivy-bridge-blog,1.0.1e,1.0.1e,import,0002" in exported.stdout
 

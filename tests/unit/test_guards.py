@@ -65,9 +65,8 @@ def test_afalg_that_fails_to_init_is_not_engaged(version: str) -> None:
     assert [f.code for f in found] == [statuses.ENGINE_NOT_ENGAGED]  # ... from the software
     assert "invalid engine" in found[0].message.lower()
     assert "init failed" in found[0].message
-    for rec in recs:
-        rec["invocation"] = "native--afalg--aes-128-cbc"
-    apply_findings(recs, found)
+    recs = apply_findings([rec.with_(invocation="native--afalg--aes-128-cbc")
+                           for rec in recs], found)
     assert recs[0]["status"] == statuses.ENGINE_NOT_ENGAGED
     assert recs[0]["bytes_per_s"] == run.figures[0].bytes_per_s  # the value is kept
 
@@ -91,7 +90,7 @@ def test_padlock_unavailable_and_missing_engine_command() -> None:
 
 def test_engine_figures_equal_to_builtin_are_unverified() -> None:
     def fig(rate: float) -> list[BenchFigure]:
-        return [{"algorithm": "aes-128-cbc", "block_size": 8192, "bytes_per_s": rate}]
+        return [BenchFigure.of(algorithm="aes-128-cbc", block_size=8192, bytes_per_s=rate)]
 
     soft, same, kernel = fig(1.000e9), fig(1.012e9), fig(2.0e9)
     assert [f.code for f in engine_vs_builtin_findings("i", "afalg", same, soft)] == \
@@ -206,13 +205,13 @@ def test_mask_syntax_by_version_and_the_seed_mask() -> None:
 
 
 def test_aesni_mask_without_effect_on_figures() -> None:
-    native: list[BenchFigure] = [
-        {"algorithm": "aes-128-cbc", "block_size": 8192, "bytes_per_s": 1.19e9}]
-    masked: list[BenchFigure] = [
-        {"algorithm": "aes-128-cbc", "block_size": 8192, "bytes_per_s": 1.18e9, "evp": True}]
+    native = [BenchFigure.of(algorithm="aes-128-cbc", block_size=8192, bytes_per_s=1.19e9)]
+    masked = [BenchFigure.of(algorithm="aes-128-cbc", block_size=8192, bytes_per_s=1.18e9,
+                             evp=True)]
     found = mask_effect_findings("i", "no-aesni", {"aesni"}, masked, native, ["aes"])
     assert [f.code for f in found] == [statuses.MASK_NOT_APPLIED]
-    masked[0]["bytes_per_s"] = 0.35e9  # ENVIRONMENT.md: 1.19 vs 0.35 GB/s on this machine
+    # ENVIRONMENT.md: 1.19 vs 0.35 GB/s on this machine
+    masked[0] = masked[0].with_(bytes_per_s=0.35e9)
     assert mask_effect_findings("i", "no-aesni", {"aesni"}, masked, native, ["aes"]) == []
     assert mask_effect_findings("i", "no-aesni", {"aesni"}, masked, native, ["sse2"]) == []
 
@@ -247,14 +246,18 @@ def test_endbr32_and_march_on_the_via_c3() -> None:
 
 
 def test_apply_findings_keeps_values_and_takes_the_gravest_status() -> None:
-    recs: list[BenchFigure] = [
-            {"invocation": "a", "algorithm": "aes-128-cbc", "status": "ok", "detail": "",
-             "bytes_per_s": 5.0},
-            {"invocation": "a", "algorithm": "sha256", "status": "zero", "detail": "",
-             "bytes_per_s": None},
-            {"invocation": "b", "algorithm": "aes-128-cbc", "status": "ok", "detail": ""}]
-    apply_findings(recs, [Finding(statuses.TIME_BASIS, "slow", "a"),
-                          Finding(statuses.LEGACY_PATH, "low level", "a", ("aes-128-cbc",))])
+    recs = [BenchFigure.of(invocation="a", algorithm="aes-128-cbc", status="ok", detail="",
+                           bytes_per_s=5.0),
+            BenchFigure.of(invocation="a", algorithm="sha256", status="zero", detail="",
+                           bytes_per_s=None),
+            BenchFigure.of(invocation="b", algorithm="aes-128-cbc", status="ok", detail="")]
+    given = [r.to_json() for r in recs]
+    marked = apply_findings(recs, [Finding(statuses.TIME_BASIS, "slow", "a"),
+                                   Finding(statuses.LEGACY_PATH, "low level", "a",
+                                           ("aes-128-cbc",))])
+    assert [r.to_json() for r in recs] == given  # new figures: the given ones unchanged
+    assert marked[2] is recs[2]  # a figure no finding concerns is handed back as it was
+    recs = marked
     assert recs[0]["status"] == statuses.LEGACY_PATH and recs[0]["bytes_per_s"] == 5.0
     assert recs[0]["guards"] == [statuses.TIME_BASIS, statuses.LEGACY_PATH]
     assert "slow" in recs[0]["detail"] and "low level" in recs[0]["detail"]

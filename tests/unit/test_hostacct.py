@@ -19,6 +19,7 @@ from openssl_matrix.core.errors import ResultsError
 from openssl_matrix.core.stats import estimate, order_statistic_coverage, t975
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.measure import guards, hostacct, invocation
+from openssl_matrix.measure.benchfigure import bench_figures
 from openssl_matrix.measure.cell import CellOutcome
 from openssl_matrix.measure.session import follow_ups, summarize_series
 from openssl_matrix.parse import parse_speed
@@ -133,9 +134,9 @@ def test_t_interval_and_why_not_order_statistics() -> None:
 
 def figs(variant: str, inv: str, value: float, status: str = "ok", round_: int = 1,
          ) -> CellOutcome:
-    return CellOutcome(variant, "complete", round=round_, figures=[
+    return CellOutcome(variant, "complete", round=round_, figures=bench_figures([
         {"invocation": inv, "algorithm": "aes-128-cbc", "block_size": 8192,
-         "bytes_per_s": value, "status": status}])
+         "bytes_per_s": value, "status": status}]))
 
 
 def test_follow_ups_remeasure_contended_and_widen_uncertain_figures() -> None:

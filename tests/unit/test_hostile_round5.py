@@ -111,7 +111,7 @@ def paste(tmp_path: Path) -> Path:
 def test_an_import_stopped_by_a_signal_is_completed_by_its_rerun(
         tmp_path: Path, paste: Path, sig: int) -> None:
     proc = start(tmp_path, "import", paste.name, "--as", "x", "--results", "res")
-    wait_for(tmp_path / "res" / "ref-x" / "3.0.20" / "import" / "0001", proc)
+    wait_for(tmp_path / "res" / "ref-x" / "3.0.20" / "import", proc)
     code, err = interrupt(proc, sig)
     assert "Traceback" not in err, err
     if code != 0:  # stopped in the middle: said so, with what to do
@@ -209,7 +209,7 @@ def test_a_report_beside_an_import_reads_only_whole_runs(tmp_path: Path, paste: 
     use (exit 9); what it shows are whole runs (18 figures each), never a half-written
     one; and the import is not disturbed."""
     a = start(tmp_path, "import", paste.name, "--as", "x", "--results", "res")
-    wait_for(tmp_path / "res" / "ref-x" / "3.0.20" / "import" / "0001", a)
+    wait_for(tmp_path / "res" / "ref-x" / "3.0.20" / "import", a)
     rep = cli(tmp_path, "report", "--results", "res", "--output", "page")
     _o, a_err = a.communicate(timeout=300)
     assert a.returncode == 0, a_err[-2000:]

@@ -157,10 +157,10 @@ def test_a_progress_line_names_what_the_guards_flagged() -> None:
     from openssl_matrix.measure.cell import flagged_note
     from openssl_matrix.measure.guards import Finding
 
-    recs: list[BenchFigure] = [{"algorithm": "rsa-2048", "operation": op, "status": "ok"}
+    recs = [BenchFigure.of(algorithm="rsa-2048", operation=op, status="ok")
             for op in ("sign", "verify")]
     assert flagged_note(recs, []) == ""
     busy = Finding(CONTENDED, "host not quiet", "default--rsa2048", ())
     assert flagged_note(recs, [busy]) == ", flagged: contended"
-    recs[1]["status"] = CONTENDED  # a TLS run's figures carry their own status
+    recs[1] = recs[1].with_(status=CONTENDED)  # a TLS run's figures carry their own status
     assert flagged_note(recs, []) == ", flagged: 1 contended of 2 figure(s)"

@@ -99,13 +99,14 @@ def test_a_wide_paired_ratio_gets_a_further_round_of_both_sides() -> None:
     no 95 % interval at all): both sides are measured again, in the same round, until the
     attempt limit; a ratio already within ±2 % asks nothing. Figures: the noisy EPYC's
     MD5 in the same rounds (575.8, 554.2, 542.9 MB/s) over a steady no-asm side."""
+    from openssl_matrix.measure.benchfigure import bench_figures
     from openssl_matrix.measure.cell import CellOutcome
     from openssl_matrix.measure.session import follow_ups
 
     def out(variant: str, rnd: int, value: float) -> CellOutcome:
-        return CellOutcome(variant, "complete", round=rnd, figures=[
+        return CellOutcome(variant, "complete", round=rnd, figures=bench_figures([
             {"invocation": "native--md5", "algorithm": "md5", "block_size": 8192,
-             "bytes_per_s": value, "status": "ok"}])
+             "bytes_per_s": value, "status": "ok"}]))
 
     asm, noasm = "1.1.1w-asm-x86_64", "1.1.1w-no-asm-x86_64"
     md5 = [575.8e6, 554.2e6, 560.0e6]

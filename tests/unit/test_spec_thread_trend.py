@@ -190,7 +190,7 @@ def _runs(tmp_path: Path, build: str, rates: dict[int, float],
         run = tmp_path / build / f"{i + 1:04d}"
         run.mkdir(parents=True)
         (run / "meta.json").write_text(json.dumps({"status": "complete", "host": {}}))
-        figures = [{**base, "threads": t, "invocation": f"lib--fetch-digest--t{t}",
+        figures = [{**base.to_json(), "threads": t, "invocation": f"lib--fetch-digest--t{t}",
                     "ops_per_s": rate * d} for t, rate in {**rates, 8: 1.0}.items()]
         (run / "figures.json").write_text(json.dumps(figures))
         runs.append(run)

@@ -188,7 +188,7 @@ def test_an_infinite_user_time_rate_is_no_rate() -> None:
     resume = next(s for s in out.sections if s.mode == "reuse")
     assert parse_stime("\n".join(resume.lines)).user_rate is None
     records, _, _ = parse_output(text, _plan("1.0.2u", "ecdsap256", "cross-core"))
-    json.dumps(records, allow_nan=False)  # every number is one JSON allows
+    json.dumps([r.to_json() for r in records], allow_nan=False)  # numbers JSON allows
 
 
 def test_each_s_time_run_carries_the_host_accounting_taken_around_it() -> None:

@@ -19,7 +19,7 @@ from openssl_matrix.core.files import read_bounded
 from openssl_matrix.core.names import clip, name_problem, safe_name
 from openssl_matrix.parse import iter_paste
 from openssl_matrix.parse.encoding import paste_text
-from openssl_matrix.results.imports import PastedRun, import_report, spool, unspool
+from openssl_matrix.results.imports import import_report, pasted_runs, spool, unspool
 
 COMMAND = Command("import", "store a published report's figures as reference results", "FILE",
                   "--as NAME", flags=(
@@ -34,7 +34,8 @@ def run(*, target: str, matrix: str, results: str, as_: str, wait: bool = False)
     An import is identified by the source file's sha256 and ``--as``: importing the same
     file again says where it is and adds nothing; an import that was stopped (Ctrl-C, a
     kill, a full disk) is completed by the next one, never stored twice. The pasted text
-    is stored once per import (in its first run folder, ``raw/report.txt``), not per run.
+    is stored once per import (``report-<sha256>.txt``), not per run; the runs are filed as
+    one file per version folder (results/compact.py).
     """
     if not as_ or not re.match(r"^[a-z0-9][a-z0-9._-]*\Z", as_) or name_problem(as_):
         raise UsageError("`invoke matrix import FILE` needs --as NAME (lower-case letters, "
@@ -50,11 +51,14 @@ def run(*, target: str, matrix: str, results: str, as_: str, wait: bool = False)
     # file (outside the tree: every folder name is checked before anything is written
     # there), then filed from the spool; the runs of a large paste are never all held
     with tempfile.TemporaryFile() as spooled:
-        for run in iter_paste(text):
+        versions: set[str] = set()  # each checked once, not once a run
+        for run in pasted_runs(iter_paste(text)):
             count += 1
-            safe_name(run.header.version or "unknown",
-                      f"{target}: run {count}: the version in its header", error=ParseError)
-            spool(PastedRun.of(run), spooled)
+            if (run.version or "unknown") not in versions:
+                safe_name(run.version or "unknown",
+                          f"{target}: run {count}: the version in its header", error=ParseError)
+                versions.add(run.version or "unknown")
+            spool(run, spooled)
         if not count:
             raise UsageError(f"{target}: no `openssl speed` output found in it")
         import_report(results_tree(results, matrix), raw, lambda: unspool(spooled, count),
