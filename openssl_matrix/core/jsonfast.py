@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain
 from json.encoder import encode_basestring_ascii
@@ -150,3 +151,33 @@ def rows_indented(keys: Sequence[str], rows: Iterable[Sequence[Any]], *, level: 
 
 def _rows(values: list[Any], width: int) -> list[list[Any]]:
     return [values[i:i + width] for i in range(0, len(values), width)] if width else []
+
+
+#: A scalar of a layout's skeleton: a string no document of the tool holds (NUL marks).
+_MARK = "\0{}\0"
+_MARK_RE = re.compile(r'"\\u0000\d+\\u0000"')
+
+
+def layout(skeleton: Any, *, level: int = 0) -> list[str]:
+    """The text :func:`dumps_indented` gives ``skeleton`` (whose scalars are all
+    :func:`mark` strings, in the order they are written), cut at its scalars: the text
+    between them, for :func:`fill`."""
+    return _MARK_RE.split(dumps_indented(skeleton, level=level))
+
+
+def mark(number: int) -> str:
+    """The ``number``-th scalar of a layout's skeleton."""
+    return _MARK.format(number)
+
+
+def fill(texts: Sequence[str], values: Sequence[Any]) -> str | None:
+    """A :func:`layout` filled with ``values`` (one per scalar, in order): the text
+    ``dumps_indented`` gives the document they make, every value by one C-encoder call;
+    None when a value is not a plain scalar (whose container or type the layout cannot
+    know: the caller writes the document itself)."""
+    if len(texts) != len(values) + 1 or not set(map(type, values)) <= _SCALARS:
+        return None
+    if not values:
+        return texts[0]
+    parts = _VALUES.encode(values)[1:-1].split("\0")
+    return "".join(chain.from_iterable(zip(texts, parts, strict=False))) + texts[-1]

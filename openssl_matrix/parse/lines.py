@@ -8,10 +8,9 @@ one ``Builder`` fed line by line (headers, symmetric and public-key tables, huma
 from __future__ import annotations
 
 import math
-import re
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from openssl_matrix.parse.figures import (
     STATUS_UNIDENTIFIED,
@@ -23,6 +22,7 @@ from openssl_matrix.parse.figures import (
     SpeedRun,
     canonical_algorithm,
     common_cell,
+    common_row,
     rate_from_tokens,
     sane,
     sym_value,
@@ -31,69 +31,40 @@ from openssl_matrix.parse.figures import (
 )
 from openssl_matrix.parse.grammar import (
     AMBIGUOUS_LEGACY_NAMES,
-    ELAPSED_RE,
     EVP_ROW_INDEX,
     FAMILY_OPERATIONS,
-    HEADER_FIELD_RES,
-    HEADER_LINE_STARTS,
     MR_DT_RE,
     MR_DTP_RE,
     MR_F_RE,
     MR_FN_RE,
     MR_H_RE,
     MR_R_RE,
-    NUMBERS_NOTE_RE,
-    PK_CURVE_RE,
-    PK_FFDH_RE,
     PK_GENERIC_RE,
-    PK_HEADERS,
-    PK_RSA_DSA_RE,
     PROGRESS_KS_RE,
     PROGRESS_PK_RE,
     PROGRESS_SYM_COUNT_RE,
     PROGRESS_SYM_RE,
-    SYM_HEADER_RE,
-    SYM_VALUE_RE,
-    VERSION3_LINE_RE,
-    VERSION_LINE_RE,
-    canonical_curve,
     float_or_none,
     int_or_none,
     mr_pk_identity,
     pk_progress_kind,
 )
+from openssl_matrix.parse.shapes import (
+    ELAPSED_TEXT,
+    HEADER,
+    PKHEADER,
+    PKROW,
+    ROW,
+    SHAPES,
+    SYMHEADER,
+    has_shape,
+    remembered,
+    shape_of,
+)
 from openssl_matrix.parse.timebasis import check_time_basis
 
 # --------------------------------------------------------------------------------------
-# Names
-
-# --------------------------------------------------------------------------------------
-# Regular expressions
-
-# --------------------------------------------------------------------------------------
 # The line parser
-
-_ELAPSED_TEXT = ELAPSED_RE.pattern
-_PK_HEADER_FIRST = tuple(sorted({columns[0] for columns in PK_HEADERS}))
-assert SYM_HEADER_RE.pattern.startswith(r"^\s*type")
-
-
-def _literal_prefix(regex: re.Pattern[str]) -> str:
-    """The text a stripped line must start with for ``regex`` (``^\\s*`` and a literal)
-    to match it: its literal characters up to the first special one."""
-    body = regex.pattern.removeprefix(r"^\s*").lstrip("(")
-    literal = re.match(r"[^\\\[\](){}.*+?|^$]*", body)
-    assert literal is not None and literal.group(0) and not regex.flags & re.I
-    return literal.group(0)
-
-
-#: What a header line starts with: a row ("aes-128 cbc ...") is tried against none of
-#: their patterns.
-_HEADER_PREFIXES = tuple(
-    _literal_prefix(r)
-    for r in (VERSION_LINE_RE, VERSION3_LINE_RE, NUMBERS_NOTE_RE, *(r for _, r in HEADER_FIELD_RES))
-)
-assert re.escape(_ELAPSED_TEXT) == _ELAPSED_TEXT.replace(" ", "\\ ")  # no metacharacter
 
 
 @dataclass
@@ -149,6 +120,19 @@ class Builder:
         stripped = line.strip()
         if not stripped:
             return
+        # the shape of a line seen before is one look-up (parse/shapes.py): its patterns
+        # are tried once per distinct line, not once per line
+        shape = SHAPES.get(stripped)
+        if shape is None:
+            if not has_shape(stripped):
+                self._feed_special(stripped)
+                return
+            shape = remembered(stripped)
+        self._apply(stripped, shape)
+
+    def _feed_special(self, stripped: str) -> None:
+        """A line read before its shape is asked: -multi echoes, progress, -mr records and
+        the elapsed-time notice (whose line goes on to be read as any other)."""
         if stripped.startswith("Got: ") or stripped.startswith("Forked child"):
             # -multi: the parent echoes each child's -mr records; its own table follows,
             # without a "type" header in 3.x, so the children's +H gives the sizes.
@@ -157,7 +141,7 @@ class Builder:
             if match and self.sym_sizes is None:
                 self.multi_sizes = [int(n) for n in match.group(1).split(":")[1:]]
             return
-        if _ELAPSED_TEXT in stripped:  # ELAPSED_RE is a plain phrase: a substring test
+        if ELAPSED_TEXT in stripped:  # ELAPSED_RE is a plain phrase: a substring test
             self.header["elapsed"] = True
             self.saw_progress_stream = True
         if stripped.startswith("Doing "):
@@ -167,76 +151,80 @@ class Builder:
         if stripped.startswith("+"):
             self._machine_line(stripped)
             return
-        if self._header_line(stripped):
-            return
-        # (each pattern and table header tried only for the lines that can start it)
-        match = SYM_HEADER_RE.match(stripped) if stripped.startswith("type") else None
-        if match:
-            self.sym_sizes = [int(n) for n in re.findall(r"\d+", match.group(1))]
-            self.pk_table = None
-            return
-        columns = tuple(stripped.split()) if stripped.startswith(_PK_HEADER_FIRST) else ()
-        if columns in PK_HEADERS:
-            self.pk_table = PK_HEADERS[columns]
-            self.sym_sizes = None
-            return
-        if self._pk_row(stripped):
-            return
-        if self.sym_sizes is None and self.multi_sizes is not None:
-            self.sym_sizes = self.multi_sizes
-            self.multi_sizes = None
-        if self.sym_sizes is not None and self._sym_row(stripped):
-            return
-        # Anything else ends a symmetric table (prose, error messages).
-        self.sym_sizes = None
+        self._apply(stripped, shape_of(stripped))  # (not remembered: the notice is read)
 
-    def _header_line(self, line: str) -> bool:
-        if line[0] not in HEADER_LINE_STARTS or not line.startswith(_HEADER_PREFIXES):
-            return False  # (line is stripped and not empty)
-        match = VERSION_LINE_RE.match(line) or VERSION3_LINE_RE.match(line)
-        if match:
-            self.header["version_line"] = match.group(1)
-            self.header["version"] = match.group(2)
-            return True
-        for name, regex in HEADER_FIELD_RES:
-            match = regex.match(line)
-            if match:
-                self.header[name] = match.group(1)
-                return True
-        return bool(NUMBERS_NOTE_RE.match(line))
+    def _apply(self, stripped: str, shape: tuple[Any, ...]) -> None:
+        """Read a line of this shape (parse/shapes.py), as the reader's questions, asked
+        in turn, would."""
+        kind = shape[0]
+        if kind == ROW:
+            if self.pk_table in ("kem", "sig") and self._pk_generic(stripped):
+                return
+            if self.sym_sizes is None and self.multi_sizes is not None:
+                self.sym_sizes = self.multi_sizes
+                self.multi_sizes = None
+            if self.sym_sizes is not None and shape[1] is not None:
+                self._sym_row(shape[1], shape[2], shape[3], shape[4])
+                return
+            # Anything else ends a symmetric table (prose, error messages).
+            self.sym_sizes = None
+        elif kind == PKROW:
+            self._pk_row(shape)
+        elif kind == HEADER:
+            for name, value in shape[1]:
+                self.header[name] = value
+        elif kind == SYMHEADER:
+            self.sym_sizes = list(shape[1])
+            self.pk_table = None
+        else:
+            assert kind == PKHEADER
+            self.pk_table = shape[1]
+            self.sym_sizes = None
 
     # -- symmetric rows ----------------------------------------------------------------
 
-    def _sym_row(self, line: str) -> bool:
+    def _sym_row(self, label: str, values: list[str], memo: dict[Any, list[Figure]],
+                 common: bool) -> None:
         sizes = self.sym_sizes
         assert sizes is not None
-        tokens = line.split()
-        cut, fullmatch = len(tokens), SYM_VALUE_RE.fullmatch
-        while cut and fullmatch(tokens[cut - 1]):
-            cut -= 1
-        values, tokens = tokens[cut:], tokens[:cut]
-        if not tokens or not values:
-            return False
-        label = sys.intern(" ".join(tokens))  # a row name: one string for all runs
         if len(values) != len(sizes):
             self.warn(
                 f"row {label!r} has {len(values)} figures under a header of {len(sizes)} "
                 "block sizes; its figures are marked unparsable"
             )
             self._sym_figures(label, sizes, [None] * len(sizes), human=True)
-            return True
-        self._sym_figures(label, sizes, values, human=True)
-        return True
+            return
+        evp = self._evp_for(label, None)
+        key = (*sizes, evp)
+        figures = memo.get(key)
+        if figures is None:  # the row's figures for these sizes and EVP-ness, kept
+            start = len(self.figures)
+            self._sym_figures(label, sizes, values, human=True, evp=evp, common=common)
+            figures = memo[key] = self.figures[start:]
+        else:
+            self.figures += figures
+            self.pk_keys += [None] * len(figures)
+            self.mr_indexes += [None] * len(figures)
 
     def _sym_figures(
         self, label: str, sizes: Sequence[int], tokens: Sequence[str | None], *, human: bool,
-        index: int | None = None,
+        index: int | None = None, evp: bool | str | None = "ask", common: bool = False,
     ) -> None:
         """One figure per size of a row: its name, id and EVP-ness decided once for the row
         (they depend on the row and the header read so far, never on the cell)."""
         algorithm = canonical_algorithm(label)
-        evp = self._evp_for(label, index)
+        if evp == "ask":
+            evp = self._evp_for(label, index)
+        assert not isinstance(evp, str)
         figures, pk_keys, mr_indexes = self.figures, self.pk_keys, self.mr_indexes
+        row = common_row(
+            algorithm, label, evp, sizes, tokens,  # type: ignore[arg-type]
+            checked=common) if human and None not in tokens else None
+        if row is not None:  # every cell common: the figures as the loop gives them
+            figures += row
+            pk_keys += [None] * len(row)
+            mr_indexes += [index] * len(row)
+            return
         for size, token in zip(sizes, tokens, strict=True):
             # the common cell without sym_value's and sane's calls; every other one with them
             fig = common_cell(algorithm, label, evp, size, token) if human else None
@@ -274,40 +262,36 @@ class Builder:
 
     # -- public-key rows ---------------------------------------------------------------
 
-    def _pk_row(self, line: str) -> bool:
-        # line is stripped: "rsa", "dsa" or the digits of a bit count start these rows
-        first = line[0]
-        match = PK_RSA_DSA_RE.match(line) if first in "rd" else \
-            PK_FFDH_RE.match(line) if first.isdigit() else None
-        curve = None
-        if match is None and first.isdigit():
-            match = PK_CURVE_RE.match(line)
-            if match is not None:
-                curve = match.group("curve")
-        if match is not None:
-            family = match.group("fam").lower()
-            bits = int(match.group("bits"))
-            label = sys.intern(line[: match.start("vals")].strip())  # as for _sym_row
-            if family in ("ecdsa", "ecdh"):
-                assert curve is not None
-                algorithm = f"{family}-{canonical_curve(curve)}"
-            elif family == "eddsa" or family == "sm2":
-                assert curve is not None
-                algorithm = "sm2" if family == "sm2" else curve.lower()
-            else:
-                algorithm = f"{family}-{bits}"
-            self._pk_values(family, bits, algorithm, label, match.group("vals").split())
-            return True
-        if self.pk_table in ("kem", "sig"):
-            match = PK_GENERIC_RE.match(line)
-            if match is not None:
-                name = match.group("name")
-                family = self.pk_table
-                self._pk_values(
-                    family, None, f"{family}-{name.lower()}", name, match.group("vals").split()
-                )
-                return True
-        return False
+    def _pk_row(self, shape: tuple[Any, ...]) -> None:
+        """A classic public-key row of this shape (parse/shapes.py): its figures, kept in
+        the shape's memo by EVP-ness when its columns are right (no warning to repeat)."""
+        _, family, bits, algorithm, label, tokens, columns_ok, memo = shape
+        if not columns_ok:
+            self._pk_values(family, bits, algorithm, label, tokens)
+            return
+        evp = self._pk_evp(family)
+        kept = memo.get(evp)
+        if kept is None:
+            start = len(self.figures)
+            self._pk_values(family, bits, algorithm, label, tokens)
+            memo[evp] = (self.figures[start:], self.pk_keys[start:])
+            return
+        self.figures += kept[0]
+        self.pk_keys += kept[1]
+        self.mr_indexes += [None] * len(kept[0])
+
+    def _pk_generic(self, line: str) -> bool:
+        """A row of 3.2+'s KEM or signature table (the one in force)."""
+        match = PK_GENERIC_RE.match(line)
+        if match is None:
+            return False
+        name = match.group("name")
+        family = self.pk_table
+        assert family is not None
+        self._pk_values(
+            family, None, f"{family}-{name.lower()}", name, match.group("vals").split()
+        )
+        return True
 
     def _pk_values(
         self, family: str, bits: int | None, algorithm: str, label: str, tokens: list[str]

@@ -22,11 +22,39 @@ from openssl_matrix.core.errors import ParseError
 from openssl_matrix.parse.figures import Figure, SpeedRun
 from openssl_matrix.parse.grammar import (
     MR_H_RE,
-    PK_HEADERS,
-    PROGRESS_KS_RE,
-    PROGRESS_PK_RE,
-    PROGRESS_SYM_COUNT_RE,
-    PROGRESS_SYM_RE,
+)
+from openssl_matrix.parse.lexlines import LINES, condition, keep, next_holds, row_line
+from openssl_matrix.parse.lexvocab import (
+    _QUOTE_PREFIX_RE,
+    _R_ANCHOR,
+    _R_BITS,
+    _R_CURVE,
+    _R_ELAPSED,
+    _R_ENV_ASSIGN,
+    _R_EVP_ARG,
+    _R_FIELDS_BY_START,
+    _R_FORKED,
+    _R_LABEL_END,
+    _R_LABEL_LINE_WORDS,
+    _R_LABEL_MODE,
+    _R_MARKER_WORDS,
+    _R_MR,
+    _R_MULTI,
+    _R_NUM_TOKEN,
+    _R_NUMBERS,
+    _R_PK_HEADERS_BY_START,
+    _R_PK_SECONDS,
+    _R_PK_VALUE,
+    _R_PROGRESS,
+    _R_PROMPT,
+    _R_PROSE_WORD,
+    _R_QUOTES,
+    _R_SPEED_WORD,
+    _R_SYM_HEADER,
+    _R_VERSION,
+    _R_VERSION_FIELD,
+    _R_VERSION_RE,
+    _Item,
 )
 from openssl_matrix.parse.lines import parse_lines
 
@@ -38,86 +66,8 @@ from openssl_matrix.parse.lines import parse_lines
 # (headers, progress sentences, tables, -mr records, command lines) in that stream and
 # emits one logical line per structure; everything else is prose and is dropped.
 
-_R_NUM = r"(?:-?\d+\.\d+k?|infk?|-?nank?)"
-_R_NUM_TOKEN = re.compile(_R_NUM)
-_R_PK_VALUE = re.compile(r"(?:\d+(?:\.\d+)?|inf|-?nan)")
-_R_PK_SECONDS = re.compile(r"(?:\d+(?:\.\d+)?|inf|-?nan)s")
-_R_VERSION = (
-    r"OpenSSL \d+\.\d+\.\d+[a-z]*(?:[-+][\w.+-]*)? "
-    r"(?:\d{1,2} [A-Z][a-z]{2} \d{4}|xx XXX xxxx)(?: \([^()]{0,80}\))?"
-)
-_R_FIELDS = (
-    "built on:", "platform:", "options:", "compiler:", "OPENSSLDIR:", "ENGINESDIR:",
-    "MODULESDIR:", "Seeding source:", "available timing options:", "timing function used:",
-    "CPUINFO:",
-)  # fmt: skip
-_R_PK_HEADER_TEXTS = {" ".join(cols): kind for cols, kind in PK_HEADERS.items()}
-#: First characters of the field names and public-key headers: a token starting with any
-#: other cannot begin one, so _step skips their loops (a string test per token, not 15).
-_R_STARTS = frozenset(t[0] for t in (*_R_FIELDS, *_R_PK_HEADER_TEXTS))
-#: The same, by first character, in their order: the loops try only those a token can be.
-_R_FIELDS_BY_START = {c: tuple(f for f in _R_FIELDS if f[0] == c) for c in _R_STARTS}
-#: The words ``_step_marker`` looks for (and any token starting "+"): a quick test first.
-_R_MARKER_WORDS = frozenset(("Got:", "Forked", "Doing", "You", "OpenSSL", "version:"))
-_R_PK_HEADERS_BY_START = {
-    c: tuple((t, k) for t, k in _R_PK_HEADER_TEXTS.items() if t[0] == c) for c in _R_STARTS
-}
-_R_VERSION_RE = re.compile(_R_VERSION)
-_R_VERSION_FIELD = re.compile(r"version: \d+\.\d+\.\d+\S*")
-_R_SPEED_WORD = re.compile(r"speed[)\]:.,]*")
-_R_ENV_ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=\S*")
-_R_BITS = re.compile(r"bits?")
-_R_CURVE = re.compile(r"\([^()\s]+\)")
-_R_ANCHOR = re.compile(
-    "|".join(
-        [
-            _R_VERSION,
-            r"version: \d",
-            *(re.escape(f) for f in _R_FIELDS),
-            r"The 'numbers' are",
-            r"type \d+ bytes",
-            r"Doing ",
-            r"You have chosen",
-            r"\+(?:H|F\d*|DTP?|DNP?|R\d*):",
-            r"\$ ",
-            *(re.escape(t) for t in _R_PK_HEADER_TEXTS),
-        ]
-    )
-)
-_R_MR = re.compile(
-    r"\+(?:D[TN]:[^:\s]+(?: [^:\s]+){0,2}:\d+:\d+"
-    r"|D[TN]P:\d+:[^:\s]*:[^:\s]+(?: [^:\s]+){0,2}:\d+"
-    r"|D[TN]P:[^:\s]+:[^:\s]+:\d+"
-    r"|R:\d+:[^:\s]+(?: [^:\s]+){0,2}:\d+(?:\.\d+)?"
-    r"|F:\d+:[^:\s]+(?: [^:\s]+){0,2}(?::[^:\s]+)+"
-    r"|(?:H|F\d+|R\d+):\S*)"
-)
-_R_PROGRESS = (PROGRESS_SYM_RE, PROGRESS_SYM_COUNT_RE, PROGRESS_PK_RE, PROGRESS_KS_RE)
-_R_ELAPSED = re.compile(r"You have chosen to measure elapsed time instead of user CPU time\.?")
-_R_NUMBERS = re.compile(r"The 'numbers' are in 1000s of bytes per second processed\.?")
-_R_SYM_HEADER = re.compile(r"type(?: \d+ bytes)+")
-#: A token that cannot be part of a command line: a capitalised word ("This") or one that
-#: ends a sentence ("set.", "...", "gives:").
-_R_PROSE_WORD = re.compile(r"[A-Z][a-z]|[a-z][.,;!?]$|\.\.\.$|[a-z]:$")
-_R_EVP_ARG = re.compile(r"(?:^| )-evp (\S+)")
-_R_PROMPT = re.compile(r"^(?:\$|%|#|\S*[>$#%]|\(\S*\)|\[\S*\])$")
-
-
-#: -multi: ``Got: +F:22:evp:1.00:... from 0`` and ``Forked child 0``.
-_R_MULTI = re.compile(r"Got: \+(?:H|F\d*|R\d*):\S* from \d+")
-_R_FORKED = re.compile(r"Forked child \d+")
-#: A word that ends a sentence or a label line cannot be (the start of) a row name.
-_R_LABEL_END = re.compile(r"[:.,;!?]$")
-#: The second word of speed's two-word names (the legacy table of 0.9.8 to 1.1.1).
-_R_LABEL_MODE = re.compile(r"cbc|ige|ede3|cfb|ofb|ecb|ctr")
-#: How many words of prose may sit between a table's header (or rows) and its next row.
-_R_LABEL_LINE_WORDS = 12
-
 #: Figure's field values, in order (the duplicate check's key).
 _FIGURE_VALUES = attrgetter(*Figure.__dataclass_fields__)
-
-_R_QUOTES = re.compile(r">+")
-_QUOTE_PREFIX_RE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
 
 
 #: Where a paste is cut into chunks: a line that starts (quote marks aside) with a version
@@ -151,12 +101,6 @@ def _windows(text: str, size: int = _W_CHUNK) -> Iterator[str]:
             return
         yield text[start:cut]
         start = cut
-
-
-@dataclass(slots=True)  # ~17 a run: no __dict__ each
-class _Item:
-    kind: str
-    text: str
 
 
 #: Tokens the lexer steps through per window (chunks are merged up to this; ~350 kB of a
@@ -316,7 +260,8 @@ class _Lexer:
                         window.append(following)
                         self._load(window)
                         continue
-                nxt = self._step(i)
+                nxt = self._step_line(i) if self.lined and not self.multi_columns and (
+                    i == 0 or self.line_end[i - 1]) else self._step(i)
                 if nxt is None:
                     if not self._table_resumes(i):
                         if self.sym_columns:
@@ -356,6 +301,38 @@ class _Lexer:
         window = self.tokens[i : i + self.sym_columns + 4]
         if sum(1 for t in window if _R_NUM_TOKEN.fullmatch(t)) >= 2:
             self.emit("broken", " ".join(window))
+
+    def _step_line(self, i: int) -> int | None:
+        """:meth:`_step` at the start of a line: a row of the symmetric table read by one
+        match, or a line read before as one item, in the same state, read again from the
+        line cache (parse/lexlines.py)."""
+        tokens = self.tokens
+        stop = self.line_end.find(1, i) + 1 or len(tokens)
+        start = self.offsets[i]
+        text = self.joined[start:self.offsets[stop] - 1] if stop < len(tokens) else \
+            self.joined[start:]
+        if self.sym_columns and row_line(text, self.sym_columns) and (
+                stop >= len(tokens) or not _R_NUM_TOKEN.fullmatch(tokens[stop])):
+            self.emit("symrow", text)  # the row _step reads, by one match
+            return stop
+        key = (text, self.sym_columns, self.pk_kind)
+        kept = LINES.get(key)
+        if kept is not None:
+            holds = next_holds(kept[3], tokens, stop)
+            if holds or (holds is None and (_R_ANCHOR.match(self.joined, self.offsets[stop])
+                                            or self._is_command(stop))):
+                self.emit(kept[0], text)
+                self.sym_columns, self.pk_kind = kept[1], kept[2]
+                return stop
+        before = len(self.items)
+        nxt = self._step(i)
+        if nxt == stop and len(self.items) - before in (1, 2) and \
+                self.items[-1].text == text and (len(self.items) - before == 1 or
+                                                 self.items[-2].kind == "prose"):
+            cond = condition(self.items[-1].kind, text, tokens[i:stop])
+            if cond is not None:
+                keep(key, (self.items[-1].kind, self.sym_columns, self.pk_kind, cond))
+        return nxt
 
     def _step(self, i: int) -> int | None:
         """The index after the structure that starts at token ``i``, emitted; None if

@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from itertools import chain, count
+from operator import attrgetter, is_
 from pathlib import Path
 from typing import Any
 
 from openssl_matrix.cli.table import BLOCK_SIZES, JSON, Command
 from openssl_matrix.core.errors import UsageError
 from openssl_matrix.core.files import read_bounded
-from openssl_matrix.core.jsonfast import dumps_indented, rows_indented
+from openssl_matrix.core.jsonfast import dumps_indented, fill, layout, mark, rows_indented
 from openssl_matrix.core.names import clip
 from openssl_matrix.parse import FIGURE_FIELDS, figure_records, figure_rows, iter_paste
 from openssl_matrix.parse.encoding import paste_text
-from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, Figure, SpeedRun
+from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, Figure, SpeedHeader, SpeedRun
 
 #: A pasted report (`parse`, `import`, `reproduce --draft`) larger than this is not one.
 MAX_REPORT_BYTES = 64 * 1024 * 1024
@@ -82,22 +84,89 @@ def parse_run_record(number: int, run: SpeedRun, *, records: bool = True) -> dic
             **({"records": figure_records(run)} if records else {})}
 
 
+#: Layouts of ``parse --json``'s runs (core/jsonfast.layout), by warnings, figures and
+#: level: a run's text is its values filled into the layout of its shape.
+_LAYOUTS: dict[tuple[int, int, int], list[str]] = {}
+_HEADER_FIELDS = tuple(SpeedHeader.__dataclass_fields__)
+_HEADER_VALUES = attrgetter(*_HEADER_FIELDS)
+
+
+def _run_layout(warnings: int, figures: int, level: int) -> list[str]:
+    key = (warnings, figures, level)
+    texts = _LAYOUTS.get(key)
+    if texts is None:
+        marks = map(mark, count())
+        records = [dict(zip(FIGURE_FIELDS, marks, strict=False)) for _ in range(figures)]
+        skeleton: Any = records if warnings < 0 else {  # (-1: the records alone)
+            "run": next(marks), "header": dict(zip(_HEADER_FIELDS, marks, strict=False)),
+            "warnings": [next(marks) for _ in range(warnings)], "records": records,
+        }
+        if len(_LAYOUTS) >= 64:
+            _LAYOUTS.clear()
+        texts = _LAYOUTS[key] = layout(skeleton, level=level)
+    return texts
+
+
 def parse_run_json(number: int, run: SpeedRun, level: int = 1) -> str:
-    """``dumps_indented(parse_run_record(number, run), level=level)``, its records written
-    by ``rows_indented`` from the figures (no dict per figure)."""
-    text = dumps_indented(dict(parse_run_record(number, run, records=False), records=[]),
-                          level=level)
+    """``dumps_indented(parse_run_record(number, run), level=level)``: the run's values
+    filled into the layout of a run of as many warnings (core/jsonfast.layout), its
+    records' text after them (:func:`_records_json`): no dict per figure, one C-encoder
+    call per run and one per distinct table of figures."""
+    text = fill(_run_layout(len(run.warnings), 0, level),
+                [number, *_HEADER_VALUES(run.header), *run.warnings])
+    if text is None:
+        text = dumps_indented(dict(parse_run_record(number, run, records=False), records=[]),
+                              level=level)
     if not run.figures:
         return text
     tail = f"[]\n{'  ' * level}}}"
     assert text.endswith(tail)
-    return (text[:-len(tail)] + rows_indented(FIGURE_FIELDS, figure_rows(run), level=level + 1)
-            + f"\n{'  ' * level}}}")
+    return text[:-len(tail)] + _records_json(run, level + 1) + f"\n{'  ' * level}}}"
+
+
+#: Texts of runs' figures (records, table lines), by the ids of the figures (and the
+#: level), with the figures (kept alive: their ids are not reused): the runs of a paste
+#: share their repeated figures (parse/shapes.py), and so their texts.
+_BY_FIGURES: dict[tuple[Any, ...], tuple[tuple[Figure, ...], Any]] = {}
+
+
+def _kept(key: tuple[Any, ...], figures: tuple[Figure, ...]) -> Any:
+    kept = _BY_FIGURES.get(key)
+    return kept[1] if kept is not None and all(map(is_, kept[0], figures)) else None
+
+
+def _keep(key: tuple[Any, ...], figures: tuple[Figure, ...], text: Any) -> None:
+    if len(_BY_FIGURES) >= 32:
+        _BY_FIGURES.clear()
+    _BY_FIGURES[key] = (figures, text)
+
+
+def _records_json(run: SpeedRun, level: int) -> str:
+    """``rows_indented(FIGURE_FIELDS, figure_rows(run), level=level)``."""
+    key = (level, *map(id, run.figures))
+    text = _kept(key, run.figures)
+    if text is None:
+        text = fill(_run_layout(-1, len(run.figures), level),
+                    list(chain.from_iterable(figure_rows(run))))
+        if text is None:
+            text = rows_indented(FIGURE_FIELDS, figure_rows(run), level=level)
+        _keep(key, run.figures, text)
+    return str(text)
 
 
 def parse_table(figures: Sequence[Figure]) -> list[str]:
     """Parsed figures as two tables with their units: throughput (bytes per second, at a
     block size) and operations (per second: signatures, handshakes ...)."""
+    shared = tuple(figures)
+    key = ("table", *map(id, shared))
+    kept = _kept(key, shared)
+    if kept is None:
+        kept = _table(shared)
+        _keep(key, shared, kept)
+    return list(kept)
+
+
+def _table(figures: Sequence[Figure]) -> list[str]:
     throughput = [f for f in figures if f.operation is None]
     operations = [f for f in figures if f.operation is not None]
     lines: list[str] = []

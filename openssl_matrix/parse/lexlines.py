@@ -1,0 +1,154 @@
+"""The paste lexer's line cache: a whole line read again as it was read before.
+
+The lexer (:mod:`openssl_matrix.parse.paste`) reads a paste token by token, so that lost
+line breaks and wrapping do not matter. But a paste of many runs repeats its lines: the
+version line, the header fields, the 'numbers' note, the table headers, and often the
+rows. When a line that starts where a line of the text starts was read, as a whole, as
+one item (a row, a header, a field ...), the lexer keeps it here, with its state before
+and after (the symmetric table's width, the public-key table) and the condition on what
+follows the line under which the same reading holds: the next time the same line comes
+in the same state and the condition holds, the item is emitted without the steps.
+
+Why a line's reading depends on nothing else (each decision of the lexer's ``_step``
+looks at the line's own tokens, and at most at the first token after it):
+
+* a row of a symmetric table reads the next token (it must not be a number);
+* a ``type 16 bytes ...`` header would go on into a next line that starts with digits;
+* an ``OpenSSL 1.1.1w  11 Sep 2023`` line would take a ``(...)`` that follows it;
+* a header field's value runs to the next structure: kept only when none of its own
+  words can start one (:data:`_ANCHOR_WORD`: every structure the anchor pattern knows
+  starts with one of these), and replayed only when the next token starts one;
+* a line that could be the start of a longer literal (a field name or table header of
+  several words) is not kept, nor one that starts with a word the lexer reads as a
+  marker (``Got:``, ``+H``, ``Doing`` ...) unless it is a version line.
+
+Only lines with a line break after them are considered (a paste that kept its lines);
+``-multi`` parent tables (read with the children's sizes) are not.
+tests/unit/test_parse_shapes.py compares the lexer with and without this cache.
+"""
+
+from __future__ import annotations
+
+import re
+
+from openssl_matrix.parse.lexvocab import (
+    _R_FIELDS,
+    _R_LABEL_END,
+    _R_LABEL_MODE,
+    _R_MARKER_WORDS,
+    _R_NUM,
+    _R_NUM_TOKEN,
+    _R_PK_HEADER_TEXTS,
+)
+
+#: Item kinds a line may be kept as.
+KEPT_KINDS = frozenset(("version", "field", "numbers", "symheader", "symrow", "pkheader",
+                        "pkrow"))
+
+#: Conditions on the token after the line.
+ANY, NEXT_NOT_NUMBER, NEXT_NOT_DIGIT, NEXT_NOT_PAREN, NEXT_ANCHOR = range(5)
+
+#: A word that may start a structure the anchor pattern matches (a superset: the first
+#: word of each of its alternatives, as a prefix).
+_ANCHOR_WORD = re.compile("|".join(re.escape(w) for w in sorted({
+    "OpenSSL", "version:", "The", "type", "Doing", "You", "+", "$",
+    *(f.split()[0] for f in _R_FIELDS), *(t.split()[0] for t in _R_PK_HEADER_TEXTS),
+})))
+#: Literals of several words the lexer matches at a token: a line that is the start of
+#: one could be read otherwise with another line after it.
+_LITERALS = (*_R_FIELDS, *_R_PK_HEADER_TEXTS, "The 'numbers' are", "You have chosen")
+_LITERALS_BY_START = {c: tuple(t for t in _LITERALS if t[0] == c) for c in
+                      {t[0] for t in _LITERALS}}
+
+#: (line, table width, public-key table) -> (kind, width after, table after, condition)
+LINES: dict[tuple[str, int, str | None], tuple[str, int, str | None, int]] = {}
+LINES_MAX = 256
+
+
+def condition(kind: str, text: str, tokens: list[str]) -> int | None:
+    """The condition under which a line (``text``, its ``tokens``) read as one item of
+    ``kind`` is read so again, or None when it is not to be kept."""
+    first = tokens[0]
+    if kind == "version":
+        return NEXT_NOT_PAREN if first == "OpenSSL" else ANY
+    if kind not in KEPT_KINDS or first in _R_MARKER_WORDS or first.startswith("+"):
+        return None
+    if kind == "field":
+        name = next(f for f in _R_FIELDS if text.startswith(f))
+        if any(_ANCHOR_WORD.match(t) or t.endswith("openssl")
+               for t in tokens[len(name.split()):]):
+            return None
+        return NEXT_ANCHOR
+    if kind == "pkheader":
+        return ANY
+    if kind == "numbers":
+        return ANY if text.endswith(".") else None
+    if _starts_literal(text):
+        return None
+    if kind == "pkrow":
+        return ANY
+    return NEXT_NOT_NUMBER if kind == "symrow" else NEXT_NOT_DIGIT
+
+
+def _starts_literal(text: str) -> bool:
+    """Whether ``text`` is the start of a literal of :data:`_LITERALS`."""
+    return any(literal.startswith(text) for literal in _LITERALS_BY_START.get(text[0], ()))
+
+
+#: A symmetric row as a whole line: a name of one word, or of two whose second is a mode,
+#: then number tokens only (the row ``_sym_row_end`` finds, when the name may be one).
+_ROW_LINE = re.compile(rf"(\S+)(?: (?:{_R_LABEL_MODE.pattern}))?((?: {_R_NUM})+)")
+
+
+def row_line(text: str, columns: int) -> bool:
+    """Whether the lexer's steps read the line ``text``, at a line start in a symmetric
+    table of ``columns`` figures, as one row, when the token after it is no number:
+    it has exactly ``columns`` figures, and its name is no marker, field or number and
+    does not end a sentence (as ``_sym_row_end`` asks; :func:`_row_name`)."""
+    match = _ROW_LINE.fullmatch(text)
+    if match is None or match.group(2).count(" ") != columns:
+        return False
+    name = match.group(1)
+    known = _ROW_NAMES.get(name)
+    if known is None:
+        if len(_ROW_NAMES) >= LINES_MAX:
+            _ROW_NAMES.clear()
+        known = _ROW_NAMES[name] = _row_name(name)
+    return known
+
+
+_ROW_NAMES: dict[str, bool] = {}
+#: The field names of one word (those of several cannot start a row: a row's second
+#: word is a mode or a number, never "on:", "source:", "timing" or "function").
+_ONE_WORD_FIELDS = tuple(f for f in _R_FIELDS if " " not in f)
+
+
+def _row_name(name: str) -> bool:
+    """Whether a line of :data:`_ROW_LINE`'s shape whose first word is ``name`` is read as
+    a row: no marker word or ``-mr`` record starts it, no field name (a field of one word
+    has no blank, so the line starts with it only if ``name`` does), and ``name`` is no
+    number and does not end a sentence. (No literal of several words starts with such a
+    line: none holds a number token.)"""
+    return not (name in _R_MARKER_WORDS or name.startswith("+") or _R_NUM_TOKEN.fullmatch(name)
+                or _R_LABEL_END.search(name) or name.startswith(_ONE_WORD_FIELDS))
+
+
+def keep(key: tuple[str, int, str | None], kept: tuple[str, int, str | None, int]) -> None:
+    if len(LINES) >= LINES_MAX:
+        LINES.clear()
+    LINES[key] = kept
+
+
+def next_holds(cond: int, tokens: list[str], stop: int) -> bool | None:
+    """Whether the token at ``stop`` meets the condition (None: the lexer must look,
+    :data:`NEXT_ANCHOR`)."""
+    if cond == ANY or stop >= len(tokens):
+        return True
+    after = tokens[stop]
+    if cond == NEXT_NOT_NUMBER:
+        return not _R_NUM_TOKEN.fullmatch(after)
+    if cond == NEXT_NOT_DIGIT:
+        return not after[:1].isdigit()
+    if cond == NEXT_NOT_PAREN:
+        return not after.startswith("(")
+    return None
