@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 
+from openssl_matrix.parse.fastpaths import FAST, register_cache
 from openssl_matrix.parse.lexvocab import (
     _R_FIELDS,
     _R_LABEL_END,
@@ -62,6 +63,7 @@ _LITERALS_BY_START = {c: tuple(t for t in _LITERALS if t[0] == c) for c in
 
 #: (line, table width, public-key table) -> (kind, width after, table after, condition)
 LINES: dict[tuple[str, int, str | None], tuple[str, int, str | None, int]] = {}
+register_cache(LINES.clear)
 LINES_MAX = 256
 
 
@@ -134,6 +136,8 @@ def _row_name(name: str) -> bool:
 
 
 def keep(key: tuple[str, int, str | None], kept: tuple[str, int, str | None, int]) -> None:
+    if not FAST.on:
+        return
     if len(LINES) >= LINES_MAX:
         LINES.clear()
     LINES[key] = kept

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from openssl_matrix.parse.fastpaths import FAST
 from openssl_matrix.parse.figures import (
     STATUS_UNIDENTIFIED,
     STATUS_UNKNOWN_UNIT,
@@ -122,7 +123,7 @@ class Builder:
             return
         # the shape of a line seen before is one look-up (parse/shapes.py): its patterns
         # are tried once per distinct line, not once per line
-        shape = SHAPES.get(stripped)
+        shape = SHAPES.get(stripped) if FAST.on else None
         if shape is None:
             if not has_shape(stripped):
                 self._feed_special(stripped)
@@ -219,7 +220,7 @@ class Builder:
         figures, pk_keys, mr_indexes = self.figures, self.pk_keys, self.mr_indexes
         row = common_row(
             algorithm, label, evp, sizes, tokens,  # type: ignore[arg-type]
-            checked=common) if human and None not in tokens else None
+            checked=common) if human and FAST.on and None not in tokens else None
         if row is not None:  # every cell common: the figures as the loop gives them
             figures += row
             pk_keys += [None] * len(row)

@@ -19,6 +19,7 @@ from itertools import accumulate, chain, count
 from operator import add, attrgetter
 
 from openssl_matrix.core.errors import ParseError
+from openssl_matrix.parse.fastpaths import FAST
 from openssl_matrix.parse.figures import Figure, SpeedRun
 from openssl_matrix.parse.grammar import (
     MR_H_RE,
@@ -311,12 +312,13 @@ class _Lexer:
         start = self.offsets[i]
         text = self.joined[start:self.offsets[stop] - 1] if stop < len(tokens) else \
             self.joined[start:]
-        if self.sym_columns and row_line(text, self.sym_columns) and (
+        fast = FAST.on
+        if fast and self.sym_columns and row_line(text, self.sym_columns) and (
                 stop >= len(tokens) or not _R_NUM_TOKEN.fullmatch(tokens[stop])):
             self.emit("symrow", text)  # the row _step reads, by one match
             return stop
         key = (text, self.sym_columns, self.pk_kind)
-        kept = LINES.get(key)
+        kept = LINES.get(key) if fast else None
         if kept is not None:
             holds = next_holds(kept[3], tokens, stop)
             if holds or (holds is None and (_R_ANCHOR.match(self.joined, self.offsets[stop])

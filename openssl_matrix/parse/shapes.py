@@ -22,6 +22,7 @@ import re
 import sys
 from typing import Any
 
+from openssl_matrix.parse.fastpaths import FAST, register_cache
 from openssl_matrix.parse.grammar import (
     ELAPSED_RE,
     FAMILY_OPERATIONS,
@@ -68,6 +69,7 @@ HEADER, SYMHEADER, PKHEADER, PKROW, ROW = "header", "symheader", "pkheader", "pk
 
 #: Shapes of the lines seen, by stripped line; cleared when it holds :data:`SHAPES_MAX`.
 SHAPES: dict[str, tuple[Any, ...]] = {}
+register_cache(SHAPES.clear)
 SHAPES_MAX = 256
 
 
@@ -77,8 +79,11 @@ def has_shape(stripped: str) -> bool:
 
 
 def remembered(stripped: str) -> tuple[Any, ...]:
-    """:func:`shape_of`, kept in :data:`SHAPES` (only for lines :func:`has_shape`)."""
+    """:func:`shape_of`, kept in :data:`SHAPES` (only for lines :func:`has_shape`; not
+    kept inside ``fastpaths.slow_paths``)."""
     shape = shape_of(stripped)
+    if not FAST.on:
+        return shape
     if len(SHAPES) >= SHAPES_MAX:
         SHAPES.clear()
     SHAPES[stripped] = shape
@@ -181,7 +186,7 @@ def row_shape(line: str) -> tuple[Any, ...]:
     """The shape of a line that is no header and no public-key row: its name and figures
     as :func:`sym_split` gives them (None when it has none), whether every figure is a
     common cell, and the memo of its figures."""
-    match = _COMMON_ROW.fullmatch(line)
+    match = _COMMON_ROW.fullmatch(line) if FAST.on else None
     if match is not None:
         label = match.group(1)
         # the name's last word is no figure of another form ("1.5", "inf"): the figures

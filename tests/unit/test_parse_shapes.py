@@ -9,11 +9,9 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
-import pytest
-
-from openssl_matrix.parse import lexlines, lines, parse_paste, parse_speed, paste, shapes
+from openssl_matrix.parse import lexlines, parse_paste, parse_speed, paste, shapes
+from openssl_matrix.parse.fastpaths import slow_paths
 from openssl_matrix.parse.figures import (
     Figure,
     common_cell,
@@ -102,27 +100,6 @@ def _paste(rng: random.Random, runs: int) -> str:
     return "\n".join(out) + rng.choice(["", "\n"])
 
 
-def _slow_shapes(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The line reader without its kept shapes, kept figures and whole-row readings."""
-    monkeypatch.setattr(lines, "SHAPES", {})
-    monkeypatch.setattr(shapes, "remembered", shapes.shape_of)
-    monkeypatch.setattr(lines, "remembered", shapes.shape_of)
-    monkeypatch.setattr(lines, "common_row", lambda *a, **k: None)
-
-    def row_shape(line: str) -> tuple[Any, ...]:
-        split = shapes.sym_split(line)
-        return (shapes.ROW, None, None, None, False) if split is None else \
-            (shapes.ROW, split[0], split[1], {}, False)
-    monkeypatch.setattr(shapes, "row_shape", row_shape)
-
-
-def _slow_lexer(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The lexer without its line cache and whole-row match."""
-    monkeypatch.setattr(paste, "row_line", lambda text, columns: False)
-    monkeypatch.setattr(paste, "LINES", {})
-    monkeypatch.setattr(paste, "keep", lambda key, kept: None)
-
-
 def _texts() -> Iterator[tuple[str, str]]:
     for path in TEXTS:
         yield path.name, path.read_text(encoding="utf-8", errors="replace")
@@ -131,13 +108,13 @@ def _texts() -> Iterator[tuple[str, str]]:
         yield f"random-{k}", _paste(rng, rng.randint(1, 30))
 
 
-def _both(monkeypatch: pytest.MonkeyPatch, slow: Callable[[pytest.MonkeyPatch], None],
-          read: Callable[[str], object]) -> None:
+def _both(read: Callable[[str], object]) -> None:
+    """Every text read with the fast paths (their caches cold, then warm) and without them
+    (``fastpaths.slow_paths``): the same result, ``repr`` for ``repr``."""
     texts = list(_texts())
     fast = [repr(read(text)) for _, text in texts]
     fast_again = [repr(read(text)) for _, text in texts]  # every cache warm
-    with monkeypatch.context() as patch:
-        slow(patch)
+    with slow_paths():
         for (name, text), one, two in zip(texts, fast, fast_again, strict=True):
             reference = repr(read(text))
             assert one == reference, name
@@ -162,14 +139,19 @@ def _items(text: str) -> object:
     return [(i.kind, i.text) for i in paste._Lexer(text).run()]
 
 
-def test_line_reader_fast_and_slow_agree(monkeypatch: pytest.MonkeyPatch) -> None:
-    _both(monkeypatch, _slow_shapes, _runs)
-    _both(monkeypatch, _slow_shapes, _speed)
+def test_the_fast_paths_and_the_slow_ones_agree() -> None:
+    _both(_runs)
+    _both(_speed)
+    _both(_items)
 
 
-def test_lexer_fast_and_slow_agree(monkeypatch: pytest.MonkeyPatch) -> None:
-    _both(monkeypatch, _slow_lexer, _items)
-    _both(monkeypatch, _slow_lexer, _runs)
+def test_the_slow_paths_take_no_fast_path_and_keep_nothing() -> None:
+    text = (FIXTURES / "speed" / "real-1.1.1w" / "evp-elapsed.stdout").read_text(encoding="utf-8")
+    with slow_paths():
+        parse_paste(text)
+        assert not shapes.SHAPES and not lexlines.LINES
+    parse_paste(text)
+    assert shapes.SHAPES and lexlines.LINES
 
 
 def test_the_fast_paths_are_taken_and_refuse() -> None:
