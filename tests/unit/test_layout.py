@@ -23,6 +23,8 @@ MAX_FUNCTION_IMPORTS = 10
 MAX_TOP_LEVEL_ENTRIES = 16
 #: Issue 34: a function longer than this makes the next change expensive.
 MAX_FUNCTION_LINES = 80
+#: The bench core's limit (issue 34: BenchCell.run a short loop over the kind's steps).
+MAX_MEASURE_FUNCTION_LINES = 60
 #: The functions allowed to be longer (path below openssl_matrix/, name): none since the
 #: parser's two were split in issue 35's round.
 LONG_FUNCTIONS_ALLOWED: set[str] = set()
@@ -172,7 +174,7 @@ def test_no_module_over_800_lines() -> None:
     assert {n: s for n, s in sizes.items() if s > MAX_MODULE_LINES} == {}
 
 
-def test_no_function_over_80_lines() -> None:
+def test_no_function_over_80_lines_none_in_measure_over_60() -> None:
     long = {}
     for path in modules().values():
         where = path.relative_to(PACKAGE).as_posix()
@@ -180,7 +182,9 @@ def test_no_function_over_80_lines() -> None:
             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 assert fn.end_lineno is not None
                 length = fn.end_lineno - fn.lineno + 1
-                if length > MAX_FUNCTION_LINES:
+                limit = MAX_MEASURE_FUNCTION_LINES if where.startswith("measure/") \
+                    else MAX_FUNCTION_LINES
+                if length > limit:
                     long[f"{where}:{fn.name}"] = length
     assert {k: n for k, n in long.items() if k not in LONG_FUNCTIONS_ALLOWED} == {}
 
