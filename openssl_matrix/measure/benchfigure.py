@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
-from openssl_matrix.measure.hostacct import AccountingRecord
+from openssl_matrix.measure.hostacct import AccountingRecord, HostAccounting
 
 if TYPE_CHECKING:
     from typing import Unpack  # 3.11: the package runs on 3.10, mypy checks as 3.11
@@ -344,3 +344,14 @@ def bench_figures(records: Iterable[Mapping[str, object]]) -> list[BenchFigure]:
     ``parse.figures.Figure``, which :class:`FigureFields` names with their types), or a
     ``figures.json`` read back."""
     return [BenchFigure.from_json(r) for r in records]
+
+
+def host_fields(acct: HostAccounting | None) -> FigureFields:
+    """A timed figure's host columns around its window (as a speed figure's) and the whole
+    accounting; all None without one (the TLS and library readers')."""
+    if acct is None:
+        return FigureFields(own_share=None, foreign_cores=None, steal_cores=None,
+                            host_accounting=None)
+    return FigureFields(own_share=None if acct.own_share is None else round(acct.own_share, 4),
+                        foreign_cores=round(acct.foreign_cores, 4),
+                        steal_cores=round(acct.steal_cores, 4), host_accounting=acct.as_dict())

@@ -30,7 +30,7 @@ from openssl_matrix.images.harness import BINARY
 from openssl_matrix.matrix.libvocab import MEMORY_OPS, OPERATIONS, LibraryOptions, expand, lacks
 from openssl_matrix.matrix.model import Mask, Suite
 from openssl_matrix.measure import hostacct
-from openssl_matrix.measure.benchfigure import BenchFigure, FigureFields
+from openssl_matrix.measure.benchfigure import BenchFigure, host_fields
 from openssl_matrix.measure.guards import Finding, contended_findings
 from openssl_matrix.measure.invocation import Invocation
 
@@ -238,18 +238,8 @@ def timed_record(r: LibResult, inv_name: str) -> tuple[BenchFigure, list[Finding
         api=None if f.get("api") in (None, "-") else f.get("api"),
         bytes=None, invocation=inv_name,
         raw="",
-    ).with_(**_host_fields(acct))
+    ).with_(**host_fields(acct))
     return rec, contended_findings(inv_name, acct)
-
-
-def _host_fields(acct: hostacct.HostAccounting | None) -> FigureFields:
-    """A timed figure's host around its window (all None without an accounting)."""
-    if acct is None:
-        return FigureFields(own_share=None, foreign_cores=None, steal_cores=None,
-                            host_accounting=None)
-    return FigureFields(own_share=None if acct.own_share is None else round(acct.own_share, 4),
-                        foreign_cores=round(acct.foreign_cores, 4),
-                        steal_cores=round(acct.steal_cores, 4), host_accounting=acct.as_dict())
 
 
 def memory_record(r: LibResult, inv_name: str) -> BenchFigure:

@@ -33,7 +33,7 @@ from openssl_matrix.core.version import series
 from openssl_matrix.matrix.pkey import Series, dotted
 from openssl_matrix.matrix.tlsvocab import OPERATION, PROTOCOLS, Protocol, TlsOptions
 from openssl_matrix.measure import hostacct
-from openssl_matrix.measure.benchfigure import BenchFigure, FigureFields
+from openssl_matrix.measure.benchfigure import BenchFigure, host_fields
 from openssl_matrix.measure.guards import contended_findings
 from openssl_matrix.measure.hostacct import SAMPLE_FUNCTION
 from openssl_matrix.measure.invocation import times_line
@@ -545,16 +545,6 @@ def host_accounting(section: _Section) -> hostacct.HostAccounting | None:
     _, acct = hostacct.from_stderr("\n".join(section.host) + "\n",
                                    processes=hostacct.HANDSHAKE_PROCESSES)
     return acct
-
-
-def host_fields(acct: hostacct.HostAccounting | None) -> FigureFields:
-    """The figure's host columns (as a speed figure's) and the whole accounting."""
-    if acct is None:
-        return FigureFields(own_share=None, foreign_cores=None, steal_cores=None,
-                            host_accounting=None)
-    return FigureFields(own_share=None if acct.own_share is None else round(acct.own_share, 4),
-                        foreign_cores=round(acct.foreign_cores, 4),
-                        steal_cores=round(acct.steal_cores, 4), host_accounting=acct.as_dict())
 
 
 def _time_basis(acct: Accounting, host: hostacct.HostAccounting | None,
