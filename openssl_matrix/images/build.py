@@ -35,7 +35,13 @@ from typing import Any
 
 from openssl_matrix.core import log
 from openssl_matrix.core.clock import now
-from openssl_matrix.core.errors import BuildError, DockerUnavailable, FatalError, ResultsError
+from openssl_matrix.core.errors import (
+    BuildError,
+    ConfigError,
+    DockerUnavailable,
+    FatalError,
+    ResultsError,
+)
 from openssl_matrix.core.files import file_sha256
 from openssl_matrix.engine.backend import Backend, RunLimits
 from openssl_matrix.engine.buildclaims import POLL, BuildClaims
@@ -61,6 +67,11 @@ from openssl_matrix.matrix.patches import endbr32_warning
 from openssl_matrix.results.tree import Journal, ResultsTree
 
 WORK = ".work"
+#: The file that marks a ``.work`` folder beside a matrix as this tool's.
+WORK_MARKER = ".openssl-matrix-work"
+#: What the tool makes in its work folder (a ``.work`` of only these, and ``engine-*``
+#: folders, was made by a version before the marker: it is taken as the tool's).
+WORK_ENTRIES = ("toolchain", "ccache", "contexts", "libbench", "pairbench")
 FINISHED_BUILD = ("built", "up-to-date", "shipped")
 BUILDINFO_DIR = "/opt/openssl/share/openssl-matrix"
 
@@ -110,8 +121,7 @@ class Builder:
         #: set when several engines build into one tree at once (a lab): a journal, a build
         #: context folder and a build log of this engine's own
         self.engine_tag = engine_tag
-        self.workdir = workdir or matrix.path.parent / WORK / \
-            (f"engine-{engine_tag}" if engine_tag else "")
+        self._workdir = workdir
         self.images = images
         #: in a lab (``claims``): claim an image before building it, and wait for a peer
         #: engine that is building it to ship it here (claims.py)
@@ -122,6 +132,16 @@ class Builder:
         self._engine: EngineInfo | None = None
         self._peer_toolchains: dict[str, str] = {}  # tag -> base id: on a peer, not here
         self._toolchain_lock = threading.Lock()
+
+    @property
+    def workdir(self) -> Path:
+        """Where the build contexts are laid out: the folder given, else ``.work`` beside
+        the matrix (:func:`work_folder`: made and marked on first use, refused when it is
+        someone else's), in a lab ``.work/engine-TAG``."""
+        if self._workdir is None:
+            work = work_folder(self.matrix.path.parent)
+            self._workdir = work / f"engine-{self.engine_tag}" if self.engine_tag else work
+        return self._workdir
 
     def engine(self) -> EngineInfo:
         if self._engine is None:
@@ -733,3 +753,34 @@ def _write_context(context: Path, rendered: Rendered, files: dict[str, Path]) ->
             os.link(src, dest)
         except OSError:
             shutil.copy2(src, dest)
+
+
+def work_folder(matrix_dir: Path) -> Path:
+    """``.work`` beside the matrix, where build contexts are laid out (the tool removes
+    what a context no longer needs there): made and marked (:data:`WORK_MARKER`) on first
+    use. A ``.work`` that holds anything the tool does not make there, without the marker,
+    is someone else's folder of that name: ConfigError, nothing written or removed."""
+    work = matrix_dir / WORK
+    try:
+        entries = sorted(p.name for p in work.iterdir())
+    except FileNotFoundError:
+        entries = []
+    except NotADirectoryError:
+        raise ConfigError(f"{work} is a file: the tool lays out its build contexts in a "
+                          "folder of that name beside the matrix",
+                          hint="move the file aside, or keep the matrix in another folder"
+                          ) from None
+    foreign = [n for n in entries if n != WORK_MARKER and n not in WORK_ENTRIES
+               and not n.startswith("engine-")]
+    if foreign and WORK_MARKER not in entries:
+        shown = ", ".join(foreign[:3]) + (", …" if len(foreign) > 3 else "")
+        raise ConfigError(f"{work} was not made by openssl-matrix (it holds {shown}): the "
+                          "tool lays out its build contexts there and removes what they no "
+                          "longer need, so it leaves this folder alone",
+                          hint="move the folder aside, or keep the matrix in another folder")
+    work.mkdir(parents=True, exist_ok=True)
+    marker = work / WORK_MARKER
+    if not marker.exists():
+        marker.write_text("build contexts of openssl-matrix (safe to delete)\n",
+                          encoding="utf-8")
+    return work

@@ -37,7 +37,7 @@ from openssl_matrix.engine.backend import Backend, endpoint_is_local
 from openssl_matrix.engine.engineinfo import EngineInfo
 from openssl_matrix.engine.hostlock import HostLock, engine_key
 from openssl_matrix.engine.ship import arrival_on
-from openssl_matrix.images.build import WORK
+from openssl_matrix.images.build import work_folder
 from openssl_matrix.images.harness import ensure_harness
 from openssl_matrix.matrix.kinds.base import RUNNER_HARNESS
 from openssl_matrix.matrix.model import Matrix, Suite, Variant, as_jsonable
@@ -411,7 +411,7 @@ class Bencher:
             run_outcomes += self._follow_up(journal, ctx, ready, images, suite, rounds,
                                             series, run_outcomes, widen=repeat is None)
             self.interleaved[suite.name] = interleave_session(
-                ctx, ready, images, suite, self.matrix.path.parent / WORK)
+                ctx, ready, images, suite, work_folder(self.matrix.path.parent))
         except (DockerUnavailable, KeyboardInterrupt):
             kept = sum(o.status in FINISHED for o in run_outcomes)
             log.error(f"bench stopped: {kept} run(s) of this session are finished and kept "
@@ -470,7 +470,7 @@ class Bencher:
             tag, record = images[v.id]
             try:
                 img = ensure_harness(self.backend, v, tag, self.tree,
-                                     self.matrix.path.parent / WORK)
+                                     work_folder(self.matrix.path.parent))
             except BuildError as exc:
                 missing[v.id] = exc
                 continue
