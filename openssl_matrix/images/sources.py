@@ -267,7 +267,10 @@ def _size_speed(size: int, seconds: float) -> str:
 
 def read_pins(lock_file: Path) -> dict[str, str]:
     """version -> sha256 recorded in a lock file (an absent file holds no pins)."""
-    document = _read_lock_document(lock_file)
+    return _pins_of(lock_file, _read_lock_document(lock_file))
+
+
+def _pins_of(lock_file: Path, document: Mapping[str, Any]) -> dict[str, str]:
     pins: dict[str, str] = {}
     for version, entry in (document.get("sources") or {}).items():
         value = entry.get("sha256") if isinstance(entry, dict) else entry
@@ -282,15 +285,25 @@ def _is_json(lock_file: Path) -> bool:
 
 
 def _read_lock_document(lock_file: Path) -> dict[str, Any]:
+    return _parse_lock(lock_file, _read_lock_text(lock_file))
+
+
+def _read_lock_text(lock_file: Path) -> str | None:
+    """The lock file's text (None when there is none)."""
     try:
-        text = read_bounded_text(lock_file, "yaml")
+        return read_bounded_text(lock_file, "yaml")
     except FileNotFoundError:
-        return {}
+        return None
     except UnicodeDecodeError:
         raise SourceError(f"the lock file {lock_file} is not UTF-8 text",
                           hint="fix or delete it") from None
     except OSError as exc:
         raise SourceError(f"cannot read the lock file {lock_file}: {exc}") from exc
+
+
+def _parse_lock(lock_file: Path, text: str | None) -> dict[str, Any]:
+    if text is None:
+        return {}
     try:
         document = jsonread.loads(text) if _is_json(lock_file) else load_yaml(text)
     except (ValueError, YamlProblem) as exc:
@@ -393,9 +406,10 @@ def pin_source(
         lock_file = Path(lock_file)
         lock_file.parent.mkdir(parents=True, exist_ok=True)
         with _locked(lock_file):
-            document = _read_lock_document(lock_file)
-            _refuse_foreign_lock(lock_file, document)
-            pins = read_pins(lock_file)
+            text = _read_lock_text(lock_file)  # read once: parsed, checked, its pins
+            document = _parse_lock(lock_file, text)
+            _refuse_foreign_lock(lock_file, text, document)
+            pins = _pins_of(lock_file, document)
             if pins.get(version, sha256) != sha256 and not force:
                 raise SourceError(
                     f"{lock_file} already pins OpenSSL {version} to {pins[version]}; "
@@ -430,14 +444,13 @@ def _lock_text(lock_file: Path, document: Mapping[str, Any]) -> str:
             + yaml.safe_dump(dict(document), sort_keys=False, default_flow_style=False))
 
 
-def _refuse_foreign_lock(lock_file: Path, document: Mapping[str, Any]) -> None:
-    """SourceError when ``lock_file`` exists and ``pin`` did not write it: a YAML lock
-    without pin's header line, or a JSON one not in the layout pin writes. Rewriting it
-    would drop its comments and layout (a lock written by hand, or another tool's file
-    under the name), so it is left alone and the user says what to do."""
-    try:
-        text = read_bounded_text(lock_file, "yaml")
-    except FileNotFoundError:
+def _refuse_foreign_lock(lock_file: Path, text: str | None,
+                         document: Mapping[str, Any]) -> None:
+    """SourceError when ``lock_file`` exists (its ``text``) and ``pin`` did not write it:
+    a YAML lock without pin's header line, or a JSON one not in the layout pin writes.
+    Rewriting it would drop its comments and layout (a lock written by hand, or another
+    tool's file under the name), so it is left alone and the user says what to do."""
+    if text is None:
         return
     ours = (text == _lock_text(lock_file, document)) if _is_json(lock_file) \
         else text.startswith(LOCK_HEADER)
