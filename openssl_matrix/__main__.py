@@ -12,13 +12,13 @@ import signal
 import sys
 
 from openssl_matrix.core.errors import INTERRUPTED
-from openssl_matrix.core.interrupt import install
+from openssl_matrix.core.interrupt import NOT_STARTED, install
 
 install()
 try:
     from openssl_matrix.cli.main import main
 except KeyboardInterrupt:
-    print("\ninterrupted before the command started: nothing was written", file=sys.stderr)
+    print(NOT_STARTED, file=sys.stderr)
     sys.exit(INTERRUPTED)
 
 try:

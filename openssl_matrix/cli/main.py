@@ -18,6 +18,7 @@ from invoke.program import Program
 from openssl_matrix import __version__
 from openssl_matrix.cli.table import REGISTRY, Table, default_handler, matrix_task, table
 from openssl_matrix.core.errors import INTERRUPTED, UsageError
+from openssl_matrix.core.interrupt import NOT_STARTED
 
 PROGRAM = "openssl-matrix"
 #: ``python -m openssl_matrix --lab-worker JOB``: a lab's engine worker (lab/run.py's
@@ -89,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:  # the command's module is imported here: a signal now has written nothing yet
         task = matrix_task(_Handlers(), table_for(args))
     except KeyboardInterrupt:
-        print("\ninterrupted before the command started: nothing was written", file=sys.stderr)
+        print(NOT_STARTED, file=sys.stderr)
         raise SystemExit(INTERRUPTED) from None
     program = _Program(namespace=Collection(matrix=task), name=PROGRAM, binary=PROGRAM,
                        version=__version__)

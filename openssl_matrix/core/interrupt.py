@@ -19,6 +19,11 @@ class Stopped(KeyboardInterrupt):
     """A signal (SIGINT or SIGTERM) asked the command to stop."""
 
 
+#: What a signal before the command started is answered with (exit 130): while the package
+#: or a command's module was being imported.
+NOT_STARTED = "\ninterrupted before the command started: nothing was written"
+
+
 def raise_stopped(signum: int, frame: FrameType | None) -> None:
     raise Stopped(f"signal {signum}")
 
