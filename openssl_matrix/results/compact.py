@@ -54,6 +54,9 @@ SUFFIX = ".jsonl"
 _NAME = re.compile(r"runs-(\d{4,9})-(\d{4,9})\.jsonl\Z")
 #: The most bytes one compact file holds (the results reader's cap is 256 MB).
 MAX_FILE_BYTES = 64 << 20
+#: A compact file's write buffer: a run's line is ~3 kB, a file tens of MB (fewer, larger
+#: writes than the default 8 kB buffer's).
+WRITE_BUFFER = 1 << 20
 #: Parsed files kept (a report reads every run, then a copied run's meta by its path).
 _CACHED = 4
 _cache: dict[Path, tuple[tuple[int, int, int], list[bytes], dict[str, Any]]] = {}
@@ -256,7 +259,7 @@ class CompactWriter:
     def _open(self) -> tuple[str, IO[bytes], list[int]]:
         fd, tmp = tempfile.mkstemp(prefix=f".{PREFIX}", suffix=".tmp", dir=self.suite_dir)
         os.fchmod(fd, self.mode)
-        fh = os.fdopen(fd, "wb")
+        fh = os.fdopen(fd, "wb", buffering=WRITE_BUFFER)
         part = (tmp, fh, [0, 0])
         self._parts.append(part)
         head = self._dumps({"format": FORMAT, "schema": 1, "figure_keys": self.keys,
@@ -265,7 +268,9 @@ class CompactWriter:
         return part
 
     def _write(self, part: tuple[str, IO[bytes], list[int]], text: str) -> None:
-        data = text.encode("utf-8") + b"\n"
+        self._write_bytes(part, text.encode("utf-8") + b"\n")
+
+    def _write_bytes(self, part: tuple[str, IO[bytes], list[int]], data: bytes) -> None:
         try:
             part[1].write(data)
         except OSError as exc:
@@ -274,15 +279,15 @@ class CompactWriter:
             raise
         part[2][1] += len(data)
 
-    def add(self, meta: dict[str, Any], figures: str) -> None:
-        """Append a run: its meta (what it holds beyond the writer's ``meta``) and its
-        figures, a JSON list of rows in the writer's key order (or of whole objects),
-        encoded and checked."""
-        line = f"[{self._dumps(meta)},{figures}]"
+    def add_line(self, line: bytes) -> None:
+        """Append a run's line: ``[meta,figures]`` (JSON, UTF-8, no line break), its meta
+        what it holds beyond the writer's ``meta``, its figures rows of values in the
+        writer's key order (or whole objects); encoded and checked by the import, once
+        for each run, as it is parsed (results/imports.py)."""
         part = self._parts[-1] if self._parts else self._open()
         if part[2][0] and part[2][1] + len(line) > MAX_FILE_BYTES:
             part = self._open()
-        self._write(part, line)
+        self._write_bytes(part, line + b"\n")
         part[2][0] += 1
 
     @property

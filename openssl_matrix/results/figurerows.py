@@ -10,12 +10,16 @@ leaves a folder the tree's recovery marks ``interrupted`` (docs/robustness.md).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 from openssl_matrix.core.files import write_json_new, write_new
 from openssl_matrix.core.jsonfast import rows_indented
+from openssl_matrix.parse import figure_rows as parse_figure_rows
+from openssl_matrix.parse.figures import SpeedRun
 from openssl_matrix.results.records import (
     _CHECKS,
     ANY,
@@ -76,20 +80,42 @@ def checked_rows(keys: Sequence[str], rows: Sequence[Sequence[Any]],
     return ordered, list(zip(*(by_key[k] for k in ordered), strict=True)) if rows else []
 
 
+def figure_rows(run: SpeedRun) -> Iterator[tuple[Any, ...]]:
+    """Each figure's values of a parsed run in ``parse.FIGURE_FIELDS`` order: the one
+    place the results layer reads a run's figures (an import reads 440,000)."""
+    return parse_figure_rows(run)
+
+
 def rows_ok(keys: Sequence[str], rows: Sequence[Sequence[Any]]) -> bool:
     """Whether every row of figure values (in ``keys`` order, ``schema`` not among them)
-    passes ``FigureRecord.from_json``'s checks; False when one needs the general path.
-    Checked a column at a time, by the set of its values' types: an import checks
-    440,000 figures, the rows of many runs at once (results/imports.py)."""
+    passes ``FigureRecord.from_json``'s checks; False when one needs the general path:
+    :func:`types_ok`, and every float finite (in any column, as ``read_json`` refuses
+    NaN and infinities anywhere)."""
+    if not types_ok(keys, rows):
+        return False
+    columns = zip(*rows, strict=True) if rows else [() for _ in keys]
+    return all(map(_finite, columns))
+
+
+def types_ok(keys: Sequence[str], rows: Sequence[Sequence[Any]]) -> bool:
+    """:func:`rows_ok` but for the floats' finiteness (which the caller checks, e.g. by
+    an encoder that refuses NaN and infinities): every row as wide as ``keys`` and each
+    value of the exact type its key takes. Checked by the distinct rows of their values'
+    types (an import checks 440,000 figures, the rows of many runs at once: a few
+    distinct rows of types), a key whose kind is not a set of types by its column."""
     if "schema" in keys or len(set(keys)) != len(keys) or \
             not set(FigureRecord._REQUIRED) <= set(keys):
         return False
     names, types = _field_names(FigureRecord), FigureRecord._TYPES
-    if not set(map(len, rows)) <= {len(keys)}:
-        return False
-    columns = zip(*rows, strict=True) if rows else [() for _ in keys]
-    return all(_column_ok(column, types.get(key, ANY) if key in names else ANY)
-               for key, column in zip(keys, columns, strict=True))
+    kinds = [types.get(key, ANY) if key in names else ANY for key in keys]
+    width = len(keys)
+    allowed = [_ALLOWED.get(kind, _ANY_TYPE) for kind in kinds]
+    for shape in set(map(tuple, map(map, repeat(type), rows))):
+        if len(shape) != width or \
+                not all(t in ok for t, ok in zip(shape, allowed, strict=True)):
+            return False
+    other = [j for j, kind in enumerate(kinds) if kind not in _ALLOWED and kind != ANY]
+    return all(all(map(_CHECKS[kinds[j]], map(itemgetter(j), rows))) for j in other)
 
 
 _NONE = type(None)
@@ -101,16 +127,19 @@ _ALLOWED: dict[str, frozenset[type]] = {
 _NUMBERS = frozenset({int, float, bool, _NONE})
 
 
-def _column_ok(column: Sequence[Any], kind: str) -> bool:
-    """Whether every value of a column is of ``kind``, and every float finite (in any
-    column, as ``read_json`` refuses NaN and infinities anywhere)."""
+class _Any:
+    """Any type (a key whose kind is ``ANY``, or one checked by its column)."""
+
+    def __contains__(self, _: object) -> bool:
+        return True
+
+
+_ANY_TYPE = _Any()
+
+
+def _finite(column: Sequence[Any]) -> bool:
+    """Whether every float of a column is finite."""
     kinds = set(map(type, column))
-    allowed = _ALLOWED.get(kind)
-    if allowed is not None:
-        if not kinds <= allowed:
-            return False
-    elif not all(map(_CHECKS[kind], column)):
-        return False
     if float not in kinds:
         return True
     if kinds <= _NUMBERS:  # (falsy values are 0, 0.0, None, False: all finite)

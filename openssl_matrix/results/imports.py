@@ -19,6 +19,7 @@ import json
 import marshal
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import IO, Any
 
@@ -27,12 +28,12 @@ from openssl_matrix.core.clock import now
 from openssl_matrix.core.errors import ResultsError
 from openssl_matrix.core.files import atomic_write, new_file_mode, sync_tree
 from openssl_matrix.core.names import clip
-from openssl_matrix.parse import FIGURE_FIELDS, figure_rows
+from openssl_matrix.parse import FIGURE_FIELDS
 from openssl_matrix.parse.encoding import paste_text
-from openssl_matrix.parse.figures import SpeedRun
+from openssl_matrix.parse.figures import SpeedHeader, SpeedRun
 from openssl_matrix.results import records as rec
 from openssl_matrix.results.compact import SUITE, CompactWriter
-from openssl_matrix.results.figurerows import rows_ok
+from openssl_matrix.results.figurerows import figure_rows, types_ok
 from openssl_matrix.results.tree import ResultsTree
 
 #: The keys of an imported figure's values as its compact line holds them, in the
@@ -40,7 +41,21 @@ from openssl_matrix.results.tree import ResultsTree
 FIGURE_KEYS = tuple(FIGURE_FIELDS)
 #: Runs whose figures are checked at once (:func:`pasted_runs`).
 BATCH = 256
-_encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+#: Distinct figure tuples whose JSON is kept (:func:`pasted_runs`: a paste's copies of a
+#: run hold the parser's very figures, whose values are read, checked and encoded once).
+CACHED = 1024
+#: (no ``check_circular``: what is encoded is the parser's scalars, in lists and dicts
+#: made here; the text is the same)
+_encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False,
+                          check_circular=False).encode
+_HEADER_KEYS = tuple(SpeedHeader.__dataclass_fields__)
+_HEADER_VALUES = attrgetter(*_HEADER_KEYS)
+#: A figure tuple's JSON as a run's line holds it: (the tuple, kept so that the ids of
+#: its figures, the key, are not reused), the text as bytes, the number of figures.
+_Held = tuple[tuple[Any, ...] | None, bytes, int]
+#: A run as spooled: (run in report, version, digest, figures, its compact line, whether
+#: its meta's types need the full check when filed).
+Spooled = tuple[int, str | None, str, int, bytes, bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,31 +63,29 @@ class PastedRun:
     """What an import files of one parsed run: its header's fields, warnings and figures,
     the figures checked (as ``FigureRecord.from_json`` checks them) and encoded once, as
     the run's line of a compact file holds them (``figures_json``: rows of values in
-    :data:`FIGURE_KEYS` order). Small enough to be spooled (:func:`spool`), so that an
-    import parses its paste once, not once to check and count and again to write."""
+    :data:`FIGURE_KEYS` order, UTF-8). Spooled as its compact line (:func:`spool`), so
+    that an import parses its paste once and encodes each run once."""
 
     header: dict[str, Any]
     warnings: tuple[str, ...]
-    figures_json: str
+    figures_json: bytes
     figures: int = field(compare=False)
     #: what identifies the run's content across pastes (header, warnings and figures): a
     #: paste overlapping an earlier import under the same ``--as`` files no run twice
     digest: str = field(compare=False)
 
     @classmethod
-    def of(cls, run: SpeedRun, rows: list[tuple[Any, ...]] | None = None, *,
-           checked: bool = False) -> PastedRun:
-        """The run as an import files it (``rows``: its :func:`figure_rows`, when the
-        caller has them; ``checked``: they passed ``rows_ok`` already)."""
-        header = {k: getattr(run.header, k) for k in run.header.__dataclass_fields__}
-        rows = list(figure_rows(run)) if rows is None else rows
+    def of(cls, run: SpeedRun, held: _Held | None = None) -> PastedRun:
+        """The run as an import files it (``held``: its figures' JSON and count, when
+        :func:`pasted_runs` has them)."""
+        header = dict(zip(_HEADER_KEYS, _HEADER_VALUES(run.header), strict=True))
+        if held is None:
+            rows = list(figure_rows(run))
+            held = (None, _figures_json(rows, types_ok(FIGURE_KEYS, rows)), len(rows))
         warnings = tuple(run.warnings)
-        figures = _encode(rows if checked or rows_ok(FIGURE_KEYS, rows) else
-                          [rec._checked_json(dict(zip(FIGURE_KEYS, row, strict=True)))
-                           for row in rows])
         digest = hashlib.sha256(marshal.dumps((header, warnings), 4))
-        digest.update(figures.encode("utf-8"))
-        return cls(header, warnings, figures, len(rows), digest.hexdigest()[:32])
+        digest.update(held[1])
+        return cls(header, warnings, held[1], held[2], digest.hexdigest()[:32])
 
     @property
     def rows(self) -> list[tuple[Any, ...]]:
@@ -89,44 +102,97 @@ class PastedRun:
         return self.header.get("version_line")
 
 
+def _figures_json(rows: list[tuple[Any, ...]], typed: bool) -> bytes:
+    """A run's figures as its compact line holds them: rows of values where their types
+    passed (``typed``: :func:`types_ok`) and every float is finite (the encoder refuses
+    any other: ``allow_nan=False``), else whole objects through ``write_figures``'
+    checks, which name what is wrong."""
+    if typed:
+        try:
+            return _encode(rows).encode("utf-8")
+        except ValueError:  # a NaN or an infinity
+            pass
+    return _encode([rec._checked_json(dict(zip(FIGURE_KEYS, row, strict=True)))
+                    for row in rows]).encode("utf-8")
+
+
 def pasted_runs(runs: Iterable[SpeedRun]) -> Iterator[PastedRun]:
-    """Each run as :meth:`PastedRun.of` gives it, the figures of :data:`BATCH` runs at a
+    """Each run as :meth:`PastedRun.of` gives it; the figures of :data:`BATCH` runs at a
     time checked together (one check of each column for them all, not one per run: an
-    import checks 440,000 figures); a batch that fails is checked run by run, and a run
-    that fails goes through ``write_figures``' checks, which name what is wrong."""
+    import checks 440,000 figures), and a tuple of figures the parser gave an earlier run
+    (the same objects: a paste's copies of one run) read, checked and encoded once."""
     held: list[SpeedRun] = []
+    cache: dict[tuple[int, ...], _Held] = {}
     for run in runs:
         held.append(run)
         if len(held) == BATCH:
-            yield from _batch(held)
+            yield from _batch(held, cache)
             held = []
-    yield from _batch(held)
+    yield from _batch(held, cache)
 
 
-def _batch(runs: list[SpeedRun]) -> Iterator[PastedRun]:
-    rows = [list(figure_rows(run)) for run in runs]
-    checked = rows_ok(FIGURE_KEYS, [row for each in rows for row in each])
-    for run, each in zip(runs, rows, strict=True):
-        yield PastedRun.of(run, each, checked=checked)
+def _batch(runs: list[SpeedRun], cache: dict[tuple[int, ...], _Held]) -> Iterator[PastedRun]:
+    # a run's figures by the ids of its figures, while the tuple holding them is kept
+    # (ids are reused only once an object is gone): only a tuple (a sequence built on
+    # access would give new figures, whose ids a later one can take)
+    keys = [tuple(map(id, run.figures)) if type(run.figures) is tuple else None
+            for run in runs]
+    found = [None if key is None else cache.get(key) for key in keys]
+    missing: dict[tuple[int, ...] | int, SpeedRun] = {}  # (a run not keyed: by its place)
+    for at, (key, run, got) in enumerate(zip(keys, runs, found, strict=True)):
+        if got is None:
+            missing.setdefault(at if key is None else key, run)
+    computed: dict[tuple[int, ...] | int, _Held] = {}
+    if missing:
+        rows = [list(figure_rows(run)) for run in missing.values()]
+        typed = types_ok(FIGURE_KEYS, [row for each in rows for row in each])
+        if len(cache) + len(missing) > CACHED:
+            cache.clear()
+        for (slot, run), each in zip(missing.items(), rows, strict=True):
+            computed[slot] = (run.figures, _figures_json(
+                each, typed or types_ok(FIGURE_KEYS, each)), len(each))
+            if isinstance(slot, tuple):
+                cache[slot] = computed[slot]
+    for at, (run, key, got) in enumerate(zip(runs, keys, found, strict=True)):
+        yield PastedRun.of(run, got if got is not None else
+                           computed[at if key is None else key])
 
 
-def spool(run: PastedRun, to: IO[bytes]) -> None:
-    """Append ``run`` to a spool file (``marshal``: every value is None, a bool, a number
-    or text; the figures one text), its length first: :func:`unspool` reads it in one call."""
-    data = marshal.dumps((run.header, run.warnings, run.figures_json, run.figures,
-                          run.digest), 4)
+def spool(run: PastedRun, number: int, to: IO[bytes]) -> None:
+    """Append ``run``, the ``number``-th of its paste, to a spool file as its compact file
+    will hold it (its line, :func:`line`) with what filing it needs, its length first
+    (``marshal``): :func:`unspool` reads it in one call. A run whose meta's types are
+    odd is checked here as its meta.json would be (a named error before anything is
+    written), and again when filed."""
+    meta = {"run_in_report": number, "run_digest": run.digest, "header": run.header,
+            "warnings": list(run.warnings), "variant": {"version": run.version}}
+    plain = all(type(w) is str for w in run.warnings) and \
+        type(run.version) in (str, type(None))
+    if not plain:
+        rec._as(rec.RunMeta, {**_PROVISIONAL, **meta}, rec.META)
+    data = marshal.dumps((number, run.version, run.digest, run.figures,
+                          b"[%s,%s]" % (_encode(meta).encode("utf-8"), run.figures_json),
+                          not plain), 4)
     to.write(len(data).to_bytes(8, "little") + data)
 
 
-def unspool(spooled: IO[bytes], count: int) -> Iterator[PastedRun]:
+#: What every run's meta holds beside its own, as its types are (:func:`spool`'s check
+#: of an odd run before the import's own values are known; :func:`_file_runs` checks
+#: the import's first run with them).
+_PROVISIONAL = {"source_file": "", "source_sha256": "", "imported": "", "runs_in_report": 1,
+                "raw_report": "", "status": "complete", "kind": "reference",
+                "schema": rec.SCHEMA}
+
+
+def unspool(spooled: IO[bytes], count: int) -> Iterator[Spooled]:
     """The ``count`` runs :func:`spool` wrote to ``spooled``, from its start."""
     spooled.seek(0)
+    read = spooled.read
     for _ in range(count):
-        size = int.from_bytes(spooled.read(8), "little")
-        yield PastedRun(*marshal.loads(spooled.read(size)))
+        yield marshal.loads(read(int.from_bytes(read(8), "little")))
 
 
-def import_report(tree: ResultsTree, raw: bytes, runs: Callable[[], Iterable[PastedRun]],
+def import_report(tree: ResultsTree, raw: bytes, runs: Callable[[], Iterable[Spooled]],
                   count: int, *, as_: str, source: Path, wait: bool = False,
                   text: str | None = None) -> None:
     """Store the ``count`` runs ``runs()`` gives (parsed from ``raw``, the bytes of
@@ -165,7 +231,7 @@ def import_report(tree: ResultsTree, raw: bytes, runs: Callable[[], Iterable[Pas
         tree.unlock()
 
 
-def _file_runs(tree: ResultsTree, cpu: str, runs: Callable[[], Iterable[PastedRun]],
+def _file_runs(tree: ResultsTree, cpu: str, runs: Callable[[], Iterable[Spooled]],
                before: tuple[dict[int, Path], set[str]], paste_at: Path | None, text: str,
                common: dict[str, Any]) -> list[tuple[Path, int, int, int]]:
     """The runs not filed before (``before``: this file's runs done, by run in report,
@@ -180,11 +246,11 @@ def _file_runs(tree: ResultsTree, cpu: str, runs: Callable[[], Iterable[PastedRu
     shared: dict[str, Any] | None = None  # what every run's meta holds
     checked = False
     try:
-        for i, run in enumerate(runs(), 1):
-            if i in done or run.digest in seen:
+        for i, version_of, digest, count, line, odd in runs():
+            if i in done or digest in seen:
                 continue
-            seen.add(run.digest)
-            version = run.version or "unknown"
+            seen.add(digest)
+            version = version_of or "unknown"
             writer = writers.get(version)
             if writer is None:
                 suite = tree.suite_dir(cpu, version, SUITE)
@@ -197,15 +263,13 @@ def _file_runs(tree: ResultsTree, cpu: str, runs: Callable[[], Iterable[PastedRu
                 writer = writers[version] = CompactWriter(suite, FIGURE_KEYS, shared, mode=mode)
             # with ``shared``, what RunMeta(...).to_json() gave, key for key; checked as
             # meta.json is read for the first run, and for each other in what can differ
-            assert shared is not None
-            meta = {"run_in_report": i, "run_digest": run.digest, "header": run.header,
-                    "warnings": list(run.warnings), "variant": {"version": run.version}}
-            if not checked or not all(type(w) is str for w in run.warnings) or \
-                    type(run.version) not in (str, type(None)):
-                rec._as(rec.RunMeta, {**shared, **meta}, rec.META)
+            # (spool checked those)
+            if not checked or odd:
+                assert shared is not None
+                rec._as(rec.RunMeta, {**shared, **json.loads(line)[0]}, rec.META)
                 checked = True
-            writer.add(meta, run.figures_json)
-            figures[version] = figures.get(version, 0) + run.figures
+            writer.add_line(line)
+            figures[version] = figures.get(version, 0) + count
         return [(path, first, last, figures[version]) for version, writer in writers.items()
                 for path, first, last in writer.commit()]
     except BaseException:

@@ -1,11 +1,14 @@
 """An import's faster paths give what the general ones give (issue 35): figures.json by
 ``write_figure_rows`` has ``write_figures``' bytes and checks, a spooled run comes back
-as it was, a new file is never written over an old one."""
+as its compact line, runs sharing their figures are encoded as each alone, a new file is
+never written over an old one."""
 
 from __future__ import annotations
 
 import io
+import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,11 +16,15 @@ import pytest
 from openssl_matrix.core.errors import ParseError, ResultsError
 from openssl_matrix.core.files import new_file_mode, write_new
 from openssl_matrix.parse import FIGURE_FIELDS, figure_rows, parse_paste
+from openssl_matrix.results import imports
 from openssl_matrix.results import records as rec
 from openssl_matrix.results.figurerows import write_figure_rows
 from openssl_matrix.results.imports import PastedRun, spool, unspool
 
+from ..scripts import load_script
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+pastes = load_script("pastes")
 
 
 def _pastes() -> list[Path]:
@@ -68,17 +75,54 @@ def test_a_wrong_figure_is_refused_as_before(tmp_path: Path) -> None:
         assert not (tmp_path / rec.FIGURES).exists()
 
 
-def test_a_spooled_run_comes_back_as_it_was() -> None:
+def test_a_spooled_run_comes_back_as_its_compact_line() -> None:
     runs = [PastedRun.of(r) for p in _pastes()[:12] for r in
             parse_paste(p.read_text(encoding="utf-8", errors="replace"))]
     assert runs
     buffer = io.BytesIO()
-    for run in runs:
-        spool(run, buffer)
+    for i, run in enumerate(runs, 1):
+        spool(run, i, buffer)
     back = list(unspool(buffer, len(runs)))
-    assert back == runs
-    assert [type(v) for r in back for row in r.rows for v in row] == \
-        [type(v) for r in runs for row in r.rows for v in row]
+    assert [b[:4] for b in back] == [(i, r.version, r.digest, r.figures)
+                                     for i, r in enumerate(runs, 1)]
+    for run, (i, *_, line, odd) in zip(runs, back, strict=True):
+        meta, figures = json.loads(line)
+        assert meta == {"run_in_report": i, "run_digest": run.digest, "header": run.header,
+                        "warnings": list(run.warnings), "variant": {"version": run.version}}
+        assert figures == json.loads(run.figures_json) and not odd
+
+
+def test_runs_sharing_their_figures_are_encoded_as_each_alone() -> None:
+    """The figures of a run the parser gave the same figure objects as an earlier run
+    (a paste's copies) are read, checked and encoded once: the same text as a run alone,
+    whatever the batch, the cache's bound, a NaN or a value of the wrong type."""
+    parsed = parse_paste(pastes.paste(40)) + parse_paste(pastes.paste_unique(30))
+    for path in _pastes():
+        try:
+            parsed += parse_paste(path.read_text(encoding="utf-8", errors="replace"))
+        except ParseError:  # no paste (stderr alone)
+            continue
+    assert len({id(f) for r in parsed for f in r.figures}) < \
+        sum(len(r.figures) for r in parsed)  # (some are shared)
+    fig = parsed[0].figures[0]
+
+    class Name(str):
+        """A string of a subclass: valid, but not of the fast path's exact types."""
+
+    odd = replace(parsed[0], figures=(replace(fig, algorithm=Name(fig.algorithm)),))
+    runs = [*parsed, odd, *parsed]
+    alone = [PastedRun.of(r) for r in runs]
+    assert json.loads(alone[len(parsed)].figures_json) == [  # as whole objects
+        {**dict(zip(FIGURE_FIELDS, next(figure_rows(odd)), strict=True)),
+         "schema": rec.SCHEMA}]
+    assert json.loads(alone[0].figures_json)[0] == list(next(figure_rows(parsed[0])))
+    for batch, cached in ((256, 1024), (7, 5), (1, 1)):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(imports, "BATCH", batch)
+            mp.setattr(imports, "CACHED", cached)
+            together = list(imports.pasted_runs(runs))
+        assert [(r.figures_json, r.digest, r.figures) for r in together] == \
+            [(r.figures_json, r.digest, r.figures) for r in alone]
 
 
 def test_a_new_file_is_never_written_over_another(tmp_path: Path) -> None:
@@ -92,3 +136,14 @@ def test_a_new_file_is_never_written_over_another(tmp_path: Path) -> None:
     with pytest.raises(OSError):
         write_new(tmp_path / "link", "three", mode=0o644)
     assert not (tmp_path / "elsewhere").exists() and path.read_text() == "one"
+
+
+def test_a_figure_the_checks_refuse_is_named_in_a_batch_too() -> None:
+    run = parse_paste(pastes.paste(1))[0]
+    fig = run.figures[0]
+    for bad in (replace(fig, bytes_per_s=float("nan")), replace(fig, bytes_per_s=float("inf")),
+                replace(fig, block_size="16")):  # type: ignore[arg-type]
+        odd = replace(run, figures=(*run.figures, bad))
+        for runs in ([odd], [run] * 3 + [odd]):
+            with pytest.raises(ResultsError, match="refusing to write a malformed figure"):
+                list(imports.pasted_runs(runs))

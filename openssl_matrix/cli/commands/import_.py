@@ -21,6 +21,9 @@ from openssl_matrix.parse import iter_paste
 from openssl_matrix.parse.encoding import paste_text
 from openssl_matrix.results.imports import import_report, pasted_runs, spool, unspool
 
+#: The spool's buffer (a run's line is ~3 kB; the spool of 20,000 runs tens of MB).
+SPOOL_BUFFER = 1 << 20
+
 COMMAND = Command("import", "store a published report's figures as reference results", "FILE",
                   "--as NAME", flags=(
     WAIT,
@@ -50,7 +53,7 @@ def run(*, target: str, matrix: str, results: str, as_: str, wait: bool = False)
     # parsed once: each run checked and counted, and spooled to an unnamed temporary
     # file (outside the tree: every folder name is checked before anything is written
     # there), then filed from the spool; the runs of a large paste are never all held
-    with tempfile.TemporaryFile() as spooled:
+    with tempfile.TemporaryFile(buffering=SPOOL_BUFFER) as spooled:
         versions: set[str] = set()  # each checked once, not once a run
         for run in pasted_runs(iter_paste(text)):
             count += 1
@@ -58,7 +61,7 @@ def run(*, target: str, matrix: str, results: str, as_: str, wait: bool = False)
                 safe_name(run.version or "unknown",
                           f"{target}: run {count}: the version in its header", error=ParseError)
                 versions.add(run.version or "unknown")
-            spool(run, spooled)
+            spool(run, count, spooled)
         if not count:
             raise UsageError(f"{target}: no `openssl speed` output found in it")
         import_report(results_tree(results, matrix), raw, lambda: unspool(spooled, count),
