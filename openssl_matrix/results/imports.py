@@ -43,7 +43,7 @@ FIGURE_KEYS = tuple(FIGURE_FIELDS)
 BATCH = 256
 #: Distinct figure tuples whose JSON is kept (:func:`pasted_runs`: a paste's copies of a
 #: run hold the parser's very figures, whose values are read, checked and encoded once).
-CACHED = 1024
+CACHED = 256
 #: (no ``check_circular``: what is encoded is the parser's scalars, in lists and dicts
 #: made here; the text is the same)
 _encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False,
@@ -120,24 +120,31 @@ def pasted_runs(runs: Iterable[SpeedRun]) -> Iterator[PastedRun]:
     """Each run as :meth:`PastedRun.of` gives it; the figures of :data:`BATCH` runs at a
     time checked together (one check of each column for them all, not one per run: an
     import checks 440,000 figures), and a tuple of figures the parser gave an earlier run
-    (the same objects: a paste's copies of one run) read, checked and encoded once."""
+    (the same objects: a paste's copies of one run) read, checked and encoded once (while
+    at least one run in eight shares its figures with an earlier one)."""
     held: list[SpeedRun] = []
-    cache: dict[tuple[int, ...], _Held] = {}
+    cache: dict[tuple[int, ...], _Held] | None = {}
+    counts = [0, 0]  # runs, runs whose figures were held
     for run in runs:
         held.append(run)
         if len(held) == BATCH:
-            yield from _batch(held, cache)
+            yield from _batch(held, cache, counts)
             held = []
-    yield from _batch(held, cache)
+            if cache is not None and counts[0] >= 4 * BATCH and counts[1] * 8 < counts[0]:
+                cache = None  # few runs share their figures: not worth holding them
+    yield from _batch(held, cache, counts)
 
 
-def _batch(runs: list[SpeedRun], cache: dict[tuple[int, ...], _Held]) -> Iterator[PastedRun]:
+def _batch(runs: list[SpeedRun], cache: dict[tuple[int, ...], _Held] | None,
+           counts: list[int]) -> Iterator[PastedRun]:
     # a run's figures by the ids of its figures, while the tuple holding them is kept
     # (ids are reused only once an object is gone): only a tuple (a sequence built on
     # access would give new figures, whose ids a later one can take)
-    keys = [tuple(map(id, run.figures)) if type(run.figures) is tuple else None
-            for run in runs]
-    found = [None if key is None else cache.get(key) for key in keys]
+    keys = [tuple(map(id, run.figures)) if cache is not None and type(run.figures) is tuple
+            else None for run in runs]
+    found = [None if key is None or cache is None else cache.get(key) for key in keys]
+    counts[0] += len(runs)
+    counts[1] += len(runs) - found.count(None)
     missing: dict[tuple[int, ...] | int, SpeedRun] = {}  # (a run not keyed: by its place)
     for at, (key, run, got) in enumerate(zip(keys, runs, found, strict=True)):
         if got is None:
@@ -146,12 +153,12 @@ def _batch(runs: list[SpeedRun], cache: dict[tuple[int, ...], _Held]) -> Iterato
     if missing:
         rows = [list(figure_rows(run)) for run in missing.values()]
         typed = types_ok(FIGURE_KEYS, [row for each in rows for row in each])
-        if len(cache) + len(missing) > CACHED:
+        if cache is not None and len(cache) + len(missing) > CACHED:
             cache.clear()
         for (slot, run), each in zip(missing.items(), rows, strict=True):
             computed[slot] = (run.figures, _figures_json(
                 each, typed or types_ok(FIGURE_KEYS, each)), len(each))
-            if isinstance(slot, tuple):
+            if cache is not None and isinstance(slot, tuple):
                 cache[slot] = computed[slot]
     for at, (run, key, got) in enumerate(zip(runs, keys, found, strict=True)):
         yield PastedRun.of(run, got if got is not None else
