@@ -116,27 +116,29 @@ def _figures_json(rows: list[tuple[Any, ...]], typed: bool) -> bytes:
                     for row in rows]).encode("utf-8")
 
 
-def pasted_runs(runs: Iterable[SpeedRun]) -> Iterator[PastedRun]:
-    """Each run as :meth:`PastedRun.of` gives it; the figures of :data:`BATCH` runs at a
+def pasted_runs(runs: Iterable[SpeedRun], *, batch: int = BATCH,
+                cached: int = CACHED) -> Iterator[PastedRun]:
+    """Each run as :meth:`PastedRun.of` gives it; the figures of ``batch`` runs at a
     time checked together (one check of each column for them all, not one per run: an
     import checks 440,000 figures), and a tuple of figures the parser gave an earlier run
     (the same objects: a paste's copies of one run) read, checked and encoded once (while
-    at least one run in eight shares its figures with an earlier one)."""
+    at least one run in eight shares its figures with an earlier one; ``cached``: the most
+    tuples held)."""
     held: list[SpeedRun] = []
     cache: dict[tuple[int, ...], _Held] | None = {}
     counts = [0, 0]  # runs, runs whose figures were held
     for run in runs:
         held.append(run)
-        if len(held) == BATCH:
-            yield from _batch(held, cache, counts)
+        if len(held) == batch:
+            yield from _batch(held, cache, counts, cached)
             held = []
-            if cache is not None and counts[0] >= 4 * BATCH and counts[1] * 8 < counts[0]:
+            if cache is not None and counts[0] >= 4 * batch and counts[1] * 8 < counts[0]:
                 cache = None  # few runs share their figures: not worth holding them
-    yield from _batch(held, cache, counts)
+    yield from _batch(held, cache, counts, cached)
 
 
 def _batch(runs: list[SpeedRun], cache: dict[tuple[int, ...], _Held] | None,
-           counts: list[int]) -> Iterator[PastedRun]:
+           counts: list[int], cached: int) -> Iterator[PastedRun]:
     # a run's figures by the ids of its figures, while the tuple holding them is kept
     # (ids are reused only once an object is gone): only a tuple (a sequence built on
     # access would give new figures, whose ids a later one can take)
@@ -153,7 +155,7 @@ def _batch(runs: list[SpeedRun], cache: dict[tuple[int, ...], _Held] | None,
     if missing:
         rows = [list(figure_rows(run)) for run in missing.values()]
         typed = types_ok(FIGURE_KEYS, [row for each in rows for row in each])
-        if cache is not None and len(cache) + len(missing) > CACHED:
+        if cache is not None and len(cache) + len(missing) > cached:
             cache.clear()
         for (slot, run), each in zip(missing.items(), rows, strict=True):
             computed[slot] = (run.figures, _figures_json(

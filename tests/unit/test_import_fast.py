@@ -117,10 +117,7 @@ def test_runs_sharing_their_figures_are_encoded_as_each_alone() -> None:
          "schema": rec.SCHEMA}]
     assert json.loads(alone[0].figures_json)[0] == list(next(figure_rows(parsed[0])))
     for batch, cached in ((256, 1024), (7, 5), (1, 1)):
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(imports, "BATCH", batch)
-            mp.setattr(imports, "CACHED", cached)
-            together = list(imports.pasted_runs(runs))
+        together = list(imports.pasted_runs(runs, batch=batch, cached=cached))
         assert [(r.figures_json, r.digest, r.figures) for r in together] == \
             [(r.figures_json, r.digest, r.figures) for r in alone]
 
