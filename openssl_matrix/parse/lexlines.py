@@ -30,9 +30,11 @@ tests/unit/test_parse_shapes.py compares the lexer with and without this cache.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from openssl_matrix.parse.fastpaths import FAST, register_cache
 from openssl_matrix.parse.lexvocab import (
+    _R_ANCHOR,
     _R_FIELDS,
     _R_LABEL_END,
     _R_LABEL_MODE,
@@ -40,6 +42,7 @@ from openssl_matrix.parse.lexvocab import (
     _R_NUM,
     _R_NUM_TOKEN,
     _R_PK_HEADER_TEXTS,
+    _Item,
 )
 
 #: Item kinds a line may be kept as.
@@ -156,3 +159,67 @@ def next_holds(cond: int, tokens: list[str], stop: int) -> bool | None:
     if cond == NEXT_NOT_PAREN:
         return not after.startswith("(")
     return None
+
+
+#: A line's first reading, when it is not kept: (its words, the next line's words, the
+#: symmetric table's width, the public-key table) -> (kind, width after, table after), or
+#: None when the steps read it as anything but one item of its own.
+FirstReading = Callable[[list[str], list[str], int, "str | None"],
+                        "tuple[str, int, str | None] | None"]
+
+
+def line_items(chunk: str, columns: int, pk_kind: str | None, first: FirstReading,
+               ) -> tuple[list[_Item], int, str | None] | None:
+    """The items of a chunk of a paste that kept its lines, read line by line without
+    tokenizing it, when each of its lines is read as one item of its own; else None (the
+    lexer reads the chunk token by token).
+
+    The caller passes a chunk that follows a version line's start (parse/paste.py's
+    windows) or starts the paste, holds no quote mark, and is read from a line start with
+    no ``-multi`` table open, in the state ``columns``, ``pk_kind``. A line is accepted
+    as ``_step_line`` reads it: a row of the symmetric table by :func:`row_line`, or the
+    reading kept in :data:`LINES` (or found now by ``first`` and kept) under its condition
+    on the next line's first word; a condition that needs the anchor pattern is met only
+    when the next line alone matches it (a match there is one in the joined text). After
+    the chunk's last line comes the next chunk's version line, which meets every
+    condition, or the paste's end."""
+    texts = [t for t in map(" ".join, map(str.split, chunk.splitlines())) if t]
+    out: list[_Item] = []
+    append = out.append
+    last = len(texts) - 1
+    for k, text in enumerate(texts):
+        after = texts[k + 1].split(" ", 1)[0] if k < last else None
+        if columns and row_line(text, columns) and (
+                after is None or not _R_NUM_TOKEN.fullmatch(after)):
+            append(_Item("symrow", text))
+            continue
+        key = (text, columns, pk_kind)
+        kept = LINES.get(key)
+        if kept is None:
+            read = first(text.split(" "), texts[k + 1].split(" ") if k < last else [],
+                         columns, pk_kind)
+            if read is None:
+                return None
+            cond = condition(read[0], text, text.split(" "))
+            if cond is None:
+                return None
+            kept = (*read, cond)
+            keep(key, kept)
+        if after is not None and not _holds(kept[3], after, texts[k + 1]):
+            return None
+        append(_Item(kept[0], text))
+        columns, pk_kind = kept[1], kept[2]
+    return out, columns, pk_kind
+
+
+def _holds(cond: int, after: str, line: str) -> bool:
+    """Whether the next line (``line``, its first word ``after``) meets ``cond``."""
+    if cond == ANY:
+        return True
+    if cond == NEXT_NOT_NUMBER:
+        return not _R_NUM_TOKEN.fullmatch(after)
+    if cond == NEXT_NOT_DIGIT:
+        return not after[:1].isdigit()
+    if cond == NEXT_NOT_PAREN:
+        return not after.startswith("(")
+    return _R_ANCHOR.match(line) is not None

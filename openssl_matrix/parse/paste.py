@@ -13,7 +13,7 @@ import marshal
 import re
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import accumulate, chain, count
 from operator import add, attrgetter
@@ -24,7 +24,14 @@ from openssl_matrix.parse.figures import Figure, SpeedRun
 from openssl_matrix.parse.grammar import (
     MR_H_RE,
 )
-from openssl_matrix.parse.lexlines import LINES, condition, keep, next_holds, row_line
+from openssl_matrix.parse.lexlines import (
+    LINES,
+    condition,
+    keep,
+    line_items,
+    next_holds,
+    row_line,
+)
 from openssl_matrix.parse.lexvocab import (
     _QUOTE_PREFIX_RE,
     _R_ANCHOR,
@@ -104,28 +111,19 @@ def _windows(text: str, size: int = _W_CHUNK) -> Iterator[str]:
         start = cut
 
 
-#: Tokens the lexer steps through per window (chunks are merged up to this; ~350 kB of a
-#: paste): the chunk after them, read for the look ahead, is tokenized once but joined
-#: twice. Larger windows save little time and cost memory (1 << 17: +10 MB for an import).
+#: Tokens the lexer steps through per window when it reads a chunk token by token (the
+#: chunks after it that the line path refuses at once are read with it up to this; ~350 kB
+#: of a paste): the chunk after them, read for the look ahead, is tokenized once but
+#: joined twice. Larger windows save little time and cost memory.
 _W_STEP_TOKENS = 1 << 15
 
 
-def _fill(window: list[tuple[list[str], bytearray]],
-          chunks: Iterator[tuple[list[str], bytearray]], step: int = _W_STEP_TOKENS) -> bool:
-    """Merge chunks into the window's first until it holds ``step`` tokens, and
-    give it one chunk after that; False once the chunks are all read."""
-    while len(window) > 1 and len(window[0][0]) < step:
-        tokens, ends = window.pop(1)
-        window[0] = (window[0][0] + tokens, window[0][1] + ends)
-    while len(window) < 2 or len(window[0][0]) < step:
-        following = next(chunks, None)
-        if following is None:
-            return False
-        if len(window) > 1 or len(window[0][0]) >= step:
-            window.append(following)
-        else:
-            window[0] = (window[0][0] + following[0], window[0][1] + following[1])
-    return True
+@dataclass(slots=True)
+class _Chunk:
+    """A chunk of the paste (:func:`_windows`), and its tokens once tokenized."""
+
+    text: str
+    tokens: tuple[list[str], bytearray] | None = None
 
 
 class _Lexer:
@@ -149,6 +147,9 @@ class _Lexer:
         self.prose: list[str] = []
         self.sym_columns = 0
         self.pk_kind: str | None = None
+        self._texts: Iterator[str] | None = _windows(text, chunk)
+        self._ahead: list[_Chunk] = []
+        self._scratch: _Lexer | None = None
         self.multi_columns = 0
         """Sizes announced by a -multi child's ``Got: +H:...``: 3.x's parent prints its
         table without a ``type`` header."""
@@ -243,45 +244,106 @@ class _Lexer:
         text. A step may also look a table's width or a label line's 12 words further:
         the window grows until that much follows.
         """
-        chunks = map(self._tokenize, _windows(self.text, self.chunk))
-        window = [c for c in (next(chunks, None),) if c is not None]
-        more = bool(window)
         items = self.items
         i = 0
-        while window:
-            more = _fill(window, chunks, self.step) if more else False
-            self._load(window)
-            limit = len(window[0][0]) if len(window) > 1 else len(self.tokens)
-            while i < limit:
-                if more and len(self.tokens) - i <= _R_LABEL_LINE_WORDS + 8 + \
-                        self.sym_columns + self.multi_columns:
-                    following = next(chunks, None)
-                    more = following is not None
-                    if following is not None:
-                        window.append(following)
-                        self._load(window)
-                        continue
-                nxt = self._step_line(i) if self.lined and not self.multi_columns and (
-                    i == 0 or self.line_end[i - 1]) else self._step(i)
-                if nxt is None:
-                    if not self._table_resumes(i):
-                        if self.sym_columns:
-                            self._note_broken_table(i)
-                        self.sym_columns = 0
-                        self.pk_kind = None
-                    self.prose.append(self.tokens[i])
-                    i += 1
-                else:
-                    i = nxt
-                    if len(items) > 64:  # handed on in batches: a yield per item costs
+        while (chunk := self._chunk_ahead(0)) is not None:
+            del self._ahead[0]
+            if i == 0 and not self.multi_columns and self.lined and FAST.on and \
+                    ">" not in chunk.text:
+                read = line_items(chunk.text, self.sym_columns, self.pk_kind,
+                                  self._first_reading)
+                if read is not None:  # every line one item: no token read
+                    lines, self.sym_columns, self.pk_kind = read
+                    if lines:
+                        self.emit(lines[0].kind, lines[0].text)  # after the prose before
+                        items += lines[1:]
+                    if len(items) > 64:
                         yield from items
                         items.clear()
-            i -= len(window[0][0])
-            del window[0]
+                    continue
+            i = yield from self._read_tokens(chunk, i)
         self.emit("end", "")
         items.pop()
         yield from items
         items.clear()
+
+    def _chunk_ahead(self, k: int) -> _Chunk | None:
+        """The ``k``-th chunk after those read, or None past the paste's end."""
+        ahead = self._ahead
+        while len(ahead) <= k and self._texts is not None:
+            text = next(self._texts, None)
+            if text is None:
+                self._texts = None
+            else:
+                ahead.append(_Chunk(text))
+        return ahead[k] if k < len(ahead) else None
+
+    def _tokens_of(self, chunk: _Chunk) -> tuple[list[str], bytearray]:
+        if chunk.tokens is None:
+            chunk.tokens = self._tokenize(chunk.text)
+        return chunk.tokens
+
+    def _read_tokens(self, chunk: _Chunk, i: int) -> Generator[_Item, None, int]:
+        """Step through ``chunk``'s tokens from ``i`` while the chunk after it is there to
+        look ahead into; return where the next chunk is to be read from. Chunks after it
+        that the line path would refuse at once (quoted ones) are read with it, up to
+        ``step`` tokens (fewer windows to join)."""
+        items = self.items
+        window = [self._tokens_of(chunk)]
+        while len(window[0][0]) < self.step and (following := self._chunk_ahead(0)) and (
+                ">" in following.text or not self.lined or not FAST.on):
+            del self._ahead[0]
+            tokens, ends = self._tokens_of(following)
+            window[0] = (window[0][0] + tokens, window[0][1] + ends)
+        if (following := self._chunk_ahead(0)) is not None:
+            window.append(self._tokens_of(following))
+        self._load(window)
+        limit = len(window[0][0])
+        while i < limit:
+            if len(self.tokens) - i <= _R_LABEL_LINE_WORDS + 8 + self.sym_columns + \
+                    self.multi_columns and (
+                    following := self._chunk_ahead(len(window) - 1)) is not None:
+                window.append(self._tokens_of(following))
+                self._load(window)
+                continue
+            nxt = self._step_line(i) if self.lined and not self.multi_columns and (
+                i == 0 or self.line_end[i - 1]) else self._step(i)
+            if nxt is None:
+                if not self._table_resumes(i):
+                    if self.sym_columns:
+                        self._note_broken_table(i)
+                    self.sym_columns = 0
+                    self.pk_kind = None
+                self.prose.append(self.tokens[i])
+                i += 1
+            else:
+                i = nxt
+                if len(items) > 64:  # handed on in batches: a yield per item costs
+                    yield from items
+                    items.clear()
+        return i - limit
+
+    def _first_reading(self, words: list[str], after: list[str], columns: int,
+                       pk_kind: str | None) -> tuple[str, int, str | None] | None:
+        """How the steps read a line (``words``) at a line start in the state given,
+        with the next line (``after``) to look ahead into: its one item's kind and the
+        state after it, or None (parse/lexlines.py's ``line_items`` asks)."""
+        scratch = self._scratch
+        if scratch is None:
+            scratch = self._scratch = _Lexer("")
+        scratch.items, scratch.prose = [], []
+        scratch.sym_columns, scratch.pk_kind, scratch.multi_columns = columns, pk_kind, 0
+        ends = bytearray(len(words) - 1) + b"\x01"
+        if after:
+            ends += bytearray(len(after) - 1) + b"\x01"
+        scratch._load([(words + after, ends)])
+        if scratch._step(0) != len(words) or len(scratch.items) != 1 or \
+                scratch.multi_columns:
+            return None
+        item = scratch.items[0]
+        if item.text != " ".join(words):
+            return None
+        return item.kind, scratch.sym_columns, scratch.pk_kind
 
     def _table_resumes(self, i: int) -> bool:
         """Whether the prose at ``i`` is a short line between a table's rows.
