@@ -36,6 +36,7 @@ from openssl_matrix.parse.fastpaths import FAST, register_cache
 from openssl_matrix.parse.lexvocab import (
     _R_ANCHOR,
     _R_FIELDS,
+    _R_FIELDS_BY_START,
     _R_LABEL_END,
     _R_LABEL_MODE,
     _R_MARKER_WORDS,
@@ -188,32 +189,47 @@ def line_items(chunk: str, columns: int, pk_kind: str | None, first: FirstReadin
     append = out.append
     last = len(texts) - 1
     for k, text in enumerate(texts):
-        after = texts[k + 1].split(" ", 1)[0] if k < last else None
         if columns and row_line(text, columns) and (
-                after is None or not _R_NUM_TOKEN.fullmatch(after)):
+                k == last or not _R_NUM_TOKEN.fullmatch(texts[k + 1].partition(" ")[0])):
             append(_Item("symrow", text))
             continue
         key = (text, columns, pk_kind)
         kept = LINES.get(key)
         if kept is None:
-            read = first(text.split(" "), texts[k + 1].split(" ") if k < last else [],
-                         columns, pk_kind)
-            if read is None:
-                return None
-            cond = condition(read[0], text, text.split(" "))
-            if cond is None:
-                return None
-            kept = (*read, cond)
+            kept = _field(text, columns, pk_kind)
+            if kept is None:
+                read = first(text.split(" "), texts[k + 1].split(" ") if k < last else [],
+                             columns, pk_kind)
+                if read is None:
+                    return None
+                cond = condition(read[0], text, text.split(" "))
+                if cond is None:
+                    return None
+                kept = (*read, cond)
             keep(key, kept)
-        if after is not None and not _holds(kept[3], after, texts[k + 1]):
+        if kept[3] != ANY and k < last and not _holds(kept[3], texts[k + 1]):
             return None
         append(_Item(kept[0], text))
         columns, pk_kind = kept[1], kept[2]
     return out, columns, pk_kind
 
 
-def _holds(cond: int, after: str, line: str) -> bool:
-    """Whether the next line (``line``, its first word ``after``) meets ``cond``."""
+def _field(text: str, columns: int, pk_kind: str | None,
+           ) -> tuple[str, int, str | None, int] | None:
+    """A header field's line as the steps read it, when its value runs to its line's end
+    (no word of it can start a structure: :func:`condition`) and the next line starts one:
+    its name is the first of the field names (in their order) the line starts with, and
+    no marker word starts a line that starts with a field name. The state is unchanged."""
+    for name in _R_FIELDS_BY_START.get(text[0], ()):
+        if text.startswith(name):
+            cond = condition("field", text, text.split(" "))
+            return None if cond is None else ("field", columns, pk_kind, cond)
+    return None
+
+
+def _holds(cond: int, line: str) -> bool:
+    """Whether the next line (``line``) meets ``cond``."""
+    after = line.partition(" ")[0]
     if cond == ANY:
         return True
     if cond == NEXT_NOT_NUMBER:

@@ -19,7 +19,7 @@ from itertools import accumulate, chain, count
 from operator import add, attrgetter
 
 from openssl_matrix.core.errors import ParseError
-from openssl_matrix.parse.fastpaths import FAST
+from openssl_matrix.parse.fastpaths import FAST, register_cache
 from openssl_matrix.parse.figures import Figure, SpeedRun
 from openssl_matrix.parse.grammar import (
     MR_H_RE,
@@ -581,6 +581,8 @@ class _Segment:
     has_results: bool = False
     has_version: bool = False
     has_table_header: bool = False
+    #: Whether an item is progress (:func:`_is_progress_item`): read first.
+    has_progress: bool = False
     commands: list[str] = field(default_factory=list)
     broken: list[str] = field(default_factory=list)
 
@@ -590,16 +592,29 @@ def _row_key(item: _Item, pk_header: str) -> str:
 
     3.2+ names ``rsa2048`` in both the KEM and the signature table of one run.
     """
-    words = item.text.split()
+    text = item.text
     if item.kind == "symrow":
-        # the lexer's row: its name's one or two words (neither a number), then numbers
+        # the lexer's row (words joined by one blank): its name's one or two words
+        # (neither a number), then numbers
+        words = text.split(" ", 2)
         return words[0] if _R_NUM_TOKEN.fullmatch(words[1]) else f"{words[0]} {words[1]}"
-    name = [
-        w
-        for w in words
-        if not _R_PK_SECONDS.fullmatch(w) and not (_R_PK_VALUE.fullmatch(w) and "." in w)
-    ]
-    return " ".join([pk_header, "|", *name])
+    name = _PK_NAMES.get(text) if FAST.on else None
+    if name is None:
+        name = " ".join(
+            w
+            for w in text.split()
+            if not _R_PK_SECONDS.fullmatch(w) and not (_R_PK_VALUE.fullmatch(w) and "." in w)
+        )
+        if FAST.on:
+            if len(_PK_NAMES) >= 256:
+                _PK_NAMES.clear()
+            _PK_NAMES[text] = name
+    return f"{pk_header} | {name}" if name else f"{pk_header} |"
+
+
+#: A public-key row's text -> its name words (a paste repeats its rows: read once).
+_PK_NAMES: dict[str, str] = {}
+register_cache(_PK_NAMES.clear)
 
 
 def _segments(items: Iterable[_Item]) -> Iterator[_Segment]:
@@ -656,6 +671,8 @@ def _segments(items: Iterable[_Item]) -> Iterator[_Segment]:
             current.broken.append(item.text)
             continue
         current.items.append(item)
+        if kind in _PROGRESS_KINDS:
+            current.has_progress = True
         if row_key is not None:
             rows_seen.add(row_key)
             prose_since_row = False
@@ -678,6 +695,10 @@ def _table_header(segment: _Segment, *, move: bool) -> _Item | None:
         if segment.items[index].kind in ("symheader", "pkheader"):
             return segment.items.pop(index) if move else segment.items[index]
     return None
+
+
+#: The kinds of the items :func:`_is_progress_item` may call progress.
+_PROGRESS_KINDS = frozenset(("progress", "elapsed", "mr"))
 
 
 def _is_progress_item(item: _Item) -> bool:
@@ -729,8 +750,11 @@ def _paste_runs(text: str, *, keep_duplicates: bool) -> Iterator[SpeedRun]:
             evp = bool(named)
             evp_names = frozenset(named)
         # progress first, as parse_speed reads stderr first: -mr units may depend on it
-        progress = [i.text for i in segment.items if _is_progress_item(i)]
-        lines = progress + [i.text for i in segment.items if not _is_progress_item(i)]
+        if segment.has_progress:
+            progress = [i.text for i in segment.items if _is_progress_item(i)]
+            lines = progress + [i.text for i in segment.items if not _is_progress_item(i)]
+        else:
+            lines = [i.text for i in segment.items]
         run = parse_lines(lines, evp=evp, evp_names=evp_names)
         extra = [f"table text that could not be read: {b!r}" for b in segment.broken]
         if (
