@@ -1,4 +1,5 @@
-"""The paste lexer's line cache: a whole line read again as it was read before.
+"""The paste lexer's line cache and line path: a whole line read again as it was read
+before, and chunks of whole lines read without tokenizing them.
 
 The lexer (:mod:`openssl_matrix.parse.paste`) reads a paste token by token, so that lost
 line breaks and wrapping do not matter. But a paste of many runs repeats its lines: the
@@ -24,7 +25,14 @@ looks at the line's own tokens, and at most at the first token after it):
 
 Only lines with a line break after them are considered (a paste that kept its lines);
 ``-multi`` parent tables (read with the children's sizes) are not.
-tests/unit/test_parse_shapes.py compares the lexer with and without this cache.
+
+The line path (:func:`line_items`) goes one step further: a chunk of a paste that kept
+its lines, with no quote mark in it, is split into lines once and read line by line
+without tokenizing it, when every line of it is one item of its own (a row by
+:func:`row_line`, a line kept here, a header field, or a line the steps read once, in a
+scratch lexer, and keep); a chunk with any other line (wrapped, joined, prose, a BOM) is
+read token by token instead, from its start, so every odd case keeps the steps' reading.
+tests/unit/test_parse_shapes.py compares the lexer with and without this cache and path.
 """
 
 from __future__ import annotations

@@ -72,7 +72,9 @@ from openssl_matrix.parse.lines import parse_lines
 # A report is read as a stream of blank-separated tokens, so that lost line breaks, mail
 # wrapping and quoting do not matter. The lexer below recognises speed's own structures
 # (headers, progress sentences, tables, -mr records, command lines) in that stream and
-# emits one logical line per structure; everything else is prose and is dropped.
+# emits one logical line per structure; everything else is prose and is dropped. A chunk
+# whose lines are each one structure (nearly every paste that kept its lines) is read line
+# by line without tokenizing it (parse/lexlines.line_items), in the same state.
 
 #: Figure's field values, in order (the duplicate check's key).
 _FIGURE_VALUES = attrgetter(*Figure.__dataclass_fields__)
