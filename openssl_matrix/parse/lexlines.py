@@ -31,7 +31,8 @@ its lines, with no quote mark in it, is split into lines once and read line by l
 without tokenizing it, when every line of it is one item of its own (a row by
 :func:`row_line`, a line kept here, a header field, or a line the steps read once, in a
 scratch lexer, and keep); a chunk with any other line (wrapped, joined, prose, a BOM) is
-read token by token instead, from its start, so every odd case keeps the steps' reading.
+cut before each version line in it and its pieces tried in turn: a piece refused is read
+token by token, from its start, so every odd case keeps the steps' reading.
 tests/unit/test_parse_shapes.py compares the lexer with and without this cache and path.
 """
 

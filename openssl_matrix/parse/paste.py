@@ -113,19 +113,19 @@ def _windows(text: str, size: int = _W_CHUNK) -> Iterator[str]:
         start = cut
 
 
-#: Tokens the lexer steps through per window when it reads a chunk token by token (the
-#: chunks after it that the line path refuses at once are read with it up to this; ~350 kB
-#: of a paste): the chunk after them, read for the look ahead, is tokenized once but
-#: joined twice. Larger windows save little time and cost memory.
-_W_STEP_TOKENS = 1 << 15
+#: Tokens of a window read token by token, with the quoted chunks after a refused one
+#: (~350 kB), and with the pieces after a refused piece: few windows where odd lines are many.
+_W_STEP_TOKENS, _W_PIECE_TOKENS = 1 << 15, 1 << 11
 
 
 @dataclass(slots=True)
 class _Chunk:
-    """A chunk of the paste (:func:`_windows`), and its tokens once tokenized."""
+    """A chunk of the paste (:func:`_windows`), its tokens once tokenized, and whether it
+    is a piece of a chunk the line path refused, cut before each version line in it."""
 
     text: str
     tokens: tuple[list[str], bytearray] | None = None
+    piece: bool = False
 
 
 class _Lexer:
@@ -263,6 +263,13 @@ class _Lexer:
                         yield from items
                         items.clear()
                     continue
+                if not chunk.piece and chunk.tokens is None:
+                    # its runs read apart: only those about the odd line token by token
+                    # (not once tokenized for a look ahead: it would be tokenized again)
+                    pieces = [_Chunk(t, piece=True) for t in _windows(chunk.text, 1)]
+                    if len(pieces) > 1:
+                        self._ahead[0:0] = pieces
+                        continue
             i = yield from self._read_tokens(chunk, i)
         self.emit("end", "")
         items.pop()
@@ -286,14 +293,14 @@ class _Lexer:
         return chunk.tokens
 
     def _read_tokens(self, chunk: _Chunk, i: int) -> Generator[_Item, None, int]:
-        """Step through ``chunk``'s tokens from ``i`` while the chunk after it is there to
-        look ahead into; return where the next chunk is to be read from. Chunks after it
-        that the line path would refuse at once (quoted ones) are read with it, up to
-        ``step`` tokens (fewer windows to join)."""
+        """Step through ``chunk``'s tokens from ``i`` (with chunks after it the line path
+        refuses: ``_W_STEP_TOKENS``) while the chunk after them is there to look ahead
+        into; return where the next chunk is to be read from."""
         items = self.items
         window = [self._tokens_of(chunk)]
         while len(window[0][0]) < self.step and (following := self._chunk_ahead(0)) and (
-                ">" in following.text or not self.lined or not FAST.on):
+                ">" in following.text or not self.lined or not FAST.on or (
+                    following.piece and len(window[0][0]) < _W_PIECE_TOKENS)):
             del self._ahead[0]
             tokens, ends = self._tokens_of(following)
             window[0] = (window[0][0] + tokens, window[0][1] + ends)
@@ -602,11 +609,8 @@ def _row_key(item: _Item, pk_header: str) -> str:
         return words[0] if _R_NUM_TOKEN.fullmatch(words[1]) else f"{words[0]} {words[1]}"
     name = _PK_NAMES.get(text) if FAST.on else None
     if name is None:
-        name = " ".join(
-            w
-            for w in text.split()
-            if not _R_PK_SECONDS.fullmatch(w) and not (_R_PK_VALUE.fullmatch(w) and "." in w)
-        )
+        name = " ".join(w for w in text.split() if not _R_PK_SECONDS.fullmatch(w)
+                        and not (_R_PK_VALUE.fullmatch(w) and "." in w))
         if FAST.on:
             if len(_PK_NAMES) >= 256:
                 _PK_NAMES.clear()
