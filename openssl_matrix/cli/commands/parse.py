@@ -23,7 +23,14 @@ from openssl_matrix.core.jsonfast import dumps_indented, fill, layout, mark, row
 from openssl_matrix.core.names import clip
 from openssl_matrix.parse import FIGURE_FIELDS, figure_records, figure_rows, iter_paste
 from openssl_matrix.parse.encoding import paste_text
-from openssl_matrix.parse.figures import MAX_BLOCK_SIZE, Figure, SpeedHeader, SpeedRun
+from openssl_matrix.parse.figures import (
+    MAX_BLOCK_SIZE,
+    Figure,
+    SpeedHeader,
+    SpeedRun,
+    figure_parts,
+    figure_values,
+)
 
 #: A pasted report (`parse`, `import`, `reproduce --draft`) larger than this is not one.
 MAX_REPORT_BYTES = 64 * 1024 * 1024
@@ -124,18 +131,19 @@ def parse_run_json(number: int, run: SpeedRun, level: int = 1) -> str:
     return text[:-len(tail)] + _records_json(run, level + 1) + f"\n{'  ' * level}}}"
 
 
-#: Texts of runs' figures (records, table lines), by the ids of the figures (and the
-#: level), with the figures (kept alive: their ids are not reused): the runs of a paste
-#: share their repeated figures (parse/shapes.py), and so their texts.
-_BY_FIGURES: dict[tuple[Any, ...], tuple[tuple[Figure, ...], Any]] = {}
+#: Texts of runs' figures (records, table lines), by the ids of what the figures are kept
+#: as (parse.figures.figure_parts: figures and rows; and the level), with those (kept
+#: alive: their ids are not reused): the runs of a paste share their repeated figures
+#: and rows (parse/shapes.py), and so their texts.
+_BY_FIGURES: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
 
 
-def _kept(key: tuple[Any, ...], figures: tuple[Figure, ...]) -> Any:
+def _kept(key: tuple[Any, ...], figures: tuple[Any, ...]) -> Any:
     kept = _BY_FIGURES.get(key)
     return kept[1] if kept is not None and all(map(is_, kept[0], figures)) else None
 
 
-def _keep(key: tuple[Any, ...], figures: tuple[Figure, ...], text: Any) -> None:
+def _keep(key: tuple[Any, ...], figures: tuple[Any, ...], text: Any) -> None:
     if len(_BY_FIGURES) >= 32:
         _BY_FIGURES.clear()
     _BY_FIGURES[key] = (figures, text)
@@ -143,53 +151,54 @@ def _keep(key: tuple[Any, ...], figures: tuple[Figure, ...], text: Any) -> None:
 
 def _records_json(run: SpeedRun, level: int) -> str:
     """``rows_indented(FIGURE_FIELDS, figure_rows(run), level=level)``."""
-    key = (level, *map(id, run.figures))
-    text = _kept(key, run.figures)
+    parts = figure_parts(run.figures)
+    key = (level, *map(id, parts))
+    text = _kept(key, parts)
     if text is None:
         text = fill(_run_layout(-1, len(run.figures), level),
                     list(chain.from_iterable(figure_rows(run))))
         if text is None:
             text = rows_indented(FIGURE_FIELDS, figure_rows(run), level=level)
-        _keep(key, run.figures, text)
+        _keep(key, parts, text)
     return str(text)
 
 
 def parse_table(figures: Sequence[Figure]) -> list[str]:
     """Parsed figures as two tables with their units: throughput (bytes per second, at a
     block size) and operations (per second: signatures, handshakes ...)."""
-    shared = tuple(figures)
-    key = ("table", *map(id, shared))
-    kept = _kept(key, shared)
+    parts = figure_parts(figures)
+    key = ("table", *map(id, parts))
+    kept = _kept(key, parts)
     if kept is None:
-        kept = _table(shared)
-        _keep(key, shared, kept)
+        kept = _table(list(figure_values(figures)))
+        _keep(key, parts, kept)
     return list(kept)
 
 
-def _table(figures: Sequence[Figure]) -> list[str]:
-    throughput = [f for f in figures if f.operation is None]
-    operations = [f for f in figures if f.operation is not None]
+def _table(figures: Sequence[tuple[Any, ...]]) -> list[str]:
+    """The tables of figures given as their values (parse.figures.figure_values: the
+    algorithm id first, block size 4th, bytes/s, ops/s, operation, status, detail)."""
+    throughput = [f for f in figures if f[6] is None]
+    operations = [f for f in figures if f[6] is not None]
     lines: list[str] = []
     if throughput:
         lines += ["throughput, bytes per second (speed prints 1000s of bytes/s: 305049.90k "
                   "is 305,049,900 bytes/s)",
                   f"{'algorithm':<22} {'block (bytes)':>13} {'bytes/s':>17} {'MB/s':>10}  status"]
-        for fig in throughput:
-            value, block = fig.bytes_per_s, fig.block_size
+        for algorithm, _, _, block, value, _, _, status, detail, *_ in throughput:
             # a block size no speed table has is not kept (parse.figures.sane): the
             # detail says what was printed, never "None"
-            why = f": {fig.detail}" if block is None and fig.detail else ""
-            lines.append(f"{fig.algorithm:<22} {'—' if block is None else block!s:>13} "
+            why = f": {detail}" if block is None and detail else ""
+            lines.append(f"{algorithm:<22} {'—' if block is None else block!s:>13} "
                          + (f"{value:>17,.0f} {value / 1e6:>10,.2f}" if value is not None
-                            else f"{'—':>17} {'—':>10}") + f"  {fig.status}{why}")
+                            else f"{'—':>17} {'—':>10}") + f"  {status}{why}")
     if operations:
         lines += ["operations per second",
                   f"{'algorithm':<22} {'operation':>13} {'ops/s':>17}  status"]
-        for fig in operations:
-            value = fig.ops_per_s
-            lines.append(f"{fig.algorithm:<22} {fig.operation!s:>13} "
+        for algorithm, _, _, _, _, value, operation, status, *_ in operations:
+            lines.append(f"{algorithm:<22} {operation!s:>13} "
                          + (f"{value:>17,.1f}" if value is not None else f"{'—':>17}")
-                         + f"  {fig.status}")
+                         + f"  {status}")
     if not figures:
         lines.append("no figures")
     return lines
