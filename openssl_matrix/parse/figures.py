@@ -447,6 +447,11 @@ _ROW_SHAPES: dict[tuple[str, str, bool | None, tuple[int, ...]],
                   tuple[str, str, bool | None, tuple[int, ...]]] = {}
 
 
+#: The values of the rows read last, by the row's id, with the row (kept alive: its id is
+#: not reused); bounded.
+_ROW_VALUES: dict[int, tuple[FigureRow, list[tuple[Any, ...]]]] = {}
+
+
 class FigureRow:
     """A symmetric row whose every cell is a common cell (``208570.35k``): the figures
     :func:`common_row` gives, kept as the row's shared shape and its printed tokens (one
@@ -477,13 +482,21 @@ class FigureRow:
         return len(self.shape[3])
 
     def values(self) -> list[tuple[Any, ...]]:
-        """Each figure's values in :class:`Figure`'s field order, without the figure."""
+        """Each figure's values in :class:`Figure`'s field order, without the figure (the
+        last rows' kept: a row shared by many runs is read once, and a run's rows are read
+        by the duplicate check, then by ``parse``)."""
+        kept = _ROW_VALUES.get(id(self))
+        if kept is not None and kept[0] is self:
+            return kept[1]
         algorithm, label, evp, sizes = self.shape
         rows = []
         for size, token in zip(sizes, self.tokens.split(" "), strict=True):
             value = float(int(token[:-4] + token[-3:-1]) * 10)
             rows.append((algorithm, label, evp, size, value, value / size, None, STATUS_OK,
                          "", None, None, token))
+        if len(_ROW_VALUES) >= 256:
+            _ROW_VALUES.clear()
+        _ROW_VALUES[id(self)] = (self, rows)
         return rows
 
     def figures(self) -> list[Figure]:
@@ -495,8 +508,8 @@ def compact_row(algorithm: str, label: str, evp: bool | None, sizes: Sequence[in
                 tokens: Sequence[str], *, checked: bool = False) -> FigureRow | None:
     """:func:`common_row`'s row kept as a :class:`FigureRow` (None where it gives None)."""
     text = " ".join(tokens)
-    if not checked and not _COMMON_ROW.fullmatch(text):
-        return None
+    if (not checked and not _COMMON_ROW.fullmatch(text)) or "-#" in algorithm:
+        return None  # (an id with -# is -mr's, settled figure by figure: never a row)
     if not all(0 < size <= MAX_BLOCK_SIZE for size in sizes) or len(sizes) != len(tokens):
         return None
     if any(not token.strip("0.k") for token in tokens):
@@ -510,13 +523,25 @@ def compact_row(algorithm: str, label: str, evp: bool | None, sizes: Sequence[in
     return FigureRow(shape, text)
 
 
+#: Rows settled by :func:`row_with_evp`, as :data:`_SETTLED` keeps figures: a row shared
+#: by many runs is settled into one shared row (and the texts made of it are shared).
+_SETTLED_ROWS: dict[tuple[int, bool], tuple[FigureRow, FigureRow]] = {}
+
+
 def row_with_evp(row: FigureRow, evp: bool) -> FigureRow:
     """The row with its figures' EVP-ness settled (:func:`with_evp`)."""
+    kept = _SETTLED_ROWS.get((id(row), evp))
+    if kept is not None and kept[0] is row:
+        return kept[1]
     key = (*row.shape[:2], evp, row.shape[3])
     shape = _ROW_SHAPES.get(key)
     if shape is None:
         shape = _ROW_SHAPES[key] = key
-    return FigureRow(shape, row.tokens)
+    settled = FigureRow(shape, row.tokens)
+    if len(_SETTLED_ROWS) >= 1024:
+        _SETTLED_ROWS.clear()
+    _SETTLED_ROWS[(id(row), evp)] = (row, settled)
+    return settled
 
 
 #: Figure's fields in order, as a function of a figure: the values :func:`figure_values`
@@ -534,7 +559,11 @@ class FigureTable(Sequence[Figure]):
 
     def __init__(self, parts: tuple[Figure | FigureRow, ...]) -> None:
         self.parts = parts
-        self._size = sum(len(p) if type(p) is FigureRow else 1 for p in parts)
+        size = len(parts)
+        for part in parts:
+            if type(part) is FigureRow:
+                size += len(part.shape[3]) - 1
+        self._size = size
 
     def __len__(self) -> int:
         return self._size
@@ -580,13 +609,6 @@ class FigureTable(Sequence[Figure]):
         return (FigureTable, (self.parts,))
 
 
-def figure_table(parts: Sequence[Figure | FigureRow]) -> tuple[Figure, ...] | FigureTable:
-    """A run's figures: the tuple of them, or a :class:`FigureTable` when rows are kept."""
-    if any(type(p) is FigureRow for p in parts):
-        return FigureTable(tuple(parts))
-    return tuple(parts)  # type: ignore[arg-type]
-
-
 def figure_parts(figures: Sequence[Figure]) -> tuple[Figure | FigureRow, ...]:
     """What a run's figures are kept as: figures and rows (shared between runs where
     their lines repeat), for keys of what is computed from them."""
@@ -600,15 +622,13 @@ def figure_values(figures: Sequence[Figure]) -> Iterator[tuple[Any, ...]]:
     without building the figures a :class:`FigureTable` keeps as rows."""
     if type(figures) is not FigureTable:
         return map(_VALUES, figures)
-    return _table_values(figures.parts)
-
-
-def _table_values(parts: tuple[Figure | FigureRow, ...]) -> Iterator[tuple[Any, ...]]:
-    for part in parts:
+    values: list[tuple[Any, ...]] = []
+    for part in figures.parts:
         if type(part) is FigureRow:
-            yield from part.values()
+            values += part.values()
         else:
-            yield _VALUES(part)
+            values.append(_VALUES(part))
+    return iter(values)
 
 
 def expand_rows(figures: list[Figure | FigureRow], *aligned: list[Any]) -> tuple[list[Any], ...]:

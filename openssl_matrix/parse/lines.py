@@ -19,6 +19,7 @@ from openssl_matrix.parse.figures import (
     STATUS_UNPARSABLE,
     Figure,
     FigureRow,
+    FigureTable,
     Progress,
     SpeedHeader,
     SpeedRun,
@@ -26,7 +27,6 @@ from openssl_matrix.parse.figures import (
     common_cell,
     compact_row,
     expand_rows,
-    figure_table,
     rate_from_tokens,
     sane,
     sym_value,
@@ -82,6 +82,8 @@ class Builder:
     """The run's figures, a common row as one :class:`FigureRow` (pk_keys, mr_indexes:
     one entry per item)."""
     pk_keys: list[tuple[str, int | None, str] | None] = field(default_factory=list)
+    rows: bool = False
+    """Whether ``figures`` holds a row."""
     mr_indexes: list[int | None] = field(default_factory=list)
     progress: list[Progress] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -208,6 +210,7 @@ class Builder:
             self._sym_figures(label, sizes, values, human=True, evp=evp, common=common)
             figures = memo[key] = self.figures[start:]
         else:
+            self.rows = self.rows or type(figures[0]) is FigureRow
             self.figures += figures
             self.pk_keys += [None] * len(figures)
             self.mr_indexes += [None] * len(figures)
@@ -227,6 +230,7 @@ class Builder:
             algorithm, label, evp, sizes, tokens,  # type: ignore[arg-type]
             checked=common) if human and FAST.on and None not in tokens else None
         if row is not None:  # every cell common: the loop's figures, kept as one row
+            self.rows = True
             figures.append(row)
             pk_keys.append(None)
             mr_indexes.append(index)
@@ -651,8 +655,8 @@ class Builder:
     # -- end ----------------------------------------------------------------------------
 
     def finish(self) -> SpeedRun:
-        if self.progress or any(type(f) is FigureRow and "-#" in f.algorithm
-                                for f in self.figures):  # figures marked one by one
+        if self.progress and self.rows:  # figures marked one by one: no rows
+            self.rows = False
             self.figures, self.pk_keys, self.mr_indexes = expand_rows(
                 self.figures, self.pk_keys, self.mr_indexes)
         self._settle_mr_names()
@@ -673,7 +677,8 @@ class Builder:
             )
         return SpeedRun(
             header=header,
-            figures=figure_table(self.figures),
+            figures=FigureTable(tuple(self.figures)) if self.rows
+            else tuple(self.figures),  # type: ignore[arg-type]  # (no rows: figures alone)
             progress=tuple(self.progress),
             warnings=tuple(self.warnings),
             machine_readable=self.machine_readable,
@@ -728,6 +733,8 @@ class Builder:
         undecided rows are legacy; when -evp was passed and exactly one row is undecided
         and no other row is EVP, that row is the EVP one.
         """
+        if not any(f.evp is None for f in self.figures):
+            return
         marks = [(f.label, f.evp, type(f) is FigureRow or f.block_size is not None)  # type: ignore[union-attr]
                  for f in self.figures]
         undecided = {label for label, evp, sym in marks if sym and evp is None}

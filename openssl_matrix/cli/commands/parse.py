@@ -12,6 +12,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from itertools import chain, count
+from json import dumps
+from json.encoder import encode_basestring_ascii
 from operator import attrgetter, is_
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,9 @@ from openssl_matrix.parse import FIGURE_FIELDS, figure_records, figure_rows, ite
 from openssl_matrix.parse.encoding import paste_text
 from openssl_matrix.parse.figures import (
     MAX_BLOCK_SIZE,
+    STATUS_OK,
     Figure,
+    FigureRow,
     SpeedHeader,
     SpeedRun,
     figure_parts,
@@ -154,6 +158,9 @@ def _records_json(run: SpeedRun, level: int) -> str:
     parts = figure_parts(run.figures)
     key = (level, *map(id, parts))
     text = _kept(key, parts)
+    if text is None and parts and all(type(p) is FigureRow for p in parts):
+        text = _rows_json(parts, level)  # type: ignore[arg-type]
+        _keep(key, parts, text)
     if text is None:
         text = fill(_run_layout(-1, len(run.figures), level),
                     list(chain.from_iterable(figure_rows(run))))
@@ -161,6 +168,52 @@ def _records_json(run: SpeedRun, level: int) -> str:
             text = rows_indented(FIGURE_FIELDS, figure_rows(run), level=level)
         _keep(key, parts, text)
     return str(text)
+
+
+#: ``%``-templates of a row's records (parse.figures.FigureRow) by its shape and level: as
+#: the first records of a table and as later ones (see :func:`_rows_json`); bounded.
+_ROW_TEMPLATES: dict[tuple[Any, ...], tuple[str, str]] = {}
+_NAMES = [encode_basestring_ascii(k) + ": " for k in FIGURE_FIELDS]
+
+
+def _row_templates(shape: tuple[Any, ...], level: int) -> tuple[str, str]:
+    """The text ``rows_indented`` gives a row's records, as a ``%``-template of their
+    bytes/s (``%r``: the encoder writes a float by its repr), ops/s and printed tokens
+    (digits, a point and ``k``: written as they are), which alone differ between rows of
+    one shape; its constants are encoded here, once."""
+    key = (shape, level)
+    kept = _ROW_TEMPLATES.get(key)
+    if kept is None:
+        algorithm, label, evp, sizes = shape
+        row, field = "  " * (level + 1), "  " * (level + 2)
+        inner = [f",\n{field}{name}" for name in _NAMES]
+        records = []
+        for size in sizes:
+            values = [*(dumps(v).replace("%", "%%") for v in (algorithm, label, evp, size)),
+                      "%r", "%r", "null", dumps(STATUS_OK), '""', "null", "null", '"%s"']
+            records.append("".join(chain.from_iterable(zip(inner, values, strict=True))))
+        first = f"[\n{row}{{\n{field}{_NAMES[0]}" + records[0][len(inner[0]):]
+        later = f"\n{row}}},\n{row}{{\n{field}{_NAMES[0]}" + records[0][len(inner[0]):]
+        rest = "".join(f"\n{row}}},\n{row}{{\n{field}{_NAMES[0]}{r[len(inner[0]):]}"
+                       for r in records[1:])
+        if len(_ROW_TEMPLATES) >= 256:
+            _ROW_TEMPLATES.clear()
+        kept = _ROW_TEMPLATES[key] = (first + rest, later + rest)
+    return kept
+
+
+def _rows_json(parts: Sequence[FigureRow], level: int) -> str:
+    """``rows_indented(FIGURE_FIELDS, values, level=level)`` of figures kept as rows: each
+    row's template (:func:`_row_templates`) filled with its figures' varying values."""
+    texts = []
+    first = True
+    for part in parts:
+        template = _row_templates(part.shape, level)[0 if first else 1]
+        first = False
+        texts.append(template % tuple(chain.from_iterable(
+            (v[4], v[5], v[11]) for v in part.values())))
+    texts.append(f"\n{'  ' * (level + 1)}}}\n{'  ' * level}]")
+    return "".join(texts)
 
 
 def parse_table(figures: Sequence[Figure]) -> list[str]:
