@@ -166,6 +166,8 @@ def analyse(runs: list[records.Run], tree: Path | None = None,
                      "algorithm": c.algorithm, "block": c.block, "basis": c.estimate.basis,
                      "ratio": c.estimate.ratio, "ci_low": c.estimate.ci_low,
                      "ci_high": c.estimate.ci_high, "half_width": w,
+                     "pairs": c.estimate.pairs, "ci_method": c.estimate.method,
+                     "no_interval": c.estimate.no_interval,
                      "spread_numerator": sa, "spread_denominator": sb,
                      "goal_applies": max(sa or 0, sb or 0) > WIDE_SPREAD,
                      "within": w is not None and w <= PAIRED_TARGET})
@@ -221,12 +223,14 @@ def table(key: tuple[str, str, str], a: dict[str, Any]) -> None:
     for r in a["comparisons"]:
         name = f"{r['numerator']} / {r['denominator']}"
         ci = (f"×{r['ratio']:.3f} [{r['ci_low']:.3f}–{r['ci_high']:.3f}]"
-              if r["ci_low"] is not None else f"×{r['ratio']:.3f} (no interval)")
+              if r["ci_low"] is not None else f"×{r['ratio']:.3f} (none)")
         goal = ("ok" if r["within"] else "MISSED") if r["goal_applies"] else \
             ("within" if r["within"] else "-")
+        # no interval: its words ("too few pairs: n=2, 2+3 samples", stats.RatioEstimate)
+        width = r.get("no_interval") or pct(r["half_width"])
         print(f"  {name[:58]:<58} {r['algorithm']:<12} {pct(r['spread_numerator']):>9} "
               f"{pct(r['spread_denominator']):>9} {ci:>26} {r['basis'].split()[0]:>8}  {goal} "
-              f"({pct(r['half_width'])})")
+              f"({width})")
     applies = [r for r in a["comparisons"] if r["goal_applies"]]
     print(f"  comparisons with a side spreading over ±{WIDE_SPREAD:.0%}: {len(applies)}; "
           f"of them within ±{PAIRED_TARGET:.0%}: {sum(r['within'] for r in applies)}")
@@ -256,9 +260,11 @@ def woven_table(rows: list[dict[str, Any]]) -> None:
         name = f"{r['numerator']} / {r['denominator']}"
         ci = ("no ratio" if r["ratio"] is None else
               f"×{r['ratio']:.3f} [{r['ci_low']:.3f}–{r['ci_high']:.3f}]"
-              if r["ci_low"] is not None else f"×{r['ratio']:.3f} (no interval)")
+              if r["ci_low"] is not None else f"×{r['ratio']:.3f} (none)")
         goal = ("ok" if r["within"] else "MISSED") if r["goal_applies"] else \
             ("within" if r["within"] else "-")
+        if r.get("no_interval"):  # "too few pairs: n=2, 2+3 samples" (stats.RatioEstimate)
+            goal += f" ({r['no_interval']})"
         print(f"  {name[:58]:<58} {r['algorithm']:<12} {pct(r['spread_numerator']):>9} "
               f"{pct(r['spread_denominator']):>9} {ci:>26} {r['blocks'] or 0:>7}  {goal} "
               f"({pct(r['half_width'])})" + (" sits low" if r.get("low") else "")

@@ -51,7 +51,17 @@ The rules, for figures where higher is better (bytes/s at a block size):
   every clean sample of each side, where ratios of same-round pairs lose a pair whenever
   either side was flagged (1–5 pairs after six rounds on the noisy EPYC VM, too few for
   any interval), and it assumes no shape for the noise;
-* **a verdict** uses the comparison's interval.
+* **same-round pairs** (where the two sets are too small for that interval, and wherever
+  a caller has only pairs: a bisection's rounds, a trend of rounds): the median of the
+  pairs' ratios with the distribution-free interval for it, the order statistics of the
+  ratios (the sign test's interval, :func:`median_interval`), which reaches 95 % from
+  :data:`MIN_PAIRS` (6) pairs on; with fewer there is **no interval** ("too few pairs:
+  n=2"), never Student's t on a handful of pairs: the disturbance is one-sided and comes
+  and goes, not normal, and two pairs that happen to agree gave a t interval on one
+  degree of freedom as narrow as ±0.1 % that missed (3.0.20 no-asm SHA-1 masked/native
+  ×0.968 [0.966–0.969] from 2 pairs against 1.002 ±0.5 % interleaved in the same
+  session, docs/performance.md, 2026-12-06);
+* **a verdict** uses the comparison's interval, and a ratio without one decides nothing.
 """
 
 from __future__ import annotations
@@ -60,7 +70,7 @@ import functools
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 #: Method name written beside every interval (export ``ci_method``).
@@ -216,9 +226,19 @@ def robust_figure(values: Sequence[float], tolerance: float = LOW_TOLERANCE,
                         ci_high=hi, ci_method=method)
 
 
+#: The fewest same-round pairs whose ratios give an interval (:func:`ratio_estimate`): the
+#: extreme ratios of n pairs cover their median with probability 1 - 2·0.5^n, 96.9 % for
+#: n = 6 and 93.8 % for 5, so from 6 pairs on (:func:`median_interval` at :data:`LEVEL`).
+MIN_PAIRS = 6
+#: ``ci_method`` of an interval from same-round pairs (the sign test's order statistics).
+PAIRS_METHOD = "sign"
+#: ``ci_method`` of an interval from two sets of samples (Mann–Whitney).
+SETS_METHOD = "mann-whitney"
+
+
 @dataclass(frozen=True)
 class RatioEstimate:
-    """A paired comparison: the geometric mean of pair ratios and its 95 % interval."""
+    """A comparison's ratio and its 95 % interval (None: too few pairs or samples)."""
 
     pairs: int
     ratio: float
@@ -232,37 +252,56 @@ class RatioEstimate:
             return None
         return (self.ci_high - self.ci_low) / 2 / self.ratio
 
-    #: how the interval was found: "t95-log" (pairs) or "mann-whitney" (two sets)
-    method: str = "t95-log"
-    #: samples of each side the estimate used ("mann-whitney"; 0 for pairs)
+    #: how the interval was found: :data:`PAIRS_METHOD` (same-round pairs),
+    #: :data:`SETS_METHOD` (two sets) or a caller's own (a bisection's "interleaved")
+    method: str = PAIRS_METHOD
+    #: samples of each side the estimate used (two sets; 0 for pairs)
     sizes: tuple[int, int] = (0, 0)
 
     @property
     def basis(self) -> str:
         """What the estimate stands on, in words: "5+6 samples" or "3 pairs"."""
-        if self.method == "mann-whitney":
+        if self.method == SETS_METHOD:
             return f"{self.sizes[0]}+{self.sizes[1]} samples"
         return f"{self.pairs} pair{'s' if self.pairs != 1 else ''}"
 
+    @property
+    def no_interval(self) -> str | None:
+        """Why there is no interval, in words ("too few pairs: n=2"); None with one. Every
+        place that shows a ratio without an interval says this, never a bare ratio."""
+        if self.ci_low is not None and self.ci_high is not None:
+            return None
+        if self.method == SETS_METHOD and not self.pairs:
+            return f"too few samples: {self.sizes[0]}+{self.sizes[1]}"
+        if self.method == SETS_METHOD:  # compare_rounds: neither sets nor pairs allow one
+            return f"too few pairs: n={self.pairs}, {self.sizes[0]}+{self.sizes[1]} samples"
+        return f"too few pairs: n={self.pairs}"
+
     def text(self) -> str:
+        """``1.234× ±0.8 % (5+6 samples)``, or ``0.968× (too few pairs: n=2)``."""
         rhw = self.relative_half_width
-        body = f"{self.ratio:.3f}×"
-        none = " (too few samples for 95 %)" if self.method == "mann-whitney" else " (one pair)"
-        body += f" ±{rhw:.1%}" if rhw is not None else none
-        return f"{body} ({self.basis})"
+        if rhw is None:
+            return f"{self.ratio:.3f}× ({self.no_interval})"
+        return f"{self.ratio:.3f}× ±{rhw:.1%} ({self.basis})"
 
 
-def ratio_estimate(ratios: Sequence[float]) -> RatioEstimate | None:
-    """Geometric mean of positive ``ratios`` with a 95 % t-interval on their logs."""
-    logs = [math.log(r) for r in ratios if isinstance(r, (int, float)) and r > 0
-            and math.isfinite(r)]
-    if not logs:
+def ratio_estimate(ratios: Sequence[float], level: float = LEVEL) -> RatioEstimate | None:
+    """Same-round pairs' positive ``ratios`` as a comparison: their median with the
+    distribution-free ``level`` interval for it (the order statistics of the ratios,
+    :func:`median_interval`), which needs :data:`MIN_PAIRS` pairs at 95 %; with fewer the
+    median and no interval. None without a ratio.
+
+    Why not the geometric mean with Student's t on the logs (the rule until 2026-12-06):
+    the t interval assumes normal noise, and a shared core's is one-sided and bursty, so
+    on 2–5 pairs it is as narrow as the pairs happen to agree (see the module's text)."""
+    vals = sorted(float(r) for r in ratios if isinstance(r, (int, float)) and r > 0
+                  and math.isfinite(r))
+    if not vals:
         return None
-    e = estimate(logs)  # the t-interval of the logs' mean, exponentiated
-    assert e is not None
-    return RatioEstimate(e.n, math.exp(e.mean),
-                         None if e.ci_low is None else math.exp(e.ci_low),
-                         None if e.ci_high is None else math.exp(e.ci_high))
+    mid = math.exp(statistics.median(math.log(v) for v in vals))
+    interval = median_interval(vals, level)
+    lo, hi = interval if interval is not None else (None, None)
+    return RatioEstimate(len(vals), mid, lo, hi, method=PAIRS_METHOD)
 
 
 def paired(numerator: dict[int, float], denominator: dict[int, float]) -> list[float]:
@@ -336,7 +375,7 @@ def compare(numerator: Sequence[float], denominator: Sequence[float],
     if k:
         lo, hi = math.exp(diffs[k - 1]), math.exp(diffs[len(diffs) - k])
     return RatioEstimate(pairs=0, ratio=math.exp(mid), ci_low=lo, ci_high=hi,
-                         method="mann-whitney", sizes=(len(a), len(b)))
+                         method=SETS_METHOD, sizes=(len(a), len(b)))
 
 
 def session_low(session: Sequence[float], earlier: Sequence[Sequence[float]],
@@ -369,14 +408,24 @@ def session_low(session: Sequence[float], earlier: Sequence[Sequence[float]],
 
 def compare_rounds(numerator: Mapping[int, float], denominator: Mapping[int, float],
                    ) -> RatioEstimate | None:
-    """:func:`compare` of two cells' samples by round; where the two sets are too small
-    for its interval (fewer than 4 kept samples a side), the geometric mean of the
-    same-round pairs with its t-interval on the logs (:func:`ratio_estimate`), if two
-    pairs or more allow one."""
+    """:func:`compare` of two cells' samples by round (round → sample). Where the two sets
+    are too small for its interval (fewer than 4 kept samples a side), the same-round
+    pairs cannot give one either: :data:`MIN_PAIRS` pairs need as many kept samples a
+    side, which give the two sets' interval. So the estimate then has no interval and
+    counts the pairs of kept samples, and says "too few pairs: n=2, 2+3 samples"
+    (:attr:`RatioEstimate.no_interval`); until 2026-12-06 Student's t on the logs of as
+    few as two pairs stood in here."""
     est = compare(list(numerator.values()), list(denominator.values()))
     if est is None or est.ci_low is not None:
         return est
-    pairs = ratio_estimate(paired(dict(numerator), dict(denominator)))
-    if pairs is not None and pairs.ci_low is not None:
-        return pairs
-    return est
+    return replace(est, pairs=len(paired(_kept_rounds(numerator), _kept_rounds(denominator))))
+
+
+def _kept_rounds(samples: Mapping[int, float]) -> dict[int, float]:
+    """A side's samples by round, those :func:`compare` leaves out (not positive, more
+    than the tolerance below the best) left out here too."""
+    ok = {r: float(v) for r, v in samples.items()
+          if isinstance(v, (int, float)) and v > 0 and math.isfinite(v)}
+    rounds = sorted(ok)
+    flags = below_best([ok[r] for r in rounds])
+    return {r: ok[r] for r, low in zip(rounds, flags, strict=True) if not low}

@@ -11,7 +11,8 @@ every comparison alternate closely. Three comparisons are read from it:
 A sample the host disturbed (``contended``, ``shared-core``) or that lies more than 5 %
 below its cell's best is left out; the rest of both sides give the Hodges–Lehmann ratio
 with its distribution-free 95 % interval (``stats.compare_rounds``: with fewer than four
-kept samples a side, the same-round pairs' t-interval where two pairs allow one).
+kept samples a side there is none, and the comparison says "too few pairs: n=2"; it
+counts as wider than any target in :func:`wide`, so the bench measures another round).
 """
 
 from __future__ import annotations
@@ -147,7 +148,7 @@ def newer(a: str, b: str) -> bool:
 
 def wide(outcomes: Iterable[Any], target: float) -> list[Comparison]:
     """The comparisons of ``outcomes`` whose 95 % interval is wider than ``target`` of
-    the ratio (too few samples for an interval: wider than any), the ones a further round
-    narrows."""
+    the ratio (too few samples and pairs for an interval: wider than any), the ones a
+    further round narrows."""
     return [c for c in comparisons(usable_samples(outcomes))
             if (w := c.estimate.relative_half_width) is None or w > target]

@@ -86,9 +86,12 @@ def ratio_text(ratio: Mapping[str, Any] | None) -> str:
         return "—"
     text = f"×{_num(ratio.get('ratio')):.3f}"
     low, high = _num(ratio.get("ci_low")), _num(ratio.get("ci_high"))
+    pairs = ratio.get("pairs")
+    if (low is None or high is None) and ratio.get("basis") != "interleaved" \
+            and isinstance(pairs, int):  # rounds: fewer than 6 pairs (stats.MIN_PAIRS)
+        return text + f" (too few pairs: n={pairs})"
     text += f" [{low:.3f}–{high:.3f}]" if low is not None and high is not None \
         else " (no interval)"
-    pairs = ratio.get("pairs")
     if ratio.get("basis") == "interleaved":
         return text + (f" ({pairs} interleaved blocks)" if isinstance(pairs, int) else
                        " (interleaved)")

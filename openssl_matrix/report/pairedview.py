@@ -45,7 +45,7 @@ class PairedRow:
                 f"{c.denominator} = ×{e.ratio:.3f} [{e.ci_low:.3f}–{e.ci_high:.3f}] "
                 f"({e.basis})" if e.ci_low is not None and e.ci_high is not None else
                 f"{self.cpu} {self.suite}: {c.algorithm} at {c.block} bytes, {c.numerator} "
-                f"/ {c.denominator} = ×{e.ratio:.3f} ({e.basis}: no interval)")
+                f"/ {c.denominator} = ×{e.ratio:.3f} ({e.no_interval})")
 
 
 def by_session(runs: Sequence[Run]) -> dict[tuple[str, str, str], list[Run]]:
@@ -79,15 +79,14 @@ def text(found: Sequence[PairedRow]) -> list[str]:
     if not found:
         return []
     return ["Paired ratios (alternated samples: Hodges–Lehmann ratio, distribution-free "
-            "95 % interval):",
+            "95 % interval; too few samples and pairs for one: none, and the line says so):",
             *[f"  {r.line()}" for r in found], ""]
 
 
 def _cell(r: PairedRow) -> str:
     e = r.comparison.estimate
     if e.ci_low is None or e.ci_high is None:
-        return (f"×{e.ratio:.3f} <span class=\"muted\">({escape(e.basis)}: too few for an "
-                "interval)</span>")
+        return f"×{e.ratio:.3f} <span class=\"muted\">({escape(e.no_interval or '')})</span>"
     return (f"×{e.ratio:.3f} [{e.ci_low:.3f}–{e.ci_high:.3f}] "
             f"<span class=\"muted\">±{e.relative_half_width or 0:.1%}</span>")
 
@@ -106,7 +105,10 @@ def html(found: Sequence[PairedRow], block: int) -> str:
             "every sample of one side to every sample of the other (Hodges–Lehmann), with "
             "the distribution-free 95 % interval of the Mann–Whitney test; a sample the "
             "host disturbed (contended, shared-core) or more than 5 % below its cell's "
-            "best is left out (docs/noise.md).</p><table><thead><tr><th>CPU</th>"
+            "best is left out. Too few samples for that interval (fewer than 4 a side) "
+            "and fewer than 6 same-round pairs: no interval, and the row says so (too "
+            "few pairs: n=…), never a Student's t on two or three pairs "
+            "(docs/noise.md).</p><table><thead><tr><th>CPU</th>"
             "<th>session</th><th>suite</th><th>comparison</th><th>ratio of</th>"
             "<th>algorithm</th><th>ratio [95 %]</th><th>samples</th></tr></thead><tbody>"
             f"{body}</tbody>"

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from openssl_matrix.core.names import clip
-from openssl_matrix.core.stats import MODEL_TOLERANCE, compare, estimate, ratio_estimate
+from openssl_matrix.core.stats import MODEL_TOLERANCE, compare, ratio_estimate
 from openssl_matrix.core.statuses import CONTENDED, SHARED_CORE, USABLE_STATUSES
 from openssl_matrix.core.version import series_or_none
 from openssl_matrix.matrix.kinds.base import FIGURES_THREADS
@@ -249,8 +249,10 @@ class BlockJudgement:
     model_theirs: float | None = None  # the ratio the model predicts on their CPU
     model_here: float | None = None  # ... and on ours
     #: 95 % interval of our ratio (stats.compare: distribution-free, Mann–Whitney; with
-    #: too few samples for it, the t-interval of the same-round pairs); None with one pair
+    #: too few samples for it, the same-round pairs' from 6 pairs on, stats.ratio_estimate);
+    #: None with too few of both: then ``no_interval`` says so and nothing is decided
     ci: tuple[float, float] | None = None
+    no_interval: str | None = None  #: why there is no interval ("too few pairs: n=2")
     #: a trend claim's (from, to) sizes: the figures are then ratios of ratios
     trend: tuple[int, int] | None = None
     trend_of: str = "bytes"  # or "threads": the trend's points are thread counts
@@ -288,11 +290,11 @@ class BlockJudgement:
     @property
     def decision(self) -> bool | None:
         """True: the whole 95 % interval of our paired ratio meets the claim; False: none
-        of it does; None: it straddles the band (or no figure). With one pair, the pair."""
-        if self.ours is None:
+        of it does; None: it straddles the band, or there is no figure, or no interval
+        (too few pairs: a ratio without an interval decides nothing, and the claim is
+        inconclusive, so that ``reproduce`` measures further rounds)."""
+        if self.ours is None or self.ci is None:
             return None
-        if self.ci is None:
-            return self.passed
         lo, hi = self.ci
         a, b = self.band()
         if a <= lo and hi <= b:
@@ -364,9 +366,12 @@ def ratio_text(value: float) -> str:
 
 
 def straddle_text(blocks: Sequence[BlockJudgement]) -> str:
-    """Where our interval straddles the band, in words."""
+    """Where our interval straddles the band, or there is none, in words."""
     parts = []
     for b in blocks:
+        if b.decision is None and b.ci is None and b.ours is not None:
+            parts.append(f"at {b.where} our paired ratio {ratio_text(b.ours)}× has no 95 % "
+                         f"interval ({b.no_interval or f'too few pairs: n={b.pairs}'})")
         if b.decision is None and b.ci is not None:
             lo, hi = b.band()
             band_text = f"≥ {ratio_text(lo)}×" if hi == math.inf else \
@@ -500,24 +505,21 @@ def _block_judgement(spec: ReportSpec, claim: Claim, ours: Mapping[str, Ours],
     ratios = paired_ratios(ours[claim.numerator], ours[claim.denominator], block)
     # the comparison's figure and interval, as the bench and the report give them
     # (stats.compare): every clean sample of both sides, those 5 % below their best
-    # left out, Hodges–Lehmann ratio with its distribution-free 95 % interval
-    # (too few samples for that interval: the t-interval of the same-round pairs, and
-    # with one pair the pair, as before)
+    # left out, Hodges–Lehmann ratio with its distribution-free 95 % interval; too few
+    # samples for that interval: the same-round pairs' median and its distribution-free
+    # interval from 6 pairs on (stats.ratio_estimate); fewer: no interval, no decision
     est = compare(ours[claim.numerator].values(block), ours[claim.denominator].values(block))
-    if est is not None and est.ci_low is not None and est.ci_high is not None:
-        value: float | None = est.ratio
-        ci: tuple[float, float] | None = (est.ci_low, est.ci_high)
-    else:
-        value = statistics.median(ratios) if ratios else None
-        t = estimate(ratios)
-        ci = (t.ci_low, t.ci_high) if t is not None and t.ci_low is not None \
-            and t.ci_high is not None else None
+    if est is None or est.ci_low is None or est.ci_high is None:
+        est = ratio_estimate(ratios)
+    value = None if est is None else est.ratio
+    ci = None if est is None or est.ci_low is None or est.ci_high is None else \
+        (est.ci_low, est.ci_high)
     return BlockJudgement(
         block, ref, value, target,
         None if value is None else passes(claim.expect, value, target, claim.tolerance),
         None if ref is None else passes(claim.expect, ref, target, claim.tolerance),
         (min(ratios), max(ratios)) if ratios else None, len(ratios), claim.expect,
-        claim.tolerance, ci=ci)
+        claim.tolerance, ci=ci, no_interval=None if est is None else est.no_interval)
 
 
 def ratio_basis(blocks: Sequence[BlockJudgement], il: Interleaving | None,
@@ -557,8 +559,8 @@ def _trend_judgement(spec: ReportSpec, claim: Claim, ours: Mapping[str, Ours],
     """A trend claim's one judgement: the quotient of its interleaved ratios at ``to`` and
     ``from`` where both sizes have one with an interval (``chained``, pairs.trend_ratio);
     else our paired trends of rounds (ratio at ``to`` over ratio at ``from``, per round),
-    their median and the 95 % interval of their geometric mean (a t-interval on the logs:
-    a ratio of ratios is multiplicative)."""
+    their median and its distribution-free 95 % interval from 6 of them on
+    (stats.ratio_estimate; fewer: no interval, and the claim stays inconclusive)."""
     assert claim.trend is not None
     ref = spec.reference_trend(claim)
     target = claim.ratio if claim.ratio is not None else (ref if ref is not None else 1.0)
@@ -572,8 +574,8 @@ def _trend_judgement(spec: ReportSpec, claim: Claim, ours: Mapping[str, Ours],
             trend_of=claim.trend_of, basis="interleaved", record=chained.record,
             runs_disagree=chained.runs_disagree)
     trends = paired_trends(ours[claim.numerator], ours[claim.denominator], *claim.trend)
-    value = statistics.median(trends) if trends else None
     est = ratio_estimate(trends)
+    value = None if est is None else est.ratio
     ci = (est.ci_low, est.ci_high) if est is not None and est.ci_low is not None \
         and est.ci_high is not None else None
     return BlockJudgement(
@@ -581,7 +583,8 @@ def _trend_judgement(spec: ReportSpec, claim: Claim, ours: Mapping[str, Ours],
         None if value is None else passes(claim.expect, value, target, claim.tolerance),
         None if ref is None else passes(claim.expect, ref, target, claim.tolerance),
         (min(trends), max(trends)) if trends else None, len(trends), claim.expect,
-        claim.tolerance, ci=ci, trend=claim.trend, trend_of=claim.trend_of)
+        claim.tolerance, ci=ci, trend=claim.trend, trend_of=claim.trend_of,
+        no_interval=None if est is None else est.no_interval)
 
 
 # ----------------------------------------------------------------------------------

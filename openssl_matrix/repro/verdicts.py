@@ -103,6 +103,7 @@ def as_json(rep: Reproduction) -> dict[str, Any]:
                         "our_ratio": b.ours, "our_ratio_range": b.ours_range,
                         "pairs": b.pairs, "target": b.target, "passed": b.passed,
                         "ci_95": list(b.ci) if b.ci is not None else None,
+                        "no_interval": b.no_interval if b.ci is None else None,
                         "basis": b.basis, "interleaved_record": b.record,
                         "runs_disagree": b.runs_disagree, "run_ratios": list(b.run_ratios),
                         "stable": b.stable, "model_their_cpu": b.model_theirs,
@@ -252,6 +253,8 @@ def _block_lines(rep: Reproduction, r: ClaimResult) -> list[str]:
         mark = "" if b.passed is None else ("✓" if b.passed else "✕")
         rng = f"{b.pairs} × {b.ours_range[0]:.2f}–{b.ours_range[1]:.2f}" \
             if b.ours_range and b.pairs > 1 else (f"{b.pairs}" if b.pairs else "")
+        if b.ci is None and b.no_interval and b.ours is not None:
+            rng += " no 95 %"  # the reason says why: too few pairs (judge.straddle_text)
         if b.basis == "interleaved" and b.ci is not None:
             rng = f"interleaved {ratio_text(b.ci[0])}–{ratio_text(b.ci[1])}"
             if b.runs_disagree:  # the runs' spread widened it: show each run's ratio

@@ -11,7 +11,8 @@ on, and the releases are measured hours apart, so a step is never judged from it
 alone: each round of a step measures the step's release and *both ends* of the current
 range (the nearest releases known to be like GOOD and like BAD) one after another, and the
 step is judged from the paired ratios of its samples against each end's sample of the
-same round (``stats.ratio_estimate``: geometric mean, 95 % t-interval on the logs). An
+same round (``stats.ratio_estimate``: the median ratio and its distribution-free 95 %
+interval, which needs 6 pairs: with fewer the step is undecided and measured again). An
 end is the *same* as the step when that interval reaches into the tolerance band
 ``[1/(1+tolerance), 1+tolerance]`` and *differs* when it lies wholly outside it. Then
 
@@ -55,6 +56,7 @@ from typing import Any
 
 from openssl_matrix.core.errors import BISECT_ABORT, BISECT_SKIP
 from openssl_matrix.core.stats import (
+    MIN_PAIRS,
     RatioEstimate,
     RobustFigure,
     below_best,
@@ -69,10 +71,11 @@ UNDECIDED = "undecided"
 SKIPPED = "skipped"
 DECISIONS = (LIKE_GOOD, LIKE_BAD, LIKE_NEITHER, UNDECIDED, SKIPPED)
 
-#: Rounds a step measures at first, and again each time it is not decided.
-ROUNDS = 5
-#: Rounds after which a step still undecided is reported as undecided.
-MAX_ROUNDS = 15
+#: Rounds a step measures at first, and again each time it is not decided: the fewest
+#: whose same-round pairs can give a 95 % interval (``stats.MIN_PAIRS``).
+ROUNDS = MIN_PAIRS
+#: Rounds after which a step still undecided is reported as undecided (three batches).
+MAX_ROUNDS = 3 * ROUNDS
 #: A ratio whose interval reaches within this of 1 counts as "the same figure".
 TOLERANCE = 0.01
 
@@ -296,7 +299,7 @@ def _ratio_dict(e: RatioEstimate | None) -> dict[str, Any] | None:
     if e is None:
         return None
     return {"pairs": e.pairs, "ratio": e.ratio, "ci_low": e.ci_low, "ci_high": e.ci_high,
-            "ci_method": "t95-batches" if e.method == INTERLEAVED else "t95-log",
+            "ci_method": "t95-batches" if e.method == INTERLEAVED else e.method,
             "basis": INTERLEAVED if e.method == INTERLEAVED else ROUNDS_BASIS}
 
 
@@ -308,8 +311,8 @@ def _figure_dict(f: RobustFigure | None) -> dict[str, Any] | None:
 
 def same(estimate: RatioEstimate | None, tolerance: float = TOLERANCE) -> bool:
     """Whether a ratio's interval reaches into ``[1/(1+tolerance), 1+tolerance]``: the two
-    figures cannot be told apart. A ratio without an interval (one pair) cannot tell
-    anything apart either."""
+    figures cannot be told apart. A ratio without an interval (too few pairs) cannot
+    tell anything apart either."""
     if estimate is None or estimate.ci_low is None or estimate.ci_high is None:
         return True
     return estimate.ci_low <= 1 + tolerance and estimate.ci_high >= 1 / (1 + tolerance)

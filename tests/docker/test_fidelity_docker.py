@@ -77,12 +77,19 @@ def test_speed_runs_keep_their_figure_beside_busy_containers(image: str,
     backend = DockerBackend()
     default: list[float] = []
     weighted: list[float] = []
-    for _ in range(3):
-        for shares, into in ((None, default), (SPEED_CPU_SHARES, weighted)):
-            res = backend.run(image, SPEED, limits=RunLimits(timeout=120, cpu_shares=shares))
-            assert res.exit_code == 0, res.stderr
-            into.append(figure(res.stdout))
     # three runnable containers on two cores: about 2/3 of a core at equal weight,
-    # about a whole core at the speed weight
-    # (the best of each: a neighbour the guest cannot see only ever slows a run)
+    # about a whole core at the speed weight (1.5x). The best of each side, since a
+    # neighbour the guest cannot see only ever slows a run; a batch whose every weighted
+    # run a shared core slowed (15-40 % on a noisy VM, issue 31) is followed by another,
+    # up to three, the best of all batches compared (a weight that does not reach the
+    # container leaves the two sides alike however many batches run)
+    for _ in range(3):
+        for _ in range(3):
+            for shares, into in ((None, default), (SPEED_CPU_SHARES, weighted)):
+                res = backend.run(image, SPEED,
+                                  limits=RunLimits(timeout=120, cpu_shares=shares))
+                assert res.exit_code == 0, res.stderr
+                into.append(figure(res.stdout))
+        if max(weighted) > 1.15 * max(default):
+            break
     assert max(weighted) > 1.15 * max(default), (weighted, default)

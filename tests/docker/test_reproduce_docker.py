@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -29,6 +30,31 @@ def invoke(*args: str, timeout: float = 2400) -> subprocess.CompletedProcess[str
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.run(["invoke", "matrix", *args], cwd=ROOT, env=env, text=True,
                           capture_output=True, timeout=timeout)
+
+
+def assert_verdict_follows_intervals(claim: dict[str, Any]) -> None:
+    """A "faster" claim's verdict is its blocks' intervals' (judge.interval_verdict), not
+    a word the test expects: reproduced when every interval lies at or above the band,
+    not reproduced when one lies wholly below it, else inconclusive. The host's noise can
+    widen an interval across the band (issue 31: a noisy VM); it cannot move the verdict
+    off the intervals shown. A block without an interval (too few pairs of rounds)
+    decides nothing: the claim is then inconclusive at best, and says why."""
+    assert claim["basis"] == "measured" and claim["expect"] == "faster", claim
+    low = 1 + claim["tolerance"]
+    decisions: list[bool | None] = []
+    for b in claim["blocks"]:
+        if b["ci_95"] is None:
+            assert b["basis"] == "rounds" and b["no_interval"], b
+            decisions.append(None)
+            continue
+        lo, hi = b["ci_95"]
+        assert lo <= b["our_ratio"] <= hi, b
+        decisions.append(True if lo >= low else False if hi < low else None)
+    want = "reproduced" if all(d is True for d in decisions) else \
+        "not reproduced" if any(d is False for d in decisions) else "inconclusive"
+    assert claim["verdict"] == want, (want, claim)
+    if want == "inconclusive":
+        assert "straddles" in claim["reason"] or "no 95 % interval" in claim["reason"], claim
 
 
 @pytest.mark.skipif(not cpu_has("aes"), reason="this CPU has no AES-NI (no 'aes' flag)")
@@ -60,20 +86,18 @@ def test_reproduce_ivy_bridge_blog_then_report(tmp_path: Path) -> None:
     # neighbour slows both alike and the interval stays narrow where the rounds' did not
     # (they once gave "inconclusive" at 2.06x-3.32x against the band >= 1.5x)
     inter = [b for b in faster["blocks"] if b["basis"] == "interleaved"]
-    for b in inter:  # AES-NI 2-4x the masked path: each interval wholly above 1.5
-        assert b["ci_95"][0] > 1.5 and b["passed"] is True, b
-        assert (results / b["interleaved_record"]).is_file(), b
+    for b in inter:  # each with its interval and its record in the tree
+        assert b["ci_95"] is not None and (results / b["interleaved_record"]).is_file(), b
     if len(inter) == len(faster["blocks"]):
-        assert faster["ratio_basis"] == "interleaved" and faster["verdict"] == "reproduced"
+        assert faster["ratio_basis"] == "interleaved", faster
     else:
         # a size without an interleaved interval (too few blocks kept, even by thread CPU
-        # time, or a failed run): the rounds decide there, and say why; their
-        # interval can straddle ("inconclusive"), and a block judged from a single pair has
-        # no interval: then the direction still holds (AES-NI faster at every size)
+        # time, or a failed run): the rounds decide there, and say why
         assert faster["ratio_note"], faster
-        single = any(b["pairs"] <= 1 for b in faster["blocks"] if b["basis"] == "rounds")
-        assert faster["verdict"] in ("reproduced", "inconclusive") or (
-            single and all(b["our_ratio"] > 1 for b in faster["blocks"])), faster
+    assert_verdict_follows_intervals(faster)
+    # AES-NI faster than the masked path at every size (2-4x: a side slowed 40 % by a
+    # neighbour still leaves it faster), and well above the band at 8192 bytes (3.3x)
+    assert all(b["our_ratio"] > 1 for b in faster["blocks"]), faster
     assert big["our_ratio"] > 1.5, big
     if big["basis"] == "rounds":
         # pairs: runs where both sides have a usable figure, at most the fewer side's runs
@@ -96,8 +120,13 @@ def test_reproduce_ivy_bridge_blog_then_report(tmp_path: Path) -> None:
                                          "model (1.96× reported, 2.00× predicted")
         # the model is checked on our own core first (issue 27): where our ratio is off
         # the model's, the per-core constants it explains our ratio with are calibrated
-        # from our runs, and said so; where it fits, it says so
-        assert "calibrated" in twice["model"] or "as the model predicts" in twice["model"]
+        # from our runs, and said so; where it fits, it says so. Calibrating needs a
+        # round with a usable figure: on a host busy enough every round is contended
+        # (2026-12-06 here: 54 of 54 EVP figures a side), and then the verdict can only
+        # say by how much the model is off
+        rounds = any(data["measurements"][n]["runs"] for n in ("evp-aesni", "evp-masked"))
+        assert "calibrated" in twice["model"] or "as the model predicts" in twice["model"] \
+            or (not rounds and "the model is off on our core" in twice["model"]), twice
     elif twice["basis"] == "cpu model":  # a core the model does not cover: it says so
         assert twice["verdict"] == "not testable here" and twice["reason"]
     else:  # an Ivy Bridge: judged as measured

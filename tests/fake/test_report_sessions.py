@@ -232,3 +232,29 @@ def test_a_whole_session_that_sits_low_is_said_so(fake_matrix: Path, tmp_path: P
     c1 = first.groups[0].cell(ASM, "aes-128-cbc", 8192)
     assert c1 is not None and c1.sits_low is None
     assert 'class="bad low"' not in (tmp_path / "r1" / "index.html").read_text()
+
+
+def test_a_rounds_ratio_on_too_few_pairs_says_so_instead_of_an_interval(
+        fake_matrix: Path, tmp_path: Path) -> None:
+    """Issue 31: a bench session of three rounds (``bench --repeat 3``, the fake engine)
+    gives each comparison 3+3 samples, too few for the two sets' interval, and 3 same-round
+    pairs, too few for theirs (6, docs/noise.md §3). Both sides get the same factor in each
+    round, so the pairs agree exactly: a t interval on them (the rule until 2026-12-06) was
+    [1.000–1.000]. The page's paired table, report.json and the summary's text say "too
+    few pairs" instead."""
+    tree = bench_sessions(fake_matrix, tmp_path, [1.0])
+    out = tmp_path / "report"
+    summary = build_report(tree, out)
+    data = json.loads((out / "data" / "report.json").read_text())
+    rows = data["paired"]
+    assert rows and {r["kind"] for r in rows} >= {"asm/no-asm", "release", "mask/native"}
+    for r in rows:
+        assert (r["pairs"], r["samples"], r["ci_low"], r["ci_high"]) == (3, [3, 3], None, None)
+        assert r["ci_method"] == "mann-whitney"
+    html = (out / "index.html").read_text()
+    table = html[html.index('id="paired"'):]
+    table = table[:table.index("</table>")]
+    assert table.count("too few pairs: n=3, 3+3 samples") == len(rows)
+    assert "[" not in table.split("<tbody>")[1]  # no row shows an interval
+    lines = [x for x in summary.text().splitlines() if " / " in x and "bytes, " in x]
+    assert lines and all(x.endswith("(too few pairs: n=3, 3+3 samples)") for x in lines)

@@ -175,8 +175,12 @@ def test_verdicts_for_each_kind_of_claim(setup: tuple[Path, Environment, FakeBac
     # suite (aes-128-cbc under three masks: 3 invocations) and one legacy suite (two
     # masks: 2 invocations). sha-new is not measured: only the claims needs-padlock and
     # no-source compare it, and neither can be judged here
+    # legacy-same is judged from rounds: two give 2 pairs and 2+2 samples, no 95 %
+    # interval (stats.MIN_PAIRS), so no verdict yet, and its legacy suite gets extra rounds
+    # until 4+4 samples give the interval: two more, of its 2 invocations
     speed_runs = [unwrap_speed(r[1]) for r in backend.runs if is_speed(r[1])]
-    assert len(speed_runs) == 2 * (3 + 2)
+    assert len(speed_runs) == 2 * (3 + 2) + 2 * 2
+    assert verdicts["legacy-same"].blocks[0].pairs == 4
     assert rep.planned["sha-new"].skipped == "only claims that cannot be judged here compare it"
     assert not any("sha256" in r for r in speed_runs)
     masked = [r for r in backend.runs if is_speed(r[1]) and r[2]]
@@ -208,7 +212,9 @@ def test_reproduction_is_written_and_runs_are_reused(
     assert record["reproduction"] == "made-up" and "about-twice" in record["claims"]
     legacy = next(c for c in data["claims"] if c["id"] == "legacy-same")
     assert legacy["ratio_basis"] == "rounds"
-    assert legacy["blocks"][0]["pairs"] == 2 and legacy["blocks"][0]["stable"] is True
+    # two extra rounds: 4 pairs, 4+4 samples for the interval (2 would give none)
+    assert legacy["blocks"][0]["pairs"] == 4 and legacy["blocks"][0]["stable"] is True
+    assert legacy["blocks"][0]["ci_95"] is not None
     m = data["measurements"]["evp-on"]
     assert m["variant"] == "1.1.1w-asm-x86_64" and m["stand_in"] is True
     assert len(m["runs"]) == 2

@@ -49,9 +49,13 @@ def test_the_interval_decides_and_a_straddle_is_inconclusive() -> None:
     assert straddle_text([straddling]) == ("at 8192 bytes our paired ratio's 95 % interval "
                                            "1.00–1.13× (3 pairs) straddles the band "
                                            "0.90–1.10×")
-    # with one pair there is no interval: the pair decides
-    one = BlockJudgement(8192, None, 1.05, 1.0, True, None, None, 1, "same", 0.1)
-    assert one.decision is True
+    # too few pairs for an interval (stats.MIN_PAIRS): nothing is decided from the ratio,
+    # however well it meets the claim (until 2026-12-06 one pair decided by itself)
+    two = BlockJudgement(8192, None, 1.05, 1.0, True, None, (1.049, 1.051), 2, "same", 0.1,
+                         no_interval="too few pairs: n=2")
+    assert two.decision is None and interval_verdict([two]) == INCONCLUSIVE
+    assert straddle_text([two]) == ("at 8192 bytes our paired ratio 1.05× has no 95 % "
+                                    "interval (too few pairs: n=2)")
 
 
 def test_accounting_text_names_a_busy_host_only_when_figures_were_contended() -> None:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import pytest
 
-from openssl_matrix.core.stats import ratio_estimate
+from openssl_matrix.core.stats import MIN_PAIRS, ratio_estimate
 from openssl_matrix.matrix.releases import load_catalogue
 from openssl_matrix.sweep.bisect import (
     INCOMPLETE,
@@ -24,10 +24,12 @@ from openssl_matrix.sweep.bisect import (
     MAX_ROUNDS,
     MOVED,
     NO_MOVE,
+    ROUNDS,
     SKIPPED,
     UNDECIDED,
     Cell,
     Unmeasurable,
+    _ratio_dict,
     bisect,
     classify,
     decide,
@@ -100,14 +102,17 @@ def test_a_step_from_1_00_to_0_70_is_found_at_its_pair(first_bad: str, seed: int
     i = RANGE.index(first_bad)
     assert (m.before, m.after) == (RANGE[i - 1], first_bad)
     assert m.ratio is not None and m.ratio.ci_low is not None and m.ratio.ci_high is not None
-    assert m.ratio.ci_low < 0.70 < m.ratio.ci_high
+    # the median of the pairs' ratios and its distribution-free interval: at the move
+    assert m.ratio.ci_low < 0.71 and m.ratio.ci_high > 0.69 and m.ratio.method == "sign"
     assert m.before_figure is not None and m.after_figure is not None
     assert m.after_figure.median < 0.75 * m.before_figure.median
     # binary search: at most ceil(log2(7)) = 3 steps over 6 inner releases, each decided
     assert 1 <= len(b.steps) <= 3
     assert all(s.decision in (LIKE_GOOD, LIKE_BAD) for s in b.steps)
-    # a decided step measures one batch only
-    assert all(s.rounds == 5 for s in b.steps)
+    # a decided step measures one batch of 6, or two where ±3 % noise left some of a
+    # side's samples more than 5 % below its best, and fewer than 6 pairs (stats.MIN_PAIRS)
+    assert ROUNDS == MIN_PAIRS == 6
+    assert all(s.rounds in (ROUNDS, 2 * ROUNDS) for s in b.steps)
 
 
 def test_every_step_is_judged_against_both_ends_of_its_range() -> None:
@@ -161,7 +166,7 @@ def test_a_figure_that_moved_twice_is_reported_as_two_moves() -> None:
                                                        ("3.0.15", "3.0.16")]
     assert any(s.decision == LIKE_NEITHER for s in b.steps)
     neither = next(s for s in b.steps if s.decision == LIKE_NEITHER)
-    assert neither.rounds == 10  # confirmed by a second batch before the range is split
+    assert neither.rounds == 2 * ROUNDS  # confirmed by a second batch before it is split
 
 
 def test_a_step_the_rounds_cannot_place_is_undecided_not_guessed() -> None:
@@ -171,16 +176,16 @@ def test_a_step_the_rounds_cannot_place_is_undecided_not_guessed() -> None:
         i = RANGE.index(r)
         return BASE * (1.0 if i < 3 else math.sqrt(0.96) if i == 3 else 0.96)
 
-    measure = Scripted(truth, seed=4)
+    measure = Scripted(truth, seed=3)
     b = bisect(RANGE, measure)
     assert b.status == INCOMPLETE
     assert b.ends is not None and b.ends.ci_high is not None and b.ends.ci_high < 0.99
     (stuck,) = b.steps
     assert (stuck.release, stuck.decision) == ("3.0.13", UNDECIDED)
-    assert stuck.rounds == MAX_ROUNDS  # more rounds asked, up to the limit, no more
+    assert stuck.rounds == MAX_ROUNDS == 18  # more rounds asked, up to the limit, no more
     assert measure.count["3.0.13"] == MAX_ROUNDS
     (m,) = b.moves
-    assert not m.found and "undecided at 3.0.13 after 15 rounds" in m.why
+    assert not m.found and "undecided at 3.0.13 after 18 rounds" in m.why
     assert (m.before, m.after) == ("3.0.10", "3.0.17")
     assert exit_code(stuck.decision) == 125
 
@@ -205,23 +210,26 @@ def test_a_skipped_release_at_the_move_leaves_the_range_unnarrowed_with_its_reas
 
 
 def test_classify_reads_both_intervals() -> None:
-    near = ratio_estimate([0.99, 1.0, 1.01, 1.0])
-    far = ratio_estimate([0.70, 0.71, 0.69, 0.70])
-    up = ratio_estimate([1.42, 1.43, 1.44, 1.43])
-    wide = ratio_estimate([0.5, 1.5, 0.8, 1.2])
+    near = ratio_estimate([0.99, 1.0, 1.01, 1.0, 0.995, 1.005])
+    far = ratio_estimate([0.70, 0.71, 0.69, 0.70, 0.705, 0.695])
+    up = ratio_estimate([1.42, 1.43, 1.44, 1.43, 1.425, 1.435])
+    wide = ratio_estimate([0.5, 1.5, 0.8, 1.2, 0.9, 1.1])
+    few = ratio_estimate([0.70, 0.70])  # two pairs that agree: too few for an interval
+    assert few is not None and few.no_interval == "too few pairs: n=2"
     assert classify(near, up) == LIKE_GOOD
     assert classify(far, near) == LIKE_BAD
     assert classify(far, up) == LIKE_NEITHER
     assert classify(wide, wide) == UNDECIDED
     assert classify(None, None) == UNDECIDED  # no interval tells nothing apart
+    assert classify(few, up) == UNDECIDED
 
 
 def test_a_step_is_never_decided_from_one_end_alone() -> None:
     """Master's bisection (docs/bisect.md): a step with no usable pair against the good
     end and far from the bad end was called like-good, and a move between the good end
     and that step went unseen. One side without an interval leaves the step undecided."""
-    up = ratio_estimate([1.90, 1.93, 1.96, 1.92])  # far from the bad end
-    down = ratio_estimate([0.52, 0.53, 0.55, 0.54])
+    up = ratio_estimate([1.90, 1.93, 1.96, 1.92, 1.91, 1.94])  # far from the bad end
+    down = ratio_estimate([0.52, 0.53, 0.55, 0.54, 0.535, 0.525])
     one_pair = ratio_estimate([0.55])  # a ratio, no interval
     assert one_pair is None or one_pair.ci_low is None
     assert classify(None, up) == UNDECIDED
@@ -239,12 +247,14 @@ def test_exit_codes_for_git_bisect_run(decision: str, code: int) -> None:
 def test_one_commits_exit_code_from_its_rounds_with_both_ends() -> None:
     # what a `git bisect run` call would decide: the candidate measured with both ends
     measure = Scripted(step_at("3.0.14"))
-    rounds = measure(["3.0.10", "3.0.16", "3.0.17"], 5)
+    # two batches: ±3 % noise leaves some samples more than 5 % below their best, and a
+    # side with fewer than 6 usable pairs has no interval (a call then says 125: skip)
+    rounds = measure(["3.0.10", "3.0.16", "3.0.17"], 2 * ROUNDS)
     decision, vs_good, vs_bad = decide(rounds, "3.0.16", "3.0.10", "3.0.17")
     assert decision == LIKE_BAD and exit_code(decision) == 1
     assert vs_good is not None and vs_good.ratio < 0.75
     assert vs_bad is not None and 0.95 < vs_bad.ratio < 1.05
-    rounds = measure(["3.0.10", "3.0.11", "3.0.17"], 5)
+    rounds = measure(["3.0.10", "3.0.11", "3.0.17"], 2 * ROUNDS)
     assert exit_code(decide(rounds, "3.0.11", "3.0.10", "3.0.17")[0]) == 0
     # no usable sample of the candidate: skip
     empty: list[dict[str, float | None]] = [{"3.0.10": 1.0, "3.0.12": None, "3.0.17": 0.7}]
@@ -280,7 +290,7 @@ def test_summary_names_the_pair_the_figures_and_the_path() -> None:
     b = bisect(RANGE, Scripted(step_at("3.0.14")))
     text = "\n".join(summary(b))
     assert "moved between 3.0.13 and 3.0.14" in text
-    assert "3.0.14 / 3.0.13: 0.6" in text
+    assert "3.0.14 / 3.0.13: 0.70" in text
     assert "step 1: 3.0.13 in [3.0.10, 3.0.17]" in text
     assert b.as_dict()["moves"][0]["ratio"]["pairs"] >= 4
 
@@ -295,9 +305,9 @@ def test_one_candidate_is_judged_as_a_step_for_git_bisect_run(
     measure = Scripted(lambda r: BASE * truth[r])
     step = judge("c", "good", "bad", measure)
     assert (step.decision, exit_code(step.decision)) == (decision, code)
-    assert step.rounds >= 5 and set(measure.count) == {"good", "c", "bad"}
+    assert step.rounds >= ROUNDS and set(measure.count) == {"good", "c", "bad"}
     if decision == LIKE_NEITHER:  # confirmed by a second batch before it stops the run
-        assert step.rounds >= 10
+        assert step.rounds >= 2 * ROUNDS
 
 
 def test_a_candidate_that_cannot_be_measured_is_skipped_with_its_reason() -> None:
@@ -307,3 +317,17 @@ def test_a_candidate_that_cannot_be_measured_is_skipped_with_its_reason() -> Non
     assert step.reason == "the build failed: error: x"
     with pytest.raises(Unmeasurable):  # an end: the caller stops the run
         judge("c", "good", "bad", Scripted(lambda r: BASE, broken={"good": "no"}))
+
+
+def test_the_bisection_page_says_too_few_pairs_where_rounds_gave_no_interval() -> None:
+    from openssl_matrix.report.bisectview import ratio_text as page_text
+
+    few = ratio_estimate([0.97, 0.9702])  # two pairs that agree: no interval
+    assert few is not None
+    got = _ratio_dict(few)
+    assert got is not None and got["ci_method"] == "sign" and got["basis"] == "rounds"
+    assert page_text(got) == "×0.970 (too few pairs: n=2)"
+    six = _ratio_dict(ratio_estimate([0.70, 0.71, 0.69, 0.70, 0.705, 0.695]))
+    assert page_text(six) == "×0.700 [0.690–0.710] (6 pairs)"
+    assert page_text({**got, "basis": "interleaved"}) == \
+        "×0.970 (no interval) (2 interleaved blocks)"

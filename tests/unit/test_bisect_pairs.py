@@ -242,7 +242,7 @@ def test_the_record_says_which_basis_decided_each_step_and_lists_every_pair() ->
     assert doc["ends"]["ci_method"] == "t95-batches"
     steps = {s["release"]: s for s in doc["steps"]}
     assert steps["3.0.15"]["basis"] == ROUNDS_BASIS and steps["3.0.15"]["why_rounds"]
-    assert steps["3.0.15"]["vs_good"]["ci_method"] == "t95-log"
+    assert steps["3.0.15"]["vs_good"]["ci_method"] == "sign"
     inter = [s for s in doc["steps"] if s["basis"] == INTERLEAVED]
     assert inter and all(s["pair_runs"] == 1 and s["vs_good"]["basis"] == INTERLEAVED
                          for s in inter)

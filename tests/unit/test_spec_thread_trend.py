@@ -197,8 +197,9 @@ def _runs(tmp_path: Path, build: str, rates: dict[int, float],
     return runs
 
 
-#: A machine whose speed drifts by 30 % between rounds (both builds alike within a round).
-DRIFT = (1.0, 0.7, 1.3, 0.85, 1.1)
+#: A machine whose speed drifts by 30 % between rounds (both builds alike within a round);
+#: six rounds, the fewest whose paired trends give a 95 % interval (stats.MIN_PAIRS).
+DRIFT = (1.0, 0.7, 1.3, 0.85, 1.1, 0.95)
 
 
 def _judge(tmp_path: Path, spec: ReportSpec, new: dict[int, float], old: dict[int, float],
@@ -257,15 +258,15 @@ def test_a_thread_trend_with_noisy_pairs_gets_an_interval(tmp_path: Path) -> Non
                                      mask="default") for n in spec.measurements}
     resolved = {v: ResolvedVersion(v, v, False, None, (), None, None) for v in spec.versions}
     ours = {"old": collect(spec.measurements["old"], planned["old"],
-                           _runs(tmp_path / "old", "old", {1: 3.4e6, 2: 6.8e6}, (1.0,) * 4))}
+                           _runs(tmp_path / "old", "old", {1: 3.4e6, 2: 6.8e6}, (1.0,) * 6))}
     new = Ours()
     new.per_run = [(f"r{i}", {1: 1.6e6, 2: 1.6e6 * f}) for i, f in
-                   enumerate((0.6, 1.4, 0.7, 1.3))]
-    new.statuses = {"ok": 8}
+                   enumerate((0.6, 1.4, 0.7, 1.3, 0.8, 1.2))]
+    new.statuses = {"ok": 12}
     ours["new"] = new
     result = judge(spec, spec.claims[0], planned, ours, resolved)
     (b,) = result.blocks
-    assert b.pairs == 4 and b.ci is not None and b.ci[0] < 0.5 < b.ci[1]
+    assert b.pairs == 6 and b.ci is not None and b.ci[0] < 0.5 < b.ci[1]
     assert result.verdict == INCONCLUSIVE
     assert result.reason is not None and "at the trend from 1 to 2 threads" in result.reason
 

@@ -11,6 +11,7 @@ import pytest
 from openssl_matrix.core.errors import ConfigError
 from openssl_matrix.repro.check import _claim_lines
 from openssl_matrix.repro.judge import (
+    INCONCLUSIVE,
     NOT_REPRODUCED,
     REPRODUCED,
     ClaimResult,
@@ -98,8 +99,9 @@ def _judge(spec: ReportSpec, new: dict[int, float], old: dict[int, float],
     return Reproduction(spec, resolved, planned, ours, [result], {}, [], "")
 
 
-#: A machine whose speed drifts by 30 % between rounds (both builds alike within a round).
-DRIFT = (1.0, 0.7, 1.3, 0.85, 1.1)
+#: A machine whose speed drifts by 30 % between rounds (both builds alike within a round);
+#: six rounds, the fewest whose paired trends give a 95 % interval (stats.MIN_PAIRS).
+DRIFT = (1.0, 0.7, 1.3, 0.85, 1.1, 0.95)
 
 
 def test_paired_trends_cancel_the_machines_drift() -> None:
@@ -128,6 +130,12 @@ def test_a_trend_is_judged_from_paired_rounds(tmp_path: Path) -> None:
     result = _judge(spec, {16: 5e7, 16384: 1e9}, {16: 1e8, 16384: 2e9}, DRIFT).results[0]
     assert result.verdict == NOT_REPRODUCED
     assert result.blocks[0].ours == pytest.approx(1.0)
+    # five rounds agree as well, but five pairs give no distribution-free 95 % interval:
+    # no verdict is decided from them (reproduce measures further rounds)
+    rep = _judge(spec, {16: 4.5e7, 16384: 1.8e9}, {16: 1e8, 16384: 2e9}, DRIFT[:5])
+    result = rep.results[0]
+    assert result.verdict == INCONCLUSIVE and result.blocks[0].ci is None
+    assert "too few pairs: n=5" in (result.reason or "")
 
 
 ENV = Environment(None, {}, {}, {}, (), None)  # the claim's lines use no matrix
