@@ -1,4 +1,5 @@
-"""The paste lexer's line cache: a whole line read again as it was read before.
+"""The paste lexer's line cache and line path: a whole line read again as it was read
+before, and chunks of whole lines read without tokenizing them.
 
 The lexer (:mod:`openssl_matrix.parse.paste`) reads a paste token by token, so that lost
 line breaks and wrapping do not matter. But a paste of many runs repeats its lines: the
@@ -24,22 +25,34 @@ looks at the line's own tokens, and at most at the first token after it):
 
 Only lines with a line break after them are considered (a paste that kept its lines);
 ``-multi`` parent tables (read with the children's sizes) are not.
-tests/unit/test_parse_shapes.py compares the lexer with and without this cache.
+
+The line path (:func:`line_items`) goes one step further: a chunk of a paste that kept
+its lines, with no quote mark in it, is split into lines once and read line by line
+without tokenizing it, when every line of it is one item of its own (a row by
+:func:`row_line`, a line kept here, a header field, or a line the steps read once, in a
+scratch lexer, and keep); a chunk with any other line (wrapped, joined, prose, a BOM) is
+cut before each version line in it and its pieces tried in turn: a piece refused is read
+token by token, from its start, so every odd case keeps the steps' reading.
+tests/unit/test_parse_shapes.py compares the lexer with and without this cache and path.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from openssl_matrix.parse.fastpaths import FAST, register_cache
 from openssl_matrix.parse.lexvocab import (
+    _R_ANCHOR,
     _R_FIELDS,
+    _R_FIELDS_BY_START,
     _R_LABEL_END,
     _R_LABEL_MODE,
     _R_MARKER_WORDS,
     _R_NUM,
     _R_NUM_TOKEN,
     _R_PK_HEADER_TEXTS,
+    _Item,
 )
 
 #: Item kinds a line may be kept as.
@@ -156,3 +169,82 @@ def next_holds(cond: int, tokens: list[str], stop: int) -> bool | None:
     if cond == NEXT_NOT_PAREN:
         return not after.startswith("(")
     return None
+
+
+#: A line's first reading, when it is not kept: (its words, the next line's words, the
+#: symmetric table's width, the public-key table) -> (kind, width after, table after), or
+#: None when the steps read it as anything but one item of its own.
+FirstReading = Callable[[list[str], list[str], int, "str | None"],
+                        "tuple[str, int, str | None] | None"]
+
+
+def line_items(chunk: str, columns: int, pk_kind: str | None, first: FirstReading,
+               ) -> tuple[list[_Item], int, str | None] | None:
+    """The items of a chunk of a paste that kept its lines, read line by line without
+    tokenizing it, when each of its lines is read as one item of its own; else None (the
+    lexer reads the chunk token by token).
+
+    The caller passes a chunk that follows a version line's start (parse/paste.py's
+    windows) or starts the paste, holds no quote mark, and is read from a line start with
+    no ``-multi`` table open, in the state ``columns``, ``pk_kind``. A line is accepted
+    as ``_step_line`` reads it: a row of the symmetric table by :func:`row_line`, or the
+    reading kept in :data:`LINES` (or found now by ``first`` and kept) under its condition
+    on the next line's first word; a condition that needs the anchor pattern is met only
+    when the next line alone matches it (a match there is one in the joined text). After
+    the chunk's last line comes the next chunk's version line, which meets every
+    condition, or the paste's end."""
+    texts = [t for t in map(" ".join, map(str.split, chunk.splitlines())) if t]
+    out: list[_Item] = []
+    append = out.append
+    last = len(texts) - 1
+    for k, text in enumerate(texts):
+        if columns and row_line(text, columns) and (
+                k == last or not _R_NUM_TOKEN.fullmatch(texts[k + 1].partition(" ")[0])):
+            append(_Item("symrow", text))
+            continue
+        key = (text, columns, pk_kind)
+        kept = LINES.get(key)
+        if kept is None:
+            kept = _field(text, columns, pk_kind)
+            if kept is None:
+                read = first(text.split(" "), texts[k + 1].split(" ") if k < last else [],
+                             columns, pk_kind)
+                if read is None:
+                    return None
+                cond = condition(read[0], text, text.split(" "))
+                if cond is None:
+                    return None
+                kept = (*read, cond)
+            keep(key, kept)
+        if kept[3] != ANY and k < last and not _holds(kept[3], texts[k + 1]):
+            return None
+        append(_Item(kept[0], text))
+        columns, pk_kind = kept[1], kept[2]
+    return out, columns, pk_kind
+
+
+def _field(text: str, columns: int, pk_kind: str | None,
+           ) -> tuple[str, int, str | None, int] | None:
+    """A header field's line as the steps read it, when its value runs to its line's end
+    (no word of it can start a structure: :func:`condition`) and the next line starts one:
+    its name is the first of the field names (in their order) the line starts with, and
+    no marker word starts a line that starts with a field name. The state is unchanged."""
+    for name in _R_FIELDS_BY_START.get(text[0], ()):
+        if text.startswith(name):
+            cond = condition("field", text, text.split(" "))
+            return None if cond is None else ("field", columns, pk_kind, cond)
+    return None
+
+
+def _holds(cond: int, line: str) -> bool:
+    """Whether the next line (``line``) meets ``cond``."""
+    after = line.partition(" ")[0]
+    if cond == ANY:
+        return True
+    if cond == NEXT_NOT_NUMBER:
+        return not _R_NUM_TOKEN.fullmatch(after)
+    if cond == NEXT_NOT_DIGIT:
+        return not after[:1].isdigit()
+    if cond == NEXT_NOT_PAREN:
+        return not after.startswith("(")
+    return _R_ANCHOR.match(line) is not None

@@ -13,18 +13,25 @@ import marshal
 import re
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import accumulate, chain, count
 from operator import add, attrgetter
 
 from openssl_matrix.core.errors import ParseError
-from openssl_matrix.parse.fastpaths import FAST
+from openssl_matrix.parse.fastpaths import FAST, register_cache
 from openssl_matrix.parse.figures import Figure, SpeedRun, figure_values
 from openssl_matrix.parse.grammar import (
     MR_H_RE,
 )
-from openssl_matrix.parse.lexlines import LINES, condition, keep, next_holds, row_line
+from openssl_matrix.parse.lexlines import (
+    LINES,
+    condition,
+    keep,
+    line_items,
+    next_holds,
+    row_line,
+)
 from openssl_matrix.parse.lexvocab import (
     _QUOTE_PREFIX_RE,
     _R_ANCHOR,
@@ -65,7 +72,9 @@ from openssl_matrix.parse.lines import parse_lines
 # A report is read as a stream of blank-separated tokens, so that lost line breaks, mail
 # wrapping and quoting do not matter. The lexer below recognises speed's own structures
 # (headers, progress sentences, tables, -mr records, command lines) in that stream and
-# emits one logical line per structure; everything else is prose and is dropped.
+# emits one logical line per structure; everything else is prose and is dropped. A chunk
+# whose lines are each one structure (nearly every paste that kept its lines) is read line
+# by line without tokenizing it (parse/lexlines.line_items), in the same state.
 
 #: Figure's field values, in order (the duplicate check's key).
 _FIGURE_VALUES = attrgetter(*Figure.__dataclass_fields__)
@@ -104,28 +113,19 @@ def _windows(text: str, size: int = _W_CHUNK) -> Iterator[str]:
         start = cut
 
 
-#: Tokens the lexer steps through per window (chunks are merged up to this; ~350 kB of a
-#: paste): the chunk after them, read for the look ahead, is tokenized once but joined
-#: twice. Larger windows save little time and cost memory (1 << 17: +10 MB for an import).
-_W_STEP_TOKENS = 1 << 15
+#: Tokens of a window read token by token, with the quoted chunks after a refused one
+#: (~350 kB), and with the pieces after a refused piece: few windows where odd lines are many.
+_W_STEP_TOKENS, _W_PIECE_TOKENS = 1 << 15, 1 << 11
 
 
-def _fill(window: list[tuple[list[str], bytearray]],
-          chunks: Iterator[tuple[list[str], bytearray]], step: int = _W_STEP_TOKENS) -> bool:
-    """Merge chunks into the window's first until it holds ``step`` tokens, and
-    give it one chunk after that; False once the chunks are all read."""
-    while len(window) > 1 and len(window[0][0]) < step:
-        tokens, ends = window.pop(1)
-        window[0] = (window[0][0] + tokens, window[0][1] + ends)
-    while len(window) < 2 or len(window[0][0]) < step:
-        following = next(chunks, None)
-        if following is None:
-            return False
-        if len(window) > 1 or len(window[0][0]) >= step:
-            window.append(following)
-        else:
-            window[0] = (window[0][0] + following[0], window[0][1] + following[1])
-    return True
+@dataclass(slots=True)
+class _Chunk:
+    """A chunk of the paste (:func:`_windows`), its tokens once tokenized, and whether it
+    is a piece of a chunk the line path refused, cut before each version line in it."""
+
+    text: str
+    tokens: tuple[list[str], bytearray] | None = None
+    piece: bool = False
 
 
 class _Lexer:
@@ -149,6 +149,9 @@ class _Lexer:
         self.prose: list[str] = []
         self.sym_columns = 0
         self.pk_kind: str | None = None
+        self._texts: Iterator[str] | None = _windows(text, chunk)
+        self._ahead: list[_Chunk] = []
+        self._scratch: _Lexer | None = None
         self.multi_columns = 0
         """Sizes announced by a -multi child's ``Got: +H:...``: 3.x's parent prints its
         table without a ``type`` header."""
@@ -243,45 +246,113 @@ class _Lexer:
         text. A step may also look a table's width or a label line's 12 words further:
         the window grows until that much follows.
         """
-        chunks = map(self._tokenize, _windows(self.text, self.chunk))
-        window = [c for c in (next(chunks, None),) if c is not None]
-        more = bool(window)
         items = self.items
         i = 0
-        while window:
-            more = _fill(window, chunks, self.step) if more else False
-            self._load(window)
-            limit = len(window[0][0]) if len(window) > 1 else len(self.tokens)
-            while i < limit:
-                if more and len(self.tokens) - i <= _R_LABEL_LINE_WORDS + 8 + \
-                        self.sym_columns + self.multi_columns:
-                    following = next(chunks, None)
-                    more = following is not None
-                    if following is not None:
-                        window.append(following)
-                        self._load(window)
-                        continue
-                nxt = self._step_line(i) if self.lined and not self.multi_columns and (
-                    i == 0 or self.line_end[i - 1]) else self._step(i)
-                if nxt is None:
-                    if not self._table_resumes(i):
-                        if self.sym_columns:
-                            self._note_broken_table(i)
-                        self.sym_columns = 0
-                        self.pk_kind = None
-                    self.prose.append(self.tokens[i])
-                    i += 1
-                else:
-                    i = nxt
-                    if len(items) > 64:  # handed on in batches: a yield per item costs
+        while (chunk := self._chunk_ahead(0)) is not None:
+            del self._ahead[0]
+            if i == 0 and not self.multi_columns and self.lined and FAST.on and \
+                    ">" not in chunk.text:
+                read = line_items(chunk.text, self.sym_columns, self.pk_kind,
+                                  self._first_reading)
+                if read is not None:  # every line one item: no token read
+                    lines, self.sym_columns, self.pk_kind = read
+                    if lines:
+                        self.emit(lines[0].kind, lines[0].text)  # after the prose before
+                        items += lines[1:]
+                    if len(items) > 64:
                         yield from items
                         items.clear()
-            i -= len(window[0][0])
-            del window[0]
+                    continue
+                if not chunk.piece and chunk.tokens is None:
+                    # its runs read apart: only those about the odd line token by token
+                    # (not once tokenized for a look ahead: it would be tokenized again)
+                    pieces = [_Chunk(t, piece=True) for t in _windows(chunk.text, 1)]
+                    if len(pieces) > 1:
+                        self._ahead[0:0] = pieces
+                        continue
+            i = yield from self._read_tokens(chunk, i)
         self.emit("end", "")
         items.pop()
         yield from items
         items.clear()
+
+    def _chunk_ahead(self, k: int) -> _Chunk | None:
+        """The ``k``-th chunk after those read, or None past the paste's end."""
+        ahead = self._ahead
+        while len(ahead) <= k and self._texts is not None:
+            text = next(self._texts, None)
+            if text is None:
+                self._texts = None
+            else:
+                ahead.append(_Chunk(text))
+        return ahead[k] if k < len(ahead) else None
+
+    def _tokens_of(self, chunk: _Chunk) -> tuple[list[str], bytearray]:
+        if chunk.tokens is None:
+            chunk.tokens = self._tokenize(chunk.text)
+        return chunk.tokens
+
+    def _read_tokens(self, chunk: _Chunk, i: int) -> Generator[_Item, None, int]:
+        """Step through ``chunk``'s tokens from ``i`` (with chunks after it the line path
+        refuses: ``_W_STEP_TOKENS``) while the chunk after them is there to look ahead
+        into; return where the next chunk is to be read from."""
+        items = self.items
+        window = [self._tokens_of(chunk)]
+        while len(window[0][0]) < self.step and (following := self._chunk_ahead(0)) and (
+                ">" in following.text or not self.lined or not FAST.on or (
+                    following.piece and len(window[0][0]) < _W_PIECE_TOKENS)):
+            del self._ahead[0]
+            tokens, ends = self._tokens_of(following)
+            window[0] = (window[0][0] + tokens, window[0][1] + ends)
+        if (following := self._chunk_ahead(0)) is not None:
+            window.append(self._tokens_of(following))
+        self._load(window)
+        limit = len(window[0][0])
+        while i < limit:
+            if len(self.tokens) - i <= _R_LABEL_LINE_WORDS + 8 + self.sym_columns + \
+                    self.multi_columns and (
+                    following := self._chunk_ahead(len(window) - 1)) is not None:
+                window.append(self._tokens_of(following))
+                self._load(window)
+                continue
+            nxt = self._step_line(i) if self.lined and not self.multi_columns and (
+                i == 0 or self.line_end[i - 1]) else self._step(i)
+            if nxt is None:
+                if not self._table_resumes(i):
+                    if self.sym_columns:
+                        self._note_broken_table(i)
+                    self.sym_columns = 0
+                    self.pk_kind = None
+                self.prose.append(self.tokens[i])
+                i += 1
+            else:
+                i = nxt
+                if len(items) > 64:  # handed on in batches: a yield per item costs
+                    yield from items
+                    items.clear()
+        return i - limit
+
+    def _first_reading(self, words: list[str], after: list[str], columns: int,
+                       pk_kind: str | None) -> tuple[str, int, str | None] | None:
+        """How the steps read a line (``words``) at a line start in the state given,
+        with the next line (``after``) to look ahead into: its one item's kind and the
+        state after it, or None (parse/lexlines.py's ``line_items`` asks)."""
+        scratch = self._scratch
+        if scratch is None:
+            scratch = self._scratch = _Lexer("")
+        scratch.items, scratch.prose = [], []
+        scratch.sym_columns, scratch.pk_kind, scratch.multi_columns = columns, pk_kind, 0
+        ends = bytearray(len(words) - 1) + b"\x01"
+        if after:
+            ends += bytearray(len(after) - 1) + b"\x01"
+        scratch._load([(words + after, ends)])
+        if scratch._step(0) != len(words) or len(scratch.items) != 1 or \
+                scratch.multi_columns:
+            return None
+        item = scratch.items[0]
+        if item.text != " ".join(words):
+            return None
+        return item.kind, scratch.sym_columns, scratch.pk_kind
 
     def _table_resumes(self, i: int) -> bool:
         """Whether the prose at ``i`` is a short line between a table's rows.
@@ -519,6 +590,8 @@ class _Segment:
     has_results: bool = False
     has_version: bool = False
     has_table_header: bool = False
+    #: Whether an item is progress (:func:`_is_progress_item`): read first.
+    has_progress: bool = False
     commands: list[str] = field(default_factory=list)
     broken: list[str] = field(default_factory=list)
 
@@ -528,16 +601,26 @@ def _row_key(item: _Item, pk_header: str) -> str:
 
     3.2+ names ``rsa2048`` in both the KEM and the signature table of one run.
     """
-    words = item.text.split()
+    text = item.text
     if item.kind == "symrow":
-        # the lexer's row: its name's one or two words (neither a number), then numbers
+        # the lexer's row (words joined by one blank): its name's one or two words
+        # (neither a number), then numbers
+        words = text.split(" ", 2)
         return words[0] if _R_NUM_TOKEN.fullmatch(words[1]) else f"{words[0]} {words[1]}"
-    name = [
-        w
-        for w in words
-        if not _R_PK_SECONDS.fullmatch(w) and not (_R_PK_VALUE.fullmatch(w) and "." in w)
-    ]
-    return " ".join([pk_header, "|", *name])
+    name = _PK_NAMES.get(text) if FAST.on else None
+    if name is None:
+        name = " ".join(w for w in text.split() if not _R_PK_SECONDS.fullmatch(w)
+                        and not (_R_PK_VALUE.fullmatch(w) and "." in w))
+        if FAST.on:
+            if len(_PK_NAMES) >= 256:
+                _PK_NAMES.clear()
+            _PK_NAMES[text] = name
+    return f"{pk_header} | {name}" if name else f"{pk_header} |"
+
+
+#: A public-key row's text -> its name words (a paste repeats its rows: read once).
+_PK_NAMES: dict[str, str] = {}
+register_cache(_PK_NAMES.clear)
 
 
 def _segments(items: Iterable[_Item]) -> Iterator[_Segment]:
@@ -594,6 +677,8 @@ def _segments(items: Iterable[_Item]) -> Iterator[_Segment]:
             current.broken.append(item.text)
             continue
         current.items.append(item)
+        if kind in _PROGRESS_KINDS:
+            current.has_progress = True
         if row_key is not None:
             rows_seen.add(row_key)
             prose_since_row = False
@@ -616,6 +701,10 @@ def _table_header(segment: _Segment, *, move: bool) -> _Item | None:
         if segment.items[index].kind in ("symheader", "pkheader"):
             return segment.items.pop(index) if move else segment.items[index]
     return None
+
+
+#: The kinds of the items :func:`_is_progress_item` may call progress.
+_PROGRESS_KINDS = frozenset(("progress", "elapsed", "mr"))
 
 
 def _is_progress_item(item: _Item) -> bool:
@@ -667,8 +756,11 @@ def _paste_runs(text: str, *, keep_duplicates: bool) -> Iterator[SpeedRun]:
             evp = bool(named)
             evp_names = frozenset(named)
         # progress first, as parse_speed reads stderr first: -mr units may depend on it
-        progress = [i.text for i in segment.items if _is_progress_item(i)]
-        lines = progress + [i.text for i in segment.items if not _is_progress_item(i)]
+        if segment.has_progress:
+            progress = [i.text for i in segment.items if _is_progress_item(i)]
+            lines = progress + [i.text for i in segment.items if not _is_progress_item(i)]
+        else:
+            lines = [i.text for i in segment.items]
         run = parse_lines(lines, evp=evp, evp_names=evp_names)
         extra = [f"table text that could not be read: {b!r}" for b in segment.broken]
         if (

@@ -253,3 +253,95 @@ def test_a_filled_layout_is_the_document() -> None:
     texts = layout({"n": mark(0)})
     assert fill(texts, [[1]]) is None and fill(texts, [{"a": 1}]) is None
     assert fill(texts, [1, 2]) is None
+
+
+_CLEAN = [(FIXTURES / "speed" / p / "evp-elapsed.stdout").read_text(encoding="utf-8")
+          for p in ("real-1.1.1w", "real-3.0.20")]
+
+
+def _odd(rng: random.Random, text: str) -> str:
+    """``text`` with lines the line path must refuse or read as the steps do: quoted,
+    wrapped, joined, indented, tabbed, lost, prose between them; CRLF or a BOM at times."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        r = rng.random()
+        if r < 0.04:
+            out.append(rng.choice(["> ", ">> ", " > "]) + line)
+        elif r < 0.08 and len(line) > 30:
+            cut = rng.randint(5, len(line) - 5)
+            out += [line[:cut], line[cut:]]  # a wrapped row or field
+        elif r < 0.11 and out:
+            out[-1] += " " + line  # a lost line break
+        elif r < 0.15:
+            out.append(line.replace(" ", "\t"))
+        elif r < 0.17:
+            out.append("  " + line)
+        elif r < 0.19:
+            out.append(rng.choice(_PROSE))
+        elif r < 0.22:
+            pass  # a lost line: a field before a row, a row under another table
+        else:
+            out.append(line)
+    odd = "\n".join(out)
+    r = rng.random()
+    return odd.replace("\n", "\r\n") if r < 0.2 else "\ufeff" + odd if r < 0.3 else odd
+
+
+def _repeated(rng: random.Random, runs: int, odd: float) -> str:
+    parts = []
+    for k in range(runs):
+        text = rng.choice(_CLEAN).replace("built on: ", f"built on: (copy {k}) ", 1)
+        parts.append(_odd(rng, text) if rng.random() < odd else text)
+    return "\n".join(parts)
+
+
+def test_the_line_path_reads_what_the_steps_read() -> None:
+    """Pastes of clean runs (the line path reads their chunks) with odd ones among them
+    (it must refuse theirs): the same items, chunk by chunk or whole, as the steps alone,
+    and the same runs."""
+    rng = random.Random(39)
+    for k in range(24):
+        text = _repeated(rng, rng.randint(2, 12), rng.choice([0.0, 0.2, 0.5, 1.0]))
+        fast = [[(i.kind, i.text) for i in paste._Lexer(text, chunk=size).run()]
+                for size in (1, 700, 10**9)]
+        runs = repr(_runs(text))
+        with slow_paths():
+            slow = [(i.kind, i.text) for i in paste._Lexer(text, chunk=10**9).run()]
+            assert runs == repr(_runs(text)), k
+        for one in fast:
+            assert one == slow, k
+
+
+def _first(lexer: paste._Lexer) -> lexlines.FirstReading:
+    return lexer._first_reading
+
+
+def test_the_line_path_takes_clean_chunks_and_refuses_odd_ones() -> None:
+    lexer = paste._Lexer("")
+    clean = _CLEAN[1]
+    read = lexlines.line_items(clean, 0, None, _first(lexer))
+    assert read is not None
+    items, columns, pk_kind = read
+    assert [i.kind for i in items][:3] == ["version", "field", "field"]
+    assert (columns, pk_kind) == (0, "sign-verify")  # the last table: EdDSA's
+    # a tab or a CRLF is a blank or a line break: the same items
+    assert lexlines.line_items(clean.replace(" ", "\t").replace("\n", "\r\n"), 0, None,
+                               _first(lexer)) == read
+    lines = clean.split("\n")
+    row = next(k for k, line in enumerate(lines) if line.startswith("sha256"))
+    wrapped = [*lines[:row], lines[row][:40], lines[row][40:], *lines[row + 1:]]
+    joined = [*lines[:row - 1], lines[row - 1] + " " + lines[row], *lines[row + 1:]]
+    prose = [*lines[:row], "Here are my results:", *lines[row:]]
+    for odd in (wrapped, joined, prose):
+        assert lexlines.line_items("\n".join(odd), 0, None, _first(lexer)) is None
+    assert lexlines.line_items("\ufeff" + clean, 0, None, _first(lexer)) is None
+    # a kept field before a line that is no anchor: the field's value runs on
+    cpuinfo = next(k for k, line in enumerate(lines) if line.startswith("CPUINFO"))
+    lost = "\n".join([*lines[:cpuinfo + 1], next(x for x in lines if x.startswith("rsa"))])
+    assert (lines[cpuinfo], 0, None) in lexlines.LINES
+    assert lexlines.line_items(lost, 0, None, _first(lexer)) is None
+    text = "\n".join([clean, clean, lost])  # the second reads it in the state of the third
+    fast = [(i.kind, i.text) for i in paste._Lexer(text, chunk=1).run()]
+    with slow_paths():
+        assert fast == [(i.kind, i.text) for i in paste._Lexer(text, chunk=1).run()]
+    assert ("field", " ".join(lost.split("\n", cpuinfo)[-1].split())) in fast
