@@ -85,10 +85,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields, replace
-from operator import attrgetter
 
 from openssl_matrix.core.errors import ParseError
-from openssl_matrix.parse.figures import Figure, SpeedRun
+from openssl_matrix.parse.figures import Figure, SpeedRun, figure_values
 from openssl_matrix.parse.headerless import AssumedHeader, assume_headers
 from openssl_matrix.parse.lines import Builder
 from openssl_matrix.parse.paste import iter_paste_runs, paste_runs
@@ -145,21 +144,20 @@ def parse_speed(
 #: ``dataclasses.asdict`` gives (its deep copy of each value changes nothing) at a tenth
 #: of the cost (a paste of 20,000 runs has ~440,000 figures).
 _FIGURE_FIELDS = tuple(f.name for f in fields(Figure))
-_FIGURE_VALUES = attrgetter(*_FIGURE_FIELDS)
 FIGURE_FIELDS = _FIGURE_FIELDS
 
 
 def figure_rows(run: SpeedRun) -> Iterator[tuple[object, ...]]:
     """Each figure's values in :data:`FIGURE_FIELDS` order: :func:`figure_records`
-    without a dict per figure."""
-    return map(_FIGURE_VALUES, run.figures)
-
+    without a dict per figure, nor a figure where the run keeps a row of them
+    (``parse.figures.FigureTable``)."""
+    return figure_values(run.figures)
 
 
 def figure_records(run: SpeedRun) -> list[dict[str, object]]:
     """Flat JSON-able dicts, one per figure (all Figure fields, NaN never appears)."""
-    names, values = _FIGURE_FIELDS, _FIGURE_VALUES
-    return [dict(zip(names, values(fig), strict=True)) for fig in run.figures]
+    names = _FIGURE_FIELDS
+    return [dict(zip(names, values, strict=True)) for values in figure_values(run.figures)]
 
 
 def parse_paste(text: str, *, keep_duplicates: bool = False,

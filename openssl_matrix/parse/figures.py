@@ -12,9 +12,11 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
+from operator import attrgetter
+from typing import Any, overload
 
 from openssl_matrix.core.version import Version
 
@@ -108,7 +110,9 @@ class SpeedRun:
     """Everything one ``openssl speed`` invocation printed, parsed."""
 
     header: SpeedHeader
-    figures: tuple[Figure, ...]
+    figures: Sequence[Figure]
+    """A tuple of figures, or a :class:`FigureTable` (equal to that tuple) where the
+    parser kept rows of common cells compactly."""
     progress: tuple[Progress, ...]
     warnings: tuple[str, ...]
     machine_readable: bool
@@ -361,9 +365,13 @@ def rate_from_tokens(
 _SETTLED: dict[tuple[int, bool], tuple[Figure, Figure]] = {}
 
 
-def with_evp(fig: Figure, evp: bool) -> Figure:
+def with_evp(fig: Figure | FigureRow, evp: bool) -> Figure | FigureRow:
     """``replace(fig, evp=evp)`` without its per-call field walk (a paste of 1.1.1 runs
-    settles a row of six figures per run); Figure's positional order."""
+    settles a row of six figures per run); Figure's positional order. A row's figures
+    are settled as a row (:func:`row_with_evp`)."""
+    if type(fig) is FigureRow:
+        return row_with_evp(fig, evp)
+    assert isinstance(fig, Figure)
     key = (id(fig), evp)
     kept = _SETTLED.get(key)
     if kept is not None and kept[0] is fig:
@@ -428,3 +436,209 @@ def common_row(algorithm: str, label: str, evp: bool | None, sizes: Sequence[int
         figures.append(new_figure(algorithm, label, evp, size, value, value / size, None,
                                   STATUS_OK, "", None, None, token))
     return figures
+
+
+# --------------------------------------------------------------------------------------
+# Compact storage: a run's common rows as their shape and printed tokens
+
+#: Row shapes, ``(algorithm, label, evp, sizes)``, shared by every row of that shape (a
+#: paste of 20,000 runs has a few dozen): interned here, bounded.
+_ROW_SHAPES: dict[tuple[str, str, bool | None, tuple[int, ...]],
+                  tuple[str, str, bool | None, tuple[int, ...]]] = {}
+
+
+#: The values of the rows read last, by the row's id, with the row (kept alive: its id is
+#: not reused); bounded.
+_ROW_VALUES: dict[int, tuple[FigureRow, list[tuple[Any, ...]]]] = {}
+
+
+class FigureRow:
+    """A symmetric row whose every cell is a common cell (``208570.35k``): the figures
+    :func:`common_row` gives, kept as the row's shared shape and its printed tokens (one
+    string, blank separated), each figure built when asked for. Two slots where six
+    figures held 72 slots, 12 floats and 6 tokens (a paste of 20,000 runs whose figures
+    are all different: issue 35)."""
+
+    __slots__ = ("shape", "tokens")
+
+    def __init__(self, shape: tuple[str, str, bool | None, tuple[int, ...]],
+                 tokens: str) -> None:
+        self.shape = shape
+        self.tokens = tokens
+
+    @property
+    def algorithm(self) -> str:
+        return self.shape[0]
+
+    @property
+    def label(self) -> str:
+        return self.shape[1]
+
+    @property
+    def evp(self) -> bool | None:
+        return self.shape[2]
+
+    def __len__(self) -> int:
+        return len(self.shape[3])
+
+    def values(self) -> list[tuple[Any, ...]]:
+        """Each figure's values in :class:`Figure`'s field order, without the figure (the
+        last rows' kept: a row shared by many runs is read once, and a run's rows are read
+        by the duplicate check, then by ``parse``)."""
+        kept = _ROW_VALUES.get(id(self))
+        if kept is not None and kept[0] is self:
+            return kept[1]
+        algorithm, label, evp, sizes = self.shape
+        rows = []
+        for size, token in zip(sizes, self.tokens.split(" "), strict=True):
+            value = float(int(token[:-4] + token[-3:-1]) * 10)
+            rows.append((algorithm, label, evp, size, value, value / size, None, STATUS_OK,
+                         "", None, None, token))
+        if len(_ROW_VALUES) >= 256:
+            _ROW_VALUES.clear()
+        _ROW_VALUES[id(self)] = (self, rows)
+        return rows
+
+    def figures(self) -> list[Figure]:
+        """The row's figures, as :func:`common_row` gives them."""
+        return [new_figure(*values) for values in self.values()]
+
+
+def compact_row(algorithm: str, label: str, evp: bool | None, sizes: Sequence[int],
+                tokens: Sequence[str], *, checked: bool = False) -> FigureRow | None:
+    """:func:`common_row`'s row kept as a :class:`FigureRow` (None where it gives None)."""
+    text = " ".join(tokens)
+    if (not checked and not _COMMON_ROW.fullmatch(text)) or "-#" in algorithm:
+        return None  # (an id with -# is -mr's, settled figure by figure: never a row)
+    if not all(0 < size <= MAX_BLOCK_SIZE for size in sizes) or len(sizes) != len(tokens):
+        return None
+    if any(not token.strip("0.k") for token in tokens):
+        return None  # printed 0.00k: a figure of its own status
+    key = (algorithm, label, evp, tuple(sizes))
+    shape = _ROW_SHAPES.get(key)
+    if shape is None:
+        if len(_ROW_SHAPES) >= 4096:
+            _ROW_SHAPES.clear()
+        shape = _ROW_SHAPES[key] = key
+    return FigureRow(shape, text)
+
+
+#: Rows settled by :func:`row_with_evp`, as :data:`_SETTLED` keeps figures: a row shared
+#: by many runs is settled into one shared row (and the texts made of it are shared).
+_SETTLED_ROWS: dict[tuple[int, bool], tuple[FigureRow, FigureRow]] = {}
+
+
+def row_with_evp(row: FigureRow, evp: bool) -> FigureRow:
+    """The row with its figures' EVP-ness settled (:func:`with_evp`)."""
+    kept = _SETTLED_ROWS.get((id(row), evp))
+    if kept is not None and kept[0] is row:
+        return kept[1]
+    key = (*row.shape[:2], evp, row.shape[3])
+    shape = _ROW_SHAPES.get(key)
+    if shape is None:
+        shape = _ROW_SHAPES[key] = key
+    settled = FigureRow(shape, row.tokens)
+    if len(_SETTLED_ROWS) >= 1024:
+        _SETTLED_ROWS.clear()
+    _SETTLED_ROWS[(id(row), evp)] = (row, settled)
+    return settled
+
+
+#: Figure's fields in order, as a function of a figure: the values :func:`figure_values`
+#: gives for a figure kept as one.
+_VALUES = attrgetter(*Figure.__dataclass_fields__)
+
+
+class FigureTable(Sequence[Figure]):
+    """A run's figures (``SpeedRun.figures``) with its common rows kept as
+    :class:`FigureRow`: a sequence of :class:`Figure` built on access (not kept), equal to,
+    hashed and printed as the tuple of those figures. :func:`figure_values` and
+    :func:`figure_parts` read it without building a figure."""
+
+    __slots__ = ("_size", "parts")
+
+    def __init__(self, parts: tuple[Figure | FigureRow, ...]) -> None:
+        self.parts = parts
+        size = len(parts)
+        for part in parts:
+            if type(part) is FigureRow:
+                size += len(part.shape[3]) - 1
+        self._size = size
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Iterator[Figure]:
+        for part in self.parts:
+            if type(part) is FigureRow:
+                yield from part.figures()
+            else:
+                yield part  # type: ignore[misc]
+
+    @overload
+    def __getitem__(self, index: int) -> Figure: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Figure, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Figure | tuple[Figure, ...]:
+        return tuple(self)[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (tuple, FigureTable)):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+    def __add__(self, other: object) -> tuple[Figure, ...]:
+        if isinstance(other, (tuple, FigureTable)):
+            return (*self, *other)
+        return NotImplemented
+
+    def __radd__(self, other: object) -> tuple[Figure, ...]:
+        if isinstance(other, tuple):
+            return (*other, *self)
+        return NotImplemented
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FigureTable, (self.parts,))
+
+
+def figure_parts(figures: Sequence[Figure]) -> tuple[Figure | FigureRow, ...]:
+    """What a run's figures are kept as: figures and rows (shared between runs where
+    their lines repeat), for keys of what is computed from them."""
+    if type(figures) is FigureTable:
+        return figures.parts
+    return tuple(figures)
+
+
+def figure_values(figures: Sequence[Figure]) -> Iterator[tuple[Any, ...]]:
+    """Each figure's values in :class:`Figure`'s field order (``parse.FIGURE_FIELDS``),
+    without building the figures a :class:`FigureTable` keeps as rows."""
+    if type(figures) is not FigureTable:
+        return map(_VALUES, figures)
+    values: list[tuple[Any, ...]] = []
+    for part in figures.parts:
+        if type(part) is FigureRow:
+            values += part.values()
+        else:
+            values.append(_VALUES(part))
+    return iter(values)
+
+
+def expand_rows(figures: list[Figure | FigureRow], *aligned: list[Any]) -> tuple[list[Any], ...]:
+    """``figures`` with each row as its figures, and each list ``aligned`` with them (an
+    entry per item) repeated as many times."""
+    out: list[Any] = []
+    lists: list[list[Any]] = [[] for _ in aligned]
+    for i, part in enumerate(figures):
+        items = part.figures() if type(part) is FigureRow else [part]
+        out += items
+        for into, source in zip(lists, aligned, strict=True):
+            into += [source[i]] * len(items)
+    return (out, *lists)

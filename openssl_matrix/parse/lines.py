@@ -18,12 +18,15 @@ from openssl_matrix.parse.figures import (
     STATUS_UNKNOWN_UNIT,
     STATUS_UNPARSABLE,
     Figure,
+    FigureRow,
+    FigureTable,
     Progress,
     SpeedHeader,
     SpeedRun,
     canonical_algorithm,
     common_cell,
-    common_row,
+    compact_row,
+    expand_rows,
     rate_from_tokens,
     sane,
     sym_value,
@@ -75,8 +78,12 @@ class Builder:
     evp_names: frozenset[str] | None = None
     """Algorithms named after -evp on the command lines seen (reports only)."""
     header: dict[str, object] = field(default_factory=dict)
-    figures: list[Figure] = field(default_factory=list)
+    figures: list[Figure | FigureRow] = field(default_factory=list)
+    """The run's figures, a common row as one :class:`FigureRow` (pk_keys, mr_indexes:
+    one entry per item)."""
     pk_keys: list[tuple[str, int | None, str] | None] = field(default_factory=list)
+    rows: bool = False
+    """Whether ``figures`` holds a row."""
     mr_indexes: list[int | None] = field(default_factory=list)
     progress: list[Progress] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -184,7 +191,7 @@ class Builder:
 
     # -- symmetric rows ----------------------------------------------------------------
 
-    def _sym_row(self, label: str, values: list[str], memo: dict[Any, list[Figure]],
+    def _sym_row(self, label: str, values: list[str], memo: dict[Any, list[Any]],
                  common: bool) -> None:
         sizes = self.sym_sizes
         assert sizes is not None
@@ -203,6 +210,7 @@ class Builder:
             self._sym_figures(label, sizes, values, human=True, evp=evp, common=common)
             figures = memo[key] = self.figures[start:]
         else:
+            self.rows = self.rows or type(figures[0]) is FigureRow
             self.figures += figures
             self.pk_keys += [None] * len(figures)
             self.mr_indexes += [None] * len(figures)
@@ -218,13 +226,14 @@ class Builder:
             evp = self._evp_for(label, index)
         assert not isinstance(evp, str)
         figures, pk_keys, mr_indexes = self.figures, self.pk_keys, self.mr_indexes
-        row = common_row(
+        row = compact_row(
             algorithm, label, evp, sizes, tokens,  # type: ignore[arg-type]
             checked=common) if human and FAST.on and None not in tokens else None
-        if row is not None:  # every cell common: the figures as the loop gives them
-            figures += row
-            pk_keys += [None] * len(row)
-            mr_indexes += [index] * len(row)
+        if row is not None:  # every cell common: the loop's figures, kept as one row
+            self.rows = True
+            figures.append(row)
+            pk_keys.append(None)
+            mr_indexes.append(index)
             return
         for size, token in zip(sizes, tokens, strict=True):
             # the common cell without sym_value's and sane's calls; every other one with them
@@ -646,6 +655,10 @@ class Builder:
     # -- end ----------------------------------------------------------------------------
 
     def finish(self) -> SpeedRun:
+        if self.progress and self.rows:  # figures marked one by one: no rows
+            self.rows = False
+            self.figures, self.pk_keys, self.mr_indexes = expand_rows(
+                self.figures, self.pk_keys, self.mr_indexes)
         self._settle_mr_names()
         self._settle_evp()
         self._check_time_basis()
@@ -664,7 +677,8 @@ class Builder:
             )
         return SpeedRun(
             header=header,
-            figures=tuple(self.figures),
+            figures=FigureTable(tuple(self.figures)) if self.rows
+            else tuple(self.figures),  # type: ignore[arg-type]  # (no rows: figures alone)
             progress=tuple(self.progress),
             warnings=tuple(self.warnings),
             machine_readable=self.machine_readable,
@@ -684,7 +698,7 @@ class Builder:
         counters = {"kem": 0, "sig": 0}
         seen: dict[tuple[str, int | None], str] = {}
         for i, fig in enumerate(self.figures):
-            if "-#" not in fig.algorithm:
+            if "-#" not in fig.algorithm or not isinstance(fig, Figure):
                 continue
             family = fig.algorithm.split("-#", 1)[0]
             index = self.mr_indexes[i]
@@ -719,10 +733,14 @@ class Builder:
         undecided rows are legacy; when -evp was passed and exactly one row is undecided
         and no other row is EVP, that row is the EVP one.
         """
-        undecided = {f.label for f in self.figures if f.block_size is not None and f.evp is None}
+        if not any(f.evp is None for f in self.figures):
+            return
+        marks = [(f.label, f.evp, type(f) is FigureRow or f.block_size is not None)  # type: ignore[union-attr]
+                 for f in self.figures]
+        undecided = {label for label, evp, sym in marks if sym and evp is None}
         if not undecided:
             return
-        evp_rows = {f.label for f in self.figures if f.evp is True and f.block_size is not None}
+        evp_rows = {label for label, evp, sym in marks if sym and evp is True}
         has_evp_row = bool(evp_rows)
         version = self.version
         decided: dict[str, bool] = {}
@@ -733,14 +751,13 @@ class Builder:
             decided = dict.fromkeys(undecided, True)
         if decided:
             self.figures = [
-                with_evp(f, decided[f.label])
-                if f.block_size is not None and f.evp is None and f.label in decided
-                else f
-                for f in self.figures
+                with_evp(f, decided[label]) if sym and evp is None and label in decided else f
+                for f, (label, evp, sym) in zip(self.figures, marks, strict=True)
             ]
 
     def _check_time_basis(self) -> None:
-        warning = check_time_basis(self.figures, self.progress, self.pk_keys)
+        warning = check_time_basis(self.figures, self.progress,  # type: ignore[arg-type]
+                                   self.pk_keys)  # (rows expanded where there is progress)
         if warning:
             self.warn(warning)
 

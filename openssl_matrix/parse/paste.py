@@ -20,7 +20,7 @@ from operator import add, attrgetter
 
 from openssl_matrix.core.errors import ParseError
 from openssl_matrix.parse.fastpaths import FAST, register_cache
-from openssl_matrix.parse.figures import Figure, SpeedRun
+from openssl_matrix.parse.figures import Figure, SpeedRun, figure_values
 from openssl_matrix.parse.grammar import (
     MR_H_RE,
 )
@@ -740,7 +740,7 @@ def run_key(run: SpeedRun) -> bytes:
     version 2 writes each value by its type and value alone (no sharing, no interning
     marks); every field is None or of one scalar type."""
     header = attrgetter(*run.header.__dataclass_fields__)(run.header)
-    data = marshal.dumps((header, list(map(_FIGURE_VALUES, run.figures))), 2)
+    data = marshal.dumps((header, list(figure_values(run.figures))), 2)
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
