@@ -18,7 +18,7 @@ from typing import Any
 from openssl_matrix.core.files import write_json_new, write_new
 from openssl_matrix.core.jsonfast import rows_indented
 from openssl_matrix.parse import figure_rows as parse_figure_rows
-from openssl_matrix.parse.figures import SpeedRun
+from openssl_matrix.parse.figures import FigureTable, SpeedRun, figure_parts
 from openssl_matrix.results.records import (
     _CHECKS,
     ANY,
@@ -83,6 +83,18 @@ def figure_rows(run: SpeedRun) -> Iterator[tuple[Any, ...]]:
     """Each figure's values of a parsed run in ``parse.FIGURE_FIELDS`` order: the one
     place the results layer reads a run's figures (an import reads 440,000)."""
     return parse_figure_rows(run)
+
+
+def figure_key(run: SpeedRun) -> tuple[int, ...] | None:
+    """The ids of what a run's figures are kept as (its figures, or the rows and figures
+    of a ``FigureTable``, which the parser shares between runs whose lines repeat): two
+    runs with the same key have the same figure values while the first run's
+    ``figures`` is held (an id is reused only once its object is gone). None for a
+    sequence of another kind."""
+    figures = run.figures
+    if type(figures) is tuple or type(figures) is FigureTable:
+        return tuple(map(id, figure_parts(figures)))
+    return None
 
 
 def rows_ok(keys: Sequence[str], rows: Sequence[Sequence[Any]]) -> bool:

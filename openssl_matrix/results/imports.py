@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import marshal
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
@@ -33,7 +33,7 @@ from openssl_matrix.parse.encoding import paste_text
 from openssl_matrix.parse.figures import SpeedHeader, SpeedRun
 from openssl_matrix.results import records as rec
 from openssl_matrix.results.compact import SUITE, CompactWriter
-from openssl_matrix.results.figurerows import figure_rows, types_ok
+from openssl_matrix.results.figurerows import figure_key, figure_rows, types_ok
 from openssl_matrix.results.tree import ResultsTree
 
 #: The keys of an imported figure's values as its compact line holds them, in the
@@ -50,9 +50,10 @@ _encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False,
                           check_circular=False).encode
 _HEADER_KEYS = tuple(SpeedHeader.__dataclass_fields__)
 _HEADER_VALUES = attrgetter(*_HEADER_KEYS)
-#: A figure tuple's JSON as a run's line holds it: (the tuple, kept so that the ids of
-#: its figures, the key, are not reused), the text as bytes, the number of figures.
-_Held = tuple[tuple[Any, ...] | None, bytes, int]
+#: A run's figures' JSON as its line holds them: (the run's ``figures``, kept so that
+#: the ids of what they are kept as, the key, are not reused), the text as bytes, the
+#: number of figures.
+_Held = tuple[Sequence[Any] | None, bytes, int]
 #: A run as spooled: (run in report, version, digest, figures, its compact line, whether
 #: its meta's types need the full check when filed).
 Spooled = tuple[int, str | None, str, int, bytes, bool]
@@ -139,11 +140,9 @@ def pasted_runs(runs: Iterable[SpeedRun], *, batch: int = BATCH,
 
 def _batch(runs: list[SpeedRun], cache: dict[tuple[int, ...], _Held] | None,
            counts: list[int], cached: int) -> Iterator[PastedRun]:
-    # a run's figures by the ids of its figures, while the tuple holding them is kept
-    # (ids are reused only once an object is gone): only a tuple (a sequence built on
-    # access would give new figures, whose ids a later one can take)
-    keys = [tuple(map(id, run.figures)) if cache is not None and type(run.figures) is tuple
-            else None for run in runs]
+    # a run's figures by the ids of what they are kept as, while the run's ``figures``
+    # is held in the cache (figure_key)
+    keys = [None if cache is None else figure_key(run) for run in runs]
     found = [None if key is None or cache is None else cache.get(key) for key in keys]
     counts[0] += len(runs)
     counts[1] += len(runs) - found.count(None)
