@@ -159,9 +159,16 @@ def keep(key: tuple[str, int, str | None], kept: tuple[str, int, str | None, int
 def next_holds(cond: int, tokens: list[str], stop: int) -> bool | None:
     """Whether the token at ``stop`` meets the condition (None: the lexer must look,
     :data:`NEXT_ANCHOR`)."""
-    if cond == ANY or stop >= len(tokens):
+    if stop >= len(tokens):
         return True
-    after = tokens[stop]
+    return _word_meets(cond, tokens[stop])
+
+
+def _word_meets(cond: int, after: str) -> bool | None:
+    """Whether the next word (``after``) meets ``cond``; None for :data:`NEXT_ANCHOR`,
+    which the next word alone cannot answer."""
+    if cond == ANY:
+        return True
     if cond == NEXT_NOT_NUMBER:
         return not _R_NUM_TOKEN.fullmatch(after)
     if cond == NEXT_NOT_DIGIT:
@@ -238,13 +245,5 @@ def _field(text: str, columns: int, pk_kind: str | None,
 
 def _holds(cond: int, line: str) -> bool:
     """Whether the next line (``line``) meets ``cond``."""
-    after = line.partition(" ")[0]
-    if cond == ANY:
-        return True
-    if cond == NEXT_NOT_NUMBER:
-        return not _R_NUM_TOKEN.fullmatch(after)
-    if cond == NEXT_NOT_DIGIT:
-        return not after[:1].isdigit()
-    if cond == NEXT_NOT_PAREN:
-        return not after.startswith("(")
-    return _R_ANCHOR.match(line) is not None
+    met = _word_meets(cond, line.partition(" ")[0])
+    return met if met is not None else _R_ANCHOR.match(line) is not None
