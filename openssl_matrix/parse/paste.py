@@ -20,7 +20,7 @@ from operator import add, attrgetter
 
 from openssl_matrix.core.errors import ParseError
 from openssl_matrix.parse.fastpaths import FAST, register_cache
-from openssl_matrix.parse.figures import Figure, SpeedRun, figure_values
+from openssl_matrix.parse.figures import SpeedRun, figure_values
 from openssl_matrix.parse.grammar import (
     MR_H_RE,
 )
@@ -75,9 +75,6 @@ from openssl_matrix.parse.lines import parse_lines
 # emits one logical line per structure; everything else is prose and is dropped. A chunk
 # whose lines are each one structure (nearly every paste that kept its lines) is read line
 # by line without tokenizing it (parse/lexlines.line_items), in the same state.
-
-#: Figure's field values, in order (the duplicate check's key).
-_FIGURE_VALUES = attrgetter(*Figure.__dataclass_fields__)
 
 
 #: Where a paste is cut into chunks: a line that starts (quote marks aside) with a version
