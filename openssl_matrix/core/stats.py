@@ -246,11 +246,18 @@ class RatioEstimate:
     ci_high: float | None
 
     @property
-    def relative_half_width(self) -> float | None:
-        """Half the interval's width over the ratio (the ±x % a table prints)."""
+    def interval(self) -> tuple[float, float] | None:
+        """``(ci_low, ci_high)``, or None without an interval."""
         if self.ci_low is None or self.ci_high is None:
             return None
-        return (self.ci_high - self.ci_low) / 2 / self.ratio
+        return self.ci_low, self.ci_high
+
+    @property
+    def relative_half_width(self) -> float | None:
+        """Half the interval's width over the ratio (the ±x % a table prints)."""
+        if (interval := self.interval) is None:
+            return None
+        return (interval[1] - interval[0]) / 2 / self.ratio
 
     #: how the interval was found: :data:`PAIRS_METHOD` (same-round pairs),
     #: :data:`SETS_METHOD` (two sets) or a caller's own (a bisection's "interleaved")
@@ -269,7 +276,7 @@ class RatioEstimate:
     def no_interval(self) -> str | None:
         """Why there is no interval, in words ("too few pairs: n=2"); None with one. Every
         place that shows a ratio without an interval says this, never a bare ratio."""
-        if self.ci_low is not None and self.ci_high is not None:
+        if self.interval is not None:
             return None
         if self.method == SETS_METHOD and not self.pairs:
             return f"too few samples: {self.sizes[0]}+{self.sizes[1]}"
@@ -359,13 +366,8 @@ def compare(numerator: Sequence[float], denominator: Sequence[float],
     samples more than ``tolerance`` below its best left out (a shared core), then the
     Hodges–Lehmann ratio and its distribution-free ``level`` interval (Mann–Whitney) on
     the logarithms. None without a positive sample on both sides."""
-    def kept(values: Sequence[float]) -> list[float]:
-        vals = [float(v) for v in values if isinstance(v, (int, float)) and v > 0
-                and math.isfinite(v)]
-        return [v for v, low in zip(vals, below_best(vals, tolerance), strict=True)
-                if not low]
-
-    a, b = kept(numerator), kept(denominator)
+    a = list(_kept(dict(enumerate(numerator)), tolerance).values())
+    b = list(_kept(dict(enumerate(denominator)), tolerance).values())
     if not a or not b:
         return None
     diffs = sorted(math.log(x) - math.log(y) for x in a for y in b)
@@ -418,14 +420,14 @@ def compare_rounds(numerator: Mapping[int, float], denominator: Mapping[int, flo
     est = compare(list(numerator.values()), list(denominator.values()))
     if est is None or est.ci_low is not None:
         return est
-    return replace(est, pairs=len(paired(_kept_rounds(numerator), _kept_rounds(denominator))))
+    return replace(est, pairs=len(paired(_kept(numerator), _kept(denominator))))
 
 
-def _kept_rounds(samples: Mapping[int, float]) -> dict[int, float]:
-    """A side's samples by round, those :func:`compare` leaves out (not positive, more
-    than the tolerance below the best) left out here too."""
-    ok = {r: float(v) for r, v in samples.items()
+def _kept(samples: Mapping[int, float], tolerance: float = LOW_TOLERANCE,
+          ) -> dict[int, float]:
+    """The samples (by place or round) a comparison keeps: positive and finite, and not
+    more than ``tolerance`` below the best of them (a shared core), in their order."""
+    ok = {k: float(v) for k, v in samples.items()
           if isinstance(v, (int, float)) and v > 0 and math.isfinite(v)}
-    rounds = sorted(ok)
-    flags = below_best([ok[r] for r in rounds])
-    return {r: ok[r] for r, low in zip(rounds, flags, strict=True) if not low}
+    flags = below_best(list(ok.values()), tolerance)
+    return {k: v for (k, v), low in zip(ok.items(), flags, strict=True) if not low}

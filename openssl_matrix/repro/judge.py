@@ -509,11 +509,10 @@ def _block_judgement(spec: ReportSpec, claim: Claim, ours: Mapping[str, Ours],
     # samples for that interval: the same-round pairs' median and its distribution-free
     # interval from 6 pairs on (stats.ratio_estimate); fewer: no interval, no decision
     est = compare(ours[claim.numerator].values(block), ours[claim.denominator].values(block))
-    if est is None or est.ci_low is None or est.ci_high is None:
+    if est is None or est.interval is None:
         est = ratio_estimate(ratios)
     value = None if est is None else est.ratio
-    ci = None if est is None or est.ci_low is None or est.ci_high is None else \
-        (est.ci_low, est.ci_high)
+    ci = None if est is None else est.interval
     return BlockJudgement(
         block, ref, value, target,
         None if value is None else passes(claim.expect, value, target, claim.tolerance),
@@ -576,8 +575,7 @@ def _trend_judgement(spec: ReportSpec, claim: Claim, ours: Mapping[str, Ours],
     trends = paired_trends(ours[claim.numerator], ours[claim.denominator], *claim.trend)
     est = ratio_estimate(trends)
     value = None if est is None else est.ratio
-    ci = (est.ci_low, est.ci_high) if est is not None and est.ci_low is not None \
-        and est.ci_high is not None else None
+    ci = None if est is None else est.interval
     return BlockJudgement(
         claim.trend[1], ref, value, target,
         None if value is None else passes(claim.expect, value, target, claim.tolerance),
