@@ -425,17 +425,11 @@ def common_row(algorithm: str, label: str, evp: bool | None, sizes: Sequence[int
     (``208570.35k``), as :func:`common_cell` gives each (the same tests; a cell of two
     decimals and ``k`` is an exact integer of bytes/s, read as one), or None when any is
     not (then each cell is read by itself). ``checked``: the tokens are known to be of
-    that form (parse/shapes.py matched them)."""
-    if not checked and not _COMMON_ROW.fullmatch(" ".join(tokens)):
-        return None
-    figures = []
-    for size, token in zip(sizes, tokens, strict=True):
-        value = float(int(token[:-4] + token[-3:-1]) * 10)
-        if not value or not 0 < size <= MAX_BLOCK_SIZE:
-            return None  # printed 0.00k, or a size no speed table has
-        figures.append(new_figure(algorithm, label, evp, size, value, value / size, None,
-                                  STATUS_OK, "", None, None, token))
-    return figures
+    that form (parse/shapes.py matched them). The figures of :func:`compact_row`'s row:
+    the line reader keeps the row, the values are read in one place
+    (:meth:`FigureRow.values`)."""
+    row = compact_row(algorithm, label, evp, sizes, tokens, checked=checked)
+    return None if row is None else row.figures()
 
 
 # --------------------------------------------------------------------------------------
@@ -514,13 +508,18 @@ def compact_row(algorithm: str, label: str, evp: bool | None, sizes: Sequence[in
         return None
     if any(not token.strip("0.k") for token in tokens):
         return None  # printed 0.00k: a figure of its own status
-    key = (algorithm, label, evp, tuple(sizes))
+    return FigureRow(_shape((algorithm, label, evp, tuple(sizes))), text)
+
+
+def _shape(key: tuple[str, str, bool | None, tuple[int, ...]],
+           ) -> tuple[str, str, bool | None, tuple[int, ...]]:
+    """The one shared copy of a row shape (:data:`_ROW_SHAPES`)."""
     shape = _ROW_SHAPES.get(key)
     if shape is None:
         if len(_ROW_SHAPES) >= 4096:
             _ROW_SHAPES.clear()
         shape = _ROW_SHAPES[key] = key
-    return FigureRow(shape, text)
+    return shape
 
 
 #: Rows settled by :func:`row_with_evp`, as :data:`_SETTLED` keeps figures: a row shared
@@ -533,11 +532,7 @@ def row_with_evp(row: FigureRow, evp: bool) -> FigureRow:
     kept = _SETTLED_ROWS.get((id(row), evp))
     if kept is not None and kept[0] is row:
         return kept[1]
-    key = (*row.shape[:2], evp, row.shape[3])
-    shape = _ROW_SHAPES.get(key)
-    if shape is None:
-        shape = _ROW_SHAPES[key] = key
-    settled = FigureRow(shape, row.tokens)
+    settled = FigureRow(_shape((*row.shape[:2], evp, row.shape[3])), row.tokens)
     if len(_SETTLED_ROWS) >= 1024:
         _SETTLED_ROWS.clear()
     _SETTLED_ROWS[(id(row), evp)] = (row, settled)
